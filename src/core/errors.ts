@@ -1,0 +1,89 @@
+/**
+ * Typed errors. Each carries the JSON-RPC code it maps to, so the `mcp` layer translates any of
+ * them with one normalizer ({@link toRpcError}) and never guesses.
+ */
+export const RpcCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /**
+   * `tasks/result` of a cancelled task. The spec defines no code for it; -32800 is the
+   * "request cancelled" code of the LSP family of JSON-RPC protocols, outside the range
+   * JSON-RPC reserves, so it cannot be mistaken for a lookup failure (-32602).
+   */
+  TaskCancelled: -32800,
+} as const;
+
+export type TaskErrorKind =
+  | "not_found"
+  | "expired"
+  | "bad_cursor"
+  | "terminal"
+  | "invalid_params"
+  | "method_not_found"
+  | "augmentation_required"
+  | "cancelled"
+  | "internal"
+  | "protocol";
+
+const CODE_OF: Record<TaskErrorKind, number> = {
+  not_found: RpcCode.InvalidParams, // T-ERR-1
+  expired: RpcCode.InvalidParams, // T-ERR-7
+  bad_cursor: RpcCode.InvalidParams, // T-ERR-2
+  terminal: RpcCode.InvalidParams, // T-ERR-3, T-CANCEL-2
+  invalid_params: RpcCode.InvalidParams,
+  method_not_found: RpcCode.MethodNotFound, // T-TOOL-2/4
+  augmentation_required: RpcCode.InvalidRequest, // T-NEW-5, T-ERR-5
+  cancelled: RpcCode.TaskCancelled,
+  internal: RpcCode.InternalError, // T-ERR-4
+  protocol: RpcCode.InternalError, // overridden by the carried code
+};
+
+export class TaskError extends Error {
+  readonly kind: TaskErrorKind;
+  readonly code: number;
+  readonly data: unknown;
+
+  constructor(kind: TaskErrorKind, message: string, options: { code?: number; data?: unknown } = {}) {
+    super(message);
+    this.name = "TaskError";
+    this.kind = kind;
+    this.code = options.code ?? CODE_OF[kind];
+    this.data = options.data;
+  }
+
+  static notFound(): TaskError {
+    return new TaskError("not_found", "Task not found");
+  }
+
+  static expired(): TaskError {
+    return new TaskError("expired", "Task has expired");
+  }
+
+  static badCursor(): TaskError {
+    return new TaskError("bad_cursor", "Invalid cursor");
+  }
+
+  static terminal(status: string): TaskError {
+    return new TaskError("terminal", `Cannot cancel task: already in terminal status '${status}'`);
+  }
+
+  static invalidParams(message: string): TaskError {
+    return new TaskError("invalid_params", message);
+  }
+
+  static internal(): TaskError {
+    return new TaskError("internal", "Internal error");
+  }
+
+  /** A JSON-RPC error a handler chose to end with; replayed verbatim by `tasks/result` (T-RES-4). */
+  static protocol(code: number, message: string, data?: unknown): TaskError {
+    return new TaskError("protocol", message, { code, data });
+  }
+}
+
+export function isTaskError(value: unknown): value is TaskError {
+  return value instanceof TaskError;
+}

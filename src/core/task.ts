@@ -1,0 +1,85 @@
+import type { TaskStatus } from "./task-status.js";
+
+/** A JSON-RPC error as it travels on the wire: kept verbatim so `tasks/result` can replay it (T-RES-4). */
+export interface RpcErrorShape {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/**
+ * How the underlying request ended. Stored once, with the terminal transition, and never
+ * rewritten afterwards (T-LIFE-3, T-CANCEL-4).
+ */
+export type TaskOutcome = { kind: "result"; value: unknown } | { kind: "error"; error: RpcErrorShape };
+
+/**
+ * Where a task came from, as far as delivering things back to its requestor needs. Plain data so
+ * any node of a cluster can act on it.
+ */
+export interface TaskOrigin {
+  /** Transport session that created the task, when the transport has sessions. */
+  sessionId: string | null;
+  /** The original request's progress token, valid for the task's whole life (T-PROG-1). */
+  progressToken: string | number | null;
+  /** Request methods the requestor declared it can answer (e.g. "elicitation/create"). */
+  accepts: string[];
+}
+
+/** What the runtime hands a store to create a task. Always created in `working` (T-LIFE-1). */
+export interface NewTask {
+  id: string;
+  /** Owner key derived from the authorization context; null when the transport has none (T-SEC-2). */
+  owner: string | null;
+  /** What to run: the request method ("tools/call", …). */
+  method: string;
+  /** Short name for humans and filters (the tool's name for tools/call). */
+  name: string;
+  /** The request params as received, minus the task augmentation; enough to re-run the task. */
+  request: unknown;
+  origin: TaskOrigin;
+  createdAt: number;
+  /** Actual lifetime in ms from createdAt (T-TTL-3/4); null means unlimited. */
+  ttlMs: number | null;
+  pollIntervalMs: number | null;
+  /** The handler declared itself safe to run again after a crash (at-least-once). */
+  retryable: boolean;
+}
+
+/** A task as stored, in protocol-neutral terms. The `mcp` layer maps it to the wire `Task`. */
+export interface TaskRecord extends NewTask {
+  status: TaskStatus;
+  statusMessage: string | null;
+  updatedAt: number;
+  /** createdAt + ttlMs, or null when unlimited. */
+  expiresAt: number | null;
+  outcome: TaskOutcome | null;
+  /** Last progress report, kept so a late observer can see where the task is. */
+  progress: TaskProgress | null;
+}
+
+export interface TaskProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** A request the receiver needs the requestor to answer before the task can go on (T-INPUT). */
+export interface InputRequest {
+  taskId: string;
+  /** Unique within the task. */
+  id: string;
+  method: string;
+  params: unknown;
+  createdAt: number;
+  /** Set once, when the requestor's answer (a result or a JSON-RPC error) arrives. */
+  answer: TaskOutcome | null;
+}
+
+export function expiresAt(createdAt: number, ttlMs: number | null): number | null {
+  return ttlMs === null ? null : createdAt + ttlMs;
+}
+
+export function isExpired(task: Pick<TaskRecord, "expiresAt">, now: number): boolean {
+  return task.expiresAt !== null && task.expiresAt <= now;
+}

@@ -1,0 +1,76 @@
+import type { ListPosition } from "../core/cursor.js";
+import type { TaskStatus } from "../core/task-status.js";
+import type { InputRequest, NewTask, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
+
+/** Fields a transition may set together with the new status, in the same atomic write. */
+export interface TransitionPatch {
+  /** `undefined` keeps the current message; `null` clears it. */
+  statusMessage?: string | null;
+  /** Only with a terminal status. */
+  outcome?: TaskOutcome;
+  now: number;
+}
+
+/**
+ * Who may see a task. `{ any: true }` skips owner filtering (internal use: recovery, sweeps);
+ * otherwise only tasks whose owner equals `owner` (null = unauthenticated tasks) match.
+ */
+export type OwnerScope = { owner: string | null } | { any: true };
+
+/**
+ * Durable storage of tasks, their input-request queues and their outcomes.
+ *
+ * The contract (checked by `test/store/contract.ts` against every implementation):
+ * - `transition` is a compare-and-set: it writes only when the current status is one of `from`,
+ *   and callers pass `allowedSources(to)` from the lifecycle table, so a late outcome can never
+ *   overwrite `cancelled` and terminal states never move (T-LIFE-3, T-CANCEL-4).
+ * - `answerInput` writes an answer at most once.
+ * - `list` is a keyset walk over (createdAt, id) ascending, stable under concurrent inserts.
+ * - Nothing here knows the wire format of any protocol revision.
+ */
+export interface TaskStore {
+  /** Stores a new task in `working`. Rejects a duplicate id. */
+  create(task: NewTask): Promise<TaskRecord>;
+
+  get(id: string, scope: OwnerScope): Promise<TaskRecord | null>;
+
+  /** Up to `limit` tasks of `owner` strictly after `after`, in (createdAt, id) order. */
+  list(owner: string | null, after: ListPosition | null, limit: number): Promise<TaskRecord[]>;
+
+  /**
+   * Moves the task to `to` if its current status is in `from`; returns the updated record, or
+   * null when the task is missing or its status was not in `from` (nothing written).
+   */
+  transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null>;
+
+  /** Sets statusMessage / progress on a non-terminal task without changing its status. */
+  annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number }): Promise<boolean>;
+
+  /** Queues a request for the requestor. */
+  enqueueInput(request: Omit<InputRequest, "answer">): Promise<void>;
+
+  /** Queued requests of a task that have no answer yet, oldest first. */
+  pendingInputs(taskId: string): Promise<InputRequest[]>;
+
+  getInput(taskId: string, inputId: string): Promise<InputRequest | null>;
+
+  /** Records the answer once; false when already answered or unknown. */
+  answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean>;
+
+  /** Non-terminal tasks whose expiresAt ≤ now, at most `limit`. */
+  expiredActive(now: number, limit: number): Promise<TaskRecord[]>;
+
+  /** Deletes up to `limit` terminal tasks whose expiresAt ≤ now, with their input queues; returns how many. */
+  deleteExpired(now: number, limit: number): Promise<number>;
+
+  /** Every non-terminal task (used at start to recover work a dead process left behind). */
+  activeTasks(limit: number): Promise<TaskRecord[]>;
+
+  /** Number of non-terminal tasks of an owner (per-owner concurrency limits). */
+  countActive(owner: string | null): Promise<number>;
+
+  /** A random secret kept with the data (cursor MACs survive restarts), created on first use. */
+  secret(): Promise<Buffer>;
+
+  close(): Promise<void>;
+}
