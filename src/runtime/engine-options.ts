@@ -1,0 +1,28 @@
+import type { TtlPolicy } from "../core/ttl-policy.js";
+import type { EventBus } from "../events/event-bus.js";
+import type { TaskStore } from "../store/task-store.js";
+import type { Logger } from "./logger.js";
+import type { TaskRunner } from "./task-context.js";
+
+/** Engine configuration. Every default is listed in the README ("Limits and defaults"). */
+export interface EngineOptions {
+  store: TaskStore;
+  bus: EventBus;
+  runner: TaskRunner;
+  logger?: Logger;
+  ttl?: Partial<TtlPolicy>;
+  /** Suggested polling interval returned with every task (T-TTL-6). Default 1000 ms. */
+  pollIntervalMs?: number | null;
+  /** Page size of `tasks/list` (T-LIST-2). Default 50. */
+  pageSize?: number;
+  /** Non-terminal tasks one owner may have at once (T-TTL-7). Default 100. */
+  maxActivePerOwner?: number;
+  /** How often expired tasks are failed and swept (T-TTL-7). Default 1000 ms. */
+  sweepIntervalMs?: number;
+  /** Rows handled per sweep statement. Default 500. */
+  sweepBatch?: number;
+  /** Longest a blocked `tasks/result` sleeps without an event before re-reading the store. Default 30 s. */
+  backstopMs?: number;
+  /** Clock, for tests of expiry. */
+  now?: () => number;
+}

@@ -1,0 +1,36 @@
+/**
+ * What a handler gets besides its arguments. Protocol-neutral: `request()` is how the handler
+ * asks its requestor something (the `mcp` layer offers `elicit()`/`sample()` on top of it).
+ */
+export interface TaskContext {
+  readonly taskId: string;
+  /** Aborts when the task is cancelled (T-CANCEL-3), expires, or the server shuts down. */
+  readonly signal: AbortSignal;
+  /**
+   * Reports progress with the original request's progress token (T-PROG-1). Dropped once the
+   * task is no longer running, so nothing is reported after a cancel.
+   */
+  progress(progress: number, total?: number, message?: string): void;
+  /** Sets the task's human-readable statusMessage (T-LIFE-5). */
+  setStatusMessage(message: string): Promise<void>;
+  /** True when the requestor declared it can answer requests of this method. */
+  accepts(method: string): boolean;
+  /**
+   * Sends a request to the requestor through the task (T-INPUT): the task moves to
+   * `input_required`, the request waits in the task's queue until the requestor's `tasks/result`
+   * stream takes it, and the task returns to `working` once every pending request is answered.
+   * Resolves with the requestor's result; rejects with a TaskError carrying its JSON-RPC error.
+   */
+  request(method: string, params: unknown): Promise<unknown>;
+}
+
+/** What a handler's run produced, before the engine stores it. */
+export interface RunResult {
+  value: unknown;
+  /** The request "did not complete successfully" though it produced a result (T-LIFE-4). */
+  failed?: boolean;
+  statusMessage?: string;
+}
+
+/** Runs one task. Supplied by the binding that knows what `task.method` means. */
+export type TaskRunner = (task: import("../core/task.js").TaskRecord, ctx: TaskContext) => Promise<RunResult>;

@@ -1,0 +1,283 @@
+import { CursorCodec } from "../core/cursor.js";
+import { TaskError } from "../core/errors.js";
+import { newTaskId } from "../core/task-id.js";
+import { ACTIVE_STATUSES, allowedSources, isTerminal } from "../core/task-status.js";
+import { isExpired, type InputRequest, type TaskOrigin, type TaskOutcome, type TaskRecord } from "../core/task.js";
+import { DEFAULT_TTL_POLICY, resolveTtl, type TtlPolicy } from "../core/ttl-policy.js";
+import type { EventBus } from "../events/event-bus.js";
+import type { TaskStore } from "../store/task-store.js";
+import type { EngineOptions } from "./engine-options.js";
+import { silentLogger, type Logger } from "./logger.js";
+import { recoverInterruptedTasks } from "./recovery.js";
+import { Sweeper } from "./sweeper.js";
+import { TaskExecution } from "./task-execution.js";
+
+/** What a binding passes to create a task. */
+export interface CreateTaskInput {
+  owner: string | null;
+  method: string;
+  name: string;
+  request: unknown;
+  origin: TaskOrigin;
+  /** The raw requested ttl (validated here). */
+  ttl: unknown;
+  retryable?: boolean;
+}
+
+/**
+ * Delivers a queued input request to the requestor and resolves with its answer. Rejects when the
+ * delivery itself failed (stream closed): the request then stays queued for the next `tasks/result`.
+ */
+export type InputDelivery = (input: InputRequest, task: TaskRecord) => Promise<TaskOutcome>;
+
+export interface ListPage {
+  tasks: TaskRecord[];
+  nextCursor?: string;
+}
+
+/**
+ * The receiver engine: creates tasks, runs them, answers get/result/list/cancel. It knows nothing
+ * of MCP's wire format; the `mcp` layer maps requests onto these calls.
+ */
+export class TaskEngine {
+  readonly store: TaskStore;
+  readonly bus: EventBus;
+  readonly logger: Logger;
+  readonly ttlPolicy: TtlPolicy;
+  readonly pollIntervalMs: number | null;
+  private readonly pageSize: number;
+  private readonly maxActivePerOwner: number;
+  private readonly backstopMs: number;
+  private readonly now: () => number;
+  private readonly execution: TaskExecution;
+  private readonly sweeper: Sweeper;
+  /** Input requests currently out on some requestor stream served by this process. */
+  private readonly inFlight = new Set<string>();
+  private cursors: CursorCodec | null = null;
+  private started = false;
+  private closed = false;
+
+  constructor(options: EngineOptions) {
+    this.store = options.store;
+    this.bus = options.bus;
+    this.logger = options.logger ?? silentLogger;
+    this.ttlPolicy = { ...DEFAULT_TTL_POLICY, ...options.ttl };
+    this.pollIntervalMs = options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs;
+    this.pageSize = options.pageSize ?? 50;
+    this.maxActivePerOwner = options.maxActivePerOwner ?? 100;
+    this.backstopMs = options.backstopMs ?? 30_000;
+    this.now = options.now ?? Date.now;
+    this.execution = new TaskExecution({
+      store: this.store,
+      bus: this.bus,
+      runner: options.runner,
+      logger: this.logger,
+      now: this.now,
+    });
+    this.sweeper = new Sweeper({
+      store: this.store,
+      bus: this.bus,
+      execution: this.execution,
+      logger: this.logger,
+      now: this.now,
+      intervalMs: options.sweepIntervalMs ?? 1000,
+      batch: options.sweepBatch ?? 500,
+    });
+  }
+
+  /** Recovers tasks a dead process left running (T-LIFE: never stuck) and starts the sweeper. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.cursors = new CursorCodec(await this.store.secret());
+    const rerun = await recoverInterruptedTasks(this.store, this.bus, this.logger, this.now);
+    for (const task of rerun) void this.execution.run(task);
+    this.sweeper.start();
+  }
+
+  /**
+   * Stops the sweeper and aborts handlers still running here. Their tasks fail with a clear
+   * statusMessage, except retryable ones, which stay `working` and re-run on the next start.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.sweeper.stop();
+    const interrupted = this.execution.abortAll("shutdown");
+    for (const id of interrupted) {
+      const task = await this.store.get(id, { any: true });
+      if (!task || task.retryable) continue;
+      const failed = await this.store.transition(id, ACTIVE_STATUSES, "failed", {
+        statusMessage: "The server shut down while this task was running",
+        outcome: { kind: "error", error: { code: -32603, message: "The server shut down while this task was running" } },
+        now: this.now(),
+      });
+      if (failed) this.bus.publish({ type: "status", taskId: id, status: "failed", sessionId: failed.origin.sessionId });
+    }
+  }
+
+  /**
+   * Creates a task in `working` (T-LIFE-1) and schedules its handler after the caller has had the
+   * chance to answer with the snapshot (T-NEW-2: returned before the work runs).
+   */
+  async create(input: CreateTaskInput): Promise<TaskRecord> {
+    this.assertOpen();
+    const ttlMs = resolveTtl(input.ttl, this.ttlPolicy);
+    const active = await this.store.countActive(input.owner);
+    if (active >= this.maxActivePerOwner) {
+      throw new TaskError("augmentation_required", `Too many active tasks: at most ${this.maxActivePerOwner} per requestor`, {
+        code: -32600,
+        data: { limit: this.maxActivePerOwner },
+      });
+    }
+    const task = await this.store.create({
+      id: newTaskId(),
+      owner: input.owner,
+      method: input.method,
+      name: input.name,
+      request: input.request,
+      origin: input.origin,
+      createdAt: this.now(),
+      ttlMs,
+      pollIntervalMs: this.pollIntervalMs,
+      retryable: input.retryable ?? false,
+    });
+    this.logger.info({ audit: "created", taskId: task.id, owner: task.owner, name: task.name, ttlMs }, "task created");
+    this.bus.publish({ type: "status", taskId: task.id, status: "working", sessionId: task.origin.sessionId });
+    setImmediate(() => void this.execution.run(task));
+    return task;
+  }
+
+  /** T-GET-1; a foreign, unknown or malformed id is "not found" (T-ERR-1, T-SEC-3). */
+  async get(taskId: unknown, owner: string | null): Promise<TaskRecord> {
+    if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > 256) {
+      throw TaskError.invalidParams("Invalid taskId: must be a non-empty string");
+    }
+    const task = await this.store.get(taskId, { owner });
+    if (!task) {
+      this.logger.info({ audit: "lookup_denied", taskId, owner }, "task lookup failed");
+      throw TaskError.notFound();
+    }
+    if (isExpired(task, this.now())) throw TaskError.expired(); // T-ERR-7
+    return task;
+  }
+
+  /** T-LIST: keyset pages of the owner's tasks with an opaque signed cursor. */
+  async list(cursor: unknown, owner: string | null): Promise<ListPage> {
+    const codec = this.requireCursors();
+    const after = cursor === undefined || cursor === null ? null : codec.decode(cursor, owner);
+    const rows = await this.store.list(owner, after, this.pageSize + 1);
+    const now = this.now();
+    const page = rows.slice(0, this.pageSize);
+    const last = page[page.length - 1];
+    // T-LIST-2: nextCursor whenever more tasks exist.
+    const nextCursor = rows.length > this.pageSize && last ? codec.encode(last, owner) : undefined;
+    // Expired rows not yet swept are left out: get() answers "expired" for them (T-LIST-4 holds).
+    const tasks = page.filter((task) => !isExpired(task, now));
+    return nextCursor ? { tasks, nextCursor } : { tasks };
+  }
+
+  /**
+   * T-CANCEL: moves the task to `cancelled` before answering (T-CANCEL-3), then aborts the
+   * handler wherever it runs. Terminal tasks are refused with -32602 (T-CANCEL-2).
+   */
+  async cancel(taskId: unknown, owner: string | null): Promise<TaskRecord> {
+    const task = await this.get(taskId, owner);
+    if (isTerminal(task.status)) throw TaskError.terminal(task.status);
+    const cancelled = await this.store.transition(task.id, allowedSources("cancelled"), "cancelled", {
+      statusMessage: "Cancelled by the requestor",
+      now: this.now(),
+    });
+    if (!cancelled) {
+      // Lost a race with the task's own end: report the status that won.
+      const current = await this.get(task.id, owner);
+      throw TaskError.terminal(current.status);
+    }
+    this.logger.info({ audit: "cancelled", taskId: task.id, owner }, "task cancelled");
+    this.bus.publish({ type: "status", taskId: task.id, status: "cancelled", sessionId: task.origin.sessionId });
+    this.bus.publish({ type: "cancel", taskId: task.id, reason: "cancelled" });
+    this.execution.abort(task.id, "cancelled");
+    return cancelled;
+  }
+
+  /**
+   * T-RES: blocks until the task is terminal (T-RES-3), woken by events rather than by polling,
+   * delivering queued input requests through `deliver` meanwhile (T-INPUT-3). Returns the terminal
+   * record; its outcome is what `tasks/result` answers with (T-RES-2, T-RES-4).
+   */
+  async awaitResult(taskId: unknown, owner: string | null, signal: AbortSignal, deliver: InputDelivery): Promise<TaskRecord> {
+    let task = await this.get(taskId, owner);
+    const id = task.id;
+    let wake: () => void = () => {};
+    const stop = this.bus.onTask(id, (event) => {
+      if (event.type === "status" || event.type === "input") wake();
+    });
+    const onAbort = (): void => wake();
+    signal.addEventListener("abort", onAbort);
+    try {
+      for (;;) {
+        const woken = new Promise<void>((resolve) => (wake = resolve));
+        task = await this.get(id, owner);
+        if (isTerminal(task.status)) {
+          this.logger.info({ audit: "retrieved", taskId: id, owner }, "task result retrieved");
+          return task;
+        }
+        await this.deliverPending(task, deliver);
+        if (signal.aborted) throw new TaskError("internal", "The tasks/result request was abandoned");
+        const timer = setTimeout(() => wake(), this.backstopDelay(task));
+        await woken;
+        clearTimeout(timer);
+      }
+    } finally {
+      stop();
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Records the requestor's answer to an input request and wakes the handler waiting for it. */
+  async answer(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
+    const stored = await this.store.answerInput(taskId, inputId, answer);
+    if (stored) this.bus.publish({ type: "answer", taskId, inputId });
+    return stored;
+  }
+
+  /** Runs the sweeper once now (tests, and operators who want an immediate cleanup). */
+  sweep(): Promise<void> {
+    return this.sweeper.runOnce();
+  }
+
+  private async deliverPending(task: TaskRecord, deliver: InputDelivery): Promise<void> {
+    const pending = await this.store.pendingInputs(task.id);
+    for (const input of pending) {
+      const key = `${task.id}\u0000${input.id}`;
+      if (this.inFlight.has(key)) continue;
+      this.inFlight.add(key);
+      this.logger.info({ audit: "input_requested", taskId: task.id, owner: task.owner, method: input.method }, "input request delivered");
+      deliver(input, task).then(
+        async (answer) => {
+          await this.answer(task.id, input.id, answer);
+          this.logger.info({ audit: "input_answered", taskId: task.id, owner: task.owner }, "input request answered");
+        },
+        (error: unknown) => {
+          // Delivery failed (stream gone): keep it queued for the next tasks/result.
+          this.logger.debug({ taskId: task.id, inputId: input.id, err: String(error) }, "input delivery failed; will redeliver");
+        },
+      ).finally(() => this.inFlight.delete(key));
+    }
+  }
+
+  private backstopDelay(task: TaskRecord): number {
+    if (task.expiresAt === null) return this.backstopMs;
+    return Math.max(10, Math.min(this.backstopMs, task.expiresAt - this.now() + 5));
+  }
+
+  private requireCursors(): CursorCodec {
+    if (!this.cursors) throw new Error("TaskEngine.start() must be awaited before serving requests");
+    return this.cursors;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TaskError("internal", "The server is shutting down");
+    if (!this.started) throw new Error("TaskEngine.start() must be awaited before serving requests");
+  }
+}

@@ -1,0 +1,211 @@
+import { randomUUID } from "node:crypto";
+import { TaskError, RpcCode } from "../core/errors.js";
+import { ACTIVE_STATUSES } from "../core/task-status.js";
+import type { RpcErrorShape, TaskOutcome, TaskRecord } from "../core/task.js";
+import type { EventBus } from "../events/event-bus.js";
+import type { TaskStore } from "../store/task-store.js";
+import type { Logger } from "./logger.js";
+import type { TaskContext, TaskRunner } from "./task-context.js";
+
+interface ExecutionDeps {
+  store: TaskStore;
+  bus: EventBus;
+  runner: TaskRunner;
+  logger: Logger;
+  now: () => number;
+}
+
+/** Why a running handler's signal was aborted; the reason is visible to the handler. */
+export type AbortReason = "cancelled" | "expired" | "shutdown";
+
+/**
+ * Runs handlers and stores what they end with. One instance per engine; it knows which tasks run
+ * in this process so cancel/expiry/shutdown can abort them.
+ */
+export class TaskExecution {
+  private readonly running = new Map<string, AbortController>();
+
+  constructor(private readonly deps: ExecutionDeps) {}
+
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  isRunningHere(taskId: string): boolean {
+    return this.running.has(taskId);
+  }
+
+  /** Aborts a handler running in this process; other nodes hear the bus's `cancel` event. */
+  abort(taskId: string, reason: AbortReason): void {
+    this.running.get(taskId)?.abort(reason);
+  }
+
+  abortAll(reason: AbortReason): string[] {
+    const ids = [...this.running.keys()];
+    for (const controller of this.running.values()) controller.abort(reason);
+    return ids;
+  }
+
+  /** Runs the task's handler to its end. Never throws: every outcome is stored or logged. */
+  async run(task: TaskRecord): Promise<void> {
+    const { store, bus, runner, logger, now } = this.deps;
+    const controller = new AbortController();
+    this.running.set(task.id, controller);
+    const stopListening = bus.onTask(task.id, (event) => {
+      if (event.type === "cancel") controller.abort(event.reason);
+    });
+    const ctx = this.context(task, controller.signal);
+    let status: "completed" | "failed";
+    let outcome: TaskOutcome;
+    let statusMessage: string | null = null;
+    try {
+      const result = await runner(task, ctx);
+      outcome = { kind: "result", value: result.value };
+      status = result.failed ? "failed" : "completed";
+      // T-LIFE-4: a failed task SHOULD carry a diagnostic statusMessage.
+      if (status === "failed") statusMessage = result.statusMessage ?? "The request did not complete successfully";
+      else if (result.statusMessage !== undefined) statusMessage = result.statusMessage;
+    } catch (error) {
+      if (controller.signal.aborted) {
+        // Cancelled or expired: the status is already final; whatever the handler threw on its
+        // way out is noise, not an outcome (T-CANCEL-4).
+        logger.debug({ taskId: task.id, reason: controller.signal.reason, err: describe(error) }, "handler ended after abort");
+        this.finish(task.id, stopListening);
+        return;
+      }
+      const rpcError = toStoredError(error);
+      if (rpcError.code === RpcCode.InternalError && !(error instanceof TaskError)) {
+        // The stack stays in our log; the requestor only learns that something broke.
+        logger.error({ taskId: task.id, err: error }, "task handler threw");
+      }
+      outcome = { kind: "error", error: rpcError };
+      status = "failed";
+      statusMessage = rpcError.message;
+    }
+    try {
+      const updated = await store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: now() });
+      if (updated) {
+        bus.publish({ type: "status", taskId: task.id, status: updated.status, sessionId: task.origin.sessionId });
+        logger.info({ audit: status, taskId: task.id, owner: task.owner, name: task.name }, `task ${status}`);
+      } else {
+        // T-CANCEL-4: the task was cancelled or expired meanwhile; the late outcome is dropped.
+        logger.info({ taskId: task.id, dropped: status }, "late outcome dropped: task already terminal");
+      }
+    } catch (error) {
+      logger.error({ taskId: task.id, err: error }, "could not store task outcome");
+    }
+    this.finish(task.id, stopListening);
+  }
+
+  private finish(taskId: string, stopListening: () => void): void {
+    stopListening();
+    this.running.delete(taskId);
+  }
+
+  private context(task: TaskRecord, signal: AbortSignal): TaskContext {
+    const { store, bus, logger, now } = this.deps;
+    return {
+      taskId: task.id,
+      signal,
+      progress(progress, total, message) {
+        if (signal.aborted) return;
+        const report = { progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) };
+        bus.publish({
+          type: "progress",
+          taskId: task.id,
+          sessionId: task.origin.sessionId,
+          progressToken: task.origin.progressToken,
+          progress: report,
+        });
+        store.annotate(task.id, { progress: report, now: now() }).catch((err: unknown) => {
+          logger.warn({ taskId: task.id, err }, "could not store progress");
+        });
+      },
+      async setStatusMessage(message) {
+        if (signal.aborted) return;
+        await store.annotate(task.id, { statusMessage: message, now: now() });
+      },
+      accepts(method) {
+        return task.origin.accepts.includes(method);
+      },
+      request: (method, params) => this.requestInput(task, signal, method, params),
+    };
+  }
+
+  private async requestInput(task: TaskRecord, signal: AbortSignal, method: string, params: unknown): Promise<unknown> {
+    const { store, bus, now } = this.deps;
+    if (!task.origin.accepts.includes(method)) {
+      throw new TaskError("method_not_found", `The requestor cannot answer ${method}: it did not declare that capability`);
+    }
+    signal.throwIfAborted();
+    const inputId = randomUUID();
+    // Subscribe before writing, so an answer that lands between the write and the wait is seen.
+    let wake: () => void = () => {};
+    const stop = bus.onTask(task.id, (event) => {
+      if (event.type === "answer" && event.inputId === inputId) wake();
+    });
+    const onAbort = (): void => wake();
+    signal.addEventListener("abort", onAbort);
+    try {
+      await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() });
+      // T-INPUT-1: waiting on the requestor → input_required (a no-op when already there).
+      const moved = await store.transition(task.id, ["working"], "input_required", { now: now() });
+      if (moved) bus.publish({ type: "status", taskId: task.id, status: "input_required", sessionId: task.origin.sessionId });
+      bus.publish({ type: "input", taskId: task.id, inputId });
+      for (;;) {
+        signal.throwIfAborted();
+        const waiting = new Promise<void>((resolve) => (wake = resolve));
+        const input = await store.getInput(task.id, inputId);
+        if (input?.answer) {
+          await this.resumeIfAnswered(task);
+          if (input.answer.kind === "error") {
+            const { code, message, data } = input.answer.error;
+            throw TaskError.protocol(code, message, data);
+          }
+          return input.answer.value;
+        }
+        await waiting;
+      }
+    } finally {
+      stop();
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** T-INPUT-4: once nothing is pending, input_required → working. */
+  private async resumeIfAnswered(task: TaskRecord): Promise<void> {
+    const { store, bus, now } = this.deps;
+    const pending = await store.pendingInputs(task.id);
+    if (pending.length > 0) return;
+    const moved = await store.transition(task.id, ["input_required"], "working", { now: now() });
+    if (moved) bus.publish({ type: "status", taskId: task.id, status: "working", sessionId: task.origin.sessionId });
+  }
+}
+
+/** The one normalizer from anything a handler throws to the JSON-RPC error kept for `tasks/result`. */
+export function toStoredError(error: unknown): RpcErrorShape {
+  if (error instanceof TaskError) {
+    return { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) };
+  }
+  if (isRpcLike(error)) {
+    // The SDK's McpError prefixes its message; the requestor must see the handler's own words.
+    const message = error.message.replace(/^MCP error -?\d+: /, "");
+    return { code: error.code, message, ...(error.data !== undefined && { data: error.data }) };
+  }
+  return { code: RpcCode.InternalError, message: "Internal error" };
+}
+
+/** An error that already is a JSON-RPC error (e.g. the SDK's McpError): a safe-integer code. */
+function isRpcLike(error: unknown): error is { code: number; message: string; data?: unknown } {
+  if (typeof error !== "object" || error === null) return false;
+  const candidate = error as { code?: unknown; message?: unknown; name?: unknown };
+  return (
+    Number.isSafeInteger(candidate.code) &&
+    typeof candidate.message === "string" &&
+    (candidate.name === "McpError" || candidate.name === "ProtocolError")
+  );
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
