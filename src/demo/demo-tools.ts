@@ -1,0 +1,122 @@
+import { z } from "zod";
+import { TaskError } from "../core/errors.js";
+import type { TaskServer } from "../mcp/task-server.js";
+import { CapabilityError } from "../mcp/capability-error.js";
+
+const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
+
+/** Resolves after `ms`, or rejects as soon as `signal` aborts, so a cancelled sleep stops at once. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+async function sleepWithProgress(ms: number, steps: number, signal: AbortSignal, progress: (p: number, total: number) => void): Promise<void> {
+  if (steps <= 0) return pause(ms, signal);
+  for (let i = 1; i <= steps; i++) {
+    await pause(ms / steps, signal);
+    progress(i, steps);
+  }
+}
+
+/**
+ * The demo tools (`serve --demo`): examples for users and fixtures for the tests. Each works as a
+ * task and, unless noted, as a plain call.
+ */
+export function registerDemoTools(app: TaskServer): TaskServer {
+  app.tool("echo", { description: "Echoes text (not callable as a task).", input: z.object({ text: z.string() }) }, async ({ text: value }) =>
+    text(value),
+  );
+
+  app.tool(
+    "sleep",
+    {
+      description: "Waits ms milliseconds; with a progressToken, reports `steps` evenly spaced progress notifications.",
+      input: z.object({ ms: z.number().int().min(0).max(86_400_000), steps: z.number().int().min(0).max(10_000).optional() }),
+      taskSupport: "optional",
+      retryable: true,
+      immediateResponse: ({ ms }) => `Sleeping for ${ms} ms; the result will follow.`,
+    },
+    async ({ ms, steps }, ctx) => {
+      await sleepWithProgress(ms, steps ?? 0, ctx.signal, (i, total) => ctx.progress(i, total));
+      return text(`slept ${ms} ms`);
+    },
+  );
+
+  app.tool(
+    "fail",
+    { description: "Returns an isError result with the given message.", input: z.object({ message: z.string() }), taskSupport: "optional" },
+    async ({ message }) => ({ ...text(message), isError: true }),
+  );
+
+  app.tool(
+    "throw",
+    {
+      description: "Fails with the JSON-RPC error {code, message}; code in -32099..-32000.",
+      input: z.object({ code: z.number().int().min(-32099).max(-32000), message: z.string() }),
+      taskSupport: "optional",
+    },
+    async ({ code, message }) => {
+      throw TaskError.protocol(code, message);
+    },
+  );
+
+  app.tool(
+    "ask",
+    { description: "Asks the user a question through elicitation.", input: z.object({ question: z.string() }), taskSupport: "optional" },
+    async ({ question }, ctx) => {
+      try {
+        const answer = await ctx.elicit({
+          mode: "form",
+          message: question,
+          requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] },
+        });
+        if (answer.action === "accept") return text(`answer: ${String(answer.content?.["answer"] ?? "")}`);
+        return text(answer.action === "decline" ? "declined" : "cancelled");
+      } catch (error) {
+        if (error instanceof CapabilityError) return { ...text(error.message), isError: true };
+        throw error;
+      }
+    },
+  );
+
+  app.tool(
+    "sample",
+    { description: "Asks the client's model through sampling.", input: z.object({ prompt: z.string() }), taskSupport: "optional" },
+    async ({ prompt }, ctx) => {
+      try {
+        const reply = await ctx.sample({ messages: [{ role: "user", content: { type: "text", text: prompt } }], maxTokens: 256 });
+        const content = Array.isArray(reply.content) ? reply.content[0] : reply.content;
+        return text(content && content.type === "text" ? content.text : "");
+      } catch (error) {
+        if (error instanceof CapabilityError) return { ...text(error.message), isError: true };
+        throw error;
+      }
+    },
+  );
+
+  app.tool(
+    "batch",
+    {
+      description: "Like sleep, but must be called as a task.",
+      input: z.object({ ms: z.number().int().min(0).max(86_400_000) }),
+      taskSupport: "required",
+      retryable: true,
+    },
+    async ({ ms }, ctx) => {
+      await pause(ms, ctx.signal);
+      return text(`slept ${ms} ms`);
+    },
+  );
+  return app;
+}

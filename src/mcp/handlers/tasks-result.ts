@@ -1,0 +1,75 @@
+import { McpError, ErrorCode, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { TaskError } from "../../core/errors.js";
+import type { InputRequest, TaskOutcome, TaskRecord } from "../../core/task.js";
+import type { TaskEngine } from "../../runtime/task-engine.js";
+import { requireTaskId, withOperation } from "../param-checks.js";
+import { AnyResult, type LooseParams } from "../request-schemas.js";
+import type { SessionContext } from "../session-context.js";
+import { withRelatedTask } from "../wire.js";
+
+/** Longest the SDK waits for the requestor to answer a delivered input request (a human may be slow). */
+const INPUT_ANSWER_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * `tasks/result` (T-RES): blocks until the task is terminal, delivering the task's queued
+ * requests on this request's stream meanwhile (T-INPUT-3, T-INPUT-5), then answers with the
+ * stored result plus related-task `_meta` (T-RES-5), or replays the stored JSON-RPC error (T-RES-4).
+ */
+export async function tasksResult(
+  session: SessionContext,
+  params: LooseParams,
+  owner: string | null,
+  request: { requestId: RequestId; signal: AbortSignal },
+): Promise<Record<string, unknown>> {
+  const { engine, server, link } = session;
+  const taskId = requireTaskId(params);
+  try {
+    await engine.get(taskId, owner);
+  } catch (error) {
+    throw withOperation("Failed to retrieve task result", error);
+  }
+  const untrack = link.trackResult(taskId, request.requestId);
+  try {
+    const deliver = async (input: InputRequest): Promise<TaskOutcome> => {
+      const params = withRelatedTask((input.params ?? {}) as object, taskId); // T-INPUT-2
+      try {
+        const value = await server.request({ method: input.method, params } as never, AnyResult, {
+          relatedRequestId: request.requestId,
+          signal: request.signal,
+          timeout: INPUT_ANSWER_TIMEOUT_MS,
+        });
+        return { kind: "result", value };
+      } catch (error) {
+        // A JSON-RPC error answer is the requestor's answer; a closed stream or timeout is not.
+        if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
+          return { kind: "error", error: { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ""), data: error.data } };
+        }
+        throw error;
+      }
+    };
+    const task = await engine.awaitResult(taskId, owner, request.signal, deliver);
+    return resultOf(task);
+  } catch (error) {
+    throw withOperation("Failed to retrieve task result", error);
+  } finally {
+    untrack();
+  }
+}
+
+/** The terminal task's answer: its result, its replayed error, or "cancelled" (-32800). */
+export function resultOf(task: TaskRecord): Record<string, unknown> {
+  const outcome = task.outcome;
+  if (task.status === "cancelled" || outcome === null) {
+    if (task.status === "cancelled") {
+      throw new TaskError("cancelled", "Task was cancelled: it has no result", { data: { taskId: task.id } });
+    }
+    throw TaskError.internal();
+  }
+  if (outcome.kind === "error") {
+    const { code, message, data } = outcome.error;
+    throw TaskError.protocol(code, message, data);
+  }
+  return withRelatedTask(outcome.value as object, task.id);
+}
+
+export type { TaskEngine };

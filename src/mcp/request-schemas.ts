@@ -1,0 +1,19 @@
+import { z } from "zod";
+
+/**
+ * Loose request schemas: the SDK only needs the method literal to route; the params are validated
+ * by our handlers, so bad input gets our -32602 messages instead of a schema dump.
+ */
+const looseParams = z.record(z.string(), z.unknown()).optional();
+
+export const ToolsListRequest = z.object({ method: z.literal("tools/list"), params: looseParams });
+export const ToolsCallRequest = z.object({ method: z.literal("tools/call"), params: looseParams });
+export const TasksGetRequest = z.object({ method: z.literal("tasks/get"), params: looseParams });
+export const TasksResultRequest = z.object({ method: z.literal("tasks/result"), params: looseParams });
+export const TasksListRequest = z.object({ method: z.literal("tasks/list"), params: looseParams });
+export const TasksCancelRequest = z.object({ method: z.literal("tasks/cancel"), params: looseParams });
+
+export type LooseParams = Record<string, unknown> | undefined;
+
+/** Any JSON object as a result: used where the requestor's answer is validated later. */
+export const AnyResult = z.record(z.string(), z.unknown());

@@ -1,0 +1,14 @@
+import type { TaskEngine } from "../runtime/task-engine.js";
+import type { TaskServerConfig } from "./task-server-config.js";
+import type { RegisteredTool } from "./tool-definition.js";
+import type { SessionLink } from "./session-link.js";
+import type { TaskProtocolServer } from "./task-protocol-server.js";
+
+/** What every request handler of one connected session needs. */
+export interface SessionContext {
+  server: TaskProtocolServer;
+  engine: TaskEngine;
+  tools: ReadonlyMap<string, RegisteredTool>;
+  config: TaskServerConfig;
+  link: SessionLink;
+}

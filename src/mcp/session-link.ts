@@ -1,0 +1,78 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { TaskEvent } from "../events/task-event.js";
+import type { TaskEngine } from "../runtime/task-engine.js";
+import { toWireTask, withRelatedTask } from "./wire.js";
+
+/**
+ * Carries a task's status changes (T-NOTE-1) and progress (T-PROG-1) to one connected session.
+ *
+ * Where they go: on the stream of a `tasks/result` for that task that this session has open,
+ * else — for the session that created the task — its standalone stream (on Streamable HTTP the
+ * GET stream; the original POST stream closed with the CreateTaskResult). A session that neither
+ * created the task nor waits on it hears nothing of it.
+ */
+export class SessionLink {
+  private readonly openResults = new Map<string, Set<RequestId>>();
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    readonly connectionId: string,
+    private readonly server: Server,
+    private readonly engine: TaskEngine,
+  ) {}
+
+  attach(): void {
+    this.unsubscribe ??= this.engine.bus.onAny((event) => void this.onEvent(event));
+  }
+
+  detach(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    this.openResults.clear();
+  }
+
+  /** Marks a `tasks/result` request of this session as waiting on `taskId`; returns the undo. */
+  trackResult(taskId: string, requestId: RequestId): () => void {
+    let set = this.openResults.get(taskId);
+    if (!set) this.openResults.set(taskId, (set = new Set()));
+    set.add(requestId);
+    return () => {
+      const current = this.openResults.get(taskId);
+      current?.delete(requestId);
+      if (current?.size === 0) this.openResults.delete(taskId);
+    };
+  }
+
+  private async onEvent(event: TaskEvent): Promise<void> {
+    if (event.type !== "status" && event.type !== "progress") return;
+    const open = this.openResults.get(event.taskId);
+    const mine = event.sessionId === this.connectionId;
+    if (!open && !mine) return;
+    const relatedRequestId = open ? open.values().next().value : undefined;
+    if (event.type === "progress") {
+      if (event.progressToken === null) return;
+      // T-PROG-1 with the original token; T-META-1: related-task _meta.
+      const params = withRelatedTask({ progressToken: event.progressToken, ...event.progress }, event.taskId);
+      await this.send({ method: "notifications/progress", params }, relatedRequestId, mine);
+      return;
+    }
+    const task = await this.engine.store.get(event.taskId, { any: true }).catch(() => null);
+    if (!task) return;
+    // T-NOTE-3: params are the full Task, without related-task metadata.
+    await this.send({ method: "notifications/tasks/status", params: { ...toWireTask(task) } }, relatedRequestId, mine);
+  }
+
+  private async send(
+    notification: { method: string; params: Record<string, unknown> },
+    relatedRequestId: RequestId | undefined,
+    mine: boolean,
+  ): Promise<void> {
+    try {
+      await this.server.notification(notification as never, relatedRequestId === undefined ? undefined : { relatedRequestId });
+    } catch {
+      // The tasks/result stream just closed; the creating session still has its own stream.
+      if (relatedRequestId !== undefined && mine) await this.server.notification(notification as never).catch(() => {});
+    }
+  }
+}

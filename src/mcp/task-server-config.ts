@@ -1,0 +1,17 @@
+import type { TtlPolicy } from "../core/ttl-policy.js";
+
+/** Resolved configuration of a task server; defaults in {@link resolveConfig}. */
+export interface TaskServerConfig {
+  name: string;
+  version: string;
+  /** Task support on/off. Off: no `tasks` capability, `params.task` ignored (T-NEW-4). */
+  tasks: boolean;
+  ttl: TtlPolicy;
+  pollIntervalMs: number | null;
+  /** Largest `arguments` of a tools/call, as JSON bytes. */
+  maxArgumentBytes: number;
+  pageSize: number;
+  maxActivePerOwner: number;
+}
+
+export const DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024;

@@ -1,0 +1,120 @@
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { z } from "zod";
+import { DEFAULT_TTL_POLICY, type TtlPolicy } from "../core/ttl-policy.js";
+import type { EventBus } from "../events/event-bus.js";
+import { localEventBus } from "../events/local-event-bus.js";
+import type { Logger } from "../runtime/logger.js";
+import { TaskEngine } from "../runtime/task-engine.js";
+import { sqliteStore } from "../store/sqlite-store.js";
+import type { TaskStore } from "../store/task-store.js";
+import { connectSession } from "./session-server.js";
+import { DEFAULT_MAX_ARGUMENT_BYTES, type TaskServerConfig } from "./task-server-config.js";
+import type { TaskProtocolServer } from "./task-protocol-server.js";
+import { toolTaskRunner } from "./tool-runner.js";
+import type { RegisteredTool, ToolDefinition, ToolHandler } from "./tool-definition.js";
+
+/** Options of {@link createTaskServer}. */
+export interface TaskServerOptions {
+  name: string;
+  version: string;
+  /** Where tasks live. Default: SQLite file `mcp-tasks.db` in the working directory. */
+  store?: TaskStore;
+  /** Event bus. Default: in-process. */
+  bus?: EventBus;
+  logger?: Logger;
+  /** Task support; default true. Off: plain MCP server, `params.task` ignored (T-NEW-4). */
+  tasks?: boolean;
+  /** ttl defaults: 1 h default, 24 h max, 1 s min. */
+  ttl?: Partial<TtlPolicy>;
+  /** Suggested poll interval (ms) in every task; default 1000. */
+  pollIntervalMs?: number | null;
+  /** Largest tools/call `arguments` (JSON bytes); default 1 MiB. */
+  maxArgumentBytes?: number;
+  /** tasks/list page size; default 50. */
+  pageSize?: number;
+  /** Non-terminal tasks per owner; default 100. */
+  maxActivePerOwner?: number;
+  /** Sweep interval for expired tasks (ms); default 1000. */
+  sweepIntervalMs?: number;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+/**
+ * A durable MCP task server: register tools, then connect transports (or serve HTTP with
+ * `serveHttp`). Declaring capabilities, `execution.taskSupport`, and every `tasks/*` handler is
+ * automatic.
+ */
+export class TaskServer {
+  readonly config: TaskServerConfig;
+  readonly engine: TaskEngine;
+  private readonly tools = new Map<string, RegisteredTool>();
+  private readonly sessions = new Set<TaskProtocolServer>();
+
+  constructor(options: TaskServerOptions) {
+    this.config = {
+      name: options.name,
+      version: options.version,
+      tasks: options.tasks ?? true,
+      ttl: { ...DEFAULT_TTL_POLICY, ...options.ttl },
+      pollIntervalMs: options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs,
+      maxArgumentBytes: options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
+      pageSize: options.pageSize ?? 50,
+      maxActivePerOwner: options.maxActivePerOwner ?? 100,
+    };
+    this.engine = new TaskEngine({
+      store: options.store ?? sqliteStore("mcp-tasks.db"),
+      bus: options.bus ?? localEventBus(),
+      runner: toolTaskRunner(this.tools),
+      ...(options.logger !== undefined && { logger: options.logger }),
+      ttl: this.config.ttl,
+      pollIntervalMs: this.config.pollIntervalMs,
+      pageSize: this.config.pageSize,
+      maxActivePerOwner: this.config.maxActivePerOwner,
+      ...(options.sweepIntervalMs !== undefined && { sweepIntervalMs: options.sweepIntervalMs }),
+      ...(options.now !== undefined && { now: options.now }),
+    });
+  }
+
+  /** Registers a tool. Call before connecting. */
+  tool<S extends z.ZodType>(name: string, definition: ToolDefinition<S>, handler: ToolHandler<S>): this {
+    if (this.tools.has(name)) throw new Error(`Tool ${name} is already registered`);
+    this.tools.set(name, { name, definition: definition as unknown as ToolDefinition, handler: handler as unknown as ToolHandler });
+    return this;
+  }
+
+  get toolNames(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  /** Opens the store's work: recovers interrupted tasks, starts the expiry sweeper. Idempotent. */
+  start(): Promise<void> {
+    return this.engine.start();
+  }
+
+  /** Serves one connection (stdio, in-memory, or a Streamable HTTP session transport). */
+  async connect(transport: Transport, connectionId?: string): Promise<TaskProtocolServer> {
+    await this.start();
+    const server = await connectSession(this.engine, this.tools, this.config, transport, connectionId);
+    this.sessions.add(server);
+    const previous = server.onclose;
+    server.onclose = () => {
+      this.sessions.delete(server);
+      previous?.();
+    };
+    return server;
+  }
+
+  /** Closes sessions, stops the engine (see TaskEngine.close), closes the store and bus. */
+  async close(): Promise<void> {
+    for (const server of [...this.sessions]) await server.close().catch(() => {});
+    await this.engine.close();
+    await this.engine.bus.close();
+    await this.engine.store.close();
+  }
+}
+
+/** Creates a {@link TaskServer}. */
+export function createTaskServer(options: TaskServerOptions): TaskServer {
+  return new TaskServer(options);
+}

@@ -1,0 +1,77 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CreateMessageResultSchema, ElicitResultSchema, type CreateMessageResult, type ElicitResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { TaskError } from "../core/errors.js";
+import type { TaskContext } from "../runtime/task-context.js";
+import { CapabilityError } from "./capability-error.js";
+import type { ToolContext } from "./tool-definition.js";
+
+export const ELICIT = "elicitation/create";
+export const SAMPLE = "sampling/createMessage";
+
+/** Methods this client can answer, from its declared capabilities. */
+export function acceptedMethods(capabilities: { elicitation?: unknown; sampling?: unknown } | undefined): string[] {
+  const accepts: string[] = [];
+  if (capabilities?.elicitation) accepts.push(ELICIT);
+  if (capabilities?.sampling) accepts.push(SAMPLE);
+  return accepts;
+}
+
+function parseAnswer<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, value: unknown, method: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw TaskError.protocol(-32602, `The requestor answered ${method} with an invalid result`);
+  return parsed.data;
+}
+
+/** The ToolContext of a tool running as a task: every exchange goes through the engine. */
+export function taskToolContext(ctx: TaskContext): ToolContext {
+  return {
+    taskId: ctx.taskId,
+    signal: ctx.signal,
+    can: { elicit: ctx.accepts(ELICIT), sample: ctx.accepts(SAMPLE) },
+    progress: (progress, total, message) => ctx.progress(progress, total, message),
+    setStatusMessage: (message) => ctx.setStatusMessage(message),
+    async elicit(params): Promise<ElicitResult> {
+      if (!ctx.accepts(ELICIT)) throw new CapabilityError("elicitation");
+      return parseAnswer(ElicitResultSchema, await ctx.request(ELICIT, params), ELICIT);
+    },
+    async sample(params): Promise<CreateMessageResult> {
+      if (!ctx.accepts(SAMPLE)) throw new CapabilityError("sampling");
+      return parseAnswer(CreateMessageResultSchema, await ctx.request(SAMPLE, params), SAMPLE);
+    },
+  };
+}
+
+/** The ToolContext of a plain (non-task) call: requests and progress ride the call's own stream. */
+export function plainToolContext(
+  server: Server,
+  request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined },
+): ToolContext {
+  const accepts = acceptedMethods(server.getClientCapabilities());
+  const options = { relatedRequestId: request.requestId, signal: request.signal, timeout: 24 * 60 * 60 * 1000 };
+  return {
+    taskId: null,
+    signal: request.signal,
+    can: { elicit: accepts.includes(ELICIT), sample: accepts.includes(SAMPLE) },
+    progress(progress, total, message) {
+      if (request.progressToken === undefined || request.signal.aborted) return;
+      void server
+        .notification(
+          {
+            method: "notifications/progress",
+            params: { progressToken: request.progressToken, progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) },
+          },
+          { relatedRequestId: request.requestId },
+        )
+        .catch(() => {});
+    },
+    async setStatusMessage() {},
+    async elicit(params) {
+      if (!accepts.includes(ELICIT)) throw new CapabilityError("elicitation");
+      return server.request({ method: ELICIT, params }, ElicitResultSchema, options);
+    },
+    async sample(params) {
+      if (!accepts.includes(SAMPLE)) throw new CapabilityError("sampling");
+      return server.request({ method: SAMPLE, params }, CreateMessageResultSchema, options);
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { CallToolResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+
+/** T-TOOL: how a tool may be called. Absent means "forbidden" (T-TOOL-2). */
+export type TaskSupport = "forbidden" | "optional" | "required";
+
+/** What a tool handler gets besides its parsed arguments. */
+export interface ToolContext {
+  /** The task id when called as a task, else null. */
+  readonly taskId: string | null;
+  /** Aborts on `tasks/cancel`, on expiry, on shutdown (or when a plain call is cancelled). */
+  readonly signal: AbortSignal;
+  /** Progress with the request's progressToken; a no-op when the requestor sent none. */
+  progress(progress: number, total?: number, message?: string): void;
+  /** Asks the requestor via `elicitation/create`; the task shows `input_required` meanwhile. */
+  elicit(params: ElicitRequestFormParams): Promise<ElicitResult>;
+  /** Asks the requestor via `sampling/createMessage`. */
+  sample(params: CreateMessageRequestParams): Promise<CreateMessageResult>;
+  /** Sets the task's statusMessage (no-op for a plain call). */
+  setStatusMessage(message: string): Promise<void>;
+  /** Whether the requestor can answer `elicit()` / `sample()`. */
+  readonly can: { elicit: boolean; sample: boolean };
+}
+
+/** Declares a tool. */
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  description?: string;
+  title?: string;
+  /** Arguments schema (zod); advertised as JSON Schema in tools/list. */
+  input: S;
+  /** Default "forbidden" (T-TOOL-2). */
+  taskSupport?: TaskSupport;
+  /**
+   * The handler may safely run again from the start after a crash: a task interrupted by a
+   * restart (or a lost worker) is then re-run instead of failed (at-least-once).
+   */
+  retryable?: boolean;
+  /** Text for `_meta["io.modelcontextprotocol/model-immediate-response"]` of the CreateTaskResult (T-NEW-3). */
+  immediateResponse?: string | ((args: z.output<S>) => string);
+}
+
+export type ToolHandler<S extends z.ZodType = z.ZodType> = (args: z.output<S>, ctx: ToolContext) => Promise<CallToolResult>;
+
+export interface RegisteredTool {
+  name: string;
+  definition: ToolDefinition;
+  handler: ToolHandler;
+}

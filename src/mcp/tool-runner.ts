@@ -1,0 +1,43 @@
+import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { TaskError } from "../core/errors.js";
+import type { TaskRecord } from "../core/task.js";
+import type { RunResult, TaskContext } from "../runtime/task-context.js";
+import { taskToolContext } from "./tool-context.js";
+import type { RegisteredTool } from "./tool-definition.js";
+
+/** The stored request of a tools/call task. */
+export interface StoredToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * T-LIFE-4: a result with `isError: true` is a request that did not complete successfully →
+ * `failed`, with the result's first text as the diagnostic statusMessage.
+ */
+export function classifyToolResult(result: CallToolResult): RunResult {
+  if (!result.isError) return { value: result };
+  const text = result.content.find((c) => c.type === "text");
+  const statusMessage = text && "text" in text && typeof text.text === "string" && text.text.length > 0 ? text.text : "The tool reported an error";
+  return { value: result, failed: true, statusMessage };
+}
+
+/** Checks what a handler returned before it is stored: a malformed result is an internal error. */
+export function validateToolResult(value: unknown): CallToolResult {
+  const parsed = CallToolResultSchema.safeParse(value);
+  if (!parsed.success) throw new TaskError("internal", "The tool returned an invalid result");
+  return parsed.data;
+}
+
+/** Builds the engine's runner for `tools/call` tasks from the registered tools. */
+export function toolTaskRunner(tools: ReadonlyMap<string, RegisteredTool>) {
+  return async (task: TaskRecord, ctx: TaskContext): Promise<RunResult> => {
+    const call = task.request as StoredToolCall;
+    const tool = tools.get(call.name);
+    if (!tool) throw TaskError.protocol(-32602, `Unknown tool: ${call.name}`);
+    const args = tool.definition.input.safeParse(call.arguments ?? {});
+    if (!args.success) throw TaskError.protocol(-32602, `Invalid arguments for tool ${call.name}`);
+    const result = validateToolResult(await tool.handler(args.data, taskToolContext(ctx)));
+    return classifyToolResult(result);
+  };
+}
