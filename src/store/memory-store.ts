@@ -1,0 +1,171 @@
+import { randomBytes } from "node:crypto";
+import type { ListPosition } from "../core/cursor.js";
+import { canTransition, isTerminal, type TaskStatus } from "../core/task-status.js";
+import { expiresAt, type InputRequest, type NewTask, type TaskProgress, type TaskOutcome, type TaskRecord } from "../core/task.js";
+import { checkTransitionPatch, compareByCreation, compareByExpiry, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit } from "./store-rules.js";
+import type { OwnerScope, TaskStore, TransitionPatch } from "./task-store.js";
+
+/**
+ * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
+ * can afford to lose every task on restart. Same semantics as the SQLite store, checked by the
+ * same contract suite.
+ *
+ * Records are deep-copied on the way in and out, so a caller holding a returned record cannot
+ * change what other callers see (a durable store gives that for free by serializing).
+ */
+export function memoryStore(): TaskStore {
+  const tasks = new Map<string, TaskRecord>();
+  // Map iteration follows insertion order, which is the tie-break for inputs created in the same ms.
+  const inputs = new Map<string, Map<string, InputRequest>>();
+  let secret: Buffer | null = null;
+  let closed = false;
+
+  const open = (): void => {
+    if (closed) throw new Error("memory task store is closed");
+  };
+  const copy = <T>(value: T): T => structuredClone(value);
+
+  return {
+    async create(task: NewTask): Promise<TaskRecord> {
+      open();
+      if (tasks.has(task.id)) throw duplicateTaskError(task.id);
+      const record: TaskRecord = {
+        ...copy(task),
+        status: "working", // T-LIFE-1
+        statusMessage: null,
+        updatedAt: task.createdAt,
+        expiresAt: expiresAt(task.createdAt, task.ttlMs),
+        outcome: null,
+        progress: null,
+      };
+      tasks.set(record.id, record);
+      return copy(record);
+    },
+
+    async get(id: string, scope: OwnerScope): Promise<TaskRecord | null> {
+      open();
+      const record = tasks.get(id);
+      if (record === undefined) return null;
+      if (!("any" in scope) && record.owner !== scope.owner) return null;
+      return copy(record);
+    },
+
+    async list(owner: string | null, after: ListPosition | null, limit: number): Promise<TaskRecord[]> {
+      open();
+      const page = [...tasks.values()]
+        .filter((t) => t.owner === owner && (after === null || compareByCreation(t, after) > 0))
+        .sort(compareByCreation)
+        .slice(0, wholeLimit(limit));
+      return page.map(copy);
+    },
+
+    async transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null> {
+      open();
+      checkTransitionPatch(to, patch);
+      const record = tasks.get(id);
+      if (record === undefined) return null;
+      // Same guard the SQL compare-and-set applies: the caller's `from`, narrowed to the lifecycle table.
+      if (!from.includes(record.status) || !canTransition(record.status, to)) return null;
+      record.status = to;
+      record.updatedAt = patch.now;
+      if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
+      if (patch.outcome !== undefined) record.outcome = copy(patch.outcome);
+      return copy(record);
+    },
+
+    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number }): Promise<boolean> {
+      open();
+      const record = tasks.get(id);
+      if (record === undefined || isTerminal(record.status)) return false;
+      record.updatedAt = patch.now;
+      if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
+      if (patch.progress !== undefined) record.progress = copy(patch.progress);
+      return true;
+    },
+
+    async enqueueInput(request: Omit<InputRequest, "answer">): Promise<void> {
+      open();
+      if (!tasks.has(request.taskId)) throw unknownTaskError(request.taskId);
+      let queue = inputs.get(request.taskId);
+      if (queue === undefined) {
+        queue = new Map();
+        inputs.set(request.taskId, queue);
+      }
+      if (queue.has(request.id)) throw duplicateInputError(request.taskId, request.id);
+      queue.set(request.id, { ...copy(request), answer: null });
+    },
+
+    async pendingInputs(taskId: string): Promise<InputRequest[]> {
+      open();
+      const queue = inputs.get(taskId);
+      if (queue === undefined) return [];
+      // Array#sort is stable, so equal createdAt keeps insertion order (SQLite: rowid).
+      return [...queue.values()]
+        .filter((input) => input.answer === null)
+        .sort((a, b) => a.createdAt - b.createdAt)
+        .map(copy);
+    },
+
+    async getInput(taskId: string, inputId: string): Promise<InputRequest | null> {
+      open();
+      const input = inputs.get(taskId)?.get(inputId);
+      return input === undefined ? null : copy(input);
+    },
+
+    async answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
+      open();
+      const input = inputs.get(taskId)?.get(inputId);
+      if (input === undefined || input.answer !== null) return false;
+      input.answer = copy(answer);
+      return true;
+    },
+
+    async expiredActive(now: number, limit: number): Promise<TaskRecord[]> {
+      open();
+      return [...tasks.values()]
+        .filter((t) => !isTerminal(t.status) && t.expiresAt !== null && t.expiresAt <= now)
+        .sort(compareByExpiry)
+        .slice(0, wholeLimit(limit))
+        .map(copy);
+    },
+
+    async deleteExpired(now: number, limit: number): Promise<number> {
+      open();
+      const doomed = [...tasks.values()]
+        .filter((t) => isTerminal(t.status) && t.expiresAt !== null && t.expiresAt <= now)
+        .sort(compareByExpiry)
+        .slice(0, wholeLimit(limit));
+      for (const task of doomed) {
+        tasks.delete(task.id);
+        inputs.delete(task.id);
+      }
+      return doomed.length;
+    },
+
+    async activeTasks(limit: number): Promise<TaskRecord[]> {
+      open();
+      return [...tasks.values()]
+        .filter((t) => !isTerminal(t.status))
+        .sort(compareByCreation)
+        .slice(0, wholeLimit(limit))
+        .map(copy);
+    },
+
+    async countActive(owner: string | null): Promise<number> {
+      open();
+      let count = 0;
+      for (const t of tasks.values()) if (t.owner === owner && !isTerminal(t.status)) count++;
+      return count;
+    },
+
+    async secret(): Promise<Buffer> {
+      open();
+      secret ??= randomBytes(32);
+      return Buffer.from(secret);
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,174 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import Database from "better-sqlite3";
+import type { ListPosition } from "../core/cursor.js";
+import { canTransition, type TaskStatus } from "../core/task-status.js";
+import { expiresAt, type InputRequest, type NewTask, type TaskOutcome, type TaskProgress, type TaskRecord } from "../core/task.js";
+import { prepareInputStatements } from "./sqlite/input-statements.js";
+import { prepareMetaStatements } from "./sqlite/meta-statements.js";
+import { inputFromRow, taskFromRow, toJson } from "./sqlite/rows.js";
+import { migrate } from "./sqlite/schema.js";
+import { prepareSweepStatements } from "./sqlite/sweep-statements.js";
+import { prepareTaskStatements } from "./sqlite/task-statements.js";
+import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit } from "./store-rules.js";
+import type { OwnerScope, TaskStore, TransitionPatch } from "./task-store.js";
+
+export interface SqliteStoreOptions {
+  /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
+  busyTimeoutMs?: number;
+}
+
+/** Paths better-sqlite3 treats as non-file databases, for which no directory must be created. */
+function isFilePath(path: string): boolean {
+  return path !== "" && path !== ":memory:" && !path.startsWith("file:");
+}
+
+/**
+ * A durable {@link TaskStore} in one SQLite file (WAL, synchronous=NORMAL), safe to share between
+ * processes on one machine. Creates the file, its missing parent directories and the schema on
+ * first open; `":memory:"` gives a private, non-durable database.
+ *
+ * Every status change is a single compare-and-set `UPDATE … WHERE status IN (…)`, so concurrent
+ * writers (other requests, other processes) can never move a terminal task (T-LIFE-3, T-CANCEL-4).
+ */
+export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore {
+  if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
+  const db = new Database(path);
+  try {
+    // busy_timeout first, so that even switching to WAL waits for a concurrent opener.
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    db.pragma("journal_mode = WAL");
+    // WAL + NORMAL: a power loss may drop the last commits but never corrupts the file.
+    db.pragma("synchronous = NORMAL");
+    migrate(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+
+  const tasks = prepareTaskStatements(db);
+  const inputs = prepareInputStatements(db);
+  const sweeps = prepareSweepStatements(db);
+  const meta = prepareMetaStatements(db);
+  let secret: Buffer | null = null;
+
+  return {
+    async create(task: NewTask): Promise<TaskRecord> {
+      const row = tasks.insert.get({
+        id: task.id,
+        owner: task.owner,
+        method: task.method,
+        name: task.name,
+        request: toJson(task.request),
+        origin: toJson(task.origin),
+        createdAt: task.createdAt,
+        ttlMs: task.ttlMs,
+        expiresAt: expiresAt(task.createdAt, task.ttlMs),
+        pollIntervalMs: task.pollIntervalMs,
+        retryable: task.retryable ? 1 : 0,
+      });
+      if (row === undefined) throw duplicateTaskError(task.id);
+      return taskFromRow(row);
+    },
+
+    async get(id: string, scope: OwnerScope): Promise<TaskRecord | null> {
+      const row = "any" in scope ? tasks.get.get(id) : tasks.getOwned.get(id, scope.owner);
+      return row === undefined ? null : taskFromRow(row);
+    },
+
+    async list(owner: string | null, after: ListPosition | null, limit: number): Promise<TaskRecord[]> {
+      const n = wholeLimit(limit);
+      if (n === 0) return [];
+      const rows =
+        after === null
+          ? tasks.listFirst.all(owner, n)
+          : tasks.listAfter.all({ owner, createdAt: after.createdAt, id: after.id, limit: n });
+      return rows.map(taskFromRow);
+    },
+
+    async transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null> {
+      checkTransitionPatch(to, patch);
+      // The lifecycle table has the last word even over a caller's `from`: an illegal move never reaches SQL.
+      const sources = from.filter((status) => canTransition(status, to));
+      if (sources.length === 0) return null;
+      const row = tasks.transition.get({
+        id,
+        from: JSON.stringify(sources),
+        to,
+        now: patch.now,
+        keepMessage: patch.statusMessage === undefined ? 1 : 0,
+        statusMessage: patch.statusMessage ?? null,
+        outcome: patch.outcome === undefined ? null : toJson(patch.outcome),
+      });
+      return row === undefined ? null : taskFromRow(row);
+    },
+
+    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number }): Promise<boolean> {
+      const result = tasks.annotate.run({
+        id,
+        now: patch.now,
+        keepMessage: patch.statusMessage === undefined ? 1 : 0,
+        statusMessage: patch.statusMessage ?? null,
+        progress: patch.progress === undefined ? null : toJson(patch.progress),
+      });
+      return result.changes === 1;
+    },
+
+    async enqueueInput(request: Omit<InputRequest, "answer">): Promise<void> {
+      const result = inputs.enqueue.run({
+        taskId: request.taskId,
+        id: request.id,
+        method: request.method,
+        params: toJson(request.params),
+        createdAt: request.createdAt,
+      });
+      if (result.changes === 1) return;
+      throw inputs.taskExists.get(request.taskId) === undefined
+        ? unknownTaskError(request.taskId)
+        : duplicateInputError(request.taskId, request.id);
+    },
+
+    async pendingInputs(taskId: string): Promise<InputRequest[]> {
+      return inputs.pending.all(taskId).map(inputFromRow);
+    },
+
+    async getInput(taskId: string, inputId: string): Promise<InputRequest | null> {
+      const row = inputs.get.get(taskId, inputId);
+      return row === undefined ? null : inputFromRow(row);
+    },
+
+    async answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
+      return inputs.answer.run(toJson(answer), taskId, inputId).changes === 1;
+    },
+
+    async expiredActive(now: number, limit: number): Promise<TaskRecord[]> {
+      const n = wholeLimit(limit);
+      return n === 0 ? [] : sweeps.expiredActive.all(now, n).map(taskFromRow);
+    },
+
+    async deleteExpired(now: number, limit: number): Promise<number> {
+      const n = wholeLimit(limit);
+      return n === 0 ? 0 : sweeps.deleteExpired(now, n);
+    },
+
+    async activeTasks(limit: number): Promise<TaskRecord[]> {
+      const n = wholeLimit(limit);
+      return n === 0 ? [] : sweeps.activeTasks.all(n).map(taskFromRow);
+    },
+
+    async countActive(owner: string | null): Promise<number> {
+      return sweeps.countActive.get(owner)?.n ?? 0;
+    },
+
+    async secret(): Promise<Buffer> {
+      if (!db.open) throw new TypeError("The database connection is not open");
+      // Never changes once written, so one read per store is enough.
+      secret ??= meta.secret();
+      return Buffer.from(secret);
+    },
+
+    async close(): Promise<void> {
+      if (db.open) db.close();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Rules every {@link TaskStore} implementation shares, kept in one place so the stores cannot
+ * drift apart on ordering, limits or which misuse they refuse.
+ */
+import type { ListPosition } from "../core/cursor.js";
+import { isTerminal, type TaskStatus } from "../core/task-status.js";
+import type { TransitionPatch } from "./task-store.js";
+
+export type StoreErrorReason = "duplicate_task" | "duplicate_input" | "unknown_task" | "invalid_patch";
+
+/**
+ * A store refused a write because of the caller, not because storage failed. Receivers generate
+ * ids themselves (T-ID-1), so any of these means a bug upstream, never a requestor's mistake.
+ */
+export class StoreError extends Error {
+  readonly reason: StoreErrorReason;
+
+  constructor(reason: StoreErrorReason, message: string) {
+    super(message);
+    this.name = "StoreError";
+    this.reason = reason;
+  }
+}
+
+export function duplicateTaskError(id: string): StoreError {
+  return new StoreError("duplicate_task", `task ${id} already exists`);
+}
+
+export function duplicateInputError(taskId: string, inputId: string): StoreError {
+  return new StoreError("duplicate_input", `input request ${inputId} of task ${taskId} already exists`);
+}
+
+export function unknownTaskError(taskId: string): StoreError {
+  return new StoreError("unknown_task", `task ${taskId} does not exist`);
+}
+
+/** An outcome belongs to the terminal write only (it is never rewritten afterwards, T-LIFE-3). */
+export function checkTransitionPatch(to: TaskStatus, patch: TransitionPatch): void {
+  if (patch.outcome !== undefined && !isTerminal(to)) {
+    throw new StoreError("invalid_patch", `an outcome can only be stored with a terminal status, not '${to}'`);
+  }
+}
+
+/**
+ * The (createdAt, id) order of `list` and `activeTasks`. Ids are compared by UTF-16 code unit,
+ * which equals SQLite's BINARY collation for the ASCII ids `newTaskId` produces.
+ */
+export function compareByCreation(a: ListPosition, b: ListPosition): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** Oldest deadline first, so a bounded sweep always makes progress on the most overdue tasks. */
+export function compareByExpiry(a: { expiresAt: number | null; id: string }, b: { expiresAt: number | null; id: string }): number {
+  const x = a.expiresAt ?? Number.POSITIVE_INFINITY;
+  const y = b.expiresAt ?? Number.POSITIVE_INFINITY;
+  if (x !== y) return x < y ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/**
+ * A batch size both stores agree on. SQLite reads a negative LIMIT as "no limit", so a zero or
+ * negative (or NaN) request must become an explicit empty batch rather than reach SQL.
+ */
+export function wholeLimit(limit: number): number {
+  if (Number.isNaN(limit) || limit <= 0) return 0;
+  return Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER);
+}

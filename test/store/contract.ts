@@ -1,0 +1,574 @@
+/**
+ * The one behavioural contract of {@link TaskStore}. Every implementation runs this suite
+ * unchanged, so a runtime written against one store behaves the same on any other.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { newTaskId } from "../../src/core/task-id.js";
+import {
+  ACTIVE_STATUSES,
+  TASK_STATUSES,
+  TERMINAL_STATUSES,
+  allowedSources,
+  canTransition,
+  type TaskStatus,
+} from "../../src/core/task-status.js";
+import type { NewTask, TaskOutcome, TaskRecord } from "../../src/core/task.js";
+import type { TaskStore } from "../../src/store/task-store.js";
+
+const T0 = 1_700_000_000_000;
+
+/** A valid new task; ids are fresh UUIDs like the runtime's (T-ID-1). */
+export function newTask(overrides: Partial<NewTask> = {}): NewTask {
+  return {
+    id: newTaskId(),
+    owner: "alice",
+    method: "tools/call",
+    name: "slow-tool",
+    request: { name: "slow-tool", arguments: { n: 3, nested: { list: [1, "two", null] } } },
+    origin: { sessionId: "session-1", progressToken: "tok-1", accepts: ["elicitation/create"] },
+    createdAt: T0,
+    ttlMs: 60_000,
+    pollIntervalMs: 1000,
+    retryable: false,
+    ...overrides,
+  };
+}
+
+const RESULT: TaskOutcome = { kind: "result", value: { content: [{ type: "text", text: "done" }], isError: false } };
+const RPC_ERROR: TaskOutcome = {
+  kind: "error",
+  error: { code: -32042, message: "Upstream refused", data: { retryAfterMs: 250, reasons: ["quota", "policy"] } },
+};
+
+export function storeContract(name: string, make: () => Promise<TaskStore> | TaskStore): void {
+  describe(`${name}: TaskStore contract`, () => {
+    let store: TaskStore;
+
+    beforeEach(async () => {
+      store = await make();
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    /** Creates a task and walks it along legal moves to `status`. */
+    async function taskIn(status: TaskStatus, overrides: Partial<NewTask> = {}): Promise<TaskRecord> {
+      const created = await store.create(newTask(overrides));
+      if (status === "working") return created;
+      const moved = await store.transition(created.id, allowedSources(status), status, { now: T0 + 1 });
+      if (moved === null) throw new Error(`could not move a new task to ${status}`);
+      return moved;
+    }
+
+    describe("create", () => {
+      it("T-LIFE-1: a new task starts in working, with no message, outcome or progress", async () => {
+        const task = newTask();
+        const created = await store.create(task);
+        expect(created).toEqual({
+          ...task,
+          status: "working",
+          statusMessage: null,
+          updatedAt: task.createdAt,
+          expiresAt: task.createdAt + 60_000,
+          outcome: null,
+          progress: null,
+        });
+        expect(await store.get(task.id, { any: true })).toEqual(created);
+      });
+
+      it("T-TTL-4: expiresAt is createdAt + ttlMs, and null for an unlimited ttl", async () => {
+        const limited = await store.create(newTask({ ttlMs: 5000 }));
+        const unlimited = await store.create(newTask({ ttlMs: null }));
+        expect(limited.expiresAt).toBe(T0 + 5000);
+        expect(unlimited.expiresAt).toBeNull();
+        expect(unlimited.ttlMs).toBeNull();
+      });
+
+      it("keeps request, origin, pollInterval, retryable and owner as given", async () => {
+        const task = newTask({ owner: null, pollIntervalMs: null, retryable: true, request: [1, { a: "ü" }] });
+        await store.create(task);
+        const read = await store.get(task.id, { any: true });
+        expect(read).toMatchObject({
+          owner: null,
+          pollIntervalMs: null,
+          retryable: true,
+          request: [1, { a: "ü" }],
+          origin: task.origin,
+        });
+      });
+
+      it("T-ID-1: rejects a duplicate id and keeps the first task", async () => {
+        const first = await store.create(newTask({ name: "first" }));
+        await expect(store.create(newTask({ id: first.id, name: "second" }))).rejects.toThrow(/already exists/);
+        expect((await store.get(first.id, { any: true }))?.name).toBe("first");
+      });
+
+      it("stored state cannot be changed through the objects passed in or handed out", async () => {
+        const task = newTask();
+        const created = await store.create(task);
+        (task.request as { name: string }).name = "mutated input";
+        task.origin.accepts.push("sampling/createMessage");
+        created.status = "completed";
+        (created.request as { name: string }).name = "mutated output";
+        const read = await store.get(task.id, { any: true });
+        expect(read?.status).toBe("working");
+        expect(read?.request).toEqual(newTask().request);
+        expect(read?.origin.accepts).toEqual(["elicitation/create"]);
+      });
+    });
+
+    describe("get and owner scope (T-SEC-1, T-SEC-3)", () => {
+      it("returns null for an unknown id", async () => {
+        expect(await store.get(newTaskId(), { any: true })).toBeNull();
+      });
+
+      it("finds a task within its owner's scope", async () => {
+        const task = await taskIn("working", { owner: "alice" });
+        expect((await store.get(task.id, { owner: "alice" }))?.id).toBe(task.id);
+      });
+
+      it("T-SEC-3: hides a task from a foreign owner", async () => {
+        const task = await taskIn("working", { owner: "alice" });
+        expect(await store.get(task.id, { owner: "mallory" })).toBeNull();
+        expect(await store.get(task.id, { owner: null })).toBeNull();
+      });
+
+      it("a null owner scope matches only tasks created without an owner", async () => {
+        const anonymous = await taskIn("working", { owner: null });
+        expect((await store.get(anonymous.id, { owner: null }))?.id).toBe(anonymous.id);
+        expect(await store.get(anonymous.id, { owner: "alice" })).toBeNull();
+      });
+
+      it("scope { any: true } sees tasks of every owner", async () => {
+        const owned = await taskIn("working", { owner: "alice" });
+        const anonymous = await taskIn("working", { owner: null });
+        expect((await store.get(owned.id, { any: true }))?.id).toBe(owned.id);
+        expect((await store.get(anonymous.id, { any: true }))?.id).toBe(anonymous.id);
+      });
+    });
+
+    describe("transition (compare-and-set)", () => {
+      const legalMoves = ACTIVE_STATUSES.flatMap((from) =>
+        TASK_STATUSES.filter((to) => canTransition(from, to)).map((to) => [from, to] as const),
+      );
+
+      it.each(legalMoves)("T-LIFE-2: moves %s → %s with allowedSources", async (from, to) => {
+        const task = await taskIn(from);
+        const moved = await store.transition(task.id, allowedSources(to), to, { now: T0 + 2 });
+        expect(moved?.status).toBe(to);
+        expect((await store.get(task.id, { any: true }))?.status).toBe(to);
+      });
+
+      it.each(TERMINAL_STATUSES)("T-LIFE-3: a %s task never moves again", async (terminal) => {
+        const task = await taskIn(terminal);
+        for (const to of TASK_STATUSES) {
+          expect(await store.transition(task.id, allowedSources(to), to, { now: T0 + 5, statusMessage: "late" })).toBeNull();
+        }
+        expect(await store.get(task.id, { any: true })).toEqual(task);
+      });
+
+      it("T-LIFE-3: a terminal task stays put even when the caller lists its status in `from`", async () => {
+        const task = await taskIn("completed");
+        expect(await store.transition(task.id, ["completed"], "working", { now: T0 + 5 })).toBeNull();
+        expect(await store.transition(task.id, TASK_STATUSES, "failed", { now: T0 + 5 })).toBeNull();
+        expect((await store.get(task.id, { any: true }))?.status).toBe("completed");
+      });
+
+      it("refuses a move whose current status is not in `from`, writing nothing", async () => {
+        const task = await taskIn("working");
+        expect(await store.transition(task.id, ["input_required"], "working", { now: T0 + 5, statusMessage: "x" })).toBeNull();
+        expect(await store.get(task.id, { any: true })).toEqual(task);
+      });
+
+      it("returns null for an unknown task", async () => {
+        expect(await store.transition(newTaskId(), allowedSources("completed"), "completed", { now: T0 })).toBeNull();
+      });
+
+      it("T-CANCEL-4: a late completed does not overwrite cancelled", async () => {
+        const task = await taskIn("working");
+        const cancelled = await store.transition(task.id, allowedSources("cancelled"), "cancelled", {
+          now: T0 + 10,
+          statusMessage: "Cancelled by requestor",
+        });
+        const late = await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 20, outcome: RESULT });
+        expect(late).toBeNull();
+        const stored = await store.get(task.id, { any: true });
+        expect(stored).toEqual(cancelled);
+        expect(stored?.outcome).toBeNull();
+      });
+
+      it("racing completed and cancelled transitions: exactly one wins and its write is what is stored", async () => {
+        for (let round = 0; round < 10; round++) {
+          const task = await taskIn(round % 2 === 0 ? "working" : "input_required");
+          const [completed, cancelled] = await Promise.all([
+            store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 30, outcome: RESULT }),
+            store.transition(task.id, allowedSources("cancelled"), "cancelled", { now: T0 + 30 }),
+          ]);
+          const winners = [completed, cancelled].filter((r) => r !== null);
+          expect(winners).toHaveLength(1);
+          expect(await store.get(task.id, { any: true })).toEqual(winners[0]);
+        }
+      });
+
+      it("sets updatedAt to patch.now and keeps createdAt", async () => {
+        const task = await taskIn("working");
+        const moved = await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 777 });
+        expect(moved?.updatedAt).toBe(T0 + 777);
+        expect(moved?.createdAt).toBe(T0);
+      });
+
+      it("T-RES-2: a result outcome round-trips with the terminal transition", async () => {
+        const task = await taskIn("working");
+        await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 3, outcome: RESULT });
+        expect((await store.get(task.id, { any: true }))?.outcome).toEqual(RESULT);
+      });
+
+      it("T-RES-4: a JSON-RPC error outcome round-trips with code, message and data", async () => {
+        const task = await taskIn("working");
+        await store.transition(task.id, allowedSources("failed"), "failed", { now: T0 + 3, outcome: RPC_ERROR });
+        const stored = await store.get(task.id, { any: true });
+        expect(stored?.outcome).toEqual(RPC_ERROR);
+        expect(stored?.status).toBe("failed");
+      });
+
+      it("an outcome is refused with a non-terminal status", async () => {
+        const task = await taskIn("working");
+        await expect(
+          store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 3, outcome: RESULT }),
+        ).rejects.toThrow(/terminal/);
+        expect(await store.get(task.id, { any: true })).toEqual(task);
+      });
+
+      it("T-LIFE-5: statusMessage undefined keeps the current message", async () => {
+        const task = await taskIn("working");
+        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1, statusMessage: "Need a file name" });
+        const moved = await store.transition(task.id, allowedSources("working"), "working", { now: T0 + 2 });
+        expect(moved?.statusMessage).toBe("Need a file name");
+      });
+
+      it("T-LIFE-5: statusMessage null clears the message", async () => {
+        const task = await taskIn("working");
+        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1, statusMessage: "Need a file name" });
+        const moved = await store.transition(task.id, allowedSources("working"), "working", { now: T0 + 2, statusMessage: null });
+        expect(moved?.statusMessage).toBeNull();
+      });
+
+      it("T-LIFE-4: statusMessage given with a terminal status is stored with it", async () => {
+        const task = await taskIn("working");
+        const failed = await store.transition(task.id, allowedSources("failed"), "failed", {
+          now: T0 + 1,
+          statusMessage: "Tool reported isError",
+          outcome: RESULT,
+        });
+        expect(failed?.statusMessage).toBe("Tool reported isError");
+        expect((await store.get(task.id, { any: true }))?.statusMessage).toBe("Tool reported isError");
+      });
+    });
+
+    describe("annotate", () => {
+      it("T-PROG-1: records progress without changing the status", async () => {
+        const task = await taskIn("working");
+        expect(await store.annotate(task.id, { progress: { progress: 3, total: 10, message: "3 of 10" }, now: T0 + 9 })).toBe(true);
+        const stored = await store.get(task.id, { any: true });
+        expect(stored?.progress).toEqual({ progress: 3, total: 10, message: "3 of 10" });
+        expect(stored?.status).toBe("working");
+        expect(stored?.updatedAt).toBe(T0 + 9);
+      });
+
+      it("keeps the last progress when only the message changes", async () => {
+        const task = await taskIn("input_required");
+        await store.annotate(task.id, { progress: { progress: 1 }, now: T0 + 2 });
+        await store.annotate(task.id, { statusMessage: "halfway", now: T0 + 3 });
+        const stored = await store.get(task.id, { any: true });
+        expect(stored?.progress).toEqual({ progress: 1 });
+        expect(stored?.statusMessage).toBe("halfway");
+        expect(stored?.status).toBe("input_required");
+      });
+
+      it("statusMessage undefined keeps the message and null clears it", async () => {
+        const task = await taskIn("working");
+        await store.annotate(task.id, { statusMessage: "busy", now: T0 + 2 });
+        await store.annotate(task.id, { progress: { progress: 2 }, now: T0 + 3 });
+        expect((await store.get(task.id, { any: true }))?.statusMessage).toBe("busy");
+        await store.annotate(task.id, { statusMessage: null, now: T0 + 4 });
+        expect((await store.get(task.id, { any: true }))?.statusMessage).toBeNull();
+      });
+
+      it.each(TERMINAL_STATUSES)("T-LIFE-3: leaves a %s task untouched and returns false", async (terminal) => {
+        const task = await taskIn(terminal);
+        expect(await store.annotate(task.id, { statusMessage: "late", progress: { progress: 9 }, now: T0 + 50 })).toBe(false);
+        expect(await store.get(task.id, { any: true })).toEqual(task);
+      });
+
+      it("returns false for an unknown task", async () => {
+        expect(await store.annotate(newTaskId(), { statusMessage: "x", now: T0 })).toBe(false);
+      });
+    });
+
+    describe("list (T-LIST, keyset over (createdAt, id))", () => {
+      async function walk(owner: string | null, pageSize: number): Promise<{ pages: number; ids: string[] }> {
+        const ids: string[] = [];
+        let after: { createdAt: number; id: string } | null = null;
+        for (let pages = 1; ; pages++) {
+          const page: TaskRecord[] = await store.list(owner, after, pageSize);
+          expect(page.length).toBeLessThanOrEqual(pageSize);
+          ids.push(...page.map((t) => t.id));
+          const last = page.at(-1);
+          if (page.length < pageSize || last === undefined) return { pages, ids };
+          after = { createdAt: last.createdAt, id: last.id };
+        }
+      }
+
+      it("T-LIST-2: walks 25 tasks with equal createdAt in id order, with no duplicates or gaps", async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 25; i++) ids.push((await taskIn(TASK_STATUSES[i % 5] ?? "working", { createdAt: T0 })).id);
+        const { pages, ids: seen } = await walk("alice", 10);
+        expect(pages).toBe(3);
+        expect(seen).toEqual([...ids].sort());
+      });
+
+      it("orders by createdAt before id", async () => {
+        const late = await taskIn("working", { id: "00000000-0000-4000-8000-000000000001", createdAt: T0 + 100 });
+        const early = await taskIn("working", { id: "ffffffff-ffff-4fff-bfff-ffffffffffff", createdAt: T0 });
+        const page = await store.list("alice", null, 10);
+        expect(page.map((t) => t.id)).toEqual([early.id, late.id]);
+      });
+
+      it("T-SEC-3: returns only the owner's tasks; null lists only tasks without an owner", async () => {
+        const alice = [await taskIn("working", { owner: "alice" }), await taskIn("completed", { owner: "alice" })];
+        const bob = await taskIn("working", { owner: "bob" });
+        const anonymous = await taskIn("failed", { owner: null });
+        expect((await walk("alice", 1)).ids.sort()).toEqual(alice.map((t) => t.id).sort());
+        expect((await walk("bob", 10)).ids).toEqual([bob.id]);
+        expect((await walk(null, 10)).ids).toEqual([anonymous.id]);
+        expect((await walk("carol", 10)).ids).toEqual([]);
+      });
+
+      it("returns an empty page after the last task", async () => {
+        const task = await taskIn("working");
+        expect(await store.list("alice", { createdAt: task.createdAt, id: task.id }, 10)).toEqual([]);
+      });
+
+      it("is stable under concurrent inserts: new tasks appear after the cursor, old positions are not revisited", async () => {
+        const first = [] as string[];
+        for (let i = 0; i < 4; i++) first.push((await taskIn("working", { createdAt: T0 + i })).id);
+        const page1 = await store.list("alice", null, 2);
+        const cursor = page1.at(-1);
+        if (cursor === undefined) throw new Error("empty first page");
+        // Inserted mid-walk: one behind the cursor (must not show up), one ahead (must).
+        await taskIn("working", { createdAt: T0 - 1 });
+        const ahead = await taskIn("working", { createdAt: T0 + 10 });
+        const rest = await store.list("alice", { createdAt: cursor.createdAt, id: cursor.id }, 10);
+        expect([...page1, ...rest].map((t) => t.id)).toEqual([...first, ahead.id]);
+      });
+
+      it("a limit of 0 returns an empty page", async () => {
+        await taskIn("working");
+        expect(await store.list("alice", null, 0)).toEqual([]);
+      });
+    });
+
+    describe("input requests (T-INPUT)", () => {
+      const ask = (taskId: string, id: string, createdAt = T0 + 1) => ({
+        taskId,
+        id,
+        method: "elicitation/create",
+        params: { message: `question ${id}`, requestedSchema: { type: "object", properties: {} } },
+        createdAt,
+      });
+      const ANSWER: TaskOutcome = { kind: "result", value: { action: "accept", content: { name: "x" } } };
+
+      it("queued requests are pending, oldest first, ties in queue order", async () => {
+        const task = await taskIn("input_required");
+        await store.enqueueInput(ask(task.id, "b", T0 + 5));
+        await store.enqueueInput(ask(task.id, "c", T0 + 1));
+        await store.enqueueInput(ask(task.id, "a", T0 + 5));
+        const pending = await store.pendingInputs(task.id);
+        expect(pending.map((i) => i.id)).toEqual(["c", "b", "a"]);
+        expect(pending[0]).toEqual({ ...ask(task.id, "c", T0 + 1), answer: null });
+      });
+
+      it("an answered request is no longer pending", async () => {
+        const task = await taskIn("input_required");
+        await store.enqueueInput(ask(task.id, "q1"));
+        await store.enqueueInput(ask(task.id, "q2"));
+        await store.answerInput(task.id, "q1", ANSWER);
+        expect((await store.pendingInputs(task.id)).map((i) => i.id)).toEqual(["q2"]);
+      });
+
+      it("an answer is recorded once; a second answer is refused and does not overwrite", async () => {
+        const task = await taskIn("input_required");
+        await store.enqueueInput(ask(task.id, "q1"));
+        expect(await store.answerInput(task.id, "q1", ANSWER)).toBe(true);
+        expect(await store.answerInput(task.id, "q1", RPC_ERROR)).toBe(false);
+        expect((await store.getInput(task.id, "q1"))?.answer).toEqual(ANSWER);
+      });
+
+      it("a JSON-RPC error answer round-trips", async () => {
+        const task = await taskIn("input_required");
+        await store.enqueueInput(ask(task.id, "q1"));
+        await store.answerInput(task.id, "q1", RPC_ERROR);
+        expect((await store.getInput(task.id, "q1"))?.answer).toEqual(RPC_ERROR);
+      });
+
+      it("answering an unknown request returns false", async () => {
+        const task = await taskIn("input_required");
+        expect(await store.answerInput(task.id, "nope", ANSWER)).toBe(false);
+        expect(await store.answerInput(newTaskId(), "nope", ANSWER)).toBe(false);
+      });
+
+      it("getInput returns the request as queued, and null for an unknown one", async () => {
+        const task = await taskIn("input_required");
+        await store.enqueueInput(ask(task.id, "q1"));
+        expect(await store.getInput(task.id, "q1")).toEqual({ ...ask(task.id, "q1"), answer: null });
+        expect(await store.getInput(task.id, "q2")).toBeNull();
+      });
+
+      it("queues are per task: the same input id may exist in two tasks", async () => {
+        const one = await taskIn("input_required");
+        const two = await taskIn("input_required");
+        await store.enqueueInput(ask(one.id, "q"));
+        await store.enqueueInput(ask(two.id, "q"));
+        await store.answerInput(one.id, "q", ANSWER);
+        expect(await store.pendingInputs(one.id)).toEqual([]);
+        expect((await store.pendingInputs(two.id)).map((i) => i.taskId)).toEqual([two.id]);
+      });
+
+      it("rejects a duplicate input id within a task", async () => {
+        const task = await taskIn("input_required");
+        await store.enqueueInput(ask(task.id, "q1"));
+        await expect(store.enqueueInput(ask(task.id, "q1", T0 + 9))).rejects.toThrow(/already exists/);
+        expect((await store.getInput(task.id, "q1"))?.createdAt).toBe(T0 + 1);
+      });
+
+      it("rejects a request for an unknown task", async () => {
+        await expect(store.enqueueInput(ask(newTaskId(), "q1"))).rejects.toThrow(/does not exist/);
+      });
+
+      it("a task with no queue has no pending requests", async () => {
+        const task = await taskIn("working");
+        expect(await store.pendingInputs(task.id)).toEqual([]);
+      });
+    });
+
+    describe("expiry (T-TTL-5, T-TTL-7)", () => {
+      it("expiredActive returns non-terminal tasks whose expiresAt ≤ now, most overdue first, at most limit", async () => {
+        const a = await taskIn("working", { ttlMs: 300 });
+        const b = await taskIn("input_required", { ttlMs: 100 });
+        const c = await taskIn("working", { ttlMs: 200 });
+        await taskIn("working", { ttlMs: 5000 });
+        expect((await store.expiredActive(T0 + 300, 10)).map((t) => t.id)).toEqual([b.id, c.id, a.id]);
+        expect((await store.expiredActive(T0 + 300, 2)).map((t) => t.id)).toEqual([b.id, c.id]);
+      });
+
+      it("expiredActive ignores terminal and unlimited tasks", async () => {
+        for (const status of TERMINAL_STATUSES) await taskIn(status, { ttlMs: 10 });
+        await taskIn("working", { ttlMs: null });
+        expect(await store.expiredActive(T0 + 1_000_000, 10)).toEqual([]);
+      });
+
+      it("deleteExpired deletes only expired terminal tasks, in batches of limit", async () => {
+        const doomed: string[] = [];
+        for (let i = 0; i < 5; i++) doomed.push((await taskIn(TERMINAL_STATUSES[i % 3] ?? "completed", { ttlMs: 100 + i })).id);
+        const activeExpired = await taskIn("working", { ttlMs: 50 });
+        const terminalAlive = await taskIn("completed", { ttlMs: 100_000 });
+        const unlimited = await taskIn("completed", { ttlMs: null });
+
+        expect(await store.deleteExpired(T0 + 1000, 2)).toBe(2);
+        expect(await store.deleteExpired(T0 + 1000, 2)).toBe(2);
+        expect(await store.deleteExpired(T0 + 1000, 2)).toBe(1);
+        expect(await store.deleteExpired(T0 + 1000, 2)).toBe(0);
+
+        for (const id of doomed) expect(await store.get(id, { any: true })).toBeNull();
+        for (const kept of [activeExpired, terminalAlive, unlimited]) {
+          expect((await store.get(kept.id, { any: true }))?.id).toBe(kept.id);
+        }
+      });
+
+      it("deleteExpired deletes the oldest deadlines first", async () => {
+        const later = await taskIn("completed", { ttlMs: 200 });
+        const sooner = await taskIn("failed", { ttlMs: 100 });
+        expect(await store.deleteExpired(T0 + 500, 1)).toBe(1);
+        expect(await store.get(sooner.id, { any: true })).toBeNull();
+        expect(await store.get(later.id, { any: true })).not.toBeNull();
+      });
+
+      it("deleteExpired deletes the input queue of every deleted task", async () => {
+        const task = await taskIn("input_required", { ttlMs: 100 });
+        await store.enqueueInput({ taskId: task.id, id: "q1", method: "sampling/createMessage", params: {}, createdAt: T0 });
+        await store.transition(task.id, allowedSources("cancelled"), "cancelled", { now: T0 + 2 });
+        expect(await store.deleteExpired(T0 + 100, 10)).toBe(1);
+        expect(await store.getInput(task.id, "q1")).toBeNull();
+        expect(await store.pendingInputs(task.id)).toEqual([]);
+      });
+
+      it("deleteExpired with nothing due, or a limit of 0, deletes nothing", async () => {
+        await taskIn("completed", { ttlMs: 100 });
+        expect(await store.deleteExpired(T0 + 99, 10)).toBe(0);
+        expect(await store.deleteExpired(T0 + 100, 0)).toBe(0);
+        expect(await store.deleteExpired(T0 + 100, 10)).toBe(1);
+      });
+    });
+
+    describe("active tasks and per-owner counts", () => {
+      it("activeTasks returns non-terminal tasks of every owner in creation order, up to limit", async () => {
+        const a = await taskIn("working", { owner: "alice", createdAt: T0 + 3 });
+        const b = await taskIn("input_required", { owner: null, createdAt: T0 + 1 });
+        const c = await taskIn("working", { owner: "bob", createdAt: T0 + 2 });
+        for (const status of TERMINAL_STATUSES) await taskIn(status);
+        expect((await store.activeTasks(10)).map((t) => t.id)).toEqual([b.id, c.id, a.id]);
+        expect((await store.activeTasks(2)).map((t) => t.id)).toEqual([b.id, c.id]);
+      });
+
+      it("T-TTL-7: countActive counts one owner's non-terminal tasks; null counts only tasks without an owner", async () => {
+        await taskIn("working", { owner: "alice" });
+        await taskIn("input_required", { owner: "alice" });
+        await taskIn("completed", { owner: "alice" });
+        await taskIn("working", { owner: "bob" });
+        await taskIn("working", { owner: null });
+        expect(await store.countActive("alice")).toBe(2);
+        expect(await store.countActive("bob")).toBe(1);
+        expect(await store.countActive(null)).toBe(1);
+        expect(await store.countActive("carol")).toBe(0);
+      });
+
+      it("a task leaves the active set when it reaches a terminal status", async () => {
+        const task = await taskIn("working");
+        await store.transition(task.id, allowedSources("cancelled"), "cancelled", { now: T0 + 1 });
+        expect(await store.countActive("alice")).toBe(0);
+        expect(await store.activeTasks(10)).toEqual([]);
+      });
+    });
+
+    describe("secret", () => {
+      it("is 32 bytes and the same on every call", async () => {
+        const first = await store.secret();
+        expect(first).toBeInstanceOf(Buffer);
+        expect(first.length).toBe(32);
+        expect((await store.secret()).equals(first)).toBe(true);
+      });
+
+      it("concurrent first calls agree", async () => {
+        const [a, b] = await Promise.all([store.secret(), store.secret()]);
+        expect(a.equals(b)).toBe(true);
+      });
+
+      it("cannot be changed through the returned buffer", async () => {
+        const first = await store.secret();
+        const copy = Buffer.from(first);
+        first.fill(0);
+        expect((await store.secret()).equals(copy)).toBe(true);
+      });
+    });
+
+    describe("close", () => {
+      it("operations after close are rejected", async () => {
+        await store.close();
+        await expect(store.get(newTaskId(), { any: true })).rejects.toThrow();
+        await expect(store.create(newTask())).rejects.toThrow();
+        await expect(store.secret()).rejects.toThrow();
+      });
+    });
+  });
+}

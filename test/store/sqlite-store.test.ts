@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { allowedSources } from "../../src/core/task-status.js";
+import type { TaskOutcome } from "../../src/core/task.js";
+import { SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
+import { sqliteStore } from "../../src/store/sqlite-store.js";
+import type { TaskStore } from "../../src/store/task-store.js";
+import { newTask, storeContract } from "./contract.js";
+
+const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-sqlite-"));
+let files = 0;
+const freshPath = (): string => join(dir, `store-${process.pid}-${++files}.db`);
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+storeContract("sqliteStore (file)", () => sqliteStore(freshPath()));
+storeContract("sqliteStore (:memory:)", () => sqliteStore(":memory:"));
+
+describe("sqliteStore: durability and files", () => {
+  const opened: TaskStore[] = [];
+  const open = (path: string): TaskStore => {
+    const store = sqliteStore(path);
+    opened.push(store);
+    return store;
+  };
+
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+
+  it("tasks, outcomes, messages, progress and inputs survive close and reopen", async () => {
+    const path = freshPath();
+    const outcome: TaskOutcome = { kind: "error", error: { code: -32000, message: "boom", data: { at: [1, 2] } } };
+    const first = open(path);
+    const done = await first.create(newTask());
+    const waiting = await first.create(newTask({ owner: null }));
+    await first.annotate(done.id, { progress: { progress: 1, total: 2 }, now: done.createdAt + 1 });
+    const failed = await first.transition(done.id, allowedSources("failed"), "failed", {
+      now: done.createdAt + 2,
+      statusMessage: "it broke",
+      outcome,
+    });
+    await first.transition(waiting.id, allowedSources("input_required"), "input_required", { now: waiting.createdAt + 1 });
+    await first.enqueueInput({ taskId: waiting.id, id: "q1", method: "elicitation/create", params: { m: 1 }, createdAt: 5 });
+    await first.answerInput(waiting.id, "q1", { kind: "result", value: { action: "decline" } });
+    await first.close();
+
+    const second = open(path);
+    expect(await second.get(done.id, { owner: "alice" })).toEqual(failed);
+    expect(failed?.progress).toEqual({ progress: 1, total: 2 });
+    expect((await second.get(waiting.id, { owner: null }))?.status).toBe("input_required");
+    expect((await second.getInput(waiting.id, "q1"))?.answer).toEqual({ kind: "result", value: { action: "decline" } });
+    expect(await second.countActive(null)).toBe(1);
+  });
+
+  it("the secret survives reopening the same file, and differs between files", async () => {
+    const path = freshPath();
+    const first = open(path);
+    const secret = await first.secret();
+    await first.close();
+    expect((await open(path).secret()).equals(secret)).toBe(true);
+    expect((await open(freshPath()).secret()).equals(secret)).toBe(false);
+  });
+
+  it("two connections to one file share the compare-and-set: a terminal write from one blocks the other", async () => {
+    const path = freshPath();
+    const a = open(path);
+    const b = open(path);
+    const task = await a.create(newTask());
+    const cancelled = await b.transition(task.id, allowedSources("cancelled"), "cancelled", { now: task.createdAt + 1 });
+    expect(cancelled?.status).toBe("cancelled");
+    expect(await a.transition(task.id, allowedSources("completed"), "completed", { now: task.createdAt + 2 })).toBeNull();
+    expect((await a.get(task.id, { any: true }))?.status).toBe("cancelled");
+    expect((await a.secret()).equals(await b.secret())).toBe(true);
+  });
+
+  it("creates missing parent directories", async () => {
+    const path = join(dir, "nested", "deeper", "tasks.db");
+    const store = open(path);
+    const task = await store.create(newTask());
+    expect((await store.get(task.id, { any: true }))?.id).toBe(task.id);
+  });
+
+  it("uses WAL journaling and records the schema version", async () => {
+    const path = freshPath();
+    await open(path).close();
+    const raw = new Database(path, { readonly: true });
+    try {
+      expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(raw.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it("reopening an up-to-date file migrates nothing and keeps the data", async () => {
+    const path = freshPath();
+    const first = open(path);
+    const task = await first.create(newTask());
+    await first.close();
+    const second = open(path);
+    await second.close();
+    const third = open(path);
+    expect((await third.get(task.id, { any: true }))?.id).toBe(task.id);
+  });
+
+  it("refuses a file written by a newer schema", () => {
+    const path = freshPath();
+    const raw = new Database(path);
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    raw.close();
+    expect(() => sqliteStore(path)).toThrow(/newer/);
+  });
+
+  it("tasks/list and sweeps use the indexes rather than scanning the table", () => {
+    const path = freshPath();
+    open(path);
+    const raw = new Database(path, { readonly: true });
+    try {
+      const plan = (sql: string): string =>
+        raw
+          .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+          .all()
+          .map((r) => r.detail)
+          .join("; ");
+      expect(plan(`SELECT * FROM tasks WHERE owner IS 'a' AND (created_at, id) > (1, 'x') ORDER BY created_at, id LIMIT 5`)).toMatch(
+        /USING INDEX tasks_owner_created/,
+      );
+      expect(plan(`SELECT count(*) FROM tasks WHERE owner IS 'a' AND status IN ('working', 'input_required')`)).toMatch(
+        /tasks_active/,
+      );
+      expect(
+        plan(`SELECT * FROM tasks WHERE status IN ('working', 'input_required') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
+      ).toBe("SEARCH tasks USING INDEX tasks_expires (expires_at<?)");
+    } finally {
+      raw.close();
+    }
+  });
+});
