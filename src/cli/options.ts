@@ -1,0 +1,21 @@
+import { InvalidArgumentError } from "commander";
+
+/** Parses a non-negative integer option (ms, ports). */
+export function nonNegativeInt(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError("expected a non-negative integer");
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError("number too large");
+  return n;
+}
+
+/** A ttl option: milliseconds, or "unlimited". */
+export function ttlMs(value: string): number | null {
+  if (value === "unlimited") return null;
+  return nonNegativeInt(value);
+}
+
+export function port(value: string): number {
+  const n = nonNegativeInt(value);
+  if (n > 65535) throw new InvalidArgumentError("a port is 0..65535");
+  return n;
+}

@@ -1,0 +1,89 @@
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { Command, Option } from "commander";
+import { registerDemoTools } from "../demo/demo-tools.js";
+import { staticTokenVerifier } from "../http/bearer-auth.js";
+import { serveHttp } from "../http/http-server.js";
+import { loadTokenFile } from "../http/token-file.js";
+import { createTaskServer } from "../mcp/task-server.js";
+import { openStore } from "../store/open-store.js";
+import { createLogger } from "./logger.js";
+import { loadToolsModule } from "./load-tools.js";
+import { nonNegativeInt, port, ttlMs } from "./options.js";
+
+interface ServeOptions {
+  port: number;
+  host: string;
+  store: string;
+  stdio?: boolean;
+  demo?: boolean;
+  tools?: string;
+  authTokens?: string;
+  defaultTtl: number | null;
+  maxTtl: number | null;
+  pollInterval: number;
+  tasks: boolean;
+  logLevel: string;
+}
+
+export function serveCommand(): Command {
+  return new Command("serve")
+    .description("Serve MCP tools with durable tasks over Streamable HTTP (default) or stdio")
+    .addOption(new Option("--port <n>", "HTTP port (0 picks a free one)").env("PORT").argParser(port).default(3000))
+    .option("--host <address>", "HTTP bind address", "127.0.0.1")
+    .option("--store <spec>", "task store: sqlite:PATH | PATH.db | memory", "sqlite:mcp-tasks.db")
+    .option("--stdio", "serve one client over stdin/stdout instead of HTTP")
+    .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch)")
+    .option("--tools <module>", "load tools from a module exporting default (app) => void")
+    .option("--auth-tokens <file>", 'HTTP bearer auth from a JSON file {"<token>": "<principal>"}')
+    .option("--default-ttl <ms>", 'ttl for tasks that request none, or "unlimited"', ttlMs, 3_600_000)
+    .option("--max-ttl <ms>", 'cap on requested ttls, or "unlimited"', ttlMs, 86_400_000)
+    .option("--poll-interval <ms>", "pollInterval suggested to requestors", nonNegativeInt, 1000)
+    .option("--no-tasks", "switch task support off (params.task is then ignored)")
+    .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
+    .action(async (opts: ServeOptions) => {
+      await serve(opts);
+    });
+}
+
+async function serve(opts: ServeOptions): Promise<void> {
+  const logger = createLogger(opts.logLevel);
+  if (!opts.demo && !opts.tools) {
+    throw new Error("nothing to serve: pass --demo and/or --tools MODULE");
+  }
+  const app = createTaskServer({
+    name: "mcp-tasks",
+    version: "0.1.0",
+    store: openStore(opts.store),
+    logger,
+    tasks: opts.tasks,
+    ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
+    pollIntervalMs: opts.pollInterval,
+  });
+  if (opts.demo) registerDemoTools(app);
+  if (opts.tools) await loadToolsModule(app, opts.tools);
+  await app.start();
+
+  let stopping = false;
+  const stop = async (closeHttp?: () => Promise<void>): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({}, "shutting down");
+    await closeHttp?.();
+    await app.close();
+    logger.flush();
+    process.exit(0);
+  };
+
+  if (opts.stdio) {
+    const transport = new StdioServerTransport();
+    await app.connect(transport, "stdio");
+    process.stdin.on("end", () => void stop());
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop());
+    logger.info({ store: opts.store, tools: app.toolNames }, "serving MCP over stdio");
+    return;
+  }
+  const verifier = opts.authTokens ? staticTokenVerifier(loadTokenFile(opts.authTokens)) : undefined;
+  const http = await serveHttp(app, { port: opts.port, host: opts.host, ...(verifier && { verifier }) });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop(() => http.close()));
+  logger.info({ url: http.url, store: opts.store, auth: verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
+}

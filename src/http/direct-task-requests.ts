@@ -1,0 +1,53 @@
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { tasksCancel } from "../mcp/handlers/tasks-cancel.js";
+import { tasksGet } from "../mcp/handlers/tasks-get.js";
+import { tasksList } from "../mcp/handlers/tasks-list.js";
+import { ownerFromAuth } from "../mcp/owner.js";
+import type { LooseParams } from "../mcp/request-schemas.js";
+import type { TaskEngine } from "../runtime/task-engine.js";
+
+/** Methods answered as plain JSON on Streamable HTTP (T-GET-4: the client asked to poll, not to stream). */
+export const DIRECT_METHODS = new Set(["tasks/get", "tasks/list", "tasks/cancel"]);
+
+interface JsonRpcRequest {
+  jsonrpc: "2.0";
+  id: string | number;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** A single JSON-RPC request for one of {@link DIRECT_METHODS}, or null. */
+export function asDirectRequest(body: unknown): JsonRpcRequest | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
+  const message = body as Record<string, unknown>;
+  if (message["jsonrpc"] !== "2.0" || typeof message["method"] !== "string" || !DIRECT_METHODS.has(message["method"])) return null;
+  const id = message["id"];
+  if (typeof id !== "string" && typeof id !== "number") return null;
+  const params = message["params"];
+  if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return null;
+  return message as unknown as JsonRpcRequest;
+}
+
+/** Answers a direct request: the JSON-RPC response object (result or error). */
+export async function answerDirect(engine: TaskEngine, request: JsonRpcRequest, auth: AuthInfo | undefined): Promise<object> {
+  const owner = ownerFromAuth(auth);
+  const params = request.params as LooseParams;
+  try {
+    let result: object;
+    if (request.method === "tasks/get") result = await tasksGet(engine, params, owner);
+    else if (request.method === "tasks/list") result = await tasksList(engine, params, owner);
+    else result = await tasksCancel(engine, params, owner);
+    return { jsonrpc: "2.0", id: request.id, result };
+  } catch (error) {
+    const e = error as { code?: unknown; message?: unknown; data?: unknown };
+    const known = Number.isSafeInteger(e.code) && typeof e.message === "string";
+    if (!known) engine.logger.error({ err: error, method: request.method }, "direct task request failed");
+    return {
+      jsonrpc: "2.0",
+      id: request.id,
+      error: known
+        ? { code: e.code, message: e.message, ...(e.data !== undefined && { data: e.data }) }
+        : { code: -32603, message: "Internal error" },
+    };
+  }
+}

@@ -1,0 +1,159 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { TaskServer } from "../mcp/task-server.js";
+import type { BearerVerifier } from "./bearer-auth.js";
+import { answerDirect, asDirectRequest } from "./direct-task-requests.js";
+import { sendJson, sendRpcError } from "./json-rpc-response.js";
+import { BodyTooLargeError, readBody } from "./read-body.js";
+import { SessionRegistry } from "./session-registry.js";
+
+/** Options of {@link serveHttp}. */
+export interface HttpOptions {
+  /** Default 3000; 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** MCP endpoint path; default "/mcp". */
+  path?: string;
+  /** Bearer verification; without it the endpoint is open and tasks are bound to no owner. */
+  verifier?: BearerVerifier;
+  /** Largest request body; default 4 MiB. */
+  maxBodyBytes?: number;
+}
+
+export interface HttpHandle {
+  url: string;
+  port: number;
+  sessions: SessionRegistry;
+  server: NodeHttpServer;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
+
+/**
+ * Serves a {@link TaskServer} over Streamable HTTP with sessions. `tasks/get`, `tasks/list` and
+ * `tasks/cancel` are answered as plain JSON (T-GET-4); everything else goes through the SDK's
+ * transport (SSE where the request needs a stream, e.g. `tasks/result` delivering input requests).
+ */
+export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Promise<HttpHandle> {
+  await app.start();
+  const host = options.host ?? "127.0.0.1";
+  const path = options.path ?? "/mcp";
+  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const sessions = new SessionRegistry();
+  const logger = app.engine.logger;
+  let port = options.port ?? 3000;
+
+  const authenticate = (req: IncomingMessage, res: ServerResponse): AuthInfo | undefined | false => {
+    if (!options.verifier) return undefined;
+    const auth = options.verifier(req);
+    if (auth) return auth;
+    sendRpcError(res, 401, -32001, "Unauthorized: a valid bearer token is required", null, {
+      "www-authenticate": 'Bearer error="invalid_token"',
+    });
+    return false;
+  };
+
+  const newSession = async (): Promise<{ id: string; transport: StreamableHTTPServerTransport }> => {
+    const id = randomUUID();
+    const allowedHosts = LOOPBACK.has(host) ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : undefined;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
+      onsessionclosed: (closed) => sessions.delete(closed),
+    });
+    return { id, transport };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (url.pathname !== path) {
+      sendJson(res, 404, { error: "not found" });
+      return;
+    }
+    const auth = authenticate(req, res);
+    if (auth === false) return;
+    if (auth) (req as IncomingMessage & { auth?: AuthInfo }).auth = auth;
+    const principal = auth ? auth.clientId : null;
+    const sessionHeader = req.headers["mcp-session-id"];
+    const sessionId = typeof sessionHeader === "string" ? sessionHeader : undefined;
+
+    if (req.method === "POST") {
+      let body: unknown;
+      try {
+        body = JSON.parse(await readBody(req, maxBodyBytes));
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) sendRpcError(res, 413, -32600, `Invalid Request: body larger than ${maxBodyBytes} bytes`);
+        else sendRpcError(res, 400, -32700, "Parse error: the body is not valid JSON");
+        return;
+      }
+      if (sessionId === undefined) {
+        if (!isInitializeRequest(body)) {
+          sendRpcError(res, 400, -32000, "Bad Request: no valid session id; initialize first");
+          return;
+        }
+        const { id, transport } = await newSession();
+        const server = await app.connect(transport, id);
+        sessions.add({ id, transport, server, principal });
+        transport.onclose = () => sessions.delete(id);
+        await transport.handleRequest(req, res, body);
+        return;
+      }
+      const session = sessions.lookup(sessionId, principal);
+      if (!session) {
+        // Unknown, closed, or another principal's session: all the same to the caller.
+        sendRpcError(res, 404, -32001, "Session not found");
+        return;
+      }
+      const direct = asDirectRequest(body);
+      if (direct) {
+        sendJson(res, 200, await answerDirect(app.engine, direct, auth), { "mcp-session-id": session.id });
+        return;
+      }
+      await session.transport.handleRequest(req, res, body);
+      return;
+    }
+    if (req.method === "GET" || req.method === "DELETE") {
+      const session = sessionId === undefined ? null : sessions.lookup(sessionId, principal);
+      if (!session) {
+        sendRpcError(res, sessionId === undefined ? 400 : 404, -32001, "Session not found");
+        return;
+      }
+      await session.transport.handleRequest(req, res);
+      return;
+    }
+    res.writeHead(405, { allow: "GET, POST, DELETE" }).end();
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      logger.error({ err: error }, "HTTP request failed");
+      if (!res.headersSent) sendRpcError(res, 500, -32603, "Internal error");
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  const url = `http://${shownHost}:${port}${path}`;
+
+  return {
+    url,
+    port,
+    sessions,
+    server,
+    async close() {
+      for (const session of sessions.all()) await session.transport.close().catch(() => {});
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
