@@ -9,7 +9,7 @@ export function loadTokenFile(path: string): Map<string, string> {
   try {
     parsed = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
-    throw new Error(`Cannot read the auth token file ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`Cannot read the auth token file ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new Error(`The auth token file ${path} must hold a JSON object {"<token>": "<principal>"}`);

@@ -1,0 +1,20 @@
+/**
+ * mcp-tasks — durable, spec-exact MCP Tasks (protocol revision 2025-11-25).
+ *
+ * The public surface: create a task server, register tools, serve it over stdio (any SDK
+ * transport) or Streamable HTTP, and choose where tasks are stored.
+ */
+export { createTaskServer, TaskServer, type TaskServerOptions } from "./mcp/task-server.js";
+export type { ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "./mcp/tool-definition.js";
+export { CapabilityError } from "./mcp/capability-error.js";
+export { serveHttp, type HttpOptions, type HttpHandle } from "./http/http-server.js";
+export { staticTokenVerifier, type BearerVerifier } from "./http/bearer-auth.js";
+export { loadTokenFile } from "./http/token-file.js";
+export { memoryStore } from "./store/memory-store.js";
+export { sqliteStore } from "./store/sqlite-store.js";
+export { openStore } from "./store/open-store.js";
+export type { TaskStore } from "./store/task-store.js";
+export { TaskError, RpcCode } from "./core/errors.js";
+export type { TaskStatus } from "./core/task-status.js";
+export type { TtlPolicy } from "./core/ttl-policy.js";
+export { registerDemoTools } from "./demo/demo-tools.js";
