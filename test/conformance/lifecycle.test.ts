@@ -1,0 +1,217 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  callToolAsTask,
+  cancelTask,
+  expectRpcError,
+  getTask,
+  ISO_8601,
+  probeTool,
+  rpcError,
+  taskResult,
+  watchStatuses,
+  type Probe,
+} from "../support/conformance.js";
+import { inMemoryFixture, type Fixture } from "../support/in-memory-fixture.js";
+
+let fx: Fixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+/** Waits until the task reaches a terminal status (tasks/result blocks until then; its outcome is not needed). */
+async function settle(client: Client, taskId: string): Promise<void> {
+  await taskResult(client, taskId).catch(() => {});
+}
+
+describe("T-LIFE: status lifecycle", () => {
+  it("T-LIFE-1: a task starts in working", async () => {
+    let probe!: Probe;
+    fx = await inMemoryFixture({ setup: (app) => (probe = probeTool(app, "probe")) });
+    const statuses = watchStatuses(fx.client);
+    const created = await callToolAsTask(fx.client, "probe", {});
+    expect(created.task.status).toBe("working");
+    await probe.started;
+    expect((await getTask(fx.client, created.task.taskId)).status).toBe("working");
+    expect((await statuses.until(created.task.taskId, "working")).status).toBe("working");
+    probe.finish();
+  });
+
+  it("T-LIFE-2: working → completed when the request succeeds", async () => {
+    fx = await inMemoryFixture();
+    const statuses = watchStatuses(fx.client);
+    const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 });
+    await statuses.until(task.taskId, "completed");
+    expect(statuses.statuses(task.taskId)).toEqual(["working", "completed"]);
+    expect((await getTask(fx.client, task.taskId)).status).toBe("completed");
+  });
+
+  it("T-LIFE-2: working → failed when the request does not succeed", async () => {
+    fx = await inMemoryFixture();
+    const statuses = watchStatuses(fx.client);
+    const { task } = await callToolAsTask(fx.client, "fail", { message: "nope" });
+    await statuses.until(task.taskId, "failed");
+    expect(statuses.statuses(task.taskId)).toEqual(["working", "failed"]);
+  });
+
+  it("T-LIFE-2: working → cancelled on tasks/cancel", async () => {
+    fx = await inMemoryFixture();
+    const statuses = watchStatuses(fx.client);
+    const { task } = await callToolAsTask(fx.client, "sleep", { ms: 60_000 });
+    await cancelTask(fx.client, task.taskId);
+    await statuses.until(task.taskId, "cancelled");
+    expect(statuses.statuses(task.taskId)).toEqual(["working", "cancelled"]);
+  });
+
+  it("T-LIFE-2: working → input_required → working → completed around an elicitation", async () => {
+    fx = await inMemoryFixture();
+    const statuses = watchStatuses(fx.client);
+    fx.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "yes" } }));
+    const { task } = await callToolAsTask(fx.client, "ask", { question: "ok?" });
+    await taskResult(fx.client, task.taskId);
+    await statuses.until(task.taskId, "completed");
+    expect(statuses.statuses(task.taskId)).toEqual(["working", "input_required", "working", "completed"]);
+  });
+
+  it("T-LIFE-2: input_required → cancelled on tasks/cancel", async () => {
+    fx = await inMemoryFixture();
+    const statuses = watchStatuses(fx.client);
+    const { task } = await callToolAsTask(fx.client, "ask", { question: "ok?" });
+    await statuses.until(task.taskId, "input_required");
+    const cancelled = await cancelTask(fx.client, task.taskId);
+    expect(cancelled.status).toBe("cancelled");
+    await statuses.until(task.taskId, "cancelled");
+    expect(statuses.statuses(task.taskId)).toEqual(["working", "input_required", "cancelled"]);
+  });
+
+  it("T-LIFE-2: input_required → failed when the handler ends in an error while waiting", async () => {
+    let probe!: Probe;
+    fx = await inMemoryFixture({ setup: (app) => (probe = probeTool(app, "probe")) });
+    const statuses = watchStatuses(fx.client);
+    const { task } = await callToolAsTask(fx.client, "probe", {});
+    const ctx = await probe.started;
+    // The handler asks, and (without waiting for the answer) ends with an isError result.
+    void ctx.elicit({ mode: "form", message: "?", requestedSchema: { type: "object", properties: {} } }).catch(() => {});
+    await statuses.until(task.taskId, "input_required");
+    probe.finish({ content: [{ type: "text", text: "gave up" }], isError: true });
+    await statuses.until(task.taskId, "failed");
+    expect(statuses.statuses(task.taskId)).toEqual(["working", "input_required", "failed"]);
+    expect((await getTask(fx.client, task.taskId)).statusMessage).toBe("gave up");
+  });
+
+  it("T-LIFE-3: a completed task never moves again: cancel is refused and the status stays completed", async () => {
+    fx = await inMemoryFixture();
+    const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 });
+    await settle(fx.client, task.taskId);
+    await expectRpcError(cancelTask(fx.client, task.taskId), -32602);
+    expect((await getTask(fx.client, task.taskId)).status).toBe("completed");
+  });
+
+  it("T-LIFE-3: a failed task never moves again", async () => {
+    fx = await inMemoryFixture();
+    const { task } = await callToolAsTask(fx.client, "fail", { message: "bad" });
+    await settle(fx.client, task.taskId);
+    await expectRpcError(cancelTask(fx.client, task.taskId), -32602);
+    const got = await getTask(fx.client, task.taskId);
+    expect(got.status).toBe("failed");
+    expect(got.statusMessage).toBe("bad");
+  });
+
+  it("T-LIFE-3: a terminal task's lastUpdatedAt no longer changes", async () => {
+    fx = await inMemoryFixture();
+    const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 });
+    await settle(fx.client, task.taskId);
+    const first = await getTask(fx.client, task.taskId);
+    await rpcError(cancelTask(fx.client, task.taskId));
+    const second = await getTask(fx.client, task.taskId);
+    expect(second.lastUpdatedAt).toBe(first.lastUpdatedAt);
+    expect(second.status).toBe(first.status);
+  });
+
+  it("T-LIFE-4: a tool result with isError: true ends the task in failed with a diagnostic statusMessage", async () => {
+    fx = await inMemoryFixture();
+    const { task } = await callToolAsTask(fx.client, "fail", { message: "disk full" });
+    await settle(fx.client, task.taskId);
+    const got = await getTask(fx.client, task.taskId);
+    expect(got.status).toBe("failed");
+    expect(got.statusMessage).toBe("disk full");
+  });
+
+  it("T-LIFE-4: a request ending in a JSON-RPC error ends the task in failed with the error's message as statusMessage", async () => {
+    fx = await inMemoryFixture();
+    const { task } = await callToolAsTask(fx.client, "throw", { code: -32001, message: "quota exceeded" });
+    await settle(fx.client, task.taskId);
+    const got = await getTask(fx.client, task.taskId);
+    expect(got.status).toBe("failed");
+    expect(got.statusMessage).toBe("quota exceeded");
+  });
+
+  it("T-LIFE-4: an isError result without text still gets a statusMessage", async () => {
+    let probe!: Probe;
+    fx = await inMemoryFixture({ setup: (app) => (probe = probeTool(app, "probe")) });
+    const { task } = await callToolAsTask(fx.client, "probe", {});
+    probe.finish({ content: [], isError: true });
+    await settle(fx.client, task.taskId);
+    const got = await getTask(fx.client, task.taskId);
+    expect(got.status).toBe("failed");
+    expect(got.statusMessage).toEqual(expect.any(String));
+    expect(got.statusMessage?.length).toBeGreaterThan(0);
+  });
+
+  it("T-LIFE-5: a working task may carry a statusMessage", async () => {
+    let probe!: Probe;
+    fx = await inMemoryFixture({ setup: (app) => (probe = probeTool(app, "probe")) });
+    const { task } = await callToolAsTask(fx.client, "probe", {});
+    const ctx = await probe.started;
+    await ctx.setStatusMessage("halfway there");
+    const got = await getTask(fx.client, task.taskId);
+    expect(got.status).toBe("working");
+    expect(got.statusMessage).toBe("halfway there");
+    probe.finish();
+  });
+
+  it("T-LIFE-5: a completed task may carry no statusMessage", async () => {
+    fx = await inMemoryFixture();
+    const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 });
+    await settle(fx.client, task.taskId);
+    const got = await getTask(fx.client, task.taskId);
+    expect(got.status).toBe("completed");
+    expect(got.statusMessage).toBeUndefined();
+  });
+});
+
+describe("T-GET: getting a task", () => {
+  it("T-GET-1: tasks/get returns the Task with taskId, status, createdAt, lastUpdatedAt, ttl and pollInterval", async () => {
+    fx = await inMemoryFixture({ pollIntervalMs: 500 });
+    const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 }, { ttl: 20_000 });
+    await settle(fx.client, task.taskId);
+    const got = await getTask(fx.client, task.taskId);
+    expect(got).toMatchObject({ taskId: task.taskId, status: "completed", ttl: 20_000, pollInterval: 500, createdAt: task.createdAt });
+    expect(got.lastUpdatedAt).toMatch(ISO_8601);
+    expect(Date.parse(got.lastUpdatedAt)).toBeGreaterThanOrEqual(Date.parse(got.createdAt));
+  });
+
+  it("T-GET-1: lastUpdatedAt moves forward when the status changes", async () => {
+    let now = Date.parse("2030-01-01T00:00:00.000Z");
+    let probe!: Probe;
+    fx = await inMemoryFixture({ now: () => now, setup: (app) => (probe = probeTool(app, "probe")) });
+    const { task } = await callToolAsTask(fx.client, "probe", {});
+    expect(task.lastUpdatedAt).toBe("2030-01-01T00:00:00.000Z");
+    await probe.started;
+    now += 1500;
+    probe.finish();
+    await settle(fx.client, task.taskId);
+    const got = await getTask(fx.client, task.taskId);
+    expect(got.createdAt).toBe("2030-01-01T00:00:00.000Z");
+    expect(got.lastUpdatedAt).toBe("2030-01-01T00:00:01.500Z");
+  });
+
+  it("T-ERR-8: a task whose execution failed is reported through its status, and tasks/get itself succeeds", async () => {
+    fx = await inMemoryFixture();
+    const { task } = await callToolAsTask(fx.client, "throw", { code: -32050, message: "broken" });
+    await settle(fx.client, task.taskId);
+    await expect(getTask(fx.client, task.taskId)).resolves.toMatchObject({ status: "failed", statusMessage: "broken" });
+  });
+});
