@@ -98,9 +98,12 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
           return;
         }
         const { id, transport } = await newSession();
+        // Set before connecting: the SDK's Protocol chains an existing onclose with its own, which
+        // closes the session server (its notification link, in-flight handlers). Assigned after
+        // connecting, it would replace that and leave a dead session's server listening forever.
+        transport.onclose = () => sessions.delete(id);
         const server = await app.connect(transport, id);
         sessions.add({ id, transport, server, principal });
-        transport.onclose = () => sessions.delete(id);
         await transport.handleRequest(req, res, body);
         return;
       }
