@@ -54,6 +54,15 @@ export class TaskExecution {
     const stopListening = bus.onTask(task.id, (event) => {
       if (event.type === "cancel") controller.abort(event.reason);
     });
+    // A cancel or expiry that landed between creation and now had no handler to abort: the task
+    // is already terminal, so its handler must not start at all (T-CANCEL-3). Registered above
+    // first, so a cancel after this read still reaches the controller.
+    const current = await store.get(task.id, { any: true }).catch(() => task);
+    if (current === null || !ACTIVE_STATUSES.includes(current.status)) {
+      logger.info({ taskId: task.id, status: current?.status ?? "deleted" }, "handler not started: task no longer active");
+      this.finish(task.id, stopListening);
+      return;
+    }
     const ctx = this.context(task, controller.signal);
     let status: "completed" | "failed";
     let outcome: TaskOutcome;
