@@ -40,8 +40,11 @@ export async function tasksResult(
         });
         return { kind: "result", value };
       } catch (error) {
-        // A JSON-RPC error answer is the requestor's answer; a closed stream or timeout is not.
-        if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
+        // A JSON-RPC error answer is the requestor's answer; a closed stream, an abandoned
+        // tasks/result or our own timeout is not (the request then stays queued). Decided by the
+        // connection's state, not the code: a requestor may answer with -32000/-32001 itself.
+        const lost = request.signal.aborted || server.transport === undefined || isLocalTimeout(error);
+        if (error instanceof McpError && !lost) {
           return { kind: "error", error: { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ""), data: error.data } };
         }
         throw error;
@@ -54,6 +57,11 @@ export async function tasksResult(
   } finally {
     untrack();
   }
+}
+
+/** The SDK's own "no answer in time" error (it carries the timeout it waited), not a requestor's answer. */
+function isLocalTimeout(error: unknown): boolean {
+  return error instanceof McpError && error.code === ErrorCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
 }
 
 /** The terminal task's answer: its result, its replayed error, or "cancelled" (-32800). */
