@@ -203,41 +203,7 @@ export async function startHttpServer(
   const clients: HttpClient[] = [];
 
   const connect = async (connectOptions: ConnectOptions = {}): Promise<HttpClient> => {
-    const tap = wireTap();
-    const auth: Record<string, string> = connectOptions.token === undefined ? {} : { Authorization: `Bearer ${connectOptions.token}` };
-    const transport = new StreamableHTTPClientTransport(url, {
-      fetch: tap.fetch,
-      requestInit: { headers: auth },
-      // A test never wants a background reconnection loop outliving it.
-      reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 50, reconnectionDelayGrowFactor: 1, maxRetries: 0 },
-    });
-    const client = new Client(
-      { name: "e2e-client", version: "0.0.0" },
-      { capabilities: connectOptions.capabilities ?? { elicitation: { form: {} }, sampling: {} } },
-    );
-    const errors: Error[] = [];
-    client.onerror = (error) => errors.push(error);
-    await client.connect(transport);
-    if (connectOptions.waitForGetStream ?? true) {
-      await tap.exchanges.waitFor((e) => e.method === "GET" && e.status === 200, "the client's GET SSE stream to open");
-    }
-    const sessionId = transport.sessionId;
-    if (!sessionId) throw new Error("the server assigned no session id");
-    const connection: HttpClient = {
-      client,
-      transport,
-      exchanges: tap.exchanges,
-      received: tap.received,
-      errors,
-      sessionId,
-      headers: () => ({
-        "mcp-session-id": sessionId,
-        "mcp-protocol-version": transport.protocolVersion ?? "2025-11-25",
-        ...(connectOptions.token !== undefined && { authorization: `Bearer ${connectOptions.token}` }),
-      }),
-      messagesOf: (method) => tap.received.filter((r) => r.message.method === method),
-      close: () => client.close(),
-    };
+    const connection = await connectHttpClient(url, connectOptions);
     clients.push(connection);
     return connection;
   };
@@ -253,6 +219,46 @@ export async function startHttpServer(
       await app.close();
     },
   };
+}
+
+/** Connects an SDK client over Streamable HTTP to `url`, with a wire tap; the caller closes it. */
+export async function connectHttpClient(url: URL | string, connectOptions: ConnectOptions = {}): Promise<HttpClient> {
+  const tap = wireTap();
+  const auth: Record<string, string> = connectOptions.token === undefined ? {} : { Authorization: `Bearer ${connectOptions.token}` };
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    fetch: tap.fetch,
+    requestInit: { headers: auth },
+    // A test never wants a background reconnection loop outliving it.
+    reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 50, reconnectionDelayGrowFactor: 1, maxRetries: 0 },
+  });
+  const client = new Client(
+    { name: "e2e-client", version: "0.0.0" },
+    { capabilities: connectOptions.capabilities ?? { elicitation: { form: {} }, sampling: {} } },
+  );
+  const errors: Error[] = [];
+  client.onerror = (error) => errors.push(error);
+  await client.connect(transport);
+  if (connectOptions.waitForGetStream ?? true) {
+    await tap.exchanges.waitFor((e) => e.method === "GET" && e.status === 200, "the client's GET SSE stream to open");
+  }
+  const sessionId = transport.sessionId;
+  if (!sessionId) throw new Error("the server assigned no session id");
+  const connection: HttpClient = {
+    client,
+    transport,
+    exchanges: tap.exchanges,
+    received: tap.received,
+    errors,
+    sessionId,
+    headers: () => ({
+      "mcp-session-id": sessionId,
+      "mcp-protocol-version": transport.protocolVersion ?? "2025-11-25",
+      ...(connectOptions.token !== undefined && { authorization: `Bearer ${connectOptions.token}` }),
+    }),
+    messagesOf: (method) => tap.received.filter((r) => r.message.method === method),
+    close: () => client.close(),
+  };
+  return connection;
 }
 
 /** `_meta["io.modelcontextprotocol/related-task"].taskId` of a message's params or result, if any. */

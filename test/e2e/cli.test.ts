@@ -1,0 +1,143 @@
+/**
+ * The `mcp-tasks serve` CLI as users run it: `node bin/mcp-tasks.js …` in a real process.
+ */
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { callToolAsTask, listTasks } from "../support/conformance.js";
+import { CliProcess, cliEnv, killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
+import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
+
+const clients: HttpClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close().catch(() => {});
+  await killAll();
+});
+
+async function connect(url: string): Promise<HttpClient> {
+  const c = await connectHttpClient(url);
+  clients.push(c);
+  return c;
+}
+
+/** A port that was free a moment ago (bind to 0, read it, release it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
+  it("documents every option in serve --help", async () => {
+    const help = await runCli(["serve", "--help"]);
+    expect(help.code).toBe(0);
+    for (const option of [
+      "--port <n>",
+      "--host <address>",
+      "--store <spec>",
+      "--stdio",
+      "--demo",
+      "--auth-tokens <file>",
+      "--default-ttl <ms>",
+      "--max-ttl <ms>",
+      "--poll-interval <ms>",
+      "--help",
+    ]) {
+      expect(help.stdout).toContain(option);
+    }
+    expect(help.stdout).toContain("PORT"); // the env var behind --port
+    expect(help.stdout).toMatch(/sqlite:PATH/);
+
+    const top = await runCli(["--help"]);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/\bserve\b/);
+  });
+
+  it("takes the port from PORT, logs the URL it listens on as JSON on stderr, serves the demo tools, and stops cleanly on SIGTERM", async () => {
+    const port = await freePort();
+    const server = CliProcess.spawn(["serve", "--demo", "--store", "memory"], { env: { PORT: String(port) } });
+    const url = await server.url();
+    expect(url).toBe(`http://127.0.0.1:${port}/mcp`);
+
+    const c = await connect(url);
+    const { tools } = await c.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "batch", "echo", "fail", "sample", "sleep", "throw"]);
+    await c.close();
+
+    expect(await server.kill("SIGTERM")).toEqual({ code: 0, signal: null });
+  });
+
+  it("lets --port override PORT", async () => {
+    const busy = await freePort();
+    const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0"], { env: { PORT: String(busy) } });
+    const url = new URL(await server.url());
+    expect(url.hostname).toBe("127.0.0.1");
+    expect(Number(url.port)).toBeGreaterThan(0);
+    expect(Number(url.port)).not.toBe(busy);
+  });
+
+  it("applies --default-ttl, --max-ttl and --poll-interval to the tasks it creates", async () => {
+    const server = CliProcess.spawn([
+      "serve",
+      "--demo",
+      "--store",
+      "memory",
+      "--port",
+      "0",
+      "--default-ttl",
+      "5000",
+      "--max-ttl",
+      "10000",
+      "--poll-interval",
+      "250",
+    ]);
+    const c = await connect(await server.url());
+    const plain = await callToolAsTask(c.client, "sleep", { ms: 0 });
+    expect(plain.task.ttl).toBe(5_000);
+    expect(plain.task.pollInterval).toBe(250);
+    const capped = await callToolAsTask(c.client, "sleep", { ms: 0 }, { ttl: 3_600_000 });
+    expect(capped.task.ttl).toBe(10_000);
+    expect((await listTasks(c.client)).tasks).toHaveLength(2);
+  });
+
+  it("exits non-zero with a clear message for a bad store spec", async () => {
+    const unsupported = await runCli(["serve", "--demo", "--store", "postgres://db/tasks", "--port", "0"]);
+    expect(unsupported.code).not.toBe(0);
+    expect(unsupported.stderr).toContain('Unsupported store "postgres://db/tasks": expected one of memory, sqlite:PATH, PATH.db');
+
+    const noPath = await runCli(["serve", "--demo", "--store", "sqlite:", "--port", "0"]);
+    expect(noPath.code).not.toBe(0);
+    expect(noPath.stderr).toMatch(/sqlite: needs a file path/);
+    // Neither printed anything on stdout, nor started listening.
+    expect(unsupported.stdout + noPath.stdout).toBe("");
+    expect(unsupported.stderr + noPath.stderr).not.toMatch(/listening on/);
+  });
+
+  it("exits non-zero with a clear message for bad options", async () => {
+    const badPort = await runCli(["serve", "--demo", "--store", "memory", "--port", "http"]);
+    expect(badPort.code).not.toBe(0);
+    expect(badPort.stderr).toMatch(/--port.*non-negative integer/);
+
+    const nothing = await runCli(["serve", "--store", "memory", "--port", "0"]);
+    expect(nothing.code).not.toBe(0);
+    expect(nothing.stderr).toMatch(/nothing to serve: pass --demo/);
+  });
+
+  it("passes `npm start -- <flags>` through to `serve --demo`", async () => {
+    const child = spawn("npm", ["start", "--silent", "--", "--help"], { cwd: REPO_ROOT, env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    clearTimeout(timer);
+    expect(code).toBe(0);
+    expect(stdout).toContain("Usage: mcp-tasks serve");
+    expect(stdout).toContain("--poll-interval <ms>");
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * `mcp-tasks serve --stdio` in a real process: the official SDK client over its
+ * StdioClientTransport, and a raw pipe that checks every stdout line is a JSON-RPC message
+ * (issue: "In stdio mode nothing but protocol messages reaches stdout").
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema, TaskStatusNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { BIN, CliProcess, cliEnv, killAll, REPO_ROOT } from "../support/cli-process.js";
+import { callTool, callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
+import { Recorder } from "../support/recorder.js";
+
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
+const SERVE = ["serve", "--stdio", "--demo", "--store", "memory", "--log-level", "debug"];
+
+let sdk: { client: Client; transport: StdioClientTransport } | undefined;
+afterEach(async () => {
+  if (sdk) {
+    const pid = sdk.transport.pid;
+    await sdk.client.close().catch(() => {});
+    // The transport ends stdin, then escalates to SIGTERM/SIGKILL; make sure nothing outlives the test.
+    if (pid !== null && isAlive(pid)) process.kill(pid, "SIGKILL");
+    sdk = undefined;
+  }
+  await killAll();
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function stringEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(cliEnv()).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+describe("stdio end to end", { timeout: 60_000 }, () => {
+  it("runs tasks with the SDK client over StdioClientTransport; the transport never sees a non-protocol line", async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, ...SERVE], cwd: REPO_ROOT, env: stringEnv(), stderr: "pipe" });
+    const client = new Client({ name: "stdio-e2e", version: "0.0.0" }, { capabilities: { elicitation: { form: {} } } });
+    sdk = { client, transport };
+    const stderrLines = new Recorder<string>();
+    let stderrPartial = "";
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      stderrPartial += chunk.toString("utf8");
+      const lines = stderrPartial.split("\n");
+      stderrPartial = lines.pop() ?? "";
+      for (const line of lines) stderrLines.push(line);
+    });
+    // Protocol chains the transport's onerror here: a stdout line that is not JSON-RPC would land in it.
+    const errors: Error[] = [];
+    client.onerror = (error) => errors.push(error);
+    const statuses = new Recorder<{ taskId: string; status: string }>();
+    client.setNotificationHandler(TaskStatusNotificationSchema, (n) => statuses.push(n.params));
+    client.setRequestHandler(ElicitRequestSchema, async (request) => ({
+      action: "accept",
+      content: { answer: `re: ${request.params.message}` },
+    }));
+    await client.connect(transport);
+
+    expect(client.getServerCapabilities()?.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    expect((await callTool(client, "echo", { text: "plain" })).content).toEqual([{ type: "text", text: "plain" }]);
+
+    // A task with progress after the CreateTaskResult (T-PROG-1) and status notifications (T-NOTE-1).
+    const progress = new Recorder<Progress>();
+    const created = await callToolAsTask(client, "sleep", { ms: 60, steps: 3 }, { ttl: 60_000 }, { onprogress: (p) => progress.push(p) });
+    expect(created.task.status).toBe("working");
+    const result = await taskResult(client, created.task.taskId);
+    expect(result.content).toEqual([{ type: "text", text: "slept 60 ms" }]);
+    expect(result._meta?.[RELATED_TASK]).toEqual({ taskId: created.task.taskId });
+    await progress.waitFor((p) => p.progress === 3, "the last progress step");
+    expect(progress.items.map((p) => [p.progress, p.total])).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
+    await statuses.waitFor((s) => s.taskId === created.task.taskId && s.status === "completed", "the completed status notification");
+    expect((await getTask(client, created.task.taskId)).status).toBe("completed");
+
+    // input_required over stdio: the elicitation rides the tasks/result exchange (T-INPUT).
+    const ask = await callToolAsTask(client, "ask", { question: "colour?" });
+    expect((await taskResult(client, ask.task.taskId)).content).toEqual([{ type: "text", text: "answer: re: colour?" }]);
+
+    // A JSON-RPC error of the tool is replayed by tasks/result (T-RES-4).
+    const thrown = await callToolAsTask(client, "throw", { code: -32042, message: "no luck" });
+    await expectRpcError(taskResult(client, thrown.task.taskId), -32042, "no luck");
+
+    expect(errors).toEqual([]);
+    // Logs went to stderr, as JSON lines.
+    const listening = await stderrLines.waitFor((l) => l.includes("serving MCP over stdio"), "the startup log line on stderr");
+    expect(JSON.parse(listening)).toMatchObject({ msg: "serving MCP over stdio" });
+  });
+
+  it("writes nothing but newline-delimited JSON-RPC messages to stdout, and exits cleanly when stdin ends", async () => {
+    const server = CliProcess.spawn(SERVE, { stdin: "pipe" });
+    const responseTo = (id: number) =>
+      server.stdoutLines.waitFor((line) => {
+        try {
+          return (JSON.parse(line) as { id?: unknown }).id === id;
+        } catch {
+          return false;
+        }
+      }, `the response to request ${id}`, 20_000);
+
+    server.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw-pipe", version: "0" } },
+    });
+    await responseTo(1);
+    server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    server.send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "sleep", arguments: { ms: 40, steps: 2 }, task: {}, _meta: { progressToken: "p-1" } },
+    });
+    const created = JSON.parse(await responseTo(2)) as { result: { task: { taskId: string } } };
+    const taskId = created.result.task.taskId;
+    server.send({ jsonrpc: "2.0", id: 3, method: "tasks/result", params: { taskId } });
+    const result = JSON.parse(await responseTo(3)) as { result: { content: unknown } };
+    expect(result.result.content).toEqual([{ type: "text", text: "slept 40 ms" }]);
+    // An unknown method and a bad taskId: errors, still on the protocol channel.
+    server.send({ jsonrpc: "2.0", id: 4, method: "tasks/frobnicate", params: {} });
+    expect(JSON.parse(await responseTo(4))).toMatchObject({ error: { code: -32601 } });
+    server.send({ jsonrpc: "2.0", id: 5, method: "tasks/get", params: { taskId: 42 } });
+    expect(JSON.parse(await responseTo(5))).toMatchObject({ error: { code: -32602 } });
+
+    server.child.stdin?.end();
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+
+    // Every byte on stdout belongs to a newline-terminated JSON-RPC 2.0 message.
+    expect(server.stdout.endsWith("\n")).toBe(true);
+    const lines = server.stdout.slice(0, -1).split("\n");
+    expect(lines.length).toBeGreaterThanOrEqual(5);
+    for (const line of lines) {
+      const message = JSON.parse(line) as Record<string, unknown>;
+      expect(message["jsonrpc"]).toBe("2.0");
+      expect("method" in message || "result" in message || "error" in message).toBe(true);
+    }
+    const progress = lines.map((l) => JSON.parse(l) as { method?: string; params?: Record<string, unknown> }).filter((m) => m.method === "notifications/progress");
+    expect(progress.map((m) => [m.params?.["progressToken"], m.params?.["progress"]])).toEqual([
+      ["p-1", 1],
+      ["p-1", 2],
+    ]);
+    for (const m of progress) expect(m.params?.["_meta"]).toEqual({ [RELATED_TASK]: { taskId } });
+    // Meanwhile the logs (debug level) all went to stderr.
+    expect(server.stderr.items.length).toBeGreaterThan(0);
+    expect(server.stderrText).toMatch(/task created/);
+  });
+});
