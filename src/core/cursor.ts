@@ -27,8 +27,10 @@ export class CursorCodec {
     const dot = cursor.indexOf(".");
     if (dot <= 0) throw TaskError.badCursor();
     const body = cursor.slice(0, dot);
-    const given = Buffer.from(cursor.slice(dot + 1), "base64url");
-    const expected = Buffer.from(this.mac(body, owner), "base64url");
+    // Compare the MAC as text: decoding first would accept non-canonical base64url spellings
+    // of it (the last character carries unused bits), i.e. an altered cursor.
+    const given = Buffer.from(cursor.slice(dot + 1));
+    const expected = Buffer.from(this.mac(body, owner));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw TaskError.badCursor();
     let parsed: unknown;
     try {
