@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server as NodeHttpServer, type
 import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import type { BearerVerifier } from "./bearer-auth.js";
 import { answerDirect, asDirectRequest } from "./direct-task-requests.js";
@@ -115,6 +115,13 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
       }
       const direct = asDirectRequest(body);
       if (direct) {
+        // The SDK transport checks this on its path; ours must too (Streamable HTTP: MUST answer 400).
+        const version = req.headers["mcp-protocol-version"];
+        if (typeof version === "string" && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+          const supported = SUPPORTED_PROTOCOL_VERSIONS.join(", ");
+          sendRpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
+          return;
+        }
         sendJson(res, 200, await answerDirect(app.engine, direct, auth), { "mcp-session-id": session.id });
         return;
       }
