@@ -238,6 +238,68 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     }
   });
 
+  it("answers bad input with a JSON-RPC error on the JSON path and the SSE path alike, and keeps serving (item 14, T-ERR-1/2)", async () => {
+    fx = await startHttpServer();
+    const c = await fx.connect();
+    const created = await callToolAsTask(c.client, "sleep", { ms: 60_000 });
+    let id = 100;
+    const rpc = async (method: string, params?: unknown) => {
+      const res = await rawPost(fx!.url, { jsonrpc: "2.0", id: ++id, method, ...(params !== undefined && { params }) }, c.headers());
+      expect(res.status).toBe(200);
+      // An SSE answer carries one event; read the JSON-RPC message out of either form.
+      const message = res.json ?? (JSON.parse(/^data: (.*)$/m.exec(res.text)?.[1] ?? "null") as typeof res.json);
+      expect(message).toMatchObject({ jsonrpc: "2.0", id });
+      return message;
+    };
+    const cases: [string, unknown, number, RegExp][] = [
+      ["tasks/get", undefined, -32602, /taskId must be a non-empty string/],
+      ["tasks/get", { taskId: 5 }, -32602, /taskId must be a non-empty string/],
+      ["tasks/cancel", { taskId: "" }, -32602, /taskId must be a non-empty string/],
+      ["tasks/cancel", { taskId: "x".repeat(10_000) }, -32602, /taskId is too long/],
+      ["tasks/result", { taskId: null }, -32602, /taskId must be a non-empty string/],
+      ["tasks/result", { taskId: "no-such-task" }, -32602, /not found/i],
+      ["tasks/list", { cursor: "not-a-cursor" }, -32602, /cursor/i],
+      ["tasks/list", { cursor: 7 }, -32602, /cursor/i],
+      ["tasks/frobnicate", {}, -32601, /not found/i],
+      ["tools/call", { name: "sleep", arguments: { ms: 1 }, task: { ttl: -5 } }, -32602, /ttl/],
+      ["tools/call", { name: "sleep", arguments: { ms: 1 }, task: { ttl: "soon" } }, -32602, /ttl/],
+      ["tools/call", { name: "sleep", arguments: { ms: "1" }, task: {} }, -32602, /Invalid arguments for tool sleep/],
+      ["tools/call", { name: "nope", arguments: {} }, -32602, /Unknown tool: nope/],
+      ["tools/call", { name: "batch", arguments: { ms: 1 } }, -32601, /must be called as a task/],
+      ["tools/call", { name: "echo", arguments: { text: "x" }, task: {} }, -32601, /does not support task-augmented calls/],
+    ];
+    for (const [method, params, code, message] of cases) {
+      const answer = await rpc(method, params);
+      expect(answer?.error?.code, `${method} ${JSON.stringify(params)?.slice(0, 80)}`).toBe(code);
+      expect(answer?.error?.message).toMatch(message);
+    }
+    // A huge ttl is capped, not refused (T-TTL-3).
+    const huge = await rpc("tools/call", { name: "sleep", arguments: { ms: 1 }, task: { ttl: 1e300 } });
+    expect((huge?.result?.["task"] as { ttl: number }).ttl).toBe(24 * 60 * 60 * 1000);
+
+    // Nothing was lost or broken on the way.
+    expect((await getTask(c.client, created.task.taskId)).status).toBe("working");
+    expect((await callTool(c.client, "echo", { text: "fine" })).content).toEqual([{ type: "text", text: "fine" }]);
+    expect(c.errors).toEqual([]);
+  });
+
+  it("refuses an unsupported MCP-Protocol-Version with HTTP 400 on the plain-JSON path too (Streamable HTTP transport, T-INPUT-5)", async () => {
+    fx = await startHttpServer();
+    const c = await fx.connect();
+    const created = await callToolAsTask(c.client, "sleep", { ms: 60_000 });
+    const headers = { ...c.headers(), "mcp-protocol-version": "1999-01-01" };
+    // What the SDK transport answers on its own path…
+    const viaSdk = await rawPost(fx.url, { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }, headers);
+    expect(viaSdk.status).toBe(400);
+    // …and on ours: tasks/get, tasks/list, tasks/cancel are not served either.
+    for (const method of ["tasks/get", "tasks/list", "tasks/cancel"]) {
+      const res = await rawPost(fx.url, { jsonrpc: "2.0", id: 2, method, params: { taskId: created.task.taskId } }, headers);
+      expect(res.status, method).toBe(400);
+      expect(res.json?.error?.message).toMatch(/Unsupported protocol version/);
+    }
+    expect((await getTask(c.client, created.task.taskId)).status).toBe("working");
+  });
+
   it("releases a session's server when the session ends (HTTP DELETE): its waiting tasks/result is abandoned, it stops listening to task events, the task runs on", async () => {
     const counting = countingBus();
     fx = await startHttpServer({ app: { bus: counting.bus } });
