@@ -1,5 +1,6 @@
 import type { CallToolResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { TaskError } from "../../core/errors.js";
+import { RpcCode, TaskError } from "../../core/errors.js";
+import { toStoredError } from "../../runtime/task-execution.js";
 import type { LooseParams } from "../request-schemas.js";
 import type { SessionContext } from "../session-context.js";
 import { acceptedMethods, plainToolContext } from "../tool-context.js";
@@ -54,8 +55,25 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   }
   const progressToken = progressTokenOf(params);
   const ctx = plainToolContext(session.server, { requestId: request.requestId, signal: request.signal, progressToken: progressToken ?? undefined });
-  const result: CallToolResult = validateToolResult(await tool.handler(args.data, ctx));
+  let value: unknown;
+  try {
+    value = await tool.handler(args.data, ctx);
+  } catch (error) {
+    throw toRequestorError(session, name, error);
+  }
+  const result: CallToolResult = validateToolResult(value);
   return result;
+}
+
+/**
+ * A plain call's handler threw: the requestor gets what `tasks/result` would replay for the same
+ * throw — a JSON-RPC error as thrown, or -32603 "Internal error" with the details only in the log.
+ */
+function toRequestorError(session: SessionContext, tool: string, error: unknown): TaskError {
+  if (error instanceof TaskError) return error;
+  const { code, message, data } = toStoredError(error);
+  if (code === RpcCode.InternalError) session.engine.logger.error({ tool, err: error }, "tool handler threw");
+  return TaskError.protocol(code, message, data);
 }
 
 async function createToolTask(
