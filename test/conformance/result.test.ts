@@ -180,6 +180,19 @@ describe("T-RES: result retrieval", () => {
     expect(logger.entries.some((e) => e.level === "error" && String(e.obj["err"]).includes("hunter2"))).toBe(true);
   });
 
+  it("T-ERR-4/T-RES-4: a plain call whose handler throws unexpectedly gets the same -32603 'Internal error' tasks/result replays", async () => {
+    fx = await inMemoryFixture({
+      setup: (app) =>
+        app.tool("explode", { input: z.object({}), taskSupport: "optional" }, async () => {
+          throw new Error("secret: connection string postgres://admin:hunter2@db");
+        }),
+    });
+    const plain = await expectRpcError(callTool(fx.client, "explode", {}), -32603, "Internal error");
+    const { task } = await callToolAsTask(fx.client, "explode", {});
+    const replayed = await rpcError(taskResult(fx.client, task.taskId));
+    expect({ code: replayed.code, message: replayed.message, data: replayed.data }).toEqual({ code: plain.code, message: plain.message, data: plain.data });
+  });
+
   it("T-ERR-4: a handler that returns something that is not a CallToolResult ends the task failed with -32603", async () => {
     fx = await inMemoryFixture({
       setup: (app) => app.tool("garbage", { input: z.object({}), taskSupport: "optional" }, async () => ({ content: "not a list of content blocks" }) as never),
