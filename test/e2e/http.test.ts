@@ -60,6 +60,17 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     expect(c.errors).toEqual([]);
   });
 
+  it("wakes tasks/result when the work ends, not on a poll (item 4)", async () => {
+    fx = await startHttpServer({ app: { pollIntervalMs: 60_000 } });
+    const c = await fx.connect();
+    const created = await callToolAsTask(c.client, "sleep", { ms: 100 });
+    expect(created.task.pollInterval).toBe(60_000);
+    const started = performance.now();
+    await taskResult(c.client, created.task.taskId);
+    // Far below the poll interval and the engine's 30 s backstop; the margin absorbs a loaded machine.
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
   it("answers tasks/get, tasks/list and tasks/cancel as plain application/json, never as an SSE stream (T-GET-4)", async () => {
     fx = await startHttpServer();
     const c = await fx.connect();
@@ -128,6 +139,7 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
   it("sends notifications/tasks/status for every transition, cancel included, without related-task _meta (T-NOTE-1, T-NOTE-3)", async () => {
     fx = await startHttpServer();
     const c = await fx.connect();
+    const bystander = await fx.connect();
 
     const done = await callToolAsTask(c.client, "sleep", { ms: 20 });
     await waitForStatus(c, done.task.taskId, "completed");
@@ -157,6 +169,10 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
       expect(typeof params["lastUpdatedAt"]).toBe("string");
       expect(params).toHaveProperty("ttl");
     }
+
+    // A session that neither created these tasks nor waits on them hears nothing of them.
+    expect(bystander.messagesOf("notifications/tasks/status")).toEqual([]);
+    expect(bystander.messagesOf("notifications/progress")).toEqual([]);
 
     // tasks/result of the cancelled task: a JSON-RPC error saying so (-32800, documented in core/errors.ts).
     await expectRpcError(taskResult(c.client, longId), -32800, /cancelled/i);
@@ -207,6 +223,64 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     await waitForStatus(c, taskId, "completed");
     expect(statusesOf(c, taskId).map((r) => r.message.params?.["status"])).toEqual(["working", "input_required", "working", "completed"]);
     expect(c.errors).toEqual([]);
+  });
+
+  it("delivers the input request on a tasks/result stream that was already waiting before the task needed input; a decline is the answer (T-INPUT-3)", async () => {
+    fx = await startHttpServer();
+    const c = await fx.connect();
+    c.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "decline" }));
+    const created = await callToolAsTask(c.client, "ask", { question: "Proceed?" });
+    const taskId = created.task.taskId;
+    // Called at once: the task may not even have asked yet.
+    const result = await taskResult(c.client, taskId);
+    expect(result.content).toEqual([{ type: "text", text: "declined" }]);
+    const [elicitation] = c.messagesOf("elicitation/create");
+    expect(elicitation?.exchange.body?.method).toBe("tasks/result");
+    expect(relatedTaskId(elicitation!.message)).toBe(taskId);
+  });
+
+  it("lets another session answer the input request of a task whose creator went away (T-INPUT with T-SEC-2)", async () => {
+    fx = await startHttpServer();
+    const first = await fx.connect();
+    const created = await callToolAsTask(first.client, "ask", { question: "Who picks this up?" });
+    const taskId = created.task.taskId;
+    await waitForStatus(first, taskId, "input_required");
+    await first.transport.terminateSession();
+    await first.close();
+
+    const second = await fx.connect();
+    second.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "the second session" } }));
+    expect((await taskResult(second.client, taskId)).content).toEqual([{ type: "text", text: "answer: the second session" }]);
+    const [elicitation] = second.messagesOf("elicitation/create");
+    expect(elicitation?.exchange.body?.method).toBe("tasks/result");
+    expect(relatedTaskId(elicitation!.message)).toBe(taskId);
+  });
+
+  it("answers a waiting tasks/result when its task is cancelled during input_required; a late answer leaves it cancelled (T-CANCEL-3/4)", async () => {
+    fx = await startHttpServer();
+    const c = await fx.connect();
+    const asked = new Recorder<ElicitRequest>();
+    let answer!: (value: { action: "accept"; content: { answer: string } }) => void;
+    c.client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request);
+      return new Promise((resolve) => (answer = resolve));
+    });
+    const created = await callToolAsTask(c.client, "ask", { question: "Still there?" });
+    const taskId = created.task.taskId;
+    const waiting = taskResult(c.client, taskId);
+    await asked.waitFor(() => true, "the elicitation to reach the client");
+
+    expect((await cancelTask(c.client, taskId)).status).toBe("cancelled");
+    await expectRpcError(waiting, -32800, /cancelled/i);
+    answer({ action: "accept", content: { answer: "too late" } });
+    // The late answer reaches the server (HTTP 202) and changes nothing.
+    await c.exchanges.waitFor(
+      (e) => e.method === "POST" && e.body !== undefined && e.body.method === undefined && "result" in e.body,
+      "the late answer to be posted",
+    );
+    expect((await getTask(c.client, taskId)).status).toBe("cancelled");
+    await waitForStatus(c, taskId, "cancelled");
+    expect(statusesOf(c, taskId).map((r) => r.message.params?.["status"])).toEqual(["working", "input_required", "cancelled"]);
   });
 
   it("lets a reconnecting client on a new session collect a task's result and progress (T-SEC-2 trade-off, T-PROG-1)", async () => {
