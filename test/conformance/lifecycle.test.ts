@@ -3,6 +3,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   callToolAsTask,
+  captureLogger,
   cancelTask,
   expectRpcError,
   getTask,
@@ -213,5 +214,33 @@ describe("T-GET: getting a task", () => {
     const { task } = await callToolAsTask(fx.client, "throw", { code: -32050, message: "broken" });
     await settle(fx.client, task.taskId);
     await expect(getTask(fx.client, task.taskId)).resolves.toMatchObject({ status: "failed", statusMessage: "broken" });
+  });
+});
+
+describe("T-SEC-5: audit log", () => {
+  it("T-SEC-5: task creation, completion and retrieval are logged with the task id and owner", async () => {
+    const logger = captureLogger();
+    fx = await inMemoryFixture({ logger });
+    const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 });
+    await taskResult(fx.client, task.taskId);
+    const audit = logger.entries.filter((e) => e.obj["taskId"] === task.taskId && e.obj["audit"] !== undefined);
+    expect(audit.map((e) => e.obj["audit"])).toEqual(["created", "completed", "retrieved"]);
+    for (const entry of audit) expect(entry.obj).toHaveProperty("owner", null);
+  });
+
+  it("T-SEC-5: a cancel is logged for audit", async () => {
+    const logger = captureLogger();
+    fx = await inMemoryFixture({ logger });
+    const { task } = await callToolAsTask(fx.client, "sleep", { ms: 60_000 });
+    await cancelTask(fx.client, task.taskId);
+    expect(logger.entries.some((e) => e.obj["audit"] === "cancelled" && e.obj["taskId"] === task.taskId)).toBe(true);
+  });
+
+  it("T-SEC-5: failed lookups are logged, so enumeration attempts can be spotted", async () => {
+    const logger = captureLogger();
+    fx = await inMemoryFixture({ logger });
+    const unknown = "0b8f0a3e-8d47-4c52-9f0e-2f1d5c6b7a80";
+    await rpcError(getTask(fx.client, unknown));
+    expect(logger.entries.some((e) => e.obj["audit"] === "lookup_denied" && e.obj["taskId"] === unknown)).toBe(true);
   });
 });
