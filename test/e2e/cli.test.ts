@@ -2,20 +2,31 @@
  * The `mcp-tasks serve` CLI as users run it: `node bin/mcp-tasks.js …` in a real process.
  */
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { callToolAsTask, listTasks } from "../support/conformance.js";
 import { CliProcess, cliEnv, killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
-import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
+import { connectHttpClient, rawPost, type ConnectOptions, type HttpClient } from "../support/http-fixture.js";
 
 const clients: HttpClient[] = [];
+const dirs: string[] = [];
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => {});
   await killAll();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function connect(url: string): Promise<HttpClient> {
-  const c = await connectHttpClient(url);
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-cli-"));
+  dirs.push(dir);
+  return dir;
+}
+
+async function connect(url: string, options: ConnectOptions = {}): Promise<HttpClient> {
+  const c = await connectHttpClient(url, options);
   clients.push(c);
   return c;
 }
@@ -104,6 +115,39 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     const capped = await callToolAsTask(c.client, "sleep", { ms: 0 }, { ttl: 3_600_000 });
     expect(capped.task.ttl).toBe(10_000);
     expect((await listTasks(c.client)).tasks).toHaveLength(2);
+  });
+
+  it("enables bearer auth from --auth-tokens FILE: 401 without a token, tasks bound to the token's principal", async () => {
+    const file = join(tempDir(), "tokens.json");
+    writeFileSync(file, JSON.stringify({ "tok-a": "alice", "tok-b": "bob" }));
+    const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0", "--auth-tokens", file]);
+    const url = await server.url();
+    const line = await server.stderr.waitFor((l) => typeof l["url"] === "string", "the listening line");
+    expect(line["auth"]).toBe("bearer tokens");
+
+    const initialize = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } } };
+    const anonymous = await rawPost(url, initialize);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
+
+    const alice = await connect(url, { token: "tok-a" });
+    const created = await callToolAsTask(alice.client, "sleep", { ms: 0 });
+    const bob = await connect(url, { token: "tok-b" });
+    expect((await listTasks(bob.client)).tasks).toEqual([]);
+    expect((await listTasks(alice.client)).tasks.map((t) => t.taskId)).toEqual([created.task.taskId]);
+  });
+
+  it("exits non-zero with a clear message for an unreadable or malformed --auth-tokens file", async () => {
+    const dir = tempDir();
+    const missing = await runCli(["serve", "--demo", "--store", "memory", "--port", "0", "--auth-tokens", join(dir, "absent.json")]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toMatch(/Cannot read the auth token file/);
+
+    const wrong = join(dir, "wrong.json");
+    writeFileSync(wrong, JSON.stringify({ "tok-a": 42 }));
+    const malformed = await runCli(["serve", "--demo", "--store", "memory", "--port", "0", "--auth-tokens", wrong]);
+    expect(malformed.code).not.toBe(0);
+    expect(malformed.stderr).toMatch(/maps every token to a non-empty principal string/);
   });
 
   it("exits non-zero with a clear message for a bad store spec", async () => {
