@@ -64,6 +64,11 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     }
     expect(help.stdout).toContain("PORT"); // the env var behind --port
     expect(help.stdout).toMatch(/sqlite:PATH/);
+    // `npm start` = `serve --demo` with these defaults: HTTP on 127.0.0.1, port 3000, a SQLite file.
+    const flat = help.stdout.replace(/\s+/g, " "); // commander wraps long descriptions
+    expect(flat).toMatch(/--host <address> [^-]*\(default: "127\.0\.0\.1"\)/);
+    expect(flat).toMatch(/--port <n> [^-]*\(default: 3000, env: PORT\)/);
+    expect(flat).toMatch(/--store <spec> .*?\(default: "sqlite:mcp-tasks\.db"\)/);
 
     const top = await runCli(["--help"]);
     expect(top.code).toBe(0);

@@ -5,7 +5,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema, TaskStatusNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, TaskStatusNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, CliProcess, cliEnv, killAll, REPO_ROOT } from "../support/cli-process.js";
 import { callTool, callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
@@ -42,7 +42,7 @@ function stringEnv(): Record<string, string> {
 describe("stdio end to end", { timeout: 60_000 }, () => {
   it("runs tasks with the SDK client over StdioClientTransport; the transport never sees a non-protocol line", async () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, ...SERVE], cwd: REPO_ROOT, env: stringEnv(), stderr: "pipe" });
-    const client = new Client({ name: "stdio-e2e", version: "0.0.0" }, { capabilities: { elicitation: { form: {} } } });
+    const client = new Client({ name: "stdio-e2e", version: "0.0.0" }, { capabilities: { elicitation: { form: {} }, sampling: {} } });
     sdk = { client, transport };
     const stderrLines = new Recorder<string>();
     let stderrPartial = "";
@@ -61,6 +61,11 @@ describe("stdio end to end", { timeout: 60_000 }, () => {
       action: "accept",
       content: { answer: `re: ${request.params.message}` },
     }));
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      const first = request.params.messages[0]?.content;
+      const prompt = first && !Array.isArray(first) && first.type === "text" ? first.text : "?";
+      return { role: "assistant", model: "echo-model", content: { type: "text", text: `model says: ${prompt}` } };
+    });
     await client.connect(transport);
 
     expect(client.getServerCapabilities()?.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
@@ -85,6 +90,9 @@ describe("stdio end to end", { timeout: 60_000 }, () => {
     // input_required over stdio: the elicitation rides the tasks/result exchange (T-INPUT).
     const ask = await callToolAsTask(client, "ask", { question: "colour?" });
     expect((await taskResult(client, ask.task.taskId)).content).toEqual([{ type: "text", text: "answer: re: colour?" }]);
+
+    const sample = await callToolAsTask(client, "sample", { prompt: "hello" });
+    expect((await taskResult(client, sample.task.taskId)).content).toEqual([{ type: "text", text: "model says: hello" }]);
 
     // A JSON-RPC error of the tool is replayed by tasks/result (T-RES-4).
     const thrown = await callToolAsTask(client, "throw", { code: -32042, message: "no luck" });
