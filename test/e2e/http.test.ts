@@ -286,6 +286,8 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
   it("lets a reconnecting client on a new session collect a task's result and progress (T-SEC-2 trade-off, T-PROG-1)", async () => {
     fx = await startHttpServer();
     const first = await fx.connect();
+    const second = await fx.connect(); // the same client's next session, ready in advance
+    expect(second.sessionId).not.toBe(first.sessionId);
     // Two steps a second apart: the second session's tasks/result is open long before the first one.
     const created = await callToolAsTask(first.client, "sleep", { ms: 2_000, steps: 2 }, {}, { onprogress: () => {} });
     const taskId = created.task.taskId;
@@ -293,12 +295,11 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     await first.transport.terminateSession();
     await first.close();
 
-    const second = await fx.connect();
-    expect(second.sessionId).not.toBe(first.sessionId);
+    const pending = taskResult(second.client, taskId);
     expect((await getTask(second.client, taskId)).status).toBe("working");
     expect((await listTasks(second.client)).tasks.map((t) => t.taskId)).toContain(taskId);
 
-    const result = await taskResult(second.client, taskId);
+    const result = await pending;
     expect(result.content).toEqual([{ type: "text", text: "slept 2000 ms" }]);
     expect(result._meta?.[RELATED_TASK]).toEqual({ taskId });
 
