@@ -7,7 +7,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { callToolAsTask, listTasks } from "../support/conformance.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { callToolAsTask, getTask, listTasks, taskResult } from "../support/conformance.js";
 import { CliProcess, cliEnv, killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
 import { connectHttpClient, rawPost, type ConnectOptions, type HttpClient } from "../support/http-fixture.js";
 
@@ -153,6 +154,20 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     const malformed = await runCli(["serve", "--demo", "--store", "memory", "--port", "0", "--auth-tokens", wrong]);
     expect(malformed.code).not.toBe(0);
     expect(malformed.stderr).toMatch(/maps every token to a non-empty principal string/);
+  });
+
+  it("serves a user's tools module (--tools) as tasks, elicitation and progress included", async () => {
+    const server = CliProcess.spawn(["serve", "--tools", "test/support/user-tools.ts", "--store", "memory", "--port", "0"]);
+    const c = await connect(await server.url());
+    const { tools } = await c.client.listTools();
+    expect(tools.map((t) => [t.name, t.execution?.taskSupport])).toEqual([["render", "optional"]]);
+    c.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "4K" } }));
+    const created = await callToolAsTask(c.client, "render", { scene: "teapot" }, {}, { onprogress: () => {} });
+    expect((await taskResult(c.client, created.task.taskId)).content).toEqual([{ type: "text", text: "rendered teapot (4K)" }]);
+    expect((await getTask(c.client, created.task.taskId)).status).toBe("completed");
+    await c.received.waitFor((r) => r.message.method === "notifications/progress" && r.message.params?.["progress"] === 2, "the last progress");
+    const messages = c.messagesOf("notifications/progress").map((r) => r.message.params?.["message"]);
+    expect(messages).toEqual(["loading", "rendering"]);
   });
 
   it("exits non-zero with a clear message for a bad store spec", async () => {
