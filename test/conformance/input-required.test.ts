@@ -11,6 +11,7 @@ import { z } from "zod";
 import {
   callTool,
   callToolAsTask,
+  cancelTask,
   deferred,
   expectRpcError,
   getTask,
@@ -284,5 +285,31 @@ describe("T-INPUT: input_required", () => {
     const requests = answerElicitations(again, () => ({ action: "accept", content: { answer: "second time" } }));
     expect((await taskResult(again, task.taskId)).content).toEqual([{ type: "text", text: "answer: second time" }]);
     expect(requests).toHaveLength(1);
+  });
+  it("T-CANCEL-3: a question still out when its task is cancelled is withdrawn from the requestor", async () => {
+    fx = await inMemoryFixture();
+    const client = fx.client;
+    const delivered = deferred<void>();
+    const withdrawn = deferred<unknown>();
+    let first = true;
+    client.setRequestHandler(ElicitRequestSchema, async (_request, extra) => {
+      if (first) {
+        first = false;
+        return { action: "decline" };
+      }
+      extra.signal.addEventListener("abort", () => withdrawn.resolve(extra.signal.reason));
+      delivered.resolve();
+      return new Promise<never>(() => {});
+    });
+    // The SDK client (1.32.2) ignores notifications/cancelled for request id 0 (a falsy-id check),
+    // so the session's first server→client request is spent on a plain call.
+    await callTool(client, "ask", { question: "Warm-up?" });
+    const { task } = await callToolAsTask(client, "ask", { question: "Still there?" });
+    const waiting = track(taskResult(client, task.taskId));
+    await delivered.promise;
+    await cancelTask(client, task.taskId);
+    await expectRpcError(waiting.promise, -32800);
+    // The SDK aborts a handler's signal when the peer sends notifications/cancelled for its request.
+    await withdrawn.promise;
   });
 });

@@ -29,13 +29,19 @@ export async function tasksResult(
     throw withOperation("Failed to retrieve task result", error);
   }
   const untrack = link.trackResult(taskId, request.requestId);
+  // Ends the requests this call delivered once it returns: a question still out when the task
+  // ends (cancelled, expired, answered elsewhere) is withdrawn with notifications/cancelled
+  // instead of lingering on the client.
+  const deliveries = new AbortController();
+  const onAbandon = (): void => deliveries.abort(request.signal.reason);
+  request.signal.addEventListener("abort", onAbandon, { once: true });
   try {
     const deliver = async (input: InputRequest): Promise<TaskOutcome> => {
       const params = withRelatedTask((input.params ?? {}) as object, taskId); // T-INPUT-2
       try {
         const value = await server.request({ method: input.method, params } as never, AnyResult, {
           relatedRequestId: request.requestId,
-          signal: request.signal,
+          signal: deliveries.signal,
           timeout: INPUT_ANSWER_TIMEOUT_MS,
         });
         return { kind: "result", value };
@@ -43,7 +49,7 @@ export async function tasksResult(
         // A JSON-RPC error answer is the requestor's answer; a closed stream, an abandoned
         // tasks/result or our own timeout is not (the request then stays queued). Decided by the
         // connection's state, not the code: a requestor may answer with -32000/-32001 itself.
-        const lost = request.signal.aborted || server.transport === undefined || isLocalTimeout(error);
+        const lost = deliveries.signal.aborted || server.transport === undefined || isLocalTimeout(error);
         if (error instanceof McpError && !lost) {
           return { kind: "error", error: { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ""), data: error.data } };
         }
@@ -55,6 +61,8 @@ export async function tasksResult(
   } catch (error) {
     throw withOperation("Failed to retrieve task result", error);
   } finally {
+    request.signal.removeEventListener("abort", onAbandon);
+    deliveries.abort("tasks/result answered");
     untrack();
   }
 }
