@@ -64,12 +64,14 @@ async function serve(opts: ServeOptions): Promise<void> {
   await app.start();
 
   let stopping = false;
-  const stop = async (closeHttp?: () => Promise<void>): Promise<void> => {
+  const stop = async (http?: { server: { close(): unknown }; close(): Promise<void> }): Promise<void> => {
     if (stopping) return;
     stopping = true;
     logger.info({}, "shutting down");
-    await closeHttp?.();
+    // Stop accepting, let the engine answer what is waiting, then drop the connections.
+    http?.server.close();
     await app.close();
+    await http?.close();
     logger.flush();
     process.exit(0);
   };
@@ -84,6 +86,6 @@ async function serve(opts: ServeOptions): Promise<void> {
   }
   const verifier = opts.authTokens ? staticTokenVerifier(loadTokenFile(opts.authTokens)) : undefined;
   const http = await serveHttp(app, { port: opts.port, host: opts.host, ...(verifier && { verifier }) });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop(() => http.close()));
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop(http));
   logger.info({ url: http.url, store: opts.store, auth: verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
 }

@@ -105,10 +105,12 @@ export class TaskServer {
     return server;
   }
 
-  /** Closes sessions, stops the engine (see TaskEngine.close), closes the store and bus. */
+  /** Stops the engine (see TaskEngine.close), then closes sessions, the bus and the store. */
   async close(): Promise<void> {
-    for (const server of [...this.sessions]) await server.close().catch(() => {});
+    // Engine first: blocked tasks/result calls get their answers while the sessions still exist.
     await this.engine.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const server of [...this.sessions]) await server.close().catch(() => {});
     await this.engine.bus.close();
     await this.engine.store.close();
   }

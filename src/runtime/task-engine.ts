@@ -56,6 +56,11 @@ export class TaskEngine {
   private cursors: CursorCodec | null = null;
   private started = false;
   private closed = false;
+  /** Aborted by close(): blocked `tasks/result` calls answer instead of hanging until the socket dies. */
+  private readonly closing = new AbortController();
+  /** Blocked `tasks/result` calls in progress, so close() can let their answers go out first. */
+  private waiters = 0;
+  private waitersDrained: (() => void) | null = null;
 
   constructor(options: EngineOptions) {
     this.store = options.store;
@@ -113,6 +118,15 @@ export class TaskEngine {
         now: this.now(),
       });
       if (failed) this.bus.publish({ type: "status", taskId: id, status: "failed", sessionId: failed.origin.sessionId });
+    }
+    // Waiters on failed tasks have been woken; the rest (retryable or other nodes' tasks) are told
+    // to come back. Either way every blocked tasks/result gets an answer before the store closes.
+    this.closing.abort();
+    if (this.waiters > 0) {
+      await Promise.race([
+        new Promise<void>((resolve) => (this.waitersDrained = resolve)),
+        new Promise<void>((resolve) => setTimeout(resolve, 2000).unref()),
+      ]);
     }
   }
 
@@ -214,6 +228,8 @@ export class TaskEngine {
     });
     const onAbort = (): void => wake();
     signal.addEventListener("abort", onAbort);
+    this.closing.signal.addEventListener("abort", onAbort);
+    this.waiters++;
     try {
       for (;;) {
         const woken = new Promise<void>((resolve) => (wake = resolve));
@@ -221,6 +237,9 @@ export class TaskEngine {
         if (isTerminal(task.status)) {
           this.logger.info({ audit: "retrieved", taskId: id, owner }, "task result retrieved");
           return task;
+        }
+        if (this.closing.signal.aborted) {
+          throw new TaskError("internal", "The server is shutting down; call tasks/result again once it is back");
         }
         await this.deliverPending(task, deliver);
         if (signal.aborted) throw new TaskError("internal", "The tasks/result request was abandoned");
@@ -231,8 +250,11 @@ export class TaskEngine {
     } finally {
       stop();
       signal.removeEventListener("abort", onAbort);
+      this.closing.signal.removeEventListener("abort", onAbort);
+      if (--this.waiters === 0) this.waitersDrained?.();
     }
   }
+
 
   /** Records the requestor's answer to an input request and wakes the handler waiting for it. */
   async answer(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {

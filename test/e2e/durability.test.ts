@@ -102,11 +102,17 @@ describe("durability on SQLite across real processes (item 13)", { timeout: 90_0
     const first = await startServer();
     const batch = await callToolAsTask(first.client.client, "batch", { ms: 1_500 });
     const sleep = await callToolAsTask(first.client.client, "sleep", { ms: 60_000 });
-    // A client still connected, waiting on tasks/result, does not hold the shutdown up. (The SDK
-    // client only learns of it when its request times out: the stream ends without a response.)
-    void taskResult(first.client.client, sleep.task.taskId).catch(() => {});
-    await first.client.exchanges.waitFor((e) => e.body?.method === "tasks/result", "the tasks/result request to be under way");
+    // Clients waiting on tasks/result are answered before the process exits: the failed task's
+    // error, and "come back later" for the retryable one that will re-run on the next start.
+    const sleepWait = expectRpcError(taskResult(first.client.client, sleep.task.taskId), -32603, SHUT_DOWN);
+    const batchWait = expectRpcError(taskResult(first.client.client, batch.task.taskId), -32603, /shutting down/);
+    await first.client.exchanges.waitFor(
+      (e) => e.body?.method === "tasks/result" && (e.body?.params as { taskId?: string } | undefined)?.taskId === batch.task.taskId,
+      "both tasks/result requests to be under way",
+    );
     expect(await first.server.kill("SIGTERM")).toEqual({ code: 0, signal: null });
+    await sleepWait;
+    await batchWait;
 
     const second = await startServer();
     const c = second.client.client;
