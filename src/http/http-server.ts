@@ -23,6 +23,11 @@ export interface HttpOptions {
   verifier?: BearerVerifier;
   /** Largest request body; default 4 MiB. */
   maxBodyBytes?: number;
+  /**
+   * A session with no open request for this long is closed (its tasks are not affected: they are
+   * not bound to sessions). Default 30 minutes.
+   */
+  sessionIdleMs?: number;
 }
 
 export interface HttpHandle {
@@ -46,6 +51,18 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const path = options.path ?? "/mcp";
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const sessions = new SessionRegistry();
+  const sessionIdleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+  const idleSweep = setInterval(
+    () => {
+      for (const session of sessions.idle(Date.now(), sessionIdleMs)) {
+        logger.info({ sessionId: session.id }, "closing idle session");
+        sessions.delete(session.id);
+        void session.transport.close().catch(() => {});
+      }
+    },
+    Math.max(10, Math.min(sessionIdleMs / 2, 60_000)),
+  );
+  idleSweep.unref();
   const logger = app.engine.logger;
   let port = options.port ?? 3000;
 
@@ -103,7 +120,9 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
         // connecting, it would replace that and leave a dead session's server listening forever.
         transport.onclose = () => sessions.delete(id);
         const server = await app.connect(transport, id);
-        sessions.add({ id, transport, server, principal });
+        const session = { id, transport, server, principal, openRequests: 0, lastActive: Date.now() };
+        sessions.add(session);
+        sessions.track(session, res, Date.now);
         await transport.handleRequest(req, res, body);
         return;
       }
@@ -113,6 +132,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
         sendRpcError(res, 404, -32001, "Session not found");
         return;
       }
+      sessions.track(session, res, Date.now);
       const direct = asDirectRequest(body);
       if (direct) {
         // The SDK transport checks this on its path; ours must too (Streamable HTTP: MUST answer 400).
@@ -134,6 +154,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
         sendRpcError(res, sessionId === undefined ? 400 : 404, -32001, "Session not found");
         return;
       }
+      sessions.track(session, res, Date.now);
       await session.transport.handleRequest(req, res);
       return;
     }
@@ -161,6 +182,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     sessions,
     server,
     async close() {
+      clearInterval(idleSweep);
       for (const session of sessions.all()) await session.transport.close().catch(() => {});
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

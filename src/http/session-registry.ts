@@ -8,6 +8,10 @@ export interface HttpSession {
   server: TaskProtocolServer;
   /** The principal that initialized the session; null without auth. */
   principal: string | null;
+  /** HTTP requests of this session still open (a GET stream, a blocked tasks/result, …). */
+  openRequests: number;
+  /** When the session last started or finished a request (ms). */
+  lastActive: number;
 }
 
 /** Live sessions by id. A session is only ever served to the principal that created it. */
@@ -27,6 +31,24 @@ export class SessionRegistry {
     const session = this.sessions.get(id);
     if (!session || session.principal !== principal) return null;
     return session;
+  }
+
+  /** Counts `res` as activity of the session until it closes. */
+  track(session: HttpSession, res: { once(event: "close", listener: () => void): unknown }, now: () => number): void {
+    session.openRequests++;
+    session.lastActive = now();
+    res.once("close", () => {
+      session.openRequests--;
+      session.lastActive = now();
+    });
+  }
+
+  /**
+   * Sessions with no open request for longer than `idleMs`. Clients rarely end sessions (the SDK
+   * client's close() sends no DELETE), so without this they would accumulate forever.
+   */
+  idle(now: number, idleMs: number): HttpSession[] {
+    return [...this.sessions.values()].filter((s) => s.openRequests === 0 && now - s.lastActive > idleMs);
   }
 
   get size(): number {

@@ -401,6 +401,18 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     await pending;
   });
 
+  it("closes a session left idle (no open request) after sessionIdleMs, and keeps one with an open GET stream", async () => {
+    fx = await startHttpServer({ http: { sessionIdleMs: 100 } });
+    const streaming = await fx.connect(); // keeps its GET stream open
+    const quiet = await fx.connect({ waitForGetStream: false });
+    await quiet.transport.close(); // gone without a DELETE, as the SDK client's close() does
+    const deadline = Date.now() + 5_000;
+    while (fx.http.sessions.lookup(quiet.sessionId, null) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(fx.http.sessions.lookup(quiet.sessionId, null)).toBeNull();
+    expect(fx.http.sessions.lookup(streaming.sessionId, null)).not.toBeNull();
+    expect((await callTool(streaming.client, "echo", { text: "still here" })).content).toEqual([{ type: "text", text: "still here" }]);
+  });
+
   it("refuses an oversized body with HTTP 413 and invalid JSON with 400 -32700, and keeps serving (item 14)", async () => {
     fx = await startHttpServer({ http: { maxBodyBytes: 64 * 1024 }, app: { maxArgumentBytes: 1024 } });
     const c = await fx.connect();
