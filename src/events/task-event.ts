@@ -11,4 +11,6 @@ export type TaskEvent =
   | { type: "input"; taskId: string; inputId: string }
   | { type: "answer"; taskId: string; inputId: string }
   | { type: "progress"; taskId: string; sessionId: string | null; progressToken: string | number | null; progress: TaskProgress }
-  | { type: "cancel"; taskId: string; reason: string };
+  | { type: "cancel"; taskId: string; reason: string }
+  /** "Re-read the store": sent when events may have been missed (e.g. a bus reconnected). */
+  | { type: "wake"; taskId: string };

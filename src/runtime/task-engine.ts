@@ -224,7 +224,7 @@ export class TaskEngine {
     const id = task.id;
     let wake: () => void = () => {};
     const stop = this.bus.onTask(id, (event) => {
-      if (event.type === "status" || event.type === "input") wake();
+      if (event.type === "status" || event.type === "input" || event.type === "wake") wake();
     });
     const onAbort = (): void => wake();
     signal.addEventListener("abort", onAbort);

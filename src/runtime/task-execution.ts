@@ -151,7 +151,7 @@ export class TaskExecution {
     // Subscribe before writing, so an answer that lands between the write and the wait is seen.
     let wake: () => void = () => {};
     const stop = bus.onTask(task.id, (event) => {
-      if (event.type === "answer" && event.inputId === inputId) wake();
+      if ((event.type === "answer" && event.inputId === inputId) || event.type === "wake") wake();
     });
     const onAbort = (): void => wake();
     signal.addEventListener("abort", onAbort);
