@@ -1,0 +1,509 @@
+/**
+ * `npm run bench`: the receiver side, ours (serveHttp + createTaskServer on a SQLite file, demo
+ * tools) against a baseline written with the SDK's own experimental tasks (InMemoryTaskStore,
+ * bench/sdk-baseline-server.ts), both over real Streamable HTTP on 127.0.0.1, driven by the SDK
+ * `Client` in this same process (so both servers' work-end stamps and the client's receive time
+ * share one clock).
+ *
+ *   1. tasks/result wake-up latency: from the moment a `sleep` task's work ends (stamped
+ *      server-side, before the outcome is stored) to the moment the client holds the tasks/result
+ *      response. tasks/result is sent while the task is still working, so the waiter is blocked.
+ *   2. task creation throughput: task-augmented tools/call `sleep {ms: 0}` per second at a fixed
+ *      concurrency spread over several sessions; alternating rounds, so both servers see the
+ *      same machine conditions.
+ *   3. tasks/list walk: time to walk every page over N existing (completed) tasks.
+ *
+ * Flags: `npm run bench -- --help`.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { arch, cpus, loadavg, platform, release, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, CreateTaskResultSchema, ListTasksResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { newTaskId } from "../src/core/task-id.js";
+import { registerDemoTools } from "../src/demo/demo-tools.js";
+import { serveHttp } from "../src/http/http-server.js";
+import { createTaskServer, type TaskServer } from "../src/mcp/task-server.js";
+import { sqliteStore } from "../src/store/sqlite-store.js";
+import { startSdkBaseline } from "./sdk-baseline-server.js";
+
+const HELP = `Usage: npm run bench -- [flags]
+  --samples N        tasks/result wake-up samples per server (default 200)
+  --sleep-ms MS      least sleep of a wake-up sample; tasks/result is sent while it runs (default 50)
+  --sdk-poll-ms MS   pollInterval of the SDK baseline's tasks (default 1000, the SDK's default)
+  --sdk-lanes N      wake-up samples run at once against that baseline, whose wake-up is bound by
+                     its poll interval (sequential would take samples x poll-ms; default 40)
+  --tuned-poll-ms MS also the SDK baseline with this short pollInterval, sampled sequentially and
+                     interleaved with ours (default 10)
+  --concurrency N    in-flight task creations (default 16)
+  --clients N        sessions the in-flight creations are spread over (default 4)
+  --duration S       seconds of creation throughput per server (default 3), after 0.5 s warm-up
+  --rounds N         alternating throughput rounds the duration is split into (default 6)
+  --list-tasks N     tasks present for the tasks/list walk (default 2000)
+  --help`;
+
+const { values: flags } = parseArgs({
+  options: {
+    samples: { type: "string", default: "200" },
+    "sleep-ms": { type: "string", default: "50" },
+    "sdk-poll-ms": { type: "string", default: "1000" },
+    "sdk-lanes": { type: "string", default: "40" },
+    "tuned-poll-ms": { type: "string", default: "10" },
+    concurrency: { type: "string", default: "16" },
+    clients: { type: "string", default: "4" },
+    duration: { type: "string", default: "3" },
+    rounds: { type: "string", default: "6" },
+    "list-tasks": { type: "string", default: "2000" },
+    help: { type: "boolean", default: false },
+  },
+});
+if (flags.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+function numberFlag(name: Exclude<keyof typeof flags, "help">, min: number, whole = true): number {
+  const value = Number(flags[name]);
+  if (!Number.isFinite(value) || value < min || (whole && !Number.isInteger(value))) {
+    console.error(`--${name} must be ${whole ? "an integer" : "a number"} >= ${min}\n\n${HELP}`);
+    process.exit(2);
+  }
+  return value;
+}
+const SAMPLES = numberFlag("samples", 1);
+const SLEEP_MS = numberFlag("sleep-ms", 20);
+const SDK_POLL_MS = numberFlag("sdk-poll-ms", 1);
+const SDK_LANES = numberFlag("sdk-lanes", 1);
+const TUNED_POLL_MS = numberFlag("tuned-poll-ms", 1);
+const CONCURRENCY = numberFlag("concurrency", 1);
+const CLIENTS = Math.min(numberFlag("clients", 1), CONCURRENCY);
+const DURATION_MS = numberFlag("duration", 0.1, false) * 1000;
+const ROUNDS = numberFlag("rounds", 1);
+const WARMUP_MS = 500;
+const LIST_TASKS = numberFlag("list-tasks", 1);
+/** ttl of every task the bench creates: outlives the run, short enough not to pile up anywhere. */
+const TASK_TTL_MS = 60_000;
+
+const now = (): number => performance.now();
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A server under test: its URL and the moments (performance.now) at which its tasks' work ended. */
+interface Target {
+  name: string;
+  url: string;
+  workDone: Map<string, number>;
+  /** Puts `count` completed `sleep` tasks of `sessionId` straight into the server's store. */
+  seed(count: number, sessionId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function startOurs(): Promise<Target> {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-bench-"));
+  const workDone = new Map<string, number>();
+  // Defaults everywhere except maxActivePerOwner: the SDK baseline has no such cap, and the
+  // throughput phase must not be throttled by it (every bench task ends within milliseconds).
+  const app = createTaskServer({ name: "bench", version: "1.0.0", store: sqliteStore(join(dir, "tasks.db")), maxActivePerOwner: 100_000 });
+  // The demo tools, with `sleep` wrapped to stamp the moment its work ends (before the outcome is stored).
+  const stamping = Object.create(app) as TaskServer;
+  stamping.tool = ((name, definition, handler) =>
+    app.tool(
+      name,
+      definition,
+      name !== "sleep"
+        ? handler
+        : async (args, ctx) => {
+            const result = await handler(args, ctx);
+            if (ctx.taskId !== null) workDone.set(ctx.taskId, now());
+            return result;
+          },
+    )) as TaskServer["tool"];
+  registerDemoTools(stamping);
+  const http = await serveHttp(app, { port: 0, host: "127.0.0.1" });
+  const store = app.engine.store;
+  return {
+    name: "ours",
+    url: http.url,
+    workDone,
+    async seed(count, sessionId) {
+      for (let i = 0; i < count; i++) {
+        const task = await store.create({
+          id: newTaskId(),
+          owner: null,
+          method: "tools/call",
+          name: "sleep",
+          request: { name: "sleep", arguments: { ms: 0 } },
+          origin: { sessionId, progressToken: null, accepts: [] },
+          createdAt: Date.now(),
+          ttlMs: TASK_TTL_MS,
+          pollIntervalMs: 1000,
+          retryable: false,
+        });
+        await store.transition(task.id, ["working"], "completed", {
+          outcome: { kind: "result", value: { content: [{ type: "text", text: "slept 0 ms" }] } },
+          now: Date.now(),
+        });
+      }
+    },
+    async close() {
+      await http.close();
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startSdk(pollIntervalMs: number): Promise<Target> {
+  const workDone = new Map<string, number>();
+  const handle = await startSdkBaseline({ pollIntervalMs, onWorkDone: (taskId) => workDone.set(taskId, now()) });
+  const store: InMemoryTaskStore = handle.taskStore;
+  return {
+    name: `SDK poll ${pollIntervalMs} ms`,
+    url: handle.url,
+    workDone,
+    async seed(count, sessionId) {
+      for (let i = 0; i < count; i++) {
+        const request = { method: "tools/call", params: { name: "sleep", arguments: { ms: 0 } } };
+        const task = await store.createTask({ ttl: TASK_TTL_MS, pollInterval: pollIntervalMs }, i, request, sessionId);
+        await store.storeTaskResult(task.taskId, "completed", { content: [{ type: "text", text: "slept 0 ms" }] }, sessionId);
+      }
+    },
+    close: () => handle.close(),
+  };
+}
+
+async function connect(url: string): Promise<{ client: Client; sessionId: string }> {
+  const client = new Client({ name: "bench", version: "1.0.0" }, { capabilities: {} });
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport);
+  if (transport.sessionId === undefined) throw new Error(`no session id from ${url}`);
+  return { client, sessionId: transport.sessionId };
+}
+
+async function createSleepTask(client: Client, ms: number): Promise<string> {
+  const created = await client.request(
+    { method: "tools/call", params: { name: "sleep", arguments: { ms } } },
+    CreateTaskResultSchema,
+    { task: { ttl: TASK_TTL_MS } },
+  );
+  return created.task.taskId;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. tasks/result wake-up latency
+
+class WakeSamples {
+  readonly latencies: number[] = [];
+  /** Samples dropped because tasks/result left the client after the work had ended (not blocked). */
+  notBlocked = 0;
+
+  summary(): { p50: number; p95: number; min: number; max: number; n: number; notBlocked: number } {
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    return {
+      p50: percentile(sorted, 50),
+      p95: percentile(sorted, 95),
+      min: sorted[0] ?? NaN,
+      max: sorted[sorted.length - 1] ?? NaN,
+      n: sorted.length,
+      notBlocked: this.notBlocked,
+    };
+  }
+}
+type WakeSummary = ReturnType<WakeSamples["summary"]>;
+
+/**
+ * One sample: a sleep task of `SLEEP_MS + U[0, jitterMs)` (so the work ends at a random phase of a
+ * poller's cycle), tasks/result sent at once, latency = response received - work ended.
+ */
+async function wakeSample(target: Target, client: Client, jitterMs: number, into: WakeSamples): Promise<void> {
+  const taskId = await createSleepTask(client, SLEEP_MS + Math.floor(Math.random() * jitterMs));
+  const sent = now();
+  await client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema);
+  const received = now();
+  const done = target.workDone.get(taskId);
+  if (done === undefined) throw new Error(`${target.name}: no work-end stamp for task ${taskId}`);
+  target.workDone.delete(taskId);
+  if (sent >= done) into.notBlocked++;
+  else into.latencies.push(received - done);
+}
+
+/** Round trip of `ping` (answered by the SDK's own Server in both): the stack's per-message floor. */
+async function pingFloor(a: Client, b: Client): Promise<[number, number]> {
+  const times: [number[], number[]] = [[], []];
+  for (let i = 0; i < 100; i++) {
+    for (const [k, client] of [a, b].entries()) {
+      const started = now();
+      await client.ping();
+      if (i >= 10) times[k]!.push(now() - started);
+    }
+  }
+  return [percentile(times[0].sort((x, y) => x - y), 50), percentile(times[1].sort((x, y) => x - y), 50)];
+}
+
+/** Ours and the tuned SDK baseline, one sample each in turn, so both see the same machine. */
+async function wakeInterleaved(ours: Target, tuned: Target): Promise<[WakeSummary, WakeSummary, [number, number]]> {
+  const a = await connect(ours.url);
+  const b = await connect(tuned.url);
+  const ping = await pingFloor(a.client, b.client);
+  const oursSamples = new WakeSamples();
+  const tunedSamples = new WakeSamples();
+  for (let i = 0; i < 5; i++) {
+    // Warm-up, not recorded.
+    await wakeSample(ours, a.client, TUNED_POLL_MS, new WakeSamples());
+    await wakeSample(tuned, b.client, TUNED_POLL_MS, new WakeSamples());
+  }
+  for (let i = 0; i < SAMPLES; i++) {
+    await wakeSample(ours, a.client, TUNED_POLL_MS, oursSamples);
+    await wakeSample(tuned, b.client, TUNED_POLL_MS, tunedSamples);
+  }
+  await Promise.all([a.client.close(), b.client.close()]);
+  return [oursSamples.summary(), tunedSamples.summary(), ping];
+}
+
+/** The SDK baseline at its default poll interval: SDK_LANES samples at a time, one session each. */
+async function wakeLanes(target: Target, pollMs: number): Promise<WakeSummary> {
+  const lanes = await Promise.all(Array.from({ length: Math.min(SDK_LANES, SAMPLES) }, () => connect(target.url)));
+  const samples = new WakeSamples();
+  let started = 0;
+  await Promise.all(
+    lanes.map(async ({ client }, lane) => {
+      await pause((lane * pollMs) / lanes.length); // spread the lanes over one poll cycle
+      while (started < SAMPLES) {
+        started++;
+        await wakeSample(target, client, pollMs, samples);
+      }
+    }),
+  );
+  await Promise.all(lanes.map(({ client }) => client.close()));
+  return samples.summary();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. task creation throughput
+
+interface Throughput {
+  perSecond: number;
+  created: number;
+  roundRates: number[];
+  p50: number;
+  p95: number;
+}
+
+class Load {
+  private clients: Client[] = [];
+  readonly latencies: number[] = [];
+  created = 0;
+  measuredMs = 0;
+  readonly roundRates: number[] = [];
+
+  constructor(readonly target: Target) {}
+
+  async open(): Promise<void> {
+    this.clients = (await Promise.all(Array.from({ length: CLIENTS }, () => connect(this.target.url)))).map((c) => c.client);
+  }
+
+  /** CONCURRENCY lanes creating `sleep {ms: 0}` tasks for `ms`; counted unless `warmUp`. */
+  async run(ms: number, warmUp: boolean): Promise<void> {
+    const started = now();
+    const end = started + ms;
+    let count = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async (_, lane) => {
+        const client = this.clients[lane % CLIENTS]!;
+        while (now() < end) {
+          const sent = now();
+          await createSleepTask(client, 0);
+          const received = now();
+          if (received <= end) {
+            count++;
+            if (!warmUp) this.latencies.push(received - sent);
+          }
+        }
+      }),
+    );
+    // Drain: let the last tasks run and their notifications go out before the other server's turn.
+    await pause(100);
+    if (warmUp) return;
+    this.created += count;
+    this.measuredMs += ms;
+    this.roundRates.push(count / (ms / 1000));
+  }
+
+  async close(): Promise<Throughput> {
+    await Promise.all(this.clients.map((c) => c.close()));
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    return {
+      perSecond: this.created / (this.measuredMs / 1000),
+      created: this.created,
+      roundRates: this.roundRates,
+      p50: percentile(sorted, 50),
+      p95: percentile(sorted, 95),
+    };
+  }
+}
+
+async function throughput(ours: Target, sdk: Target): Promise<[Throughput, Throughput]> {
+  const loads = [new Load(ours), new Load(sdk)];
+  for (const load of loads) await load.open();
+  for (const load of loads) await load.run(WARMUP_MS, true);
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate which server goes first, so neither always follows the other's drain.
+    const order = round % 2 === 0 ? loads : [...loads].reverse();
+    for (const load of order) await load.run(DURATION_MS / ROUNDS, false);
+  }
+  const [a, b] = await Promise.all(loads.map((load) => load.close()));
+  return [a!, b!];
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. tasks/list walk
+
+interface ListWalk {
+  ms: number;
+  pages: number;
+  tasks: number;
+}
+
+async function walk(client: Client): Promise<ListWalk> {
+  const started = now();
+  let cursor: string | undefined;
+  let pages = 0;
+  let tasks = 0;
+  do {
+    const page = await client.request({ method: "tasks/list", params: cursor === undefined ? {} : { cursor } }, ListTasksResultSchema);
+    pages++;
+    tasks += page.tasks.length;
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return { ms: now() - started, pages, tasks };
+}
+
+/** LIST_TASKS completed tasks of one session in each fresh server; median of 3 alternating walks. */
+async function listWalks(ours: Target, sdk: Target): Promise<[ListWalk, ListWalk]> {
+  const targets = [ours, sdk];
+  const sessions = await Promise.all(targets.map((t) => connect(t.url)));
+  for (const [i, target] of targets.entries()) await target.seed(LIST_TASKS, sessions[i]!.sessionId);
+  for (const session of sessions) await walk(session.client); // warm-up
+  const walks: ListWalk[][] = [[], []];
+  for (let round = 0; round < 3; round++) {
+    for (const i of [0, 1]) walks[i]!.push(await walk(sessions[i]!.client));
+  }
+  await Promise.all(sessions.map((s) => s.client.close()));
+  const medians = walks.map((w) => [...w].sort((a, b) => a.ms - b.ms)[1]!);
+  for (const [i, median] of medians.entries()) {
+    if (median.tasks !== LIST_TASKS) throw new Error(`${targets[i]!.name}: tasks/list walked ${median.tasks} tasks, expected ${LIST_TASKS}`);
+  }
+  return [medians[0]!, medians[1]!];
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function withTargets<T>(starts: Array<() => Promise<Target>>, run: (targets: Target[]) => Promise<T>): Promise<T> {
+  const targets: Target[] = [];
+  try {
+    for (const start of starts) targets.push(await start());
+    return await run(targets);
+  } finally {
+    for (const target of targets) await target.close();
+  }
+}
+
+function progress(message: string): void {
+  process.stderr.write(`  ${message}\n`);
+}
+
+async function main(): Promise<void> {
+  const began = now();
+  process.stderr.write("bench: running (progress on stderr, results on stdout)\n");
+
+  progress(`wake-up: ours and SDK (pollInterval ${TUNED_POLL_MS} ms), ${SAMPLES} samples each, interleaved`);
+  const [oursWake, tunedWake, ping] = await withTargets([startOurs, () => startSdk(TUNED_POLL_MS)], ([o, t]) => wakeInterleaved(o!, t!));
+  progress(`wake-up: SDK (pollInterval ${SDK_POLL_MS} ms), ${SAMPLES} samples, ${SDK_LANES} at a time`);
+  const sdkWake = await withTargets([() => startSdk(SDK_POLL_MS)], ([t]) => wakeLanes(t!, SDK_POLL_MS));
+
+  progress(`creation throughput: ${CONCURRENCY} in flight over ${CLIENTS} sessions, ${DURATION_MS / 1000} s each in ${ROUNDS} alternating rounds`);
+  const [oursRate, sdkRate] = await withTargets([startOurs, () => startSdk(SDK_POLL_MS)], ([o, s]) => throughput(o!, s!));
+
+  progress(`tasks/list: walks over ${LIST_TASKS} tasks`);
+  const [oursList, sdkList] = await withTargets([startOurs, () => startSdk(SDK_POLL_MS)], ([o, s]) => listWalks(o!, s!));
+
+  const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
+  const ratio = (a: number, b: number): string => {
+    if (!(b > 0) || !Number.isFinite(a)) return "n/a";
+    const r = a / b;
+    return `${r.toFixed(r < 0.1 ? 4 : 2)}x`;
+  };
+  const wakeRows = (sdk: WakeSummary, poll: number, target: boolean): string[][] => [
+    [`tasks/result wake-up p50 (ms), SDK poll ${poll} ms`, f(oursWake.p50), f(sdk.p50), ratio(oursWake.p50, sdk.p50), target ? `ours <= 2 ms: ${oursWake.p50 <= 2 ? "PASS" : "MISS"}` : ""],
+    [`tasks/result wake-up p95 (ms), SDK poll ${poll} ms`, f(oursWake.p95), f(sdk.p95), ratio(oursWake.p95, sdk.p95), ""],
+  ];
+  const rows: string[][] = [
+    ["metric", "ours (SQLite)", "SDK (in-memory)", "ours/SDK", "target"],
+    ...wakeRows(sdkWake, SDK_POLL_MS, true),
+    ...wakeRows(tunedWake, TUNED_POLL_MS, false),
+    ["ping round trip p50 (ms), HTTP stack floor", f(ping[0]), f(ping[1]), ratio(ping[0], ping[1]), ""],
+    [
+      "task creation throughput (tasks/s)",
+      f(oursRate.perSecond, 0),
+      f(sdkRate.perSecond, 0),
+      ratio(oursRate.perSecond, sdkRate.perSecond),
+      `>= 1.0x: ${oursRate.perSecond >= sdkRate.perSecond ? "PASS" : "MISS"}`,
+    ],
+    ["  creation latency p50 (ms)", f(oursRate.p50), f(sdkRate.p50), ratio(oursRate.p50, sdkRate.p50), ""],
+    ["  creation latency p95 (ms)", f(oursRate.p95), f(sdkRate.p95), ratio(oursRate.p95, sdkRate.p95), ""],
+    [`tasks/list walk over ${LIST_TASKS} tasks (ms)`, f(oursList.ms), f(sdkList.ms), ratio(oursList.ms, sdkList.ms), ""],
+    ["  pages (page size)", `${oursList.pages} (${Math.ceil(LIST_TASKS / oursList.pages)})`, `${sdkList.pages} (${Math.ceil(LIST_TASKS / sdkList.pages)})`, "", ""],
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]): string => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd();
+
+  const cpuList = cpus();
+  const load = loadavg().map((l) => l.toFixed(2)).join(" ");
+  const out: string[] = [];
+  out.push("mcp-tasks receiver bench");
+  out.push(`machine: ${cpuList.length} CPUs (${cpuList[0]?.model.trim() ?? "unknown"}), node ${process.version}, ${platform()} ${release()} ${arch()}, load average ${load}`);
+  out.push("setup:   servers and the SDK Client (StreamableHTTPClientTransport) all in this one process; Streamable HTTP on 127.0.0.1, port 0");
+  out.push("ours:    serveHttp + createTaskServer + demo tools; sqliteStore (WAL, synchronous=NORMAL) on a temp file, deleted after the run");
+  out.push("SDK:     McpServer + experimental.tasks.registerToolTask('sleep'); InMemoryTaskStore + InMemoryTaskMessageQueue (bench/sdk-baseline-server.ts)");
+  out.push("");
+  out.push(line(rows[0]!));
+  out.push(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const r of rows.slice(1)) out.push(line(r));
+  out.push("");
+  out.push(
+    `wake-up:  ${SAMPLES} samples per server: sleep ${SLEEP_MS} ms + U[0, pollInterval) so the work ends at a random phase of the SDK's poll; tasks/result`,
+  );
+  out.push("          sent at once; latency = client holds the response - the sleep ended (server-side stamp, same clock).");
+  out.push(`          ours and SDK pollInterval ${TUNED_POLL_MS}: sequential, interleaved sample by sample; SDK pollInterval ${SDK_POLL_MS}: ${Math.min(SDK_LANES, SAMPLES)} sessions at once.`);
+  const span = (w: WakeSummary): string => `${f(w.min)}..${f(w.max)}`;
+  out.push(`          min..max (ms): ours ${span(oursWake)}; SDK poll ${SDK_POLL_MS} ms ${span(sdkWake)}; SDK poll ${TUNED_POLL_MS} ms ${span(tunedWake)}.`);
+  const dropped = oursWake.notBlocked + sdkWake.notBlocked + tunedWake.notBlocked;
+  if (dropped > 0) {
+    out.push(`          dropped (tasks/result sent after the work ended): ours ${oursWake.notBlocked}, SDK ${sdkWake.notBlocked} + ${tunedWake.notBlocked}.`);
+  }
+  out.push(
+    `creation: task-augmented tools/call sleep {ms: 0}, ttl ${TASK_TTL_MS / 1000} s; ${CONCURRENCY} in flight over ${CLIENTS} sessions; ${DURATION_MS / 1000} s per server after ${WARMUP_MS} ms warm-up,`,
+  );
+  out.push(`          in ${ROUNDS} rounds alternating between the servers; ours created ${oursRate.created} tasks, the SDK ${sdkRate.created}.`);
+  const rates = (t: Throughput): string => t.roundRates.map((r) => f(r, 0)).join(" ");
+  out.push(`          tasks/s per round: ours ${rates(oursRate)}; SDK ${rates(sdkRate)}.`);
+  out.push(`list:     ${LIST_TASKS} completed tasks of one session, put into each fresh server's own store; median of 3 walks; each server's own page size.`);
+  out.push("ping:     client.ping() round trip, answered by the SDK's own Server code in both; what any message costs on this machine.");
+  out.push(`ratios:   ours/SDK; below 1 is better for times, above 1 for throughput. Whole run ${f((now() - began) / 1000, 1)} s.`);
+  console.log(out.join("\n"));
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error("bench failed:", error);
+    process.exit(1);
+  },
+);
