@@ -1,0 +1,157 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import type { Logger } from "../runtime/logger.js";
+import { silentLogger } from "../runtime/logger.js";
+import type { EventBus, Unsubscribe } from "./event-bus.js";
+import { localEventBus } from "./local-event-bus.js";
+import type { TaskEvent } from "./task-event.js";
+
+/** Options of {@link pgEventBus}. */
+export interface PgEventBusOptions {
+  /** PostgreSQL connection string (postgres://…). */
+  connectionString: string;
+  /** NOTIFY channel; nodes sharing a database and schema must use the same one. Default "mcp_tasks". */
+  channel?: string;
+  logger?: Logger;
+  /** Longest wait between reconnection attempts of the LISTEN connection. Default 5 s. */
+  maxReconnectDelayMs?: number;
+}
+
+/** PostgreSQL caps NOTIFY payloads below 8000 bytes; progress messages are cut to stay well under. */
+const MAX_MESSAGE_CHARS = 2000;
+
+/** A {@link pgEventBus} with its LISTEN connection's state, for readiness checks and tests. */
+export interface PgEventBus extends EventBus {
+  readonly nodeId: string;
+  /** Resolves once LISTEN is established (the first time). */
+  readonly ready: Promise<void>;
+  /** True while the LISTEN connection is up. */
+  listening(): boolean;
+}
+
+/**
+ * The cluster's event bus on PostgreSQL LISTEN/NOTIFY. Events are delivered locally at once and
+ * sent to other nodes through one NOTIFY per event, batched per tick into one statement. A
+ * dropped LISTEN connection is re-established with backoff; after every reconnection each local
+ * waiter gets a `wake` event, since notifications sent meanwhile are lost.
+ */
+export function pgEventBus(options: PgEventBusOptions): PgEventBus {
+  const channel = options.channel ?? "mcp_tasks";
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`invalid NOTIFY channel name: ${channel}`);
+  const logger = options.logger ?? silentLogger;
+  const maxDelay = options.maxReconnectDelayMs ?? 5000;
+  const nodeId = randomUUID();
+  const local = localEventBus((err) => logger.error({ err }, "event listener failed"));
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: 2 });
+  pool.on("error", (err) => logger.warn({ err }, "event bus pool connection error"));
+  const watched = new Map<string, number>();
+
+  let outbox: string[] = [];
+  let flushing = false;
+  let seq = 0;
+  let closed = false;
+  let listener: pg.Client | null = null;
+  let up = false;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+
+  const flush = async (): Promise<void> => {
+    if (flushing || outbox.length === 0 || closed) return;
+    flushing = true;
+    const batch = outbox;
+    outbox = [];
+    try {
+      await pool.query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS t(payload, n) ORDER BY n", [channel, batch]);
+    } catch (err) {
+      // Lost wake-ups only delay answers: every waiter keeps a backstop re-check of the store.
+      logger.warn({ err, dropped: batch.length }, "could not send task events to other nodes");
+    } finally {
+      flushing = false;
+      if (outbox.length > 0) setImmediate(() => void flush());
+    }
+  };
+
+  const connect = async (attempt: number): Promise<void> => {
+    if (closed) return;
+    const client = new pg.Client({ connectionString: options.connectionString });
+    client.on("notification", (message) => {
+      if (message.channel !== channel || !message.payload) return;
+      let parsed: { n?: unknown; e?: TaskEvent };
+      try {
+        parsed = JSON.parse(message.payload) as { n?: unknown; e?: TaskEvent };
+      } catch {
+        return;
+      }
+      if (parsed.n === nodeId || !parsed.e || typeof parsed.e.taskId !== "string") return;
+      local.publish(parsed.e);
+    });
+    const lost = (err?: unknown): void => {
+      if (listener !== client) return;
+      listener = null;
+      up = false;
+      if (closed) return;
+      logger.warn({ err }, "LISTEN connection lost; reconnecting");
+      void client.end().catch(() => {});
+      setTimeout(() => void connect(1), 100).unref();
+    };
+    client.on("error", lost);
+    client.on("end", () => lost());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${channel}`);
+    } catch (err) {
+      void client.end().catch(() => {});
+      const delay = Math.min(maxDelay, 100 * 2 ** Math.min(attempt, 10));
+      logger.warn({ err, retryInMs: delay }, "cannot LISTEN yet; retrying");
+      setTimeout(() => void connect(attempt + 1), delay).unref();
+      return;
+    }
+    if (closed) {
+      await client.end().catch(() => {});
+      return;
+    }
+    listener = client;
+    up = true;
+    markReady();
+    // Whatever was sent while we were away is gone: let every waiter here re-read the store.
+    for (const taskId of watched.keys()) local.publish({ type: "wake", taskId });
+  };
+  void connect(0);
+
+  return {
+    nodeId,
+    ready,
+    listening: () => up,
+    publish(event) {
+      local.publish(event);
+      const shipped = event.type === "progress" && event.progress.message !== undefined && event.progress.message.length > MAX_MESSAGE_CHARS
+        ? { ...event, progress: { ...event.progress, message: event.progress.message.slice(0, MAX_MESSAGE_CHARS) } }
+        : event;
+      // The sequence number keeps PostgreSQL from folding identical payloads of one transaction.
+      outbox.push(JSON.stringify({ n: nodeId, s: seq++, e: shipped }));
+      if (outbox.length === 1) setImmediate(() => void flush());
+    },
+    onTask(taskId, fn): Unsubscribe {
+      watched.set(taskId, (watched.get(taskId) ?? 0) + 1);
+      const off = local.onTask(taskId, fn);
+      return () => {
+        off();
+        const left = (watched.get(taskId) ?? 1) - 1;
+        if (left <= 0) watched.delete(taskId);
+        else watched.set(taskId, left);
+      };
+    },
+    onAny: (fn) => local.onAny(fn),
+    async close() {
+      if (closed) return;
+      await flush();
+      closed = true;
+      const client = listener;
+      listener = null;
+      up = false;
+      await client?.end().catch(() => {});
+      await pool.end().catch(() => {});
+      await local.close();
+    },
+  };
+}

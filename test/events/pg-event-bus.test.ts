@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { TaskEvent } from "../../src/events/task-event.js";
+import { pgEventBus, type PgEventBus } from "../../src/events/pg-event-bus.js";
+import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
+
+const buses: PgEventBus[] = [];
+afterEach(async () => {
+  for (const bus of buses.splice(0)) await bus.close();
+});
+
+async function node(channel: string): Promise<PgEventBus> {
+  const bus = pgEventBus({ connectionString: TEST_PG_URL, channel, maxReconnectDelayMs: 200 });
+  buses.push(bus);
+  await bus.ready;
+  return bus;
+}
+
+function next(bus: PgEventBus, taskId: string, match: (e: TaskEvent) => boolean = () => true): Promise<TaskEvent> {
+  return new Promise((resolve) => {
+    const off = bus.onTask(taskId, (event) => {
+      if (!match(event)) return;
+      off();
+      resolve(event);
+    });
+  });
+}
+
+describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
+  it("delivers an event published on one node to a waiter on another", async () => {
+    const channel = uniqueName("evt");
+    const [a, b] = [await node(channel), await node(channel)];
+    const arrived = next(b, "t1");
+    a.publish({ type: "status", taskId: "t1", status: "completed", sessionId: null });
+    expect(await arrived).toEqual({ type: "status", taskId: "t1", status: "completed", sessionId: null });
+  });
+
+  it("delivers a node's own events locally at once, and only once", async () => {
+    const channel = uniqueName("evt");
+    const a = await node(channel);
+    const seen: TaskEvent[] = [];
+    a.onTask("t1", (e) => seen.push(e));
+    const remote = await node(channel);
+    const remoteSaw = next(remote, "t1");
+    a.publish({ type: "answer", taskId: "t1", inputId: "i1" });
+    expect(seen).toHaveLength(1); // synchronously, before any round trip
+    await remoteSaw; // by now the NOTIFY has come back to a as well
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toHaveLength(1);
+  });
+
+  it("keeps identical events of one batch apart (PostgreSQL folds identical payloads in a transaction)", async () => {
+    const channel = uniqueName("evt");
+    const [a, b] = [await node(channel), await node(channel)];
+    const seen: TaskEvent[] = [];
+    const three = new Promise<void>((resolve) =>
+      b.onTask("t1", (e) => {
+        seen.push(e);
+        if (seen.length === 3) resolve();
+      }),
+    );
+    for (let i = 0; i < 3; i++) a.publish({ type: "wake", taskId: "t1" });
+    await three;
+    expect(seen).toHaveLength(3);
+  });
+
+  it("does not cross channels (separate deployments on one database)", async () => {
+    const [a, b] = [await node(uniqueName("evt")), await node(uniqueName("evt"))];
+    const seen: TaskEvent[] = [];
+    b.onTask("t1", (e) => seen.push(e));
+    const own = next(a, "t1");
+    a.publish({ type: "wake", taskId: "t1" });
+    await own;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen).toEqual([]);
+  });
+
+  it("re-establishes LISTEN after its connection is killed, and wakes local waiters to re-read the store", async () => {
+    const channel = uniqueName("evt");
+    const [a, b] = [await node(channel), await node(channel)];
+    const woken = next(b, "t1", (e) => e.type === "wake");
+    await pgQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1", [`LISTEN ${channel}`]);
+    await woken;
+    expect(b.listening()).toBe(true);
+    const arrived = next(b, "t1", (e) => e.type === "status");
+    a.publish({ type: "status", taskId: "t1", status: "failed", sessionId: null });
+    expect((await arrived).type).toBe("status");
+  });
+
+  it("cuts overlong progress messages so the NOTIFY payload stays under PostgreSQL's limit", async () => {
+    const channel = uniqueName("evt");
+    const [a, b] = [await node(channel), await node(channel)];
+    const arrived = next(b, "t1");
+    a.publish({ type: "progress", taskId: "t1", sessionId: null, progressToken: 1, progress: { progress: 1, message: "x".repeat(20_000) } });
+    const event = await arrived;
+    expect(event.type === "progress" && event.progress.message?.length).toBe(2000);
+  });
+
+  it("refuses a channel name that is not a plain identifier", () => {
+    expect(() => pgEventBus({ connectionString: TEST_PG_URL, channel: "x; DROP TABLE y" })).toThrow(/invalid NOTIFY channel/);
+  });
+});

@@ -1,0 +1,21 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+
+/** The CI/session PostgreSQL (trust auth on 127.0.0.1); override with MCP_TASKS_TEST_PG. */
+export const TEST_PG_URL = process.env["MCP_TASKS_TEST_PG"] ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** A name no other test run uses (schemas, channels). */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${randomBytes(6).toString("hex")}`;
+}
+
+/** Runs one statement on a short-lived connection. */
+export async function pgQuery(sql: string, params: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: TEST_PG_URL });
+  await client.connect();
+  try {
+    return await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}
