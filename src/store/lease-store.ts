@@ -1,0 +1,44 @@
+import type { TaskRecord } from "../core/task.js";
+import type { TaskStore } from "./task-store.js";
+
+/**
+ * Work distribution for a cluster: tasks wait unclaimed in the store until a worker leases them.
+ * A worker renews its leases while it runs their handlers; a lease that runs out means the worker
+ * is gone, and any node's reaper then re-queues the task (retryable tools, bounded attempts) or
+ * fails it. Every operation is a compare-and-set on (lease owner, lease expiry), so two workers
+ * never hold one task and a reaper never takes a task whose worker renewed in time.
+ */
+export interface LeaseStore {
+  /**
+   * Leases up to `limit` unclaimed `working` tasks (oldest first) to `workerId` until
+   * `now + leaseMs`. Concurrent claimers never get the same task (FOR UPDATE SKIP LOCKED).
+   * `names`, when given, restricts claims to tasks of those names (a worker that lacks a tool
+   * never takes its tasks).
+   */
+  claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[]): Promise<TaskRecord[]>;
+
+  /** Extends the leases `workerId` still holds among `taskIds`; returns the ids still held. */
+  renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]>;
+
+  /** Non-terminal tasks whose lease ran out before `now`, with the worker that held it. */
+  expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number }>>;
+
+  /**
+   * Puts a task back in the queue (unclaimed, `working`) if `workerId` still holds its expired
+   * lease and it has run fewer than `maxAttempts` times; queued input requests of the lost run
+   * are answered with an error so they stop being delivered. False when the CAS lost.
+   */
+  requeue(taskId: string, workerId: string, maxAttempts: number, now: number): Promise<boolean>;
+
+  /** Drops the lease of a task whose handler ended here (its outcome is already stored). */
+  release(taskId: string, workerId: string): Promise<void>;
+
+  /** Unclaimed `working` tasks (queue depth, for metrics). */
+  queueDepth(): Promise<number>;
+}
+
+export type ClusterStore = TaskStore & LeaseStore;
+
+export function isLeaseStore(store: TaskStore): store is ClusterStore {
+  return typeof (store as Partial<LeaseStore>).claim === "function" && typeof (store as Partial<LeaseStore>).renew === "function";
+}
