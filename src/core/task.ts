@@ -76,6 +76,16 @@ export interface InputRequest {
   answer: TaskOutcome | null;
 }
 
+/**
+ * One entry of a task's status timeline: the status it entered, when, and the statusMessage written
+ * with it. Stores append one with every status write (creation included), in the same atomic write.
+ */
+export interface StatusChange {
+  status: TaskStatus;
+  statusMessage: string | null;
+  at: number;
+}
+
 export function expiresAt(createdAt: number, ttlMs: number | null): number | null {
   return ttlMs === null ? null : createdAt + ttlMs;
 }

@@ -1,9 +1,19 @@
 import { randomBytes } from "node:crypto";
 import type { ListPosition } from "../core/cursor.js";
 import { canTransition, isTerminal, type TaskStatus } from "../core/task-status.js";
-import { expiresAt, type InputRequest, type NewTask, type TaskProgress, type TaskOutcome, type TaskRecord } from "../core/task.js";
-import { checkTransitionPatch, compareByCreation, compareByExpiry, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit } from "./store-rules.js";
-import type { OwnerScope, TaskStore, TransitionPatch } from "./task-store.js";
+import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskProgress, type TaskOutcome, type TaskRecord } from "../core/task.js";
+import {
+  checkTransitionPatch,
+  compareByCreation,
+  compareByExpiry,
+  duplicateInputError,
+  duplicateTaskError,
+  matchesFilter,
+  unknownTaskError,
+  wholeLimit,
+  zeroStatusCounts,
+} from "./store-rules.js";
+import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "./task-store.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
@@ -17,6 +27,7 @@ export function memoryStore(): TaskStore {
   const tasks = new Map<string, TaskRecord>();
   // Map iteration follows insertion order, which is the tie-break for inputs created in the same ms.
   const inputs = new Map<string, Map<string, InputRequest>>();
+  const histories = new Map<string, StatusChange[]>();
   let secret: Buffer | null = null;
   let closed = false;
 
@@ -39,6 +50,7 @@ export function memoryStore(): TaskStore {
         progress: null,
       };
       tasks.set(record.id, record);
+      histories.set(record.id, [{ status: "working", statusMessage: null, at: record.createdAt }]);
       return copy(record);
     },
 
@@ -59,6 +71,27 @@ export function memoryStore(): TaskStore {
       return page.map(copy);
     },
 
+    async search(filter: TaskFilter, after: ListPosition | null, limit: number): Promise<TaskRecord[]> {
+      open();
+      const page = [...tasks.values()]
+        .filter((t) => matchesFilter(t, filter) && (after === null || compareByCreation(t, after) < 0))
+        .sort((a, b) => compareByCreation(b, a))
+        .slice(0, wholeLimit(limit));
+      return page.map(copy);
+    },
+
+    async countByStatus(filter: TaskFilter): Promise<Record<TaskStatus, number>> {
+      open();
+      const counts = zeroStatusCounts();
+      for (const t of tasks.values()) if (matchesFilter(t, filter)) counts[t.status]++;
+      return counts;
+    },
+
+    async history(taskId: string): Promise<StatusChange[]> {
+      open();
+      return copy(histories.get(taskId) ?? []);
+    },
+
     async transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null> {
       open();
       checkTransitionPatch(to, patch);
@@ -70,6 +103,7 @@ export function memoryStore(): TaskStore {
       record.updatedAt = patch.now;
       if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
       if (patch.outcome !== undefined) record.outcome = copy(patch.outcome);
+      histories.get(id)?.push({ status: to, statusMessage: record.statusMessage, at: patch.now });
       return copy(record);
     },
 
@@ -112,6 +146,13 @@ export function memoryStore(): TaskStore {
       return input === undefined ? null : copy(input);
     },
 
+    async inputs(taskId: string): Promise<InputRequest[]> {
+      open();
+      const queue = inputs.get(taskId);
+      if (queue === undefined) return [];
+      return [...queue.values()].sort((a, b) => a.createdAt - b.createdAt).map(copy);
+    },
+
     async answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
       open();
       const input = inputs.get(taskId)?.get(inputId);
@@ -138,6 +179,7 @@ export function memoryStore(): TaskStore {
       for (const task of doomed) {
         tasks.delete(task.id);
         inputs.delete(task.id);
+        histories.delete(task.id);
       }
       return doomed.length;
     },

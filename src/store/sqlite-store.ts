@@ -3,15 +3,16 @@ import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { ListPosition } from "../core/cursor.js";
 import { canTransition, type TaskStatus } from "../core/task-status.js";
-import { expiresAt, type InputRequest, type NewTask, type TaskOutcome, type TaskProgress, type TaskRecord } from "../core/task.js";
+import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../core/task.js";
 import { prepareInputStatements } from "./sqlite/input-statements.js";
 import { prepareMetaStatements } from "./sqlite/meta-statements.js";
-import { inputFromRow, taskFromRow, toJson } from "./sqlite/rows.js";
+import { inputFromRow, statusChangeFromRow, taskFromRow, toJson } from "./sqlite/rows.js";
 import { migrate } from "./sqlite/schema.js";
 import { prepareSweepStatements } from "./sqlite/sweep-statements.js";
 import { prepareTaskStatements } from "./sqlite/task-statements.js";
-import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit } from "./store-rules.js";
-import type { OwnerScope, TaskStore, TransitionPatch } from "./task-store.js";
+import { prepareViewStatements } from "./sqlite/view-statements.js";
+import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "./store-rules.js";
+import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "./task-store.js";
 
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
@@ -50,6 +51,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   const inputs = prepareInputStatements(db);
   const sweeps = prepareSweepStatements(db);
   const meta = prepareMetaStatements(db);
+  const views = prepareViewStatements(db);
   let secret: Buffer | null = null;
 
   return {
@@ -84,6 +86,21 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
           ? tasks.listFirst.all(owner, n)
           : tasks.listAfter.all({ owner, createdAt: after.createdAt, id: after.id, limit: n });
       return rows.map(taskFromRow);
+    },
+
+    async search(filter: TaskFilter, after: ListPosition | null, limit: number): Promise<TaskRecord[]> {
+      const n = wholeLimit(limit);
+      return n === 0 ? [] : views.search(filter, after, n).map(taskFromRow);
+    },
+
+    async countByStatus(filter: TaskFilter): Promise<Record<TaskStatus, number>> {
+      const counts = zeroStatusCounts();
+      for (const row of views.countByStatus(filter)) counts[row.status] = row.n;
+      return counts;
+    },
+
+    async history(taskId: string): Promise<StatusChange[]> {
+      return views.history.all(taskId).map(statusChangeFromRow);
     },
 
     async transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null> {
@@ -130,6 +147,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
     async pendingInputs(taskId: string): Promise<InputRequest[]> {
       return inputs.pending.all(taskId).map(inputFromRow);
+    },
+
+    async inputs(taskId: string): Promise<InputRequest[]> {
+      return inputs.all.all(taskId).map(inputFromRow);
     },
 
     async getInput(taskId: string, inputId: string): Promise<InputRequest | null> {

@@ -3,8 +3,9 @@
  * drift apart on ordering, limits or which misuse they refuse.
  */
 import type { ListPosition } from "../core/cursor.js";
-import { isTerminal, type TaskStatus } from "../core/task-status.js";
-import type { TransitionPatch } from "./task-store.js";
+import { isTerminal, TASK_STATUSES, type TaskStatus } from "../core/task-status.js";
+import type { TaskRecord } from "../core/task.js";
+import type { TaskFilter, TransitionPatch } from "./task-store.js";
 
 export type StoreErrorReason = "duplicate_task" | "duplicate_input" | "unknown_task" | "invalid_patch";
 
@@ -65,4 +66,18 @@ export function compareByExpiry(a: { expiresAt: number | null; id: string }, b: 
 export function wholeLimit(limit: number): number {
   if (Number.isNaN(limit) || limit <= 0) return 0;
   return Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER);
+}
+
+/** Whether a task matches a {@link TaskFilter}: the predicate both stores' `search` share. */
+export function matchesFilter(task: Pick<TaskRecord, "owner" | "status" | "name">, filter: TaskFilter): boolean {
+  if (!("any" in filter.scope) && task.owner !== filter.scope.owner) return false;
+  if (filter.statuses !== undefined && !filter.statuses.includes(task.status)) return false;
+  return filter.name === undefined || task.name === filter.name;
+}
+
+/** A count for every status, all zero: what `countByStatus` starts from. */
+export function zeroStatusCounts(): Record<TaskStatus, number> {
+  const counts = {} as Record<TaskStatus, number>;
+  for (const status of TASK_STATUSES) counts[status] = 0;
+  return counts;
 }

@@ -1,6 +1,6 @@
 import type { ListPosition } from "../core/cursor.js";
 import type { TaskStatus } from "../core/task-status.js";
-import type { InputRequest, NewTask, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
+import type { InputRequest, NewTask, StatusChange, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
 
 /** Fields a transition may set together with the new status, in the same atomic write. */
 export interface TransitionPatch {
@@ -17,6 +17,15 @@ export interface TransitionPatch {
  */
 export type OwnerScope = { owner: string | null } | { any: true };
 
+/** Which tasks {@link TaskStore.search} and {@link TaskStore.countByStatus} look at. */
+export interface TaskFilter {
+  scope: OwnerScope;
+  /** Only tasks in one of these statuses; absent = any status (an empty list matches nothing). */
+  statuses?: readonly TaskStatus[];
+  /** Only tasks with this name (the tool's name for tools/call). */
+  name?: string;
+}
+
 /**
  * Durable storage of tasks, their input-request queues and their outcomes.
  *
@@ -25,7 +34,10 @@ export type OwnerScope = { owner: string | null } | { any: true };
  *   and callers pass `allowedSources(to)` from the lifecycle table, so a late outcome can never
  *   overwrite `cancelled` and terminal states never move (T-LIFE-3, T-CANCEL-4).
  * - `answerInput` writes an answer at most once.
- * - `list` is a keyset walk over (createdAt, id) ascending, stable under concurrent inserts.
+ * - `list` is a keyset walk over (createdAt, id) ascending, stable under concurrent inserts;
+ *   `search` walks (createdAt, id) descending (newest first, for operators).
+ * - Every status write (create and each successful transition) appends a {@link StatusChange} to
+ *   the task's history in the same atomic write, so the timeline never disagrees with the status.
  * - Nothing here knows the wire format of any protocol revision.
  */
 export interface TaskStore {
@@ -36,6 +48,19 @@ export interface TaskStore {
 
   /** Up to `limit` tasks of `owner` strictly after `after`, in (createdAt, id) order. */
   list(owner: string | null, after: ListPosition | null, limit: number): Promise<TaskRecord[]>;
+
+  /**
+   * Up to `limit` tasks matching `filter`, newest first: (createdAt, id) descending, strictly
+   * after `after` in that order (i.e. older than it). For the operator's view; owner-bound callers
+   * pass their own scope.
+   */
+  search(filter: TaskFilter, after: ListPosition | null, limit: number): Promise<TaskRecord[]>;
+
+  /** How many tasks matching `filter` are in each status (every status is present, 0 when none). */
+  countByStatus(filter: TaskFilter): Promise<Record<TaskStatus, number>>;
+
+  /** The task's status timeline, oldest first; empty for an unknown task. */
+  history(taskId: string): Promise<StatusChange[]>;
 
   /**
    * Moves the task to `to` if its current status is in `from`; returns the updated record, or
@@ -54,13 +79,16 @@ export interface TaskStore {
 
   getInput(taskId: string, inputId: string): Promise<InputRequest | null>;
 
+  /** Every request of a task, answered or not, oldest first (the input_required exchange). */
+  inputs(taskId: string): Promise<InputRequest[]>;
+
   /** Records the answer once; false when already answered or unknown. */
   answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean>;
 
   /** Non-terminal tasks whose expiresAt ≤ now, at most `limit`. */
   expiredActive(now: number, limit: number): Promise<TaskRecord[]>;
 
-  /** Deletes up to `limit` terminal tasks whose expiresAt ≤ now, with their input queues; returns how many. */
+  /** Deletes up to `limit` terminal tasks whose expiresAt ≤ now, with their input queues and history; returns how many. */
   deleteExpired(now: number, limit: number): Promise<number>;
 
   /** Every non-terminal task (used at start to recover work a dead process left behind). */

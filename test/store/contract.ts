@@ -13,7 +13,7 @@ import {
   type TaskStatus,
 } from "../../src/core/task-status.js";
 import type { NewTask, TaskOutcome, TaskRecord } from "../../src/core/task.js";
-import type { TaskStore } from "../../src/store/task-store.js";
+import type { TaskFilter, TaskStore } from "../../src/store/task-store.js";
 
 const T0 = 1_700_000_000_000;
 
@@ -538,6 +538,151 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         await store.transition(task.id, allowedSources("cancelled"), "cancelled", { now: T0 + 1 });
         expect(await store.countActive("alice")).toBe(0);
         expect(await store.activeTasks(10)).toEqual([]);
+      });
+    });
+
+    describe("search (operator's view: newest first, filtered)", () => {
+      /** Walks every page of a search and returns the ids in order. */
+      async function walkSearch(filter: TaskFilter, pageSize: number): Promise<string[]> {
+        const ids: string[] = [];
+        let after: { createdAt: number; id: string } | null = null;
+        for (;;) {
+          const page = await store.search(filter, after, pageSize);
+          ids.push(...page.map((t) => t.id));
+          const last = page.at(-1);
+          if (page.length < pageSize || last === undefined) return ids;
+          after = { createdAt: last.createdAt, id: last.id };
+        }
+      }
+
+      it("returns tasks of every owner newest first with scope { any: true }", async () => {
+        const a = await taskIn("working", { owner: "alice", createdAt: T0 + 1 });
+        const b = await taskIn("completed", { owner: null, createdAt: T0 + 3 });
+        const c = await taskIn("failed", { owner: "bob", createdAt: T0 + 2 });
+        expect((await store.search({ scope: { any: true } }, null, 10)).map((t) => t.id)).toEqual([b.id, c.id, a.id]);
+      });
+
+      it("walks 25 tasks with equal createdAt in descending id order, with no duplicates or gaps", async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 25; i++) ids.push((await taskIn("working", { createdAt: T0 })).id);
+        expect(await walkSearch({ scope: { any: true } }, 10)).toEqual([...ids].sort().reverse());
+      });
+
+      it("T-SEC-3: an owner scope sees only that owner's tasks; a null owner only tasks without one", async () => {
+        const mine = await taskIn("working", { owner: "alice" });
+        const anonymous = await taskIn("working", { owner: null });
+        await taskIn("working", { owner: "bob" });
+        expect((await store.search({ scope: { owner: "alice" } }, null, 10)).map((t) => t.id)).toEqual([mine.id]);
+        expect((await store.search({ scope: { owner: null } }, null, 10)).map((t) => t.id)).toEqual([anonymous.id]);
+      });
+
+      it("filters by any of several statuses, and an empty status list matches nothing", async () => {
+        const working = await taskIn("working", { createdAt: T0 + 1 });
+        const failed = await taskIn("failed", { createdAt: T0 + 2 });
+        await taskIn("completed", { createdAt: T0 + 3 });
+        const found = await store.search({ scope: { any: true }, statuses: ["failed", "working"] }, null, 10);
+        expect(found.map((t) => t.id)).toEqual([failed.id, working.id]);
+        expect(await store.search({ scope: { any: true }, statuses: [] }, null, 10)).toEqual([]);
+      });
+
+      it("filters by name together with the owner scope", async () => {
+        const hit = await taskIn("working", { owner: "alice", name: "render" });
+        await taskIn("working", { owner: "alice", name: "sleep" });
+        await taskIn("working", { owner: "bob", name: "render" });
+        const found = await store.search({ scope: { owner: "alice" }, name: "render" }, null, 10);
+        expect(found.map((t) => t.id)).toEqual([hit.id]);
+      });
+
+      it("a limit of 0 or less returns nothing", async () => {
+        await taskIn("working");
+        expect(await store.search({ scope: { any: true } }, null, 0)).toEqual([]);
+        expect(await store.search({ scope: { any: true } }, null, -1)).toEqual([]);
+      });
+    });
+
+    describe("countByStatus", () => {
+      it("counts every status of the filter's tasks, with zeros for statuses nobody is in", async () => {
+        await taskIn("working", { owner: "alice" });
+        await taskIn("working", { owner: "alice" });
+        await taskIn("failed", { owner: "alice", name: "other" });
+        await taskIn("cancelled", { owner: "bob" });
+        expect(await store.countByStatus({ scope: { any: true } })).toEqual({
+          working: 2,
+          input_required: 0,
+          completed: 0,
+          failed: 1,
+          cancelled: 1,
+        });
+        expect(await store.countByStatus({ scope: { owner: "alice" }, name: "slow-tool" })).toEqual({
+          working: 2,
+          input_required: 0,
+          completed: 0,
+          failed: 0,
+          cancelled: 0,
+        });
+      });
+
+      it("counts only the statuses asked for", async () => {
+        await taskIn("working");
+        await taskIn("input_required");
+        await taskIn("completed");
+        const counts = await store.countByStatus({ scope: { any: true }, statuses: ACTIVE_STATUSES });
+        expect(counts).toEqual({ working: 1, input_required: 1, completed: 0, failed: 0, cancelled: 0 });
+      });
+    });
+
+    describe("history (the status timeline)", () => {
+      it("starts with working at createdAt", async () => {
+        const task = await taskIn("working");
+        expect(await store.history(task.id)).toEqual([{ status: "working", statusMessage: null, at: T0 }]);
+      });
+
+      it("appends every successful transition with its time and statusMessage, in order", async () => {
+        const task = await taskIn("working");
+        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1, statusMessage: "Need input" });
+        await store.transition(task.id, allowedSources("working"), "working", { now: T0 + 1 });
+        await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 5, statusMessage: null, outcome: RESULT });
+        expect(await store.history(task.id)).toEqual([
+          { status: "working", statusMessage: null, at: T0 },
+          { status: "input_required", statusMessage: "Need input", at: T0 + 1 },
+          { status: "working", statusMessage: "Need input", at: T0 + 1 },
+          { status: "completed", statusMessage: null, at: T0 + 5 },
+        ]);
+      });
+
+      it("a refused transition and an annotation add nothing", async () => {
+        const task = await taskIn("cancelled");
+        const before = await store.history(task.id);
+        expect(await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 9, outcome: RESULT })).toBeNull();
+        await store.annotate(task.id, { statusMessage: "late", now: T0 + 9 });
+        expect(await store.history(task.id)).toEqual(before);
+        expect(before.map((c) => c.status)).toEqual(["working", "cancelled"]);
+      });
+
+      it("is empty for an unknown task, and deleted with an expired task", async () => {
+        expect(await store.history(newTaskId())).toEqual([]);
+        const task = await taskIn("completed", { ttlMs: 100 });
+        expect(await store.deleteExpired(T0 + 100, 10)).toBe(1);
+        expect(await store.history(task.id)).toEqual([]);
+      });
+    });
+
+    describe("inputs (the whole exchange)", () => {
+      it("lists answered and pending requests oldest first, with their answers", async () => {
+        const task = await taskIn("input_required");
+        await store.enqueueInput({ taskId: task.id, id: "q2", method: "sampling/createMessage", params: { n: 2 }, createdAt: T0 + 2 });
+        await store.enqueueInput({ taskId: task.id, id: "q1", method: "elicitation/create", params: { n: 1 }, createdAt: T0 + 1 });
+        const answer: TaskOutcome = { kind: "result", value: { action: "accept", content: { answer: "yes" } } };
+        await store.answerInput(task.id, "q1", answer);
+        expect(await store.inputs(task.id)).toEqual([
+          { taskId: task.id, id: "q1", method: "elicitation/create", params: { n: 1 }, createdAt: T0 + 1, answer },
+          { taskId: task.id, id: "q2", method: "sampling/createMessage", params: { n: 2 }, createdAt: T0 + 2, answer: null },
+        ]);
+      });
+
+      it("is empty for a task that never asked anything", async () => {
+        const task = await taskIn("working");
+        expect(await store.inputs(task.id)).toEqual([]);
       });
     });
 

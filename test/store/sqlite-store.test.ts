@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allowedSources } from "../../src/core/task-status.js";
 import type { TaskOutcome } from "../../src/core/task.js";
-import { SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
+import { migrate, SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
 import { sqliteStore } from "../../src/store/sqlite-store.js";
 import type { TaskStore } from "../../src/store/task-store.js";
 import { newTask, storeContract } from "./contract.js";
@@ -109,6 +109,31 @@ describe("sqliteStore: durability and files", () => {
     expect((await third.get(task.id, { any: true }))?.id).toBe(task.id);
   });
 
+  it("upgrades a schema-1 file: tasks are kept and get a timeline from their row", async () => {
+    const path = freshPath();
+    const raw = new Database(path);
+    migrate(raw, 1);
+    const insert = raw.prepare(`
+      INSERT INTO tasks (id, owner, method, name, request, origin, status, status_message, created_at, updated_at,
+                         ttl_ms, expires_at, poll_interval_ms, retryable, outcome, progress)
+      VALUES (?, 'alice', 'tools/call', 'old', '{}', '{"sessionId":null,"progressToken":null,"accepts":[]}', ?, ?, ?, ?,
+              NULL, NULL, 1000, 0, NULL, NULL)`);
+    insert.run("t-working", "working", null, 100, 150);
+    insert.run("t-failed", "failed", "it broke", 200, 260);
+    raw.close();
+
+    const store = open(path);
+    expect(await store.history("t-working")).toEqual([{ status: "working", statusMessage: null, at: 100 }]);
+    expect(await store.history("t-failed")).toEqual([
+      { status: "working", statusMessage: null, at: 200 },
+      { status: "failed", statusMessage: "it broke", at: 260 },
+    ]);
+    expect((await store.search({ scope: { any: true } }, null, 10)).map((t) => t.id)).toEqual(["t-failed", "t-working"]);
+    // And new writes extend the timeline from there.
+    await store.transition("t-working", allowedSources("cancelled"), "cancelled", { now: 300 });
+    expect((await store.history("t-working")).map((c) => c.status)).toEqual(["working", "cancelled"]);
+  });
+
   it("refuses a file written by a newer schema", () => {
     const path = freshPath();
     const raw = new Database(path);
@@ -137,6 +162,13 @@ describe("sqliteStore: durability and files", () => {
       expect(
         plan(`SELECT * FROM tasks WHERE status IN ('working', 'input_required') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
       ).toBe("SEARCH tasks USING INDEX tasks_expires (expires_at<?)");
+      expect(
+        plan(`SELECT * FROM tasks WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
+      ).toBe("SEARCH tasks USING INDEX tasks_expires (expires_at<?)");
+      expect(plan(`SELECT * FROM tasks ORDER BY created_at DESC, id DESC LIMIT 5`)).toMatch(/USING INDEX tasks_created/);
+      expect(plan(`SELECT status, count(*) FROM tasks WHERE status IN ('working', 'input_required') GROUP BY status`)).toMatch(
+        /tasks_active/,
+      );
     } finally {
       raw.close();
     }

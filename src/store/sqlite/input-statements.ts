@@ -15,6 +15,8 @@ export interface InputStatements {
   enqueue: Statement<[EnqueueParams], unknown>;
   taskExists: Statement<[string], { found: number }>;
   pending: Statement<[string], InputRow>;
+  /** Every request of a task, answered or not, oldest first. */
+  all: Statement<[string], InputRow>;
   get: Statement<[string, string], InputRow>;
   /** (answer, taskId, inputId). Answers at most once: 0 changes when already answered or unknown. */
   answer: Statement<[string, string, string], unknown>;
@@ -35,6 +37,8 @@ export function prepareInputStatements(db: Database): InputStatements {
     pending: db.prepare<[string], InputRow>(`
       SELECT * FROM task_inputs WHERE task_id = ? AND answer IS NULL
       ORDER BY created_at, rowid`),
+
+    all: db.prepare<[string], InputRow>(`SELECT * FROM task_inputs WHERE task_id = ? ORDER BY created_at, rowid`),
 
     get: db.prepare<[string, string], InputRow>(`SELECT * FROM task_inputs WHERE task_id = ? AND id = ?`),
 

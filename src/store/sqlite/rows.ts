@@ -3,7 +3,7 @@
  * JSON columns hold data this store wrote itself, so parsing trusts their shape.
  */
 import { ACTIVE_STATUSES, TERMINAL_STATUSES, type TaskStatus } from "../../core/task-status.js";
-import type { InputRequest, TaskOrigin, TaskOutcome, TaskProgress, TaskRecord } from "../../core/task.js";
+import type { InputRequest, StatusChange, TaskOrigin, TaskOutcome, TaskProgress, TaskRecord } from "../../core/task.js";
 
 export interface TaskRow {
   id: string;
@@ -31,6 +31,12 @@ export interface InputRow {
   params: string;
   created_at: number;
   answer: string | null;
+}
+
+export interface HistoryRow {
+  status: TaskStatus;
+  status_message: string | null;
+  at: number;
 }
 
 /** JSON text for a column; `undefined` (which JSON.stringify drops) is kept as JSON null. */
@@ -76,6 +82,10 @@ export function inputFromRow(row: InputRow): InputRequest {
     createdAt: row.created_at,
     answer: parseNullable<TaskOutcome>(row.answer),
   };
+}
+
+export function statusChangeFromRow(row: HistoryRow): StatusChange {
+  return { status: row.status, statusMessage: row.status_message, at: row.at };
 }
 
 function sqlList(values: readonly string[]): string {

@@ -48,31 +48,65 @@ const MIGRATIONS: readonly string[] = [
     value BLOB NOT NULL
   );
   `,
+  // 2: the status timeline of every task, and an index for the operator's view (newest first). The timeline is written by triggers, so it is part of the very statement
+  // that changes the status — atomic with it, whichever process or code path writes.
+  `
+  CREATE TABLE task_history (
+    task_id        TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    status_message TEXT,
+    at             INTEGER NOT NULL
+  );
+  CREATE INDEX task_history_task ON task_history (task_id);
+
+  CREATE TRIGGER task_history_created AFTER INSERT ON tasks BEGIN
+    INSERT INTO task_history (task_id, status, status_message, at)
+    VALUES (NEW.id, NEW.status, NEW.status_message, NEW.created_at);
+  END;
+  CREATE TRIGGER task_history_moved AFTER UPDATE OF status ON tasks WHEN NEW.status IS NOT OLD.status BEGIN
+    INSERT INTO task_history (task_id, status, status_message, at)
+    VALUES (NEW.id, NEW.status, NEW.status_message, NEW.updated_at);
+  END;
+  CREATE TRIGGER task_history_deleted AFTER DELETE ON tasks BEGIN
+    DELETE FROM task_history WHERE task_id = OLD.id;
+  END;
+
+  -- Files written by schema 1 have no timeline: start one from what the row still tells.
+  INSERT INTO task_history (task_id, status, status_message, at)
+    SELECT id, 'working', NULL, created_at FROM tasks;
+  INSERT INTO task_history (task_id, status, status_message, at)
+    SELECT id, status, status_message, updated_at FROM tasks WHERE status <> 'working';
+
+  -- Newest first across owners. Deliberately no index led by status: the planner would prefer it
+  -- for the expiry sweeps (status IN … AND expires_at <= ?) and scan every terminal task.
+  CREATE INDEX tasks_created ON tasks (created_at, id);
+  `,
 ];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /**
- * Brings the file up to {@link SCHEMA_VERSION}. Safe to call on every open and from several
- * processes at once: the version is re-read inside an IMMEDIATE transaction, so only the first
- * opener applies anything.
+ * Brings the file up to {@link SCHEMA_VERSION} (or `target`, for tests of upgrades from an older
+ * schema). Safe to call on every open and from several processes at once: the version is re-read
+ * inside an IMMEDIATE transaction, so only the first opener applies anything.
  *
  * @throws Error when the file was written by a newer schema than this code knows.
  */
-export function migrate(db: Database): void {
+export function migrate(db: Database, target: number = SCHEMA_VERSION): void {
   const apply = db.transaction(() => {
     const current = db.pragma("user_version", { simple: true });
     if (typeof current !== "number") throw new Error("cannot read the task store schema version");
     if (current > SCHEMA_VERSION) {
       throw new Error(`task store schema version ${current} is newer than this build supports (${SCHEMA_VERSION})`);
     }
-    for (let version = current; version < SCHEMA_VERSION; version++) {
+    const goal = Math.min(Math.max(0, Math.floor(target)), SCHEMA_VERSION);
+    for (let version = current; version < goal; version++) {
       const migration = MIGRATIONS[version];
       if (migration !== undefined) db.exec(migration);
     }
-    // PRAGMA takes no bound parameters; SCHEMA_VERSION is a small integer constant.
-    if (current !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    // PRAGMA takes no bound parameters; goal is a small integer.
+    if (current < goal) db.pragma(`user_version = ${goal}`);
   });
   apply.immediate();
 }

@@ -36,8 +36,10 @@ export function prepareSweepStatements(db: Database): SweepStatements {
     // IMMEDIATE: take the write lock up front instead of failing to upgrade a read lock under contention.
     deleteExpired: (now, limit) => deleteBatch.immediate(now, limit),
 
+    // INDEXED BY: left to itself the planner walks tasks_created for the ORDER BY and reads every
+    // task; the few live ones are all in the partial index.
     activeTasks: db.prepare<[number], TaskRow>(`
-      SELECT * FROM tasks WHERE status IN ${ACTIVE_SQL}
+      SELECT * FROM tasks INDEXED BY tasks_active WHERE status IN ${ACTIVE_SQL}
       ORDER BY created_at, id LIMIT ?`),
 
     countActive: db.prepare<[string | null], { n: number }>(`

@@ -1,0 +1,74 @@
+/** Reads for the operator's view: newest-first search with filters, per-status counts, timelines. */
+import type { Database, Statement } from "better-sqlite3";
+import type { ListPosition } from "../../core/cursor.js";
+import type { TaskStatus } from "../../core/task-status.js";
+import type { TaskFilter } from "../task-store.js";
+import type { HistoryRow, TaskRow } from "./rows.js";
+
+type Param = string | number | null;
+
+export interface ViewStatements {
+  search(filter: TaskFilter, after: ListPosition | null, limit: number): TaskRow[];
+  countByStatus(filter: TaskFilter): Array<{ status: TaskStatus; n: number }>;
+  history: Statement<[string], HistoryRow>;
+}
+
+/** The WHERE clause of a filter, with its parameters in order. Values are always bound, never inlined. */
+function whereOf(filter: TaskFilter): { clauses: string[]; params: Param[] } {
+  const clauses: string[] = [];
+  const params: Param[] = [];
+  if (!("any" in filter.scope)) {
+    // IS, not =: a null owner must match exactly the tasks created without one.
+    clauses.push("owner IS ?");
+    params.push(filter.scope.owner);
+  }
+  if (filter.statuses !== undefined) {
+    clauses.push(filter.statuses.length === 0 ? "0" : `status IN (${filter.statuses.map(() => "?").join(", ")})`);
+    params.push(...filter.statuses);
+  }
+  if (filter.name !== undefined) {
+    clauses.push("name = ?");
+    params.push(filter.name);
+  }
+  return { clauses, params };
+}
+
+export function prepareViewStatements(db: Database): ViewStatements {
+  // A filter has few shapes (scope × number of statuses × name), so prepared statements are kept
+  // by their SQL text instead of being re-prepared for every call.
+  const cache = new Map<string, Statement<Param[], unknown>>();
+  const prepared = (sql: string): Statement<Param[], unknown> => {
+    let statement = cache.get(sql);
+    if (statement === undefined) {
+      statement = db.prepare<Param[], unknown>(sql);
+      cache.set(sql, statement);
+    }
+    return statement;
+  };
+
+  return {
+    search(filter, after, limit) {
+      const { clauses, params } = whereOf(filter);
+      if (after !== null) {
+        clauses.push("(created_at, id) < (?, ?)");
+        params.push(after.createdAt, after.id);
+      }
+      const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
+      const sql = `SELECT * FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ?`;
+      return prepared(sql).all(...params, limit) as TaskRow[];
+    },
+
+    countByStatus(filter) {
+      const { clauses, params } = whereOf(filter);
+      const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
+      return prepared(`SELECT status, count(*) AS n FROM tasks ${where} GROUP BY status`).all(...params) as Array<{
+        status: TaskStatus;
+        n: number;
+      }>;
+    },
+
+    // rowid is insertion order: it breaks ties between changes written in the same millisecond.
+    history: db.prepare<[string], HistoryRow>(`
+      SELECT status, status_message, at FROM task_history WHERE task_id = ? ORDER BY at, rowid`),
+  };
+}
