@@ -17,8 +17,19 @@ export interface PgEventBusOptions {
   maxReconnectDelayMs?: number;
 }
 
-/** PostgreSQL caps NOTIFY payloads below 8000 bytes; progress messages are cut to stay well under. */
+/** PostgreSQL caps NOTIFY payloads below 8000 bytes; free-text fields are cut to stay well under. */
 const MAX_MESSAGE_CHARS = 2000;
+
+/** The event as sent to other nodes: free-text fields cut to keep the payload under the limit. */
+function shippable(event: TaskEvent): TaskEvent {
+  if (event.type === "progress" && event.progress.message !== undefined && event.progress.message.length > MAX_MESSAGE_CHARS) {
+    return { ...event, progress: { ...event.progress, message: event.progress.message.slice(0, MAX_MESSAGE_CHARS) } };
+  }
+  if (event.type === "status" && event.statusMessage !== null && event.statusMessage.length > MAX_MESSAGE_CHARS) {
+    return { ...event, statusMessage: event.statusMessage.slice(0, MAX_MESSAGE_CHARS) };
+  }
+  return event;
+}
 
 /** A {@link pgEventBus} with its LISTEN connection's state, for readiness checks and tests. */
 export interface PgEventBus extends EventBus {
@@ -124,9 +135,7 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     listening: () => up,
     publish(event) {
       local.publish(event);
-      const shipped = event.type === "progress" && event.progress.message !== undefined && event.progress.message.length > MAX_MESSAGE_CHARS
-        ? { ...event, progress: { ...event.progress, message: event.progress.message.slice(0, MAX_MESSAGE_CHARS) } }
-        : event;
+      const shipped = shippable(event);
       // The sequence number keeps PostgreSQL from folding identical payloads of one transaction.
       outbox.push(JSON.stringify({ n: nodeId, s: seq++, e: shipped }));
       if (outbox.length === 1) setImmediate(() => void flush());

@@ -1,16 +1,46 @@
 import type { TaskStatus } from "../core/task-status.js";
-import type { TaskProgress } from "../core/task.js";
+import type { TaskProgress, TaskRecord } from "../core/task.js";
 
 /**
  * Wake-ups that travel between the parts of the engine (and, in cluster mode, between nodes).
- * They carry ids, not state: a receiver re-reads the store, so a lost or duplicated event can
- * delay an answer but never make it wrong.
+ * Waiters treat them as hints and re-read the store, so a lost or duplicated event can delay an
+ * answer but never make it wrong. A status event also carries what its transition wrote, so a
+ * notification describes that transition even when the task has moved on since.
  */
 export type TaskEvent =
-  | { type: "status"; taskId: string; status: TaskStatus; sessionId: string | null }
+  | {
+      type: "status";
+      taskId: string;
+      status: TaskStatus;
+      sessionId: string | null;
+      /** What the transition wrote, with the task's fixed times: enough to describe the task as it was. */
+      statusMessage: string | null;
+      updatedAt: number;
+      createdAt: number;
+      ttlMs: number | null;
+      pollIntervalMs: number | null;
+      /** Set on the event of a task's creation (it starts in `working`, T-LIFE-1: not a change). */
+      created?: true;
+    }
   | { type: "input"; taskId: string; inputId: string }
   | { type: "answer"; taskId: string; inputId: string }
   | { type: "progress"; taskId: string; sessionId: string | null; progressToken: string | number | null; progress: TaskProgress }
   | { type: "cancel"; taskId: string; reason: string }
   /** "Re-read the store": sent when events may have been missed (e.g. a bus reconnected). */
   | { type: "wake"; taskId: string };
+
+/** The status event of a transition, from the record the store returned for it. */
+export function statusEvent(task: TaskRecord, created = false): Extract<TaskEvent, { type: "status" }> {
+  return {
+    type: "status",
+    taskId: task.id,
+    status: task.status,
+    sessionId: task.origin.sessionId,
+    statusMessage: task.statusMessage,
+    updatedAt: task.updatedAt,
+    createdAt: task.createdAt,
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+    ...(created && { created: true as const }),
+  };
+}

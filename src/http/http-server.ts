@@ -9,6 +9,9 @@ import type { BearerVerifier } from "./bearer-auth.js";
 import { answerDirect, asDirectRequest } from "./direct-task-requests.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
+import { opsRoutes } from "./ops-routes.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
+import { RouteTable, type HttpRoute } from "./route-table.js";
 import { SessionRegistry } from "./session-registry.js";
 
 /** Options of {@link serveHttp}. */
@@ -28,6 +31,13 @@ export interface HttpOptions {
    * not bound to sessions). Default 30 minutes.
    */
   sessionIdleMs?: number;
+  /**
+   * More paths to serve beside the MCP endpoint, e.g. the web view's `webRoutes(…)`. Always
+   * served too: /healthz, /readyz and /metrics.
+   */
+  routes?: readonly HttpRoute[];
+  /** When set, /metrics requires this bearer token; unset, /metrics is open (counts only, no task data). */
+  metricsToken?: string;
 }
 
 export interface HttpHandle {
@@ -87,9 +97,15 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     return { id, transport };
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const routes = new RouteTable([
+    ...opsRoutes(app, options.metricsToken === undefined ? {} : { metricsToken: options.metricsToken }),
+    ...(options.routes ?? []),
+  ]);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname !== path) {
+      if (await routes.dispatch(req, res, { url, requestId, logger })) return;
       sendJson(res, 404, { error: "not found" });
       return;
     }
@@ -105,6 +121,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
       try {
         body = JSON.parse(await readBody(req, maxBodyBytes));
       } catch (error) {
+        if (error instanceof BodyTooLargeError) app.engine.observer.limitRejected("body_bytes");
         if (error instanceof BodyTooLargeError) sendRpcError(res, 413, -32600, `Invalid Request: body larger than ${maxBodyBytes} bytes`);
         else sendRpcError(res, 400, -32700, "Parse error: the body is not valid JSON");
         return;
@@ -162,8 +179,13 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      logger.error({ err: error }, "HTTP request failed");
+    // One id per HTTP request, in our log lines and the response; also left in the request's
+    // headers, where the SDK hands it to MCP handlers (extra.requestInfo).
+    const requestId = requestIdOf(req);
+    req.headers[REQUEST_ID_HEADER] = requestId;
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    handle(req, res, requestId).catch((error: unknown) => {
+      logger.error({ err: error, requestId, method: req.method, path: req.url?.split("?")[0] }, "HTTP request failed");
       if (!res.headersSent) sendRpcError(res, 500, -32603, "Internal error");
       else res.end();
     });

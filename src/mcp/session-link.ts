@@ -1,8 +1,9 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { isTerminal } from "../core/task-status.js";
 import type { TaskEvent } from "../events/task-event.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
-import { toWireTask, withRelatedTask } from "./wire.js";
+import { wireTaskOf, withRelatedTask } from "./wire.js";
 
 /**
  * Carries a task's status changes (T-NOTE-1) and progress (T-PROG-1) to one connected session.
@@ -46,22 +47,36 @@ export class SessionLink {
 
   private async onEvent(event: TaskEvent): Promise<void> {
     if (event.type !== "status" && event.type !== "progress") return;
+    // T-NOTE-1 covers status *changes*; a new task's `working` is already in its CreateTaskResult.
+    if (event.type === "status" && event.created) return;
     const open = this.openResults.get(event.taskId);
     const mine = event.sessionId === this.connectionId;
     if (!open && !mine) return;
-    const relatedRequestId = open ? open.values().next().value : undefined;
+    let relatedRequestId = open?.values().next().value;
     if (event.type === "progress") {
       if (event.progressToken === null) return;
-      // T-PROG-1 with the original token; T-META-1: related-task _meta.
+      // T-PROG-1 with the original token; T-META-1: related-task _meta. Sent at once: progress
+      // must reach a waiting tasks/result stream before that stream carries the result.
       const params = withRelatedTask({ progressToken: event.progressToken, ...event.progress }, event.taskId);
       await this.send({ method: "notifications/progress", params }, relatedRequestId, mine);
       return;
     }
-    const task = await this.engine.store.get(event.taskId, { any: true }).catch(() => null);
-    if (!task) return;
-    // T-NOTE-3: params are the full Task, without related-task metadata.
-    await this.send({ method: "notifications/tasks/status", params: { ...toWireTask(task) } }, relatedRequestId, mine);
+    // Status goes after the waiters: a blocked tasks/result answering matters more than a
+    // notification, and the SDK's validation of an outgoing notification costs about a millisecond.
+    await new Promise((resolve) => setImmediate(resolve));
+    relatedRequestId = open?.values().next().value;
+    if (isTerminal(event.status) && relatedRequestId !== undefined) {
+      // The open tasks/result answers with the outcome itself; only the creator's own stream
+      // still gets the status.
+      if (!mine) return;
+      relatedRequestId = undefined;
+    }
+    // The task as this transition left it, though it may have moved on (or been swept) since
+    // (T-NOTE-1); T-NOTE-3: params are the full Task, without related-task metadata.
+    const snapshot = wireTaskOf(event);
+    await this.send({ method: "notifications/tasks/status", params: { ...snapshot } }, relatedRequestId, mine);
   }
+
 
   private async send(
     notification: { method: string; params: Record<string, unknown> },

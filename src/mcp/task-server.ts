@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { DEFAULT_TTL_POLICY, type TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
 import { localEventBus } from "../events/local-event-bus.js";
+import { TaskMetrics } from "../metrics/task-metrics.js";
 import type { Logger } from "../runtime/logger.js";
 import { TaskEngine } from "../runtime/task-engine.js";
 import { sqliteStore } from "../store/sqlite-store.js";
@@ -48,6 +49,8 @@ export interface TaskServerOptions {
 export class TaskServer {
   readonly config: TaskServerConfig;
   readonly engine: TaskEngine;
+  /** Prometheus metrics of this server (its own registry); `serveHttp` serves them at /metrics. */
+  readonly metrics = new TaskMetrics();
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly sessions = new Set<TaskProtocolServer>();
 
@@ -63,7 +66,8 @@ export class TaskServer {
       maxActivePerOwner: options.maxActivePerOwner ?? 100,
     };
     this.engine = new TaskEngine({
-      store: options.store ?? sqliteStore("mcp-tasks.db"),
+      store: this.metrics.instrument(options.store ?? sqliteStore("mcp-tasks.db")),
+      observer: this.metrics,
       bus: options.bus ?? localEventBus(),
       runner: toolTaskRunner(this.tools),
       ...(options.logger !== undefined && { logger: options.logger }),

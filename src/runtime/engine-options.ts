@@ -1,6 +1,7 @@
 import type { TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
+import type { EngineObserver } from "./engine-observer.js";
 import type { Logger } from "./logger.js";
 import type { TaskRunner } from "./task-context.js";
 
@@ -10,6 +11,8 @@ export interface EngineOptions {
   bus: EventBus;
   runner: TaskRunner;
   logger?: Logger;
+  /** Monitoring hooks (wake-up latency, limit refusals). Default: none. */
+  observer?: EngineObserver;
   ttl?: Partial<TtlPolicy>;
   /** Suggested polling interval returned with every task (T-TTL-6). Default 1000 ms. */
   pollIntervalMs?: number | null;

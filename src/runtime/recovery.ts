@@ -3,6 +3,7 @@ import type { TaskRecord } from "../core/task.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { Logger } from "./logger.js";
+import { statusEvent } from "../events/task-event.js";
 
 export const INTERRUPTED_MESSAGE = "The server stopped while this task was running; it was not re-run because its tool is not marked retryable";
 
@@ -50,7 +51,7 @@ export async function recoverInterruptedTasks(
       if (failed) {
         changed++;
         logger.warn({ audit: "interrupted", taskId: task.id }, "failed a task interrupted by a restart");
-        bus.publish({ type: "status", taskId: task.id, status: "failed", sessionId: task.origin.sessionId });
+        bus.publish(statusEvent(failed));
       }
     }
     // Stop once a page brings nothing new (only already-collected retryable tasks remain active).

@@ -7,10 +7,12 @@ import { DEFAULT_TTL_POLICY, resolveTtl, type TtlPolicy } from "../core/ttl-poli
 import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineOptions } from "./engine-options.js";
+import { silentObserver, type EngineObserver } from "./engine-observer.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { recoverInterruptedTasks } from "./recovery.js";
 import { Sweeper } from "./sweeper.js";
 import { TaskExecution } from "./task-execution.js";
+import { statusEvent } from "../events/task-event.js";
 
 /** What a binding passes to create a task. */
 export interface CreateTaskInput {
@@ -43,6 +45,8 @@ export class TaskEngine {
   readonly store: TaskStore;
   readonly bus: EventBus;
   readonly logger: Logger;
+  /** Monitoring hooks; the layers above report their own limit refusals through it too. */
+  readonly observer: EngineObserver;
   readonly ttlPolicy: TtlPolicy;
   readonly pollIntervalMs: number | null;
   private readonly pageSize: number;
@@ -66,6 +70,7 @@ export class TaskEngine {
     this.store = options.store;
     this.bus = options.bus;
     this.logger = options.logger ?? silentLogger;
+    this.observer = options.observer ?? silentObserver;
     this.ttlPolicy = { ...DEFAULT_TTL_POLICY, ...options.ttl };
     this.pollIntervalMs = options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs;
     this.pageSize = options.pageSize ?? 50;
@@ -117,7 +122,7 @@ export class TaskEngine {
         outcome: { kind: "error", error: { code: -32603, message: "The server shut down while this task was running" } },
         now: this.now(),
       });
-      if (failed) this.bus.publish({ type: "status", taskId: id, status: "failed", sessionId: failed.origin.sessionId });
+      if (failed) this.bus.publish(statusEvent(failed));
     }
     // Waiters on failed tasks have been woken; the rest (retryable or other nodes' tasks) are told
     // to come back. Either way every blocked tasks/result gets an answer before the store closes.
@@ -139,6 +144,7 @@ export class TaskEngine {
     const ttlMs = resolveTtl(input.ttl, this.ttlPolicy);
     const active = await this.store.countActive(input.owner);
     if (active >= this.maxActivePerOwner) {
+      this.observer.limitRejected("active_tasks");
       throw new TaskError("augmentation_required", `Too many active tasks: at most ${this.maxActivePerOwner} per requestor`, {
         code: -32600,
         data: { limit: this.maxActivePerOwner },
@@ -157,7 +163,7 @@ export class TaskEngine {
       retryable: input.retryable ?? false,
     });
     this.logger.info({ audit: "created", taskId: task.id, owner: task.owner, name: task.name, ttlMs }, "task created");
-    this.bus.publish({ type: "status", taskId: task.id, status: "working", sessionId: task.origin.sessionId });
+    this.bus.publish(statusEvent(task, true));
     setImmediate(() => void this.execution.run(task));
     return task;
   }
@@ -208,7 +214,7 @@ export class TaskEngine {
       throw TaskError.terminal(current.status);
     }
     this.logger.info({ audit: "cancelled", taskId: task.id, owner }, "task cancelled");
-    this.bus.publish({ type: "status", taskId: task.id, status: "cancelled", sessionId: task.origin.sessionId });
+    this.bus.publish(statusEvent(cancelled));
     this.bus.publish({ type: "cancel", taskId: task.id, reason: "cancelled" });
     this.execution.abort(task.id, "cancelled");
     return cancelled;
@@ -230,12 +236,14 @@ export class TaskEngine {
     signal.addEventListener("abort", onAbort);
     this.closing.signal.addEventListener("abort", onAbort);
     this.waiters++;
+    let waited = false;
     try {
       for (;;) {
         const woken = new Promise<void>((resolve) => (wake = resolve));
         task = await this.get(id, owner);
         if (isTerminal(task.status)) {
           this.logger.info({ audit: "retrieved", taskId: id, owner }, "task result retrieved");
+          if (waited) this.observer.resultWoken(task, Math.max(0, this.now() - task.updatedAt));
           return task;
         }
         if (this.closing.signal.aborted) {
@@ -245,6 +253,7 @@ export class TaskEngine {
         if (signal.aborted) throw new TaskError("internal", "The tasks/result request was abandoned");
         const timer = setTimeout(() => wake(), this.backstopDelay(task));
         await woken;
+        waited = true;
         clearTimeout(timer);
       }
     } finally {

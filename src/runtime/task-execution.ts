@@ -6,6 +6,7 @@ import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { Logger } from "./logger.js";
 import type { TaskContext, TaskRunner } from "./task-context.js";
+import { statusEvent } from "../events/task-event.js";
 
 interface ExecutionDeps {
   store: TaskStore;
@@ -94,7 +95,7 @@ export class TaskExecution {
     try {
       const updated = await store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: now() });
       if (updated) {
-        bus.publish({ type: "status", taskId: task.id, status: updated.status, sessionId: task.origin.sessionId });
+        bus.publish(statusEvent(updated));
         logger.info({ audit: status, taskId: task.id, owner: task.owner, name: task.name }, `task ${status}`);
       } else {
         // T-CANCEL-4: the task was cancelled or expired meanwhile; the late outcome is dropped.
@@ -159,7 +160,7 @@ export class TaskExecution {
       await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() });
       // T-INPUT-1: waiting on the requestor → input_required (a no-op when already there).
       const moved = await store.transition(task.id, ["working"], "input_required", { now: now() });
-      if (moved) bus.publish({ type: "status", taskId: task.id, status: "input_required", sessionId: task.origin.sessionId });
+      if (moved) bus.publish(statusEvent(moved));
       bus.publish({ type: "input", taskId: task.id, inputId });
       for (;;) {
         signal.throwIfAborted();
@@ -187,7 +188,7 @@ export class TaskExecution {
     const pending = await store.pendingInputs(task.id);
     if (pending.length > 0) return;
     const moved = await store.transition(task.id, ["input_required"], "working", { now: now() });
-    if (moved) bus.publish({ type: "status", taskId: task.id, status: "working", sessionId: task.origin.sessionId });
+    if (moved) bus.publish(statusEvent(moved));
   }
 }
 

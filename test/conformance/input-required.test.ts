@@ -91,7 +91,7 @@ describe("T-INPUT: input_required", () => {
     const result = await taskResult(fx.client, task.taskId);
     expect(result.content).toEqual([{ type: "text", text: "answer: 42" }]);
     await statuses.until(task.taskId, "completed");
-    expect(statuses.statuses(task.taskId)).toEqual(["working", "input_required", "working", "completed"]);
+    expect(statuses.statuses(task.taskId)).toEqual(["input_required", "working", "completed"]);
   });
 
   it("T-INPUT-4: a declined elicitation resumes the handler, which reports it", async () => {
@@ -171,7 +171,7 @@ describe("T-INPUT: input_required", () => {
     const { task } = await callToolAsTask(fx.client, "sample", { prompt: "hi" });
     await taskResult(fx.client, task.taskId);
     await statuses.until(task.taskId, "completed");
-    expect(statuses.statuses(task.taskId)).toEqual(["working", "input_required", "working", "completed"]);
+    expect(statuses.statuses(task.taskId)).toEqual(["input_required", "working", "completed"]);
   });
 
   it("T-INPUT-4: a handler that asks twice goes input_required → working twice, each request with related-task _meta", async () => {
@@ -192,7 +192,7 @@ describe("T-INPUT: input_required", () => {
     expect((await taskResult(fx.client, task.taskId)).content).toEqual([{ type: "text", text: "a,b" }]);
     expect(requests.map((r) => r.params._meta?.[RELATED_TASK])).toEqual([{ taskId: task.taskId }, { taskId: task.taskId }]);
     await statuses.until(task.taskId, "completed");
-    expect(statuses.statuses(task.taskId)).toEqual(["working", "input_required", "working", "input_required", "working", "completed"]);
+    expect(statuses.statuses(task.taskId)).toEqual(["input_required", "working", "input_required", "working", "completed"]);
   });
 
   it("T-INPUT-4: a JSON-RPC error answer reaches the handler; the task fails and tasks/result replays the error", async () => {

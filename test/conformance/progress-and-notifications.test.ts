@@ -151,7 +151,7 @@ describe("T-NOTE: status notifications", () => {
     const statuses = watchStatuses(fx.client);
     const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 }, { ttl: 90_000 });
     const completed = await statuses.until(task.taskId, "completed");
-    expect(statuses.statuses(task.taskId)).toEqual(["working", "completed"]);
+    expect(statuses.statuses(task.taskId)).toEqual(["completed"]);
     expect(completed).toMatchObject({ taskId: task.taskId, status: "completed", ttl: 90_000, pollInterval: 300, createdAt: task.createdAt });
     expect(completed.lastUpdatedAt).toMatch(ISO_8601);
     expect(completed).toEqual(await getTask(fx.client, task.taskId));
@@ -181,7 +181,7 @@ describe("T-NOTE: status notifications", () => {
     await statuses.until(task.taskId, "input_required");
     await taskResult(fx.client, task.taskId);
     await statuses.until(task.taskId, "completed");
-    expect(statuses.statuses(task.taskId)).toEqual(["working", "input_required", "working", "completed"]);
+    expect(statuses.statuses(task.taskId)).toEqual(["input_required", "working", "completed"]);
   });
 
   it("T-NOTE-3: status notifications carry no related-task _meta", async () => {
@@ -190,8 +190,16 @@ describe("T-NOTE: status notifications", () => {
     const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 });
     await statuses.until(task.taskId, "completed");
     const notes = statusOnWire(fx.traffic());
-    expect(notes.length).toBeGreaterThanOrEqual(2);
+    expect(notes.length).toBeGreaterThanOrEqual(1);
     for (const note of notes) expect((note.params?.["_meta"] as Record<string, unknown> | undefined)?.[RELATED_TASK]).toBeUndefined();
+  });
+
+  it("T-NOTE-1: creation is not a status change: no notification repeats the CreateTaskResult's working", async () => {
+    fx = await inMemoryFixture();
+    const statuses = watchStatuses(fx.client);
+    const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 });
+    await statuses.until(task.taskId, "completed");
+    expect(statuses.statuses(task.taskId)).toEqual(["completed"]);
   });
 
   it("T-NOTE-1: another session that neither created the task nor waits on it hears nothing of it", async () => {

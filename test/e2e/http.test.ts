@@ -143,7 +143,7 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
 
     const done = await callToolAsTask(c.client, "sleep", { ms: 20 });
     await waitForStatus(c, done.task.taskId, "completed");
-    expect(statusesOf(c, done.task.taskId).map((r) => r.message.params?.["status"])).toEqual(["working", "completed"]);
+    expect(statusesOf(c, done.task.taskId).map((r) => r.message.params?.["status"])).toEqual(["completed"]);
 
     const failed = await callToolAsTask(c.client, "fail", { message: "boom" });
     const failedNote = await waitForStatus(c, failed.task.taskId, "failed");
@@ -159,7 +159,7 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     const cancelled = await cancelTask(c.client, longId);
     expect(cancelled.status).toBe("cancelled");
     const cancelNote = await waitForStatus(c, longId, "cancelled");
-    expect(statusesOf(c, longId).map((r) => r.message.params?.["status"])).toEqual(["working", "cancelled"]);
+    expect(statusesOf(c, longId).map((r) => r.message.params?.["status"])).toEqual(["cancelled"]);
     expect(cancelNote.exchange.method).toBe("GET");
 
     for (const r of c.messagesOf("notifications/tasks/status")) {
@@ -221,7 +221,7 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
 
     // T-INPUT-4: back to working once answered, then completed.
     await waitForStatus(c, taskId, "completed");
-    expect(statusesOf(c, taskId).map((r) => r.message.params?.["status"])).toEqual(["working", "input_required", "working", "completed"]);
+    expect(statusesOf(c, taskId).map((r) => r.message.params?.["status"])).toEqual(["input_required", "working", "completed"]);
     expect(c.errors).toEqual([]);
   });
 
@@ -280,7 +280,7 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     );
     expect((await getTask(c.client, taskId)).status).toBe("cancelled");
     await waitForStatus(c, taskId, "cancelled");
-    expect(statusesOf(c, taskId).map((r) => r.message.params?.["status"])).toEqual(["working", "input_required", "cancelled"]);
+    expect(statusesOf(c, taskId).map((r) => r.message.params?.["status"])).toEqual(["input_required", "cancelled"]);
   });
 
   it("lets a reconnecting client on a new session collect a task's result and progress (T-SEC-2 trade-off, T-PROG-1)", async () => {

@@ -30,8 +30,8 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     const channel = uniqueName("evt");
     const [a, b] = [await node(channel), await node(channel)];
     const arrived = next(b, "t1");
-    a.publish({ type: "status", taskId: "t1", status: "completed", sessionId: null });
-    expect(await arrived).toEqual({ type: "status", taskId: "t1", status: "completed", sessionId: null });
+    a.publish({ type: "status", taskId: "t1", status: "completed", sessionId: null, statusMessage: null, updatedAt: 1, createdAt: 0, ttlMs: null, pollIntervalMs: null });
+    expect(await arrived).toEqual({ type: "status", taskId: "t1", status: "completed", sessionId: null, statusMessage: null, updatedAt: 1, createdAt: 0, ttlMs: null, pollIntervalMs: null });
   });
 
   it("delivers a node's own events locally at once, and only once", async () => {
@@ -82,7 +82,7 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     await woken;
     expect(b.listening()).toBe(true);
     const arrived = next(b, "t1", (e) => e.type === "status");
-    a.publish({ type: "status", taskId: "t1", status: "failed", sessionId: null });
+    a.publish({ type: "status", taskId: "t1", status: "failed", sessionId: null, statusMessage: "x", updatedAt: 2, createdAt: 0, ttlMs: null, pollIntervalMs: null });
     expect((await arrived).type).toBe("status");
   });
 
@@ -93,6 +93,15 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     a.publish({ type: "progress", taskId: "t1", sessionId: null, progressToken: 1, progress: { progress: 1, message: "x".repeat(20_000) } });
     const event = await arrived;
     expect(event.type === "progress" && event.progress.message?.length).toBe(2000);
+  });
+
+  it("cuts overlong status messages the same way", async () => {
+    const channel = uniqueName("evt");
+    const [a, b] = [await node(channel), await node(channel)];
+    const arrived = next(b, "t1");
+    a.publish({ type: "status", taskId: "t1", status: "failed", sessionId: null, statusMessage: "y".repeat(20_000), updatedAt: 3, createdAt: 0, ttlMs: 1, pollIntervalMs: 1 });
+    const event = await arrived;
+    expect(event.type === "status" && event.statusMessage?.length).toBe(2000);
   });
 
   it("refuses a channel name that is not a plain identifier", () => {

@@ -29,6 +29,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   }
   const size = Buffer.byteLength(JSON.stringify(rawArgs));
   if (size > session.config.maxArgumentBytes) {
+    session.engine.observer.limitRejected("argument_bytes");
     throw TaskError.invalidParams(`Invalid params: arguments are ${size} bytes, more than the limit of ${session.config.maxArgumentBytes}`);
   }
   const args = tool.definition.input.safeParse(rawArgs);

@@ -1,0 +1,24 @@
+import type { TaskRecord } from "../core/task.js";
+
+/** The limits whose refusals are counted (README "Limits and defaults"). */
+export type LimitName = "active_tasks" | "argument_bytes" | "body_bytes";
+
+/**
+ * What the engine (and the layers above it) report for monitoring, beyond what a store write
+ * shows: metrics implement it, the engine never depends on how they are kept.
+ */
+export interface EngineObserver {
+  /**
+   * A `tasks/result` that had to wait was answered: `ms` from the terminal status write to the
+   * answer (the event-driven wake-up latency; a call that found the task already done is not one).
+   */
+  resultWoken(task: TaskRecord, ms: number): void;
+  /** A request was refused because it would exceed a limit. */
+  limitRejected(limit: LimitName): void;
+}
+
+/** Reports nothing: the default when no metrics are kept. */
+export const silentObserver: EngineObserver = {
+  resultWoken() {},
+  limitRejected() {},
+};
