@@ -121,9 +121,10 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
       try {
         body = JSON.parse(await readBody(req, maxBodyBytes));
       } catch (error) {
-        if (error instanceof BodyTooLargeError) app.engine.observer.limitRejected("body_bytes");
-        if (error instanceof BodyTooLargeError) sendRpcError(res, 413, -32600, `Invalid Request: body larger than ${maxBodyBytes} bytes`);
-        else sendRpcError(res, 400, -32700, "Parse error: the body is not valid JSON");
+        if (error instanceof BodyTooLargeError) {
+          app.engine.observer.limitRejected("body_bytes");
+          sendRpcError(res, 413, -32600, `Invalid Request: body larger than ${maxBodyBytes} bytes`);
+        } else sendRpcError(res, 400, -32700, "Parse error: the body is not valid JSON");
         return;
       }
       if (sessionId === undefined) {

@@ -17,3 +17,8 @@ export type LooseParams = Record<string, unknown> | undefined;
 
 /** Any JSON object as a result: used where the requestor's answer is validated later. */
 export const AnyResult = z.record(z.string(), z.unknown());
+
+/** A loose schema for a request of any method (routing only; the handler validates the params). */
+export function looseRequest(method: string) {
+  return z.object({ method: z.literal(method), params: looseParams });
+}

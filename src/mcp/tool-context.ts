@@ -1,9 +1,12 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CreateMessageResultSchema, ElicitResultSchema, type CreateMessageResult, type ElicitResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
 import { TaskError } from "../core/errors.js";
 import type { TaskContext } from "../runtime/task-context.js";
 import { CapabilityError } from "./capability-error.js";
-import type { ToolContext } from "./tool-definition.js";
+import { peerOf } from "./requestor/peer.js";
+import { requestMaybeAsTask } from "./requestor/task-augmented-request.js";
+import type { AskOptions, ToolContext } from "./tool-definition.js";
 
 export const ELICIT = "elicitation/create";
 export const SAMPLE = "sampling/createMessage";
@@ -30,13 +33,13 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
     can: { elicit: ctx.accepts(ELICIT), sample: ctx.accepts(SAMPLE) },
     progress: (progress, total, message) => ctx.progress(progress, total, message),
     setStatusMessage: (message) => ctx.setStatusMessage(message),
-    async elicit(params): Promise<ElicitResult> {
+    async elicit(params, ask): Promise<ElicitResult> {
       if (!ctx.accepts(ELICIT)) throw new CapabilityError("elicitation");
-      return parseAnswer(ElicitResultSchema, await ctx.request(ELICIT, params), ELICIT);
+      return parseAnswer(ElicitResultSchema, await ctx.request(ELICIT, withAsk(params, ask)), ELICIT);
     },
-    async sample(params): Promise<CreateMessageResult> {
+    async sample(params, ask): Promise<CreateMessageResult> {
       if (!ctx.accepts(SAMPLE)) throw new CapabilityError("sampling");
-      return parseAnswer(CreateMessageResultSchema, await ctx.request(SAMPLE, params), SAMPLE);
+      return parseAnswer(CreateMessageResultSchema, await ctx.request(SAMPLE, withAsk(params, ask)), SAMPLE);
     },
   };
 }
@@ -65,13 +68,39 @@ export function plainToolContext(
         .catch(() => {});
     },
     async setStatusMessage() {},
-    async elicit(params) {
+    async elicit(params, ask) {
       if (!accepts.includes(ELICIT)) throw new CapabilityError("elicitation");
+      if (ask?.asTask) return askAsTask(server, request, ELICIT, params, ElicitResultSchema, ask);
       return server.request({ method: ELICIT, params }, ElicitResultSchema, options);
     },
-    async sample(params) {
+    async sample(params, ask) {
       if (!accepts.includes(SAMPLE)) throw new CapabilityError("sampling");
+      if (ask?.asTask) return askAsTask(server, request, SAMPLE, params, CreateMessageResultSchema, ask);
       return server.request({ method: SAMPLE, params }, CreateMessageResultSchema, options);
     },
   };
+}
+
+/**
+ * A tool running as a task asks through the engine's queue (T-INPUT); `task` in the stored params
+ * tells the delivery to send it as a client-hosted task (see sendInputRequest).
+ */
+function withAsk<P extends object>(params: P, ask: AskOptions | undefined): P | (P & { task: { ttl?: number } }) {
+  if (!ask?.asTask) return params;
+  return { ...params, task: { ...(ask.ttl !== undefined && { ttl: ask.ttl }) } };
+}
+
+/** A plain call's request as a client-hosted task, on the call's own stream (relatedRequestId). */
+function askAsTask<T>(
+  server: Server,
+  request: { requestId: RequestId; signal: AbortSignal },
+  method: string,
+  params: object,
+  schema: z.ZodType<T>,
+  ask: AskOptions,
+): Promise<T> {
+  return requestMaybeAsTask(peerOf(server, { relatedRequestId: request.requestId }), method, params as Record<string, unknown>, schema, {
+    signal: request.signal,
+    ...(ask.ttl !== undefined && { ttl: ask.ttl }),
+  });
 }

@@ -13,13 +13,25 @@ export interface ToolContext {
   /** Progress with the request's progressToken; a no-op when the requestor sent none. */
   progress(progress: number, total?: number, message?: string): void;
   /** Asks the requestor via `elicitation/create`; the task shows `input_required` meanwhile. */
-  elicit(params: ElicitRequestFormParams): Promise<ElicitResult>;
+  elicit(params: ElicitRequestFormParams, options?: AskOptions): Promise<ElicitResult>;
   /** Asks the requestor via `sampling/createMessage`. */
-  sample(params: CreateMessageRequestParams): Promise<CreateMessageResult>;
+  sample(params: CreateMessageRequestParams, options?: AskOptions): Promise<CreateMessageResult>;
   /** Sets the task's statusMessage (no-op for a plain call). */
   setStatusMessage(message: string): Promise<void>;
   /** Whether the requestor can answer `elicit()` / `sample()`. */
   readonly can: { elicit: boolean; sample: boolean };
+}
+
+/** How `ctx.elicit()` / `ctx.sample()` send their request. */
+export interface AskOptions {
+  /**
+   * Send the request task-augmented — a task hosted by the client, which this side then polls to
+   * its end — when the client declared `tasks.requests` support for it (T-CAP-3); otherwise
+   * (and by default) as a plain request. The answer is the same either way.
+   */
+  asTask?: boolean;
+  /** ttl requested for the client's task (T-NEW-1). */
+  ttl?: number;
 }
 
 /** Declares a tool. */

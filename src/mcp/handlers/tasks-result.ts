@@ -3,7 +3,9 @@ import { TaskError } from "../../core/errors.js";
 import type { InputRequest, TaskOutcome, TaskRecord } from "../../core/task.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import { requireTaskId, withOperation } from "../param-checks.js";
-import { AnyResult, type LooseParams } from "../request-schemas.js";
+import { type LooseParams } from "../request-schemas.js";
+import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor/errors.js";
+import { sendInputRequest } from "../requestor/send-input-request.js";
 import type { SessionContext } from "../session-context.js";
 import { withRelatedTask } from "../wire.js";
 
@@ -37,9 +39,9 @@ export async function tasksResult(
   request.signal.addEventListener("abort", onAbandon, { once: true });
   try {
     const deliver = async (input: InputRequest): Promise<TaskOutcome> => {
-      const params = withRelatedTask((input.params ?? {}) as object, taskId); // T-INPUT-2
       try {
-        const value = await server.request({ method: input.method, params } as never, AnyResult, {
+        // T-INPUT-2 related-task _meta; as a client-hosted task when the tool asked for one.
+        const value = await sendInputRequest(server, input, {
           relatedRequestId: request.requestId,
           signal: deliveries.signal,
           timeout: INPUT_ANSWER_TIMEOUT_MS,
@@ -49,9 +51,12 @@ export async function tasksResult(
         // A JSON-RPC error answer is the requestor's answer; a closed stream, an abandoned
         // tasks/result or our own timeout is not (the request then stays queued). Decided by the
         // connection's state, not the code: a requestor may answer with -32000/-32001 itself.
-        const lost = deliveries.signal.aborted || server.transport === undefined || isLocalTimeout(error);
+        const lost = deliveries.signal.aborted || server.transport === undefined || isLocalTimeout(error) || error instanceof ConnectionError;
         if (error instanceof McpError && !lost) {
           return { kind: "error", error: { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ""), data: error.data } };
+        }
+        if ((error instanceof RemoteError || error instanceof TaskCancelledError) && !lost) {
+          return { kind: "error", error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) } };
         }
         throw error;
       }

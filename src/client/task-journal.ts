@@ -1,0 +1,70 @@
+import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+
+/** One operation a requestor did on a task (T-SEC-5: requestors SHOULD keep track of task ids and their operations). */
+export interface JournalEntry {
+  /** ISO 8601 time of the operation. */
+  at: string;
+  taskId: string;
+  op: "created" | "status" | "result" | "cancel" | "resumed";
+  /** Where the task lives (a URL or a command), when the journal is shared between receivers. */
+  target?: string;
+  /** The tool (or request method) the task runs. */
+  name?: string;
+  status?: string;
+  statusMessage?: string;
+}
+
+/** Where a requestor records the tasks it created and what it did with them. */
+export interface TaskJournal {
+  record(entry: JournalEntry): Promise<void>;
+  entries(): Promise<JournalEntry[]>;
+}
+
+/**
+ * A journal in a local JSON-lines file (created with mode 0600: task ids are capabilities when the
+ * receiver has no authentication, T-SEC-2). Lets a CLI or an app pick up its tasks after a restart.
+ */
+export function fileJournal(path: string): TaskJournal {
+  let queue: Promise<void> = Promise.resolve();
+  return {
+    record(entry) {
+      // Appends are serialized so lines never interleave.
+      queue = queue.then(async () => {
+        await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+        await appendFile(path, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+      });
+      return queue;
+    },
+    async entries() {
+      await queue;
+      const text = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return "";
+        throw error;
+      });
+      const entries: JournalEntry[] = [];
+      for (const line of text.split("\n")) {
+        if (line.trim() === "") continue;
+        try {
+          entries.push(JSON.parse(line) as JournalEntry);
+        } catch {
+          // A torn last line (the process died mid-write) is skipped, not fatal.
+        }
+      }
+      return entries;
+    },
+  };
+}
+
+/** A journal kept in memory (tests, short-lived apps). */
+export function memoryJournal(): TaskJournal {
+  const items: JournalEntry[] = [];
+  return {
+    async record(entry) {
+      items.push(entry);
+    },
+    async entries() {
+      return [...items];
+    },
+  };
+}

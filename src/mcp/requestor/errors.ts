@@ -1,0 +1,65 @@
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { RpcCode, TaskError } from "../../core/errors.js";
+
+/**
+ * The receiver answered with a JSON-RPC error: the error a task ended with, replayed by
+ * `tasks/result` (T-RES-4), or the rejection of a request (unknown tool, bad arguments, -32601 for
+ * a taskSupport mismatch, "Task not found", …). Carries the receiver's code, message and data
+ * verbatim, so a requestor never sees a generic "task failed".
+ */
+export class RemoteError extends TaskError {
+  /** The task this error belongs to, when there is one. */
+  readonly taskId: string | null;
+
+  constructor(code: number, message: string, data: unknown, taskId: string | null) {
+    super("protocol", message, { code, data });
+    this.name = "RemoteError";
+    this.taskId = taskId;
+  }
+}
+
+/** The task was cancelled (T-CANCEL): it has no result. */
+export class TaskCancelledError extends TaskError {
+  readonly taskId: string;
+
+  constructor(taskId: string, statusMessage?: string) {
+    super("cancelled", statusMessage ? `Task was cancelled: ${statusMessage}` : "Task was cancelled", { code: RpcCode.TaskCancelled });
+    this.name = "TaskCancelledError";
+    this.taskId = taskId;
+  }
+}
+
+/**
+ * The exchange with the receiver broke down before it answered: connection closed, no answer in
+ * time, an unparseable answer. Carries the SDK's local code (-32000 connection closed, -32001
+ * timeout) or -32603 for a malformed answer.
+ */
+export class ConnectionError extends TaskError {
+  constructor(message: string, code: number = ErrorCode.ConnectionClosed, cause?: unknown) {
+    super("protocol", message, { code });
+    this.name = "ConnectionError";
+    if (cause !== undefined) (this as { cause?: unknown }).cause = cause;
+  }
+}
+
+/**
+ * Maps what an SDK request rejected with to one of the errors above. A JSON-RPC error answer is a
+ * {@link RemoteError}; the SDK's own "connection closed" / "request timed out" (raised locally,
+ * recognisable by their exact message or the timeout they carry) and anything else are
+ * {@link ConnectionError}s.
+ */
+export function fromSdkError(error: unknown, taskId: string | null = null): TaskError {
+  if (error instanceof TaskError) return error;
+  if (error instanceof McpError) {
+    const message = error.message.replace(/^MCP error -?\d+: /, "");
+    const localClose = error.code === ErrorCode.ConnectionClosed && message === "Connection closed";
+    const localTimeout = error.code === ErrorCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
+    if (localClose || localTimeout) return new ConnectionError(message, error.code, error);
+    return new RemoteError(error.code, message, error.data, taskId);
+  }
+  if (error instanceof Error && error.name === "ZodError") {
+    return new ConnectionError("The receiver sent a malformed answer", RpcCode.InternalError, error);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new ConnectionError(message || "The request failed", ErrorCode.ConnectionClosed, error);
+}
