@@ -1,0 +1,136 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { ACTIVE_STATUSES, isTerminal } from "../core/task-status.js";
+import type { TaskRecord } from "../core/task.js";
+import type { EngineObserver, LimitName } from "../runtime/engine-observer.js";
+import { isLeaseStore } from "../store/lease-store.js";
+import type { TaskStore } from "../store/task-store.js";
+import { instrumentStore } from "./instrumented-store.js";
+
+/** Every metric name starts with this. */
+export const METRIC_PREFIX = "mcp_tasks_";
+
+/**
+ * The Prometheus metrics of one task server, in a registry of its own (several servers in one
+ * process, as in tests, never share or clash). Counters and histograms are fed by the store
+ * writes this process makes and by the engine's {@link EngineObserver} hooks; the gauges are read
+ * from the store at scrape time, so they are right after a restart and across processes sharing it.
+ */
+export class TaskMetrics implements EngineObserver {
+  /** Serve `registry.metrics()` with content type `registry.contentType`. */
+  readonly registry = new Registry();
+  private store: TaskStore | null = null;
+  private processMetrics = false;
+
+  private readonly created = new Counter({
+    name: `${METRIC_PREFIX}created_total`,
+    help: "Tasks created, by tool.",
+    labelNames: ["tool"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly finished = new Counter({
+    name: `${METRIC_PREFIX}finished_total`,
+    help: "Tasks that reached a terminal status (completed, failed, cancelled), by tool and status.",
+    labelNames: ["tool", "status"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly duration = new Histogram({
+    name: `${METRIC_PREFIX}duration_seconds`,
+    help: "Time from a task's creation to its terminal status, by tool and status.",
+    labelNames: ["tool", "status"] as const,
+    buckets: [0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 300, 900, 1800, 3600, 21600, 86400],
+    registers: [this.registry],
+  });
+
+  private readonly wakeup = new Histogram({
+    name: `${METRIC_PREFIX}result_wakeup_seconds`,
+    help: "For a tasks/result that waited: time from the task's terminal status write to the answer.",
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  private readonly storeLatency = new Histogram({
+    name: `${METRIC_PREFIX}store_operation_seconds`,
+    help: "Latency of task store operations, by operation.",
+    labelNames: ["operation"] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  private readonly storeErrors = new Counter({
+    name: `${METRIC_PREFIX}store_errors_total`,
+    help: "Task store operations that failed, by operation.",
+    labelNames: ["operation"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly rejections = new Counter({
+    name: `${METRIC_PREFIX}limit_rejections_total`,
+    help: "Requests refused by a limit: active_tasks (per owner), argument_bytes, body_bytes.",
+    labelNames: ["limit"] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    const store = (): TaskStore | null => this.store;
+    new Gauge({
+      name: `${METRIC_PREFIX}current`,
+      help: "Tasks currently working or waiting for input (input_required), as the store has them.",
+      labelNames: ["status"] as const,
+      registers: [this.registry],
+      async collect() {
+        const current = store();
+        if (!current) return;
+        const counts = await current.countByStatus({ scope: { any: true }, statuses: ACTIVE_STATUSES });
+        for (const status of ACTIVE_STATUSES) this.set({ status }, counts[status]);
+      },
+    });
+  }
+
+  /**
+   * Returns `store` wrapped so its operations and writes feed these metrics, and reads the
+   * gauges from it. Call once, with the store the engine will use.
+   */
+  instrument<S extends TaskStore>(store: S): S {
+    this.store = store;
+    if (isLeaseStore(store)) {
+      const leases = store;
+      new Gauge({
+        name: `${METRIC_PREFIX}queue_depth`,
+        help: "Tasks waiting for a worker to claim them (cluster mode).",
+        registers: [this.registry],
+        async collect() {
+          this.set(await leases.queueDepth());
+        },
+      });
+    }
+    return instrumentStore(store, {
+      operation: (name, seconds, failed) => {
+        this.storeLatency.observe({ operation: name }, seconds);
+        if (failed) this.storeErrors.inc({ operation: name });
+      },
+      created: (task) => this.created.inc({ tool: task.name }),
+      moved: (task) => {
+        if (!isTerminal(task.status)) return;
+        this.finished.inc({ tool: task.name, status: task.status });
+        this.duration.observe({ tool: task.name, status: task.status }, Math.max(0, task.updatedAt - task.createdAt) / 1000);
+      },
+    });
+  }
+
+  /** Adds the standard `process_*` and `nodejs_*` metrics (CPU, memory, event loop lag). Once per process is enough. */
+  includeProcessMetrics(): void {
+    if (this.processMetrics) return;
+    this.processMetrics = true;
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  resultWoken(_task: TaskRecord, ms: number): void {
+    this.wakeup.observe(ms / 1000);
+  }
+
+  limitRejected(limit: LimitName): void {
+    this.rejections.inc({ limit });
+  }
+}
