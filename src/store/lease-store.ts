@@ -1,4 +1,4 @@
-import type { TaskRecord } from "../core/task.js";
+import type { TaskOutcome, TaskRecord } from "../core/task.js";
 import type { TaskStore } from "./task-store.js";
 
 /**
@@ -29,6 +29,13 @@ export interface LeaseStore {
    * are answered with an error so they stop being delivered. False when the CAS lost.
    */
   requeue(taskId: string, workerId: string, maxAttempts: number, now: number): Promise<boolean>;
+
+  /**
+   * Fails a task whose worker was lost: moves it to `failed` with this message and outcome only if
+   * `workerId` still holds its expired lease (so a task another worker has meanwhile re-run is
+   * never failed by a stale reaper). Returns the failed record, or null when the CAS lost.
+   */
+  failExpired(taskId: string, workerId: string, now: number, statusMessage: string, outcome: TaskOutcome): Promise<TaskRecord | null>;
 
   /** Drops the lease of a task whose handler ended here (its outcome is already stored). */
   release(taskId: string, workerId: string): Promise<void>;
