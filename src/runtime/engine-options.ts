@@ -3,7 +3,9 @@ import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineObserver } from "./engine-observer.js";
 import type { Logger } from "./logger.js";
+import type { LeaseReaperOptions } from "./lease-reaper.js";
 import type { TaskRunner } from "./task-context.js";
+import type { WorkerPoolOptions } from "./worker-pool.js";
 
 /** Engine configuration. Every default is listed in the README ("Limits and defaults"). */
 export interface EngineOptions {
@@ -28,4 +30,10 @@ export interface EngineOptions {
   backstopMs?: number;
   /** Clock, for tests of expiry. */
   now?: () => number;
+  /**
+   * Cluster mode: tasks wait in the store (which must be a lease store, e.g. PostgreSQL) until a
+   * worker claims them — this process's pool (`concurrency` > 0) or any other's. Absent: tasks run
+   * in this process as soon as they are created (single node), recovered on restart.
+   */
+  cluster?: WorkerPoolOptions & LeaseReaperOptions;
 }

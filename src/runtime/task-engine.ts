@@ -5,12 +5,15 @@ import { ACTIVE_STATUSES, allowedSources, isTerminal } from "../core/task-status
 import { isExpired, type InputRequest, type TaskOrigin, type TaskOutcome, type TaskRecord } from "../core/task.js";
 import { DEFAULT_TTL_POLICY, resolveTtl, type TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
+import { isLeaseStore } from "../store/lease-store.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineOptions } from "./engine-options.js";
 import { silentObserver, type EngineObserver } from "./engine-observer.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { recoverInterruptedTasks } from "./recovery.js";
 import { Sweeper } from "./sweeper.js";
+import { LeaseReaper } from "./lease-reaper.js";
+import { WorkerPool } from "./worker-pool.js";
 import { TaskExecution } from "./task-execution.js";
 import { statusEvent } from "../events/task-event.js";
 
@@ -55,6 +58,9 @@ export class TaskEngine {
   private readonly now: () => number;
   private readonly execution: TaskExecution;
   private readonly sweeper: Sweeper;
+  /** Cluster mode only: this process's workers and the reaper of lost leases. */
+  private readonly pool: WorkerPool | null = null;
+  private readonly reaper: LeaseReaper | null = null;
   /** Input requests currently out on some requestor stream served by this process. */
   private readonly inFlight = new Set<string>();
   private cursors: CursorCodec | null = null;
@@ -93,6 +99,23 @@ export class TaskEngine {
       intervalMs: options.sweepIntervalMs ?? 1000,
       batch: options.sweepBatch ?? 500,
     });
+    if (options.cluster) {
+      const store = options.store;
+      if (!isLeaseStore(store)) throw new Error("cluster mode needs a store with leases (PostgreSQL)");
+      const deps = { store, bus: this.bus, logger: this.logger, now: this.now };
+      this.pool = new WorkerPool({ ...deps, execution: this.execution }, options.cluster);
+      this.reaper = new LeaseReaper(deps, options.cluster);
+    }
+  }
+
+  /** True when tasks are distributed through the store to workers (cluster mode). */
+  get clustered(): boolean {
+    return this.pool !== null;
+  }
+
+  /** Cluster mode: the handlers running in this process (for readiness and metrics). */
+  get runningHere(): number {
+    return this.execution.runningCount;
   }
 
   /** Recovers tasks a dead process left running (T-LIFE: never stuck) and starts the sweeper. */
@@ -100,8 +123,15 @@ export class TaskEngine {
     if (this.started) return;
     this.started = true;
     this.cursors = new CursorCodec(await this.store.secret());
-    const rerun = await recoverInterruptedTasks(this.store, this.bus, this.logger, this.now);
-    for (const task of rerun) void this.execution.run(task);
+    if (this.pool && this.reaper) {
+      // Leases, not a start-up scan, recover a cluster's interrupted work: other nodes may be
+      // running tasks right now.
+      this.reaper.start();
+      this.pool.start();
+    } else {
+      const rerun = await recoverInterruptedTasks(this.store, this.bus, this.logger, this.now);
+      for (const task of rerun) void this.execution.run(task);
+    }
     this.sweeper.start();
   }
 
@@ -113,10 +143,20 @@ export class TaskEngine {
     if (this.closed) return;
     this.closed = true;
     this.sweeper.stop();
+    this.pool?.stop();
+    this.reaper?.stop();
     const interrupted = this.execution.abortAll("shutdown");
     for (const id of interrupted) {
       const task = await this.store.get(id, { any: true });
-      if (!task || task.retryable) continue;
+      if (!task) continue;
+      if (task.retryable) {
+        // In a cluster another worker can take it right away instead of after the lease runs out.
+        if (this.pool && isLeaseStore(this.store)) {
+          await this.store.release(id, this.pool.workerId).catch(() => {});
+          this.bus.publish({ type: "wake", taskId: id });
+        }
+        continue;
+      }
       const failed = await this.store.transition(id, ACTIVE_STATUSES, "failed", {
         statusMessage: "The server shut down while this task was running",
         outcome: { kind: "error", error: { code: -32603, message: "The server shut down while this task was running" } },
@@ -164,7 +204,8 @@ export class TaskEngine {
     });
     this.logger.info({ audit: "created", taskId: task.id, owner: task.owner, name: task.name, ttlMs }, "task created");
     this.bus.publish(statusEvent(task, true));
-    setImmediate(() => void this.execution.run(task));
+    // In a cluster the created event wakes whichever worker claims it; here it runs in-process.
+    if (!this.pool) setImmediate(() => void this.execution.run(task));
     return task;
   }
 

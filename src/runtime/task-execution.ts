@@ -17,7 +17,7 @@ interface ExecutionDeps {
 }
 
 /** Why a running handler's signal was aborted; the reason is visible to the handler. */
-export type AbortReason = "cancelled" | "expired" | "shutdown";
+export type AbortReason = "cancelled" | "expired" | "shutdown" | "lease_lost";
 
 /**
  * Runs handlers and stores what they end with. One instance per engine; it knows which tasks run

@@ -1,0 +1,83 @@
+import { statusEvent } from "../events/task-event.js";
+import type { EventBus } from "../events/event-bus.js";
+import type { ClusterStore } from "../store/lease-store.js";
+import type { Logger } from "./logger.js";
+
+export interface LeaseReaperOptions {
+  /** How often expired leases are looked for. Default 1 s. */
+  intervalMs?: number;
+  /** Runs of a retryable task before it is failed instead of re-queued. Default 3. */
+  maxAttempts?: number;
+  batch?: number;
+}
+
+/**
+ * Finds tasks whose worker stopped renewing its lease (killed, partitioned, frozen) and either
+ * re-queues them — retryable tools, at-least-once, bounded attempts — or fails them with a
+ * statusMessage saying what happened. Runs on every node; the store's compare-and-set on the
+ * expired lease makes concurrent reapers harmless.
+ */
+export class LeaseReaper {
+  private timer: NodeJS.Timeout | null = null;
+  private pass: Promise<void> | null = null;
+  private readonly intervalMs: number;
+  private readonly maxAttempts: number;
+  private readonly batch: number;
+
+  constructor(
+    private readonly deps: { store: ClusterStore; bus: EventBus; logger: Logger; now: () => number },
+    options: LeaseReaperOptions = {},
+  ) {
+    this.intervalMs = options.intervalMs ?? 1000;
+    this.maxAttempts = options.maxAttempts ?? 3;
+    this.batch = options.batch ?? 100;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  runOnce(): Promise<void> {
+    this.pass ??= this.reap().finally(() => (this.pass = null));
+    return this.pass;
+  }
+
+  private async reap(): Promise<void> {
+    const { store, bus, logger, now } = this.deps;
+    try {
+      const expired = await store.expiredLeases(now(), this.batch);
+      for (const { task, workerId, attempts } of expired) {
+        if (task.retryable && attempts < this.maxAttempts) {
+          if (await store.requeue(task.id, workerId, this.maxAttempts, now())) {
+            logger.warn({ audit: "requeued", taskId: task.id, workerId, attempts }, "re-queued a task whose worker was lost");
+            const again = await store.get(task.id, { any: true });
+            if (again) bus.publish(statusEvent(again));
+            else bus.publish({ type: "wake", taskId: task.id });
+          }
+          continue;
+        }
+        const message = task.retryable
+          ? `The task's worker stopped responding (lease expired) and it already ran ${attempts} times; not re-run again`
+          : "The task's worker stopped responding (lease expired); it was not re-run because its tool is not marked retryable";
+        const failed = await store.failExpired(task.id, workerId, now(), message, {
+          kind: "error",
+          error: { code: -32603, message },
+        });
+        if (failed) {
+          logger.warn({ audit: "lease_lost", taskId: task.id, workerId }, "failed a task whose worker was lost");
+          bus.publish(statusEvent(failed));
+          bus.publish({ type: "cancel", taskId: task.id, reason: "lease_lost" });
+        }
+      }
+    } catch (err) {
+      logger.error({ err }, "lease reaping failed; will retry");
+    }
+  }
+}

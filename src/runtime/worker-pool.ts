@@ -1,0 +1,156 @@
+import type { TaskRecord } from "../core/task.js";
+import type { EventBus } from "../events/event-bus.js";
+import type { ClusterStore } from "../store/lease-store.js";
+import type { Logger } from "./logger.js";
+import type { TaskExecution } from "./task-execution.js";
+
+/** Options of a {@link WorkerPool}; defaults are listed in the README's deployment section. */
+export interface WorkerPoolOptions {
+  /** Unique per process: leases are held in its name. */
+  workerId: string;
+  /** Handlers run at once by this process; 0 makes a pure front node. */
+  concurrency: number;
+  /** How long a lease lasts without renewal. Default 30 s; renewed every third of it. */
+  leaseMs?: number;
+  /** Safety re-check of the queue when no event arrived. Default 5 s (events are the mechanism). */
+  recheckMs?: number;
+  /** Only claim tasks of these names (tools this process has). */
+  names?: readonly string[];
+}
+
+interface PoolDeps {
+  store: ClusterStore;
+  bus: EventBus;
+  execution: TaskExecution;
+  logger: Logger;
+  now: () => number;
+}
+
+/**
+ * Runs queued tasks of a cluster store: claims them with a lease when the bus says work arrived
+ * (or on the slow safety re-check), runs their handlers, renews the leases meanwhile, and aborts a
+ * handler whose lease it lost (its task is someone else's now).
+ */
+export class WorkerPool {
+  private readonly leaseMs: number;
+  private readonly recheckMs: number;
+  private readonly running = new Set<string>();
+  private claiming = false;
+  private again = false;
+  private stopped = true;
+  private timers: NodeJS.Timeout[] = [];
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    private readonly deps: PoolDeps,
+    private readonly options: WorkerPoolOptions,
+  ) {
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.recheckMs = options.recheckMs ?? 5_000;
+  }
+
+  get workerId(): string {
+    return this.options.workerId;
+  }
+
+  /** Tasks whose handlers run here now. */
+  get busy(): number {
+    return this.running.size;
+  }
+
+  start(): void {
+    if (!this.stopped || this.options.concurrency <= 0) return;
+    this.stopped = false;
+    this.unsubscribe = this.deps.bus.onAny((event) => {
+      // New work: a created task, a re-queued one, or a nudge after a bus reconnection.
+      if ((event.type === "status" && event.status === "working") || event.type === "wake") this.kick();
+    });
+    const recheck = setInterval(() => this.kick(), this.recheckMs);
+    const renew = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    recheck.unref();
+    renew.unref();
+    this.timers = [recheck, renew];
+    this.kick();
+  }
+
+  /** Stops claiming; handlers still running are left to the caller (TaskEngine.close). */
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+  }
+
+  /** Ids of the tasks running here. */
+  runningIds(): string[] {
+    return [...this.running];
+  }
+
+  /** Claims as many tasks as there are free slots; coalesces concurrent wake-ups. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.again = true;
+      return;
+    }
+    const free = this.options.concurrency - this.running.size;
+    if (free <= 0) return;
+    this.claiming = true;
+    void this.claim(free).finally(() => {
+      this.claiming = false;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async claim(free: number): Promise<void> {
+    const { store, logger, now } = this.deps;
+    let claimed: TaskRecord[];
+    try {
+      claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), this.options.names);
+    } catch (err) {
+      logger.warn({ err }, "claiming tasks failed; will retry");
+      return;
+    }
+    for (const task of claimed) this.runOne(task);
+    // A full batch may mean more is waiting.
+    if (claimed.length === free) this.again = true;
+  }
+
+  private runOne(task: TaskRecord): void {
+    const { execution, store, logger } = this.deps;
+    this.running.add(task.id);
+    logger.debug({ taskId: task.id, workerId: this.options.workerId }, "claimed task");
+    void execution
+      .run(task)
+      .then(() => store.release(task.id, this.options.workerId))
+      .catch((err: unknown) => logger.warn({ err, taskId: task.id }, "releasing a lease failed"))
+      .finally(() => {
+        this.running.delete(task.id);
+        this.kick();
+      });
+  }
+
+  private async renew(): Promise<void> {
+    if (this.running.size === 0) return;
+    const { store, execution, logger, now } = this.deps;
+    const ids = [...this.running];
+    let held: string[];
+    try {
+      held = await store.renew(this.options.workerId, ids, this.leaseMs, now());
+    } catch (err) {
+      logger.warn({ err }, "renewing leases failed; will retry before they run out");
+      return;
+    }
+    const kept = new Set(held);
+    for (const id of ids) {
+      if (kept.has(id) || !this.running.has(id)) continue;
+      // Someone else owns this task now (we were too slow to renew): stop our copy of the work.
+      logger.warn({ taskId: id, workerId: this.options.workerId }, "lease lost; aborting the handler");
+      execution.abort(id, "lease_lost");
+    }
+  }
+}
