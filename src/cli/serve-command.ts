@@ -1,11 +1,12 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { randomUUID } from "node:crypto";
 import { Command, Option } from "commander";
 import { registerDemoTools } from "../demo/demo-tools.js";
 import { staticTokenVerifier } from "../http/bearer-auth.js";
 import { serveHttp } from "../http/http-server.js";
 import { loadTokenFile } from "../http/token-file.js";
 import { createTaskServer } from "../mcp/task-server.js";
-import { openStore } from "../store/open-store.js";
+import { openBackend } from "./backend.js";
 import { createLogger } from "./logger.js";
 import { loadToolsModule } from "./load-tools.js";
 import { nonNegativeInt, port, ttlMs } from "./options.js";
@@ -23,6 +24,8 @@ interface ServeOptions {
   pollInterval: number;
   tasks: boolean;
   logLevel: string;
+  workers: number;
+  leaseMs: number;
 }
 
 export function serveCommand(): Command {
@@ -30,7 +33,7 @@ export function serveCommand(): Command {
     .description("Serve MCP tools with durable tasks over Streamable HTTP (default) or stdio")
     .addOption(new Option("--port <n>", "HTTP port (0 picks a free one)").env("PORT").argParser(port).default(3000))
     .option("--host <address>", "HTTP bind address", "127.0.0.1")
-    .option("--store <spec>", "task store: sqlite:PATH | PATH.db | memory", "sqlite:mcp-tasks.db")
+    .option("--store <spec>", "task store: sqlite:PATH | PATH.db | memory | postgres://…[?schema=NAME] (cluster)", "sqlite:mcp-tasks.db")
     .option("--stdio", "serve one client over stdin/stdout instead of HTTP")
     .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch)")
     .option("--tools <module>", "load tools from a module exporting default (app) => void")
@@ -38,6 +41,8 @@ export function serveCommand(): Command {
     .option("--default-ttl <ms>", 'ttl for tasks that request none, or "unlimited"', ttlMs, 3_600_000)
     .option("--max-ttl <ms>", 'cap on requested ttls, or "unlimited"', ttlMs, 86_400_000)
     .option("--poll-interval <ms>", "pollInterval suggested to requestors", nonNegativeInt, 1000)
+    .option("--workers <n>", "cluster (postgres store): handlers this node runs at once; 0 = pure front node", nonNegativeInt, 8)
+    .option("--lease-ms <ms>", "cluster: how long a worker's claim on a task lasts without renewal", nonNegativeInt, 30_000)
     .option("--no-tasks", "switch task support off (params.task is then ignored)")
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
     .action(async (opts: ServeOptions) => {
@@ -50,11 +55,14 @@ async function serve(opts: ServeOptions): Promise<void> {
   if (!opts.demo && !opts.tools) {
     throw new Error("nothing to serve: pass --demo and/or --tools MODULE");
   }
+  const backend = openBackend(opts.store, logger);
   const app = createTaskServer({
     name: "mcp-tasks",
     version: "0.1.0",
-    store: openStore(opts.store),
+    store: backend.store,
+    bus: backend.bus,
     logger,
+    ...(backend.shared && { cluster: { workerId: `serve-${process.pid}-${randomUUID().slice(0, 8)}`, concurrency: opts.workers, leaseMs: opts.leaseMs } }),
     tasks: opts.tasks,
     ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
     pollIntervalMs: opts.pollInterval,

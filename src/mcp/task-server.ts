@@ -4,6 +4,7 @@ import { DEFAULT_TTL_POLICY, type TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
 import { localEventBus } from "../events/local-event-bus.js";
 import { TaskMetrics } from "../metrics/task-metrics.js";
+import type { EngineOptions } from "../runtime/engine-options.js";
 import type { Logger } from "../runtime/logger.js";
 import { TaskEngine } from "../runtime/task-engine.js";
 import { sqliteStore } from "../store/sqlite-store.js";
@@ -39,6 +40,11 @@ export interface TaskServerOptions {
   sweepIntervalMs?: number;
   /** Clock, for tests. */
   now?: () => number;
+  /**
+   * Cluster mode (needs a lease store such as PostgreSQL, and a shared bus such as pgEventBus):
+   * tasks are claimed by workers — `concurrency` of them in this process, 0 for a pure front.
+   */
+  cluster?: EngineOptions["cluster"];
 }
 
 /**
@@ -77,6 +83,8 @@ export class TaskServer {
       maxActivePerOwner: this.config.maxActivePerOwner,
       ...(options.sweepIntervalMs !== undefined && { sweepIntervalMs: options.sweepIntervalMs }),
       ...(options.now !== undefined && { now: options.now }),
+      // A worker claims only tasks of tools it has (read at each claim: tools register later).
+      ...(options.cluster !== undefined && { cluster: { names: () => this.toolNames, ...options.cluster } }),
     });
   }
 

@@ -14,8 +14,8 @@ export interface WorkerPoolOptions {
   leaseMs?: number;
   /** Safety re-check of the queue when no event arrived. Default 5 s (events are the mechanism). */
   recheckMs?: number;
-  /** Only claim tasks of these names (tools this process has). */
-  names?: readonly string[];
+  /** Only claim tasks of these names (the tools this process has); a function is read at each claim. */
+  names?: readonly string[] | (() => readonly string[]);
 }
 
 interface PoolDeps {
@@ -110,7 +110,8 @@ export class WorkerPool {
     const { store, logger, now } = this.deps;
     let claimed: TaskRecord[];
     try {
-      claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), this.options.names);
+      const names = typeof this.options.names === "function" ? this.options.names() : this.options.names;
+      claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names);
     } catch (err) {
       logger.warn({ err }, "claiming tasks failed; will retry");
       return;

@@ -1,0 +1,29 @@
+import type { EventBus } from "../events/event-bus.js";
+import { localEventBus } from "../events/local-event-bus.js";
+import { pgEventBus } from "../events/pg-event-bus.js";
+import type { Logger } from "../runtime/logger.js";
+import { openStore } from "../store/open-store.js";
+import type { TaskStore } from "../store/task-store.js";
+
+/** Where tasks live and how wake-ups travel, chosen together from one `--store` spec. */
+export interface Backend {
+  store: TaskStore;
+  bus: EventBus;
+  /** True for a store several processes share (PostgreSQL): cluster mode. */
+  shared: boolean;
+}
+
+/**
+ * `memory` and SQLite get the in-process bus; a `postgres://…[?schema=NAME]` store gets the
+ * LISTEN/NOTIFY bus on a channel named after the schema, so deployments sharing a database but
+ * not a schema do not wake each other.
+ */
+export function openBackend(spec: string, logger: Logger): Backend {
+  const store = openStore(spec);
+  if (!/^postgres(ql)?:\/\//.test(spec)) return { store, bus: localEventBus((err) => logger.error({ err }, "event listener failed")), shared: false };
+  const url = new URL(spec);
+  const schema = url.searchParams.get("schema") ?? "mcp_tasks";
+  url.searchParams.delete("schema");
+  const channel = `mcp_tasks_${schema}`.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 63);
+  return { store, bus: pgEventBus({ connectionString: url.toString(), channel, logger }), shared: true };
+}

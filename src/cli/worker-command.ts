@@ -1,0 +1,68 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { Command } from "commander";
+import { registerDemoTools } from "../demo/demo-tools.js";
+import { createTaskServer } from "../mcp/task-server.js";
+import { openBackend } from "./backend.js";
+import { loadToolsModule } from "./load-tools.js";
+import { createLogger } from "./logger.js";
+import { nonNegativeInt } from "./options.js";
+
+interface WorkerOptions {
+  store: string;
+  concurrency: number;
+  leaseMs: number;
+  demo?: boolean;
+  tools?: string;
+  logLevel: string;
+}
+
+/**
+ * `mcp-tasks worker`: a process that only runs tasks. It claims queued tasks from the shared
+ * store with a lease, runs their handlers, renews the leases and stores the outcomes; front
+ * nodes (`serve`) answer the requestors.
+ */
+export function workerCommand(): Command {
+  return new Command("worker")
+    .description("Run queued tasks of a cluster (PostgreSQL store) without serving MCP")
+    .requiredOption("--store <spec>", "the cluster's store: postgres://…[?schema=NAME]")
+    .option("--concurrency <n>", "handlers run at once", nonNegativeInt, 8)
+    .option("--lease-ms <ms>", "how long a claim lasts without renewal", nonNegativeInt, 30_000)
+    .option("--demo", "run the demo tools")
+    .option("--tools <module>", "load tools from a module exporting default (app) => void")
+    .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
+    .action(async (opts: WorkerOptions) => {
+      await work(opts);
+    });
+}
+
+async function work(opts: WorkerOptions): Promise<void> {
+  const logger = createLogger(opts.logLevel);
+  if (!opts.demo && !opts.tools) throw new Error("nothing to run: pass --demo and/or --tools MODULE");
+  const backend = openBackend(opts.store, logger);
+  if (!backend.shared) throw new Error("a worker needs a shared store: --store postgres://…");
+  const workerId = `worker-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const app = createTaskServer({
+    name: "mcp-tasks",
+    version: "0.1.0",
+    store: backend.store,
+    bus: backend.bus,
+    logger,
+    cluster: { workerId, concurrency: opts.concurrency, leaseMs: opts.leaseMs },
+  });
+  if (opts.demo) registerDemoTools(app);
+  if (opts.tools) await loadToolsModule(app, opts.tools);
+  await app.start();
+  logger.info({ workerId, concurrency: opts.concurrency, tools: app.toolNames }, "worker started");
+
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ workerId }, "worker shutting down");
+    await app.close();
+    logger.flush();
+    process.exit(0);
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop());
+}
