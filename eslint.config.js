@@ -12,4 +12,19 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },
   },
+  {
+    // The web view's page script runs in the browser.
+    files: ["src/web/static/**/*.js"],
+    languageOptions: {
+      globals: {
+        document: "readonly",
+        window: "readonly",
+        sessionStorage: "readonly",
+        requestAnimationFrame: "readonly",
+        TextDecoderStream: "readonly",
+        URLSearchParams: "readonly",
+        console: "readonly",
+      },
+    },
+  },
 );

@@ -6,10 +6,13 @@ import { staticTokenVerifier } from "../http/bearer-auth.js";
 import { serveHttp } from "../http/http-server.js";
 import { loadTokenFile } from "../http/token-file.js";
 import { createTaskServer } from "../mcp/task-server.js";
+import type { Redaction } from "../web/task-view.js";
+import { webRoutes } from "../web/web-routes.js";
 import { openBackend } from "./backend.js";
 import { createLogger } from "./logger.js";
 import { loadToolsModule } from "./load-tools.js";
 import { nonNegativeInt, port, ttlMs } from "./options.js";
+import { redactFields } from "./web-options.js";
 
 interface ServeOptions {
   port: number;
@@ -24,6 +27,10 @@ interface ServeOptions {
   pollInterval: number;
   tasks: boolean;
   logLevel: string;
+  web: boolean;
+  adminToken?: string;
+  redact?: Partial<Redaction>;
+  metricsToken?: string;
   workers: number;
   leaseMs: number;
 }
@@ -37,7 +44,7 @@ export function serveCommand(): Command {
     .option("--stdio", "serve one client over stdin/stdout instead of HTTP")
     .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch)")
     .option("--tools <module>", "load tools from a module exporting default (app) => void")
-    .option("--auth-tokens <file>", 'HTTP bearer auth from a JSON file {"<token>": "<principal>"}')
+    .option("--auth-tokens <file>", 'HTTP bearer auth from a JSON file {"<token>": "<principal>" | {"principal": "<principal>", "admin": true}}')
     .option("--default-ttl <ms>", 'ttl for tasks that request none, or "unlimited"', ttlMs, 3_600_000)
     .option("--max-ttl <ms>", 'cap on requested ttls, or "unlimited"', ttlMs, 86_400_000)
     .option("--poll-interval <ms>", "pollInterval suggested to requestors", nonNegativeInt, 1000)
@@ -45,6 +52,10 @@ export function serveCommand(): Command {
     .option("--lease-ms <ms>", "cluster: how long a worker's claim on a task lasts without renewal", nonNegativeInt, 30_000)
     .option("--no-tasks", "switch task support off (params.task is then ignored)")
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
+    .option("--no-web", "do not serve the web view of tasks at /tasks")
+    .addOption(new Option("--admin-token <token>", "bearer token that opens the web view as admin (all owners' tasks)").env("MCP_TASKS_ADMIN_TOKEN"))
+    .option("--redact <fields>", "hide from the web view: comma-separated arguments, results, inputs, or all", redactFields)
+    .addOption(new Option("--metrics-token <token>", "require this bearer token on /metrics (default: /metrics is open)").env("MCP_TASKS_METRICS_TOKEN"))
     .action(async (opts: ServeOptions) => {
       await serve(opts);
     });
@@ -93,7 +104,25 @@ async function serve(opts: ServeOptions): Promise<void> {
     return;
   }
   const verifier = opts.authTokens ? staticTokenVerifier(loadTokenFile(opts.authTokens)) : undefined;
-  const http = await serveHttp(app, { port: opts.port, host: opts.host, ...(verifier && { verifier }) });
+  const routes = opts.web
+    ? webRoutes(app, {
+        ...(opts.adminToken !== undefined && { adminTokens: [opts.adminToken] }),
+        ...(verifier && { verifier }),
+        ...(opts.redact && { redact: opts.redact }),
+      })
+    : [];
+  app.metrics.includeProcessMetrics();
+  const http = await serveHttp(app, {
+    port: opts.port,
+    host: opts.host,
+    ...(verifier && { verifier }),
+    routes,
+    ...(opts.metricsToken !== undefined && { metricsToken: opts.metricsToken }),
+  });
+  const web = opts.web ? new URL("/tasks", http.url).href : "off";
+  if (opts.web && opts.adminToken === undefined && !verifier) {
+    logger.warn({ web }, "the web view accepts no credential yet: pass --admin-token (or --auth-tokens) to sign in to it");
+  }
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop(http));
-  logger.info({ url: http.url, store: opts.store, auth: verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
+  logger.info({ url: http.url, web, store: opts.store, auth: verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
 }

@@ -1,0 +1,50 @@
+import type { RouteHandler } from "../http/route-table.js";
+import type { ApiDeps } from "./web-api.js";
+import { sendUnauthorized } from "./web-api.js";
+import { SECURITY_HEADERS } from "./static-assets.js";
+import type { FeedMessage, TaskFeed } from "./task-feed.js";
+
+/** A client this far behind is cut off; it reconnects and reloads its snapshot instead of growing our memory. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** A comment line this often keeps proxies from closing a quiet stream. Not a poll: nothing is read. */
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * `GET /tasks/api/events`: server-sent events for the viewer — `ready` once subscribed, then
+ * `task` (a task's new summary) and `counts` (per status) as the engine's events arrive. The
+ * page reads it with fetch so the credential travels in the Authorization header, never in a URL.
+ */
+export function eventStream(deps: ApiDeps, feed: TaskFeed): RouteHandler {
+  return (req, res, ctx) => {
+    const viewer = deps.resolveViewer(req);
+    if (!viewer) {
+      sendUnauthorized(res);
+      return;
+    }
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      // Tell buffering reverse proxies (nginx) to pass events through at once.
+      "x-accel-buffering": "no",
+    });
+    const write = (event: string, data: unknown): void => {
+      if (res.writableLength > MAX_BUFFERED_BYTES) {
+        ctx.logger.warn({ requestId: ctx.requestId, principal: viewer.principal }, "web view: event stream too far behind; closing it");
+        res.destroy();
+        return;
+      }
+      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
+    const unsubscribe = feed.subscribe(viewer, (message: FeedMessage) => write(message.event, message.data));
+    write("ready", { principal: viewer.principal, admin: viewer.admin });
+    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
+    heartbeat.unref();
+    ctx.logger.debug({ requestId: ctx.requestId, principal: viewer.principal }, "web view: event stream opened");
+    res.once("close", () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+      ctx.logger.debug({ requestId: ctx.requestId, principal: viewer.principal }, "web view: event stream closed");
+    });
+  };
+}

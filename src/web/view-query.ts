@@ -1,0 +1,78 @@
+import type { ListPosition } from "../core/cursor.js";
+import { isTaskStatus, TASK_STATUSES, type TaskStatus } from "../core/task-status.js";
+import type { TaskFilter } from "../store/task-store.js";
+import type { Viewer } from "./viewer.js";
+import { WebRequestError } from "./web-error.js";
+
+export const DEFAULT_PAGE = 100;
+export const MAX_PAGE = 500;
+
+/** A parsed `GET /tasks/api/tasks` query. */
+export interface ViewQuery {
+  filter: TaskFilter;
+  after: ListPosition | null;
+  limit: number;
+}
+
+/**
+ * Reads `status` (comma-separated), `tool`, `owner` (admins only), `limit` and `after` (a cursor
+ * from `nextCursor`). The viewer's scope always bounds the filter: a non-admin's `owner` is theirs.
+ *
+ * @throws WebRequestError 400 for a malformed value, 403 for a non-admin's owner filter.
+ */
+export function parseViewQuery(params: URLSearchParams, viewer: Viewer): ViewQuery {
+  const filter: TaskFilter = { scope: viewer.scope };
+  const status = params.get("status");
+  if (status !== null && status !== "") filter.statuses = parseStatuses(status);
+  const tool = params.get("tool");
+  if (tool !== null && tool !== "") filter.name = bounded("tool", tool);
+  const owner = params.get("owner");
+  if (owner !== null && owner !== "") {
+    if (!viewer.admin) throw new WebRequestError(403, "Only an admin can filter by owner: you see your own tasks");
+    filter.scope = { owner: bounded("owner", owner) };
+  }
+  return { filter, after: parseCursor(params.get("after")), limit: parseLimit(params.get("limit")) };
+}
+
+function parseStatuses(text: string): TaskStatus[] {
+  const statuses: TaskStatus[] = [];
+  for (const part of text.split(",")) {
+    if (!isTaskStatus(part)) throw new WebRequestError(400, `Unknown status "${part.slice(0, 40)}": expected one of ${TASK_STATUSES.join(", ")}`);
+    if (!statuses.includes(part)) statuses.push(part);
+  }
+  return statuses;
+}
+
+function bounded(name: string, value: string): string {
+  if (value.length > 256) throw new WebRequestError(400, `Invalid ${name}: at most 256 characters`);
+  return value;
+}
+
+function parseLimit(text: string | null): number {
+  if (text === null || text === "") return DEFAULT_PAGE;
+  if (!/^\d{1,4}$/.test(text) || Number(text) < 1 || Number(text) > MAX_PAGE) {
+    throw new WebRequestError(400, `Invalid limit: a whole number from 1 to ${MAX_PAGE}`);
+  }
+  return Number(text);
+}
+
+/** The opaque `nextCursor` of a page: where the next (older) page starts. Scope is re-applied on use, so it needs no signature. */
+export function encodeCursor(position: ListPosition): string {
+  return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString("base64url");
+}
+
+function parseCursor(text: string | null): ListPosition | null {
+  if (text === null || text === "") return null;
+  const invalid = new WebRequestError(400, "Invalid cursor: pass a nextCursor from an earlier page");
+  if (text.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(text)) throw invalid;
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+  } catch {
+    throw invalid;
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 2) throw invalid;
+  const [createdAt, id] = decoded as unknown[];
+  if (!Number.isSafeInteger(createdAt) || typeof id !== "string" || id.length === 0 || id.length > 256) throw invalid;
+  return { createdAt: createdAt as number, id };
+}

@@ -1,0 +1,129 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { TaskError } from "../core/errors.js";
+import type { RouteContext, RouteHandler } from "../http/route-table.js";
+import type { TaskServer } from "../mcp/task-server.js";
+import { toDetail, toSummary, type Redaction } from "./task-view.js";
+import { encodeCursor, parseViewQuery } from "./view-query.js";
+import type { Viewer } from "./viewer.js";
+import { SECURITY_HEADERS } from "./static-assets.js";
+import { WebRequestError } from "./web-error.js";
+
+/** A web API handler: runs for an authenticated viewer, returns the JSON body (status 200) or throws. */
+type ApiHandler = (viewer: Viewer, ctx: RouteContext, req: IncomingMessage) => Promise<unknown>;
+
+export interface ApiDeps {
+  app: TaskServer;
+  resolveViewer: (req: IncomingMessage) => Viewer | null;
+  redaction: Redaction;
+}
+
+/** JSON with the web view's headers; never cached (it is live data behind a credential). */
+export function sendApiJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+export function sendUnauthorized(res: ServerResponse): void {
+  sendApiJson(res, 401, { error: { message: "Unauthorized: send Authorization: Bearer <admin token or your MCP token>" } }, {
+    "www-authenticate": 'Bearer realm="mcp-tasks web view"',
+  });
+}
+
+/**
+ * Wraps an {@link ApiHandler}: 401 without a valid credential, the handler's JSON otherwise, and
+ * clear JSON errors for refusals (never a stack trace; unexpected failures are logged with the request id).
+ */
+export function api(deps: ApiDeps, handler: ApiHandler): RouteHandler {
+  return async (req, res, ctx) => {
+    const viewer = deps.resolveViewer(req);
+    if (!viewer) {
+      sendUnauthorized(res);
+      return;
+    }
+    try {
+      sendApiJson(res, 200, await handler(viewer, ctx, req));
+    } catch (error) {
+      if (error instanceof WebRequestError) {
+        sendApiJson(res, error.status, { error: { message: error.message } });
+        return;
+      }
+      const mapped = fromTaskError(error);
+      if (mapped) {
+        sendApiJson(res, mapped.status, { error: { message: mapped.message } });
+        return;
+      }
+      ctx.logger.error({ err: error, requestId: ctx.requestId, path: ctx.url.pathname, taskId: ctx.params["id"] }, "web API request failed");
+      sendApiJson(res, 500, { error: { message: "Internal error" } });
+    }
+  };
+}
+
+function fromTaskError(error: unknown): { status: number; message: string } | null {
+  if (!(error instanceof TaskError)) return null;
+  if (error.kind === "not_found" || error.kind === "expired") return { status: 404, message: error.message };
+  if (error.kind === "terminal") return { status: 409, message: error.message };
+  if (error.kind === "invalid_params") return { status: 400, message: error.message };
+  return null;
+}
+
+/** `GET /tasks/api/session`: who the credential is, and what the page needs to draw its filters. */
+export function sessionInfo(deps: ApiDeps): ApiHandler {
+  return async (viewer) => ({
+    principal: viewer.principal,
+    admin: viewer.admin,
+    tools: deps.app.toolNames,
+    redacted: Object.entries(deps.redaction)
+      .filter(([, on]) => on)
+      .map(([what]) => what),
+  });
+}
+
+/** `GET /tasks/api/tasks`: one page, newest first, plus the viewer's counts per status. */
+export function listTasks(deps: ApiDeps): ApiHandler {
+  return async (viewer, ctx) => {
+    const query = parseViewQuery(ctx.url.searchParams, viewer);
+    const store = deps.app.engine.store;
+    const rows = await store.search(query.filter, query.after, query.limit + 1);
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    const counts = await store.countByStatus({ scope: viewer.scope });
+    return {
+      tasks: page.map(toSummary),
+      counts,
+      ...(rows.length > query.limit && last && { nextCursor: encodeCursor(last) }),
+    };
+  };
+}
+
+/** `GET /tasks/api/tasks/:id`: arguments, outcome, the input exchange and the timeline, redacted as configured. */
+export function taskDetail(deps: ApiDeps): ApiHandler {
+  return async (viewer, ctx) => {
+    const id = ctx.params["id"] ?? "";
+    const store = deps.app.engine.store;
+    const task = await store.get(id, viewer.scope);
+    // Another owner's task is "not found", exactly like an unknown id: ids cannot be probed (T-SEC-3).
+    if (!task) throw new WebRequestError(404, "Task not found");
+    const [history, inputs] = await Promise.all([store.history(id), store.inputs(id)]);
+    return { task: toDetail(task, history, inputs, deps.redaction) };
+  };
+}
+
+/**
+ * `POST /tasks/api/tasks/:id/cancel`: through `engine.cancel`, so the page cancels exactly as
+ * `tasks/cancel` does (status first, then the handler's signal). An admin acts for the task's
+ * owner; anyone else only on their own tasks.
+ */
+export function cancelTask(deps: ApiDeps): ApiHandler {
+  return async (viewer, ctx) => {
+    const id = ctx.params["id"] ?? "";
+    const engine = deps.app.engine;
+    const task = await engine.store.get(id, viewer.scope);
+    if (!task) throw new WebRequestError(404, "Task not found");
+    ctx.logger.info(
+      { audit: "cancel_requested", via: "web", taskId: id, owner: task.owner, principal: viewer.principal, requestId: ctx.requestId },
+      "cancel requested from the web view",
+    );
+    const cancelled = await engine.cancel(id, task.owner);
+    return { task: toSummary(cancelled) };
+  };
+}

@@ -1,0 +1,55 @@
+import type { BearerVerifier } from "../http/bearer-auth.js";
+import type { HttpRoute } from "../http/route-table.js";
+import type { TaskServer } from "../mcp/task-server.js";
+import { eventStream } from "./event-stream.js";
+import { sendAsset, staticAsset } from "./static-assets.js";
+import { TaskFeed, type FeedOptions } from "./task-feed.js";
+import { NO_REDACTION, type Redaction } from "./task-view.js";
+import { viewerResolver } from "./viewer.js";
+import { api, cancelTask, listTasks, sessionInfo, taskDetail, type ApiDeps } from "./web-api.js";
+
+/** Options of {@link webRoutes}. */
+export interface WebOptions {
+  /** Bearer tokens that open the view as an admin: every owner's tasks, cancel any. */
+  adminTokens?: readonly string[];
+  /**
+   * The MCP endpoint's verifier: its principals see (and may cancel) their own tasks; those with
+   * the `mcp-tasks:admin` scope (token file: `"admin": true`) see every task.
+   */
+  verifier?: BearerVerifier;
+  /** What to hide from every viewer. Default: nothing. */
+  redact?: Partial<Redaction>;
+  /** Live feed timing (tests). */
+  feed?: FeedOptions;
+}
+
+/**
+ * The live web view of tasks, as routes for `serveHttp({ routes })`:
+ * - `GET /tasks` — the page (static HTML, JS, CSS; no data, so no credential needed to load it);
+ * - `GET /tasks/api/session | tasks | tasks/:id | events`, `POST /tasks/api/tasks/:id/cancel` —
+ *   the data, each requiring `Authorization: Bearer <token>` (401 otherwise).
+ */
+export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[] {
+  const deps: ApiDeps = {
+    app,
+    resolveViewer: viewerResolver({
+      ...(options.adminTokens && { adminTokens: options.adminTokens }),
+      ...(options.verifier && { verifier: options.verifier }),
+    }),
+    redaction: { ...NO_REDACTION, ...options.redact },
+  };
+  const feed = new TaskFeed(app.engine, app.engine.logger, options.feed);
+  const page = staticAsset("tasks.html", "text/html; charset=utf-8");
+  const script = staticAsset("tasks.js", "text/javascript; charset=utf-8");
+  const style = staticAsset("tasks.css", "text/css; charset=utf-8");
+  return [
+    { path: "/tasks", methods: { GET: (req, res) => sendAsset(req, res, page) } },
+    { path: "/tasks/assets/tasks.js", methods: { GET: (req, res) => sendAsset(req, res, script) } },
+    { path: "/tasks/assets/tasks.css", methods: { GET: (req, res) => sendAsset(req, res, style) } },
+    { path: "/tasks/api/session", methods: { GET: api(deps, sessionInfo(deps)) } },
+    { path: "/tasks/api/tasks", methods: { GET: api(deps, listTasks(deps)) } },
+    { path: "/tasks/api/tasks/:id", methods: { GET: api(deps, taskDetail(deps)) } },
+    { path: "/tasks/api/tasks/:id/cancel", methods: { POST: api(deps, cancelTask(deps)) } },
+    { path: "/tasks/api/events", methods: { GET: eventStream(deps, feed) } },
+  ];
+}
