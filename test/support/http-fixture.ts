@@ -6,6 +6,7 @@ import { registerDemoTools } from "../../src/demo/demo-tools.js";
 import type { EventBus } from "../../src/events/event-bus.js";
 import { localEventBus } from "../../src/events/local-event-bus.js";
 import { serveHttp, type HttpHandle, type HttpOptions } from "../../src/http/http-server.js";
+import type { HttpRoute } from "../../src/http/route-table.js";
 import { createTaskServer, type TaskServer, type TaskServerOptions } from "../../src/mcp/task-server.js";
 import { memoryStore } from "../../src/store/memory-store.js";
 import { Recorder } from "./recorder.js";
@@ -195,10 +196,11 @@ export interface HttpServerFixture {
 
 /** The demo tools served by {@link serveHttp} on 127.0.0.1, port 0, with SDK clients to connect. */
 export async function startHttpServer(
-  options: { app?: Partial<TaskServerOptions>; http?: HttpOptions } = {},
+  options: { app?: Partial<TaskServerOptions>; http?: HttpOptions; routes?: (app: TaskServer) => HttpRoute[] } = {},
 ): Promise<HttpServerFixture> {
   const app = registerDemoTools(createTaskServer({ name: "e2e", version: "0.0.0", store: memoryStore(), ...options.app }));
-  const http = await serveHttp(app, { port: 0, host: "127.0.0.1", ...options.http });
+  const routes = options.routes?.(app);
+  const http = await serveHttp(app, { port: 0, host: "127.0.0.1", ...options.http, ...(routes && { routes }) });
   const url = new URL(http.url);
   const clients: HttpClient[] = [];
 

@@ -22,6 +22,8 @@ const state = {
   stream: null,
   retryMs: 1000,
   renderQueued: false,
+  /** The task whose Cancel button was clicked once, until when a second click confirms. */
+  armed: null,
   detailTimer: null,
 };
 
@@ -117,7 +119,7 @@ async function signIn(token) {
   $("view").hidden = false;
   $("who").hidden = false;
   $("logout").hidden = false;
-  $("who").textContent = `${session.principal}${session.admin ? " · admin" : ""}`;
+  $("who").textContent = session.admin && session.principal !== "admin" ? `${session.principal} (admin)` : session.principal;
   $("f-owner-label").hidden = !session.admin;
   fillFilters(session);
   if (session.redacted.length > 0) notice(`Redacted by the server: ${session.redacted.join(", ")}.`);
@@ -329,23 +331,30 @@ function progressCell(task) {
   ]);
 }
 
+function isArmed(taskId) {
+  return state.armed !== null && state.armed.id === taskId && Date.now() < state.armed.until;
+}
+
 function cancelButton(task) {
-  const button = el("button", { className: "danger", text: "Cancel", dataset: { action: "cancel" } });
+  const armed = isArmed(task.id);
+  const button = el("button", { className: armed ? "danger armed" : "danger", text: armed ? "Confirm" : "Cancel", dataset: { action: "cancel" } });
   button.type = "button";
-  // Two clicks: the first arms the button for a few seconds, the second cancels.
-  let timer = null;
+  // Two clicks: the first arms cancelling this task for a few seconds, the second cancels. The
+  // armed state lives in `state`, not in the button, because live updates redraw the rows.
   button.addEventListener("click", async (event) => {
     event.stopPropagation();
-    if (!button.classList.contains("armed")) {
+    if (!isArmed(task.id)) {
+      state.armed = { id: task.id, until: Date.now() + 4000 };
       button.classList.add("armed");
       button.textContent = "Confirm";
-      timer = setTimeout(() => {
-        button.classList.remove("armed");
-        button.textContent = "Cancel";
+      setTimeout(() => {
+        if (state.armed?.id !== task.id) return;
+        state.armed = null;
+        scheduleRender();
       }, 4000);
       return;
     }
-    clearTimeout(timer);
+    state.armed = null;
     button.disabled = true;
     try {
       const { task: cancelled } = await api(`/tasks/api/tasks/${encodeURIComponent(task.id)}/cancel`, { method: "POST" });
