@@ -1,0 +1,358 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { ListPosition } from "../core/cursor.js";
+import { canTransition, isTerminal, type TaskStatus } from "../core/task-status.js";
+import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../core/task.js";
+import type { ClusterStore } from "./lease-store.js";
+import { inputStatements } from "./postgres/input-statements.js";
+import { leaseStatements } from "./postgres/lease-statements.js";
+import { metaStatements, SECRET_KEY } from "./postgres/meta-statements.js";
+import {
+  inputFromRow,
+  statusChangeFromRow,
+  taskFromRow,
+  toJson,
+  type HistoryRow,
+  type InputRow,
+  type LeasedTaskRow,
+  type TaskRow,
+} from "./postgres/rows.js";
+import { migrate } from "./postgres/schema.js";
+import { tablesOf, type Statement } from "./postgres/sql.js";
+import { sweepStatements } from "./postgres/sweep-statements.js";
+import { taskStatements } from "./postgres/task-statements.js";
+import { viewStatements } from "./postgres/view-statements.js";
+import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "./store-rules.js";
+import type { OwnerScope, TaskFilter, TransitionPatch } from "./task-store.js";
+
+/** The slice of a logger (pino's API) the store uses. */
+export interface PostgresStoreLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface PostgresStoreOptions {
+  /**
+   * PostgreSQL schema holding the tables; created if missing. A plain lower-case identifier
+   * (letters, digits, underscores). Default "mcp_tasks". Nodes of one cluster must use the same.
+   */
+  schema?: string;
+  /** Most connections the store opens. Default 10. */
+  poolSize?: number;
+  /** Reports migrations and connections that fail while idle. Default: silent. */
+  logger?: PostgresStoreLogger;
+}
+
+/** The default schema of {@link postgresStore}. */
+export const DEFAULT_POSTGRES_SCHEMA = "mcp_tasks";
+
+/** A {@link ClusterStore} on PostgreSQL, with the migration step exposed for a fail-fast start. */
+export interface PostgresStore extends ClusterStore {
+  /** The PostgreSQL schema the store's tables live in. */
+  readonly schema: string;
+  /**
+   * Brings the schema up to date now (otherwise it happens on first use). Resolves at once when
+   * done before; a failed attempt is retried by the next call or operation.
+   */
+  migrate(): Promise<void>;
+}
+
+/** What a re-run does to the input requests of the lost run (they will never be read). */
+const SUPERSEDED: TaskOutcome = { kind: "error", error: { code: -32603, message: "Superseded: the task was re-run" } };
+
+const FOREIGN_KEY_VIOLATION = "23503";
+
+/**
+ * int8 (BIGINT, count(*)) as a JS number rather than pg's default string: every such value here is
+ * a millisecond time, a duration or a count, far below 2^53. Set per pool, never globally, so other
+ * users of `pg` in the process keep their parsers.
+ */
+function storeTypes(): pg.CustomTypesConfig {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+  return types;
+}
+
+/**
+ * A durable {@link ClusterStore} on PostgreSQL, shared by every node of a cluster: the same
+ * {@link TaskStore} contract as the SQLite store (checked by the same suite), plus leases for
+ * distributing work to worker processes.
+ *
+ * - Tables live in one schema (`options.schema`, default "mcp_tasks"), created and migrated on
+ *   first use under a transaction-scoped advisory lock, so any number of nodes may start at once.
+ * - Every status change is one compare-and-set statement (`UPDATE … WHERE status = ANY(…)`,
+ *   narrowed by the lifecycle table) that also appends the timeline entry and, for a terminal
+ *   move, drops the task's lease (T-LIFE-3, T-CANCEL-4).
+ * - Claims use `FOR UPDATE SKIP LOCKED`: concurrent workers never get the same task and never
+ *   wait for each other.
+ *
+ * Construction opens nothing; connections are made on first use.
+ */
+export function postgresStore(connectionString: string, options: PostgresStoreOptions = {}): PostgresStore {
+  const schemaName = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
+  const tables = tablesOf(schemaName);
+  const poolSize = Math.max(1, Math.floor(options.poolSize ?? 10));
+  const logger = options.logger;
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    types: storeTypes(),
+    keepAlive: true,
+    connectionTimeoutMillis: 10_000,
+    application_name: "mcp-tasks",
+  });
+  // An idle connection that breaks (a server restart) is dropped by the pool; unhandled, the
+  // 'error' event would take the process down.
+  pool.on("error", (err) => logger?.warn({ err }, "task store: an idle PostgreSQL connection failed"));
+
+  const tasks = taskStatements(tables);
+  const inputs = inputStatements(tables);
+  const sweeps = sweepStatements(tables);
+  const leases = leaseStatements(tables);
+  const meta = metaStatements(tables);
+  const views = viewStatements(tables);
+
+  let closed = false;
+  let migrated: Promise<void> | null = null;
+  let secret: Buffer | null = null;
+
+  const ready = (): Promise<void> => {
+    if (closed) return Promise.reject(new Error("postgres task store is closed"));
+    migrated ??= migrate(pool, tables, schemaName, Date.now).then(
+      (applied) => {
+        if (applied.length > 0) logger?.info({ schema: schemaName, versions: applied }, "task store: migrated the PostgreSQL schema");
+      },
+      (error: unknown) => {
+        migrated = null; // the next operation tries again (the server may have been down)
+        throw error;
+      },
+    );
+    return migrated;
+  };
+
+  const run = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<pg.QueryResult<R>> => {
+    await ready();
+    return pool.query<R>({ name: query.name, text: query.text, values });
+  };
+  const rows = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<R[]> =>
+    (await run<R>(query, values)).rows;
+  const count = async (query: Statement, values: unknown[]): Promise<number> =>
+    (await rows<{ n: number }>(query, values))[0]?.n ?? 0;
+
+  return {
+    schema: schemaName,
+
+    migrate: ready,
+
+    async create(task: NewTask): Promise<TaskRecord> {
+      const [row] = await rows<TaskRow>(tasks.insert, [
+        task.id,
+        task.owner,
+        task.method,
+        task.name,
+        toJson(task.request),
+        toJson(task.origin),
+        task.createdAt,
+        task.ttlMs,
+        expiresAt(task.createdAt, task.ttlMs),
+        task.pollIntervalMs,
+        task.retryable,
+      ]);
+      if (row === undefined) throw duplicateTaskError(task.id);
+      return taskFromRow(row);
+    },
+
+    async get(id: string, scope: OwnerScope): Promise<TaskRecord | null> {
+      const [row] = "any" in scope ? await rows<TaskRow>(tasks.get, [id]) : await rows<TaskRow>(tasks.getOwned, [id, scope.owner]);
+      return row === undefined ? null : taskFromRow(row);
+    },
+
+    async list(owner: string | null, after: ListPosition | null, limit: number): Promise<TaskRecord[]> {
+      const n = wholeLimit(limit);
+      if (n === 0) return [];
+      let found: TaskRow[];
+      if (after === null) {
+        found = owner === null ? await rows(tasks.listFirstAnonymous, [n]) : await rows(tasks.listFirst, [owner, n]);
+      } else {
+        found =
+          owner === null
+            ? await rows(tasks.listAfterAnonymous, [after.createdAt, after.id, n])
+            : await rows(tasks.listAfter, [owner, after.createdAt, after.id, n]);
+      }
+      return found.map(taskFromRow);
+    },
+
+    async search(filter: TaskFilter, after: ListPosition | null, limit: number): Promise<TaskRecord[]> {
+      const n = wholeLimit(limit);
+      if (n === 0) return [];
+      const query = views.search(filter, after, n);
+      await ready();
+      return (await pool.query<TaskRow>(query.text, query.values)).rows.map(taskFromRow);
+    },
+
+    async countByStatus(filter: TaskFilter): Promise<Record<TaskStatus, number>> {
+      const query = views.countByStatus(filter);
+      await ready();
+      const counts = zeroStatusCounts();
+      for (const row of (await pool.query<{ status: TaskStatus; n: number }>(query.text, query.values)).rows) counts[row.status] = row.n;
+      return counts;
+    },
+
+    async history(taskId: string): Promise<StatusChange[]> {
+      return (await rows<HistoryRow>(views.history, [taskId])).map(statusChangeFromRow);
+    },
+
+    async transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null> {
+      checkTransitionPatch(to, patch);
+      // The lifecycle table has the last word even over a caller's `from`: an illegal move never reaches SQL.
+      const sources = from.filter((status) => canTransition(status, to));
+      if (sources.length === 0) {
+        await ready(); // a closed store still says so
+        return null;
+      }
+      const [row] = await rows<TaskRow>(tasks.transition, [
+        id,
+        sources,
+        to,
+        patch.now,
+        patch.statusMessage === undefined,
+        patch.statusMessage ?? null,
+        patch.outcome === undefined ? null : toJson(patch.outcome),
+        isTerminal(to),
+      ]);
+      return row === undefined ? null : taskFromRow(row);
+    },
+
+    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number }): Promise<boolean> {
+      const result = await run(tasks.annotate, [
+        id,
+        patch.now,
+        patch.statusMessage === undefined,
+        patch.statusMessage ?? null,
+        patch.progress === undefined ? null : toJson(patch.progress),
+      ]);
+      return result.rowCount === 1;
+    },
+
+    async enqueueInput(request: Omit<InputRequest, "answer">): Promise<void> {
+      let written: number | null;
+      try {
+        written = (
+          await run(inputs.enqueue, [request.taskId, request.id, request.method, toJson(request.params), request.createdAt])
+        ).rowCount;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw unknownTaskError(request.taskId);
+        throw error;
+      }
+      if (written !== 1) throw duplicateInputError(request.taskId, request.id);
+    },
+
+    async pendingInputs(taskId: string): Promise<InputRequest[]> {
+      return (await rows<InputRow>(inputs.pending, [taskId])).map(inputFromRow);
+    },
+
+    async inputs(taskId: string): Promise<InputRequest[]> {
+      return (await rows<InputRow>(inputs.all, [taskId])).map(inputFromRow);
+    },
+
+    async getInput(taskId: string, inputId: string): Promise<InputRequest | null> {
+      const [row] = await rows<InputRow>(inputs.get, [taskId, inputId]);
+      return row === undefined ? null : inputFromRow(row);
+    },
+
+    async answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
+      return (await run(inputs.answer, [toJson(answer), taskId, inputId])).rowCount === 1;
+    },
+
+    async expiredActive(now: number, limit: number): Promise<TaskRecord[]> {
+      const n = wholeLimit(limit);
+      return n === 0 ? [] : (await rows<TaskRow>(sweeps.expiredActive, [now, n])).map(taskFromRow);
+    },
+
+    async deleteExpired(now: number, limit: number): Promise<number> {
+      const n = wholeLimit(limit);
+      return n === 0 ? 0 : ((await run(sweeps.deleteExpired, [now, n])).rowCount ?? 0);
+    },
+
+    async activeTasks(limit: number): Promise<TaskRecord[]> {
+      const n = wholeLimit(limit);
+      return n === 0 ? [] : (await rows<TaskRow>(sweeps.activeTasks, [n])).map(taskFromRow);
+    },
+
+    async countActive(owner: string | null): Promise<number> {
+      return owner === null ? count(sweeps.countActiveAnonymous, []) : count(sweeps.countActive, [owner]);
+    },
+
+    async secret(): Promise<Buffer> {
+      await ready();
+      if (secret === null) {
+        // Insert-if-absent, then read back: whichever node wrote first, all read the same bytes.
+        let [row] = await rows<{ value: Buffer }>(meta.read, [SECRET_KEY]);
+        if (row === undefined) {
+          await run(meta.insert, [SECRET_KEY, randomBytes(32)]);
+          [row] = await rows<{ value: Buffer }>(meta.read, [SECRET_KEY]);
+        }
+        if (row === undefined) throw new Error("task store secret is missing after insert");
+        // Never changes once written, so one read per store is enough.
+        secret = row.value;
+      }
+      return Buffer.from(secret);
+    },
+
+    async claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[]): Promise<TaskRecord[]> {
+      const n = wholeLimit(limit);
+      if (n === 0 || names?.length === 0) return [];
+      const claimed =
+        names === undefined
+          ? await rows<TaskRow>(leases.claim, [workerId, n, now, leaseMs])
+          : await rows<TaskRow>(leases.claimNamed, [workerId, n, now, leaseMs, [...names]]);
+      // RETURNING follows no ORDER BY: restore the queue order.
+      return claimed
+        .sort((a, b) => (a.created_at !== b.created_at ? a.created_at - b.created_at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(taskFromRow);
+    },
+
+    async renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]> {
+      if (taskIds.length === 0) return [];
+      const held = new Set((await rows<{ id: string }>(leases.renew, [workerId, [...taskIds], now, leaseMs])).map((row) => row.id));
+      return taskIds.filter((id) => held.has(id));
+    },
+
+    async expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number }>> {
+      const n = wholeLimit(limit);
+      if (n === 0) return [];
+      return (await rows<LeasedTaskRow>(leases.expiredLeases, [now, n])).map((row) => ({
+        task: taskFromRow(row),
+        workerId: row.lease_owner,
+        attempts: row.attempts,
+      }));
+    },
+
+    async requeue(taskId: string, workerId: string, maxAttempts: number, now: number): Promise<boolean> {
+      const max = Math.min(Math.floor(maxAttempts), 2 ** 31 - 1);
+      if (!(max > 0)) return false; // also NaN
+      return (await count(leases.requeue, [taskId, workerId, now, max, toJson(SUPERSEDED)])) === 1;
+    },
+
+    async failExpired(taskId: string, workerId: string, now: number, statusMessage: string, outcome: TaskOutcome): Promise<TaskRecord | null> {
+      const [row] = await rows<TaskRow>(leases.failExpired, [taskId, workerId, now, statusMessage, toJson(outcome)]);
+      return row === undefined ? null : taskFromRow(row);
+    },
+
+    async release(taskId: string, workerId: string): Promise<void> {
+      await run(leases.release, [taskId, workerId]);
+    },
+
+    async queueDepth(): Promise<number> {
+      return count(leases.queueDepth, []);
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      // Let a migration in flight finish (or fail) before its connection goes away.
+      await migrated?.catch(() => {});
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,44 @@
+/** The per-task queue of requests waiting for the requestor's answer (T-INPUT). */
+import { INPUT_COLUMNS, statement, type Statement, type Tables } from "./sql.js";
+
+export interface InputStatements {
+  /**
+   * ($1 taskId, $2 id, $3 method, $4 params, $5 createdAt). 0 rows when the input id is taken;
+   * a foreign-key violation (23503) when the task does not exist.
+   */
+  enqueue: Statement;
+  /** ($1 taskId): unanswered requests, in queue order. */
+  pending: Statement;
+  /** ($1 taskId): every request, answered or not, in queue order. */
+  all: Statement;
+  /** ($1 taskId, $2 id) */
+  get: Statement;
+  /** ($1 answer, $2 taskId, $3 id). Answers at most once: 0 rows when already answered or unknown. */
+  answer: Statement;
+}
+
+export function inputStatements(t: Tables): InputStatements {
+  return {
+    enqueue: statement(
+      "enqueue_input",
+      `INSERT INTO ${t.inputs} (task_id, id, method, params, created_at, answer)
+       VALUES ($1, $2, $3, $4, $5, NULL)
+       ON CONFLICT (task_id, id) DO NOTHING`,
+    ),
+
+    // seq is insertion order: it breaks ties between requests queued in the same millisecond.
+    pending: statement(
+      "pending_inputs",
+      `SELECT ${INPUT_COLUMNS} FROM ${t.inputs} WHERE task_id = $1 AND answer IS NULL ORDER BY created_at, seq`,
+    ),
+
+    all: statement("all_inputs", `SELECT ${INPUT_COLUMNS} FROM ${t.inputs} WHERE task_id = $1 ORDER BY created_at, seq`),
+
+    get: statement("get_input", `SELECT ${INPUT_COLUMNS} FROM ${t.inputs} WHERE task_id = $1 AND id = $2`),
+
+    answer: statement(
+      "answer_input",
+      `UPDATE ${t.inputs} SET answer = $1 WHERE task_id = $2 AND id = $3 AND answer IS NULL`,
+    ),
+  };
+}

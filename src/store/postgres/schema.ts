@@ -1,0 +1,145 @@
+/**
+ * The PostgreSQL schema and its migrations. Run on a store's first use, idempotently, and safe
+ * when several nodes start at once: everything happens in one transaction that first takes a
+ * transaction-scoped advisory lock for the schema, so one node migrates while the others wait and
+ * then find nothing left to do.
+ */
+import type pg from "pg";
+import type { Tables } from "./sql.js";
+
+/**
+ * Schema history, oldest first; `migrations` records each version applied. Never edit an applied
+ * entry: append a new one.
+ *
+ * Choices, for the record:
+ * - JSON payloads (request, origin, outcome, progress, input params and answers) are TEXT, not
+ *   JSONB: nothing queries inside them, TEXT round-trips exactly what was written (key order, and
+ *   `\u0000`, which JSONB refuses), and the server does not parse them on every write.
+ * - Times are BIGINT milliseconds since the epoch, as everywhere else in the toolkit.
+ * - Ids are `COLLATE "C"`: the keyset order (createdAt, id) must be byte order, the same as the
+ *   other stores', whatever collation the database defaults to.
+ * - Input requests and the status timeline reference their task with ON DELETE CASCADE, so the
+ *   expiry sweep is one DELETE and an input can never be queued for a task that is gone.
+ */
+const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
+  // 1: tasks with their leases, input queues, status timelines, and store-wide secrets.
+  (t) => `
+  CREATE TABLE ${t.tasks} (
+    id               TEXT COLLATE "C" PRIMARY KEY,
+    owner            TEXT,
+    method           TEXT NOT NULL,
+    name             TEXT NOT NULL,
+    request          TEXT NOT NULL,
+    origin           TEXT NOT NULL,
+    status           TEXT NOT NULL
+                     CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+    status_message   TEXT,
+    created_at       BIGINT NOT NULL,
+    updated_at       BIGINT NOT NULL,
+    ttl_ms           BIGINT,
+    expires_at       BIGINT,
+    poll_interval_ms BIGINT,
+    retryable        BOOLEAN NOT NULL,
+    outcome          TEXT,
+    progress         TEXT,
+    -- The worker running the task and until when; NULL while queued and once terminal.
+    lease_owner      TEXT,
+    lease_expires_at BIGINT,
+    -- How many times a worker claimed (started) the task.
+    attempts         INT NOT NULL DEFAULT 0,
+    CHECK ((lease_owner IS NULL) = (lease_expires_at IS NULL)),
+    -- Only live tasks hold leases: a terminal write that forgot to drop one fails loudly.
+    CHECK (lease_owner IS NULL OR status IN ('working', 'input_required'))
+  );
+  -- tasks/list: keyset walk per owner.
+  CREATE INDEX tasks_owner_created ON ${t.tasks} (owner, created_at, id);
+  -- The operator's view, newest first across owners.
+  CREATE INDEX tasks_created ON ${t.tasks} (created_at, id);
+  -- TTL sweeps; unlimited tasks never need to be looked at.
+  CREATE INDEX tasks_expires ON ${t.tasks} (expires_at, id) WHERE expires_at IS NOT NULL;
+  -- Recovery and per-owner concurrency limits only ever look at the (few) live tasks.
+  CREATE INDEX tasks_active ON ${t.tasks} (owner, status) WHERE status IN ('working', 'input_required');
+  -- The work queue: claims walk the unclaimed working tasks oldest first.
+  CREATE INDEX tasks_queue ON ${t.tasks} (created_at, id) WHERE status = 'working' AND lease_owner IS NULL;
+  -- The reaper: leases by deadline.
+  CREATE INDEX tasks_leases ON ${t.tasks} (lease_expires_at, id) WHERE lease_owner IS NOT NULL;
+
+  CREATE TABLE ${t.inputs} (
+    task_id    TEXT COLLATE "C" NOT NULL REFERENCES ${t.tasks} (id) ON DELETE CASCADE,
+    id         TEXT NOT NULL,
+    -- Queue order: breaks ties between requests queued in the same millisecond.
+    seq        BIGINT GENERATED ALWAYS AS IDENTITY,
+    method     TEXT NOT NULL,
+    params     TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    answer     TEXT,
+    PRIMARY KEY (task_id, id)
+  );
+
+  CREATE TABLE ${t.history} (
+    task_id        TEXT COLLATE "C" NOT NULL REFERENCES ${t.tasks} (id) ON DELETE CASCADE,
+    seq            BIGINT GENERATED ALWAYS AS IDENTITY,
+    status         TEXT NOT NULL,
+    status_message TEXT,
+    at             BIGINT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+  );
+
+  CREATE TABLE ${t.meta} (
+    key   TEXT PRIMARY KEY,
+    value BYTEA NOT NULL
+  );
+  `,
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Advisory lock class of the migration lock ("mcpt"); the object id is a hash of the schema name. */
+const LOCK_CLASS = 0x6d637074;
+
+/**
+ * Brings the store's schema up to {@link SCHEMA_VERSION}, creating the PostgreSQL schema if it does
+ * not exist. Returns the versions applied (empty when the schema was up to date).
+ *
+ * @throws Error when the schema was written by a newer version of this code.
+ */
+export async function migrate(pool: pg.Pool, tables: Tables, schemaName: string, now: () => number): Promise<number[]> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [LOCK_CLASS, schemaName]);
+    // CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the database, which a role
+    // given a schema made by an administrator may lack: only ask for it when the schema is missing.
+    const found = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schemaName]);
+    if (found.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${tables.schema}`);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${tables.migrations} (
+        version    INT PRIMARY KEY,
+        applied_at BIGINT NOT NULL
+      )`);
+    const current = await client.query<{ version: number }>(`SELECT COALESCE(max(version), 0) AS version FROM ${tables.migrations}`);
+    const version = current.rows[0]?.version ?? 0;
+    if (version > SCHEMA_VERSION) {
+      throw new Error(`task store schema version ${version} is newer than this build supports (${SCHEMA_VERSION})`);
+    }
+    const applied: number[] = [];
+    for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
+      const migration = MIGRATIONS[next - 1];
+      if (migration === undefined) break;
+      await client.query(migration(tables));
+      await client.query(`INSERT INTO ${tables.migrations} (version, applied_at) VALUES ($1, $2)`, [next, now()]);
+      applied.push(next);
+    }
+    await client.query("COMMIT");
+    client.release();
+    return applied;
+  } catch (error) {
+    // A connection whose transaction could not be rolled back must not go back to the pool.
+    await client.query("ROLLBACK").then(
+      () => client.release(),
+      (rollbackError: unknown) => client.release(rollbackError instanceof Error ? rollbackError : true),
+    );
+    throw error;
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * What every PostgreSQL statement module shares: the schema-qualified table names, the named
+ * statement shape, and status sets as SQL literals.
+ */
+import { ACTIVE_STATUSES, TERMINAL_STATUSES } from "../../core/task-status.js";
+
+/**
+ * A statement the store runs with bound parameters (`$1`, `$2`, …), never with values spliced
+ * into its text. Named, so each pooled connection parses and plans it once.
+ */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** The tables of one store, qualified with its (validated, quoted) schema. */
+export interface Tables {
+  readonly schema: string;
+  readonly tasks: string;
+  readonly inputs: string;
+  readonly history: string;
+  readonly meta: string;
+  readonly migrations: string;
+}
+
+/**
+ * Schema names are spliced into SQL text (identifiers cannot be bound), so only plain lower-case
+ * identifiers are accepted: nothing that quoting could change the meaning of, nothing in the
+ * `pg_` namespace PostgreSQL reserves.
+ */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function isSchemaName(name: string): boolean {
+  return SCHEMA_NAME.test(name) && !name.startsWith("pg_");
+}
+
+export function tablesOf(schemaName: string): Tables {
+  if (!isSchemaName(schemaName)) {
+    throw new Error(
+      `Invalid PostgreSQL schema name "${schemaName}": use 1-63 lower-case letters, digits and underscores, not starting with a digit or pg_`,
+    );
+  }
+  const schema = `"${schemaName}"`;
+  return {
+    schema,
+    tasks: `${schema}.tasks`,
+    inputs: `${schema}.task_inputs`,
+    history: `${schema}.task_history`,
+    meta: `${schema}.meta`,
+    migrations: `${schema}.migrations`,
+  };
+}
+
+/** Builds a named statement; the prefix keeps our names apart from anyone else's on a connection. */
+export function statement(name: string, text: string): Statement {
+  return { name: `mcp_tasks_${name}`, text };
+}
+
+function sqlList(values: readonly string[]): string {
+  return `(${values.map((v) => `'${v.replaceAll("'", "''")}'`).join(", ")})`;
+}
+
+/**
+ * Status sets inlined as literals (they are constants of `core`, not input): the planner only uses
+ * a partial index whose predicate the query visibly implies, which a bound array never does.
+ */
+export const ACTIVE_SQL = sqlList(ACTIVE_STATUSES);
+export const TERMINAL_SQL = sqlList(TERMINAL_STATUSES);
+
+/**
+ * The task columns, listed rather than `*`: a connection's prepared statements keep their result
+ * shape when a newer node adds a column during a rolling upgrade.
+ */
+const TASK_COLUMN_NAMES = [
+  "id",
+  "owner",
+  "method",
+  "name",
+  "request",
+  "origin",
+  "status",
+  "status_message",
+  "created_at",
+  "updated_at",
+  "ttl_ms",
+  "expires_at",
+  "poll_interval_ms",
+  "retryable",
+  "outcome",
+  "progress",
+] as const;
+
+export const TASK_COLUMNS = TASK_COLUMN_NAMES.join(", ");
+
+/** {@link TASK_COLUMNS} of a table alias (`t.id, t.owner, …`). */
+export function taskColumnsOf(alias: string): string {
+  return TASK_COLUMN_NAMES.map((column) => `${alias}.${column}`).join(", ");
+}
+
+export const INPUT_COLUMNS = "task_id, id, method, params, created_at, answer";

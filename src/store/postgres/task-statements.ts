@@ -1,0 +1,101 @@
+/** Creating, reading, listing and moving single tasks. */
+import { ACTIVE_SQL, statement, TASK_COLUMNS, type Statement, type Tables } from "./sql.js";
+
+export interface TaskStatements {
+  /**
+   * ($1 id, $2 owner, $3 method, $4 name, $5 request, $6 origin, $7 createdAt, $8 ttlMs,
+   * $9 expiresAt, $10 pollIntervalMs, $11 retryable). No row when the id is taken (nothing
+   * written); otherwise the task, with its first timeline entry written by the same statement.
+   */
+  insert: Statement;
+  /** ($1 id) */
+  get: Statement;
+  /** ($1 id, $2 owner): a null owner matches exactly the tasks created without one. */
+  getOwned: Statement;
+  /** ($1 owner, $2 limit) — and the `Anonymous` variants with no owner parameter. */
+  listFirst: Statement;
+  listFirstAnonymous: Statement;
+  /** ($1 owner, $2 createdAt, $3 id, $4 limit) */
+  listAfter: Statement;
+  listAfterAnonymous: Statement;
+  /**
+   * The compare-and-set every status change goes through: ($1 id, $2 from[], $3 to, $4 now,
+   * $5 keepMessage, $6 statusMessage, $7 outcome or null to keep, $8 terminal). A terminal move
+   * drops the lease in the same write, and the timeline entry is written by the same statement.
+   * No row when the CAS failed.
+   */
+  transition: Statement;
+  /** ($1 id, $2 now, $3 keepMessage, $4 statusMessage, $5 progress or null to keep); only non-terminal tasks. */
+  annotate: Statement;
+}
+
+export function taskStatements(t: Tables): TaskStatements {
+  return {
+    insert: statement(
+      "insert_task",
+      `WITH created AS (
+         INSERT INTO ${t.tasks} (id, owner, method, name, request, origin, status, status_message,
+                                 created_at, updated_at, ttl_ms, expires_at, poll_interval_ms, retryable)
+         VALUES ($1, $2, $3, $4, $5, $6, 'working', NULL, $7, $7, $8, $9, $10, $11)
+         ON CONFLICT (id) DO NOTHING
+         RETURNING ${TASK_COLUMNS}),
+       logged AS (
+         INSERT INTO ${t.history} (task_id, status, status_message, at)
+         SELECT id, status, status_message, created_at FROM created)
+       SELECT * FROM created`,
+    ),
+
+    get: statement("get_task", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = $1`),
+
+    getOwned: statement("get_owned_task", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = $1 AND owner IS NOT DISTINCT FROM $2`),
+
+    // `owner = $1` and `owner IS NULL` rather than IS NOT DISTINCT FROM, which no index can serve.
+    listFirst: statement(
+      "list_first",
+      `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE owner = $1 ORDER BY created_at, id LIMIT $2`,
+    ),
+    listFirstAnonymous: statement(
+      "list_first_anonymous",
+      `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE owner IS NULL ORDER BY created_at, id LIMIT $1`,
+    ),
+    listAfter: statement(
+      "list_after",
+      `SELECT ${TASK_COLUMNS} FROM ${t.tasks}
+       WHERE owner = $1 AND (created_at, id) > ($2, $3)
+       ORDER BY created_at, id LIMIT $4`,
+    ),
+    listAfterAnonymous: statement(
+      "list_after_anonymous",
+      `SELECT ${TASK_COLUMNS} FROM ${t.tasks}
+       WHERE owner IS NULL AND (created_at, id) > ($1, $2)
+       ORDER BY created_at, id LIMIT $3`,
+    ),
+
+    transition: statement(
+      "transition",
+      `WITH moved AS (
+         UPDATE ${t.tasks} SET
+           status = $3,
+           updated_at = $4,
+           status_message = CASE WHEN $5::boolean THEN status_message ELSE $6::text END,
+           outcome = COALESCE($7::text, outcome),
+           lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
+           lease_expires_at = CASE WHEN $8::boolean THEN NULL ELSE lease_expires_at END
+         WHERE id = $1 AND status = ANY ($2::text[])
+         RETURNING ${TASK_COLUMNS}),
+       logged AS (
+         INSERT INTO ${t.history} (task_id, status, status_message, at)
+         SELECT id, status, status_message, updated_at FROM moved)
+       SELECT * FROM moved`,
+    ),
+
+    annotate: statement(
+      "annotate",
+      `UPDATE ${t.tasks} SET
+         updated_at = $2,
+         status_message = CASE WHEN $3::boolean THEN status_message ELSE $4::text END,
+         progress = COALESCE($5::text, progress)
+       WHERE id = $1 AND status IN ${ACTIVE_SQL}`,
+    ),
+  };
+}

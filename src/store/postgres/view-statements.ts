@@ -1,0 +1,67 @@
+/** Reads for the operator's view: newest-first search with filters, per-status counts, timelines. */
+import type { ListPosition } from "../../core/cursor.js";
+import type { TaskFilter } from "../task-store.js";
+import { statement, TASK_COLUMNS, type Statement, type Tables } from "./sql.js";
+
+/** A statement whose shape depends on the filter; values are always bound, never inlined. */
+export interface DynamicQuery {
+  text: string;
+  values: unknown[];
+}
+
+export interface ViewStatements {
+  search(filter: TaskFilter, after: ListPosition | null, limit: number): DynamicQuery;
+  countByStatus(filter: TaskFilter): DynamicQuery;
+  /** ($1 taskId): the timeline, oldest first. */
+  history: Statement;
+}
+
+/** The WHERE clauses of a filter, its values appended to `values` (which numbers the parameters). */
+function whereOf(filter: TaskFilter, values: unknown[]): string[] {
+  const clauses: string[] = [];
+  const bind = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  if (!("any" in filter.scope)) {
+    // `= $n` or IS NULL rather than IS NOT DISTINCT FROM, which no index can serve.
+    clauses.push(filter.scope.owner === null ? "owner IS NULL" : `owner = ${bind(filter.scope.owner)}`);
+  }
+  if (filter.statuses !== undefined) {
+    clauses.push(filter.statuses.length === 0 ? "FALSE" : `status = ANY (${bind([...filter.statuses])}::text[])`);
+  }
+  if (filter.name !== undefined) clauses.push(`name = ${bind(filter.name)}`);
+  return clauses;
+}
+
+const whereClause = (clauses: string[]): string => (clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`);
+
+export function viewStatements(t: Tables): ViewStatements {
+  return {
+    search(filter, after, limit) {
+      const values: unknown[] = [];
+      const clauses = whereOf(filter, values);
+      if (after !== null) {
+        values.push(after.createdAt, after.id);
+        clauses.push(`(created_at, id) < ($${values.length - 1}, $${values.length})`);
+      }
+      values.push(limit);
+      return {
+        text: `SELECT ${TASK_COLUMNS} FROM ${t.tasks} ${whereClause(clauses)} ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+        values,
+      };
+    },
+
+    countByStatus(filter) {
+      const values: unknown[] = [];
+      const clauses = whereOf(filter, values);
+      return { text: `SELECT status, count(*) AS n FROM ${t.tasks} ${whereClause(clauses)} GROUP BY status`, values };
+    },
+
+    // seq is insertion order: it breaks ties between changes written in the same millisecond.
+    history: statement(
+      "history",
+      `SELECT status, status_message, at FROM ${t.history} WHERE task_id = $1 ORDER BY at, seq`,
+    ),
+  };
+}

@@ -1,0 +1,370 @@
+/**
+ * The behavioural contract of {@link LeaseStore}: how a cluster store hands queued tasks to
+ * workers. Any implementation runs this suite unchanged, next to {@link storeContract}.
+ *
+ * Time is the `now` every operation takes: a lease "expires" by passing a later `now`, never by
+ * waiting. Concurrency cases run their callers through one store at once; a pool-backed store
+ * serves them on separate connections, so the database's locking is what is tested.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { newTaskId } from "../../src/core/task-id.js";
+import { allowedSources, TERMINAL_STATUSES, type TaskStatus } from "../../src/core/task-status.js";
+import type { NewTask, TaskOutcome, TaskRecord } from "../../src/core/task.js";
+import type { ClusterStore } from "../../src/store/lease-store.js";
+import { newTask } from "./contract.js";
+
+const T0 = 1_700_000_000_000;
+const LEASE = 30_000;
+
+const RESULT: TaskOutcome = { kind: "result", value: { content: [{ type: "text", text: "done" }] } };
+const LOST: TaskOutcome = { kind: "error", error: { code: -32603, message: "The task's worker stopped responding" } };
+
+export function leaseContract(name: string, make: () => Promise<ClusterStore> | ClusterStore): void {
+  describe(`${name}: LeaseStore contract`, () => {
+    let store: ClusterStore;
+
+    beforeEach(async () => {
+      store = await make();
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    /** Creates a queued (unclaimed, working) task; `createdAt` defaults to T0. */
+    const queued = (overrides: Partial<NewTask> = {}): Promise<TaskRecord> => store.create(newTask(overrides));
+
+    /** Creates a task, walks it along legal moves to `status`, without ever claiming it. */
+    async function unclaimedIn(status: TaskStatus, overrides: Partial<NewTask> = {}): Promise<TaskRecord> {
+      const created = await queued(overrides);
+      if (status === "working") return created;
+      const moved = await store.transition(created.id, allowedSources(status), status, { now: T0 + 1 });
+      if (moved === null) throw new Error(`could not move a new task to ${status}`);
+      return moved;
+    }
+
+    /** Queues one task and leases it to `worker` at `now` for `leaseMs`. */
+    async function leasedTo(worker: string, now = T0, leaseMs = LEASE, overrides: Partial<NewTask> = {}): Promise<TaskRecord> {
+      const task = await queued(overrides);
+      const claimed = await store.claim(worker, 1, leaseMs, now);
+      expect(claimed.map((t) => t.id)).toEqual([task.id]);
+      return task;
+    }
+
+    const expiredIds = async (now: number): Promise<string[]> => (await store.expiredLeases(now, 100)).map((e) => e.task.id);
+
+    describe("claim", () => {
+      it("leases the oldest unclaimed working tasks first, (createdAt, id) order, up to limit", async () => {
+        const late = await queued({ id: "00000000-0000-4000-8000-000000000001", createdAt: T0 + 10 });
+        const tieB = await queued({ id: "bbbbbbbb-0000-4000-8000-000000000000", createdAt: T0 });
+        const tieA = await queued({ id: "aaaaaaaa-0000-4000-8000-000000000000", createdAt: T0 });
+        const first = await store.claim("w1", 2, LEASE, T0 + 100);
+        expect(first.map((t) => t.id)).toEqual([tieA.id, tieB.id]);
+        expect((await store.claim("w2", 5, LEASE, T0 + 100)).map((t) => t.id)).toEqual([late.id]);
+        expect(await store.claim("w3", 5, LEASE, T0 + 100)).toEqual([]);
+      });
+
+      it("returns the tasks as stored, still working", async () => {
+        const task = await queued();
+        const [claimed] = await store.claim("w1", 1, LEASE, T0 + 5);
+        expect(claimed).toEqual(await store.get(task.id, { any: true }));
+        expect(claimed?.status).toBe("working");
+        expect(claimed).toEqual(task);
+      });
+
+      it("never hands out a claimed, input_required or terminal task", async () => {
+        await leasedTo("w1");
+        await unclaimedIn("input_required");
+        for (const status of TERMINAL_STATUSES) await unclaimedIn(status);
+        expect(await store.claim("w2", 10, LEASE, T0 + 1)).toEqual([]);
+      });
+
+      it("a limit of 0 or less claims nothing", async () => {
+        await queued();
+        expect(await store.claim("w1", 0, LEASE, T0)).toEqual([]);
+        expect(await store.claim("w1", -3, LEASE, T0)).toEqual([]);
+        expect(await store.queueDepth()).toBe(1);
+      });
+
+      it("with names, claims only tasks of those names (oldest first), and an empty list claims nothing", async () => {
+        const render = await queued({ name: "render", createdAt: T0 + 2 });
+        await queued({ name: "sleep", createdAt: T0 });
+        const batch = await queued({ name: "batch", createdAt: T0 + 1 });
+        expect(await store.claim("w1", 10, LEASE, T0, [])).toEqual([]);
+        expect((await store.claim("w1", 10, LEASE, T0, ["render", "batch", "unknown"])).map((t) => t.id)).toEqual([
+          batch.id,
+          render.id,
+        ]);
+        expect((await store.claim("w2", 10, LEASE, T0)).map((t) => t.name)).toEqual(["sleep"]);
+      });
+
+      it("concurrent claimers never get the same task: 4 claimers over 50 tasks claim each exactly once", async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 50; i++) ids.push((await queued({ createdAt: T0 + (i % 7) })).id);
+        const claimer = async (worker: string): Promise<string[]> => {
+          const mine: string[] = [];
+          for (;;) {
+            const batch = await store.claim(worker, 3, LEASE, T0 + 10);
+            if (batch.length === 0) return mine;
+            mine.push(...batch.map((t) => t.id));
+          }
+        };
+        const results = await Promise.all(["w1", "w2", "w3", "w4"].map(claimer));
+        const all = results.flat();
+        expect(all).toHaveLength(50);
+        expect(new Set(all).size).toBe(50);
+        expect([...all].sort()).toEqual([...ids].sort());
+        expect(await store.queueDepth()).toBe(0);
+        // Each task is leased to the worker that got it.
+        const leases = await store.expiredLeases(T0 + 10 + LEASE, 100);
+        const owners = new Map(leases.map((l) => [l.task.id, l.workerId]));
+        results.forEach((mine, i) => {
+          for (const id of mine) expect(owners.get(id)).toBe(`w${i + 1}`);
+        });
+      });
+    });
+
+    describe("renew", () => {
+      it("extends the leases the worker still holds", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        expect(await store.renew("w1", [task.id], 1000, T0 + 900)).toEqual([task.id]);
+        expect(await expiredIds(T0 + 1000)).toEqual([]);
+        expect(await expiredIds(T0 + 1900)).toEqual([task.id]);
+      });
+
+      it("returns only the ids still held: not another worker's, not unknown ones, not unclaimed ones", async () => {
+        const mine = await leasedTo("w1");
+        const theirs = await leasedTo("w2");
+        const unclaimed = await queued();
+        const held = await store.renew("w1", [mine.id, theirs.id, unclaimed.id, newTaskId()], LEASE, T0 + 10);
+        expect(held).toEqual([mine.id]);
+        // The other worker's lease was not touched.
+        expect(await expiredIds(T0 + LEASE)).toEqual([theirs.id]);
+      });
+
+      it("an expired lease is not renewed: the worker has lost it", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        expect(await store.renew("w1", [task.id], 1000, T0 + 1000)).toEqual([]);
+        expect(await store.renew("w1", [task.id], 1000, T0 + 5000)).toEqual([]);
+        expect(await expiredIds(T0 + 1000)).toEqual([task.id]);
+      });
+
+      it("no ids renews nothing", async () => {
+        await leasedTo("w1");
+        expect(await store.renew("w1", [], LEASE, T0)).toEqual([]);
+      });
+    });
+
+    describe("expiredLeases", () => {
+      it("lists non-terminal tasks whose lease ran out (expiry ≤ now), soonest deadline first, with worker and attempts", async () => {
+        const a = await leasedTo("w1", T0, 3000);
+        const b = await leasedTo("w2", T0, 1000);
+        const c = await leasedTo("w1", T0, 2000);
+        await leasedTo("w3", T0, 10_000);
+        expect(await expiredIds(T0 + 999)).toEqual([]);
+        expect(await store.expiredLeases(T0 + 3000, 10)).toEqual([
+          { task: await store.get(b.id, { any: true }), workerId: "w2", attempts: 1 },
+          { task: await store.get(c.id, { any: true }), workerId: "w1", attempts: 1 },
+          { task: await store.get(a.id, { any: true }), workerId: "w1", attempts: 1 },
+        ]);
+        expect((await store.expiredLeases(T0 + 3000, 2)).map((e) => e.task.id)).toEqual([b.id, c.id]);
+        expect(await store.expiredLeases(T0 + 3000, 0)).toEqual([]);
+      });
+
+      it("includes a leased task waiting in input_required", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
+        const [expired] = await store.expiredLeases(T0 + 1000, 10);
+        expect(expired?.task.status).toBe("input_required");
+        expect(expired?.workerId).toBe("w1");
+      });
+
+      it("never lists unclaimed tasks", async () => {
+        await queued();
+        await unclaimedIn("input_required");
+        expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
+      });
+    });
+
+    describe("a terminal transition drops the lease", () => {
+      it.each(TERMINAL_STATUSES)("%s: the lease is gone from expiredLeases, renew and the queue", async (terminal) => {
+        const task = await leasedTo("w1");
+        const outcome = terminal === "cancelled" ? undefined : RESULT;
+        expect((await store.transition(task.id, allowedSources(terminal), terminal, { now: T0 + 5, outcome }))?.status).toBe(terminal);
+        expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
+        expect(await store.renew("w1", [task.id], LEASE, T0 + 6)).toEqual([]);
+        expect(await store.queueDepth()).toBe(0);
+        expect(await store.claim("w2", 10, LEASE, T0 + 7)).toEqual([]);
+        expect(await store.requeue(task.id, "w1", 10, T0 + 10 * LEASE)).toBe(false);
+      });
+
+      it("a non-terminal move keeps it: input_required and back", async () => {
+        const task = await leasedTo("w1");
+        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
+        expect(await store.renew("w1", [task.id], LEASE, T0 + 2)).toEqual([task.id]);
+        await store.transition(task.id, allowedSources("working"), "working", { now: T0 + 3 });
+        expect(await store.renew("w1", [task.id], LEASE, T0 + 4)).toEqual([task.id]);
+        expect(await store.queueDepth()).toBe(0);
+      });
+    });
+
+    describe("requeue (the reaper's CAS)", () => {
+      it("puts a lost worker's task back in the queue, unclaimed and working, saying why", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        await store.annotate(task.id, { progress: { progress: 4, total: 5 }, now: T0 + 10 });
+        expect(await store.requeue(task.id, "w1", 3, T0 + 1000)).toBe(true);
+        const again = await store.get(task.id, { any: true });
+        expect(again).toMatchObject({ status: "working", updatedAt: T0 + 1000, progress: null });
+        expect(again?.statusMessage).toMatch(/run again/);
+        expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
+        expect(await store.queueDepth()).toBe(1);
+        expect(await store.renew("w1", [task.id], 1000, T0 + 1001)).toEqual([]);
+        // The timeline shows the re-run.
+        expect((await store.history(task.id)).at(-1)).toEqual({ status: "working", statusMessage: again?.statusMessage, at: T0 + 1000 });
+      });
+
+      it("the next claim is the next attempt", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        await store.requeue(task.id, "w1", 3, T0 + 1000);
+        expect((await store.claim("w2", 1, 1000, T0 + 2000)).map((t) => t.id)).toEqual([task.id]);
+        expect(await store.expiredLeases(T0 + 3000, 10)).toMatchObject([{ workerId: "w2", attempts: 2 }]);
+      });
+
+      it("moves an input_required task back to working and answers the lost run's pending inputs with an error", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
+        const ask = { taskId: task.id, method: "elicitation/create", params: { message: "?" } };
+        await store.enqueueInput({ ...ask, id: "answered", createdAt: T0 + 2 });
+        await store.enqueueInput({ ...ask, id: "pending", createdAt: T0 + 3 });
+        const answer: TaskOutcome = { kind: "result", value: { action: "accept", content: { a: 1 } } };
+        await store.answerInput(task.id, "answered", answer);
+
+        expect(await store.requeue(task.id, "w1", 3, T0 + 1000)).toBe(true);
+        expect((await store.get(task.id, { any: true }))?.status).toBe("working");
+        expect(await store.pendingInputs(task.id)).toEqual([]);
+        expect((await store.getInput(task.id, "answered"))?.answer).toEqual(answer);
+        expect((await store.getInput(task.id, "pending"))?.answer).toEqual({
+          kind: "error",
+          error: { code: -32603, message: "Superseded: the task was re-run" },
+        });
+      });
+
+      it("loses (false, nothing written) for the wrong worker, an unexpired lease, exhausted attempts, or an unknown task", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        const before = await store.get(task.id, { any: true });
+        expect(await store.requeue(task.id, "w2", 3, T0 + 1000)).toBe(false);
+        expect(await store.requeue(task.id, "w1", 3, T0 + 999)).toBe(false);
+        expect(await store.requeue(task.id, "w1", 1, T0 + 1000)).toBe(false);
+        expect(await store.requeue(task.id, "w1", 0, T0 + 1000)).toBe(false);
+        expect(await store.requeue(newTaskId(), "w1", 3, T0 + 1000)).toBe(false);
+        expect(await store.get(task.id, { any: true })).toEqual(before);
+        expect(await store.expiredLeases(T0 + 1000, 10)).toMatchObject([{ workerId: "w1", attempts: 1 }]);
+      });
+
+      it("loses after the worker renewed in time, and for an unclaimed task", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        await store.renew("w1", [task.id], 1000, T0 + 500);
+        expect(await store.requeue(task.id, "w1", 3, T0 + 1000)).toBe(false);
+        const unclaimed = await queued();
+        expect(await store.requeue(unclaimed.id, "w1", 3, T0 + 10 * LEASE)).toBe(false);
+      });
+
+      it("attempts count runs: a task claimed twice may not be re-queued with maxAttempts 2", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        expect(await store.requeue(task.id, "w1", 2, T0 + 1000)).toBe(true);
+        await store.claim("w2", 1, 1000, T0 + 2000);
+        expect(await store.requeue(task.id, "w2", 2, T0 + 3000)).toBe(false);
+        expect(await store.requeue(task.id, "w2", 3, T0 + 3000)).toBe(true);
+      });
+
+      it("concurrent reapers: exactly one re-queues", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        const results = await Promise.all([1, 2, 3, 4].map(() => store.requeue(task.id, "w1", 3, T0 + 1000)));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect((await store.history(task.id)).map((c) => c.status)).toEqual(["working", "working"]);
+      });
+    });
+
+    describe("failExpired (the reaper's other CAS)", () => {
+      it("fails the lost worker's task with the message and outcome, and drops the lease", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        const failed = await store.failExpired(task.id, "w1", T0 + 1000, "worker lost", LOST);
+        expect(failed).toMatchObject({ id: task.id, status: "failed", statusMessage: "worker lost", outcome: LOST, updatedAt: T0 + 1000 });
+        expect(await store.get(task.id, { any: true })).toEqual(failed);
+        expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
+        expect(await store.queueDepth()).toBe(0);
+        expect((await store.history(task.id)).at(-1)).toEqual({ status: "failed", statusMessage: "worker lost", at: T0 + 1000 });
+      });
+
+      it("fails a lost task waiting in input_required", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
+        expect((await store.failExpired(task.id, "w1", T0 + 1000, "worker lost", LOST))?.status).toBe("failed");
+      });
+
+      it("loses (null, nothing written) for the wrong worker, an unexpired or renewed lease, a re-queued or finished task", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        const before = await store.get(task.id, { any: true });
+        expect(await store.failExpired(task.id, "w2", T0 + 1000, "x", LOST)).toBeNull();
+        expect(await store.failExpired(task.id, "w1", T0 + 999, "x", LOST)).toBeNull();
+        expect(await store.failExpired(newTaskId(), "w1", T0 + 1000, "x", LOST)).toBeNull();
+        await store.renew("w1", [task.id], 1000, T0 + 500);
+        expect(await store.failExpired(task.id, "w1", T0 + 1000, "x", LOST)).toBeNull();
+        expect(await store.get(task.id, { any: true })).toEqual(before);
+
+        const requeued = await leasedTo("w1", T0, 1000);
+        await store.requeue(requeued.id, "w1", 3, T0 + 1000);
+        expect(await store.failExpired(requeued.id, "w1", T0 + 1000, "x", LOST)).toBeNull();
+        // Re-claimed by another worker: a stale reaper holding the old worker's id cannot fail it.
+        await store.claim("w2", 1, 1000, T0 + 2000);
+        expect(await store.failExpired(requeued.id, "w1", T0 + 5000, "x", LOST)).toBeNull();
+
+        const done = await leasedTo("w1", T0, 1000);
+        await store.transition(done.id, allowedSources("completed"), "completed", { now: T0 + 1, outcome: RESULT });
+        expect(await store.failExpired(done.id, "w1", T0 + 1000, "x", LOST)).toBeNull();
+        expect((await store.get(done.id, { any: true }))?.status).toBe("completed");
+      });
+
+      it("racing requeue and failExpired: exactly one wins", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        const [requeued, failed] = await Promise.all([
+          store.requeue(task.id, "w1", 3, T0 + 1000),
+          store.failExpired(task.id, "w1", T0 + 1000, "worker lost", LOST),
+        ]);
+        expect([requeued, failed !== null].filter(Boolean)).toHaveLength(1);
+      });
+    });
+
+    describe("release", () => {
+      it("drops the worker's lease: a task left working is queued again, and no reaper sees it", async () => {
+        const task = await leasedTo("w1");
+        await store.release(task.id, "w1");
+        expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
+        expect(await store.renew("w1", [task.id], LEASE, T0 + 1)).toEqual([]);
+        expect(await store.queueDepth()).toBe(1);
+        expect((await store.claim("w2", 1, LEASE, T0 + 2)).map((t) => t.id)).toEqual([task.id]);
+      });
+
+      it("leaves another worker's lease alone, and ignores unknown tasks", async () => {
+        const task = await leasedTo("w1");
+        await store.release(task.id, "w2");
+        await store.release(newTaskId(), "w1");
+        expect(await store.renew("w1", [task.id], LEASE, T0 + 1)).toEqual([task.id]);
+      });
+    });
+
+    describe("queueDepth", () => {
+      it("counts unclaimed working tasks only", async () => {
+        expect(await store.queueDepth()).toBe(0);
+        await queued();
+        await queued();
+        await queued();
+        await unclaimedIn("input_required");
+        for (const status of TERMINAL_STATUSES) await unclaimedIn(status);
+        expect(await store.queueDepth()).toBe(3);
+        await store.claim("w1", 2, LEASE, T0);
+        expect(await store.queueDepth()).toBe(1);
+      });
+    });
+  });
+}

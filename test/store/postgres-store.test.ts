@@ -1,0 +1,214 @@
+import pg from "pg";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { allowedSources } from "../../src/core/task-status.js";
+import type { TaskOutcome } from "../../src/core/task.js";
+import { DEFAULT_POSTGRES_SCHEMA, postgresStore, type PostgresStore, type PostgresStoreOptions } from "../../src/store/postgres-store.js";
+import { SCHEMA_VERSION } from "../../src/store/postgres/schema.js";
+import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
+import { newTask, storeContract } from "./contract.js";
+import { leaseContract } from "./lease-contract.js";
+
+/**
+ * The test connections skip waiting for the WAL flush on commit: 3× faster DDL and writes, and no
+ * difference to what is tested (commits stay atomic and immediately visible to other sessions).
+ */
+const URL_FAST = (() => {
+  const url = new URL(TEST_PG_URL);
+  url.searchParams.set("options", "-c synchronous_commit=off");
+  return url.toString();
+})();
+
+/** Every schema this file creates, dropped at the end. */
+const schemas: string[] = [];
+const freshSchema = (): string => {
+  const schema = uniqueName("mcp_tasks_test");
+  schemas.push(schema);
+  return schema;
+};
+
+/**
+ * The contract suites expect an empty store from every make(). Each suite gets its own schema,
+ * migrated once, and every make() opens a new store on it after emptying the tables: the same
+ * isolation as a fresh schema per test, without paying for the DDL a hundred times.
+ */
+function emptyStoreFactory(): () => Promise<PostgresStore> {
+  const schema = freshSchema();
+  return async () => {
+    const store = postgresStore(URL_FAST, { schema, poolSize: 4 });
+    await store.migrate();
+    // Inputs and timelines go with their tasks (ON DELETE CASCADE).
+    await pgQuery(`DELETE FROM "${schema}".tasks; DELETE FROM "${schema}".meta`);
+    return store;
+  };
+}
+
+afterAll(async () => {
+  if (schemas.length > 0) await pgQuery(`DROP SCHEMA IF EXISTS ${schemas.map((s) => `"${s}"`).join(", ")} CASCADE`);
+});
+
+storeContract("postgresStore", emptyStoreFactory());
+leaseContract("postgresStore", emptyStoreFactory());
+
+describe("postgresStore: schema, migrations and connections", () => {
+  const opened: PostgresStore[] = [];
+  const open = (schema: string, options: Omit<PostgresStoreOptions, "schema"> = {}, url = URL_FAST): PostgresStore => {
+    const store = postgresStore(url, { poolSize: 2, ...options, schema });
+    opened.push(store);
+    return store;
+  };
+  const migrationRows = async (schema: string): Promise<number[]> =>
+    (await pgQuery(`SELECT version FROM "${schema}".migrations ORDER BY version`)).rows.map((r: { version: number }) => r.version);
+
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+
+  it("opens nothing until first use, then creates the schema and records the migration once", async () => {
+    const schema = freshSchema();
+    const store = open(schema);
+    expect(store.schema).toBe(schema);
+    expect((await pgQuery("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])).rowCount).toBe(0);
+    await store.create(newTask());
+    expect(await migrationRows(schema)).toEqual([1]);
+    expect(SCHEMA_VERSION).toBe(1);
+    await store.migrate();
+    expect(await migrationRows(schema)).toEqual([1]);
+  });
+
+  it("4 stores starting at once on one fresh schema: all work, the schema is migrated once", async () => {
+    const schema = freshSchema();
+    const stores = [1, 2, 3, 4].map(() => open(schema));
+    const created = await Promise.all(stores.map((store) => store.create(newTask())));
+    expect(await migrationRows(schema)).toEqual([1]);
+    for (const store of stores) expect(await store.countActive("alice")).toBe(4);
+    const secrets = await Promise.all(stores.map((store) => store.secret()));
+    for (const secret of secrets) expect(secret.equals(secrets[0] ?? Buffer.alloc(0))).toBe(true);
+    expect((await stores[3]?.get(created[0]?.id ?? "", { owner: "alice" }))?.id).toBe(created[0]?.id);
+  });
+
+  it("reopening keeps tasks, outcomes, inputs, leases, the timeline and the secret, and migrates nothing", async () => {
+    const schema = freshSchema();
+    const outcome: TaskOutcome = { kind: "error", error: { code: -32000, message: "boom", data: { at: [1, 2] } } };
+    const first = open(schema);
+    const done = await first.create(newTask());
+    const waiting = await first.create(newTask({ owner: null, createdAt: done.createdAt + 1 }));
+    await first.annotate(done.id, { progress: { progress: 1, total: 2 }, now: done.createdAt + 1 });
+    const failed = await first.transition(done.id, allowedSources("failed"), "failed", { now: done.createdAt + 2, statusMessage: "it broke", outcome });
+    await first.claim("w1", 1, 60_000, waiting.createdAt + 5);
+    await first.transition(waiting.id, allowedSources("input_required"), "input_required", { now: waiting.createdAt + 6 });
+    await first.enqueueInput({ taskId: waiting.id, id: "q1", method: "elicitation/create", params: { m: 1 }, createdAt: 5 });
+    const secret = await first.secret();
+    await first.close();
+
+    const second = open(schema);
+    expect(await second.get(done.id, { owner: "alice" })).toEqual(failed);
+    expect(failed?.progress).toEqual({ progress: 1, total: 2 });
+    expect((await second.get(waiting.id, { owner: null }))?.status).toBe("input_required");
+    expect((await second.pendingInputs(waiting.id)).map((i) => i.id)).toEqual(["q1"]);
+    expect(await second.renew("w1", [waiting.id], 60_000, waiting.createdAt + 10)).toEqual([waiting.id]);
+    expect((await second.history(done.id)).map((c) => c.status)).toEqual(["working", "failed"]);
+    expect((await second.secret()).equals(secret)).toBe(true);
+    expect(await migrationRows(schema)).toEqual([1]);
+  });
+
+  it("schemas are separate stores with separate secrets", async () => {
+    const a = open(freshSchema());
+    const b = open(freshSchema());
+    const task = await a.create(newTask());
+    expect(await b.get(task.id, { any: true })).toBeNull();
+    expect((await a.secret()).equals(await b.secret())).toBe(false);
+  });
+
+  it("refuses a schema written by a newer version", async () => {
+    const schema = freshSchema();
+    await open(schema).migrate();
+    await pgQuery(`INSERT INTO "${schema}".migrations (version, applied_at) VALUES ($1, 0)`, [SCHEMA_VERSION + 1]);
+    await expect(open(schema).get("x", { any: true })).rejects.toThrow(/newer than this build supports/);
+  });
+
+  it.each(["", "Tasks", "a-b", 'x"; DROP TABLE y; --', "pg_tasks", "1abc", "a".repeat(64), "tasks.public"])(
+    "rejects the schema name %j before any SQL",
+    (schema) => {
+      expect(() => postgresStore(URL_FAST, { schema })).toThrow(/Invalid PostgreSQL schema name/);
+    },
+  );
+
+  it('defaults to the schema "mcp_tasks"', async () => {
+    const store = postgresStore(URL_FAST);
+    expect(store.schema).toBe(DEFAULT_POSTGRES_SCHEMA);
+    expect(DEFAULT_POSTGRES_SCHEMA).toBe("mcp_tasks");
+    await store.close();
+  });
+
+  it("JSON is kept as written: key order and \\u0000 round-trip (JSONB would reorder and refuse them)", async () => {
+    const store = open(freshSchema());
+    const task = await store.create(newTask({ request: { zeta: 1, alpha: { b: 2, a: 1 }, text: "nul:\u0000:end" } }));
+    const outcome: TaskOutcome = { kind: "result", value: { content: [{ type: "text", text: "a\u0000b" }], z: 1, a: 2 } };
+    await store.transition(task.id, allowedSources("completed"), "completed", { now: task.createdAt + 1, outcome });
+    const read = await store.get(task.id, { any: true });
+    expect(JSON.stringify(read?.request)).toBe(JSON.stringify({ zeta: 1, alpha: { b: 2, a: 1 }, text: "nul:\u0000:end" }));
+    expect(JSON.stringify(read?.outcome)).toBe(JSON.stringify(outcome));
+  });
+
+  it("orders ids bytewise (COLLATE \"C\"), like the other stores, whatever the database's collation", async () => {
+    const store = open(freshSchema());
+    const ids = ["b-task", "B-task", "a-task", "_task", "A-task", "Z-task"];
+    for (const id of ids) await store.create(newTask({ id }));
+    expect((await store.list("alice", null, 10)).map((t) => t.id)).toEqual([...ids].sort());
+    expect((await store.search({ scope: { any: true } }, null, 10)).map((t) => t.id)).toEqual([...ids].sort().reverse());
+  });
+
+  it("operations fail with the connection error (not hang) when the server is unreachable, and retry the migration later", async () => {
+    const store = open(freshSchema(), {}, "postgres://postgres@127.0.0.1:1/test");
+    await expect(store.get("x", { any: true })).rejects.toThrow(/ECONNREFUSED|connect/);
+    await expect(store.migrate()).rejects.toThrow(/ECONNREFUSED|connect/);
+  });
+
+  it("a connection the server drops is replaced: the next operations work (and the drop is logged)", async () => {
+    const appName = uniqueName("mcp_tasks_drop");
+    const url = new URL(URL_FAST);
+    url.searchParams.set("application_name", appName);
+    const warnings: string[] = [];
+    const logger = { info: () => {}, warn: (_obj: object, msg?: string) => void warnings.push(msg ?? "") };
+    const store = open(freshSchema(), { logger, poolSize: 1 }, url.toString());
+    const task = await store.create(newTask());
+    const killed = await pgQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [appName]);
+    expect(killed.rowCount).toBe(1);
+    await expect.poll(() => warnings.length, { timeout: 5000 }).toBeGreaterThan(0);
+    expect((await store.get(task.id, { any: true }))?.id).toBe(task.id);
+    expect(warnings[0]).toMatch(/idle PostgreSQL connection failed/);
+  });
+
+  it("the hot statements use their indexes", async () => {
+    const schema = freshSchema();
+    await open(schema).migrate();
+    const client = new pg.Client({ connectionString: TEST_PG_URL });
+    await client.connect();
+    try {
+      // An empty table makes a sequential scan cheapest; forbid it to see which index each query can use.
+      await client.query("SET enable_seqscan = off");
+      const plan = async (sql: string): Promise<string> =>
+        (await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
+      const t = `"${schema}".tasks`;
+      expect(await plan(`SELECT * FROM ${t} WHERE owner = 'a' AND (created_at, id) > (1, 'x') ORDER BY created_at, id LIMIT 5`)).toMatch(
+        /tasks_owner_created/,
+      );
+      expect(await plan(`SELECT count(*) FROM ${t} WHERE owner = 'a' AND status IN ('working', 'input_required')`)).toMatch(/tasks_active/);
+      expect(
+        await plan(`SELECT * FROM ${t} WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
+      ).toMatch(/tasks_expires/);
+      expect(await plan(`SELECT * FROM ${t} ORDER BY created_at DESC, id DESC LIMIT 5`)).toMatch(/tasks_created/);
+      expect(
+        await plan(`SELECT id FROM ${t} WHERE status = 'working' AND lease_owner IS NULL ORDER BY created_at, id LIMIT 5 FOR UPDATE SKIP LOCKED`),
+      ).toMatch(/tasks_queue/);
+      expect(await plan(`SELECT count(*) FROM ${t} WHERE status = 'working' AND lease_owner IS NULL`)).toMatch(/tasks_queue/);
+      expect(
+        await plan(
+          `SELECT * FROM ${t} WHERE lease_owner IS NOT NULL AND lease_expires_at <= 5 ORDER BY lease_expires_at, id LIMIT 5`,
+        ),
+      ).toMatch(/tasks_leases/);
+    } finally {
+      await client.end();
+    }
+  });
+});
