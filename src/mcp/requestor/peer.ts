@@ -69,7 +69,9 @@ export function peerOf(protocol: Protocolish, defaults: { relatedRequestId?: Req
     async request<T>(method: string, params: Record<string, unknown>, schema: z.ZodType<T>, options: PeerRequestOptions = {}): Promise<T> {
       const relatedRequestId = options.relatedRequestId ?? defaults.relatedRequestId;
       const sdkOptions = {
-        ...(options.signal !== undefined && { signal: options.signal }),
+        // A signal of its own per request: the SDK never removes the abort listener it adds, and a
+        // long-lived caller signal (a polling loop's) would collect one per request.
+        ...(options.signal !== undefined && { signal: AbortSignal.any([options.signal]) }),
         ...(options.timeout !== undefined && { timeout: Math.min(options.timeout, NO_TIMEOUT_MS) }),
         ...(relatedRequestId !== undefined && { relatedRequestId }),
         ...(options.onprogress !== undefined && { onprogress: options.onprogress, resetTimeoutOnProgress: true }),

@@ -1,0 +1,108 @@
+import { Command } from "commander";
+import { nonNegativeInt } from "./options.js";
+import { exitCodeOf, ExitCode } from "./exit-codes.js";
+import { followTask } from "./follow-task.js";
+import { printError, printOutcome, type Output } from "./output.js";
+import { requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
+import { stateDir } from "./state-dir.js";
+import { connectTarget } from "./target.js";
+import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
+import { ProgressView } from "./terminal/progress-view.js";
+
+interface CallOptions extends RequestorOptions {
+  task?: boolean;
+  ttl?: number;
+  detach?: boolean;
+}
+
+export function callCommand(): Command {
+  const command: Command = requestorCommand("call")
+    .description("Call a tool — as a task where the server allows it — and follow it to its end")
+    .usage("<target> <tool> [json-args] [options]\n       mcp-tasks call --stdio <command> <tool> [json-args] [options]")
+    .argument("[positionals...]", "<target> <tool> [json-args]; without <target> under --stdio")
+    .option("--task", "call as a task (refused if the server or the tool does not allow it)")
+    .option("--no-task", "call plainly (refused if the tool requires a task)")
+    .option("--ttl <ms>", "requested task ttl in ms", nonNegativeInt)
+    .option("--detach", "print the task id and exit; collect it later with `mcp-tasks tasks result`")
+    .action(async (positionals: string[], opts: CallOptions) => {
+      process.exitCode = await runCall(command, positionals, opts);
+    });
+  return command;
+}
+
+async function runCall(command: Command, positionals: string[], opts: CallOptions): Promise<number> {
+  let parsed;
+  try {
+    const { target, rest } = takeTarget(positionals, opts);
+    const [tool, json, ...extra] = rest;
+    if (tool === undefined) throw new Error("missing <tool>");
+    if (extra.length > 0) throw new Error(`unexpected arguments: ${extra.join(" ")}`);
+    parsed = { target, tool, args: parseArgs(json) };
+    if (opts.detach && opts.task === false) throw new Error("--detach needs a task: drop --no-task");
+  } catch (error) {
+    usageError(command, error);
+  }
+  const out: Output = { json: opts.json === true, stdout: process.stdout, stderr: process.stderr };
+  const view = isInteractive() && !opts.detach ? new ProgressView(process.stderr) : null;
+  let connection;
+  try {
+    connection = await connectTarget(parsed.target, terminalHandlers(view), stateDir());
+  } catch (error) {
+    printError(out, error);
+    return exitCodeOf(error);
+  }
+  const interrupted = new AbortController();
+  const onSigint = (): void => interrupted.abort("interrupted");
+  try {
+    // A plain call (or the creation of a task) interrupted by Ctrl-C is withdrawn (notifications/cancelled).
+    process.on("SIGINT", onSigint);
+    const call = await connection.tasks.callTool(parsed.tool, parsed.args, {
+      ...(opts.task !== undefined && { task: opts.task }),
+      ...(opts.detach && { task: true }),
+      ...(opts.ttl !== undefined && { ttl: opts.ttl }),
+      signal: interrupted.signal,
+      onProgress: (p) => view?.progress(p.progress, p.total, p.message),
+    });
+    process.off("SIGINT", onSigint);
+    if (call.kind === "result") {
+      view?.stop();
+      const outcome = call.result.isError ? { status: "failed" as const, result: call.result } : { status: "completed" as const, result: call.result };
+      return printOutcome(out, null, outcome);
+    }
+    if (opts.detach) {
+      // The id alone on a line (or JSON with taskId): scripts capture it.
+      out.stdout.write(out.json ? `${JSON.stringify({ taskId: call.task.id, status: call.task.last?.status ?? "working" })}\n` : `${call.task.id}\n`);
+      return ExitCode.Ok;
+    }
+    // T-NEW-3: what the server says while the task runs, for the human.
+    if (call.immediateResponse && !out.json) {
+      if (view) view.line(call.immediateResponse);
+      else process.stderr.write(`${call.immediateResponse}\n`);
+    }
+    return await followTask(call.task, out, view);
+  } catch (error) {
+    view?.stop();
+    if (interrupted.signal.aborted) {
+      process.stderr.write("Interrupted: the call was withdrawn.\n");
+      return ExitCode.Cancelled;
+    }
+    printError(out, error);
+    return exitCodeOf(error);
+  } finally {
+    process.off("SIGINT", onSigint);
+    await connection.close();
+  }
+}
+
+/** `[json-args]`: a JSON object (default {}). */
+function parseArgs(json: string | undefined): Record<string, unknown> {
+  if (json === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new Error(`[json-args] is not valid JSON: ${json}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("[json-args] must be a JSON object");
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,28 @@
+import { TaskError } from "../core/errors.js";
+import { ConnectionError, RemoteError, TaskCancelledError } from "../mcp/requestor/errors.js";
+
+/** Exit codes of `mcp-tasks call` and `mcp-tasks tasks …` (documented in the README). */
+export const ExitCode = {
+  /** The call or task completed; or the tasks command did what it was asked. */
+  Ok: 0,
+  /** The tool reported failure (isError) or the request ended in a JSON-RPC error; or the server refused the request. */
+  Failed: 1,
+  /** Bad command line: unknown option, bad JSON arguments, a task wish the server or tool does not allow. */
+  Usage: 2,
+  /** The task was cancelled (or the plain call was interrupted). */
+  Cancelled: 3,
+  /** No usable connection: unreachable target, closed connection, malformed answers. */
+  Connection: 4,
+  /** Ctrl-C → "detach": the task goes on; its id was printed. */
+  Detached: 5,
+} as const;
+
+/** The exit code for an error that ended a command. */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof TaskCancelledError) return ExitCode.Cancelled;
+  if (error instanceof RemoteError) return ExitCode.Failed;
+  if (error instanceof ConnectionError) return ExitCode.Connection;
+  // Refused locally before anything was sent (T-TOOL negotiation, bad input): a usage problem.
+  if (error instanceof TaskError && (error.kind === "method_not_found" || error.kind === "invalid_params")) return ExitCode.Usage;
+  return ExitCode.Connection;
+}

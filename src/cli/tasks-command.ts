@@ -1,0 +1,83 @@
+import { Command } from "commander";
+import type { WireTask } from "../mcp/wire.js";
+import { exitCodeOf, ExitCode } from "./exit-codes.js";
+import { followTask } from "./follow-task.js";
+import { printError, printTask, printTaskList, type Output } from "./output.js";
+import { requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
+import { stateDir } from "./state-dir.js";
+import { connectTarget, type Connection, type Target } from "./target.js";
+import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
+import { ProgressView } from "./terminal/progress-view.js";
+
+type Operation = "list" | "get" | "result" | "cancel";
+
+/** `mcp-tasks tasks list|get|result|cancel <target> [taskId]`. */
+export function tasksCommand(): Command {
+  const tasks = new Command("tasks").description("List, inspect, wait for and cancel tasks on a server");
+  const describe: Record<Operation, string> = {
+    list: "list the tasks the server lets you see (every page of tasks/list)",
+    get: "show a task's status (tasks/get)",
+    result: "wait for a task's result (tasks/result), answering its questions; exit code as `call`",
+    cancel: "cancel a task (tasks/cancel)",
+  };
+  for (const op of ["list", "get", "result", "cancel"] as const) {
+    const needsId = op !== "list";
+    const command: Command = requestorCommand(op)
+      .description(describe[op])
+      .usage(needsId ? "<target> <taskId> [options]\n       mcp-tasks tasks " + op + " --stdio <command> <taskId>" : "<target> [options]")
+      .argument("[positionals...]", needsId ? "<target> <taskId>; without <target> under --stdio" : "<target>; none under --stdio")
+      .action(async (positionals: string[], opts: RequestorOptions) => {
+        process.exitCode = await run(command, op, positionals, opts);
+      });
+    tasks.addCommand(command);
+  }
+  return tasks;
+}
+
+async function run(command: Command, op: Operation, positionals: string[], opts: RequestorOptions): Promise<number> {
+  let target: Target;
+  let taskId: string | undefined;
+  try {
+    const taken = takeTarget(positionals, opts);
+    target = taken.target;
+    const expected = op === "list" ? 0 : 1;
+    if (taken.rest.length < expected) throw new Error("missing <taskId>");
+    if (taken.rest.length > expected) throw new Error(`unexpected arguments: ${taken.rest.slice(expected).join(" ")}`);
+    taskId = taken.rest[0];
+  } catch (error) {
+    usageError(command, error);
+  }
+  const out: Output = { json: opts.json === true, stdout: process.stdout, stderr: process.stderr };
+  const view = op === "result" && isInteractive() ? new ProgressView(process.stderr) : null;
+  let connection: Connection;
+  try {
+    connection = await connectTarget(target, terminalHandlers(view), stateDir());
+  } catch (error) {
+    printError(out, error);
+    return exitCodeOf(error);
+  }
+  try {
+    if (op === "list") {
+      const all: WireTask[] = [];
+      for await (const task of connection.tasks.list()) all.push(task);
+      printTaskList(out, all);
+      return ExitCode.Ok;
+    }
+    const id = taskId as string;
+    if (op === "get") {
+      printTask(out, await connection.tasks.get(id));
+      return ExitCode.Ok;
+    }
+    if (op === "cancel") {
+      printTask(out, await connection.tasks.cancel(id));
+      return ExitCode.Ok;
+    }
+    return await followTask(await connection.tasks.resume(id), out, view);
+  } catch (error) {
+    view?.stop();
+    printError(out, error);
+    return exitCodeOf(error);
+  } finally {
+    await connection.close();
+  }
+}

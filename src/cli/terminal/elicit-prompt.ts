@@ -1,0 +1,116 @@
+import { checkbox, confirm, input, number, select } from "@inquirer/prompts";
+type Context = NonNullable<Parameters<typeof input>[1]>;
+import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+
+type Json = string | number | boolean | string[];
+type Field = Record<string, unknown>;
+
+/**
+ * Turns a form elicitation into terminal prompts: first the choice to answer, decline or cancel
+ * (the three actions of an ElicitResult), then one prompt per field of `requestedSchema`, typed
+ * by the field's schema (text with length/format checks, number with bounds, yes/no, a choice
+ * from an enum, several choices from an enum array). Ctrl-C inside the form answers "cancel".
+ */
+export async function promptElicitation(params: ElicitRequestFormParams, context: Context): Promise<ElicitResult> {
+  try {
+    const action = await select<"accept" | "decline" | "cancel">(
+      {
+        message: params.message,
+        choices: [
+          { name: "Answer", value: "accept" },
+          { name: "Decline", value: "decline" },
+          { name: "Cancel", value: "cancel" },
+        ],
+      },
+      context,
+    );
+    if (action !== "accept") return { action };
+    const schema = params.requestedSchema;
+    const required = new Set(schema.required ?? []);
+    const content: Record<string, Json> = {};
+    for (const [name, field] of Object.entries(schema.properties ?? {})) {
+      const value = await promptField(name, field as Field, required.has(name), context);
+      if (value !== undefined) content[name] = value;
+    }
+    return { action: "accept", content };
+  } catch (error) {
+    if (error instanceof Error && error.name === "ExitPromptError") return { action: "cancel" };
+    throw error;
+  }
+}
+
+async function promptField(name: string, field: Field, required: boolean, context: Context): Promise<Json | undefined> {
+  const title = typeof field["title"] === "string" ? field["title"] : name;
+  const description = typeof field["description"] === "string" ? ` (${field["description"]})` : "";
+  const message = `${title}${description}${required ? "" : " [optional]"}`;
+  const options = choicesOf(field);
+  if (field["type"] === "array") {
+    const items = (field["items"] ?? {}) as Field;
+    const choices = choicesOf(items) ?? [];
+    const picked = await checkbox({ message, choices, required }, context);
+    return picked.length === 0 && !required ? undefined : picked;
+  }
+  if (options) {
+    const choices = required ? options : [{ name: "(no answer)", value: "" }, ...options];
+    const picked = await select({ message, choices, ...(typeof field["default"] === "string" && { default: field["default"] }) }, context);
+    return picked === "" ? undefined : picked;
+  }
+  if (field["type"] === "boolean") {
+    return confirm({ message, ...(typeof field["default"] === "boolean" && { default: field["default"] }) }, context);
+  }
+  if (field["type"] === "number" || field["type"] === "integer") {
+    const value = await number(
+      {
+        message,
+        required,
+        ...(typeof field["minimum"] === "number" && { min: field["minimum"] }),
+        ...(typeof field["maximum"] === "number" && { max: field["maximum"] }),
+        step: field["type"] === "integer" ? 1 : "any",
+        ...(typeof field["default"] === "number" && { default: field["default"] }),
+      },
+      context,
+    );
+    return value;
+  }
+  const text = await input(
+    {
+      message,
+      required,
+      ...(typeof field["default"] === "string" && { default: field["default"] }),
+      validate: (value: string) => checkString(value, field, required),
+    },
+    context,
+  );
+  return text === "" && !required ? undefined : text;
+}
+
+/** Choices of an enum field: `enum` (+ legacy `enumNames`), or `oneOf`/`anyOf` of `{const, title}`. */
+function choicesOf(field: Field): { name: string; value: string }[] | null {
+  if (Array.isArray(field["enum"])) {
+    const names = Array.isArray(field["enumNames"]) ? (field["enumNames"] as unknown[]) : [];
+    return (field["enum"] as unknown[]).map((v, i) => ({ name: String(names[i] ?? v), value: String(v) }));
+  }
+  const titled = Array.isArray(field["oneOf"]) ? field["oneOf"] : Array.isArray(field["anyOf"]) ? field["anyOf"] : null;
+  if (!titled) return null;
+  return (titled as Field[]).map((o) => ({ name: String(o["title"] ?? o["const"]), value: String(o["const"]) }));
+}
+
+function checkString(value: string, field: Field, required: boolean): true | string {
+  if (value === "" && !required) return true;
+  const min = field["minLength"];
+  const max = field["maxLength"];
+  if (typeof min === "number" && value.length < min) return `at least ${min} characters`;
+  if (typeof max === "number" && value.length > max) return `at most ${max} characters`;
+  switch (field["format"]) {
+    case "email":
+      return /^[^@\s]+@[^@\s]+$/.test(value) || "an email address, please";
+    case "uri":
+      return URL.canParse(value) || "a URI, please";
+    case "date":
+      return /^\d{4}-\d{2}-\d{2}$/.test(value) || "a date as YYYY-MM-DD, please";
+    case "date-time":
+      return !Number.isNaN(Date.parse(value)) || "a date-time (ISO 8601), please";
+    default:
+      return true;
+  }
+}

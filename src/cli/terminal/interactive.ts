@@ -1,0 +1,59 @@
+import { select } from "@inquirer/prompts";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitHandler, SampleHandler } from "../../mcp/client-receiver.js";
+import { promptElicitation } from "./elicit-prompt.js";
+import type { ProgressView } from "./progress-view.js";
+import { promptSampling } from "./sample-prompt.js";
+
+/** A person at a terminal (stdin and stderr are TTYs): prompts can be shown. */
+export function isInteractive(): boolean {
+  return Boolean(process.stdin.isTTY && process.stderr.isTTY);
+}
+
+/**
+ * The CLI's answers to the server's requests. Interactive: prompts on stderr (stdout stays for
+ * results), the progress view suspended meanwhile, the prompt withdrawn if the server withdraws
+ * the request. Not interactive: nobody can answer — elicitations are answered "cancel" (the
+ * user did not respond) and sampling is refused, each with a note on stderr.
+ */
+export function terminalHandlers(view: ProgressView | null): { elicit: ElicitHandler; sample: SampleHandler } {
+  const context = (signal: AbortSignal) => ({ output: process.stderr, signal, clearPromptOnDone: false });
+  const note = (text: string) => (view ? view.line(text) : process.stderr.write(`${text}\n`));
+  return {
+    async elicit(params, info) {
+      if (params.mode === "url" || !isInteractive()) {
+        note(`The server asked "${params.message}" but there is no terminal to answer: answered "cancel".`);
+        return { action: "cancel" };
+      }
+      const ask = () => promptElicitation(params, context(info.signal));
+      return view ? view.suspend(ask) : ask();
+    },
+    async sample(params, info) {
+      if (!isInteractive()) {
+        note("The server asked for a model reply (sampling) but there is no terminal to answer: refused.");
+        throw new McpError(-1, "No one is at the terminal to answer the sampling request");
+      }
+      const ask = () => promptSampling(params, context(info.signal), (text) => process.stderr.write(text));
+      return view ? view.suspend(ask) : ask();
+    },
+  };
+}
+
+/** Ctrl-C while a task runs: what the person wants. A second Ctrl-C means "detach". */
+export async function askInterrupt(taskId: string): Promise<"detach" | "cancel" | "wait"> {
+  try {
+    return await select<"detach" | "cancel" | "wait">(
+      {
+        message: `Task ${taskId} is still running. What now?`,
+        choices: [
+          { name: "Detach (the task goes on; collect it later with `mcp-tasks tasks result`)", value: "detach" },
+          { name: "Cancel the task", value: "cancel" },
+          { name: "Keep waiting", value: "wait" },
+        ],
+      },
+      { output: process.stderr, clearPromptOnDone: true },
+    );
+  } catch {
+    return "detach";
+  }
+}

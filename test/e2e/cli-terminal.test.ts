@@ -1,0 +1,98 @@
+/**
+ * `mcp-tasks call` tested as a person uses it: in a real pseudo-terminal (tmux), typing at the
+ * prompts and reading the screen.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { BIN, REPO_ROOT } from "../support/cli-process.js";
+import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
+import { hasTmux, shellQuote, TmuxTerminal } from "../support/tmux.js";
+
+const tmux = hasTmux();
+if (!tmux) console.warn("tmux is not installed: the pseudo-terminal tests of `mcp-tasks call` are skipped (.ci/run installs it)");
+
+let server: HttpServerFixture;
+let state: string;
+let terminal: TmuxTerminal | null = null;
+beforeEach(async () => {
+  server = await startHttpServer({ app: { pollIntervalMs: 50 } });
+  state = mkdtempSync(join(tmpdir(), "mcp-tasks-tty-"));
+});
+afterEach(async () => {
+  await terminal?.close();
+  terminal = null;
+  await server.close();
+  rmSync(state, { recursive: true, force: true });
+});
+
+/** Runs `mcp-tasks <args>` in a terminal, then prints its exit code and stays on screen. */
+async function runInTerminal(args: string[]): Promise<TmuxTerminal> {
+  const cli = [process.execPath, BIN, ...args].map(shellQuote).join(" ");
+  const line = `cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_STATE_DIR=${shellQuote(state)} ${cli}; echo "EXIT=$?"; sleep 600`;
+  terminal = await TmuxTerminal.start(line);
+  return terminal;
+}
+
+describe.skipIf(!tmux)("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
+  it("T-INPUT-3: the ask tool's elicitation becomes a prompt; the typed answer completes the task (exit 0)", async () => {
+    const term = await runInTerminal(["call", server.url.href, "ask", '{"question":"Favourite colour?"}', "--task"]);
+    await term.waitFor("Favourite colour?");
+    await term.waitFor("Decline");
+    await term.press("Enter"); // "Answer"
+    await term.waitFor("? answer");
+    await term.type("blue");
+    await term.press("Enter");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toContain("answer: blue");
+    expect(screen).toContain("EXIT=0");
+  });
+
+  it("choosing Decline at the prompt answers decline", async () => {
+    const term = await runInTerminal(["call", server.url.href, "ask", '{"question":"Share your location?"}', "--task"]);
+    await term.waitFor("Decline");
+    await term.press("Down", "Enter");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toContain("declined");
+    expect(screen).toContain("EXIT=0");
+  });
+
+  it("shows a live progress bar and status line while the task runs; Ctrl-C → Cancel cancels it (exit 3)", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":30000,"steps":30}', "--task"]);
+    const running = await term.waitFor(/\d+% \| working/);
+    expect(running).toMatch(/[█░]+ \d+% \| working/);
+    await term.press("C-c");
+    await term.waitFor("still running. What now?");
+    await term.press("Down", "Enter"); // "Cancel the task"
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toContain("Task was cancelled");
+    expect(screen).toContain("EXIT=3");
+  });
+
+  it("Ctrl-C → Detach prints the task id and leaves the task running (exit 5)", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":30000}', "--task"]);
+    await term.waitFor("working");
+    await term.press("C-c");
+    await term.waitFor("Detach");
+    await term.press("Enter");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toContain("EXIT=5");
+    const id = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/.exec(screen)?.[1];
+    expect(id).toBeDefined();
+    expect((await server.app.engine.get(id, null)).status).toBe("working");
+  });
+
+  it("a sampling request shows the conversation and sends the reply the person types", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sample", '{"prompt":"Say hello"}', "--task"]);
+    await term.waitFor("user: Say hello");
+    await term.waitFor("Type the reply");
+    await term.press("Enter");
+    await term.waitFor("? Reply");
+    await term.type("hello from a human");
+    await term.press("Enter");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toContain("hello from a human");
+    expect(screen).toContain("EXIT=0");
+  });
+});
