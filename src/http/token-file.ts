@@ -31,7 +31,9 @@ export function loadTokenFile(path: string): Map<string, TokenGrant> {
   for (const [token, value] of Object.entries(parsed)) {
     const grant = grantOf(value);
     if (grant === null || token.length === 0) {
-      throw new Error(`The auth token file ${path} maps every non-empty token to a non-empty principal: ${FORMAT}`);
+      throw new Error(
+        `The auth token file ${path} maps every token to a non-empty principal string, or to {"principal": "<principal>", "admin": true}`,
+      );
     }
     tokens.set(token, grant);
   }
