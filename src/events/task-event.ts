@@ -27,7 +27,12 @@ export type TaskEvent =
   | { type: "progress"; taskId: string; sessionId: string | null; progressToken: string | number | null; progress: TaskProgress }
   | { type: "cancel"; taskId: string; reason: string }
   /** "Re-read the store": sent when events may have been missed (e.g. a bus reconnected). */
-  | { type: "wake"; taskId: string };
+  | { type: "wake"; taskId: string }
+  /**
+   * A requestor's JSON-RPC response to a request another node sent (cluster HTTP without sticky
+   * sessions). Routed by `taskId` = "node:<id of the node that sent the request>".
+   */
+  | { type: "reply"; taskId: string; message: unknown };
 
 /** The status event of a transition, from the record the store returned for it. */
 export function statusEvent(task: TaskRecord, created = false): Extract<TaskEvent, { type: "status" }> {

@@ -1,14 +1,28 @@
 import { Server, type ServerOptions } from "@modelcontextprotocol/sdk/server/index.js";
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
 
 /**
  * The SDK `Server` with its experimental task machinery kept out of the way: tasks are a layer on
  * top of the protocol, implemented by our handlers.
  */
 export class TaskProtocolServer extends Server {
+  private knownClientCapabilities: ClientCapabilities | undefined;
+
   constructor(info: Implementation, options: ServerOptions) {
     super(info, options);
+  }
+
+  /**
+   * For a server that serves one request of a session initialized elsewhere (cluster HTTP): the
+   * client's capabilities as recorded at that initialization.
+   */
+  useClientCapabilities(capabilities: ClientCapabilities): void {
+    this.knownClientCapabilities = capabilities;
+  }
+
+  override getClientCapabilities(): ClientCapabilities | undefined {
+    return super.getClientCapabilities() ?? this.knownClientCapabilities;
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { DEFAULT_TTL_POLICY, type TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
@@ -105,9 +106,10 @@ export class TaskServer {
   }
 
   /** Serves one connection (stdio, in-memory, or a Streamable HTTP session transport). */
-  async connect(transport: Transport, connectionId?: string): Promise<TaskProtocolServer> {
+  async connect(transport: Transport, connectionId?: string, options: { clientCapabilities?: ClientCapabilities } = {}): Promise<TaskProtocolServer> {
     await this.start();
     const server = await connectSession(this.engine, this.tools, this.config, transport, connectionId);
+    if (options.clientCapabilities) server.useClientCapabilities(options.clientCapabilities);
     this.sessions.add(server);
     const previous = server.onclose;
     server.onclose = () => {

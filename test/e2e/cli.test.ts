@@ -171,9 +171,9 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
   });
 
   it("exits non-zero with a clear message for a bad store spec", async () => {
-    const unsupported = await runCli(["serve", "--demo", "--store", "postgres://db/tasks", "--port", "0"]);
+    const unsupported = await runCli(["serve", "--demo", "--store", "redis://db/tasks", "--port", "0"]);
     expect(unsupported.code).not.toBe(0);
-    expect(unsupported.stderr).toContain('Unsupported store "postgres://db/tasks": expected one of memory, sqlite:PATH, PATH.db');
+    expect(unsupported.stderr).toContain('Unsupported store "redis://db/tasks": expected one of memory, sqlite:PATH, PATH.db');
 
     const noPath = await runCli(["serve", "--demo", "--store", "sqlite:", "--port", "0"]);
     expect(noPath.code).not.toBe(0);
