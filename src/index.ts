@@ -8,8 +8,12 @@ export { createTaskServer, TaskServer, type TaskServerOptions } from "./mcp/task
 export type { ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "./mcp/tool-definition.js";
 export { CapabilityError } from "./mcp/capability-error.js";
 export { serveHttp, type HttpOptions, type HttpHandle } from "./http/http-server.js";
-export { staticTokenVerifier, type BearerVerifier } from "./http/bearer-auth.js";
-export { loadTokenFile } from "./http/token-file.js";
+export { staticTokenVerifier, ADMIN_SCOPE, type BearerVerifier } from "./http/bearer-auth.js";
+export { loadTokenFile, type TokenGrant } from "./http/token-file.js";
+export type { HttpRoute, RouteContext, RouteHandler } from "./http/route-table.js";
+export { webRoutes, type WebOptions } from "./web/web-routes.js";
+export type { Redaction } from "./web/task-view.js";
+export { TaskMetrics } from "./metrics/task-metrics.js";
 export { memoryStore } from "./store/memory-store.js";
 export { sqliteStore } from "./store/sqlite-store.js";
 export { openStore } from "./store/open-store.js";

@@ -29,7 +29,12 @@ export function asDirectRequest(body: unknown): JsonRpcRequest | null {
 }
 
 /** Answers a direct request: the JSON-RPC response object (result or error). */
-export async function answerDirect(engine: TaskEngine, request: JsonRpcRequest, auth: AuthInfo | undefined): Promise<object> {
+export async function answerDirect(
+  engine: TaskEngine,
+  request: JsonRpcRequest,
+  auth: AuthInfo | undefined,
+  requestId?: string,
+): Promise<object> {
   const owner = ownerFromAuth(auth);
   const params = request.params as LooseParams;
   try {
@@ -41,7 +46,10 @@ export async function answerDirect(engine: TaskEngine, request: JsonRpcRequest, 
   } catch (error) {
     const e = error as { code?: unknown; message?: unknown; data?: unknown };
     const known = Number.isSafeInteger(e.code) && typeof e.message === "string";
-    if (!known) engine.logger.error({ err: error, method: request.method }, "direct task request failed");
+    if (!known) {
+      const taskId = typeof params?.["taskId"] === "string" ? params["taskId"] : undefined;
+      engine.logger.error({ err: error, method: request.method, requestId, taskId }, "direct task request failed");
+    }
     return {
       jsonrpc: "2.0",
       id: request.id,

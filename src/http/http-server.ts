@@ -160,7 +160,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
           sendRpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
           return;
         }
-        sendJson(res, 200, await answerDirect(app.engine, direct, auth), { "mcp-session-id": session.id });
+        sendJson(res, 200, await answerDirect(app.engine, direct, auth, requestId), { "mcp-session-id": session.id });
         return;
       }
       await session.transport.handleRequest(req, res, body);
