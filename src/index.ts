@@ -2,10 +2,11 @@
  * mcp-tasks — durable, spec-exact MCP Tasks (protocol revision 2025-11-25).
  *
  * The public surface: create a task server, register tools, serve it over stdio (any SDK
- * transport) or Streamable HTTP, and choose where tasks are stored.
+ * transport) or Streamable HTTP, and choose where tasks are stored; on the requestor side, a
+ * TaskClient on an SDK Client (which can also host the server's sampling/elicitation as tasks).
  */
 export { createTaskServer, TaskServer, type TaskServerOptions } from "./mcp/task-server.js";
-export type { ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "./mcp/tool-definition.js";
+export type { AskOptions, ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "./mcp/tool-definition.js";
 export { CapabilityError } from "./mcp/capability-error.js";
 export { serveHttp, type HttpOptions, type HttpHandle } from "./http/http-server.js";
 export { staticTokenVerifier, ADMIN_SCOPE, type BearerVerifier } from "./http/bearer-auth.js";
@@ -22,3 +23,9 @@ export { TaskError, RpcCode } from "./core/errors.js";
 export type { TaskStatus } from "./core/task-status.js";
 export type { TtlPolicy } from "./core/ttl-policy.js";
 export { registerDemoTools } from "./demo/demo-tools.js";
+export { TaskClient, type TaskClientOptions, type CallToolOptions, type ToolCall, type ToolTask } from "./client/task-client.js";
+export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from "./client/task-journal.js";
+export type { ClientReceiver, ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "./mcp/client-receiver.js";
+export { RemoteTask, type TaskOutcome, type LifecycleEvent } from "./mcp/requestor/remote-task.js";
+export { RemoteError, TaskCancelledError, ConnectionError } from "./mcp/requestor/errors.js";
+export type { WireTask as RemoteTaskInfo } from "./mcp/wire.js";

@@ -154,13 +154,23 @@ export class TaskClient {
   }
 
   /** `tasks/get`. */
-  get(taskId: string): Promise<WireTask> {
-    return this.handle(taskId).status();
+  async get(taskId: string): Promise<WireTask> {
+    const handle = this.handle(taskId);
+    try {
+      return await handle.status();
+    } finally {
+      this.forget(handle);
+    }
   }
 
   /** `tasks/cancel` (T-CANCEL-5: fetch what you need first — the server may drop a cancelled task). */
-  cancel(taskId: string): Promise<WireTask> {
-    return this.handle(taskId).cancel();
+  async cancel(taskId: string): Promise<WireTask> {
+    const handle = this.handle(taskId);
+    try {
+      return await handle.cancel();
+    } finally {
+      this.forget(handle);
+    }
   }
 
   /** Every task the server lets this client see, walking `tasks/list` pages; cursors are passed back untouched (T-LIST-3). */
@@ -192,7 +202,11 @@ export class TaskClient {
       peer: this.peer,
       resultSchema: CallToolResultSchema,
       isFailure: (result) => result.isError === true, // T-LIFE-4
-      onLifecycle: (event) => this.record(event),
+      onLifecycle: (event) => {
+        this.record(event);
+        // Once the outcome is in, close() has nothing left to stop on this handle.
+        if (event.type === "result") this.handles.delete(handle);
+      },
       ...(initial !== undefined && { initial }),
       ...(this.options.defaultPollIntervalMs !== undefined && { defaultPollIntervalMs: this.options.defaultPollIntervalMs }),
     });

@@ -2,6 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { withRelatedTask } from "../wire.js";
+import { RemoteError } from "./errors.js";
 import { peerOf } from "./peer.js";
 import { requestMaybeAsTask } from "./task-augmented-request.js";
 
@@ -33,12 +34,23 @@ export async function sendInputRequest(
   }
   const key = `${input.taskId}\u0000${input.id}`;
   const ttl = (task as { ttl?: unknown } | null)?.ttl;
-  const value = await requestMaybeAsTask(peerOf(server, { relatedRequestId: options.relatedRequestId }), input.method, params, AnyResult, {
-    signal: options.signal,
-    ...(typeof ttl === "number" && { ttl }),
-    ...(clientTaskOf.has(key) && { existingTaskId: clientTaskOf.get(key) as string }),
-    onTaskCreated: (id) => clientTaskOf.set(key, id),
-  });
+  const send = (existingTaskId: string | undefined) =>
+    requestMaybeAsTask(peerOf(server, { relatedRequestId: options.relatedRequestId }), input.method, params, AnyResult, {
+      signal: options.signal,
+      ...(typeof ttl === "number" && { ttl }),
+      ...(existingTaskId !== undefined && { existingTaskId }),
+      onTaskCreated: (id) => clientTaskOf.set(key, id),
+    });
+  const existing = clientTaskOf.get(key);
+  let value: Record<string, unknown>;
+  try {
+    value = await send(existing);
+  } catch (error) {
+    // The client that held the earlier task is gone (a new session, a restarted client): ask anew.
+    if (existing === undefined || !(error instanceof RemoteError) || error.code !== -32602 || error.taskId !== null) throw error;
+    clientTaskOf.delete(key);
+    value = await send(undefined);
+  }
   clientTaskOf.delete(key);
   return value;
 }
