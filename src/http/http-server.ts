@@ -13,6 +13,7 @@ import { opsRoutes } from "./ops-routes.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
 import { RouteTable, type HttpRoute } from "./route-table.js";
 import { SessionRegistry } from "./session-registry.js";
+import { SharedSessionEndpoint } from "./shared-sessions/shared-endpoint.js";
 
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {
@@ -38,11 +39,18 @@ export interface HttpOptions {
   routes?: readonly HttpRoute[];
   /** When set, /metrics requires this bearer token; unset, /metrics is open (counts only, no task data). */
   metricsToken?: string;
+  /**
+   * "local": Streamable HTTP sessions held by this process (one node). "shared": signed session
+   * ids any node can serve, for a cluster behind a balancer without sticky sessions. Default:
+   * "shared" when the server runs in cluster mode, else "local".
+   */
+  sessions?: "local" | "shared";
 }
 
 export interface HttpHandle {
   url: string;
   port: number;
+  /** Sessions held by this process ("local" mode; always empty with shared sessions). */
   sessions: SessionRegistry;
   server: NodeHttpServer;
   close(): Promise<void>;
@@ -88,7 +96,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
 
   const newSession = async (): Promise<{ id: string; transport: StreamableHTTPServerTransport }> => {
     const id = randomUUID();
-    const allowedHosts = LOOPBACK.has(host) ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : undefined;
+    const allowedHosts = allowedHostsFor();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
@@ -96,6 +104,10 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     });
     return { id, transport };
   };
+
+  const allowedHostsFor = (): string[] | undefined =>
+    LOOPBACK.has(host) ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : undefined;
+  const shared = (options.sessions ?? (app.engine.clustered ? "shared" : "local")) === "shared" ? await SharedSessionEndpoint.create(app, { allowedHosts: allowedHostsFor }) : null;
 
   const routes = new RouteTable([
     ...opsRoutes(app, options.metricsToken === undefined ? {} : { metricsToken: options.metricsToken }),
@@ -125,6 +137,10 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
           app.engine.observer.limitRejected("body_bytes");
           sendRpcError(res, 413, -32600, `Invalid Request: body larger than ${maxBodyBytes} bytes`);
         } else sendRpcError(res, 400, -32700, "Parse error: the body is not valid JSON");
+        return;
+      }
+      if (shared) {
+        await shared.post(req, res, body, auth, principal);
         return;
       }
       if (sessionId === undefined) {
@@ -164,6 +180,14 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
         return;
       }
       await session.transport.handleRequest(req, res, body);
+      return;
+    }
+    if (shared && req.method === "GET") {
+      shared.get(req, res, principal);
+      return;
+    }
+    if (shared && req.method === "DELETE") {
+      shared.delete(req, res, principal);
       return;
     }
     if (req.method === "GET" || req.method === "DELETE") {
@@ -206,6 +230,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     server,
     async close() {
       clearInterval(idleSweep);
+      shared?.close();
       for (const session of sessions.all()) await session.transport.close().catch(() => {});
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

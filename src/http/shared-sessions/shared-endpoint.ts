@@ -1,0 +1,124 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { TaskServer } from "../../mcp/task-server.js";
+import { answerDirect, asDirectRequest } from "../direct-task-requests.js";
+import { sendJson, sendRpcError } from "../json-rpc-response.js";
+import { ReplyRouter } from "./reply-router.js";
+import { openSessionStream } from "./session-stream.js";
+import { SessionTokenCodec } from "./session-token.js";
+
+export interface SharedEndpointOptions {
+  /** Host header allow-list (DNS-rebinding protection), read per request (the port is known late). */
+  allowedHosts?: () => string[] | undefined;
+}
+
+/**
+ * The MCP endpoint of a cluster node: no per-node session state, so a plain round-robin balancer
+ * works. Session ids are signed claims any node can check (principal, client capabilities,
+ * protocol version); each POST is served by a fresh SDK server; responses to server→client
+ * requests are routed to the node that sent them; the GET stream carries the session's task
+ * notifications from the cluster's bus.
+ */
+export class SharedSessionEndpoint {
+  private constructor(
+    private readonly app: TaskServer,
+    private readonly codec: SessionTokenCodec,
+    private readonly router: ReplyRouter,
+    private readonly options: SharedEndpointOptions,
+  ) {}
+
+  static async create(app: TaskServer, options: SharedEndpointOptions = {}): Promise<SharedSessionEndpoint> {
+    await app.start();
+    const secret = await app.engine.store.secret();
+    return new SharedSessionEndpoint(app, new SessionTokenCodec(secret), new ReplyRouter(app.engine.bus, app.engine.logger), options);
+  }
+
+  close(): void {
+    this.router.close();
+  }
+
+  async post(req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined, principal: string | null): Promise<void> {
+    const header = req.headers["mcp-session-id"];
+    if (typeof header !== "string") {
+      if (!isInitializeRequest(body)) {
+        sendRpcError(res, 400, -32000, "Bad Request: no valid session id; initialize first");
+        return;
+      }
+      const requested = body.params.protocolVersion;
+      const sessionId = this.codec.issue({
+        principal,
+        capabilities: body.params.capabilities,
+        protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+      });
+      res.setHeader("mcp-session-id", sessionId);
+      await this.serve(req, res, body, sessionId, undefined);
+      return;
+    }
+    const claims = this.codec.read(header);
+    if (!claims || claims.principal !== principal) {
+      // Forged, from another deployment, or another principal's: all the same to the caller.
+      sendRpcError(res, 404, -32001, "Session not found");
+      return;
+    }
+    const messages = Array.isArray(body) ? body : [body];
+    const rest = messages.filter((message) => !this.router.route(message));
+    if (rest.length === 0) {
+      res.writeHead(202).end();
+      return;
+    }
+    const version = req.headers["mcp-protocol-version"];
+    if (typeof version === "string" && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      const supported = SUPPORTED_PROTOCOL_VERSIONS.join(", ");
+      sendRpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
+      return;
+    }
+    const direct = rest.length === 1 ? asDirectRequest(rest[0]) : null;
+    if (direct) {
+      sendJson(res, 200, await answerDirect(this.app.engine, direct, auth), { "mcp-session-id": header });
+      return;
+    }
+    res.setHeader("mcp-session-id", header);
+    await this.serve(req, res, Array.isArray(body) ? rest : rest[0], header, claims.capabilities);
+  }
+
+  /** GET: the session's notification stream. */
+  get(req: IncomingMessage, res: ServerResponse, principal: string | null): void {
+    const header = req.headers["mcp-session-id"];
+    const claims = typeof header === "string" ? this.codec.read(header) : null;
+    if (typeof header !== "string" || !claims || claims.principal !== principal) {
+      sendRpcError(res, typeof header === "string" ? 404 : 400, -32001, "Session not found");
+      return;
+    }
+    openSessionStream(res, header, this.app.engine);
+  }
+
+  /** DELETE: shared sessions hold no state to release, so clients may not end them (Streamable HTTP: 405). */
+  delete(req: IncomingMessage, res: ServerResponse, principal: string | null): void {
+    const header = req.headers["mcp-session-id"];
+    const claims = typeof header === "string" ? this.codec.read(header) : null;
+    if (!claims || claims.principal !== principal) {
+      sendRpcError(res, typeof header === "string" ? 404 : 400, -32001, "Session not found");
+      return;
+    }
+    res.writeHead(405, { allow: "GET, POST" }).end();
+  }
+
+  private async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    sessionId: string,
+    capabilities: ClientCapabilities | undefined,
+  ): Promise<void> {
+    const allowedHosts = this.options.allowedHosts?.();
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
+    });
+    const server = await this.app.connect(this.router.wrap(transport), sessionId, capabilities ? { clientCapabilities: capabilities } : {});
+    res.once("close", () => void server.close().catch(() => {}));
+    await transport.handleRequest(req, res, body);
+  }
+}
