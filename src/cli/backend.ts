@@ -19,7 +19,7 @@ export interface Backend {
  * not a schema do not wake each other.
  */
 export function openBackend(spec: string, logger: Logger): Backend {
-  const store = openStore(spec);
+  const store = openStore(spec, { logger });
   if (!/^postgres(ql)?:\/\//.test(spec)) return { store, bus: localEventBus((err) => logger.error({ err }, "event listener failed")), shared: false };
   const url = new URL(spec);
   const schema = url.searchParams.get("schema") ?? "mcp_tasks";
