@@ -88,7 +88,7 @@ describe.skipIf(!tmux)("mcp-tasks call in a terminal", { timeout: 60_000 }, () =
     await term.waitFor("user: Say hello");
     await term.waitFor("Type the reply");
     await term.press("Enter");
-    await term.waitFor("? Reply");
+    await term.waitFor("? Your reply");
     await term.type("hello from a human");
     await term.press("Enter");
     const screen = await term.waitFor("EXIT=");

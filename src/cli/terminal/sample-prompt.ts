@@ -27,7 +27,7 @@ export async function promptSampling(params: CreateMessageRequestParams, context
       context,
     );
     if (choice === "reply") {
-      const text = await input({ message: "Reply", required: true }, context);
+      const text = await input({ message: "Your reply (as the model)", required: true }, context);
       return { role: "assistant", content: { type: "text", text }, model: "human", stopReason: "endTurn" };
     }
   } catch (error) {
