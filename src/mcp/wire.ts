@@ -20,7 +20,9 @@ export interface WireTask {
 }
 
 /** T-TTL-1/2/4: ISO 8601 times and the actual ttl (null when unlimited) in every task response. */
-export function toWireTask(task: TaskRecord): WireTask {
+export function toWireTask(
+  task: Pick<TaskRecord, "id" | "status" | "statusMessage" | "createdAt" | "updatedAt" | "ttlMs" | "pollIntervalMs">,
+): WireTask {
   return {
     taskId: task.id,
     status: task.status,
@@ -34,15 +36,7 @@ export function toWireTask(task: TaskRecord): WireTask {
 
 /** The wire Task described by a status event (what a `notifications/tasks/status` carries). */
 export function wireTaskOf(event: Extract<TaskEvent, { type: "status" }>): WireTask {
-  return {
-    taskId: event.taskId,
-    status: event.status,
-    ...(event.statusMessage !== null && { statusMessage: event.statusMessage }),
-    createdAt: new Date(event.createdAt).toISOString(),
-    lastUpdatedAt: new Date(event.updatedAt).toISOString(),
-    ttl: event.ttlMs,
-    ...(event.pollIntervalMs !== null && { pollInterval: event.pollIntervalMs }),
-  };
+  return toWireTask({ ...event, id: event.taskId });
 }
 
 /** T-META-1: `_meta` with the related-task key, merged into existing `_meta`. */

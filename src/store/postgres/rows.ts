@@ -4,94 +4,15 @@
  * millisecond time, duration or count, far below 2^53). JSON columns are TEXT this store wrote
  * itself, so parsing trusts their shape.
  */
-import type { TaskStatus } from "../../core/task-status.js";
-import type { InputRequest, StatusChange, TaskOrigin, TaskOutcome, TaskProgress, TaskRecord } from "../../core/task.js";
+import type { TaskRow as SqlTaskRow } from "../sql-rows.js";
 
-export interface TaskRow {
-  id: string;
-  owner: string | null;
-  method: string;
-  name: string;
-  request: string;
-  origin: string;
-  status: TaskStatus;
-  status_message: string | null;
-  created_at: number;
-  updated_at: number;
-  ttl_ms: number | null;
-  expires_at: number | null;
-  poll_interval_ms: number | null;
-  retryable: boolean;
-  outcome: string | null;
-  progress: string | null;
-}
+export { inputFromRow, statusChangeFromRow, taskFromRow, toJson, type HistoryRow, type InputRow } from "../sql-rows.js";
+
+/** BOOLEAN `retryable`. */
+export type TaskRow = SqlTaskRow<boolean>;
 
 /** A task with the lease that was found expired on it. */
 export interface LeasedTaskRow extends TaskRow {
   lease_owner: string;
   attempts: number;
-}
-
-export interface InputRow {
-  task_id: string;
-  id: string;
-  method: string;
-  params: string;
-  created_at: number;
-  answer: string | null;
-}
-
-export interface HistoryRow {
-  status: TaskStatus;
-  status_message: string | null;
-  at: number;
-}
-
-/** JSON text for a column; `undefined` (which JSON.stringify drops) is kept as JSON null. */
-export function toJson(value: unknown): string {
-  return JSON.stringify(value) ?? "null";
-}
-
-function parseJson(text: string): unknown {
-  return JSON.parse(text) as unknown;
-}
-
-function parseNullable<T>(text: string | null): T | null {
-  return text === null ? null : (parseJson(text) as T);
-}
-
-export function taskFromRow(row: TaskRow): TaskRecord {
-  return {
-    id: row.id,
-    owner: row.owner,
-    method: row.method,
-    name: row.name,
-    request: parseJson(row.request),
-    origin: parseJson(row.origin) as TaskOrigin,
-    createdAt: row.created_at,
-    ttlMs: row.ttl_ms,
-    pollIntervalMs: row.poll_interval_ms,
-    retryable: row.retryable,
-    status: row.status,
-    statusMessage: row.status_message,
-    updatedAt: row.updated_at,
-    expiresAt: row.expires_at,
-    outcome: parseNullable<TaskOutcome>(row.outcome),
-    progress: parseNullable<TaskProgress>(row.progress),
-  };
-}
-
-export function inputFromRow(row: InputRow): InputRequest {
-  return {
-    taskId: row.task_id,
-    id: row.id,
-    method: row.method,
-    params: parseJson(row.params),
-    createdAt: row.created_at,
-    answer: parseNullable<TaskOutcome>(row.answer),
-  };
-}
-
-export function statusChangeFromRow(row: HistoryRow): StatusChange {
-  return { status: row.status, statusMessage: row.status_message, at: row.at };
 }
