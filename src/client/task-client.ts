@@ -155,7 +155,7 @@ export class TaskClient {
 
   /** `tasks/get`. */
   async get(taskId: string): Promise<WireTask> {
-    const handle = this.handle(taskId);
+    const handle = this.handle(taskId, undefined, false);
     try {
       return await handle.status();
     } finally {
@@ -165,7 +165,7 @@ export class TaskClient {
 
   /** `tasks/cancel` (T-CANCEL-5: fetch what you need first — the server may drop a cancelled task). */
   async cancel(taskId: string): Promise<WireTask> {
-    const handle = this.handle(taskId);
+    const handle = this.handle(taskId, undefined, false);
     try {
       return await handle.cancel();
     } finally {
@@ -197,9 +197,10 @@ export class TaskClient {
     await this.receiver.close();
   }
 
-  private handle(taskId: string, initial?: WireTask): ToolTask {
+  private handle(taskId: string, initial?: WireTask, answerInput = true): ToolTask {
     const handle: ToolTask = new RemoteTask(taskId, {
       peer: this.peer,
+      answerInput,
       resultSchema: CallToolResultSchema,
       isFailure: (result) => result.isError === true, // T-LIFE-4
       onLifecycle: (event) => {

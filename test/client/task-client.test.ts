@@ -1,4 +1,4 @@
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { CreateTaskResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { memoryJournal } from "../../src/client/task-journal.js";
 import { RemoteError, TaskCancelledError } from "../../src/mcp/requestor/errors.js";
@@ -223,5 +223,26 @@ describe("TaskClient — listing, resuming, lifecycle log (T-LIST-3, T-SEC-5)", 
     expect(ops).toEqual(expect.arrayContaining(["created:1", "status:1", "result:1", "created:2", "cancel:2"]));
     expect((await journal.entries()).every((e) => e.target === "in-memory")).toBe(true);
     expect(logger.entries.some((e) => e.obj["requestor"] === "created" && e.obj["taskId"] === call.task.id)).toBe(true);
+  });
+});
+
+describe("TaskClient — one-off looks do not take a task's questions", () => {
+  it("get() of an input_required task does not call tasks/result (the question stays for whoever follows the task)", async () => {
+    let asked = 0;
+    fx = await taskClientFixture({
+      elicit: async () => {
+        asked++;
+        return { action: "accept", content: { answer: "x" } };
+      },
+    });
+    // Another requestor creates the task and does not follow it.
+    const other = await fx.connectAnother({ elicit: async () => ({ action: "decline" }) });
+    const call = await other.client.request(
+      { method: "tools/call", params: { name: "ask", arguments: { question: "?" }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    await vi.waitFor(async () => expect((await fx!.tasks.get(call.task.taskId)).status).toBe("input_required"));
+    expect(requests(fx.wire, "tasks/result")).toHaveLength(0);
+    expect(asked).toBe(0);
   });
 });

@@ -1,6 +1,8 @@
 import { checkbox, confirm, input, number, select } from "@inquirer/prompts";
-type Context = NonNullable<Parameters<typeof input>[1]>;
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+
+/** Where a prompt renders and what withdraws it (inquirer's context). */
+type Context = NonNullable<Parameters<typeof input>[1]>;
 
 type Json = string | number | boolean | string[];
 type Field = Record<string, unknown>;

@@ -1,6 +1,8 @@
 import { input, select } from "@inquirer/prompts";
-type Context = NonNullable<Parameters<typeof input>[1]>;
 import { McpError, type CreateMessageRequestParams, type CreateMessageResult } from "@modelcontextprotocol/sdk/types.js";
+
+/** Where a prompt renders and what withdraws it (inquirer's context). */
+type Context = NonNullable<Parameters<typeof input>[1]>;
 
 /**
  * A sampling request answered by the person at the terminal: the conversation is shown, they type

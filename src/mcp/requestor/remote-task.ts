@@ -30,6 +30,11 @@ export interface RemoteTaskOptions<R> {
   onLifecycle?: (event: LifecycleEvent) => void;
   /** The task as the receiver last described it (e.g. from the CreateTaskResult). */
   initial?: WireTask;
+  /**
+   * Call `tasks/result` as soon as `input_required` is seen (T-INPUT-3). Default true; off for a
+   * one-off look (`tasks get`), which must not take the task's questions.
+   */
+  answerInput?: boolean;
 }
 
 const TERMINAL = new Set<WireTask["status"]>(["completed", "failed", "cancelled"]);
@@ -213,7 +218,7 @@ export class RemoteTask<R> {
       });
     }
     // T-INPUT-3: the receiver is waiting for us; its requests come on the tasks/result stream.
-    if (task.status === "input_required" && !this.disposed) this.ensureResultCall(true);
+    if (task.status === "input_required" && !this.disposed && this.options.answerInput !== false) this.ensureResultCall(true);
     if (isTerminalStatus(task.status)) this.unsubscribe();
     for (const wake of [...this.wakers]) wake();
   }
