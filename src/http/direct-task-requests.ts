@@ -4,10 +4,15 @@ import { tasksGet } from "../mcp/handlers/tasks-get.js";
 import { tasksList } from "../mcp/handlers/tasks-list.js";
 import { ownerFromAuth } from "../mcp/owner.js";
 import type { LooseParams } from "../mcp/request-schemas.js";
-import type { TaskEngine } from "../runtime/task-engine.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { TaskServer } from "../mcp/task-server.js";
 
-/** Methods answered as plain JSON on Streamable HTTP (T-GET-4: the client asked to poll, not to stream). */
-export const DIRECT_METHODS = new Set(["tasks/get", "tasks/list", "tasks/cancel"]);
+/**
+ * Methods answered as plain JSON on Streamable HTTP: tasks/get|list|cancel (T-GET-4: the client
+ * asked to poll, not to stream) and a task-augmented tools/call, whose CreateTaskResult comes
+ * back at once (T-NEW-2) — the task's progress and notifications travel on other streams.
+ */
+export const DIRECT_METHODS = new Set(["tasks/get", "tasks/list", "tasks/cancel", "tools/call"]);
 
 interface JsonRpcRequest {
   jsonrpc: "2.0";
@@ -25,23 +30,34 @@ export function asDirectRequest(body: unknown): JsonRpcRequest | null {
   if (typeof id !== "string" && typeof id !== "number") return null;
   const params = message["params"];
   if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return null;
+  // A plain tools/call runs the tool and may stream (progress, elicitation): the SDK path serves it.
+  if (message["method"] === "tools/call" && (params as Record<string, unknown> | undefined)?.["task"] === undefined) return null;
   return message as unknown as JsonRpcRequest;
+}
+
+/** The session a direct request belongs to. */
+export interface DirectSession {
+  id: string;
+  clientCapabilities: ClientCapabilities | undefined;
 }
 
 /** Answers a direct request: the JSON-RPC response object (result or error). */
 export async function answerDirect(
-  engine: TaskEngine,
+  app: TaskServer,
   request: JsonRpcRequest,
   auth: AuthInfo | undefined,
+  session: DirectSession,
   requestId?: string,
 ): Promise<object> {
+  const engine = app.engine;
   const owner = ownerFromAuth(auth);
   const params = request.params as LooseParams;
   try {
     let result: object;
     if (request.method === "tasks/get") result = await tasksGet(engine, params, owner);
     else if (request.method === "tasks/list") result = await tasksList(engine, params, owner);
-    else result = await tasksCancel(engine, params, owner);
+    else if (request.method === "tasks/cancel") result = await tasksCancel(engine, params, owner);
+    else result = await app.createTaskFromCall(params, { owner, sessionId: session.id, capabilities: session.clientCapabilities });
     return { jsonrpc: "2.0", id: request.id, result };
   } catch (error) {
     const e = error as { code?: unknown; message?: unknown; data?: unknown };

@@ -167,7 +167,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
         return;
       }
       sessions.track(session, res, Date.now);
-      const direct = asDirectRequest(body);
+      const direct = app.config.tasks ? asDirectRequest(body) : null;
       if (direct) {
         // The SDK transport checks this on its path; ours must too (Streamable HTTP: MUST answer 400).
         const version = req.headers["mcp-protocol-version"];
@@ -176,7 +176,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
           sendRpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
           return;
         }
-        sendJson(res, 200, await answerDirect(app.engine, direct, auth, requestId), { "mcp-session-id": session.id });
+        sendJson(res, 200, await answerDirect(app, direct, auth, { id: session.id, clientCapabilities: session.server.getClientCapabilities() }, requestId), { "mcp-session-id": session.id });
         return;
       }
       await session.transport.handleRequest(req, res, body);

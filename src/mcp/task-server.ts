@@ -13,6 +13,7 @@ import type { TaskStore } from "../store/task-store.js";
 import { connectSession } from "./session-server.js";
 import { DEFAULT_MAX_ARGUMENT_BYTES, type TaskServerConfig } from "./task-server-config.js";
 import type { TaskProtocolServer } from "./task-protocol-server.js";
+import { createToolTaskFromParams, type CallOrigin } from "./handlers/tools-call.js";
 import { toolTaskRunner } from "./tool-runner.js";
 import type { RegisteredTool, ToolDefinition, ToolHandler } from "./tool-definition.js";
 
@@ -117,6 +118,14 @@ export class TaskServer {
       previous?.();
     };
     return server;
+  }
+
+  /**
+   * Creates a task from task-augmented tools/call params without an SDK server (the HTTP layer's
+   * plain-JSON path). Same checks and result as the session handler; throws TaskError otherwise.
+   */
+  createTaskFromCall(params: Record<string, unknown> | undefined, origin: CallOrigin): Promise<Record<string, unknown>> {
+    return createToolTaskFromParams({ tools: this.tools, config: this.config, engine: this.engine }, params, origin);
   }
 
   /** Stops the engine (see TaskEngine.close), then closes sessions, the bus and the store. */

@@ -71,6 +71,29 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 
+  it("answers a task-augmented tools/call with its CreateTaskResult as plain JSON, and a plain call through the SDK's stream (T-NEW-2)", async () => {
+    fx = await startHttpServer();
+    const c = await fx.connect();
+    const created = await rawPost(
+      fx.url,
+      { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "sleep", arguments: { ms: 10 }, task: { ttl: 60_000 } } },
+      c.headers(),
+    );
+    expect(created.contentType).toMatch(/^application\/json/);
+    expect(created.json).toMatchObject({ jsonrpc: "2.0", id: 7, result: { task: { status: "working", ttl: 60_000 } } });
+    const taskId = (created.json?.result?.["task"] as { taskId: string }).taskId;
+    expect((await taskResult(c.client, taskId)).content).toEqual([{ type: "text", text: "slept 10 ms" }]);
+    // Bad input on this path is the same JSON-RPC error as on the SDK's (T-TOOL-2).
+    const forbidden = await rawPost(
+      fx.url,
+      { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "echo", arguments: { text: "x" }, task: {} } },
+      c.headers(),
+    );
+    expect(forbidden.json).toMatchObject({ id: 8, error: { code: -32601 } });
+    const plain = await rawPost(fx.url, { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } }, c.headers());
+    expect(plain.contentType).toMatch(/event-stream/);
+  });
+
   it("answers tasks/get, tasks/list and tasks/cancel as plain application/json, never as an SSE stream (T-GET-4)", async () => {
     fx = await startHttpServer();
     const c = await fx.connect();

@@ -74,9 +74,10 @@ export class SharedSessionEndpoint {
       sendRpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
       return;
     }
-    const direct = rest.length === 1 ? asDirectRequest(rest[0]) : null;
+    const direct = rest.length === 1 && this.app.config.tasks ? asDirectRequest(rest[0]) : null;
     if (direct) {
-      sendJson(res, 200, await answerDirect(this.app.engine, direct, auth), { "mcp-session-id": header });
+      const session = { id: header, clientCapabilities: claims.capabilities };
+      sendJson(res, 200, await answerDirect(this.app, direct, auth, session), { "mcp-session-id": header });
       return;
     }
     res.setHeader("mcp-session-id", header);

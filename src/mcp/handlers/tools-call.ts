@@ -1,6 +1,8 @@
-import type { CallToolResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode, TaskError } from "../../core/errors.js";
+import type { TaskEngine } from "../../runtime/task-engine.js";
 import { toStoredError } from "../../runtime/task-execution.js";
+import type { TaskServerConfig } from "../task-server-config.js";
 import type { LooseParams } from "../request-schemas.js";
 import type { SessionContext } from "../session-context.js";
 import { acceptedMethods, plainToolContext } from "../tool-context.js";
@@ -14,23 +16,41 @@ interface CallRequest {
   owner: string | null;
 }
 
+/** What tools/call needs to know about the connection a task-augmented call came in on. */
+export interface CallOrigin {
+  owner: string | null;
+  /** The session (or connection) id the task remembers for notifications. */
+  sessionId: string;
+  /** The client's capabilities, as declared at initialization. */
+  capabilities: ClientCapabilities | undefined;
+}
+
+interface CheckedCall {
+  tool: RegisteredTool;
+  rawArgs: Record<string, unknown>;
+  args: unknown;
+  /** `params.task` when the call is task-augmented and tasks are on (T-NEW-4), else undefined. */
+  task: Record<string, unknown> | undefined;
+}
+
 /**
- * `tools/call`, plain or task-augmented (T-NEW, T-TOOL). Checks happen before anything runs:
- * a forbidden tool called as a task and a required tool called plainly get -32601 and do not run.
+ * Everything tools/call checks before anything runs: the tool exists, its arguments fit the size
+ * limit and the schema, and the call's form matches `execution.taskSupport` — a forbidden tool
+ * called as a task and a required tool called plainly get -32601 (T-TOOL-2, T-TOOL-4).
  */
-export async function toolsCall(session: SessionContext, params: LooseParams, request: CallRequest): Promise<Record<string, unknown>> {
+function checkToolCall(tools: ReadonlyMap<string, RegisteredTool>, config: TaskServerConfig, engine: TaskEngine, params: LooseParams): CheckedCall {
   const name = params?.["name"];
   if (typeof name !== "string" || name.length === 0) throw TaskError.invalidParams("Invalid params: name must be a non-empty string");
-  const tool = session.tools.get(name);
+  const tool = tools.get(name);
   if (!tool) throw TaskError.invalidParams(`Unknown tool: ${name}`);
   const rawArgs = params?.["arguments"] ?? {};
   if (typeof rawArgs !== "object" || rawArgs === null || Array.isArray(rawArgs)) {
     throw TaskError.invalidParams("Invalid params: arguments must be an object");
   }
   const size = Buffer.byteLength(JSON.stringify(rawArgs));
-  if (size > session.config.maxArgumentBytes) {
-    session.engine.observer.limitRejected("argument_bytes");
-    throw TaskError.invalidParams(`Invalid params: arguments are ${size} bytes, more than the limit of ${session.config.maxArgumentBytes}`);
+  if (size > config.maxArgumentBytes) {
+    engine.observer.limitRejected("argument_bytes");
+    throw TaskError.invalidParams(`Invalid params: arguments are ${size} bytes, more than the limit of ${config.maxArgumentBytes}`);
   }
   const args = tool.definition.input.safeParse(rawArgs);
   if (!args.success) {
@@ -39,7 +59,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   }
   const support = tool.definition.taskSupport ?? "forbidden";
   // T-NEW-4: with task support off, params.task is ignored and every call runs normally.
-  const taskParams = session.config.tasks ? params?.["task"] : undefined;
+  const taskParams = config.tasks ? params?.["task"] : undefined;
   if (taskParams !== undefined) {
     if (support === "forbidden") {
       // T-TOOL-2
@@ -48,17 +68,47 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
     if (typeof taskParams !== "object" || taskParams === null || Array.isArray(taskParams)) {
       throw TaskError.invalidParams("Invalid params: task must be an object");
     }
-    return createToolTask(session, tool, rawArgs as Record<string, unknown>, params, taskParams as Record<string, unknown>, request, args.data);
-  }
-  if (session.config.tasks && support === "required") {
+  } else if (config.tasks && support === "required") {
     // T-TOOL-4
     throw new TaskError("method_not_found", `Tool ${name} must be called as a task (execution.taskSupport is "required")`);
   }
+  return { tool, rawArgs: rawArgs as Record<string, unknown>, args: args.data, task: taskParams as Record<string, unknown> | undefined };
+}
+
+/**
+ * A task-augmented tools/call answered without a stream: checks, creates the task, returns the
+ * CreateTaskResult (T-NEW-2). Used by the session handler and by the HTTP plain-JSON path.
+ * @throws TaskError when the call is not task-augmented (or tasks are off): it needs a session.
+ */
+export async function createToolTaskFromParams(
+  deps: { tools: ReadonlyMap<string, RegisteredTool>; config: TaskServerConfig; engine: TaskEngine },
+  params: LooseParams,
+  origin: CallOrigin,
+): Promise<Record<string, unknown>> {
+  const checked = checkToolCall(deps.tools, deps.config, deps.engine, params);
+  if (!checked.task) throw TaskError.invalidParams("Not a task-augmented call");
+  return createToolTask(deps.engine, checked, params, origin);
+}
+
+/**
+ * `tools/call`, plain or task-augmented (T-NEW, T-TOOL). Checks happen before anything runs.
+ */
+export async function toolsCall(session: SessionContext, params: LooseParams, request: CallRequest): Promise<Record<string, unknown>> {
+  const checked = checkToolCall(session.tools, session.config, session.engine, params);
+  if (checked.task) {
+    return createToolTask(session.engine, checked, params, {
+      owner: request.owner,
+      sessionId: session.link.connectionId,
+      capabilities: session.server.getClientCapabilities(),
+    });
+  }
+  const { tool, args } = checked;
+  const name = tool.name;
   const progressToken = progressTokenOf(params);
   const ctx = plainToolContext(session.server, { requestId: request.requestId, signal: request.signal, progressToken: progressToken ?? undefined });
   let value: unknown;
   try {
-    value = await tool.handler(args.data, ctx);
+    value = await tool.handler(args, ctx);
   } catch (error) {
     throw toRequestorError(session, name, error);
   }
@@ -77,31 +127,24 @@ function toRequestorError(session: SessionContext, tool: string, error: unknown)
   return TaskError.protocol(code, message, data);
 }
 
-async function createToolTask(
-  session: SessionContext,
-  tool: RegisteredTool,
-  rawArgs: Record<string, unknown>,
-  params: LooseParams,
-  taskParams: Record<string, unknown>,
-  request: CallRequest,
-  parsedArgs: unknown,
-): Promise<Record<string, unknown>> {
+async function createToolTask(engine: TaskEngine, checked: CheckedCall, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
+  const { tool, rawArgs, args } = checked;
   const stored: StoredToolCall = { name: tool.name, arguments: rawArgs };
-  const task = await session.engine.create({
-    owner: request.owner,
+  const task = await engine.create({
+    owner: origin.owner,
     method: "tools/call",
     name: tool.name,
     request: stored,
     origin: {
-      sessionId: session.link.connectionId,
+      sessionId: origin.sessionId,
       progressToken: progressTokenOf(params),
-      accepts: acceptedMethods(session.server.getClientCapabilities()),
+      accepts: acceptedMethods(origin.capabilities),
     },
-    ttl: taskParams["ttl"],
+    ttl: checked.task?.["ttl"],
     retryable: tool.definition.retryable ?? false,
   });
   const immediate = tool.definition.immediateResponse;
-  const text = typeof immediate === "function" ? immediate(parsedArgs) : immediate;
+  const text = typeof immediate === "function" ? immediate(args) : immediate;
   // T-NEW-2: a CreateTaskResult, not the tool's result; T-NEW-3: optional model-immediate-response.
   return {
     task: toWireTask(task),
