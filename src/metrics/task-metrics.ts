@@ -72,6 +72,13 @@ export class TaskMetrics implements EngineObserver {
     registers: [this.registry],
   });
 
+  private readonly leaseLosses = new Counter({
+    name: `${METRIC_PREFIX}lease_losses_total`,
+    help: "Cluster mode: tasks whose worker stopped renewing its lease, by what the reaper did (requeued, failed).",
+    labelNames: ["tool", "action"] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     const store = (): TaskStore | null => this.store;
     new Gauge({
@@ -132,5 +139,9 @@ export class TaskMetrics implements EngineObserver {
 
   limitRejected(limit: LimitName): void {
     this.rejections.inc({ limit });
+  }
+
+  leaseLost(task: TaskRecord, action: "requeued" | "failed"): void {
+    this.leaseLosses.inc({ tool: task.name, action });
   }
 }

@@ -15,10 +15,13 @@ export interface EngineObserver {
   resultWoken(task: TaskRecord, ms: number): void;
   /** A request was refused because it would exceed a limit. */
   limitRejected(limit: LimitName): void;
+  /** Cluster mode: a worker stopped renewing the lease of `task`; the reaper re-queued or failed it. */
+  leaseLost(task: TaskRecord, action: "requeued" | "failed"): void;
 }
 
 /** Reports nothing: the default when no metrics are kept. */
 export const silentObserver: EngineObserver = {
   resultWoken() {},
   limitRejected() {},
+  leaseLost() {},
 };

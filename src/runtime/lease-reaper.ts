@@ -1,6 +1,7 @@
 import { statusEvent } from "../events/task-event.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { ClusterStore } from "../store/lease-store.js";
+import type { EngineObserver } from "./engine-observer.js";
 import type { Logger } from "./logger.js";
 
 export interface LeaseReaperOptions {
@@ -25,7 +26,7 @@ export class LeaseReaper {
   private readonly batch: number;
 
   constructor(
-    private readonly deps: { store: ClusterStore; bus: EventBus; logger: Logger; now: () => number },
+    private readonly deps: { store: ClusterStore; bus: EventBus; logger: Logger; now: () => number; observer: EngineObserver },
     options: LeaseReaperOptions = {},
   ) {
     this.intervalMs = options.intervalMs ?? 1000;
@@ -57,6 +58,7 @@ export class LeaseReaper {
         if (task.retryable && attempts < this.maxAttempts) {
           if (await store.requeue(task.id, workerId, this.maxAttempts, now())) {
             logger.warn({ audit: "requeued", taskId: task.id, workerId, attempts }, "re-queued a task whose worker was lost");
+            this.deps.observer.leaseLost(task, "requeued");
             const again = await store.get(task.id, { any: true });
             if (again) bus.publish(statusEvent(again));
             else bus.publish({ type: "wake", taskId: task.id });
@@ -72,6 +74,7 @@ export class LeaseReaper {
         });
         if (failed) {
           logger.warn({ audit: "lease_lost", taskId: task.id, workerId }, "failed a task whose worker was lost");
+          this.deps.observer.leaseLost(task, "failed");
           bus.publish(statusEvent(failed));
           bus.publish({ type: "cancel", taskId: task.id, reason: "lease_lost" });
         }

@@ -104,7 +104,7 @@ export class TaskEngine {
       if (!isLeaseStore(store)) throw new Error("cluster mode needs a store with leases (PostgreSQL)");
       const deps = { store, bus: this.bus, logger: this.logger, now: this.now };
       this.pool = new WorkerPool({ ...deps, execution: this.execution }, options.cluster);
-      this.reaper = new LeaseReaper(deps, options.cluster);
+      this.reaper = new LeaseReaper({ ...deps, observer: this.observer }, options.cluster);
     }
   }
 
