@@ -11,6 +11,11 @@ export interface Backend {
   bus: EventBus;
   /** True for a store several processes share (PostgreSQL): cluster mode. */
   shared: boolean;
+  /**
+   * Resolves once the bus hears other nodes (LISTEN established); at once for the in-process bus.
+   * A node announces itself ready only after this, so no wake-up sent to it is lost.
+   */
+  ready: Promise<void>;
 }
 
 /**
@@ -20,10 +25,13 @@ export interface Backend {
  */
 export function openBackend(spec: string, logger: Logger): Backend {
   const store = openStore(spec, { logger });
-  if (!/^postgres(ql)?:\/\//.test(spec)) return { store, bus: localEventBus((err) => logger.error({ err }, "event listener failed")), shared: false };
+  if (!/^postgres(ql)?:\/\//.test(spec)) {
+    return { store, bus: localEventBus((err) => logger.error({ err }, "event listener failed")), shared: false, ready: Promise.resolve() };
+  }
   const url = new URL(spec);
   const schema = url.searchParams.get("schema") ?? "mcp_tasks";
   url.searchParams.delete("schema");
   const channel = `mcp_tasks_${schema}`.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 63);
-  return { store, bus: pgEventBus({ connectionString: url.toString(), channel, logger }), shared: true };
+  const bus = pgEventBus({ connectionString: url.toString(), channel, logger });
+  return { store, bus, shared: true, ready: bus.ready };
 }

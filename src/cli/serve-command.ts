@@ -81,6 +81,8 @@ async function serve(opts: ServeOptions): Promise<void> {
   if (opts.demo) registerDemoTools(app);
   if (opts.tools) await loadToolsModule(app, opts.tools);
   await app.start();
+  // Cluster: hear the other nodes before taking requests, or a wake-up sent meanwhile is missed.
+  await backend.ready;
 
   let stopping = false;
   const stop = async (http?: { server: { close(): unknown }; close(): Promise<void> }): Promise<void> => {

@@ -53,6 +53,8 @@ async function work(opts: WorkerOptions): Promise<void> {
   if (opts.demo) registerDemoTools(app);
   if (opts.tools) await loadToolsModule(app, opts.tools);
   await app.start();
+  // Claims are woken by other nodes' events: listen before saying we are up.
+  await backend.ready;
   logger.info({ workerId, concurrency: opts.concurrency, tools: app.toolNames }, "worker started");
 
   let stopping = false;

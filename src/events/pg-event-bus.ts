@@ -31,6 +31,12 @@ function shippable(event: TaskEvent): TaskEvent {
   return event;
 }
 
+/**
+ * The task id of the `wake` event a {@link pgEventBus} publishes locally whenever its LISTEN is
+ * (re-)established: no task has it, so only observers of every event (`onAny`) see it.
+ */
+export const ANY_TASK = "*";
+
 /** A {@link pgEventBus} with its LISTEN connection's state, for readiness checks and tests. */
 export interface PgEventBus extends EventBus {
   readonly nodeId: string;
@@ -63,6 +69,7 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
   let closed = false;
   let listener: pg.Client | null = null;
   let up = false;
+  let everUp = false;
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => (markReady = resolve));
 
@@ -124,8 +131,13 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     listener = client;
     up = true;
     markReady();
-    // Whatever was sent while we were away is gone: let every waiter here re-read the store.
+    if (everUp) logger.info({ channel }, "LISTEN re-established");
+    everUp = true;
+    // Whatever was sent while we were away is gone: let every waiter here re-read the store, and
+    // nudge observers (a worker pool claims what was queued meanwhile, instead of at its slow
+    // safety re-check). Also on the first LISTEN: work queued before it was heard by nobody here.
     for (const taskId of watched.keys()) local.publish({ type: "wake", taskId });
+    local.publish({ type: "wake", taskId: ANY_TASK });
   };
   void connect(0);
 
