@@ -1,6 +1,24 @@
 import { Server, type ServerOptions } from "@modelcontextprotocol/sdk/server/index.js";
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+
+/**
+ * The SDK's Ajv validator, built on first use. The SDK builds one per `Server` (an Ajv instance
+ * with its formats: about a millisecond of CPU and a few hundred kB), used only by
+ * `Server.elicitInput`, which this package never calls; a cluster node builds a `Server` for every
+ * HTTP request, so an eager one was a large share of each request's cost. Not shared between
+ * servers: Ajv caches every schema object it compiles.
+ */
+class LazyAjvValidator implements jsonSchemaValidator {
+  private inner: AjvJsonSchemaValidator | null = null;
+
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    this.inner ??= new AjvJsonSchemaValidator();
+    return this.inner.getValidator<T>(schema);
+  }
+}
 
 /**
  * The SDK `Server` with its experimental task machinery kept out of the way: tasks are a layer on
@@ -10,7 +28,7 @@ export class TaskProtocolServer extends Server {
   private knownClientCapabilities: ClientCapabilities | undefined;
 
   constructor(info: Implementation, options: ServerOptions) {
-    super(info, options);
+    super(info, { jsonSchemaValidator: new LazyAjvValidator(), ...options });
   }
 
   /**
