@@ -17,10 +17,17 @@ export class SessionLink {
   private readonly openResults = new Map<string, Set<RequestId>>();
   private unsubscribe: (() => void) | null = null;
 
+  /**
+   * @param standalone whether this server can send on the session's standalone stream. False for
+   * a server that serves a single request of a session whose standalone stream is fed elsewhere
+   * (cluster HTTP: the GET stream comes from the bus): it then only carries notifications for the
+   * `tasks/result` requests it has open, and skips the rest without building them.
+   */
   constructor(
     readonly connectionId: string,
     private readonly server: Server,
     private readonly engine: TaskEngine,
+    private readonly standalone = true,
   ) {}
 
   attach(): void {
@@ -50,7 +57,7 @@ export class SessionLink {
     // T-NOTE-1 covers status *changes*; a new task's `working` is already in its CreateTaskResult.
     if (event.type === "status" && event.created) return;
     const open = this.openResults.get(event.taskId);
-    const mine = event.sessionId === this.connectionId;
+    const mine = this.standalone && event.sessionId === this.connectionId;
     if (!open && !mine) return;
     let relatedRequestId = open?.values().next().value;
     if (event.type === "progress") {

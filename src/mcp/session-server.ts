@@ -23,6 +23,16 @@ export function serverCapabilities(config: TaskServerConfig) {
   };
 }
 
+/** How a session server is connected. */
+export interface SessionServerOptions {
+  /**
+   * Whether the transport has a standalone stream for notifications not tied to a request
+   * (default true). False for a server that serves one request of a session whose standalone
+   * stream is served elsewhere (cluster HTTP): see {@link SessionLink}.
+   */
+  standaloneStream?: boolean;
+}
+
 /**
  * One SDK server per connection (stdio) or per Streamable HTTP session, all sharing the engine.
  * `connectionId` defaults to the transport's session id, so tasks remember which session made them.
@@ -32,9 +42,10 @@ export function createSessionServer(
   tools: ReadonlyMap<string, RegisteredTool>,
   config: TaskServerConfig,
   connectionId: string = randomUUID(),
+  options: SessionServerOptions = {},
 ): { server: TaskProtocolServer; session: SessionContext } {
   const server = new TaskProtocolServer({ name: config.name, version: config.version }, { capabilities: serverCapabilities(config) });
-  const link = new SessionLink(connectionId, server, engine);
+  const link = new SessionLink(connectionId, server, engine, options.standaloneStream ?? true);
   const session: SessionContext = { server, engine, tools, config, link };
 
   server.setRequestHandler(R.ToolsListRequest, async () => toolsList(session));
@@ -67,8 +78,9 @@ export async function connectSession(
   config: TaskServerConfig,
   transport: Transport,
   connectionId?: string,
+  options: SessionServerOptions = {},
 ): Promise<TaskProtocolServer> {
-  const { server } = createSessionServer(engine, tools, config, connectionId ?? transport.sessionId ?? randomUUID());
+  const { server } = createSessionServer(engine, tools, config, connectionId ?? transport.sessionId ?? randomUUID(), options);
   await server.connect(transport);
   return server;
 }

@@ -106,10 +106,20 @@ export class TaskServer {
     return this.engine.start();
   }
 
-  /** Serves one connection (stdio, in-memory, or a Streamable HTTP session transport). */
-  async connect(transport: Transport, connectionId?: string, options: { clientCapabilities?: ClientCapabilities } = {}): Promise<TaskProtocolServer> {
+  /**
+   * Serves one connection (stdio, in-memory, or a Streamable HTTP session transport).
+   * `clientCapabilities` and `standaloneStream: false` are for a server that serves one request
+   * of a session initialized elsewhere, whose standalone stream is not this transport's (cluster HTTP).
+   */
+  async connect(
+    transport: Transport,
+    connectionId?: string,
+    options: { clientCapabilities?: ClientCapabilities; standaloneStream?: boolean } = {},
+  ): Promise<TaskProtocolServer> {
     await this.start();
-    const server = await connectSession(this.engine, this.tools, this.config, transport, connectionId);
+    const server = await connectSession(this.engine, this.tools, this.config, transport, connectionId, {
+      ...(options.standaloneStream !== undefined && { standaloneStream: options.standaloneStream }),
+    });
     if (options.clientCapabilities) server.useClientCapabilities(options.clientCapabilities);
     this.sessions.add(server);
     const previous = server.onclose;

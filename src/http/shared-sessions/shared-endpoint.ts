@@ -118,7 +118,12 @@ export class SharedSessionEndpoint {
       sessionIdGenerator: undefined,
       ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
     });
-    const server = await this.app.connect(this.router.wrap(transport), sessionId, capabilities ? { clientCapabilities: capabilities } : {});
+    // The session's standalone stream is the GET stream, fed by the bus (session-stream.ts): this
+    // server only carries what belongs on this request's own stream.
+    const server = await this.app.connect(this.router.wrap(transport), sessionId, {
+      standaloneStream: false,
+      ...(capabilities && { clientCapabilities: capabilities }),
+    });
     res.once("close", () => void server.close().catch(() => {}));
     await transport.handleRequest(req, res, body);
   }
