@@ -211,10 +211,8 @@ export class TaskEngine {
 
   /** T-GET-1; a foreign, unknown or malformed id is "not found" (T-ERR-1, T-SEC-3). */
   async get(taskId: unknown, owner: string | null): Promise<TaskRecord> {
-    if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > 256) {
-      throw TaskError.invalidParams("Invalid taskId: must be a non-empty string");
-    }
-    const task = await this.store.get(taskId, { owner });
+    const id = checkTaskId(taskId);
+    const task = await this.store.get(id, { owner });
     if (!task) {
       this.logger.info({ audit: "lookup_denied", taskId, owner }, "task lookup failed");
       throw TaskError.notFound();
@@ -267,10 +265,15 @@ export class TaskEngine {
    * record; its outcome is what `tasks/result` answers with (T-RES-2, T-RES-4).
    */
   async awaitResult(taskId: unknown, owner: string | null, signal: AbortSignal, deliver: InputDelivery): Promise<TaskRecord> {
-    let task = await this.get(taskId, owner);
-    const id = task.id;
+    // Subscribed before the first read (which also answers "not found"), so no event between a
+    // read and the wait that follows it is missed.
+    const id = checkTaskId(taskId);
+    let task: TaskRecord;
     let wake: () => void = () => {};
+    /** An `input` (or `wake`) event came since the last read: look for queued input requests. */
+    let inputHint = false;
     const stop = this.bus.onTask(id, (event) => {
+      if (event.type === "input" || event.type === "wake") inputHint = true;
       if (event.type === "status" || event.type === "input" || event.type === "wake") wake();
     });
     const onAbort = (): void => wake();
@@ -281,6 +284,8 @@ export class TaskEngine {
     try {
       for (;;) {
         const woken = new Promise<void>((resolve) => (wake = resolve));
+        const hinted = inputHint;
+        inputHint = false;
         task = await this.get(id, owner);
         if (isTerminal(task.status)) {
           this.logger.info({ audit: "retrieved", taskId: id, owner }, "task result retrieved");
@@ -290,7 +295,10 @@ export class TaskEngine {
         if (this.closing.signal.aborted) {
           throw new TaskError("internal", "The server is shutting down; call tasks/result again once it is back");
         }
-        await this.deliverPending(task, deliver);
+        // A handler queues its request, then moves the task to input_required, then publishes an
+        // `input` event: a `working` task with no such event since has nothing queued, and the
+        // store is not asked (one query less per wait).
+        if (task.status === "input_required" || hinted) await this.deliverPending(task, deliver);
         if (signal.aborted) throw new TaskError("internal", "The tasks/result request was abandoned");
         const timer = setTimeout(() => wake(), this.backstopDelay(task));
         await woken;
@@ -352,4 +360,12 @@ export class TaskEngine {
     if (this.closed) throw new TaskError("internal", "The server is shutting down");
     if (!this.started) throw new Error("TaskEngine.start() must be awaited before serving requests");
   }
+}
+
+/** The taskId of a request, checked for shape (the store lookup decides whether it exists). */
+function checkTaskId(taskId: unknown): string {
+  if (typeof taskId !== "string" || taskId.length === 0 || taskId.length > 256) {
+    throw TaskError.invalidParams("Invalid taskId: must be a non-empty string");
+  }
+  return taskId;
 }

@@ -122,13 +122,18 @@ export class WorkerPool {
   }
 
   private runOne(task: TaskRecord): void {
-    const { execution, store, logger } = this.deps;
+    const { execution, logger } = this.deps;
     this.running.add(task.id);
     logger.debug({ taskId: task.id, workerId: this.options.workerId }, "claimed task");
+    // No release afterwards: the terminal transition that stored the outcome (or the cancel or
+    // expiry that ended the run) dropped the lease in the same statement. The other ways a run
+    // ends leave it alone on purpose: a lost lease is another worker's, a shutdown is handled by
+    // TaskEngine.close, and an outcome the store refused keeps the lease until it runs out, so the
+    // reaper applies the retry rules (released, the task would be re-claimed and re-run at once,
+    // retryable or not).
     void execution
       .run(task)
-      .then(() => store.release(task.id, this.options.workerId))
-      .catch((err: unknown) => logger.warn({ err, taskId: task.id }, "releasing a lease failed"))
+      .catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a claimed task failed"))
       .finally(() => {
         this.running.delete(task.id);
         this.kick();

@@ -25,11 +25,8 @@ export async function tasksResult(
 ): Promise<Record<string, unknown>> {
   const { engine, server, link } = session;
   const taskId = requireTaskId(params);
-  try {
-    await engine.get(taskId, owner);
-  } catch (error) {
-    throw withOperation("Failed to retrieve task result", error);
-  }
+  // An unknown, foreign or expired task is refused by awaitResult's first read, with the same
+  // "Failed to retrieve task result: …" error (wrapped below) and before anything is delivered.
   const untrack = link.trackResult(taskId, request.requestId);
   // Ends the requests this call delivered once it returns: a question still out when the task
   // ends (cancelled, expired, answered elsewhere) is withdrawn with notifications/cancelled
