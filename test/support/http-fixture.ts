@@ -42,13 +42,13 @@ export interface Received {
  * A fetch for the SDK client transport that records every exchange and every message received,
  * per response stream, without changing what the SDK sees (response bodies are teed).
  */
-export function wireTap(): { fetch: FetchLike; exchanges: Recorder<Exchange>; received: Recorder<Received> } {
+export function wireTap(inner: FetchLike = fetch): { fetch: FetchLike; exchanges: Recorder<Exchange>; received: Recorder<Received> } {
   const exchanges = new Recorder<Exchange>();
   const received = new Recorder<Received>();
   const tapped: FetchLike = async (url, init) => {
     const method = init?.method ?? "GET";
     const body = typeof init?.body === "string" ? (parseJson(init.body) as WireMessage | undefined) : undefined;
-    const response = await fetch(url, init);
+    const response = await inner(url, init);
     const contentType = response.headers.get("content-type");
     const exchange: Exchange = { method, body, status: response.status, contentType, messages: [] };
     exchanges.push(exchange);
@@ -184,6 +184,8 @@ export interface ConnectOptions {
    * open would be dropped (no event store).
    */
   waitForGetStream?: boolean;
+  /** What actually sends the HTTP requests (default: the global fetch), e.g. a test balancer. */
+  fetch?: FetchLike;
 }
 
 export interface HttpServerFixture {
@@ -225,7 +227,7 @@ export async function startHttpServer(
 
 /** Connects an SDK client over Streamable HTTP to `url`, with a wire tap; the caller closes it. */
 export async function connectHttpClient(url: URL | string, connectOptions: ConnectOptions = {}): Promise<HttpClient> {
-  const tap = wireTap();
+  const tap = wireTap(connectOptions.fetch);
   const auth: Record<string, string> = connectOptions.token === undefined ? {} : { Authorization: `Bearer ${connectOptions.token}` };
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch: tap.fetch,
