@@ -20,6 +20,12 @@ export interface PgEventBusOptions {
 /** PostgreSQL caps NOTIFY payloads below 8000 bytes; free-text fields are cut to stay well under. */
 const MAX_MESSAGE_CHARS = 2000;
 
+/**
+ * The largest NOTIFY payload PostgreSQL accepts (bytes, with the default 8 kB pages): one byte
+ * more and pg_notify fails — and with it every other event of the same batched statement.
+ */
+export const MAX_NOTIFY_BYTES = 7999;
+
 /** The event as sent to other nodes: free-text fields cut to keep the payload under the limit. */
 function shippable(event: TaskEvent): TaskEvent {
   if (event.type === "progress" && event.progress.message !== undefined && event.progress.message.length > MAX_MESSAGE_CHARS) {
@@ -149,7 +155,19 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
       local.publish(event);
       const shipped = shippable(event);
       // The sequence number keeps PostgreSQL from folding identical payloads of one transaction.
-      outbox.push(JSON.stringify({ n: nodeId, s: seq++, e: shipped }));
+      const payload = JSON.stringify({ n: nodeId, s: seq++, e: shipped });
+      const bytes = Buffer.byteLength(payload);
+      if (bytes > MAX_NOTIFY_BYTES) {
+        // Only a `reply` can be this large (free text is cut above): a requestor's answer to an
+        // elicitation or sampling request, POSTed to another node than the one that asked. It
+        // cannot cross nodes; dropped alone, so the batch it would have joined still goes out.
+        logger.error(
+          { taskId: event.taskId, type: event.type, bytes, limit: MAX_NOTIFY_BYTES },
+          "task event too large for PostgreSQL NOTIFY: not sent to other nodes",
+        );
+        return;
+      }
+      outbox.push(payload);
       if (outbox.length === 1) setImmediate(() => void flush());
     },
     onTask(taskId, fn): Unsubscribe {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { TaskEvent } from "../../src/events/task-event.js";
-import { pgEventBus, type PgEventBus } from "../../src/events/pg-event-bus.js";
+import { MAX_NOTIFY_BYTES, pgEventBus, type PgEventBus } from "../../src/events/pg-event-bus.js";
+import { silentLogger } from "../../src/runtime/logger.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 
 const buses: PgEventBus[] = [];
@@ -102,6 +103,28 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     a.publish({ type: "status", taskId: "t1", status: "failed", sessionId: null, statusMessage: "y".repeat(20_000), updatedAt: 3, createdAt: 0, ttlMs: 1, pollIntervalMs: 1 });
     const event = await arrived;
     expect(event.type === "status" && event.statusMessage?.length).toBe(2000);
+  });
+
+  it("drops an event too large for NOTIFY (a big routed reply) alone, with an error log; the rest of its batch still crosses", async () => {
+    const channel = uniqueName("evt");
+    const errors: Array<Record<string, unknown>> = [];
+    const logger = { ...silentLogger, error: (obj: object) => void errors.push(obj as Record<string, unknown>) };
+    const a = pgEventBus({ connectionString: TEST_PG_URL, channel, logger });
+    buses.push(a);
+    await a.ready;
+    const b = await node(channel);
+    const seenLocally: TaskEvent[] = [];
+    a.onTask("node:b", (e) => seenLocally.push(e));
+    const remote: TaskEvent[] = [];
+    b.onTask("node:b", (e) => remote.push(e));
+    const after = next(b, "t2");
+    // Same tick: one batched NOTIFY statement.
+    a.publish({ type: "reply", taskId: "node:b", message: { jsonrpc: "2.0", id: "mcpr.b.0", result: { text: "z".repeat(MAX_NOTIFY_BYTES) } } });
+    a.publish({ type: "wake", taskId: "t2" });
+    expect(await after).toEqual({ type: "wake", taskId: "t2" });
+    expect(remote).toEqual([]);
+    expect(seenLocally).toHaveLength(1); // local subscribers still get it
+    expect(errors).toEqual([expect.objectContaining({ taskId: "node:b", type: "reply", limit: MAX_NOTIFY_BYTES })]);
   });
 
   it("refuses a channel name that is not a plain identifier", () => {
