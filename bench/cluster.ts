@@ -1,0 +1,570 @@
+/**
+ * `npm run bench:cluster`: cluster mode end to end, in real processes on this machine — two
+ * `mcp-tasks serve --workers 0` front nodes and `mcp-tasks worker` processes (`node
+ * bin/mcp-tasks.js …`) sharing one PostgreSQL (a fresh schema, dropped at the end), driven over
+ * Streamable HTTP on 127.0.0.1 by a lean JSON-RPC client in this process that sends each request
+ * to the next front in turn (a balancer without sticky sessions).
+ *
+ *   1. End-to-end throughput, with 1 worker and then 2: `lanes` loops, each creating a task
+ *      (task-augmented tools/call `sleep {ms: 0}`) and fetching its result (tasks/result, which
+ *      blocks until a worker completed it); tasks/s = results fetched per second.
+ *   2. Cross-node tasks/result wake-up latency: a `sleep` task created through front A, its
+ *      tasks/result sent to front B while it runs, completed by a worker; the latency is the time
+ *      from the completion (the task's lastUpdatedAt, written by the worker with the outcome) to
+ *      the moment this process holds the tasks/result response. One clock: same machine;
+ *      lastUpdatedAt has millisecond resolution, so a sample may read up to 1 ms long.
+ *   0. First, the floor: what a bare HTTP round trip and a bare PostgreSQL commit cost on this
+ *      machine, since each task needs two of the former and several statements.
+ *
+ * Flags: `npm run bench:cluster -- --help`.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { Agent, createServer, request, type IncomingHttpHeaders } from "node:http";
+import { arch, cpus, loadavg, platform, release, totalmem } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import pg from "pg";
+
+const HELP = `Usage: npm run bench:cluster -- [flags]
+  --pg URL           PostgreSQL (default $MCP_TASKS_BENCH_PG or postgres://postgres@127.0.0.1:5432/test)
+  --lanes N          create→result loops running at once (default 64; < 100, the per-requestor cap)
+  --concurrency N    worker --concurrency (default 64)
+  --duration S       measured seconds per throughput phase, after 1 s of warm-up (default 5)
+  --samples N        wake-up latency samples (default 200)
+  --sleep-ms MS      sleep of a wake-up sample; its tasks/result is sent while it runs (default 40)
+  --log-level L      --log-level of every process (default info, the CLI's: an audit line per event)
+  --profile DIR      write a V8 CPU profile of every process (and this one) to DIR (.cpuprofile files)
+  --help`;
+
+const { values: flags } = parseArgs({
+  options: {
+    pg: { type: "string", default: process.env["MCP_TASKS_BENCH_PG"] ?? "postgres://postgres@127.0.0.1:5432/test" },
+    lanes: { type: "string", default: "64" },
+    concurrency: { type: "string", default: "64" },
+    duration: { type: "string", default: "5" },
+    samples: { type: "string", default: "200" },
+    "sleep-ms": { type: "string", default: "40" },
+    "log-level": { type: "string", default: "info" },
+    profile: { type: "string" },
+    help: { type: "boolean", default: false },
+  },
+});
+if (flags.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+function numberFlag(name: "lanes" | "concurrency" | "duration" | "samples" | "sleep-ms", min: number, max = Infinity): number {
+  const value = Number(flags[name]);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    console.error(`--${name} must be a number in [${min}, ${max}]\n\n${HELP}`);
+    process.exit(2);
+  }
+  return value;
+}
+const PG_URL = flags.pg;
+const LANES = Math.floor(numberFlag("lanes", 1, 99));
+const CONCURRENCY = Math.floor(numberFlag("concurrency", 1));
+const DURATION_MS = numberFlag("duration", 0.5, 60) * 1000;
+const SAMPLES = Math.floor(numberFlag("samples", 1, 5000));
+const SLEEP_MS = Math.floor(numberFlag("sleep-ms", 5));
+const WARMUP_MS = 1000;
+const TASK_TTL_MS = 10 * 60_000;
+const BIN = fileURLToPath(new URL("../bin/mcp-tasks.js", import.meta.url));
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+// ---- processes ------------------------------------------------------------------------------
+
+const children: ChildProcess[] = [];
+/** The role of each child, for CPU accounting: "front" or "worker". */
+const roles = new Map<ChildProcess, "front" | "worker">();
+
+/** Spawns `node bin/mcp-tasks.js <args>`; its error lines (and its log, should it exit early) go to stderr. */
+function startProcess(args: string[], what: string): void {
+  const profile = flags.profile === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${join(flags.profile, what.replace(/ /g, "-"))}`];
+  const child = spawn(process.execPath, [...profile, BIN, ...args], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, PORT: "" } });
+  children.push(child);
+  roles.set(child, what.startsWith("front") ? "front" : "worker");
+  let pending = "";
+  const tail: string[] = [];
+  child.stderr?.setEncoding("utf8");
+  child.stderr?.on("data", (chunk: string) => {
+    pending += chunk;
+    let nl: number;
+    while ((nl = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      tail.push(line);
+      if (tail.length > 20) tail.shift();
+      // Errors matter to whoever reads the figures.
+      if (/"level":(50|60)/.test(line)) console.error(`[${what}] ${line}`);
+    }
+  });
+  child.once("exit", (code, signal) => {
+    if (!stopping) console.error(`${what} exited (${code ?? signal}); its last log lines:\n${tail.join("\n")}`);
+  });
+}
+
+let stopping = false;
+
+/** A port that was free a moment ago. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+/** Waits for a front's /readyz (it listens only once its LISTEN is up and its store migrated). */
+async function ready(url: URL, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      if ((await fetch(new URL("/readyz", url))).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${what} did not become ready within 30 s`);
+    await pause(100);
+  }
+}
+
+/** Waits until `count` processes LISTEN on the schema's channel (the worker command LISTENs before it reports started). */
+async function listening(schema: string, count: number, since: number): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    while ((await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN mcp_tasks_${schema}`])).rows[0]!.n < count) {
+      if (Date.now() - since > 30_000) throw new Error("a worker did not start within 30 s");
+      await pause(100);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+async function stopAll(): Promise<void> {
+  stopping = true;
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once("exit", () => resolve());
+          // A profiled process must exit on its own to write its profile (SIGTERM: a clean stop).
+          child.kill(flags.profile === undefined ? "SIGKILL" : "SIGTERM");
+        }),
+    ),
+  );
+}
+
+// ---- a lean JSON-RPC client over Streamable HTTP ----------------------------------------------
+
+interface RpcResponse {
+  id?: number;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string };
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+type Answer = { status: number; headers: IncomingHttpHeaders; text: string };
+
+/**
+ * One POST on a kept-alive connection. A request that fails with ECONNRESET on a reused socket
+ * (the server closed it as idle just as it was reused: never processed) is sent once more.
+ */
+async function post(url: URL, body: string, headers: Record<string, string>): Promise<Answer> {
+  try {
+    return await postOnce(url, body, headers);
+  } catch (error) {
+    if ((error as { code?: unknown; reused?: unknown }).code === "ECONNRESET" && (error as { reused?: unknown }).reused) {
+      return postOnce(url, body, headers);
+    }
+    throw error;
+  }
+}
+
+function postOnce(url: URL, body: string, headers: Record<string, string>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": Buffer.byteLength(body), ...headers },
+      },
+      (res) => {
+        res.setEncoding("utf8");
+        let text = "";
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", (error) => reject(Object.assign(error, { reused: req.reusedSocket })));
+    req.end(body);
+  });
+}
+
+/** The JSON-RPC response with `id` in a JSON body or an SSE stream (the SDK transport answers either). */
+function responseOf(text: string, id: number): RpcResponse {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
+    const parsed = JSON.parse(trimmed) as RpcResponse | RpcResponse[];
+    const found = Array.isArray(parsed) ? parsed.find((m) => m.id === id) : parsed;
+    if (found) return found;
+  } else {
+    for (const line of text.split("\n")) {
+      if (!line.startsWith("data:")) continue;
+      const message = JSON.parse(line.slice(5)) as RpcResponse;
+      if (message.id === id && ("result" in message || "error" in message)) return message;
+    }
+  }
+  throw new Error(`no response with id ${id} in: ${text.slice(0, 300)}`);
+}
+
+/** One MCP session, every request sent to the next front in turn. */
+class Session {
+  private seq = 0;
+  private turn = 0;
+  private constructor(
+    private readonly fronts: URL[],
+    private readonly headers: Record<string, string>,
+  ) {}
+
+  static async open(fronts: URL[]): Promise<Session> {
+    const init = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench-cluster", version: "1.0.0" } },
+    });
+    const answer = await post(fronts[0]!, init, {});
+    const sessionId = answer.headers["mcp-session-id"];
+    if (answer.status !== 200 || typeof sessionId !== "string") throw new Error(`initialize failed: ${answer.status} ${answer.text}`);
+    const session = new Session(fronts, { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" });
+    await post(fronts[1 % fronts.length]!, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), session.headers);
+    return session;
+  }
+
+  /** Sends to front `node`, or to the next one in turn. Resolves with the result; rejects on an error. */
+  async call(method: string, params: Record<string, unknown>, node?: number): Promise<Record<string, unknown>> {
+    const id = ++this.seq;
+    const front = this.fronts[node ?? this.turn++ % this.fronts.length]!;
+    const answer = await post(front, JSON.stringify({ jsonrpc: "2.0", id, method, params }), this.headers);
+    const response = responseOf(answer.text, id);
+    if (response.error) throw new Error(`${method}: ${response.error.code} ${response.error.message}`);
+    return response.result ?? {};
+  }
+}
+
+// ---- CPU accounting (Linux /proc) ---------------------------------------------------------------
+
+const TICK_MS = 10; // USER_HZ = 100 on Linux
+
+/** utime + stime of a process in ms, or 0 when it cannot be read. */
+function cpuOfPid(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return 0;
+  }
+}
+
+/** Every postgres process on the machine (the server's backends serve other clients too). */
+function postgresPids(): number[] {
+  try {
+    return readdirSync("/proc")
+      .filter((name) => /^\d+$/.test(name))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres";
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+interface CpuSnapshot {
+  front: number;
+  worker: number;
+  postgres: Map<number, number>;
+  bench: number;
+}
+
+function cpuSnapshot(): CpuSnapshot {
+  const snapshot: CpuSnapshot = { front: 0, worker: 0, postgres: new Map(), bench: 0 };
+  for (const child of children) {
+    if (child.pid === undefined) continue;
+    snapshot[roles.get(child) ?? "worker"] += cpuOfPid(child.pid);
+  }
+  for (const pid of postgresPids()) snapshot.postgres.set(pid, cpuOfPid(pid));
+  const own = process.cpuUsage();
+  snapshot.bench = (own.user + own.system) / 1000;
+  return snapshot;
+}
+
+/** CPU ms spent between two snapshots, per role (a backend that started meanwhile counts from 0). */
+function cpuSpent(from: CpuSnapshot, to: CpuSnapshot): { front: number; worker: number; postgres: number; bench: number } {
+  let postgres = 0;
+  for (const [pid, ms] of to.postgres) postgres += ms - (from.postgres.get(pid) ?? 0);
+  return { front: to.front - from.front, worker: to.worker - from.worker, postgres, bench: to.bench - from.bench };
+}
+
+// ---- measurements -----------------------------------------------------------------------------
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function percentile(sorted: number[], p: number): number {
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] ?? NaN;
+}
+
+async function createTask(session: Session, args: Record<string, unknown>, node?: number): Promise<string> {
+  const created = await session.call("tools/call", { name: "sleep", arguments: args, task: { ttl: TASK_TTL_MS } }, node);
+  const taskId = (created["task"] as { taskId?: unknown } | undefined)?.taskId;
+  if (typeof taskId !== "string") throw new Error(`not a CreateTaskResult: ${JSON.stringify(created)}`);
+  return taskId;
+}
+
+/** Lanes of create → tasks/result for `DURATION_MS` after a warm-up; tasks/s over the measured window. */
+interface Throughput {
+  tasksPerSecond: number;
+  tasks: number;
+  seconds: number;
+  p50: number;
+  p95: number;
+  /** CPU ms per task fetched, per role, over the measured window. */
+  cpu: ReturnType<typeof cpuSpent>;
+  /** Transactions committed in the database per task fetched (each statement outside BEGIN is one). */
+  commits: number;
+}
+
+/** Transactions committed in the bench's database so far (pg_stat_database; other clients' count too). */
+async function commits(): Promise<number> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    // The statistics are cached per transaction and reported with a delay: clear and wait a little.
+    await client.query("SELECT pg_stat_clear_snapshot()");
+    const row = await client.query<{ n: string }>("SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()");
+    return Number(row.rows[0]?.n ?? NaN);
+  } finally {
+    await client.end();
+  }
+}
+
+async function throughput(sessions: Session[]): Promise<Throughput> {
+  let measuring = false;
+  let stop = false;
+  let done = 0;
+  const latencies: number[] = [];
+  const lane = async (session: Session): Promise<void> => {
+    while (!stop) {
+      const started = performance.now();
+      const taskId = await createTask(session, { ms: 0 });
+      const result = await session.call("tasks/result", { taskId });
+      const text = (result["content"] as Array<{ text?: string }> | undefined)?.[0]?.text;
+      if (text !== "slept 0 ms") throw new Error(`unexpected result: ${JSON.stringify(result)}`);
+      if (measuring && !stop) {
+        done++;
+        latencies.push(performance.now() - started);
+      }
+    }
+  };
+  const running = Array.from({ length: LANES }, (_, i) => lane(sessions[i % sessions.length]!));
+  const failed = Promise.race(running).then(() => undefined);
+  await Promise.race([pause(WARMUP_MS), failed]);
+  const commitsFrom = await commits();
+  measuring = true;
+  const from = performance.now();
+  const cpuFrom = cpuSnapshot();
+  await Promise.race([pause(DURATION_MS), failed]);
+  const seconds = (performance.now() - from) / 1000;
+  const counted = done;
+  const spent = cpuSpent(cpuFrom, cpuSnapshot());
+  const commitsTo = await commits();
+  stop = true;
+  measuring = false;
+  await Promise.all(running);
+  latencies.sort((a, b) => a - b);
+  const perTask = (ms: number): number => ms / Math.max(1, counted);
+  return {
+    tasksPerSecond: counted / seconds,
+    tasks: counted,
+    seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    cpu: { front: perTask(spent.front), worker: perTask(spent.worker), postgres: perTask(spent.postgres), bench: perTask(spent.bench) },
+    commits: perTask(commitsTo - commitsFrom),
+  };
+}
+
+/** Sequential samples: created at front 0, waited on at front 1; completion → response. */
+async function wakeups(session: Session): Promise<{ samples: number[]; skipped: number }> {
+  const samples: number[] = [];
+  let skipped = 0;
+  for (let i = 0; i < SAMPLES; i++) {
+    const taskId = await createTask(session, { ms: SLEEP_MS }, 0);
+    const sentAt = Date.now();
+    const result = await session.call("tasks/result", { taskId }, 1);
+    const received = performance.timeOrigin + performance.now();
+    if (!Array.isArray(result["content"])) throw new Error(`unexpected result: ${JSON.stringify(result)}`);
+    const task = await session.call("tasks/get", { taskId }, 0);
+    const completedAt = Date.parse(String(task["lastUpdatedAt"]));
+    if (task["status"] !== "completed" || !Number.isFinite(completedAt)) throw new Error(`unexpected task: ${JSON.stringify(task)}`);
+    // Only a tasks/result that was really blocked measures a wake-up.
+    if (completedAt <= sentAt) skipped++;
+    else samples.push(received - completedAt);
+  }
+  return { samples: samples.sort((a, b) => a - b), skipped };
+}
+
+// ---- calibration: what the floor costs on this machine -------------------------------------------
+
+/**
+ * CPU of the two things every task needs several of, measured here and now: a bare Node HTTP
+ * round trip (client and server in this process, keep-alive, a small JSON body) and a one-row
+ * UPDATE committed on PostgreSQL (the server's CPU, and this process's for the driver).
+ */
+async function calibrate(): Promise<{ httpMs: number; commitPgMs: number; commitDriverMs: number }> {
+  const rounds = 2000;
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk));
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const url = new URL(`http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/`);
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/get", params: { taskId: "0".repeat(36) } });
+  let cpu = process.cpuUsage();
+  let sent = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (sent++ < rounds) await post(url, body, {});
+  }));
+  let used = process.cpuUsage(cpu);
+  const httpMs = (used.user + used.system) / 1000 / rounds;
+  server.close();
+
+  const pool = new pg.Pool({ connectionString: PG_URL, max: 8 });
+  const table = `bench_calibrate_${randomBytes(4).toString("hex")}`;
+  try {
+    await pool.query(`CREATE TABLE ${table} (id int PRIMARY KEY, v int)`);
+    await pool.query(`INSERT INTO ${table} SELECT g, 0 FROM generate_series(1, 64) g`);
+    const before = cpuSnapshot();
+    cpu = process.cpuUsage();
+    let done = 0;
+    await Promise.all(Array.from({ length: 8 }, async (_, lane) => {
+      while (done++ < rounds) await pool.query({ name: "calibrate", text: `UPDATE ${table} SET v = v + 1 WHERE id = $1`, values: [1 + ((done + lane) % 64)] });
+    }));
+    used = process.cpuUsage(cpu);
+    const spent = cpuSpent(before, cpuSnapshot());
+    return { httpMs, commitPgMs: spent.postgres / rounds, commitDriverMs: (used.user + used.system) / 1000 / rounds };
+  } finally {
+    await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+    await pool.end();
+  }
+}
+
+// ---- main -------------------------------------------------------------------------------------
+
+async function machine(): Promise<string> {
+  const cpu = cpus();
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  const version = (await client.query<{ v: string }>("SELECT split_part(version(), ' on ', 1) AS v")).rows[0]?.v ?? "?";
+  await client.end();
+  return [
+    `machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()} ${arch()}`,
+    `         node ${process.version}, ${version} on 127.0.0.1, load average ${loadavg().map((n) => n.toFixed(2)).join(" ")}`,
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  const began = performance.now();
+  console.log(await machine());
+  const floor = await calibrate();
+  console.log(
+    `floor:   a bare HTTP round trip costs ${floor.httpMs.toFixed(2)} ms CPU (client + server); a one-row UPDATE commit ${floor.commitPgMs.toFixed(2)} ms of PostgreSQL CPU + ${floor.commitDriverMs.toFixed(2)} ms in the driver`,
+  );
+  const schema = `bench_cluster_${randomBytes(4).toString("hex")}`;
+  const store = `${PG_URL}${PG_URL.includes("?") ? "&" : "?"}schema=${schema}`;
+  const common = ["--demo", "--store", store, "--log-level", flags["log-level"]];
+  console.log(
+    `setup:   2 × serve --workers 0, worker --concurrency ${CONCURRENCY}, --log-level ${flags["log-level"]}; ${LANES} lanes over ${Math.min(LANES, 8)} sessions; schema ${schema}`,
+  );
+  console.log("");
+  try {
+    const front = async (n: number): Promise<URL> => {
+      const port = await freePort();
+      startProcess(["serve", ...common, "--port", String(port), "--workers", "0", "--no-web"], `front ${n}`);
+      const url = new URL(`http://127.0.0.1:${port}/mcp`);
+      await ready(url, `front ${n}`);
+      return url;
+    };
+    const fronts = await Promise.all([front(0), front(1)]);
+    const worker = async (n: number): Promise<void> => {
+      const started = Date.now();
+      startProcess(["worker", ...common, "--concurrency", String(CONCURRENCY)], `worker ${n}`);
+      // A worker serves no HTTP: it is up once its LISTEN connection shows in pg_stat_activity.
+      await listening(schema, n + 2, started);
+    };
+    const sessions = await Promise.all(Array.from({ length: Math.min(LANES, 8) }, () => Session.open(fronts)));
+
+    await worker(1);
+    const one = await throughput(sessions);
+    await worker(2);
+    const two = await throughput(sessions);
+    const wake = await wakeups(sessions[0]!);
+
+    const row = (label: string, r: Throughput) =>
+      [
+        `  ${label}  ${r.tasksPerSecond.toFixed(0).padStart(6)} tasks/s   (${r.tasks} tasks in ${r.seconds.toFixed(1)} s; create→result per task p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms)`,
+        `             CPU per task: fronts ${r.cpu.front.toFixed(2)} ms, worker${label.includes("2") ? "s" : ""} ${r.cpu.worker.toFixed(2)} ms, PostgreSQL ${r.cpu.postgres.toFixed(2)} ms, bench client ${r.cpu.bench.toFixed(2)} ms; ${r.commits.toFixed(1)} PostgreSQL commits per task`,
+      ].join("\n");
+    console.log(`end-to-end throughput (create → worker completes → tasks/result fetched), target ≥ 2000 tasks/s:`);
+    console.log(row("1 worker ", one));
+    console.log(row("2 workers", two));
+    console.log(`  (CPU from /proc, 10 ms ticks; PostgreSQL CPU and commits count every client of the server, not only this bench's)`);
+    console.log("");
+    const s = wake.samples;
+    console.log(`cross-node tasks/result wake-up (completed by a worker → answered by the other front), target p50 ≤ 15 ms:`);
+    console.log(
+      `  p50 ${percentile(s, 50).toFixed(1)} ms   p95 ${percentile(s, 95).toFixed(1)} ms   min ${s[0]?.toFixed(1)} ms   max ${s[s.length - 1]?.toFixed(1)} ms   (${s.length} samples of sleep ${SLEEP_MS} ms${wake.skipped ? `, ${wake.skipped} not blocked and left out` : ""})`,
+    );
+    console.log("");
+    console.log(`done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+  } finally {
+    await stopAll();
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+    agent.destroy();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
