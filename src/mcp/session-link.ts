@@ -56,6 +56,10 @@ export class SessionLink {
     if (event.type !== "status" && event.type !== "progress") return;
     // T-NOTE-1 covers status *changes*; a new task's `working` is already in its CreateTaskResult.
     if (event.type === "status" && event.created) return;
+    // A shared session's own tasks are notified on its GET stream, fed by the bus on whichever
+    // node holds it; carrying them on its tasks/result streams too would deliver each twice (and
+    // progress must increase from one notification to the next).
+    if (!this.standalone && event.sessionId === this.connectionId) return;
     const open = this.openResults.get(event.taskId);
     const mine = this.standalone && event.sessionId === this.connectionId;
     if (!open && !mine) return;

@@ -173,17 +173,19 @@ describe("cluster: cancel reaches the worker", { timeout: 30_000 }, () => {
 });
 
 describe("cluster: notifications reach the requestor's open stream whichever front holds it", { timeout: 30_000 }, () => {
-  it("progress of a worker's task arrives on the tasks/result stream held by the other front, before the result", async () => {
+  it("progress of a worker's task reaches a reconnected session's tasks/result stream on the other front, before the result", async () => {
     const balancer = new Balancer(cluster.urls);
-    const c = await connect(balancer);
+    const creator = await connect(balancer);
     balancer.route = byMethod({ "tools/call": 0, "tasks/result": 1 });
-    const { task } = await callToolAsTask(c.client, "sleep", { ms: 600, steps: 3 }, {}, { onprogress: () => {} });
+    const { task } = await callToolAsTask(creator.client, "sleep", { ms: 600, steps: 3 }, {}, { onprogress: () => {} });
     const token = balancer.where((r) => rpcKind(r) === "tools/call")[0]?.body?.params?.["_meta"] as { progressToken?: unknown } | undefined;
     expect(token?.progressToken).toBeDefined();
 
-    const result = await taskResult(c.client, task.taskId);
+    // The same requestor on a new session (it reconnected): its tasks/result stream is the only one it has for the task.
+    const again = await connect(balancer);
+    const result = await taskResult(again.client, task.taskId);
     expect(result.content).toEqual(text("slept 600 ms"));
-    const onResultStream = c.received.filter((r) => r.exchange.body?.method === "tasks/result");
+    const onResultStream = again.received.filter((r) => r.exchange.body?.method === "tasks/result");
     const progress = onResultStream.filter((r) => r.message.method === "notifications/progress");
     expect(progress.map((r) => r.message.params?.["progress"])).toEqual([1, 2, 3]);
     for (const { message } of progress) {
@@ -192,7 +194,28 @@ describe("cluster: notifications reach the requestor's open stream whichever fro
     }
     // The result is the last thing on that stream.
     expect(onResultStream[onResultStream.length - 1]?.message.result).toBeDefined();
-    expect(c.errors).toEqual([]);
+    // The new session's SDK client never sent that token, so it reports each as unknown — and nothing else.
+    for (const error of again.errors) expect(error.message).toMatch(/progress notification for an unknown token/);
+  });
+
+  it("the creating session gets each progress notification once, increasing, though it also waits on tasks/result (T-PROG-1)", async () => {
+    const balancer = new Balancer(cluster.urls);
+    const c = await connect(balancer);
+    balancer.route = byMethod({ "tools/call": 0, "tasks/result": 1 });
+    const seen: number[] = [];
+    const { task } = await callToolAsTask(c.client, "sleep", { ms: 600, steps: 3 }, {}, { onprogress: (p) => seen.push(p.progress) });
+    await taskResult(c.client, task.taskId);
+    await c.received.waitFor(
+      (r) => r.message.method === "notifications/progress" && r.message.params?.["progress"] === 3,
+      "the last progress notification",
+    );
+    const progress = c.messagesOf("notifications/progress").filter((r) => relatedTaskId(r.message) === task.taskId);
+    expect(progress.map((r) => [r.exchange.method, r.message.params?.["progress"]])).toEqual([
+      ["GET", 1],
+      ["GET", 2],
+      ["GET", 3],
+    ]);
+    expect(seen).toEqual([1, 2, 3]);
   });
 
   it.each([0, 1])("progress and status changes arrive on the GET stream held by front %i, the task created through the other", async (holder) => {
