@@ -11,17 +11,17 @@ import { webRoutes } from "../web/web-routes.js";
 import { openBackend } from "./backend.js";
 import { createLogger } from "./logger.js";
 import { loadToolsModule } from "./load-tools.js";
+import { httpUrl, jwtAuthFrom, scopeList, type JwtFlags } from "./jwt-options.js";
 import { nonNegativeInt, port, ttlMs } from "./options.js";
 import { redactFields } from "./web-options.js";
 
-interface ServeOptions {
+interface ServeOptions extends JwtFlags {
   port: number;
   host: string;
   store: string;
   stdio?: boolean;
   demo?: boolean;
   tools?: string;
-  authTokens?: string;
   defaultTtl: number | null;
   maxTtl: number | null;
   pollInterval: number;
@@ -45,6 +45,13 @@ export function serveCommand(): Command {
     .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch)")
     .option("--tools <module>", "load tools from a module exporting default (app) => void")
     .option("--auth-tokens <file>", 'HTTP bearer auth from a JSON file {"<token>": "<principal>" | {"principal": "<principal>", "admin": true}}')
+    .option("--jwt-issuer <url>", "JWT bearer auth (production): required token issuer (iss); needs --jwt-audience and a key source", httpUrl)
+    .option("--jwt-audience <aud>", "JWT auth: required audience (aud)")
+    .option("--jwt-jwks-url <url>", "JWT auth: verify signatures with the issuer's JWKS", httpUrl)
+    .option("--jwt-public-key <file>", "JWT auth: verify signatures with this public key (PEM or JWK JSON)")
+    .option("--jwt-scopes <a,b>", "JWT auth: scopes every token must carry (else 403 insufficient_scope)", scopeList)
+    .option("--jwt-clock-tolerance <seconds>", "JWT auth: leeway on exp/nbf for clock skew (default 30)", nonNegativeInt)
+    .option("--resource-url <url>", "JWT auth: this server's public MCP URL, for the protected-resource metadata (default: the listen URL)", httpUrl)
     .option("--default-ttl <ms>", 'ttl for tasks that request none, or "unlimited"', ttlMs, 3_600_000)
     .option("--max-ttl <ms>", 'cap on requested ttls, or "unlimited"', ttlMs, 86_400_000)
     .option("--poll-interval <ms>", "pollInterval suggested to requestors", nonNegativeInt, 1000)
@@ -66,6 +73,8 @@ async function serve(opts: ServeOptions): Promise<void> {
   if (!opts.demo && !opts.tools) {
     throw new Error("nothing to serve: pass --demo and/or --tools MODULE");
   }
+  // Before opening anything: a bad auth configuration must fail fast, not serve unauthenticated.
+  const jwt = opts.stdio ? null : jwtAuthFrom(opts);
   const backend = openBackend(opts.store, logger);
   const app = createTaskServer({
     name: "mcp-tasks",
@@ -105,7 +114,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     logger.info({ store: opts.store, tools: app.toolNames }, "serving MCP over stdio");
     return;
   }
-  const verifier = opts.authTokens ? staticTokenVerifier(loadTokenFile(opts.authTokens)) : undefined;
+  const verifier = jwt?.verifier ?? (opts.authTokens ? staticTokenVerifier(loadTokenFile(opts.authTokens)) : undefined);
   const routes = opts.web
     ? webRoutes(app, {
         ...(opts.adminToken !== undefined && { adminTokens: [opts.adminToken] }),
@@ -118,6 +127,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     port: opts.port,
     host: opts.host,
     ...(verifier && { verifier }),
+    ...(jwt && { protectedResource: jwt.protectedResource }),
     routes,
     ...(opts.metricsToken !== undefined && { metricsToken: opts.metricsToken }),
   });
@@ -126,5 +136,5 @@ async function serve(opts: ServeOptions): Promise<void> {
     logger.warn({ web }, "the web view accepts no credential yet: pass --admin-token (or --auth-tokens) to sign in to it");
   }
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop(http));
-  logger.info({ url: http.url, web, store: opts.store, auth: verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
+  logger.info({ url: http.url, web, store: opts.store, auth: jwt ? "jwt" : verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
 }

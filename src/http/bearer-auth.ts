@@ -1,10 +1,26 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { InsufficientScopeError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { TokenGrant } from "./token-file.js";
 
-/** Verifies a request's bearer token; returns the SDK's AuthInfo or null. */
-export type BearerVerifier = (req: IncomingMessage) => AuthInfo | null;
+/**
+ * Verifies a request's bearer token; returns the SDK's AuthInfo, or null for "no valid token"
+ * (→ 401 invalid_token). May be async (a JWT verifier fetches keys). To say why a token is
+ * refused, throw the SDK's `InvalidTokenError` (→ 401 with that description) or
+ * {@link ScopeRequiredError} (→ 403 insufficient_scope); any other exception is a server fault.
+ */
+export type BearerVerifier = (req: IncomingMessage) => AuthInfo | null | Promise<AuthInfo | null>;
+
+/**
+ * A valid token without a scope the resource requires: 403 `insufficient_scope` (RFC 6750 §3.1),
+ * with the scopes the client must ask for, so it can step up instead of re-authenticating blindly.
+ */
+export class ScopeRequiredError extends InsufficientScopeError {
+  constructor(readonly requiredScopes: readonly string[]) {
+    super(`the token lacks a required scope (required: ${requiredScopes.join(" ")})`);
+  }
+}
 
 /**
  * The scope that makes a principal an admin of the web view (every owner's tasks). Any verifier

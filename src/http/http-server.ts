@@ -5,7 +5,9 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskServer } from "../mcp/task-server.js";
-import type { BearerVerifier } from "./bearer-auth.js";
+import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import { ScopeRequiredError, type BearerVerifier } from "./bearer-auth.js";
+import { protectedResourceMetadataUrl, protectedResourceRoutes, type ProtectedResourceOptions } from "./auth/protected-resource.js";
 import { answerDirect, asDirectRequest } from "./direct-task-requests.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
@@ -25,6 +27,11 @@ export interface HttpOptions {
   path?: string;
   /** Bearer verification; without it the endpoint is open and tasks are bound to no owner. */
   verifier?: BearerVerifier;
+  /**
+   * Serve the OAuth protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource
+   * (and its /mcp-suffixed form), and point 401/403 challenges at it (`resource_metadata`).
+   */
+  protectedResource?: ProtectedResourceOptions;
   /** Largest request body; default 4 MiB. */
   maxBodyBytes?: number;
   /**
@@ -84,13 +91,40 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const logger = app.engine.logger;
   let port = options.port ?? 3000;
 
-  const authenticate = (req: IncomingMessage, res: ServerResponse): AuthInfo | undefined | false => {
+  // Known once listening (the default resource is the listen URL, and port 0 picks the port then).
+  let resourceUrl = "";
+  const resourceOf = (): string => options.protectedResource?.resource ?? resourceUrl;
+
+  /** An RFC 6750 challenge; quoted-string values escaped, `resource_metadata` per RFC 9728 §5.1. */
+  const challenge = (params: Record<string, string>): string => {
+    const all = options.protectedResource ? { ...params, resource_metadata: protectedResourceMetadataUrl(resourceOf()) } : params;
+    return `Bearer ${Object.entries(all)
+      .map(([key, value]) => `${key}="${value.replace(/["\\]/g, "\\$&")}"`)
+      .join(", ")}`;
+  };
+
+  /** The request's AuthInfo, undefined without a verifier, or false once a 401/403 has been sent. */
+  const authenticate = async (req: IncomingMessage, res: ServerResponse): Promise<AuthInfo | undefined | false> => {
     if (!options.verifier) return undefined;
-    const auth = options.verifier(req);
-    if (auth) return auth;
-    sendRpcError(res, 401, -32001, "Unauthorized: a valid bearer token is required", null, {
-      "www-authenticate": 'Bearer error="invalid_token"',
-    });
+    try {
+      const auth = await options.verifier(req);
+      if (auth) return auth;
+      sendRpcError(res, 401, -32001, "Unauthorized: a valid bearer token is required", null, {
+        "www-authenticate": challenge({ error: "invalid_token", error_description: "a valid bearer token is required" }),
+      });
+    } catch (error) {
+      // Order matters: the scope error is the more specific OAuth error. The descriptions come
+      // from the verifier's own fixed wording, never from the token.
+      if (error instanceof ScopeRequiredError) {
+        sendRpcError(res, 403, -32001, `Forbidden: ${error.message}`, null, {
+          "www-authenticate": challenge({ error: "insufficient_scope", scope: error.requiredScopes.join(" "), error_description: error.message }),
+        });
+      } else if (error instanceof InvalidTokenError) {
+        sendRpcError(res, 401, -32001, `Unauthorized: ${error.message}`, null, {
+          "www-authenticate": challenge({ error: "invalid_token", error_description: error.message }),
+        });
+      } else throw error;
+    }
     return false;
   };
 
@@ -111,6 +145,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
 
   const routes = new RouteTable([
     ...opsRoutes(app, options.metricsToken === undefined ? {} : { metricsToken: options.metricsToken }),
+    ...(options.protectedResource ? protectedResourceRoutes(path, resourceOf, options.protectedResource) : []),
     ...(options.routes ?? []),
   ]);
 
@@ -121,7 +156,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
       sendJson(res, 404, { error: "not found" });
       return;
     }
-    const auth = authenticate(req, res);
+    const auth = await authenticate(req, res);
     if (auth === false) return;
     if (auth) (req as IncomingMessage & { auth?: AuthInfo }).auth = auth;
     const principal = auth ? auth.clientId : null;
@@ -222,6 +257,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   const url = `http://${shownHost}:${port}${path}`;
+  resourceUrl = url;
 
   return {
     url,

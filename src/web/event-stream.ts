@@ -15,8 +15,8 @@ const HEARTBEAT_MS = 15_000;
  * page reads it with fetch so the credential travels in the Authorization header, never in a URL.
  */
 export function eventStream(deps: ApiDeps, feed: TaskFeed): RouteHandler {
-  return (req, res, ctx) => {
-    const viewer = deps.resolveViewer(req);
+  return async (req, res, ctx) => {
+    const viewer = await deps.resolveViewer(req);
     if (!viewer) {
       sendUnauthorized(res);
       return;

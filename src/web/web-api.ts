@@ -13,7 +13,7 @@ type ApiHandler = (viewer: Viewer, ctx: RouteContext, req: IncomingMessage) => P
 
 export interface ApiDeps {
   app: TaskServer;
-  resolveViewer: (req: IncomingMessage) => Viewer | null;
+  resolveViewer: (req: IncomingMessage) => Promise<Viewer | null>;
   redaction: Redaction;
 }
 
@@ -35,7 +35,7 @@ export function sendUnauthorized(res: ServerResponse): void {
  */
 export function api(deps: ApiDeps, handler: ApiHandler): RouteHandler {
   return async (req, res, ctx) => {
-    const viewer = deps.resolveViewer(req);
+    const viewer = await deps.resolveViewer(req);
     if (!viewer) {
       sendUnauthorized(res);
       return;
