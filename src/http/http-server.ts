@@ -98,9 +98,8 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   /** An RFC 6750 challenge; quoted-string values escaped, `resource_metadata` per RFC 9728 §5.1. */
   const challenge = (params: Record<string, string>): string => {
     const all = options.protectedResource ? { ...params, resource_metadata: protectedResourceMetadataUrl(resourceOf()) } : params;
-    return `Bearer ${Object.entries(all)
-      .map(([key, value]) => `${key}="${value.replace(/["\\]/g, "\\$&")}"`)
-      .join(", ")}`;
+    const pairs = Object.entries(all).map(([key, value]) => `${key}="${value.replace(/["\\]/g, "\\$&")}"`);
+    return pairs.length === 0 ? "Bearer" : `Bearer ${pairs.join(", ")}`;
   };
 
   /** The request's AuthInfo, undefined without a verifier, or false once a 401/403 has been sent. */
@@ -109,8 +108,10 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     try {
       const auth = await options.verifier(req);
       if (auth) return auth;
+      // RFC 6750 §3.1: a request that carries no credentials gets a bare challenge, no error code.
+      const presented = req.headers.authorization !== undefined;
       sendRpcError(res, 401, -32001, "Unauthorized: a valid bearer token is required", null, {
-        "www-authenticate": challenge({ error: "invalid_token", error_description: "a valid bearer token is required" }),
+        "www-authenticate": challenge(presented ? { error: "invalid_token", error_description: "a valid bearer token is required" } : {}),
       });
     } catch (error) {
       // Order matters: the scope error is the more specific OAuth error. The descriptions come

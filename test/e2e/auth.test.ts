@@ -44,6 +44,9 @@ describe("bearer auth and owner binding over HTTP", () => {
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
       expect(res.json).toMatchObject({ jsonrpc: "2.0", error: { message: expect.stringMatching(/unauthorized/i) } });
+      // RFC 6750 §3.1: no credentials → a bare challenge; credentials that fail → error="invalid_token".
+      if (headers["authorization"] === undefined) expect(res.headers.get("www-authenticate")).toBe("Bearer");
+      else expect(res.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
     }
     // GET and DELETE too, whatever session id they carry.
     expect((await rawRequest(fx.url, "GET", { accept: "text/event-stream" })).status).toBe(401);

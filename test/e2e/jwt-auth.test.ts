@@ -110,11 +110,11 @@ describe("JWT bearer auth on Streamable HTTP", () => {
     expect(result.content).toEqual([{ type: "text", text: "slept 1 ms" }]);
   });
 
-  it("refuses a request without a token: 401 invalid_token pointing at the metadata document", async () => {
+  it("refuses a request without a token: 401 with a bare Bearer challenge (no error code, RFC 6750 §3.1) pointing at the metadata document", async () => {
     fx = await start();
     const { status, challenge } = await refusal(fx.url, null);
     expect(status).toBe(401);
-    expect(challenge).toMatchObject({ error: "invalid_token", resource_metadata: metadataUrl(fx) });
+    expect(challenge).toEqual({ resource_metadata: metadataUrl(fx) });
     // The SDK client without a token sees the same 401.
     const refused = await fx.connect({ waitForGetStream: false }).then(
       () => null,

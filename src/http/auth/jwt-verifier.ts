@@ -61,7 +61,8 @@ export function jwtVerifier(options: JwtVerifierOptions): BearerVerifier {
   };
   return async (req) => {
     const token = bearerTokenOf(req);
-    if (token === null) throw new InvalidTokenError("a bearer token is required");
+    // No credentials at all: the server answers with a bare challenge (RFC 6750 §3.1).
+    if (token === null) return null;
     let payload: JWTPayload;
     try {
       // Two calls so each matches one of jwtVerify's overloads (key object / key resolver).
