@@ -83,7 +83,3 @@ export class TaskError extends Error {
     return new TaskError("protocol", message, { code, data });
   }
 }
-
-export function isTaskError(value: unknown): value is TaskError {
-  return value instanceof TaskError;
-}

@@ -7,10 +7,3 @@ import { randomUUID } from "node:crypto";
 export function newTaskId(): string {
   return randomUUID();
 }
-
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/** Cheap syntactic check used to answer malformed ids without touching storage. */
-export function looksLikeTaskId(value: string): boolean {
-  return UUID_V4.test(value);
-}

@@ -113,11 +113,6 @@ export class TaskEngine {
     return this.pool !== null;
   }
 
-  /** Cluster mode: the handlers running in this process (for readiness and metrics). */
-  get runningHere(): number {
-    return this.execution.runningCount;
-  }
-
   /** Recovers tasks a dead process left running (T-LIFE: never stuck) and starts the sweeper. */
   async start(): Promise<void> {
     if (this.started) return;

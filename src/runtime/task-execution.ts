@@ -28,10 +28,6 @@ export class TaskExecution {
 
   constructor(private readonly deps: ExecutionDeps) {}
 
-  get runningCount(): number {
-    return this.running.size;
-  }
-
   isRunningHere(taskId: string): boolean {
     return this.running.has(taskId);
   }

@@ -53,11 +53,6 @@ export class WorkerPool {
     return this.options.workerId;
   }
 
-  /** Tasks whose handlers run here now. */
-  get busy(): number {
-    return this.running.size;
-  }
-
   start(): void {
     if (!this.stopped || this.options.concurrency <= 0) return;
     this.stopped = false;
@@ -80,11 +75,6 @@ export class WorkerPool {
     this.unsubscribe = null;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
-  }
-
-  /** Ids of the tasks running here. */
-  runningIds(): string[] {
-    return [...this.running];
   }
 
   /** Claims as many tasks as there are free slots; coalesces concurrent wake-ups. */
