@@ -200,6 +200,13 @@ export function memoryStore(): TaskStore {
       return count;
     },
 
+    async countStored(owner: string | null): Promise<number> {
+      open();
+      let count = 0;
+      for (const t of tasks.values()) if (t.owner === owner) count++;
+      return count;
+    },
+
     async secret(): Promise<Buffer> {
       open();
       secret ??= randomBytes(32);

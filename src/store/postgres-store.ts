@@ -283,6 +283,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return owner === null ? count(sweeps.countActiveAnonymous, []) : count(sweeps.countActive, [owner]);
     },
 
+    async countStored(owner: string | null): Promise<number> {
+      return owner === null ? count(sweeps.countStoredAnonymous, []) : count(sweeps.countStored, [owner]);
+    },
+
     async secret(): Promise<Buffer> {
       await ready();
       if (secret === null) {

@@ -181,6 +181,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       return sweeps.countActive.get(owner)?.n ?? 0;
     },
 
+    async countStored(owner: string | null): Promise<number> {
+      return sweeps.countStored.get(owner)?.n ?? 0;
+    },
+
     async secret(): Promise<Buffer> {
       if (!db.open) throw new TypeError("The database connection is not open");
       // Never changes once written, so one read per store is enough.

@@ -97,6 +97,12 @@ export interface TaskStore {
   /** Number of non-terminal tasks of an owner (per-owner concurrency limits). */
   countActive(owner: string | null): Promise<number>;
 
+  /**
+   * Number of tasks of an owner still stored, in any status (per-owner storage limits): expired
+   * tasks count until the sweeper deletes them. Null counts only the tasks without an owner.
+   */
+  countStored(owner: string | null): Promise<number>;
+
   /** A random secret kept with the data (cursor MACs survive restarts), created on first use. */
   secret(): Promise<Buffer>;
 

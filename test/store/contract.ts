@@ -533,6 +533,21 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         expect(await store.countActive("carol")).toBe(0);
       });
 
+      it("T-TTL-7: countStored counts one owner's tasks in every status, expired ones until swept; null counts only tasks without an owner", async () => {
+        for (const status of TASK_STATUSES) await taskIn(status, { owner: "alice", ttlMs: 100 });
+        await taskIn("working", { owner: "bob" });
+        await taskIn("completed", { owner: null });
+        await taskIn("working", { owner: null });
+        expect(await store.countStored("alice")).toBe(TASK_STATUSES.length);
+        expect(await store.countStored("bob")).toBe(1);
+        expect(await store.countStored(null)).toBe(2);
+        expect(await store.countStored("carol")).toBe(0);
+        // Counting ignores the clock (alice's tasks are all past their ttl at T0 + 100): a row
+        // counts until the sweep deletes it, and only terminal ones are deleted.
+        await store.deleteExpired(T0 + 100, 100);
+        expect(await store.countStored("alice")).toBe(ACTIVE_STATUSES.length);
+      });
+
       it("a task leaves the active set when it reaches a terminal status", async () => {
         const task = await taskIn("working");
         await store.transition(task.id, allowedSources("cancelled"), "cancelled", { now: T0 + 1 });

@@ -15,6 +15,9 @@ export interface SweepStatements {
   /** ($1 owner) — and the `Anonymous` variant with no parameter. */
   countActive: Statement;
   countActiveAnonymous: Statement;
+  /** ($1 owner): tasks of the owner in any status — and the `Anonymous` variant with no parameter. */
+  countStored: Statement;
+  countStoredAnonymous: Statement;
 }
 
 export function sweepStatements(t: Tables): SweepStatements {
@@ -49,5 +52,8 @@ export function sweepStatements(t: Tables): SweepStatements {
       "count_active_anonymous",
       `SELECT count(*) AS n FROM ${t.tasks} WHERE owner IS NULL AND status IN ${ACTIVE_SQL}`,
     ),
+    // Both use tasks_owner_created (index-only when the visibility map allows).
+    countStored: statement("count_stored", `SELECT count(*) AS n FROM ${t.tasks} WHERE owner = $1`),
+    countStoredAnonymous: statement("count_stored_anonymous", `SELECT count(*) AS n FROM ${t.tasks} WHERE owner IS NULL`),
   };
 }

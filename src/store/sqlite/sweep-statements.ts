@@ -8,6 +8,7 @@ export interface SweepStatements {
   deleteExpired: (now: number, limit: number) => number;
   activeTasks: Statement<[number], TaskRow>;
   countActive: Statement<[string | null], { n: number }>;
+  countStored: Statement<[string | null], { n: number }>;
 }
 
 export function prepareSweepStatements(db: Database): SweepStatements {
@@ -44,5 +45,9 @@ export function prepareSweepStatements(db: Database): SweepStatements {
 
     countActive: db.prepare<[string | null], { n: number }>(`
       SELECT count(*) AS n FROM tasks WHERE owner IS ? AND status IN ${ACTIVE_SQL}`),
+
+    // Counted on tasks_owner_created alone (it covers the query): no table row is read.
+    countStored: db.prepare<[string | null], { n: number }>(`
+      SELECT count(*) AS n FROM tasks WHERE owner IS ?`),
   };
 }
