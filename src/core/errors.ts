@@ -14,6 +14,13 @@ export const RpcCode = {
    * JSON-RPC reserves, so it cannot be mistaken for a lookup failure (-32602).
    */
   TaskCancelled: -32800,
+  /**
+   * A caller over a rate limit (T-SEC-4), in the range JSON-RPC leaves to implementations
+   * (-32000..-32099; the SDK holds -32000, -32001 and -32042); 29 after HTTP 429. Not -32602,
+   * which would tell the client its id is wrong, nor -32603, which would say the server broke:
+   * a code of its own lets a client back off for `data.retryAfterMs` and try again.
+   */
+  RateLimited: -32029,
 } as const;
 
 export type TaskErrorKind =
@@ -26,6 +33,7 @@ export type TaskErrorKind =
   | "augmentation_required"
   | "cancelled"
   | "internal"
+  | "rate_limited"
   | "protocol";
 
 const CODE_OF: Record<TaskErrorKind, number> = {
@@ -38,6 +46,7 @@ const CODE_OF: Record<TaskErrorKind, number> = {
   augmentation_required: RpcCode.InvalidRequest, // T-NEW-5, T-ERR-5
   cancelled: RpcCode.TaskCancelled,
   internal: RpcCode.InternalError, // T-ERR-4
+  rate_limited: RpcCode.RateLimited, // T-SEC-4
   protocol: RpcCode.InternalError, // overridden by the carried code
 };
 
@@ -76,6 +85,14 @@ export class TaskError extends Error {
 
   static internal(): TaskError {
     return new TaskError("internal", "Internal error");
+  }
+
+  /**
+   * The caller is over a rate limit (T-SEC-4). `data`: `name` says which (README "Limits and
+   * defaults"), `limit` its allowance, `retryAfterMs` how long until the same request can succeed.
+   */
+  static rateLimited(name: string, limit: number, retryAfterMs: number): TaskError {
+    return new TaskError("rate_limited", `Rate limit exceeded (${name}): retry in ${retryAfterMs} ms`, { data: { name, limit, retryAfterMs } });
   }
 
   /** A JSON-RPC error a handler chose to end with; replayed verbatim by `tasks/result` (T-RES-4). */

@@ -1,0 +1,29 @@
+/**
+ * Who is calling: what a binding (an MCP session's handlers, the HTTP plain-JSON path, the web
+ * view) knows of the requestor, handed to the engine with every task operation. The owner decides
+ * what the caller may reach; the peer only feeds rate limits and the audit log (T-SEC-4, T-SEC-5).
+ */
+export interface Caller {
+  /**
+   * The owner key tasks are bound to: from the authorization context (T-SEC-1), or `session:…`
+   * under session binding; null when bound to nobody (T-SEC-2).
+   */
+  owner: string | null;
+  /**
+   * The network peer: the HTTP remote address (the proxy's client address when a proxy is
+   * trusted), "stdio" for stdio. Absent when the transport has no such notion (in-memory).
+   */
+  peer?: string;
+}
+
+/** A caller with no identity and no address: a library caller or a transport without either. */
+export const ANONYMOUS_CALLER: Caller = { owner: null };
+
+/**
+ * The key a caller's allowances are counted under: its owner, or for a caller bound to nobody its
+ * address (every anonymous caller shares the null owner, so counting by owner would let one of
+ * them starve all the others).
+ */
+export function allowanceKey(caller: Caller): string {
+  return caller.owner !== null ? `owner:${caller.owner}` : `anonymous:${caller.peer ?? "-"}`;
+}

@@ -1,0 +1,81 @@
+import { allowanceKey, type Caller } from "../core/caller.js";
+import { TaskError } from "../core/errors.js";
+import type { EngineObserver, LimitName } from "./engine-observer.js";
+import { DEFAULT_FAILED_LOOKUP_LIMIT, FailedLookupGuard, type FailedLookupLimit } from "./failed-lookup-guard.js";
+import type { Logger } from "./logger.js";
+import { RateLimiter, type RateLimit } from "./rate-limiter.js";
+
+/** Task operations per owner (anonymous callers: per address): 100/s sustained, bursts of 200. */
+export const DEFAULT_OPERATION_RATE: RateLimit = { perSecond: 100, burst: 200 };
+
+/** The per-caller limits of T-SEC-4, each on by default, each switched off with "off". */
+export interface CallerLimitOptions {
+  /** Task operations (create, get, result, list, cancel) per caller. Default {@link DEFAULT_OPERATION_RATE}. */
+  operationRate?: RateLimit | "off";
+  /** Failed lookups per owner and per address, then a cool-down. Default {@link DEFAULT_FAILED_LOOKUP_LIMIT}. */
+  failedLookups?: Partial<FailedLookupLimit> | "off";
+}
+
+/** A task operation being attempted: who, which JSON-RPC method, on which task (when it names one). */
+export interface Attempt {
+  caller: Caller;
+  method: string;
+  taskId?: unknown;
+}
+
+/**
+ * The engine's per-caller limits (T-SEC-4): a token bucket of task operations, and the failed
+ * lookup guard against id enumeration. A refusal is a `rate_limited` TaskError (-32029 with
+ * `retryAfterMs`), counted in the metrics each time and audit-logged once per episode (the first
+ * refusal after an allowed operation, the start of a cool-down): a client hammering a closed door
+ * would otherwise flood the log it is meant to be found in.
+ */
+export class CallerLimits {
+  private readonly operations: RateLimiter | null;
+  private readonly operationRate: number;
+  private readonly lookups: FailedLookupGuard | null;
+
+  constructor(
+    options: CallerLimitOptions,
+    private readonly deps: { now: () => number; observer: EngineObserver; logger: Logger },
+  ) {
+    const rate = options.operationRate ?? DEFAULT_OPERATION_RATE;
+    this.operations = rate === "off" ? null : new RateLimiter(rate, deps.now);
+    this.operationRate = rate === "off" ? 0 : rate.perSecond;
+    const lookups = options.failedLookups ?? {};
+    this.lookups = lookups === "off" ? null : new FailedLookupGuard({ ...DEFAULT_FAILED_LOOKUP_LIMIT, ...lookups }, deps.now);
+  }
+
+  /** @throws TaskError rate_limited when the caller is over its operation rate. */
+  admit(attempt: Attempt): void {
+    const decision = this.operations?.take(allowanceKey(attempt.caller));
+    if (decision && !decision.allowed) this.refuse("task_operations", this.operationRate, decision.retryAfterMs, decision.first, attempt);
+  }
+
+  /** @throws TaskError rate_limited while the caller is cooling down after too many failed lookups. */
+  admitLookup(attempt: Attempt): void {
+    const block = this.lookups?.check(attempt.caller);
+    if (block) this.refuse("failed_lookups", block.limit, block.retryAfterMs, false, attempt);
+  }
+
+  /**
+   * Counts a failed lookup.
+   * @throws TaskError rate_limited when this one went over the allowance (its cool-down starts now).
+   */
+  lookupFailed(attempt: Attempt): void {
+    const block = this.lookups?.fail(attempt.caller);
+    if (block) this.refuse("failed_lookups", block.limit, block.retryAfterMs, true, attempt);
+  }
+
+  private refuse(limit: LimitName, allowance: number, retryAfterMs: number, audit: boolean, attempt: Attempt): never {
+    this.deps.observer.limitRejected(limit);
+    if (audit) {
+      const { caller, method, taskId } = attempt;
+      this.deps.logger.warn(
+        { audit: "limit_hit", limit, owner: caller.owner, peer: caller.peer ?? null, method, taskId: typeof taskId === "string" ? taskId : null, retryAfterMs },
+        `limit hit: ${limit}`,
+      );
+    }
+    throw TaskError.rateLimited(limit, allowance, retryAfterMs);
+  }
+}
