@@ -19,6 +19,7 @@ import {
 } from "./postgres/rows.js";
 import { migrate } from "./postgres/schema.js";
 import { tablesOf, type Statement } from "./postgres/sql.js";
+import { boundText } from "./postgres/text-values.js";
 import { sweepStatements } from "./postgres/sweep-statements.js";
 import { taskStatements } from "./postgres/task-statements.js";
 import { viewStatements } from "./postgres/view-statements.js";
@@ -132,7 +133,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
 
   const run = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<pg.QueryResult<R>> => {
     await ready();
-    return pool.query<R>({ name: query.name, text: query.text, values });
+    return pool.query<R>({ name: query.name, text: query.text, values: boundText(values) });
   };
   const rows = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<R[]> =>
     (await run<R>(query, values)).rows;
@@ -187,14 +188,14 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       if (n === 0) return [];
       const query = views.search(filter, after, n);
       await ready();
-      return (await pool.query<TaskRow>(query.text, query.values)).rows.map(taskFromRow);
+      return (await pool.query<TaskRow>(query.text, boundText(query.values))).rows.map(taskFromRow);
     },
 
     async countByStatus(filter: TaskFilter): Promise<Record<TaskStatus, number>> {
       const query = views.countByStatus(filter);
       await ready();
       const counts = zeroStatusCounts();
-      for (const row of (await pool.query<{ status: TaskStatus; n: number }>(query.text, query.values)).rows) counts[row.status] = row.n;
+      for (const row of (await pool.query<{ status: TaskStatus; n: number }>(query.text, boundText(query.values))).rows) counts[row.status] = row.n;
       return counts;
     },
 

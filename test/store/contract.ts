@@ -140,6 +140,12 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         expect(await store.get(anonymous.id, { owner: "alice" })).toBeNull();
       });
 
+      it("T-ERR-1: returns null, not an error, for an id containing U+0000 (PostgreSQL text cannot hold it)", async () => {
+        const task = await taskIn("working", { owner: "alice" });
+        expect(await store.get(`${task.id}\u0000`, { owner: "alice" })).toBeNull();
+        expect(await store.get("\u0000", { any: true })).toBeNull();
+      });
+
       it("scope { any: true } sees tasks of every owner", async () => {
         const owned = await taskIn("working", { owner: "alice" });
         const anonymous = await taskIn("working", { owner: null });
@@ -263,6 +269,13 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         });
         expect(failed?.statusMessage).toBe("Tool reported isError");
         expect((await store.get(task.id, { any: true }))?.statusMessage).toBe("Tool reported isError");
+      });
+
+      it("T-LIFE-4: stores a statusMessage containing U+0000 (PostgreSQL: U+FFFD in its place) instead of failing the transition", async () => {
+        const task = await taskIn("working");
+        const failed = await store.transition(task.id, allowedSources("failed"), "failed", { now: T0 + 1, statusMessage: "bad\u0000byte", outcome: RESULT });
+        expect(failed?.status).toBe("failed");
+        expect(["bad\u0000byte", "bad\ufffdbyte"]).toContain((await store.get(task.id, { any: true }))?.statusMessage);
       });
     });
 
