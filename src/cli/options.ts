@@ -8,6 +8,13 @@ export function nonNegativeInt(value: string): number {
   return n;
 }
 
+/** Parses a limit option: a whole number of at least 1 (a limit of 0 would refuse everything). */
+export function positiveInt(value: string): number {
+  const n = nonNegativeInt(value);
+  if (n === 0) throw new InvalidArgumentError("expected an integer of at least 1");
+  return n;
+}
+
 /** A ttl option: milliseconds, or "unlimited". */
 export function ttlMs(value: string): number | null {
   if (value === "unlimited") return null;

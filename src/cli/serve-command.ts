@@ -13,9 +13,10 @@ import { createLogger } from "./logger.js";
 import { loadToolsModule } from "./load-tools.js";
 import { httpUrl, jwtAuthFrom, scopeList, type JwtFlags } from "./jwt-options.js";
 import { nonNegativeInt, port, ttlMs } from "./options.js";
+import { maxActiveTasksOption, maxQueuedInputsOption, maxResultBytesOption, maxStoredTasksOption, type RunLimitFlags, type TaskLimitFlags } from "./limit-options.js";
 import { redactFields } from "./web-options.js";
 
-interface ServeOptions extends JwtFlags {
+interface ServeOptions extends JwtFlags, TaskLimitFlags, RunLimitFlags {
   port: number;
   host: string;
   store: string;
@@ -55,6 +56,10 @@ export function serveCommand(): Command {
     .option("--default-ttl <ms>", 'ttl for tasks that request none, or "unlimited"', ttlMs, 3_600_000)
     .option("--max-ttl <ms>", 'cap on requested ttls, or "unlimited"', ttlMs, 86_400_000)
     .option("--poll-interval <ms>", "pollInterval suggested to requestors", nonNegativeInt, 1000)
+    .addOption(maxActiveTasksOption())
+    .addOption(maxStoredTasksOption())
+    .addOption(maxQueuedInputsOption())
+    .addOption(maxResultBytesOption())
     .option("--workers <n>", "cluster (postgres store): handlers this node runs at once; 0 = pure front node", nonNegativeInt, 8)
     .option("--lease-ms <ms>", "cluster: how long a worker's claim on a task lasts without renewal", nonNegativeInt, 30_000)
     .option("--no-tasks", "switch task support off (params.task is then ignored)")
@@ -86,6 +91,10 @@ async function serve(opts: ServeOptions): Promise<void> {
     tasks: opts.tasks,
     ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
     pollIntervalMs: opts.pollInterval,
+    maxActivePerOwner: opts.maxActiveTasks,
+    maxStoredPerOwner: opts.maxStoredTasks,
+    maxQueuedInputs: opts.maxQueuedInputs,
+    maxResultBytes: opts.maxResultBytes,
   });
   if (opts.demo) registerDemoTools(app);
   if (opts.tools) await loadToolsModule(app, opts.tools);

@@ -6,9 +6,10 @@ import { createTaskServer } from "../mcp/task-server.js";
 import { openBackend } from "./backend.js";
 import { loadToolsModule } from "./load-tools.js";
 import { createLogger } from "./logger.js";
+import { maxQueuedInputsOption, maxResultBytesOption, type RunLimitFlags } from "./limit-options.js";
 import { nonNegativeInt } from "./options.js";
 
-interface WorkerOptions {
+interface WorkerOptions extends RunLimitFlags {
   store: string;
   concurrency: number;
   leaseMs: number;
@@ -28,6 +29,8 @@ export function workerCommand(): Command {
     .requiredOption("--store <spec>", "the cluster's store: postgres://…[?schema=NAME]")
     .option("--concurrency <n>", "handlers run at once", nonNegativeInt, 8)
     .option("--lease-ms <ms>", "how long a claim lasts without renewal", nonNegativeInt, 30_000)
+    .addOption(maxQueuedInputsOption())
+    .addOption(maxResultBytesOption())
     .option("--demo", "run the demo tools")
     .option("--tools <module>", "load tools from a module exporting default (app) => void")
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
@@ -49,6 +52,8 @@ async function work(opts: WorkerOptions): Promise<void> {
     bus: backend.bus,
     logger,
     cluster: { workerId, concurrency: opts.concurrency, leaseMs: opts.leaseMs },
+    maxQueuedInputs: opts.maxQueuedInputs,
+    maxResultBytes: opts.maxResultBytes,
   });
   if (opts.demo) registerDemoTools(app);
   if (opts.tools) await loadToolsModule(app, opts.tools);

@@ -34,6 +34,7 @@ export type TaskErrorKind =
   | "cancelled"
   | "internal"
   | "rate_limited"
+  | "limit_exceeded"
   | "protocol";
 
 const CODE_OF: Record<TaskErrorKind, number> = {
@@ -47,6 +48,8 @@ const CODE_OF: Record<TaskErrorKind, number> = {
   cancelled: RpcCode.TaskCancelled,
   internal: RpcCode.InternalError, // T-ERR-4
   rate_limited: RpcCode.RateLimited, // T-SEC-4
+  // T-TTL-7: a refused request is refused as a whole; none of its params is wrong (not -32602).
+  limit_exceeded: RpcCode.InvalidRequest,
   protocol: RpcCode.InternalError, // overridden by the carried code
 };
 
@@ -93,6 +96,18 @@ export class TaskError extends Error {
    */
   static rateLimited(name: string, limit: number, retryAfterMs: number): TaskError {
     return new TaskError("rate_limited", `Rate limit exceeded (${name}): retry in ${retryAfterMs} ms`, { data: { name, limit, retryAfterMs } });
+  }
+
+  /**
+   * A quota was hit (README "Limits and defaults"). `data` names the limit and its value, so a
+   * client can tell which one without parsing the message. `code` is for the limits a handler hits
+   * while running, whose error ends up as the task's outcome rather than a refused request.
+   */
+  static limitExceeded(name: string, limit: number, message: string, extra: { code?: number; data?: Record<string, unknown> } = {}): TaskError {
+    return new TaskError("limit_exceeded", message, {
+      ...(extra.code !== undefined && { code: extra.code }),
+      data: { limit, name, ...extra.data },
+    });
   }
 
   /** A JSON-RPC error a handler chose to end with; replayed verbatim by `tasks/result` (T-RES-4). */

@@ -38,6 +38,12 @@ export interface TaskServerOptions {
   pageSize?: number;
   /** Non-terminal tasks per owner; default 100. */
   maxActivePerOwner?: number;
+  /** Stored tasks per owner, any status, until swept; default 10,000 (tasks without an owner share one allowance). */
+  maxStoredPerOwner?: number;
+  /** Unanswered input requests (elicit/sample) one task may have queued; default 16. */
+  maxQueuedInputs?: number;
+  /** Largest task result or error kept, as JSON bytes; default 4 MiB (over it the task fails). */
+  maxResultBytes?: number;
   /** Sweep interval for expired tasks (ms); default 1000. */
   sweepIntervalMs?: number;
   /** Clock, for tests. */
@@ -83,6 +89,9 @@ export class TaskServer {
       pollIntervalMs: this.config.pollIntervalMs,
       pageSize: this.config.pageSize,
       maxActivePerOwner: this.config.maxActivePerOwner,
+      ...(options.maxStoredPerOwner !== undefined && { maxStoredPerOwner: options.maxStoredPerOwner }),
+      ...(options.maxQueuedInputs !== undefined && { maxQueuedInputs: options.maxQueuedInputs }),
+      ...(options.maxResultBytes !== undefined && { maxResultBytes: options.maxResultBytes }),
       ...(options.sweepIntervalMs !== undefined && { sweepIntervalMs: options.sweepIntervalMs }),
       ...(options.now !== undefined && { now: options.now }),
       // A worker claims only tasks of tools it has (read at each claim: tools register later).

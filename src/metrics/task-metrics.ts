@@ -67,7 +67,7 @@ export class TaskMetrics implements EngineObserver {
 
   private readonly rejections = new Counter({
     name: `${METRIC_PREFIX}limit_rejections_total`,
-    help: "Requests refused by a limit: active_tasks (per owner), argument_bytes, body_bytes; task_operations and failed_lookups (per owner or address, T-SEC-4).",
+    help: "Refusals by a limit: active_tasks and stored_tasks (per owner), queued_inputs (per task), result_bytes, argument_bytes, body_bytes; task_operations and failed_lookups (per owner or address, T-SEC-4).",
     labelNames: ["limit"] as const,
     registers: [this.registry],
   });

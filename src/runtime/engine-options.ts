@@ -22,6 +22,15 @@ export interface EngineOptions {
   pageSize?: number;
   /** Non-terminal tasks one owner may have at once (T-TTL-7). Default 100. */
   maxActivePerOwner?: number;
+  /**
+   * Tasks one owner may have stored, in any status, until swept (T-TTL-7). Default 10,000. Tasks
+   * without an owner (no authentication) share one allowance.
+   */
+  maxStoredPerOwner?: number;
+  /** Unanswered input requests one task may have queued at once; one more rejects inside the handler. Default 16. */
+  maxQueuedInputs?: number;
+  /** Largest result or error a task may end with, as JSON bytes; over it the task fails instead. Default 4 MiB. */
+  maxResultBytes?: number;
   /** How often expired tasks are failed and swept (T-TTL-7). Default 1000 ms. */
   sweepIntervalMs?: number;
   /** Rows handled per sweep statement. Default 500. */

@@ -13,6 +13,13 @@ import { silentLogger, type Logger } from "./logger.js";
 import { recoverInterruptedTasks } from "./recovery.js";
 import { Sweeper } from "./sweeper.js";
 import { LeaseReaper } from "./lease-reaper.js";
+import {
+  DEFAULT_MAX_ACTIVE_PER_OWNER,
+  DEFAULT_MAX_QUEUED_INPUTS,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_STORED_PER_OWNER,
+  reportLimitHit,
+} from "./quotas.js";
 import { WorkerPool } from "./worker-pool.js";
 import { TaskExecution } from "./task-execution.js";
 import { statusEvent } from "../events/task-event.js";
@@ -54,6 +61,7 @@ export class TaskEngine {
   readonly pollIntervalMs: number | null;
   private readonly pageSize: number;
   private readonly maxActivePerOwner: number;
+  private readonly maxStoredPerOwner: number;
   private readonly backstopMs: number;
   private readonly now: () => number;
   private readonly execution: TaskExecution;
@@ -80,7 +88,8 @@ export class TaskEngine {
     this.ttlPolicy = { ...DEFAULT_TTL_POLICY, ...options.ttl };
     this.pollIntervalMs = options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs;
     this.pageSize = options.pageSize ?? 50;
-    this.maxActivePerOwner = options.maxActivePerOwner ?? 100;
+    this.maxActivePerOwner = options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER;
+    this.maxStoredPerOwner = options.maxStoredPerOwner ?? DEFAULT_MAX_STORED_PER_OWNER;
     this.backstopMs = options.backstopMs ?? 30_000;
     this.now = options.now ?? Date.now;
     this.execution = new TaskExecution({
@@ -89,6 +98,9 @@ export class TaskEngine {
       runner: options.runner,
       logger: this.logger,
       now: this.now,
+      observer: this.observer,
+      maxQueuedInputs: options.maxQueuedInputs ?? DEFAULT_MAX_QUEUED_INPUTS,
+      maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
     });
     this.sweeper = new Sweeper({
       store: this.store,
@@ -177,13 +189,20 @@ export class TaskEngine {
   async create(input: CreateTaskInput): Promise<TaskRecord> {
     this.assertOpen();
     const ttlMs = resolveTtl(input.ttl, this.ttlPolicy);
-    const active = await this.store.countActive(input.owner);
+    // Tasks without an owner share one allowance of each: without authentication the server cannot
+    // tell requestors apart, and exempting them would leave the store unbounded.
+    const [active, stored] = await Promise.all([this.store.countActive(input.owner), this.store.countStored(input.owner)]);
     if (active >= this.maxActivePerOwner) {
-      this.observer.limitRejected("active_tasks");
-      throw new TaskError("augmentation_required", `Too many active tasks: at most ${this.maxActivePerOwner} per requestor`, {
-        code: -32600,
-        data: { limit: this.maxActivePerOwner },
-      });
+      reportLimitHit(this.observer, this.logger, { limit: "active_tasks", owner: input.owner });
+      throw TaskError.limitExceeded("active_tasks", this.maxActivePerOwner, `Too many active tasks: at most ${this.maxActivePerOwner} per requestor`);
+    }
+    if (stored >= this.maxStoredPerOwner) {
+      reportLimitHit(this.observer, this.logger, { limit: "stored_tasks", owner: input.owner });
+      throw TaskError.limitExceeded(
+        "stored_tasks",
+        this.maxStoredPerOwner,
+        `Too many stored tasks: at most ${this.maxStoredPerOwner} per requestor, finished ones included until their ttl runs out`,
+      );
     }
     const task = await this.store.create({
       id: newTaskId(),

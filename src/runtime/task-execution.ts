@@ -4,7 +4,9 @@ import { ACTIVE_STATUSES } from "../core/task-status.js";
 import type { RpcErrorShape, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
+import type { EngineObserver } from "./engine-observer.js";
 import type { Logger } from "./logger.js";
+import { reportLimitHit } from "./quotas.js";
 import type { TaskContext, TaskRunner } from "./task-context.js";
 import { statusEvent } from "../events/task-event.js";
 
@@ -14,6 +16,11 @@ interface ExecutionDeps {
   runner: TaskRunner;
   logger: Logger;
   now: () => number;
+  observer: EngineObserver;
+  /** Unanswered input requests one run of a handler may have out at once. */
+  maxQueuedInputs: number;
+  /** Largest outcome (result or error) stored, in serialized JSON bytes. */
+  maxResultBytes: number;
 }
 
 /** Why a running handler's signal was aborted; the reason is visible to the handler. */
@@ -88,6 +95,12 @@ export class TaskExecution {
       status = "failed";
       statusMessage = rpcError.message;
     }
+    const refused = this.refuseOutcome(task, outcome);
+    if (refused) {
+      outcome = { kind: "error", error: refused };
+      status = "failed";
+      statusMessage = refused.message;
+    }
     try {
       const updated = await store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: now() });
       if (updated) {
@@ -103,6 +116,32 @@ export class TaskExecution {
     this.finish(task.id, stopListening);
   }
 
+  /**
+   * The error stored instead of an outcome the store must not hold: one larger than
+   * `maxResultBytes` (never written, so one handler cannot fill the store or every reader's
+   * memory), or one that is not JSON at all. Null when the outcome may be stored as it is.
+   */
+  private refuseOutcome(task: TaskRecord, outcome: TaskOutcome): RpcErrorShape | null {
+    const { logger, observer, maxResultBytes } = this.deps;
+    let bytes: number;
+    try {
+      const json = JSON.stringify(outcome.kind === "result" ? outcome.value : outcome.error) as string | undefined;
+      bytes = json === undefined ? 0 : Buffer.byteLength(json);
+    } catch (error) {
+      logger.error({ taskId: task.id, err: error }, "task outcome is not serializable as JSON");
+      return { code: RpcCode.InternalError, message: "Internal error" };
+    }
+    if (bytes <= maxResultBytes) return null;
+    reportLimitHit(observer, logger, { limit: "result_bytes", owner: task.owner, taskId: task.id });
+    // -32603: the requestor's request was fine; the server could not produce an answer it may keep.
+    return toStoredError(
+      TaskError.limitExceeded("result_bytes", maxResultBytes, `Result exceeds ${maxResultBytes} bytes`, {
+        code: RpcCode.InternalError,
+        data: { bytes },
+      }),
+    );
+  }
+
   private finish(taskId: string, stopListening: () => void): void {
     stopListening();
     this.running.delete(taskId);
@@ -110,6 +149,10 @@ export class TaskExecution {
 
   private context(task: TaskRecord, signal: AbortSignal): TaskContext {
     const { store, bus, logger, now } = this.deps;
+    // One run of a handler is the only writer of its task's queue (a re-run supersedes what an
+    // earlier run left), so its own count is the task's pending count: no store query, and no race
+    // between concurrent requests of one handler.
+    const queued = { count: 0 };
     return {
       taskId: task.id,
       signal,
@@ -134,16 +177,30 @@ export class TaskExecution {
       accepts(method) {
         return task.origin.accepts.includes(method);
       },
-      request: (method, params) => this.requestInput(task, signal, method, params),
+      request: (method, params) => this.requestInput(task, signal, queued, method, params),
     };
   }
 
-  private async requestInput(task: TaskRecord, signal: AbortSignal, method: string, params: unknown): Promise<unknown> {
-    const { store, bus, now } = this.deps;
+  private async requestInput(
+    task: TaskRecord,
+    signal: AbortSignal,
+    queued: { count: number },
+    method: string,
+    params: unknown,
+  ): Promise<unknown> {
+    const { store, bus, now, logger, observer, maxQueuedInputs } = this.deps;
     if (!task.origin.accepts.includes(method)) {
       throw new TaskError("method_not_found", `The requestor cannot answer ${method}: it did not declare that capability`);
     }
     signal.throwIfAborted();
+    if (queued.count >= maxQueuedInputs) {
+      // Refused before anything is queued: the task and the requests already out are untouched.
+      // -32603 if the handler lets it end the task: the requestor did nothing wrong.
+      reportLimitHit(observer, logger, { limit: "queued_inputs", owner: task.owner, taskId: task.id });
+      throw TaskError.limitExceeded("queued_inputs", maxQueuedInputs, `Too many queued input requests: at most ${maxQueuedInputs} per task`, {
+        code: RpcCode.InternalError,
+      });
+    }
     const inputId = randomUUID();
     // Subscribe before writing, so an answer that lands between the write and the wait is seen.
     let wake: () => void = () => {};
@@ -152,6 +209,8 @@ export class TaskExecution {
     });
     const onAbort = (): void => wake();
     signal.addEventListener("abort", onAbort);
+    // Counted from here (no await since the check) until this request is answered or abandoned.
+    queued.count++;
     try {
       await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() });
       // T-INPUT-1: waiting on the requestor → input_required (a no-op when already there).
@@ -173,6 +232,7 @@ export class TaskExecution {
         await waiting;
       }
     } finally {
+      queued.count--;
       stop();
       signal.removeEventListener("abort", onAbort);
     }

@@ -59,6 +59,10 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
       "--default-ttl <ms>",
       "--max-ttl <ms>",
       "--poll-interval <ms>",
+      "--max-active-tasks <n>",
+      "--max-stored-tasks <n>",
+      "--max-queued-inputs <n>",
+      "--max-result-bytes <n>",
       "--tools <module>",
       "--no-tasks",
       "--log-level <level>",
@@ -86,6 +90,11 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     expect(flat).toMatch(/--host <address> [^-]*\(default: "127\.0\.0\.1"\)/);
     expect(flat).toMatch(/--port <n> [^-]*\(default: 3000, env: PORT\)/);
     expect(flat).toMatch(/--store <spec> .*?\(default: "sqlite:mcp-tasks\.db"\)/);
+    // The documented quota defaults (README "Limits and defaults").
+    expect(flat).toMatch(/--max-active-tasks <n> .*?\(default: 100\)/);
+    expect(flat).toMatch(/--max-stored-tasks <n> .*?\(default: 10000\)/);
+    expect(flat).toMatch(/--max-queued-inputs <n> .*?\(default: 16\)/);
+    expect(flat).toMatch(/--max-result-bytes <n> .*?\(default: 4194304\)/);
 
     const top = await runCli(["--help"]);
     expect(top.code).toBe(0);

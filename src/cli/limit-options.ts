@@ -1,0 +1,49 @@
+/**
+ * The quota flags (README "Limits and defaults"), shared by `serve` and `worker`: the per-owner
+ * limits are checked where tasks are created (a front), the per-run limits where handlers run
+ * (a front with workers, or a worker process).
+ */
+import { Option } from "commander";
+import {
+  DEFAULT_MAX_ACTIVE_PER_OWNER,
+  DEFAULT_MAX_QUEUED_INPUTS,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_STORED_PER_OWNER,
+} from "../runtime/quotas.js";
+import { positiveInt } from "./options.js";
+
+/** Limits on what one requestor may create and keep. */
+export interface TaskLimitFlags {
+  maxActiveTasks: number;
+  maxStoredTasks: number;
+}
+
+/** Limits on one run of a handler. */
+export interface RunLimitFlags {
+  maxQueuedInputs: number;
+  maxResultBytes: number;
+}
+
+export function maxActiveTasksOption(): Option {
+  return new Option("--max-active-tasks <n>", "unfinished tasks one requestor may have at once (else -32600)")
+    .argParser(positiveInt)
+    .default(DEFAULT_MAX_ACTIVE_PER_OWNER);
+}
+
+export function maxStoredTasksOption(): Option {
+  return new Option("--max-stored-tasks <n>", "tasks one requestor may have stored, finished ones included until swept (else -32600)")
+    .argParser(positiveInt)
+    .default(DEFAULT_MAX_STORED_PER_OWNER);
+}
+
+export function maxQueuedInputsOption(): Option {
+  return new Option("--max-queued-inputs <n>", "unanswered elicitation/sampling requests one task may have queued (one more rejects in the tool)")
+    .argParser(positiveInt)
+    .default(DEFAULT_MAX_QUEUED_INPUTS);
+}
+
+export function maxResultBytesOption(): Option {
+  return new Option("--max-result-bytes <n>", "largest task result kept, in JSON bytes (over it the task fails)")
+    .argParser(positiveInt)
+    .default(DEFAULT_MAX_RESULT_BYTES);
+}
