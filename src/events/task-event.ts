@@ -30,9 +30,10 @@ export type TaskEvent =
   | { type: "wake"; taskId: string }
   /**
    * A requestor's JSON-RPC response to a request another node sent (cluster HTTP without sticky
-   * sessions). Routed by `taskId` = "node:<id of the node that sent the request>".
+   * sessions). Routed by `taskId` = "node:<id of the node that sent the request>"; `sessionId` is
+   * the session it was POSTed on, which must be the one the request went to (T-SEC-3).
    */
-  | { type: "reply"; taskId: string; message: unknown };
+  | { type: "reply"; taskId: string; message: unknown; sessionId: string };
 
 /** The status event of a transition, from the record the store returned for it. */
 export function statusEvent(task: TaskRecord, created = false): Extract<TaskEvent, { type: "status" }> {

@@ -119,7 +119,7 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     b.onTask("node:b", (e) => remote.push(e));
     const after = next(b, "t2");
     // Same tick: one batched NOTIFY statement.
-    a.publish({ type: "reply", taskId: "node:b", message: { jsonrpc: "2.0", id: "mcpr.b.0", result: { text: "z".repeat(MAX_NOTIFY_BYTES) } } });
+    a.publish({ type: "reply", taskId: "node:b", sessionId: "s", message: { jsonrpc: "2.0", id: "mcpr.b.0", result: { text: "z".repeat(MAX_NOTIFY_BYTES) } } });
     a.publish({ type: "wake", taskId: "t2" });
     expect(await after).toEqual({ type: "wake", taskId: "t2" });
     expect(remote).toEqual([]);

@@ -8,6 +8,8 @@ const PREFIX = "mcpr.";
 
 interface Pending {
   originalId: RequestId;
+  /** The session the request was sent to: only a response POSTed on it is its answer. */
+  sessionId: string;
   deliver: (message: JSONRPCMessage) => void;
 }
 
@@ -17,6 +19,9 @@ interface Pending {
  * task) is POSTed to whichever node the balancer picks. Outgoing requests therefore get ids that
  * name the node that sent them (`mcpr.<node>.<n>`); a node receiving a response for another node
  * forwards it on the event bus, and the sending node hands it to the SDK with the original id.
+ * A response counts only on the session the request was sent to: ids are guessable (a node's id
+ * shows in every request it sends, then a counter), and another principal's answer must never
+ * reach a task's input request (T-SEC-3).
  */
 export class ReplyRouter {
   readonly nodeId = randomBytes(6).toString("hex");
@@ -29,26 +34,27 @@ export class ReplyRouter {
     private readonly logger: Logger,
   ) {
     this.unsubscribe = bus.onTask(`node:${this.nodeId}`, (event) => {
-      if (event.type === "reply") this.resolveHere(event.message);
+      if (event.type === "reply") this.resolveHere(event.message, event.sessionId);
     });
   }
 
-  /** A transport whose outgoing requests carry routable ids. */
-  wrap(inner: Transport): Transport {
-    return new RoutedTransport(inner, this);
+  /** A transport of session `sessionId` whose outgoing requests carry routable ids. */
+  wrap(inner: Transport, sessionId: string): Transport {
+    return new RoutedTransport(inner, this, sessionId);
   }
 
   /**
-   * Routes a JSON-RPC response whose id this cluster issued; false for any other message (the
-   * caller then handles it as usual).
+   * Routes a JSON-RPC response whose id this cluster issued, POSTed on session `sessionId`; false
+   * for any other message (the caller then handles it as usual). A response from another session
+   * than the request's is dropped.
    */
-  route(message: unknown): boolean {
+  route(message: unknown, sessionId: string): boolean {
     const id = (message as { id?: unknown } | null)?.id;
     if (typeof id !== "string" || !id.startsWith(PREFIX) || !isResponse(message)) return false;
     const node = id.slice(PREFIX.length).split(".")[0];
     if (!node) return false;
-    if (node === this.nodeId) this.resolveHere(message);
-    else this.bus.publish({ type: "reply", taskId: `node:${node}`, message });
+    if (node === this.nodeId) this.resolveHere(message, sessionId);
+    else this.bus.publish({ type: "reply", taskId: `node:${node}`, message, sessionId });
     return true;
   }
 
@@ -58,9 +64,9 @@ export class ReplyRouter {
   }
 
   /** @internal */
-  register(originalId: RequestId, deliver: (message: JSONRPCMessage) => void): string {
+  register(originalId: RequestId, sessionId: string, deliver: (message: JSONRPCMessage) => void): string {
     const routed = `${PREFIX}${this.nodeId}.${(this.seq++).toString(36)}`;
-    this.pending.set(routed, { originalId, deliver });
+    this.pending.set(routed, { originalId, sessionId, deliver });
     return routed;
   }
 
@@ -69,12 +75,17 @@ export class ReplyRouter {
     this.pending.delete(routed);
   }
 
-  private resolveHere(message: unknown): void {
+  private resolveHere(message: unknown, sessionId: string): void {
     const id = (message as { id?: unknown }).id;
     if (typeof id !== "string") return;
     const pending = this.pending.get(id);
     if (!pending) {
       this.logger.debug({ id }, "response to a request no longer pending here; dropped");
+      return;
+    }
+    if (pending.sessionId !== sessionId) {
+      // Kept pending: the session that was asked may still answer.
+      this.logger.warn({ id }, "response to a request of another session; dropped");
       return;
     }
     this.pending.delete(id);
@@ -98,6 +109,7 @@ class RoutedTransport implements Transport {
   constructor(
     private readonly inner: Transport,
     private readonly router: ReplyRouter,
+    private readonly session: string,
   ) {
     inner.onmessage = (message, extra) => this.onmessage?.(message, extra);
     inner.onerror = (error) => this.onerror?.(error);
@@ -127,7 +139,7 @@ class RoutedTransport implements Transport {
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const m = message as { id?: RequestId; method?: string };
     if (m.method !== undefined && m.id !== undefined) {
-      const routed = this.router.register(m.id, (response) => {
+      const routed = this.router.register(m.id, this.session, (response) => {
         this.issued.delete(routed);
         this.onmessage?.(response);
       });

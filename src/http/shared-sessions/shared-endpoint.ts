@@ -63,7 +63,7 @@ export class SharedSessionEndpoint {
       return;
     }
     const messages = Array.isArray(body) ? body : [body];
-    const rest = messages.filter((message) => !this.router.route(message));
+    const rest = messages.filter((message) => !this.router.route(message, header));
     if (rest.length === 0) {
       res.writeHead(202).end();
       return;
@@ -120,7 +120,7 @@ export class SharedSessionEndpoint {
     });
     // The session's standalone stream is the GET stream, fed by the bus (session-stream.ts): this
     // server only carries what belongs on this request's own stream.
-    const server = await this.app.connect(this.router.wrap(transport), sessionId, {
+    const server = await this.app.connect(this.router.wrap(transport, sessionId), sessionId, {
       standaloneStream: false,
       ...(capabilities && { clientCapabilities: capabilities }),
     });
