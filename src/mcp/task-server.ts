@@ -7,6 +7,7 @@ import { localEventBus } from "../events/local-event-bus.js";
 import { TaskMetrics } from "../metrics/task-metrics.js";
 import type { EngineOptions } from "../runtime/engine-options.js";
 import type { Logger } from "../runtime/logger.js";
+import { DEFAULT_MAX_ACTIVE_PER_OWNER } from "../runtime/quotas.js";
 import { TaskEngine } from "../runtime/task-engine.js";
 import { sqliteStore } from "../store/sqlite-store.js";
 import type { TaskStore } from "../store/task-store.js";
@@ -77,7 +78,7 @@ export class TaskServer {
       pollIntervalMs: options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs,
       maxArgumentBytes: options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
       pageSize: options.pageSize ?? 50,
-      maxActivePerOwner: options.maxActivePerOwner ?? 100,
+      maxActivePerOwner: options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER,
     };
     this.engine = new TaskEngine({
       store: this.metrics.instrument(options.store ?? sqliteStore("mcp-tasks.db")),
