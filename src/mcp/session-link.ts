@@ -5,6 +5,13 @@ import type { TaskEvent } from "../events/task-event.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
 import { wireTaskOf, withRelatedTask } from "./wire.js";
 
+/** A `tasks/result` of this session waiting on a task, and whether its caller owns that task. */
+interface OpenResult {
+  owner: string | null;
+  /** Looked up at the first event that would go to this request, then kept. */
+  owned: Promise<boolean> | null;
+}
+
 /**
  * Carries a task's status changes (T-NOTE-1) and progress (T-PROG-1) to one connected session.
  *
@@ -12,9 +19,14 @@ import { wireTaskOf, withRelatedTask } from "./wire.js";
  * else — for the session that created the task — its standalone stream (on Streamable HTTP the
  * GET stream; the original POST stream closed with the CreateTaskResult). A session that neither
  * created the task nor waits on it hears nothing of it.
+ *
+ * A `tasks/result` is tracked before the engine's first read has told whether its caller may see
+ * the task at all (so no event between that read and the wait is missed). Until that request is
+ * refused, another principal's task would have its notifications sent here (T-SEC-3): so when the
+ * session did not create the task, the caller's ownership is checked before anything is sent.
  */
 export class SessionLink {
-  private readonly openResults = new Map<string, Set<RequestId>>();
+  private readonly openResults = new Map<string, Map<RequestId, OpenResult>>();
   private unsubscribe: (() => void) | null = null;
 
   /**
@@ -40,11 +52,11 @@ export class SessionLink {
     this.openResults.clear();
   }
 
-  /** Marks a `tasks/result` request of this session as waiting on `taskId`; returns the undo. */
-  trackResult(taskId: string, requestId: RequestId): () => void {
+  /** Marks a `tasks/result` request of this session, made by `owner`, as waiting on `taskId`; returns the undo. */
+  trackResult(taskId: string, requestId: RequestId, owner: string | null): () => void {
     let set = this.openResults.get(taskId);
-    if (!set) this.openResults.set(taskId, (set = new Set()));
-    set.add(requestId);
+    if (!set) this.openResults.set(taskId, (set = new Map()));
+    set.set(requestId, { owner, owned: null });
     return () => {
       const current = this.openResults.get(taskId);
       current?.delete(requestId);
@@ -63,7 +75,9 @@ export class SessionLink {
     const open = this.openResults.get(event.taskId);
     const mine = this.standalone && event.sessionId === this.connectionId;
     if (!open && !mine) return;
-    let relatedRequestId = open?.values().next().value;
+    const found = this.openRequestFor(event.taskId, event.sessionId);
+    let relatedRequestId = found instanceof Promise ? await found : found;
+    if (relatedRequestId === undefined && !mine) return;
     if (event.type === "progress") {
       if (event.progressToken === null) return;
       // T-PROG-1 with the original token; T-META-1: related-task _meta. Sent at once: progress
@@ -75,7 +89,8 @@ export class SessionLink {
     // Status goes after the waiters: a blocked tasks/result answering matters more than a
     // notification, and the SDK's validation of an outgoing notification costs about a millisecond.
     await new Promise((resolve) => setImmediate(resolve));
-    relatedRequestId = open?.values().next().value;
+    const stillOpen = this.openRequestFor(event.taskId, event.sessionId);
+    relatedRequestId = stillOpen instanceof Promise ? await stillOpen : stillOpen;
     if (isTerminal(event.status) && relatedRequestId !== undefined) {
       // The open tasks/result answers with the outcome itself; only the creator's own stream
       // still gets the status.
@@ -88,6 +103,29 @@ export class SessionLink {
     await this.send({ method: "notifications/tasks/status", params: { ...snapshot } }, relatedRequestId, mine);
   }
 
+
+  /**
+   * The first open `tasks/result` of this session for the task whose caller owns it. Requests on
+   * the session that created the task are its owner's (a session serves one principal), answered
+   * at once; on any other session the store is asked once per request.
+   */
+  private openRequestFor(taskId: string, creatorSession: string | null): RequestId | undefined | Promise<RequestId | undefined> {
+    const open = this.openResults.get(taskId);
+    if (!open) return undefined;
+    if (creatorSession === this.connectionId) return open.keys().next().value;
+    return this.firstOwnedRequest(taskId, open);
+  }
+
+  private async firstOwnedRequest(taskId: string, open: Map<RequestId, OpenResult>): Promise<RequestId | undefined> {
+    for (const [requestId, entry] of open) {
+      entry.owned ??= this.engine.store.get(taskId, { owner: entry.owner }).then(
+        (task) => task !== null,
+        () => false,
+      );
+      if ((await entry.owned) && this.openResults.get(taskId)?.has(requestId)) return requestId;
+    }
+    return undefined;
+  }
 
   private async send(
     notification: { method: string; params: Record<string, unknown> },

@@ -27,7 +27,7 @@ export async function tasksResult(
   const taskId = requireTaskId(params);
   // An unknown, foreign or expired task is refused by awaitResult's first read, with the same
   // "Failed to retrieve task result: …" error (wrapped below) and before anything is delivered.
-  const untrack = link.trackResult(taskId, request.requestId);
+  const untrack = link.trackResult(taskId, request.requestId, owner);
   // Ends the requests this call delivered once it returns: a question still out when the task
   // ends (cancelled, expired, answered elsewhere) is withdrawn with notifications/cancelled
   // instead of lingering on the client.
