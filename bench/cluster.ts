@@ -514,7 +514,8 @@ async function main(): Promise<void> {
   try {
     const front = async (n: number): Promise<URL> => {
       const port = await freePort();
-      startProcess(["serve", ...common, "--port", String(port), "--workers", "0", "--no-web"], `front ${n}`);
+      // --rate-limit off: the bench is one anonymous caller on 127.0.0.1, far over 100 ops/s by design.
+      startProcess(["serve", ...common, "--port", String(port), "--workers", "0", "--no-web", "--rate-limit", "off"], `front ${n}`);
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       await ready(url, `front ${n}`);
       return url;

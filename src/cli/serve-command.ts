@@ -15,8 +15,9 @@ import { httpUrl, jwtAuthFrom, scopeList, type JwtFlags } from "./jwt-options.js
 import { nonNegativeInt, port, ttlMs } from "./options.js";
 import { maxActiveTasksOption, maxQueuedInputsOption, maxResultBytesOption, maxStoredTasksOption, type RunLimitFlags, type TaskLimitFlags } from "./limit-options.js";
 import { redactFields } from "./web-options.js";
+import { callerOptions, callerServerOptions, type CallerFlags } from "./caller-options.js";
 
-interface ServeOptions extends JwtFlags, TaskLimitFlags, RunLimitFlags {
+interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags {
   port: number;
   host: string;
   store: string;
@@ -37,7 +38,7 @@ interface ServeOptions extends JwtFlags, TaskLimitFlags, RunLimitFlags {
 }
 
 export function serveCommand(): Command {
-  return new Command("serve")
+  const command = new Command("serve")
     .description("Serve MCP tools with durable tasks over Streamable HTTP (default) or stdio")
     .addOption(new Option("--port <n>", "HTTP port (0 picks a free one)").env("PORT").argParser(port).default(3000))
     .option("--host <address>", "HTTP bind address", "127.0.0.1")
@@ -67,10 +68,11 @@ export function serveCommand(): Command {
     .option("--no-web", "do not serve the web view of tasks at /tasks")
     .addOption(new Option("--admin-token <token>", "bearer token that opens the web view as admin (all owners' tasks)").env("MCP_TASKS_ADMIN_TOKEN"))
     .option("--redact <fields>", "hide from the web view: comma-separated arguments, results, inputs, or all", redactFields)
-    .addOption(new Option("--metrics-token <token>", "require this bearer token on /metrics (default: /metrics is open)").env("MCP_TASKS_METRICS_TOKEN"))
-    .action(async (opts: ServeOptions) => {
-      await serve(opts);
-    });
+    .addOption(new Option("--metrics-token <token>", "require this bearer token on /metrics (default: /metrics is open)").env("MCP_TASKS_METRICS_TOKEN"));
+  for (const option of callerOptions()) command.addOption(option);
+  return command.action(async (opts: ServeOptions) => {
+    await serve(opts);
+  });
 }
 
 async function serve(opts: ServeOptions): Promise<void> {
@@ -80,6 +82,8 @@ async function serve(opts: ServeOptions): Promise<void> {
   }
   // Before opening anything: a bad auth configuration must fail fast, not serve unauthenticated.
   const jwt = opts.stdio ? null : jwtAuthFrom(opts);
+  const authFlag = opts.stdio ? null : opts.jwtIssuer !== undefined ? "--jwt-issuer" : opts.authTokens !== undefined ? "--auth-tokens" : null;
+  const callers = callerServerOptions(opts, authFlag);
   const backend = openBackend(opts.store, logger);
   const app = createTaskServer({
     name: "mcp-tasks",
@@ -95,6 +99,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     maxStoredPerOwner: opts.maxStoredTasks,
     maxQueuedInputs: opts.maxQueuedInputs,
     maxResultBytes: opts.maxResultBytes,
+    ...callers,
   });
   if (opts.demo) registerDemoTools(app);
   if (opts.tools) await loadToolsModule(app, opts.tools);
@@ -117,7 +122,8 @@ async function serve(opts: ServeOptions): Promise<void> {
 
   if (opts.stdio) {
     const transport = new StdioServerTransport();
-    await app.connect(transport, "stdio");
+    // One session per process: bound to the session, tasks stay with the process that made them.
+    await app.connect(transport, opts.bind === "session" ? `stdio-${randomUUID()}` : "stdio", { peer: "stdio" });
     process.stdin.on("end", () => void stop());
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop());
     logger.info({ store: opts.store, tools: app.toolNames }, "serving MCP over stdio");
@@ -139,6 +145,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     ...(jwt && { protectedResource: jwt.protectedResource }),
     routes,
     ...(opts.metricsToken !== undefined && { metricsToken: opts.metricsToken }),
+    ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
   });
   const web = opts.web ? new URL("/tasks", http.url).href : "off";
   if (opts.web && opts.adminToken === undefined && !verifier) {

@@ -24,6 +24,8 @@ export interface TaskOrigin {
   progressToken: string | number | null;
   /** Request methods the requestor declared it can answer (e.g. "elicitation/create"). */
   accepts: string[];
+  /** The address the task was created from, for the audit lines of what happens to it later (T-SEC-5). */
+  peer?: string;
 }
 
 /** What the runtime hands a store to create a task. Always created in `working` (T-LIFE-1). */

@@ -2,7 +2,8 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { tasksCancel } from "../mcp/handlers/tasks-cancel.js";
 import { tasksGet } from "../mcp/handlers/tasks-get.js";
 import { tasksList } from "../mcp/handlers/tasks-list.js";
-import { ownerFromAuth } from "../mcp/owner.js";
+import { callerOf } from "../mcp/owner.js";
+import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { LooseParams } from "../mcp/request-schemas.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskServer } from "../mcp/task-server.js";
@@ -50,14 +51,14 @@ export async function answerDirect(
   requestId?: string,
 ): Promise<object> {
   const engine = app.engine;
-  const owner = ownerFromAuth(auth);
+  const caller = callerOf(auth, app.config.bind, session.id, currentRequestPeer());
   const params = request.params as LooseParams;
   try {
     let result: object;
-    if (request.method === "tasks/get") result = await tasksGet(engine, params, owner);
-    else if (request.method === "tasks/list") result = await tasksList(engine, params, owner);
-    else if (request.method === "tasks/cancel") result = await tasksCancel(engine, params, owner);
-    else result = await app.createTaskFromCall(params, { owner, sessionId: session.id, capabilities: session.clientCapabilities });
+    if (request.method === "tasks/get") result = await tasksGet(engine, params, caller);
+    else if (request.method === "tasks/list") result = await tasksList(engine, params, caller);
+    else if (request.method === "tasks/cancel") result = await tasksCancel(engine, params, caller);
+    else result = await app.createTaskFromCall(params, { caller, sessionId: session.id, capabilities: session.clientCapabilities });
     return { jsonrpc: "2.0", id: request.id, result };
   } catch (error) {
     const e = error as { code?: unknown; message?: unknown; data?: unknown };

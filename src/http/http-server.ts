@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import { withRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { ScopeRequiredError, type BearerVerifier } from "./bearer-auth.js";
@@ -12,6 +13,7 @@ import { answerDirect, asDirectRequest } from "./direct-task-requests.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
 import { opsRoutes } from "./ops-routes.js";
+import { peerAddress, type TrustProxy } from "./peer-address.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
 import { RouteTable, type HttpRoute } from "./route-table.js";
 import { SessionRegistry } from "./session-registry.js";
@@ -52,6 +54,12 @@ export interface HttpOptions {
    * "shared" when the server runs in cluster mode, else "local".
    */
   sessions?: "local" | "shared";
+  /**
+   * Proxies in front of the server whose `X-Forwarded-For` names the client's address (for rate
+   * limits and the audit log): true for one, a number for a chain. Default false: the header is
+   * ignored, since any client can send one.
+   */
+  trustProxy?: TrustProxy;
 }
 
 export interface HttpHandle {
@@ -71,6 +79,11 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
  * transport (SSE where the request needs a stream, e.g. `tasks/result` delivering input requests).
  */
 export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Promise<HttpHandle> {
+  if (app.config.bind === "session" && options.verifier) {
+    // With authentication tasks are bound to the principal, across its sessions; binding them to
+    // a session as well would break the per-owner quotas and the web view's owner scope.
+    throw new Error('bind: "session" is for deployments without authentication; with a verifier tasks are bound to the principal');
+  }
   await app.start();
   const host = options.host ?? "127.0.0.1";
   const path = options.path ?? "/mcp";
@@ -245,7 +258,8 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     const requestId = requestIdOf(req);
     req.headers[REQUEST_ID_HEADER] = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
-    handle(req, res, requestId).catch((error: unknown) => {
+    // Handlers learn the peer from the request's async context: the SDK hands them headers only.
+    withRequestPeer(peerAddress(req, options.trustProxy), () => handle(req, res, requestId)).catch((error: unknown) => {
       logger.error({ err: error, requestId, method: req.method, path: req.url?.split("?")[0] }, "HTTP request failed");
       if (!res.headersSent) sendRpcError(res, 500, -32603, "Internal error");
       else res.end();

@@ -13,6 +13,7 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { ANONYMOUS_CALLER } from "../core/caller.js";
 import { TaskError } from "../core/errors.js";
 import type { TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
@@ -182,14 +183,14 @@ export class ClientReceiver {
       }) as never);
     };
     // A client has one server: its tasks are bound to nobody (T-SEC-2; ids are unguessable).
-    on("tasks/get", async (params) => ({ ...(await tasksGet(engine, params, null)) }));
-    on("tasks/list", async (params) => tasksList(engine, params, null));
-    on("tasks/cancel", async (params) => ({ ...(await tasksCancel(engine, params, null)) }));
+    on("tasks/get", async (params) => ({ ...(await tasksGet(engine, params, ANONYMOUS_CALLER)) }));
+    on("tasks/list", async (params) => tasksList(engine, params, ANONYMOUS_CALLER));
+    on("tasks/cancel", async (params) => ({ ...(await tasksCancel(engine, params, ANONYMOUS_CALLER)) }));
     on("tasks/result", async (params, extra) => {
       const taskId = requireTaskId(params);
       try {
         // Client-hosted tasks never ask the server anything back: nothing to deliver.
-        const task = await engine.awaitResult(taskId, null, extra.signal, () => Promise.reject(new Error("no input requests here")));
+        const task = await engine.awaitResult(taskId, ANONYMOUS_CALLER, extra.signal, () => Promise.reject(new Error("no input requests here")));
         return resultOf(task);
       } catch (error) {
         throw withOperation("Failed to retrieve task result", error);

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Caller } from "../core/caller.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
 import { tasksCancel } from "./handlers/tasks-cancel.js";
 import { tasksGet } from "./handlers/tasks-get.js";
@@ -7,7 +9,8 @@ import { tasksList } from "./handlers/tasks-list.js";
 import { tasksResult } from "./handlers/tasks-result.js";
 import { toolsCall } from "./handlers/tools-call.js";
 import { toolsList } from "./handlers/tools-list.js";
-import { ownerFromAuth } from "./owner.js";
+import { callerOf } from "./owner.js";
+import { currentRequestPeer } from "./request-peer.js";
 import * as R from "./request-schemas.js";
 import type { SessionContext } from "./session-context.js";
 import { SessionLink } from "./session-link.js";
@@ -31,6 +34,8 @@ export interface SessionServerOptions {
    * stream is served elsewhere (cluster HTTP): see {@link SessionLink}.
    */
   standaloneStream?: boolean;
+  /** The peer of a connection that has one throughout (stdio); HTTP requests carry their own. */
+  peer?: string;
 }
 
 /**
@@ -47,19 +52,20 @@ export function createSessionServer(
   const server = new TaskProtocolServer({ name: config.name, version: config.version }, { capabilities: serverCapabilities(config) });
   const link = new SessionLink(connectionId, server, engine, options.standaloneStream ?? true);
   const session: SessionContext = { server, engine, tools, config, link };
+  const callerFor = (auth: AuthInfo | undefined): Caller => callerOf(auth, config.bind, connectionId, currentRequestPeer() ?? options.peer);
 
   server.setRequestHandler(R.ToolsListRequest, async () => toolsList(session));
   server.setRequestHandler(R.ToolsCallRequest, async (req, extra) =>
-    toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, owner: ownerFromAuth(extra.authInfo) }),
+    toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo) }),
   );
   if (config.tasks) {
-    server.setRequestHandler(R.TasksGetRequest, async (req, extra) => ({ ...(await tasksGet(engine, req.params, ownerFromAuth(extra.authInfo))) }));
-    server.setRequestHandler(R.TasksListRequest, async (req, extra) => tasksList(engine, req.params, ownerFromAuth(extra.authInfo)));
+    server.setRequestHandler(R.TasksGetRequest, async (req, extra) => ({ ...(await tasksGet(engine, req.params, callerFor(extra.authInfo))) }));
+    server.setRequestHandler(R.TasksListRequest, async (req, extra) => tasksList(engine, req.params, callerFor(extra.authInfo)));
     server.setRequestHandler(R.TasksCancelRequest, async (req, extra) => ({
-      ...(await tasksCancel(engine, req.params, ownerFromAuth(extra.authInfo))),
+      ...(await tasksCancel(engine, req.params, callerFor(extra.authInfo))),
     }));
     server.setRequestHandler(R.TasksResultRequest, async (req, extra) =>
-      tasksResult(session, req.params, ownerFromAuth(extra.authInfo), { requestId: extra.requestId, signal: extra.signal }),
+      tasksResult(session, req.params, callerFor(extra.authInfo), { requestId: extra.requestId, signal: extra.signal }),
     );
   }
   link.attach();

@@ -1,4 +1,5 @@
 import type { TtlPolicy } from "../core/ttl-policy.js";
+import type { TaskBinding } from "./owner.js";
 
 /** Resolved configuration of a task server; defaults in {@link resolveConfig}. */
 export interface TaskServerConfig {
@@ -12,6 +13,8 @@ export interface TaskServerConfig {
   maxArgumentBytes: number;
   pageSize: number;
   maxActivePerOwner: number;
+  /** What tasks are bound to without an authorization context (see {@link TaskBinding}). */
+  bind: TaskBinding;
 }
 
 export const DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024;

@@ -11,6 +11,7 @@ import { DEFAULT_MAX_ACTIVE_PER_OWNER } from "../runtime/quotas.js";
 import { TaskEngine } from "../runtime/task-engine.js";
 import { sqliteStore } from "../store/sqlite-store.js";
 import type { TaskStore } from "../store/task-store.js";
+import type { TaskBinding } from "./owner.js";
 import { connectSession } from "./session-server.js";
 import { DEFAULT_MAX_ARGUMENT_BYTES, type TaskServerConfig } from "./task-server-config.js";
 import type { TaskProtocolServer } from "./task-protocol-server.js";
@@ -47,6 +48,24 @@ export interface TaskServerOptions {
   maxResultBytes?: number;
   /** Sweep interval for expired tasks (ms); default 1000. */
   sweepIntervalMs?: number;
+  /**
+   * Task operations (create, get, result, list, cancel) per owner — per address for callers bound
+   * to nobody — as a token bucket; default 100/s, bursts of 200; "off" for none (T-SEC-4).
+   */
+  rateLimit?: EngineOptions["rateLimit"];
+  /**
+   * Failed lookups (unknown, foreign or expired ids, bad cursors) tolerated per owner (default 20)
+   * and per address (100) a minute before a 60 s cool-down; "off" for none (T-SEC-4).
+   */
+  failedLookups?: EngineOptions["failedLookups"];
+  /** Log each request's arguments with its `created` audit line; default false (T-SEC-5). */
+  auditArguments?: boolean;
+  /**
+   * Without authentication, bind tasks to nobody ("owner", the default: any session reaches a task
+   * by id) or to the MCP session that created them ("session": no reconnecting to them). With
+   * authentication tasks are always bound to the principal, and `serveHttp` refuses "session".
+   */
+  bind?: TaskBinding;
   /** Clock, for tests. */
   now?: () => number;
   /**
@@ -79,6 +98,7 @@ export class TaskServer {
       maxArgumentBytes: options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
       pageSize: options.pageSize ?? 50,
       maxActivePerOwner: options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER,
+      bind: options.bind ?? "owner",
     };
     this.engine = new TaskEngine({
       store: this.metrics.instrument(options.store ?? sqliteStore("mcp-tasks.db")),
@@ -94,6 +114,9 @@ export class TaskServer {
       ...(options.maxQueuedInputs !== undefined && { maxQueuedInputs: options.maxQueuedInputs }),
       ...(options.maxResultBytes !== undefined && { maxResultBytes: options.maxResultBytes }),
       ...(options.sweepIntervalMs !== undefined && { sweepIntervalMs: options.sweepIntervalMs }),
+      ...(options.rateLimit !== undefined && { rateLimit: options.rateLimit }),
+      ...(options.failedLookups !== undefined && { failedLookups: options.failedLookups }),
+      ...(options.auditArguments !== undefined && { auditArguments: options.auditArguments }),
       ...(options.now !== undefined && { now: options.now }),
       // A worker claims only tasks of tools it has (read at each claim: tools register later).
       ...(options.cluster !== undefined && { cluster: { names: () => this.toolNames, ...options.cluster } }),
@@ -120,15 +143,18 @@ export class TaskServer {
    * Serves one connection (stdio, in-memory, or a Streamable HTTP session transport).
    * `clientCapabilities` and `standaloneStream: false` are for a server that serves one request
    * of a session initialized elsewhere, whose standalone stream is not this transport's (cluster HTTP).
+   * `peer` names the other end of a connection that is one peer throughout (stdio: "stdio"); on
+   * HTTP each request's address is used instead.
    */
   async connect(
     transport: Transport,
     connectionId?: string,
-    options: { clientCapabilities?: ClientCapabilities; standaloneStream?: boolean } = {},
+    options: { clientCapabilities?: ClientCapabilities; standaloneStream?: boolean; peer?: string } = {},
   ): Promise<TaskProtocolServer> {
     await this.start();
     const server = await connectSession(this.engine, this.tools, this.config, transport, connectionId, {
       ...(options.standaloneStream !== undefined && { standaloneStream: options.standaloneStream }),
+      ...(options.peer !== undefined && { peer: options.peer }),
     });
     if (options.clientCapabilities) server.useClientCapabilities(options.clientCapabilities);
     this.sessions.add(server);

@@ -11,7 +11,7 @@ export const DEFAULT_OPERATION_RATE: RateLimit = { perSecond: 100, burst: 200 };
 /** The per-caller limits of T-SEC-4, each on by default, each switched off with "off". */
 export interface CallerLimitOptions {
   /** Task operations (create, get, result, list, cancel) per caller. Default {@link DEFAULT_OPERATION_RATE}. */
-  operationRate?: RateLimit | "off";
+  rateLimit?: RateLimit | "off";
   /** Failed lookups per owner and per address, then a cool-down. Default {@link DEFAULT_FAILED_LOOKUP_LIMIT}. */
   failedLookups?: Partial<FailedLookupLimit> | "off";
 }
@@ -39,7 +39,7 @@ export class CallerLimits {
     options: CallerLimitOptions,
     private readonly deps: { now: () => number; observer: EngineObserver; logger: Logger },
   ) {
-    const rate = options.operationRate ?? DEFAULT_OPERATION_RATE;
+    const rate = options.rateLimit ?? DEFAULT_OPERATION_RATE;
     this.operations = rate === "off" ? null : new RateLimiter(rate, deps.now);
     this.operationRate = rate === "off" ? 0 : rate.perSecond;
     const lookups = options.failedLookups ?? {};

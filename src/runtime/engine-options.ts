@@ -1,5 +1,6 @@
 import type { TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
+import type { CallerLimitOptions } from "./caller-limits.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineObserver } from "./engine-observer.js";
 import type { Logger } from "./logger.js";
@@ -8,7 +9,7 @@ import type { TaskRunner } from "./task-context.js";
 import type { WorkerPoolOptions } from "./worker-pool.js";
 
 /** Engine configuration. Every default is listed in the README ("Limits and defaults"). */
-export interface EngineOptions {
+export interface EngineOptions extends CallerLimitOptions {
   store: TaskStore;
   bus: EventBus;
   runner: TaskRunner;
@@ -37,7 +38,12 @@ export interface EngineOptions {
   sweepBatch?: number;
   /** Longest a blocked `tasks/result` sleeps without an event before re-reading the store. Default 30 s. */
   backstopMs?: number;
-  /** Clock, for tests of expiry. */
+  /**
+   * Log each request's arguments with its `created` audit line (T-SEC-5). Default false: arguments
+   * may hold what a log must not; the store and the web view (with its redaction) keep them.
+   */
+  auditArguments?: boolean;
+  /** Clock, for tests of expiry and of the rate limits. */
   now?: () => number;
   /**
    * Cluster mode: tasks wait in the store (which must be a lease store, e.g. PostgreSQL) until a

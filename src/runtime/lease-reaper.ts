@@ -3,6 +3,7 @@ import type { EventBus } from "../events/event-bus.js";
 import type { ClusterStore } from "../store/lease-store.js";
 import type { EngineObserver } from "./engine-observer.js";
 import type { Logger } from "./logger.js";
+import { taskAuditFields } from "./task-audit.js";
 
 export interface LeaseReaperOptions {
   /** How often expired leases are looked for. Default 1 s. */
@@ -57,7 +58,7 @@ export class LeaseReaper {
       for (const { task, workerId, attempts } of expired) {
         if (task.retryable && attempts < this.maxAttempts) {
           if (await store.requeue(task.id, workerId, this.maxAttempts, now())) {
-            logger.warn({ audit: "requeued", taskId: task.id, workerId, attempts }, "re-queued a task whose worker was lost");
+            logger.warn({ audit: "requeued", ...taskAuditFields(task), workerId, attempts }, "re-queued a task whose worker was lost");
             this.deps.observer.leaseLost(task, "requeued");
             const again = await store.get(task.id, { any: true });
             if (again) bus.publish(statusEvent(again));
@@ -73,7 +74,7 @@ export class LeaseReaper {
           error: { code: -32603, message },
         });
         if (failed) {
-          logger.warn({ audit: "lease_lost", taskId: task.id, workerId }, "failed a task whose worker was lost");
+          logger.warn({ audit: "lease_lost", ...taskAuditFields(task), workerId }, "failed a task whose worker was lost");
           this.deps.observer.leaseLost(task, "failed");
           bus.publish(statusEvent(failed));
           bus.publish({ type: "cancel", taskId: task.id, reason: "lease_lost" });

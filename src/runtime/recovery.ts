@@ -3,6 +3,7 @@ import type { TaskRecord } from "../core/task.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { Logger } from "./logger.js";
+import { taskAuditFields } from "./task-audit.js";
 import { statusEvent } from "../events/task-event.js";
 
 export const INTERRUPTED_MESSAGE = "The server stopped while this task was running; it was not re-run because its tool is not marked retryable";
@@ -37,7 +38,7 @@ export async function recoverInterruptedTasks(
             ? await store.transition(task.id, ["input_required"], "working", { statusMessage: "Re-run after a server restart", now: now() })
             : task;
         if (resumed) {
-          logger.warn({ audit: "rerun", taskId: task.id }, "re-running a task interrupted by a restart");
+          logger.warn({ audit: "rerun", ...taskAuditFields(task) }, "re-running a task interrupted by a restart");
           rerun.push(resumed);
           changed++;
         }
@@ -50,7 +51,7 @@ export async function recoverInterruptedTasks(
       });
       if (failed) {
         changed++;
-        logger.warn({ audit: "interrupted", taskId: task.id }, "failed a task interrupted by a restart");
+        logger.warn({ audit: "interrupted", ...taskAuditFields(task) }, "failed a task interrupted by a restart");
         bus.publish(statusEvent(failed));
       }
     }

@@ -3,6 +3,7 @@ import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { Logger } from "./logger.js";
 import type { TaskExecution } from "./task-execution.js";
+import { taskAuditFields } from "./task-audit.js";
 import { statusEvent } from "../events/task-event.js";
 
 interface SweeperDeps {
@@ -58,7 +59,7 @@ export class Sweeper {
             now: now(),
           });
           if (!failed) continue;
-          logger.info({ audit: "expired", taskId: task.id, owner: task.owner }, "running task expired");
+          logger.info({ audit: "expired", ...taskAuditFields(task) }, "running task expired");
           bus.publish(statusEvent(failed));
           bus.publish({ type: "cancel", taskId: task.id, reason: "expired" });
           execution.abort(task.id, "expired");

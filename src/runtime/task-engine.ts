@@ -1,4 +1,5 @@
 import { CursorCodec } from "../core/cursor.js";
+import type { Caller } from "../core/caller.js";
 import { TaskError } from "../core/errors.js";
 import { newTaskId } from "../core/task-id.js";
 import { ACTIVE_STATUSES, allowedSources, isTerminal } from "../core/task-status.js";
@@ -10,6 +11,7 @@ import type { TaskStore } from "../store/task-store.js";
 import type { EngineOptions } from "./engine-options.js";
 import { silentObserver, type EngineObserver } from "./engine-observer.js";
 import { silentLogger, type Logger } from "./logger.js";
+import { CallerLimits, type Attempt } from "./caller-limits.js";
 import { recoverInterruptedTasks } from "./recovery.js";
 import { Sweeper } from "./sweeper.js";
 import { LeaseReaper } from "./lease-reaper.js";
@@ -24,9 +26,8 @@ import { WorkerPool } from "./worker-pool.js";
 import { TaskExecution } from "./task-execution.js";
 import { statusEvent } from "../events/task-event.js";
 
-/** What a binding passes to create a task. */
-export interface CreateTaskInput {
-  owner: string | null;
+/** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
+export interface CreateTaskInput extends Caller {
   method: string;
   name: string;
   request: unknown;
@@ -63,6 +64,10 @@ export class TaskEngine {
   private readonly maxActivePerOwner: number;
   private readonly maxStoredPerOwner: number;
   private readonly backstopMs: number;
+  /** Per-caller limits (T-SEC-4): operation rate, failed lookups. */
+  private readonly limits: CallerLimits;
+  /** Log the request's arguments with `created` (off: they may hold what the audit log must not). */
+  private readonly auditArguments: boolean;
   private readonly now: () => number;
   private readonly execution: TaskExecution;
   private readonly sweeper: Sweeper;
@@ -92,6 +97,8 @@ export class TaskEngine {
     this.maxStoredPerOwner = options.maxStoredPerOwner ?? DEFAULT_MAX_STORED_PER_OWNER;
     this.backstopMs = options.backstopMs ?? 30_000;
     this.now = options.now ?? Date.now;
+    this.limits = new CallerLimits(options, { now: this.now, observer: this.observer, logger: this.logger });
+    this.auditArguments = options.auditArguments ?? false;
     this.execution = new TaskExecution({
       store: this.store,
       bus: this.bus,
@@ -188,16 +195,17 @@ export class TaskEngine {
    */
   async create(input: CreateTaskInput): Promise<TaskRecord> {
     this.assertOpen();
+    this.limits.admit({ caller: input, method: input.method });
     const ttlMs = resolveTtl(input.ttl, this.ttlPolicy);
     // Tasks without an owner share one allowance of each: without authentication the server cannot
     // tell requestors apart, and exempting them would leave the store unbounded.
     const [active, stored] = await Promise.all([this.store.countActive(input.owner), this.store.countStored(input.owner)]);
     if (active >= this.maxActivePerOwner) {
-      reportLimitHit(this.observer, this.logger, { limit: "active_tasks", owner: input.owner });
+      reportLimitHit(this.observer, this.logger, { limit: "active_tasks", owner: input.owner, method: input.method, peer: input.peer ?? null });
       throw TaskError.limitExceeded("active_tasks", this.maxActivePerOwner, `Too many active tasks: at most ${this.maxActivePerOwner} per requestor`);
     }
     if (stored >= this.maxStoredPerOwner) {
-      reportLimitHit(this.observer, this.logger, { limit: "stored_tasks", owner: input.owner });
+      reportLimitHit(this.observer, this.logger, { limit: "stored_tasks", owner: input.owner, method: input.method, peer: input.peer ?? null });
       throw TaskError.limitExceeded(
         "stored_tasks",
         this.maxStoredPerOwner,
@@ -210,13 +218,26 @@ export class TaskEngine {
       method: input.method,
       name: input.name,
       request: input.request,
-      origin: input.origin,
+      // The creator's address, for the audit lines of what happens to the task later (T-SEC-5).
+      origin: input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer },
       createdAt: this.now(),
       ttlMs,
       pollIntervalMs: this.pollIntervalMs,
       retryable: input.retryable ?? false,
     });
-    this.logger.info({ audit: "created", taskId: task.id, owner: task.owner, name: task.name, ttlMs }, "task created");
+    this.logger.info(
+      {
+        audit: "created",
+        taskId: task.id,
+        owner: task.owner,
+        method: task.method,
+        peer: input.peer ?? null,
+        name: task.name,
+        ttlMs,
+        ...(this.auditArguments && { request: task.request }),
+      },
+      "task created",
+    );
     this.bus.publish(statusEvent(task, true));
     // In a cluster the created event wakes whichever worker claims it; here it runs in-process.
     if (!this.pool) setImmediate(() => void this.execution.run(task));
@@ -224,19 +245,16 @@ export class TaskEngine {
   }
 
   /** T-GET-1; a foreign, unknown or malformed id is "not found" (T-ERR-1, T-SEC-3). */
-  async get(taskId: unknown, owner: string | null): Promise<TaskRecord> {
-    const id = checkTaskId(taskId);
-    const task = await this.store.get(id, { owner });
-    if (!task) {
-      this.logger.info({ audit: "lookup_denied", taskId, owner }, "task lookup failed");
-      throw TaskError.notFound();
-    }
-    if (isExpired(task, this.now())) throw TaskError.expired(); // T-ERR-7
-    return task;
+  async get(taskId: unknown, caller: Caller): Promise<TaskRecord> {
+    return this.lookup({ caller, method: "tasks/get", taskId }, () => this.read(taskId, caller.owner));
   }
 
   /** T-LIST: keyset pages of the owner's tasks with an opaque signed cursor. */
-  async list(cursor: unknown, owner: string | null): Promise<ListPage> {
+  async list(cursor: unknown, caller: Caller): Promise<ListPage> {
+    return this.lookup({ caller, method: "tasks/list" }, () => this.page(cursor, caller.owner));
+  }
+
+  private async page(cursor: unknown, owner: string | null): Promise<ListPage> {
     const codec = this.requireCursors();
     const after = cursor === undefined || cursor === null ? null : codec.decode(cursor, owner);
     const rows = await this.store.list(owner, after, this.pageSize + 1);
@@ -254,8 +272,8 @@ export class TaskEngine {
    * T-CANCEL: moves the task to `cancelled` before answering (T-CANCEL-3), then aborts the
    * handler wherever it runs. Terminal tasks are refused with -32602 (T-CANCEL-2).
    */
-  async cancel(taskId: unknown, owner: string | null): Promise<TaskRecord> {
-    const task = await this.get(taskId, owner);
+  async cancel(taskId: unknown, caller: Caller): Promise<TaskRecord> {
+    const task = await this.lookup({ caller, method: "tasks/cancel", taskId }, () => this.read(taskId, caller.owner));
     if (isTerminal(task.status)) throw TaskError.terminal(task.status);
     const cancelled = await this.store.transition(task.id, allowedSources("cancelled"), "cancelled", {
       statusMessage: "Cancelled by the requestor",
@@ -263,10 +281,10 @@ export class TaskEngine {
     });
     if (!cancelled) {
       // Lost a race with the task's own end: report the status that won.
-      const current = await this.get(task.id, owner);
+      const current = await this.read(task.id, caller.owner);
       throw TaskError.terminal(current.status);
     }
-    this.logger.info({ audit: "cancelled", taskId: task.id, owner }, "task cancelled");
+    this.logger.info({ audit: "cancelled", taskId: task.id, owner: caller.owner, method: "tasks/cancel", peer: caller.peer ?? null }, "task cancelled");
     this.bus.publish(statusEvent(cancelled));
     this.bus.publish({ type: "cancel", taskId: task.id, reason: "cancelled" });
     this.execution.abort(task.id, "cancelled");
@@ -278,7 +296,7 @@ export class TaskEngine {
    * delivering queued input requests through `deliver` meanwhile (T-INPUT-3). Returns the terminal
    * record; its outcome is what `tasks/result` answers with (T-RES-2, T-RES-4).
    */
-  async awaitResult(taskId: unknown, owner: string | null, signal: AbortSignal, deliver: InputDelivery): Promise<TaskRecord> {
+  async awaitResult(taskId: unknown, caller: Caller, signal: AbortSignal, deliver: InputDelivery): Promise<TaskRecord> {
     // Subscribed before the first read (which also answers "not found"), so no event between a
     // read and the wait that follows it is missed.
     const id = checkTaskId(taskId);
@@ -300,9 +318,10 @@ export class TaskEngine {
         const woken = new Promise<void>((resolve) => (wake = resolve));
         const hinted = inputHint;
         inputHint = false;
-        task = await this.get(id, owner);
+        // The first read is the request's lookup (limits, audit); re-reads after a wake-up are not.
+        task = waited ? await this.read(id, caller.owner) : await this.lookup({ caller, method: "tasks/result", taskId: id }, () => this.read(id, caller.owner));
         if (isTerminal(task.status)) {
-          this.logger.info({ audit: "retrieved", taskId: id, owner }, "task result retrieved");
+          this.logger.info({ audit: "retrieved", taskId: id, owner: caller.owner, method: "tasks/result", peer: caller.peer ?? null }, "task result retrieved");
           if (waited) this.observer.resultWoken(task, Math.max(0, this.now() - task.updatedAt));
           return task;
         }
@@ -312,7 +331,7 @@ export class TaskEngine {
         // A handler queues its request, then moves the task to input_required, then publishes an
         // `input` event: a `working` task with no such event since has nothing queued, and the
         // store is not asked (one query less per wait).
-        if (task.status === "input_required" || hinted) await this.deliverPending(task, deliver);
+        if (task.status === "input_required" || hinted) await this.deliverPending(task, deliver, caller);
         if (signal.aborted) throw new TaskError("internal", "The tasks/result request was abandoned");
         const timer = setTimeout(() => wake(), this.backstopDelay(task));
         await woken;
@@ -340,23 +359,55 @@ export class TaskEngine {
     return this.sweeper.runOnce();
   }
 
-  private async deliverPending(task: TaskRecord, deliver: InputDelivery): Promise<void> {
+  private async deliverPending(task: TaskRecord, deliver: InputDelivery, caller: Caller): Promise<void> {
     const pending = await this.store.pendingInputs(task.id);
     for (const input of pending) {
       const key = `${task.id}\u0000${input.id}`;
       if (this.inFlight.has(key)) continue;
       this.inFlight.add(key);
-      this.logger.info({ audit: "input_requested", taskId: task.id, owner: task.owner, method: input.method }, "input request delivered");
+      this.logger.info({ audit: "input_requested", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request delivered");
       deliver(input, task).then(
         async (answer) => {
           await this.answer(task.id, input.id, answer);
-          this.logger.info({ audit: "input_answered", taskId: task.id, owner: task.owner }, "input request answered");
+          this.logger.info({ audit: "input_answered", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request answered");
         },
         (error: unknown) => {
           // Delivery failed (stream gone): keep it queued for the next tasks/result.
           this.logger.debug({ taskId: task.id, inputId: input.id, err: String(error) }, "input delivery failed; will redeliver");
         },
       ).finally(() => this.inFlight.delete(key));
+    }
+  }
+
+  /** The task as `owner` may see it: "not found" when unknown or foreign (T-ERR-1, T-SEC-3), "expired" past its ttl (T-ERR-7). */
+  private async read(taskId: unknown, owner: string | null): Promise<TaskRecord> {
+    const id = checkTaskId(taskId);
+    const task = await this.store.get(id, { owner });
+    if (!task) throw TaskError.notFound();
+    if (isExpired(task, this.now())) throw TaskError.expired();
+    return task;
+  }
+
+  /**
+   * Runs one lookup of a request within its caller's limits (T-SEC-4): refused while the caller
+   * cools down after too many failed lookups, or over its operation rate. A failed lookup (unknown,
+   * foreign or expired id, bad cursor) is audited (T-SEC-5) and counted against the caller.
+   */
+  private async lookup<T>(attempt: Attempt, run: () => Promise<T>): Promise<T> {
+    this.limits.admitLookup(attempt);
+    this.limits.admit(attempt);
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof TaskError && (error.kind === "not_found" || error.kind === "expired" || error.kind === "bad_cursor")) {
+        const { caller, method, taskId } = attempt;
+        this.logger.info(
+          { audit: "lookup_denied", reason: error.kind, taskId: typeof taskId === "string" ? taskId : null, owner: caller.owner, method, peer: caller.peer ?? null },
+          "task lookup failed",
+        );
+        this.limits.lookupFailed(attempt);
+      }
+      throw error;
     }
   }
 

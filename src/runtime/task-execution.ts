@@ -6,6 +6,7 @@ import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineObserver } from "./engine-observer.js";
 import type { Logger } from "./logger.js";
+import { taskAuditFields } from "./task-audit.js";
 import { reportLimitHit } from "./quotas.js";
 import type { TaskContext, TaskRunner } from "./task-context.js";
 import { statusEvent } from "../events/task-event.js";
@@ -105,7 +106,7 @@ export class TaskExecution {
       const updated = await store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: now() });
       if (updated) {
         bus.publish(statusEvent(updated));
-        logger.info({ audit: status, taskId: task.id, owner: task.owner, name: task.name }, `task ${status}`);
+        logger.info({ audit: status, ...taskAuditFields(task), name: task.name }, `task ${status}`);
       } else {
         // T-CANCEL-4: the task was cancelled or expired meanwhile; the late outcome is dropped.
         logger.info({ taskId: task.id, dropped: status }, "late outcome dropped: task already terminal");
@@ -132,7 +133,7 @@ export class TaskExecution {
       return { code: RpcCode.InternalError, message: "Internal error" };
     }
     if (bytes <= maxResultBytes) return null;
-    reportLimitHit(observer, logger, { limit: "result_bytes", owner: task.owner, taskId: task.id });
+    reportLimitHit(observer, logger, { limit: "result_bytes", ...taskAuditFields(task) });
     // -32603: the requestor's request was fine; the server could not produce an answer it may keep.
     return toStoredError(
       TaskError.limitExceeded("result_bytes", maxResultBytes, `Result exceeds ${maxResultBytes} bytes`, {
@@ -196,7 +197,7 @@ export class TaskExecution {
     if (queued.count >= maxQueuedInputs) {
       // Refused before anything is queued: the task and the requests already out are untouched.
       // -32603 if the handler lets it end the task: the requestor did nothing wrong.
-      reportLimitHit(observer, logger, { limit: "queued_inputs", owner: task.owner, taskId: task.id });
+      reportLimitHit(observer, logger, { limit: "queued_inputs", ...taskAuditFields(task) });
       throw TaskError.limitExceeded("queued_inputs", maxQueuedInputs, `Too many queued input requests: at most ${maxQueuedInputs} per task`, {
         code: RpcCode.InternalError,
       });

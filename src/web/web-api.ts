@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { TaskError } from "../core/errors.js";
 import type { RouteContext, RouteHandler } from "../http/route-table.js";
+import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { toDetail, toSummary, type Redaction } from "./task-view.js";
 import { encodeCursor, parseViewQuery } from "./view-query.js";
@@ -63,6 +64,8 @@ function fromTaskError(error: unknown): { status: number; message: string } | nu
   if (error.kind === "not_found" || error.kind === "expired") return { status: 404, message: error.message };
   if (error.kind === "terminal") return { status: 409, message: error.message };
   if (error.kind === "invalid_params") return { status: 400, message: error.message };
+  // The owner's (or this address's) rate limit, which the view's cancel counts against (T-SEC-4).
+  if (error.kind === "rate_limited") return { status: 429, message: error.message };
   return null;
 }
 
@@ -119,11 +122,21 @@ export function cancelTask(deps: ApiDeps): ApiHandler {
     const engine = deps.app.engine;
     const task = await engine.store.get(id, viewer.scope);
     if (!task) throw new WebRequestError(404, "Task not found");
+    const peer = currentRequestPeer();
     ctx.logger.info(
-      { audit: "cancel_requested", via: "web", taskId: id, owner: task.owner, principal: viewer.principal, requestId: ctx.requestId },
+      {
+        audit: "cancel_requested",
+        via: "web",
+        taskId: id,
+        owner: task.owner,
+        method: "tasks/cancel",
+        peer: peer ?? null,
+        principal: viewer.principal,
+        requestId: ctx.requestId,
+      },
       "cancel requested from the web view",
     );
-    const cancelled = await engine.cancel(id, task.owner);
+    const cancelled = await engine.cancel(id, peer === undefined ? { owner: task.owner } : { owner: task.owner, peer });
     return { task: toSummary(cancelled) };
   };
 }

@@ -8,6 +8,7 @@ import { TaskClient, type TaskClientOptions } from "../../src/client/task-client
 import registerAsTaskTools from "../support/as-task-tools.js";
 import { deferred, RELATED_TASK } from "../support/conformance.js";
 import { taskClientFixture, tapTransport, type TaskClientFixture, type WireLog } from "../support/task-client-fixture.js";
+import { ANONYMOUS_CALLER } from "../../src/core/caller.js";
 
 const AnyResult = z.record(z.string(), z.unknown());
 type Msg = JSONRPCMessage & { id?: number | string; method?: string; params?: Record<string, unknown> & { _meta?: Record<string, unknown> }; result?: Record<string, unknown> };
@@ -208,7 +209,7 @@ describe("server as requestor: ctx.elicit/sample(…, { asTask: true })", () => 
     const clientTaskId = await started.promise;
     await call.task.cancel();
     await aborted.promise;
-    const hosted = await fx.tasks.receiver.engine!.get(clientTaskId, null);
+    const hosted = await fx.tasks.receiver.engine!.get(clientTaskId, ANONYMOUS_CALLER);
     expect(hosted.status).toBe("cancelled");
   });
 });

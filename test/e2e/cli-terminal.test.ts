@@ -9,6 +9,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { BIN, REPO_ROOT } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
 import { hasTmux, shellQuote, TmuxTerminal } from "../support/tmux.js";
+import { ANONYMOUS_CALLER } from "../../src/core/caller.js";
 
 const tmux = hasTmux();
 
@@ -84,7 +85,7 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
     expect(screen).toContain("EXIT=5");
     const id = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/.exec(screen)?.[1];
     expect(id).toBeDefined();
-    expect((await server.app.engine.get(id, null)).status).toBe("working");
+    expect((await server.app.engine.get(id, ANONYMOUS_CALLER)).status).toBe("working");
   });
 
   it("a sampling request shows the conversation and sends the reply the person types", async () => {

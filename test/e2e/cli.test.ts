@@ -79,6 +79,13 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
       "--jwt-scopes",
       "--jwt-clock-tolerance",
       "--resource-url",
+      "--rate-limit <ops/s>",
+      "--rate-burst <n>",
+      "--failed-lookups <n>",
+      "--failed-lookups-per-peer <n>",
+      "--trust-proxy [hops]",
+      "--bind <what>",
+      "--audit-arguments",
       "--help",
     ]) {
       expect(help.stdout).toContain(option);
@@ -90,6 +97,11 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     expect(flat).toMatch(/--host <address> [^-]*\(default: "127\.0\.0\.1"\)/);
     expect(flat).toMatch(/--port <n> [^-]*\(default: 3000, env: PORT\)/);
     expect(flat).toMatch(/--store <spec> .*?\(default: "sqlite:mcp-tasks\.db"\)/);
+    // T-SEC-4 defaults, as the README's "Limits and defaults" lists them.
+    expect(flat).toMatch(/--rate-limit <ops\/s> .*?\(default: 100\)/);
+    expect(flat).toMatch(/--rate-burst <n> .*?\(default: 200\)/);
+    expect(flat).toMatch(/--failed-lookups <n> .*?\(default: 20\)/);
+    expect(flat).toMatch(/--bind <what> .*?\(choices: "owner", "session", default: "owner"\)/);
     // The documented quota defaults (README "Limits and defaults").
     expect(flat).toMatch(/--max-active-tasks <n> .*?\(default: 100\)/);
     expect(flat).toMatch(/--max-stored-tasks <n> .*?\(default: 10000\)/);

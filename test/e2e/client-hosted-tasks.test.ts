@@ -11,6 +11,7 @@ import { TaskClient, type TaskClientOptions } from "../../src/client/task-client
 import registerAsTaskTools from "../support/as-task-tools.js";
 import { BIN, cliEnv, REPO_ROOT } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
+import { ANONYMOUS_CALLER } from "../../src/core/caller.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -80,7 +81,7 @@ for (const [name, connect] of [
       expect(await call.task.result()).toMatchObject({ content: [{ type: "text", text: "answer: from the client's task" }] });
       expect(log.elicited).toHaveLength(1);
       // The client's task is in its own engine, completed.
-      const hosted = await tasks.receiver.engine!.get(log.elicited[0], null);
+      const hosted = await tasks.receiver.engine!.get(log.elicited[0], ANONYMOUS_CALLER);
       expect(hosted.status).toBe("completed");
     });
 

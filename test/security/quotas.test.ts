@@ -174,7 +174,7 @@ describe("T-TTL-7: stored tasks per owner", () => {
     const owner = (await http.app.engine.store.get(task.taskId, { any: true }))?.owner;
     expect(owner).toMatch(/alice/);
     const audit = logger.entries.filter((e) => e.obj["audit"] === "limit_hit");
-    expect(audit.map((e) => e.obj)).toEqual([{ audit: "limit_hit", limit: "stored_tasks", owner }]);
+    expect(audit.map((e) => e.obj)).toEqual([{ audit: "limit_hit", limit: "stored_tasks", owner, method: "tools/call", peer: "127.0.0.1", taskId: null }]);
   });
 
   it("T-TTL-7: the active-tasks cap refuses with the same shape: -32600, data {limit, name: active_tasks}", async () => {
@@ -229,7 +229,7 @@ describe("T-TTL-7, T-INPUT: queued input requests per task", () => {
     const samples = parseSamples(await fx.app.metrics.registry.metrics());
     expect(valueOf(samples, "mcp_tasks_limit_rejections_total", { limit: "queued_inputs" })).toBe(1);
     const audit = logger.entries.filter((e) => e.obj["audit"] === "limit_hit").map((e) => e.obj);
-    expect(audit).toEqual([{ audit: "limit_hit", limit: "queued_inputs", owner: null, taskId: task.taskId }]);
+    expect(audit).toEqual([{ audit: "limit_hit", limit: "queued_inputs", owner: null, method: "tools/call", peer: null, taskId: task.taskId }]);
   });
 });
 
@@ -285,6 +285,6 @@ describe("T-TTL-7: result size", () => {
     const samples = parseSamples(await fx.app.metrics.registry.metrics());
     expect(valueOf(samples, "mcp_tasks_limit_rejections_total", { limit: "result_bytes" })).toBe(1);
     const audit = logger.entries.filter((e) => e.obj["audit"] === "limit_hit").map((e) => e.obj);
-    expect(audit).toEqual([{ audit: "limit_hit", limit: "result_bytes", owner: null, taskId: task.taskId }]);
+    expect(audit).toEqual([{ audit: "limit_hit", limit: "result_bytes", owner: null, method: "tools/call", peer: null, taskId: task.taskId }]);
   });
 });

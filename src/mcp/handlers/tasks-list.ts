@@ -1,3 +1,4 @@
+import type { Caller } from "../../core/caller.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import type { LooseParams } from "../request-schemas.js";
 import { toWireTask, type WireTask } from "../wire.js";
@@ -6,9 +7,9 @@ import { toWireTask, type WireTask } from "../wire.js";
 export async function tasksList(
   engine: TaskEngine,
   params: LooseParams,
-  owner: string | null,
+  caller: Caller,
 ): Promise<{ tasks: WireTask[]; nextCursor?: string }> {
-  const page = await engine.list(params?.["cursor"], owner);
+  const page = await engine.list(params?.["cursor"], caller);
   return {
     tasks: page.tasks.map(toWireTask),
     ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),

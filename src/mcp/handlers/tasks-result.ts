@@ -1,5 +1,6 @@
 import { McpError, ErrorCode, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../../core/errors.js";
+import type { Caller } from "../../core/caller.js";
 import type { InputRequest, TaskOutcome, TaskRecord } from "../../core/task.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import { requireTaskId, withOperation } from "../param-checks.js";
@@ -20,14 +21,14 @@ const INPUT_ANSWER_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 export async function tasksResult(
   session: SessionContext,
   params: LooseParams,
-  owner: string | null,
+  caller: Caller,
   request: { requestId: RequestId; signal: AbortSignal },
 ): Promise<Record<string, unknown>> {
   const { engine, server, link } = session;
   const taskId = requireTaskId(params);
   // An unknown, foreign or expired task is refused by awaitResult's first read, with the same
   // "Failed to retrieve task result: …" error (wrapped below) and before anything is delivered.
-  const untrack = link.trackResult(taskId, request.requestId, owner);
+  const untrack = link.trackResult(taskId, request.requestId, caller.owner);
   // Ends the requests this call delivered once it returns: a question still out when the task
   // ends (cancelled, expired, answered elsewhere) is withdrawn with notifications/cancelled
   // instead of lingering on the client.
@@ -58,7 +59,7 @@ export async function tasksResult(
         throw error;
       }
     };
-    const task = await engine.awaitResult(taskId, owner, request.signal, deliver);
+    const task = await engine.awaitResult(taskId, caller, request.signal, deliver);
     return resultOf(task);
   } catch (error) {
     throw withOperation("Failed to retrieve task result", error);

@@ -1,4 +1,5 @@
 import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { Caller } from "../../core/caller.js";
 import { RpcCode, TaskError } from "../../core/errors.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import { toStoredError } from "../../runtime/task-execution.js";
@@ -13,12 +14,12 @@ import { MODEL_IMMEDIATE_RESPONSE_META_KEY, toWireTask } from "../wire.js";
 interface CallRequest {
   requestId: RequestId;
   signal: AbortSignal;
-  owner: string | null;
+  caller: Caller;
 }
 
 /** What tools/call needs to know about the connection a task-augmented call came in on. */
 export interface CallOrigin {
-  owner: string | null;
+  caller: Caller;
   /** The session (or connection) id the task remembers for notifications. */
   sessionId: string;
   /** The client's capabilities, as declared at initialization. */
@@ -97,7 +98,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   const checked = checkToolCall(session.tools, session.config, session.engine, params);
   if (checked.task) {
     return createToolTask(session.engine, checked, params, {
-      owner: request.owner,
+      caller: request.caller,
       sessionId: session.link.connectionId,
       capabilities: session.server.getClientCapabilities(),
     });
@@ -131,7 +132,7 @@ async function createToolTask(engine: TaskEngine, checked: CheckedCall, params: 
   const { tool, rawArgs, args } = checked;
   const stored: StoredToolCall = { name: tool.name, arguments: rawArgs };
   const task = await engine.create({
-    owner: origin.owner,
+    ...origin.caller,
     method: "tools/call",
     name: tool.name,
     request: stored,
