@@ -115,3 +115,23 @@ export class TaskError extends Error {
     return new TaskError("protocol", message, { code, data });
   }
 }
+
+/** A JSON-RPC error object. */
+export interface RpcErrorBody {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/**
+ * The one normalizer for anything thrown while answering a request: a typed error (or any error
+ * carrying a JSON-RPC code, such as the SDK's McpError) keeps its code, message and data; anything
+ * else is an internal error whose details stay in the log, not on the wire (T-ERR-4).
+ */
+export function toRpcError(error: unknown): { body: RpcErrorBody; known: boolean } {
+  const e = error as { code?: unknown; message?: unknown; data?: unknown } | null;
+  if (e && Number.isSafeInteger(e.code) && typeof e.message === "string") {
+    return { body: { code: e.code as number, message: e.message, ...(e.data !== undefined && { data: e.data }) }, known: true };
+  }
+  return { body: { code: RpcCode.InternalError, message: "Internal error" }, known: false };
+}

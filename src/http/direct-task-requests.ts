@@ -1,3 +1,4 @@
+import { toRpcError } from "../core/errors.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { tasksCancel } from "../mcp/handlers/tasks-cancel.js";
 import { tasksGet } from "../mcp/handlers/tasks-get.js";
@@ -61,18 +62,11 @@ export async function answerDirect(
     else result = await app.createTaskFromCall(params, { caller, sessionId: session.id, capabilities: session.clientCapabilities });
     return { jsonrpc: "2.0", id: request.id, result };
   } catch (error) {
-    const e = error as { code?: unknown; message?: unknown; data?: unknown };
-    const known = Number.isSafeInteger(e.code) && typeof e.message === "string";
+    const { body, known } = toRpcError(error);
     if (!known) {
       const taskId = typeof params?.["taskId"] === "string" ? params["taskId"] : undefined;
       engine.logger.error({ err: error, method: request.method, requestId, taskId }, "direct task request failed");
     }
-    return {
-      jsonrpc: "2.0",
-      id: request.id,
-      error: known
-        ? { code: e.code, message: e.message, ...(e.data !== undefined && { data: e.data }) }
-        : { code: -32603, message: "Internal error" },
-    };
+    return { jsonrpc: "2.0", id: request.id, error: body };
   }
 }

@@ -43,6 +43,26 @@ export interface CreateTaskInput extends Caller {
  */
 export type InputDelivery = (input: InputRequest, task: TaskRecord) => Promise<TaskOutcome>;
 
+/**
+ * A `tasks/result` caller that answers with one plain JSON response and has no stream: it says
+ * which tasks would send it something only a stream can carry (notifications).
+ */
+export interface PlainWait {
+  needsStream(task: TaskRecord): boolean;
+}
+
+/**
+ * Thrown by {@link TaskEngine.awaitResult} for a {@link PlainWait} caller once the task has an
+ * input request waiting, or needs a stream for another reason. Nothing was delivered or consumed;
+ * the caller hands the request to a path that can stream.
+ */
+export class StreamRequiredError extends Error {
+  constructor(readonly taskId: string) {
+    super(`Task ${taskId} needs a stream to its requestor`);
+    this.name = "StreamRequiredError";
+  }
+}
+
 export interface ListPage {
   tasks: TaskRecord[];
   nextCursor?: string;
@@ -294,9 +314,10 @@ export class TaskEngine {
   /**
    * T-RES: blocks until the task is terminal (T-RES-3), woken by events rather than by polling,
    * delivering queued input requests through `deliver` meanwhile (T-INPUT-3). Returns the terminal
-   * record; its outcome is what `tasks/result` answers with (T-RES-2, T-RES-4).
+   * record; its outcome is what `tasks/result` answers with (T-RES-2, T-RES-4). A {@link PlainWait}
+   * caller gets {@link StreamRequiredError} instead of a delivery.
    */
-  async awaitResult(taskId: unknown, caller: Caller, signal: AbortSignal, deliver: InputDelivery): Promise<TaskRecord> {
+  async awaitResult(taskId: unknown, caller: Caller, signal: AbortSignal, deliver: InputDelivery | PlainWait): Promise<TaskRecord> {
     // Subscribed before the first read (which also answers "not found"), so no event between a
     // read and the wait that follows it is missed.
     const id = checkTaskId(taskId);
@@ -328,6 +349,7 @@ export class TaskEngine {
         if (this.closing.signal.aborted) {
           throw new TaskError("internal", "The server is shutting down; call tasks/result again once it is back");
         }
+        if (typeof deliver !== "function" && deliver.needsStream(task)) throw new StreamRequiredError(task.id);
         // A handler queues its request, then moves the task to input_required, then publishes an
         // `input` event: a `working` task with no such event since has nothing queued, and the
         // store is not asked (one query less per wait).
@@ -359,11 +381,12 @@ export class TaskEngine {
     return this.sweeper.runOnce();
   }
 
-  private async deliverPending(task: TaskRecord, deliver: InputDelivery, caller: Caller): Promise<void> {
+  private async deliverPending(task: TaskRecord, deliver: InputDelivery | PlainWait, caller: Caller): Promise<void> {
     const pending = await this.store.pendingInputs(task.id);
     for (const input of pending) {
       const key = `${task.id}\u0000${input.id}`;
       if (this.inFlight.has(key)) continue;
+      if (typeof deliver !== "function") throw new StreamRequiredError(task.id);
       this.inFlight.add(key);
       this.logger.info({ audit: "input_requested", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request delivered");
       deliver(input, task).then(

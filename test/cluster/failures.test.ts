@@ -157,7 +157,10 @@ describe("cluster: a front node SIGKILLed while a requestor waits on it", { time
         () => "answered",
         () => "abandoned",
       );
-    await balancer.log.waitFor((r) => rpcKind(r) === "tasks/result" && r.status === 200, "the tasks/result stream to open on front 1");
+    // A tasks/result that needs no stream is answered as one JSON response, headers included,
+    // when the task ends: the request shows only as forwarded while front 1 blocks on it.
+    await balancer.forwarded.waitFor((r) => rpcKind(r) === "tasks/result" && r.node === 1, "the tasks/result request to reach front 1");
+    await new Promise((resolve) => setTimeout(resolve, 200));
 
     await cluster.fronts[1]!.kill("SIGKILL");
     // The SDK client does not resume a POST stream that carried no event id; a requestor that saw

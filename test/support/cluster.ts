@@ -136,6 +136,8 @@ export class Balancer {
   /** Where the SDK client is pointed; the host is replaced on every request. */
   readonly url = "http://balancer.invalid/mcp";
   readonly log = new Recorder<Routed>();
+  /** Every request as it is forwarded, before its response (a blocked tasks/result answers late). */
+  readonly forwarded = new Recorder<Omit<Routed, "status">>();
   /** Returns the node for a request, or undefined for plain round robin. */
   route: ((request: Omit<Routed, "node" | "status">) => number | undefined) | undefined;
   private turn = 0;
@@ -158,6 +160,7 @@ export class Balancer {
     const front = new URL(this.urls[node] ?? "");
     target.protocol = front.protocol;
     target.host = front.host;
+    this.forwarded.push({ node, httpMethod, body });
     const response = await fetch(target, init);
     this.log.push({ node, httpMethod, body, status: response.status });
     return response;

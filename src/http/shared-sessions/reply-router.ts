@@ -104,7 +104,8 @@ class RoutedTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
-  private readonly issued = new Set<string>();
+  /** Requests sent and not yet answered: the SDK's id → the routed id on the wire. */
+  private readonly issued = new Map<RequestId, string>();
 
   constructor(
     private readonly inner: Transport,
@@ -114,7 +115,7 @@ class RoutedTransport implements Transport {
     inner.onmessage = (message, extra) => this.onmessage?.(message, extra);
     inner.onerror = (error) => this.onerror?.(error);
     inner.onclose = () => {
-      for (const id of this.issued) this.router.forget(id);
+      for (const routed of this.issued.values()) this.router.forget(routed);
       this.issued.clear();
       this.onclose?.();
     };
@@ -137,14 +138,23 @@ class RoutedTransport implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const m = message as { id?: RequestId; method?: string };
+    const m = message as { id?: RequestId; method?: string; params?: { requestId?: RequestId } };
     if (m.method !== undefined && m.id !== undefined) {
-      const routed = this.router.register(m.id, this.session, (response) => {
-        this.issued.delete(routed);
+      const original = m.id;
+      const routed = this.router.register(original, this.session, (response) => {
+        this.issued.delete(original);
         this.onmessage?.(response);
       });
-      this.issued.add(routed);
+      this.issued.set(original, routed);
       return this.inner.send({ ...message, id: routed } as JSONRPCMessage, options);
+    }
+    // A withdrawn request is named by the id the client saw.
+    const requestId = m.method === "notifications/cancelled" ? m.params?.requestId : undefined;
+    const routed = requestId === undefined ? undefined : this.issued.get(requestId);
+    if (requestId !== undefined && routed !== undefined) {
+      this.issued.delete(requestId);
+      this.router.forget(routed);
+      return this.inner.send({ ...message, params: { ...m.params, requestId: routed } } as JSONRPCMessage, options);
     }
     return this.inner.send(message, options);
   }

@@ -4,6 +4,9 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskServer } from "../../mcp/task-server.js";
 import { answerDirect, asDirectRequest } from "../direct-task-requests.js";
+import { answerResultDirect, asResultRequest } from "../direct-task-result.js";
+import { callerOf } from "../../mcp/owner.js";
+import { currentRequestPeer } from "../../mcp/request-peer.js";
 import { sendJson, sendRpcError } from "../json-rpc-response.js";
 import { ReplyRouter } from "./reply-router.js";
 import { openSessionStream } from "./session-stream.js";
@@ -17,9 +20,10 @@ export interface SharedEndpointOptions {
 /**
  * The MCP endpoint of a cluster node: no per-node session state, so a plain round-robin balancer
  * works. Session ids are signed claims any node can check (principal, client capabilities,
- * protocol version); each POST is served by a fresh SDK server; responses to server→client
- * requests are routed to the node that sent them; the GET stream carries the session's task
- * notifications from the cluster's bus.
+ * protocol version); tasks/get|list|cancel, task-augmented tools/call and tasks/result (until
+ * it has an input request to deliver) are answered as plain JSON, any other POST by a fresh SDK
+ * server; responses to server→client requests are routed to the node that sent them; the GET
+ * stream carries the session's task notifications from the cluster's bus.
  */
 export class SharedSessionEndpoint {
   private constructor(
@@ -80,6 +84,8 @@ export class SharedSessionEndpoint {
       sendJson(res, 200, await answerDirect(this.app, direct, auth, session), { "mcp-session-id": header });
       return;
     }
+    const result = rest.length === 1 && this.app.config.tasks ? asResultRequest(rest[0]) : null;
+    if (result && (await answerResultDirect(this.app, result, callerOf(auth, this.app.config.bind, header, currentRequestPeer()), header, req, res, { "mcp-session-id": header })) !== "needs-stream") return;
     res.setHeader("mcp-session-id", header);
     await this.serve(req, res, Array.isArray(body) ? rest : rest[0], header, claims.capabilities);
   }

@@ -37,11 +37,16 @@ export async function tasksResult(
   request.signal.addEventListener("abort", onAbandon, { once: true });
   try {
     const deliver = async (input: InputRequest): Promise<TaskOutcome> => {
+      // Its own signal, unlinked once answered: the SDK would otherwise withdraw (with
+      // notifications/cancelled) a request the requestor has already answered.
+      const one = new AbortController();
+      const withdraw = (): void => one.abort(deliveries.signal.reason);
+      deliveries.signal.addEventListener("abort", withdraw, { once: true });
       try {
         // T-INPUT-2 related-task _meta; as a client-hosted task when the tool asked for one.
         const value = await sendInputRequest(server, input, {
           relatedRequestId: request.requestId,
-          signal: deliveries.signal,
+          signal: one.signal,
           timeout: INPUT_ANSWER_TIMEOUT_MS,
         });
         return { kind: "result", value };
@@ -57,6 +62,8 @@ export async function tasksResult(
           return { kind: "error", error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) } };
         }
         throw error;
+      } finally {
+        deliveries.signal.removeEventListener("abort", withdraw);
       }
     };
     const task = await engine.awaitResult(taskId, caller, request.signal, deliver);
