@@ -51,8 +51,12 @@ export class TaskExecution {
     return ids;
   }
 
-  /** Runs the task's handler to its end. Never throws: every outcome is stored or logged. */
-  async run(task: TaskRecord): Promise<void> {
+  /**
+   * Runs the task's handler to its end. Never throws: every outcome is stored or logged.
+   * `claimed`: the task was just claimed from the store as active, and the claimer watched for
+   * cancels meanwhile (WorkerPool), so it is not read again before its handler starts.
+   */
+  async run(task: TaskRecord, options: { claimed?: boolean } = {}): Promise<void> {
     const { store, bus, runner, logger, now } = this.deps;
     const controller = new AbortController();
     this.running.set(task.id, controller);
@@ -62,7 +66,7 @@ export class TaskExecution {
     // A cancel or expiry that landed between creation and now had no handler to abort: the task
     // is already terminal, so its handler must not start at all (T-CANCEL-3). Registered above
     // first, so a cancel after this read still reaches the controller.
-    const current = await store.get(task.id, { any: true }).catch(() => task);
+    const current = options.claimed ? task : await store.get(task.id, { any: true }).catch(() => task);
     if (current === null || !ACTIVE_STATUSES.includes(current.status)) {
       logger.info({ taskId: task.id, status: current?.status ?? "deleted" }, "handler not started: task no longer active");
       this.finish(task.id, stopListening);

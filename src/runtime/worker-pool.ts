@@ -1,3 +1,4 @@
+import { isTerminal } from "../core/task-status.js";
 import type { TaskRecord } from "../core/task.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { ClusterStore } from "../store/lease-store.js";
@@ -36,6 +37,8 @@ export class WorkerPool {
   private readonly recheckMs: number;
   private readonly running = new Set<string>();
   private claiming = false;
+  /** Tasks cancelled or ended while a claim was in flight (see start()). */
+  private endedWhileClaiming = new Set<string>();
   private again = false;
   private stopped = true;
   private timers: NodeJS.Timeout[] = [];
@@ -59,6 +62,9 @@ export class WorkerPool {
     this.unsubscribe = this.deps.bus.onAny((event) => {
       // New work: a created task, a re-queued one, or a nudge after a bus reconnection.
       if ((event.type === "status" && event.status === "working") || event.type === "wake") this.kick();
+      // A cancel heard while a claim is in flight may be for a task that claim returns: its
+      // handler, not yet started, has no signal to abort, so it must not start at all.
+      if (this.claiming && (event.type === "cancel" || (event.type === "status" && isTerminal(event.status)))) this.endedWhileClaiming.add(event.taskId);
     });
     const recheck = setInterval(() => this.kick(), this.recheckMs);
     const renew = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
@@ -104,9 +110,15 @@ export class WorkerPool {
       claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names);
     } catch (err) {
       logger.warn({ err }, "claiming tasks failed; will retry");
+      this.endedWhileClaiming.clear();
       return;
     }
-    for (const task of claimed) this.runOne(task);
+    const ended = this.endedWhileClaiming;
+    this.endedWhileClaiming = new Set();
+    for (const task of claimed) {
+      if (ended.has(task.id)) logger.info({ taskId: task.id }, "handler not started: task ended while it was being claimed");
+      else this.runOne(task);
+    }
     // A full batch may mean more is waiting.
     if (claimed.length === free) this.again = true;
   }
@@ -122,7 +134,7 @@ export class WorkerPool {
     // reaper applies the retry rules (released, the task would be re-claimed and re-run at once,
     // retryable or not).
     void execution
-      .run(task)
+      .run(task, { claimed: true })
       .catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a claimed task failed"))
       .finally(() => {
         this.running.delete(task.id);
