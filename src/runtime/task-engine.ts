@@ -13,6 +13,7 @@ import { silentObserver, type EngineObserver } from "./engine-observer.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { CallerLimits, type Attempt } from "./caller-limits.js";
 import { recoverInterruptedTasks } from "./recovery.js";
+import { OwnerCounts } from "./owner-counts.js";
 import { Sweeper } from "./sweeper.js";
 import { LeaseReaper } from "./lease-reaper.js";
 import {
@@ -83,6 +84,8 @@ export class TaskEngine {
   private readonly pageSize: number;
   private readonly maxActivePerOwner: number;
   private readonly maxStoredPerOwner: number;
+  /** The two per-owner caps' counts, read from the store only now and then (see OwnerCounts). */
+  private readonly ownerCounts: OwnerCounts;
   private readonly backstopMs: number;
   /** Per-caller limits (T-SEC-4): operation rate, failed lookups. */
   private readonly limits: CallerLimits;
@@ -117,6 +120,7 @@ export class TaskEngine {
     this.maxStoredPerOwner = options.maxStoredPerOwner ?? DEFAULT_MAX_STORED_PER_OWNER;
     this.backstopMs = options.backstopMs ?? 30_000;
     this.now = options.now ?? Date.now;
+    this.ownerCounts = new OwnerCounts(this.store, { maxActive: this.maxActivePerOwner, maxStored: this.maxStoredPerOwner, now: this.now });
     this.limits = new CallerLimits(options, { now: this.now, observer: this.observer, logger: this.logger });
     this.auditArguments = options.auditArguments ?? false;
     this.execution = new TaskExecution({
@@ -219,12 +223,12 @@ export class TaskEngine {
     const ttlMs = resolveTtl(input.ttl, this.ttlPolicy);
     // Tasks without an owner share one allowance of each: without authentication the server cannot
     // tell requestors apart, and exempting them would leave the store unbounded.
-    const [active, stored] = await Promise.all([this.store.countActive(input.owner), this.store.countStored(input.owner)]);
-    if (active >= this.maxActivePerOwner) {
+    const cap = await this.ownerCounts.reserve(input.owner);
+    if (cap === "active_tasks") {
       reportLimitHit(this.observer, this.logger, { limit: "active_tasks", owner: input.owner, method: input.method, peer: input.peer ?? null });
       throw TaskError.limitExceeded("active_tasks", this.maxActivePerOwner, `Too many active tasks: at most ${this.maxActivePerOwner} per requestor`);
     }
-    if (stored >= this.maxStoredPerOwner) {
+    if (cap === "stored_tasks") {
       reportLimitHit(this.observer, this.logger, { limit: "stored_tasks", owner: input.owner, method: input.method, peer: input.peer ?? null });
       throw TaskError.limitExceeded(
         "stored_tasks",
@@ -232,19 +236,26 @@ export class TaskEngine {
         `Too many stored tasks: at most ${this.maxStoredPerOwner} per requestor, finished ones included until their ttl runs out`,
       );
     }
-    const task = await this.store.create({
-      id: newTaskId(),
-      owner: input.owner,
-      method: input.method,
-      name: input.name,
-      request: input.request,
-      // The creator's address, for the audit lines of what happens to the task later (T-SEC-5).
-      origin: input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer },
-      createdAt: this.now(),
-      ttlMs,
-      pollIntervalMs: this.pollIntervalMs,
-      retryable: input.retryable ?? false,
-    });
+    let task: TaskRecord;
+    try {
+      task = await this.store.create({
+        id: newTaskId(),
+        owner: input.owner,
+        method: input.method,
+        name: input.name,
+        request: input.request,
+        // The creator's address, for the audit lines of what happens to the task later (T-SEC-5).
+        origin: input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer },
+        createdAt: this.now(),
+        ttlMs,
+        pollIntervalMs: this.pollIntervalMs,
+        retryable: input.retryable ?? false,
+      });
+    } catch (error) {
+      this.ownerCounts.settle(input.owner, false);
+      throw error;
+    }
+    this.ownerCounts.settle(input.owner, true);
     this.logger.info(
       {
         audit: "created",
