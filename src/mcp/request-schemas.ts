@@ -4,7 +4,11 @@ import { z } from "zod";
  * Loose request schemas: the SDK only needs the method literal to route; the params are validated
  * by our handlers, so bad input gets our -32602 messages instead of a schema dump.
  */
-const looseParams = z.record(z.string(), z.unknown()).optional();
+const looseParams = z
+  // Any JSON object. Not z.record: zod takes an object with an own `constructor` key for a class
+  // instance and refuses it (or throws, when that key is null), though it is only an unknown param.
+  .custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value))
+  .optional();
 
 export const ToolsListRequest = z.object({ method: z.literal("tools/list"), params: looseParams });
 export const ToolsCallRequest = z.object({ method: z.literal("tools/call"), params: looseParams });

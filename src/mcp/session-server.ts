@@ -49,7 +49,7 @@ export function createSessionServer(
   connectionId: string = randomUUID(),
   options: SessionServerOptions = {},
 ): { server: TaskProtocolServer; session: SessionContext } {
-  const server = new TaskProtocolServer({ name: config.name, version: config.version }, { capabilities: serverCapabilities(config) });
+  const server = new TaskProtocolServer({ name: config.name, version: config.version }, { capabilities: serverCapabilities(config), logger: engine.logger });
   const link = new SessionLink(connectionId, server, engine, options.standaloneStream ?? true);
   const session: SessionContext = { server, engine, tools, config, link };
   const callerFor = (auth: AuthInfo | undefined): Caller => callerOf(auth, config.bind, connectionId, currentRequestPeer() ?? options.peer);

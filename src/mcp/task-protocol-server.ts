@@ -1,8 +1,13 @@
 import { Server, type ServerOptions } from "@modelcontextprotocol/sdk/server/index.js";
+import { safeParse } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import { getMethodLiteral } from "@modelcontextprotocol/sdk/server/zod-json-schema-compat.js";
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { z } from "zod";
+import { TaskError } from "../core/errors.js";
+import { silentLogger, type Logger } from "../runtime/logger.js";
 
 /**
  * The SDK's Ajv validator, built on first use. The SDK builds one per `Server` (an Ajv instance
@@ -26,9 +31,13 @@ class LazyAjvValidator implements jsonSchemaValidator {
  */
 export class TaskProtocolServer extends Server {
   private knownClientCapabilities: ClientCapabilities | undefined;
+  private readonly logger: Logger;
 
-  constructor(info: Implementation, options: ServerOptions) {
-    super(info, { jsonSchemaValidator: new LazyAjvValidator(), ...options });
+  /** @param options.logger where the details of unexpected handler failures go (never to the requestor). */
+  constructor(info: Implementation, options: ServerOptions & { logger?: Logger }) {
+    const { logger, ...serverOptions } = options;
+    super(info, { jsonSchemaValidator: new LazyAjvValidator(), ...serverOptions });
+    this.logger = logger ?? silentLogger;
   }
 
   /**
@@ -54,8 +63,41 @@ export class TaskProtocolServer extends Server {
    * The SDK wraps tools/call to re-validate results against its own expectations (a
    * CreateTaskResult whenever `params.task` is present — wrong when tasks are switched off).
    * Our handler validates the request and shapes the result itself, so it is installed directly.
+   *
+   * Every handler (the SDK's own, such as initialize, and ours) also answers as the README's
+   * Errors table says, which the SDK alone does not: a request failing its schema is the
+   * requestor's error, -32602 (the SDK answers -32603 with the validator's dump — e.g. for params
+   * with a `constructor` key, which zod does not take for a record); anything thrown without a
+   * JSON-RPC code is -32603 "Internal error", its details in the log only (T-ERR-4), not echoed.
    */
   override setRequestHandler(...args: Parameters<Server["setRequestHandler"]>): void {
-    Protocol.prototype.setRequestHandler.apply(this, args as never);
+    const [schema, handler] = args;
+    const method = getMethodLiteral(schema);
+    const routing = z.object({ method: z.literal(method) }).loose();
+    const guarded = async (request: unknown, extra: unknown): Promise<unknown> => {
+      let parsed: ReturnType<typeof safeParse> | null;
+      try {
+        parsed = safeParse(schema, request);
+      } catch {
+        parsed = null; // zod throws on some shapes, e.g. a `constructor` key that is null
+      }
+      if (!parsed?.success) throw TaskError.invalidParams(`Invalid params for ${method}: ${describeIssues(parsed?.error)}`);
+      try {
+        return await (handler as (request: unknown, extra: unknown) => unknown)(parsed.data, extra);
+      } catch (error) {
+        const coded = error as { code?: unknown; message?: unknown } | null;
+        if (coded && Number.isSafeInteger(coded.code) && typeof coded.message === "string") throw error;
+        this.logger.error({ err: error, method }, "request handler failed");
+        throw TaskError.internal();
+      }
+    };
+    Protocol.prototype.setRequestHandler.call(this, routing as never, guarded as never);
   }
+}
+
+/** A schema failure in a few words: where and what, without the values (they may be huge). */
+function describeIssues(error: unknown): string {
+  const issues = (error as { issues?: Array<{ path?: PropertyKey[]; message?: string }> } | undefined)?.issues ?? [];
+  const described = issues.slice(0, 5).map((issue) => `${(issue.path ?? []).map(String).join(".") || "(root)"}: ${issue.message ?? "invalid"}`);
+  return described.length > 0 ? described.join("; ") : "does not match the request schema";
 }

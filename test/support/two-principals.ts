@@ -19,15 +19,13 @@ export const MALLORY = { token: "tok-mallory-a83b27c4", principal: "mallory", ow
 export const WEB_ADMIN_TOKEN = "web-admin-token-7d41e0b2c9";
 
 /**
- * Server options that switch the failed-lookup rate limiter (T-SEC-4) off. Enumeration and fuzzing
+ * Server options that switch the rate limits (T-SEC-4) off: the operation rate and the failed-lookup
+ * guard. Enumeration and fuzzing
  * make thousands of failed lookups on purpose: what they prove (every answer is the same
  * "not found", nothing crashes) must not be masked by -32029 refusals. Only a test that is about
  * the limiter may leave it on.
- *
- * The limiter is being added in parallel with this suite; until `TaskServerOptions` has its
- * option there is nothing to switch off, and this hook is where it goes.
  */
-export const RATE_LIMITS_OFF: Partial<TaskServerOptions> = {};
+export const RATE_LIMITS_OFF: Partial<TaskServerOptions> = { rateLimit: "off", failedLookups: "off" };
 
 export interface TwoPrincipalsOptions {
   /** App options beyond the defaults (store, page size, …); merged over {@link RATE_LIMITS_OFF}. */

@@ -3,6 +3,7 @@ import type { Caller } from "../../core/caller.js";
 import { RpcCode, TaskError } from "../../core/errors.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import { toStoredError } from "../../runtime/task-execution.js";
+import { nestsDeeperThan } from "../json-depth.js";
 import type { TaskServerConfig } from "../task-server-config.js";
 import type { LooseParams } from "../request-schemas.js";
 import type { SessionContext } from "../session-context.js";
@@ -10,6 +11,9 @@ import { acceptedMethods, plainToolContext } from "../tool-context.js";
 import type { RegisteredTool } from "../tool-definition.js";
 import { validateToolResult, type StoredToolCall } from "../tool-runner.js";
 import { MODEL_IMMEDIATE_RESPONSE_META_KEY, toWireTask } from "../wire.js";
+
+/** Deepest nesting of arrays and objects accepted in tools/call `arguments` (README "Limits and defaults"). */
+export const MAX_ARGUMENT_DEPTH = 100;
 
 interface CallRequest {
   requestId: RequestId;
@@ -47,6 +51,10 @@ function checkToolCall(tools: ReadonlyMap<string, RegisteredTool>, config: TaskS
   const rawArgs = params?.["arguments"] ?? {};
   if (typeof rawArgs !== "object" || rawArgs === null || Array.isArray(rawArgs)) {
     throw TaskError.invalidParams("Invalid params: arguments must be an object");
+  }
+  // Before anything serializes them: nesting this deep would overflow the stack (-32603) instead.
+  if (nestsDeeperThan(rawArgs, MAX_ARGUMENT_DEPTH)) {
+    throw TaskError.invalidParams(`Invalid params: arguments nest more than ${MAX_ARGUMENT_DEPTH} levels deep`);
   }
   const size = Buffer.byteLength(JSON.stringify(rawArgs));
   if (size > config.maxArgumentBytes) {
