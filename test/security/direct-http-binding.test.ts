@@ -3,6 +3,7 @@
  * tasks/get, tasks/list, tasks/cancel and task-augmented tools/call POSTed with fetch, answered as
  * application/json without the SDK transport — the same rules must hold there (T-SEC-3, T-ERR-1).
  * Answers are compared byte for byte: same request id, so a foreign id must give the very same body.
+ * Run with local and with shared (cluster) sessions, whose endpoint has its own plain-JSON paths.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { getTask } from "../support/conformance.js";
@@ -16,16 +17,16 @@ afterEach(async () => {
   env = undefined;
 });
 
-async function setUp(): Promise<{ env: TwoPrincipals; victim: VictimTasks }> {
-  env = await startTwoPrincipals({ app: { pageSize: 2 } });
+async function setUp(sessions: "local" | "shared"): Promise<{ env: TwoPrincipals; victim: VictimTasks }> {
+  env = await startTwoPrincipals({ app: { pageSize: 2 }, http: { sessions } });
   return { env, victim: await createVictimTasks(env.alice) };
 }
 
 const request = (id: number, method: string, params: Record<string, unknown>) => ({ jsonrpc: "2.0", id, method, params });
 
-describe("owner binding on the plain-JSON HTTP path (T-SEC-3)", () => {
+describe.each(["local", "shared"] as const)("owner binding on the plain-JSON HTTP path (T-SEC-3) with %s sessions", (sessions) => {
   it("answers mallory's JSON tasks/get and tasks/cancel on alice's ids with the very bytes it answers for an unknown id", async () => {
-    const { env, victim } = await setUp();
+    const { env, victim } = await setUp(sessions);
     const leaks: string[] = [];
     for (const method of ["tasks/get", "tasks/cancel"]) {
       const baseline = await postRpc(env.fx.url, request(1, method, { taskId: unknownId() }), env.mallory.headers(), { accept: ACCEPT_JSON });
@@ -41,7 +42,7 @@ describe("owner binding on the plain-JSON HTTP path (T-SEC-3)", () => {
   });
 
   it("answers mallory's raw tasks/result (SSE) on alice's ids exactly as for an unknown id, at once, even for her running task", async () => {
-    const { env, victim } = await setUp();
+    const { env, victim } = await setUp(sessions);
     const baseline = await postRpc(env.fx.url, request(7, "tasks/result", { taskId: unknownId() }), env.mallory.headers(), { accept: ACCEPT_ANY });
     expect(answerTo(baseline, 7)?.error).toMatchObject({ code: -32602, message: "Failed to retrieve task result: Task not found" });
     for (const taskId of allIds(victim)) {
@@ -53,7 +54,7 @@ describe("owner binding on the plain-JSON HTTP path (T-SEC-3)", () => {
   });
 
   it("lists none of alice's tasks to mallory over JSON, and refuses alice's cursor like a garbage one", async () => {
-    const { env, victim } = await setUp();
+    const { env, victim } = await setUp(sessions);
     const alicesPage = await postRpc(env.fx.url, request(1, "tasks/list", {}), env.alice.headers(), { accept: ACCEPT_JSON });
     const alicesCursor = answerTo(alicesPage, 1)?.result?.["nextCursor"];
     expect(typeof alicesCursor).toBe("string");
@@ -69,7 +70,7 @@ describe("owner binding on the plain-JSON HTTP path (T-SEC-3)", () => {
   });
 
   it("binds a task created by mallory's JSON tools/call to mallory: alice cannot see it, mallory can", async () => {
-    const { env } = await setUp();
+    const { env } = await setUp(sessions);
     const created = await postRpc(
       env.fx.url,
       request(4, "tools/call", { name: "sleep", arguments: { ms: 600_000 }, task: { ttl: 60_000 } }),
@@ -85,7 +86,7 @@ describe("owner binding on the plain-JSON HTTP path (T-SEC-3)", () => {
   });
 
   it("leaves alice's tasks unchanged after mallory's JSON attempts", async () => {
-    const { env, victim } = await setUp();
+    const { env, victim } = await setUp(sessions);
     const before = await snapshot(env.alice.client, victim);
     for (const taskId of allIds(victim)) {
       for (const method of ["tasks/get", "tasks/cancel"]) {
