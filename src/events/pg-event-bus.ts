@@ -153,12 +153,18 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     listening: () => up,
     publish(event) {
       local.publish(event);
-      const shipped = shippable(event);
+      let shipped = shippable(event);
       // The sequence number keeps PostgreSQL from folding identical payloads of one transaction.
-      const payload = JSON.stringify({ n: nodeId, s: seq++, e: shipped });
+      let payload = JSON.stringify({ n: nodeId, s: seq++, e: shipped });
+      if (Buffer.byteLength(payload) > MAX_NOTIFY_BYTES && shipped.type === "status" && shipped.outcome !== undefined) {
+        // A large result stays in the store; the waiters it wakes read it from there.
+        const { outcome: _dropped, ...rest } = shipped;
+        shipped = rest;
+        payload = JSON.stringify({ n: nodeId, s: seq++, e: shipped });
+      }
       const bytes = Buffer.byteLength(payload);
       if (bytes > MAX_NOTIFY_BYTES) {
-        // Only a `reply` can be this large (free text is cut above): a requestor's answer to an
+        // Only a `reply` can be this large (free text is cut, outcomes left out): a requestor's answer to an
         // elicitation or sampling request, POSTed to another node than the one that asked. It
         // cannot cross nodes; dropped alone, so the batch it would have joined still goes out.
         logger.error(

@@ -1,5 +1,5 @@
-import type { TaskStatus } from "../core/task-status.js";
-import type { TaskProgress, TaskRecord } from "../core/task.js";
+import { isTerminal, type TaskStatus } from "../core/task-status.js";
+import type { TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
 
 /**
  * Wake-ups that travel between the parts of the engine (and, in cluster mode, between nodes).
@@ -21,6 +21,12 @@ export type TaskEvent =
       pollIntervalMs: number | null;
       /** Set on the event of a task's creation (it starts in `working`, T-LIFE-1: not a change). */
       created?: true;
+      /**
+       * Set on a move to a terminal status: the outcome it stored (null when none, as for a
+       * cancel), so a blocked `tasks/result` answers without reading it back. Absent when it was
+       * too large to travel between nodes: the waiter then reads the store.
+       */
+      outcome?: TaskOutcome | null;
     }
   | { type: "input"; taskId: string; inputId: string }
   | { type: "answer"; taskId: string; inputId: string }
@@ -48,5 +54,6 @@ export function statusEvent(task: TaskRecord, created = false): Extract<TaskEven
     ttlMs: task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,
     ...(created && { created: true as const }),
+    ...(isTerminal(task.status) && { outcome: task.outcome }),
   };
 }

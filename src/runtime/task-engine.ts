@@ -25,7 +25,7 @@ import {
 } from "./quotas.js";
 import { WorkerPool } from "./worker-pool.js";
 import { TaskExecution } from "./task-execution.js";
-import { statusEvent } from "../events/task-event.js";
+import { statusEvent, type TaskEvent } from "../events/task-event.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
 export interface CreateTaskInput extends Caller {
@@ -336,8 +336,11 @@ export class TaskEngine {
     let wake: () => void = () => {};
     /** An `input` (or `wake`) event came since the last read: look for queued input requests. */
     let inputHint = false;
+    /** The move to a terminal status, when its event carried the outcome: no read-back needed. */
+    let ended: Extract<TaskEvent, { type: "status" }> | null = null;
     const stop = this.bus.onTask(id, (event) => {
       if (event.type === "input" || event.type === "wake") inputHint = true;
+      if (event.type === "status" && event.outcome !== undefined && isTerminal(event.status)) ended = event;
       if (event.type === "status" || event.type === "input" || event.type === "wake") wake();
     });
     const onAbort = (): void => wake();
@@ -351,7 +354,9 @@ export class TaskEngine {
         const hinted = inputHint;
         inputHint = false;
         // The first read is the request's lookup (limits, audit); re-reads after a wake-up are not.
-        task = waited ? await this.read(id, caller.owner) : await this.lookup({ caller, method: "tasks/result", taskId: id }, () => this.read(id, caller.owner));
+        if (!waited) task = await this.lookup({ caller, method: "tasks/result", taskId: id }, () => this.read(id, caller.owner));
+        else if (ended) task = endedAs(task!, ended, this.now());
+        else task = await this.read(id, caller.owner);
         if (isTerminal(task.status)) {
           this.logger.info({ audit: "retrieved", taskId: id, owner: caller.owner, method: "tasks/result", peer: caller.peer ?? null }, "task result retrieved");
           if (waited) this.observer.resultWoken(task, Math.max(0, this.now() - task.updatedAt));
@@ -459,6 +464,16 @@ export class TaskEngine {
     if (this.closed) throw new TaskError("internal", "The server is shutting down");
     if (!this.started) throw new Error("TaskEngine.start() must be awaited before serving requests");
   }
+}
+
+/**
+ * The task as its terminal transition left it, from the last read (fixed fields, ownership
+ * already checked) and that transition's event (what it wrote). Expiry is judged as a read would.
+ */
+function endedAs(task: TaskRecord, event: Extract<TaskEvent, { type: "status" }>, now: number): TaskRecord {
+  const ended: TaskRecord = { ...task, status: event.status, statusMessage: event.statusMessage, updatedAt: event.updatedAt, outcome: event.outcome ?? null };
+  if (isExpired(ended, now)) throw TaskError.expired();
+  return ended;
 }
 
 /** The taskId of a request, checked for shape (the store lookup decides whether it exists). */

@@ -105,6 +105,20 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     expect(event.type === "status" && event.statusMessage?.length).toBe(2000);
   });
 
+  it("carries a terminal status event's outcome to other nodes, and leaves out one too large for NOTIFY (waiters then read the store)", async () => {
+    const channel = uniqueName("evt");
+    const [a, b] = [await node(channel), await node(channel)];
+    const small = next(b, "t3");
+    const status = { type: "status", status: "completed", sessionId: null, statusMessage: null, updatedAt: 3, createdAt: 0, ttlMs: 1, pollIntervalMs: 1 } as const;
+    a.publish({ ...status, taskId: "t3", outcome: { kind: "result", value: { content: [] } } });
+    expect(await small).toMatchObject({ outcome: { kind: "result", value: { content: [] } } });
+    const large = next(b, "t4");
+    a.publish({ ...status, taskId: "t4", outcome: { kind: "result", value: { text: "x".repeat(MAX_NOTIFY_BYTES) } } });
+    const event = await large;
+    expect(event).toMatchObject({ type: "status", status: "completed" });
+    expect(event).not.toHaveProperty("outcome");
+  });
+
   it("drops an event too large for NOTIFY (a big routed reply) alone, with an error log; the rest of its batch still crosses", async () => {
     const channel = uniqueName("evt");
     const errors: Array<Record<string, unknown>> = [];
