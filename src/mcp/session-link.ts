@@ -75,11 +75,13 @@ export class SessionLink {
     const open = this.openResults.get(event.taskId);
     const mine = this.standalone && event.sessionId === this.connectionId;
     if (!open && !mine) return;
-    const found = this.openRequestFor(event.taskId, event.sessionId);
-    let relatedRequestId = found instanceof Promise ? await found : found;
-    if (relatedRequestId === undefined && !mine) return;
+    // Whether this session may hear of the task is decided by the requests open when the event
+    // came: one that has been answered since (a result can outrun its notification) does not
+    // take that away.
+    if (!mine && !(await this.ownedByAny(event.taskId, [...(open?.values() ?? [])]))) return;
+    let relatedRequestId = this.openRequestFor(event.taskId);
     if (event.type === "progress") {
-      if (event.progressToken === null) return;
+      if (event.progressToken === null || (relatedRequestId === undefined && !mine)) return;
       // T-PROG-1 with the original token; T-META-1: related-task _meta. Sent at once: progress
       // must reach a waiting tasks/result stream before that stream carries the result.
       const params = withRelatedTask({ progressToken: event.progressToken, ...event.progress }, event.taskId);
@@ -89,8 +91,7 @@ export class SessionLink {
     // Status goes after the waiters: a blocked tasks/result answering matters more than a
     // notification, and the SDK's validation of an outgoing notification costs about a millisecond.
     await new Promise((resolve) => setImmediate(resolve));
-    const stillOpen = this.openRequestFor(event.taskId, event.sessionId);
-    relatedRequestId = stillOpen instanceof Promise ? await stillOpen : stillOpen;
+    relatedRequestId = this.openRequestFor(event.taskId);
     if (isTerminal(event.status) && relatedRequestId !== undefined) {
       // The open tasks/result answers with the outcome itself; only the creator's own stream
       // still gets the status.
@@ -105,26 +106,24 @@ export class SessionLink {
 
 
   /**
-   * The first open `tasks/result` of this session for the task whose caller owns it. Requests on
-   * the session that created the task are its owner's (a session serves one principal), answered
-   * at once; on any other session the store is asked once per request.
+   * The first `tasks/result` of this session still open for the task. Only asked once the session
+   * is known to be entitled to the task's notifications: it created the task, or a request's
+   * caller was found to own it (a session serves one principal).
    */
-  private openRequestFor(taskId: string, creatorSession: string | null): RequestId | undefined | Promise<RequestId | undefined> {
-    const open = this.openResults.get(taskId);
-    if (!open) return undefined;
-    if (creatorSession === this.connectionId) return open.keys().next().value;
-    return this.firstOwnedRequest(taskId, open);
+  private openRequestFor(taskId: string): RequestId | undefined {
+    return this.openResults.get(taskId)?.keys().next().value;
   }
 
-  private async firstOwnedRequest(taskId: string, open: Map<RequestId, OpenResult>): Promise<RequestId | undefined> {
-    for (const [requestId, entry] of open) {
+  /** Whether the caller of any of these requests owns the task: the store is asked once per request. */
+  private async ownedByAny(taskId: string, entries: OpenResult[]): Promise<boolean> {
+    for (const entry of entries) {
       entry.owned ??= this.engine.store.get(taskId, { owner: entry.owner }).then(
         (task) => task !== null,
         () => false,
       );
-      if ((await entry.owned) && this.openResults.get(taskId)?.has(requestId)) return requestId;
+      if (await entry.owned) return true;
     }
-    return undefined;
+    return false;
   }
 
   private async send(
