@@ -514,8 +514,9 @@ async function main(): Promise<void> {
   try {
     const front = async (n: number): Promise<URL> => {
       const port = await freePort();
-      // --rate-limit off: the bench is one anonymous caller on 127.0.0.1, far over 100 ops/s by design.
-      startProcess(["serve", ...common, "--port", String(port), "--workers", "0", "--no-web", "--rate-limit", "off"], `front ${n}`);
+      // --rate-limit off, --max-stored-tasks: the bench is one anonymous caller on 127.0.0.1, far over
+      // 100 ops/s and 10,000 stored tasks by design.
+      startProcess(["serve", ...common, "--port", String(port), "--workers", "0", "--no-web", "--rate-limit", "off", "--max-stored-tasks", "10000000"], `front ${n}`);
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       await ready(url, `front ${n}`);
       return url;
