@@ -41,9 +41,9 @@ describe("tasks/result without a stream (shared sessions)", () => {
     const { task: failing } = await callToolAsTask(c.client, "throw", { code: -32001, message: "boom" });
     await expectRpcError(taskResult(c.client, failing.taskId), -32001, /boom/);
     const { task: slow } = await callToolAsTask(c.client, "sleep", { ms: 60_000 });
-    const pending = taskResult(c.client, slow.taskId);
+    const refused = expectRpcError(taskResult(c.client, slow.taskId), -32800);
     await cancelTask(c.client, slow.taskId);
-    await expectRpcError(pending, -32800);
+    await refused;
   });
 
   it("answers an unknown id with the same -32602 as the streaming path (T-ERR-1)", async () => {
