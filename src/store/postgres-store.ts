@@ -20,6 +20,7 @@ import {
 import { migrate } from "./postgres/schema.js";
 import { tablesOf, type Statement } from "./postgres/sql.js";
 import { boundText } from "./postgres/text-values.js";
+import { coalescer } from "./postgres/coalescer.js";
 import { sweepStatements } from "./postgres/sweep-statements.js";
 import { taskStatements } from "./postgres/task-statements.js";
 import { viewStatements } from "./postgres/view-statements.js";
@@ -56,6 +57,23 @@ export interface PostgresStore extends ClusterStore {
    * done before; a failed attempt is retried by the next call or operation.
    */
   migrate(): Promise<void>;
+}
+
+/** The parameters of {@link taskStatements}' insert, in order. */
+function insertValues(task: NewTask): unknown[] {
+  return [
+    task.id,
+    task.owner,
+    task.method,
+    task.name,
+    toJson(task.request),
+    toJson(task.origin),
+    task.createdAt,
+    task.ttlMs,
+    expiresAt(task.createdAt, task.ttlMs),
+    task.pollIntervalMs,
+    task.retryable,
+  ];
 }
 
 /** What a re-run does to the input requests of the lost run (they will never be read). */
@@ -140,32 +158,44 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const count = async (query: Statement, values: unknown[]): Promise<number> =>
     (await rows<{ n: number }>(query, values))[0]?.n ?? 0;
 
+  // The two statements every task goes through on a front node, batched under load (coalescer.ts).
+  const insertTask = coalescer<NewTask, TaskRow | undefined>(async (batch) => {
+    if (batch.length === 1) return rows<TaskRow>(tasks.insert, insertValues(batch[0]!));
+    const columns = batch.map(insertValues);
+    const created = await rows<TaskRow>(
+      tasks.insertMany,
+      columns[0]!.map((_, c) => columns.map((values) => values[c])),
+    );
+    // Within a batch an id may repeat: only its first occurrence was written.
+    const byId = new Map(created.map((row) => [row.id, row]));
+    return batch.map((task) => {
+      const row = byId.get(task.id);
+      byId.delete(task.id);
+      return row;
+    });
+  });
+  const readTasks = coalescer<string, TaskRow | undefined>(async (ids) => {
+    if (ids.length === 1) return rows<TaskRow>(tasks.get, ids);
+    const byId = new Map((await rows<TaskRow>(tasks.getMany, [ids])).map((row) => [row.id, row]));
+    return ids.map((id) => byId.get(boundText([id])[0] as string));
+  });
+
   return {
     schema: schemaName,
 
     migrate: ready,
 
     async create(task: NewTask): Promise<TaskRecord> {
-      const [row] = await rows<TaskRow>(tasks.insert, [
-        task.id,
-        task.owner,
-        task.method,
-        task.name,
-        toJson(task.request),
-        toJson(task.origin),
-        task.createdAt,
-        task.ttlMs,
-        expiresAt(task.createdAt, task.ttlMs),
-        task.pollIntervalMs,
-        task.retryable,
-      ]);
+      const row = await insertTask(task);
       if (row === undefined) throw duplicateTaskError(task.id);
       return taskFromRow(row);
     },
 
     async get(id: string, scope: OwnerScope): Promise<TaskRecord | null> {
-      const [row] = "any" in scope ? await rows<TaskRow>(tasks.get, [id]) : await rows<TaskRow>(tasks.getOwned, [id, scope.owner]);
-      return row === undefined ? null : taskFromRow(row);
+      const row = await readTasks(id);
+      // A null owner matches exactly the tasks created without one (as IS NOT DISTINCT FROM).
+      if (row === undefined || (!("any" in scope) && row.owner !== scope.owner)) return null;
+      return taskFromRow(row);
     },
 
     async list(owner: string | null, after: ListPosition | null, limit: number): Promise<TaskRecord[]> {

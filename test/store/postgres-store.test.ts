@@ -179,6 +179,44 @@ describe("postgresStore: schema, migrations and connections", () => {
     expect(warnings[0]).toMatch(/idle PostgreSQL connection failed/);
   });
 
+  it("creations made at once (batched into shared statements) each store their own task; a taken id fails only its own creation", async () => {
+    const store = open(freshSchema(), { poolSize: 2 });
+    const existing = await store.create(newTask());
+    const awkward = { text: 'quote " backslash \\ braces {} comma , nul \u0000 ünïcode', list: [null, "{a,b}"] };
+    const tasks = Array.from({ length: 40 }, (_, i) =>
+      newTask({ owner: i % 3 === 0 ? null : `owner-${i % 5}`, request: { i, awkward }, ttlMs: i % 4 === 0 ? null : 1000 + i, pollIntervalMs: i % 2 ? null : 500, retryable: i % 2 === 0 }),
+    );
+    const repeated = newTask();
+    const results = await Promise.allSettled([...tasks, newTask({ id: existing.id }), repeated, { ...repeated }].map((task) => store.create(task)));
+    const created = results.slice(0, 40).map((r) => (r.status === "fulfilled" ? r.value : r.reason));
+    for (const [i, task] of tasks.entries()) {
+      expect(created[i]).toMatchObject({ id: task.id, owner: task.owner, request: task.request, ttlMs: task.ttlMs, pollIntervalMs: task.pollIntervalMs, retryable: task.retryable, status: "working" });
+      expect(await store.get(task.id, { owner: task.owner })).toEqual(created[i]);
+      expect((await store.history(task.id)).map((h) => h.status)).toEqual(["working"]);
+    }
+    expect(results[40]).toMatchObject({ status: "rejected", reason: expect.objectContaining({ reason: "duplicate_task" }) });
+    expect(results.slice(41).map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(await store.get(existing.id, { any: true })).toEqual(existing);
+  });
+
+  it("lookups made at once (batched into shared statements) each get their own task, scoped by owner", async () => {
+    const store = open(freshSchema(), { poolSize: 2 });
+    const owned = await store.create(newTask({ owner: "alice" }));
+    const unowned = await store.create(newTask({ owner: null }));
+    const lookups: Array<[string, { owner: string | null } | { any: true }, unknown]> = [
+      [owned.id, { owner: "alice" }, owned],
+      [owned.id, { owner: "mallory" }, null],
+      [owned.id, { owner: null }, null],
+      [owned.id, { any: true }, owned],
+      [unowned.id, { owner: null }, unowned],
+      [unowned.id, { owner: "alice" }, null],
+      ["no-such-task", { any: true }, null],
+      [`${owned.id}\u0000`, { any: true }, null],
+    ];
+    const answers = await Promise.all([...lookups, ...lookups].map(([id, scope]) => store.get(id, scope)));
+    expect(answers).toEqual([...lookups, ...lookups].map(([, , expected]) => expected));
+  });
+
   it("the hot statements use their indexes", async () => {
     const schema = freshSchema();
     await open(schema).migrate();

@@ -8,10 +8,15 @@ export interface TaskStatements {
    * written); otherwise the task, with its first timeline entry written by the same statement.
    */
   insert: Statement;
+  /**
+   * {@link insert} of many tasks in one statement: each parameter is the array of that column
+   * ($1 ids, … $11 retryables). The tasks whose id was free come back; a taken id writes nothing.
+   */
+  insertMany: Statement;
   /** ($1 id) */
   get: Statement;
-  /** ($1 id, $2 owner): a null owner matches exactly the tasks created without one. */
-  getOwned: Statement;
+  /** ($1 ids): the tasks among them that exist, whoever owns them (the caller filters). */
+  getMany: Statement;
   /** ($1 owner, $2 limit) — and the `Anonymous` variants with no owner parameter. */
   listFirst: Statement;
   listFirstAnonymous: Statement;
@@ -45,9 +50,28 @@ export function taskStatements(t: Tables): TaskStatements {
        SELECT * FROM created`,
     ),
 
+    insertMany: statement(
+      "insert_tasks",
+      `WITH created AS (
+         INSERT INTO ${t.tasks} (id, owner, method, name, request, origin, status, status_message,
+                                 created_at, updated_at, ttl_ms, expires_at, poll_interval_ms, retryable)
+         SELECT id, owner, method, name, request, origin, 'working', NULL,
+                created_at, created_at, ttl_ms, expires_at, poll_interval_ms, retryable
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                     $7::int8[], $8::int8[], $9::int8[], $10::int8[], $11::bool[])
+              AS new(id, owner, method, name, request, origin, created_at, ttl_ms, expires_at, poll_interval_ms, retryable)
+         ON CONFLICT (id) DO NOTHING
+         RETURNING ${TASK_COLUMNS}),
+       logged AS (
+         INSERT INTO ${t.history} (task_id, status, status_message, at)
+         SELECT id, status, status_message, created_at FROM created)
+       SELECT * FROM created`,
+    ),
+
     get: statement("get_task", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = $1`),
 
-    getOwned: statement("get_owned_task", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = $1 AND owner IS NOT DISTINCT FROM $2`),
+    getMany: statement("get_tasks", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = ANY($1::text[])`),
+
 
     // `owner = $1` and `owner IS NULL` rather than IS NOT DISTINCT FROM, which no index can serve.
     listFirst: statement(
