@@ -9,7 +9,7 @@ export { createTaskServer, TaskServer, type TaskServerOptions } from "./mcp/task
 export type { AskOptions, ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "./mcp/tool-definition.js";
 export { CapabilityError } from "./mcp/capability-error.js";
 export { serveHttp, type HttpOptions, type HttpHandle } from "./http/http-server.js";
-export { staticTokenVerifier, ADMIN_SCOPE, ScopeRequiredError, type BearerVerifier } from "./http/bearer-auth.js";
+export { staticTokenVerifier, ADMIN_SCOPE, ScopeRequiredError, VerifierUnavailableError, type BearerVerifier } from "./http/bearer-auth.js";
 export { jwtVerifier, JwtKeyError, type JwtVerifierOptions, type JwtKeySource } from "./http/auth/jwt-verifier.js";
 export { protectedResourceMetadataUrl, type ProtectedResourceOptions } from "./http/auth/protected-resource.js";
 export { loadTokenFile, type TokenGrant } from "./http/token-file.js";

@@ -8,7 +8,8 @@ import type { TokenGrant } from "./token-file.js";
  * Verifies a request's bearer token; returns the SDK's AuthInfo, or null for "no valid token"
  * (→ 401 invalid_token). May be async (a JWT verifier fetches keys). To say why a token is
  * refused, throw the SDK's `InvalidTokenError` (→ 401 with that description) or
- * {@link ScopeRequiredError} (→ 403 insufficient_scope); any other exception is a server fault.
+ * {@link ScopeRequiredError} (→ 403 insufficient_scope); when it cannot decide right now, throw
+ * {@link VerifierUnavailableError} (→ 503 with Retry-After). Any other exception is a server fault.
  */
 export type BearerVerifier = (req: IncomingMessage) => AuthInfo | null | Promise<AuthInfo | null>;
 
@@ -19,6 +20,25 @@ export type BearerVerifier = (req: IncomingMessage) => AuthInfo | null | Promise
 export class ScopeRequiredError extends InsufficientScopeError {
   constructor(readonly requiredScopes: readonly string[]) {
     super(`the token lacks a required scope (required: ${requiredScopes.join(" ")})`);
+  }
+}
+
+/**
+ * The verifier cannot judge the token right now, e.g. the issuer's key set cannot be fetched
+ * (JWKS unreachable, timing out, answering an error or no key set). Not a verdict on the token:
+ * answered 503 with `Retry-After`, never 401, which would make a client discard a good token and
+ * authorize again. The message is for the operator's log; the client gets a fixed one.
+ */
+export class VerifierUnavailableError extends Error {
+  override readonly name = "VerifierUnavailableError";
+
+  constructor(
+    message: string,
+    /** How long the client should wait before retrying. */
+    readonly retryAfterSeconds: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
   }
 }
 

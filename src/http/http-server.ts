@@ -7,7 +7,7 @@ import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextp
 import { withRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
-import { ScopeRequiredError, type BearerVerifier } from "./bearer-auth.js";
+import { ScopeRequiredError, VerifierUnavailableError, type BearerVerifier } from "./bearer-auth.js";
 import { protectedResourceMetadataUrl, protectedResourceRoutes, type ProtectedResourceOptions } from "./auth/protected-resource.js";
 import { answerDirect, asDirectRequest } from "./direct-task-requests.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
@@ -260,6 +260,15 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     res.setHeader(REQUEST_ID_HEADER, requestId);
     // Handlers learn the peer from the request's async context: the SDK hands them headers only.
     withRequestPeer(peerAddress(req, options.trustProxy), () => handle(req, res, requestId)).catch((error: unknown) => {
+      if (error instanceof VerifierUnavailableError) {
+        // Here rather than in authenticate(): the web view's routes verify the same tokens.
+        // -32603: the request may well be valid, the server cannot process it now; the HTTP
+        // status and Retry-After say it is temporary. No challenge: the token was not judged.
+        logger.warn({ requestId, path: req.url?.split("?")[0], reason: error.message }, "bearer token not verified: the key source is unavailable");
+        if (res.headersSent) res.end();
+        else sendRpcError(res, 503, -32603, "Service unavailable: bearer tokens cannot be verified right now; retry later", null, { "retry-after": String(error.retryAfterSeconds) });
+        return;
+      }
       logger.error({ err: error, requestId, method: req.method, path: req.url?.split("?")[0] }, "HTTP request failed");
       if (!res.headersSent) sendRpcError(res, 500, -32603, "Internal error");
       else res.end();

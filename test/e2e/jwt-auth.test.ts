@@ -16,9 +16,10 @@ import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type J
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { jwtVerifier } from "../../src/http/auth/jwt-verifier.js";
 import type { HttpOptions } from "../../src/http/http-server.js";
+import { webRoutes } from "../../src/web/web-routes.js";
 import { CliProcess, killAll, runCli } from "../support/cli-process.js";
 import { callToolAsTask, captureLogger, expectRpcError, getTask, listTasks, taskResult } from "../support/conformance.js";
-import { connectHttpClient, rawPost, rawRequest, startHttpServer, type HttpClient, type HttpServerFixture } from "../support/http-fixture.js";
+import { connectHttpClient, rawPost, rawRequest, startHttpServer, type HttpClient, type HttpServerFixture, type RawResponse } from "../support/http-fixture.js";
 
 const ISSUER = "https://issuer.test";
 const AUDIENCE = "mcp-tasks-e2e";
@@ -29,6 +30,8 @@ let signing: CryptoKey;
 let forger: CryptoKey;
 let jwks: Server;
 let jwksUrl: string;
+/** The public signing key as the JWKS serves it. */
+let publicJwk: Record<string, unknown>;
 
 beforeAll(async () => {
   const pair = await generateKeyPair("ES256", { extractable: true });
@@ -36,6 +39,7 @@ beforeAll(async () => {
   // Another key claiming the same kid: the JWKS lookup finds ours, the signature cannot verify.
   forger = (await generateKeyPair("ES256")).privateKey;
   const jwk = { ...(await exportJWK(pair.publicKey)), kid: KID, alg: "ES256", use: "sig" };
+  publicJwk = jwk;
   jwks = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] })));
   await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
   jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
@@ -247,6 +251,109 @@ describe("JWT bearer auth on Streamable HTTP", () => {
       expect(logged).not.toContain(token);
       expect(logged).not.toContain(token.split(".")[2]);
     }
+  });
+});
+
+/** A JWKS server on loopback that answers the key set, or HTTP 500 while `failing` is set. */
+interface KeyServer {
+  url: string;
+  failing: boolean;
+  close(): Promise<void>;
+}
+
+async function keyServer(): Promise<KeyServer> {
+  const state = { failing: true };
+  const server = createServer((_req, res) => {
+    if (state.failing) res.writeHead(500, { "content-type": "text/plain" }).end("key store down");
+    else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [publicJwk] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}
+
+/** The URL of a JWKS server that is not running: a loopback port that was just free (connection refused). */
+async function stoppedKeyServerUrl(): Promise<string> {
+  const server = await keyServer();
+  await server.close();
+  return server.url;
+}
+
+function verifierAt(url: string): HttpOptions["verifier"] {
+  return jwtVerifier({ jwksUrl: url, issuer: ISSUER, audience: AUDIENCE, requiredScopes: [SCOPE] });
+}
+
+/** What a request refused for want of the issuer's keys must look like: 503, Retry-After, a JSON-RPC error, no challenge. */
+function expectUnavailable(res: RawResponse): void {
+  expect(res.status).toBe(503);
+  expect(res.headers.get("retry-after")).toBe("5");
+  // Not an OAuth challenge: the token was not judged, so the client must not discard it.
+  expect(res.headers.get("www-authenticate")).toBeNull();
+  expect(res.json).toEqual({
+    jsonrpc: "2.0",
+    id: null,
+    error: { code: -32603, message: "Service unavailable: bearer tokens cannot be verified right now; retry later" },
+  });
+}
+
+describe("JWT bearer auth while the issuer's key server is unavailable", () => {
+  const keyServers: KeyServer[] = [];
+  afterEach(async () => {
+    for (const server of keyServers.splice(0)) await server.close();
+  });
+
+  async function failingKeyServer(): Promise<KeyServer> {
+    const server = await keyServer();
+    keyServers.push(server);
+    return server;
+  }
+
+  it("answers 503 with a JSON-RPC -32603 error and Retry-After, not 401, when the JWKS server refuses connections", async () => {
+    fx = await start({ verifier: verifierAt(await stoppedKeyServerUrl()) });
+    expectUnavailable(await rawPost(fx.url, initialize, { authorization: `Bearer ${await mint()}` }));
+  });
+
+  it("answers 503 with a JSON-RPC -32603 error and Retry-After, not 401, when the JWKS server answers 500", async () => {
+    const keys = await failingKeyServer();
+    fx = await start({ verifier: verifierAt(keys.url) });
+    expectUnavailable(await rawPost(fx.url, initialize, { authorization: `Bearer ${await mint()}` }));
+  });
+
+  it("logs a warning naming the JWKS and why it could not be fetched, never the token", async () => {
+    const logger = captureLogger();
+    const url = await stoppedKeyServerUrl();
+    fx = await start({ verifier: verifierAt(url) }, logger);
+    const token = await mint();
+    await rawPost(fx.url, initialize, { authorization: `Bearer ${token}` });
+    const warning = logger.entries.find((e) => e.msg === "bearer token not verified: the key source is unavailable");
+    expect(warning?.level).toBe("warn");
+    expect(warning?.obj["reason"]).toMatch(new RegExp(`^cannot fetch the JWKS at ${url.replace(/[.]/g, "\\.")}: fetch failed \\(.*ECONNREFUSED`));
+    expect(logger.entries.filter((e) => e.level === "error")).toEqual([]);
+    expect(JSON.stringify(logger.entries)).not.toContain(token);
+  });
+
+  it("still answers a request without a token with the bare 401 challenge (nothing to verify, so no key is needed)", async () => {
+    fx = await start({ verifier: verifierAt(await stoppedKeyServerUrl()) });
+    const { status, challenge } = await refusal(fx.url, null);
+    expect(status).toBe(401);
+    expect(challenge).toEqual({ resource_metadata: metadataUrl(fx) });
+  });
+
+  it("accepts the same token once the JWKS server answers again: a failed fetch is not remembered", async () => {
+    const keys = await failingKeyServer();
+    fx = await start({ verifier: verifierAt(keys.url) });
+    const token = await mint();
+    expect((await rawPost(fx.url, initialize, { authorization: `Bearer ${token}` })).status).toBe(503);
+    keys.failing = false;
+    expect((await rawPost(fx.url, initialize, { authorization: `Bearer ${token}` })).status).toBe(200);
+  });
+
+  it("answers the web view API with the same 503 (it verifies the same tokens)", async () => {
+    const verifier = verifierAt(await stoppedKeyServerUrl());
+    fx = await startHttpServer({ http: { verifier }, routes: (app) => webRoutes(app, { verifier }) });
+    expectUnavailable(await rawRequest(new URL("/tasks/api/session", fx.url), "GET", { authorization: `Bearer ${await mint()}` }));
   });
 });
 

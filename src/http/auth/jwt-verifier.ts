@@ -2,7 +2,7 @@ import { createPublicKey, type JsonWebKey, type KeyObject } from "node:crypto";
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
-import { ScopeRequiredError, type BearerVerifier } from "../bearer-auth.js";
+import { ScopeRequiredError, VerifierUnavailableError, type BearerVerifier } from "../bearer-auth.js";
 import { bearerTokenOf } from "../bearer-token.js";
 
 /** Where the verification keys come from: exactly one of the two. */
@@ -24,6 +24,13 @@ export type JwtVerifierOptions = JwtKeySource & {
 
 /** Asymmetric algorithms only: a symmetric one would let anyone holding the public key sign tokens. */
 const ASYMMETRIC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
+
+/**
+ * What a client is told to wait (Retry-After) when the issuer's keys cannot be fetched. Each
+ * request tries the fetch again (jose keeps no back-off after a failure), so this only spaces one
+ * client's retries; short, because a key server outage is usually brief.
+ */
+const KEYS_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** A misconfigured key source (unreadable PEM/JWK): a startup error, never a 401 at request time. */
 export class JwtKeyError extends Error {
@@ -50,7 +57,7 @@ export function parsePublicKey(text: string): KeyObject {
  * subject keeps its sessions and its tasks (T-SEC-1), and a token never lands in a log or a key.
  */
 export function jwtVerifier(options: JwtVerifierOptions): BearerVerifier {
-  const keys: KeyObject | JWTVerifyGetKey = "jwksUrl" in options ? createRemoteJWKSet(new URL(options.jwksUrl)) : parsePublicKey(options.publicKey);
+  const keys: KeyObject | JWTVerifyGetKey = "jwksUrl" in options ? remoteKeys(new URL(options.jwksUrl)) : parsePublicKey(options.publicKey);
   const audience = typeof options.audience === "string" ? options.audience : [...options.audience];
   const requiredScopes = [...(options.requiredScopes ?? [])];
   const verifyOptions = {
@@ -88,8 +95,37 @@ export function jwtVerifier(options: JwtVerifierOptions): BearerVerifier {
 }
 
 /**
+ * The issuer's JWKS (fetched, cached, refetched for an unknown kid), with every failure to obtain
+ * it — unreachable, timed out, not 200, not a key set — as a {@link VerifierUnavailableError}
+ * (→ 503): until the keys are in hand nothing can be said about the token. Only "no key for this
+ * token" is the token's own fault. Left to jose, a refused connection or a 5xx was a 401
+ * "malformed token", and a client would have thrown a good token away.
+ */
+function remoteKeys(url: URL): JWTVerifyGetKey {
+  const keySet = createRemoteJWKSet(url);
+  // For the operator's log: never the query string or credentials a URL might carry.
+  const where = `${url.origin}${url.pathname}`;
+  return async (header, token) => {
+    try {
+      return await keySet(header, token);
+    } catch (error) {
+      if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JOSENotSupported) {
+        throw error;
+      }
+      throw new VerifierUnavailableError(`cannot fetch the JWKS at ${where}: ${reasonOf(error)}`, KEYS_UNAVAILABLE_RETRY_AFTER_SECONDS, { cause: error });
+    }
+  };
+}
+
+/** An error's message with its cause's (fetch says "fetch failed"; the cause says ECONNREFUSED). */
+function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
+}
+
+/**
  * Why a token was refused, in words safe to send back: never the token, never a claim value.
- * Key-fetching failures (JWKS unreachable, bad JWKS) are not the client's fault: rethrown (→ 500).
+ * A key source that cannot answer is not the client's fault: rethrown (→ 503).
  */
 function describeRejection(error: unknown): string {
   if (error instanceof errors.JWTExpired) return "the token has expired";
@@ -103,7 +139,7 @@ function describeRejection(error: unknown): string {
     return "the token signature does not verify";
   }
   if (error instanceof errors.JOSEAlgNotAllowed) return "the token's signature algorithm is not accepted";
-  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) throw error;
+  if (error instanceof VerifierUnavailableError) throw error;
   if (error instanceof errors.JOSEError) return "malformed token";
   if (error instanceof TypeError) return "malformed token";
   throw error;
