@@ -59,6 +59,9 @@ export interface PostgresStore extends ClusterStore {
   migrate(): Promise<void>;
 }
 
+/** The parameters of the transition statement: id, sources, to, now, keepMessage, statusMessage, outcome, terminal. */
+type TransitionValues = [string, string[], TaskStatus, number, boolean, string | null, string | null, boolean];
+
 /** The parameters of {@link taskStatements}' insert, in order. */
 function insertValues(task: NewTask): unknown[] {
   return [
@@ -174,6 +177,28 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return row;
     });
   });
+  // A worker's outcome writes (and any other status change), batched the same way.
+  const moveTask = coalescer<TransitionValues, TaskRow | undefined>(async function moveBatch(batch): Promise<Array<TaskRow | undefined>> {
+    if (batch.length === 1) return rows<TaskRow>(tasks.transition, batch[0]!);
+    // One UPDATE changes a row once: a task's second change in a batch waits for the next
+    // statement, so it is judged against what the first one left, as if they had gone one by one.
+    const seen = new Set<string>();
+    const first: TransitionValues[] = [];
+    const later: TransitionValues[] = [];
+    for (const values of batch) {
+      (seen.has(values[0]) ? later : first).push(values);
+      seen.add(values[0]);
+    }
+    const moved = await rows<TaskRow>(tasks.transitionMany, [
+      first.map(([id]) => id),
+      first.map(([, sources]) => sources.join(",")),
+      ...[2, 3, 4, 5, 6, 7].map((c) => first.map((values) => values[c])),
+    ]);
+    const byId = new Map(moved.map((row) => [row.id, row]));
+    const results = new Map(first.map((values) => [values, byId.get(boundText([values[0]])[0] as string)]));
+    if (later.length > 0) (await moveBatch(later)).forEach((row, i) => results.set(later[i]!, row));
+    return batch.map((values) => results.get(values));
+  });
   const readTasks = coalescer<string, TaskRow | undefined>(async (ids) => {
     if (ids.length === 1) return rows<TaskRow>(tasks.get, ids);
     const byId = new Map((await rows<TaskRow>(tasks.getMany, [ids])).map((row) => [row.id, row]));
@@ -241,7 +266,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
         await ready(); // a closed store still says so
         return null;
       }
-      const [row] = await rows<TaskRow>(tasks.transition, [
+      const row = await moveTask([
         id,
         sources,
         to,

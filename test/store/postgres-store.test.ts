@@ -199,6 +199,30 @@ describe("postgresStore: schema, migrations and connections", () => {
     expect(await store.get(existing.id, { any: true })).toEqual(existing);
   });
 
+  it("status changes made at once (batched into shared statements) each apply their own compare-and-set, a task's second change judged after its first", async () => {
+    const store = open(freshSchema(), { poolSize: 2 });
+    const tasks = await Promise.all(Array.from({ length: 30 }, () => store.create(newTask())));
+    const at = (ms: number): number => tasks[0]!.createdAt + ms;
+    const outcome = (i: number): TaskOutcome => ({ kind: "result", value: { i, text: 'a "quoted", {braced} value' } });
+    const move = (i: number) =>
+      store.transition(tasks[i]!.id, ["working"], i % 2 ? "completed" : "input_required", { now: at(1000 + i), statusMessage: `m${i}`, ...(i % 2 ? { outcome: outcome(i) } : {}) });
+    // Two statements in flight first: every change after them waits, and goes out in one batch.
+    const ahead = [move(28), move(29)];
+    const moves = Array.from({ length: 28 }, (_, i) => move(i));
+    // Task 0 a second time in that batch: from input_required, so it holds only after the first move.
+    const second = store.transition(tasks[0]!.id, ["input_required"], "completed", { now: at(5000), statusMessage: null, outcome: outcome(0) });
+    // A compare-and-set that fails: task 1 is not input_required.
+    const refused = store.transition(tasks[1]!.id, ["input_required"], "cancelled", { now: at(5000), statusMessage: "no" });
+    const moved = await Promise.all([...moves, ...ahead]);
+    for (const [n, task] of moved.entries()) {
+      expect(task).toMatchObject({ id: tasks[n]!.id, status: n % 2 ? "completed" : "input_required", statusMessage: `m${n}`, updatedAt: at(1000 + n) });
+    }
+    expect(await second).toMatchObject({ id: tasks[0]!.id, status: "completed", statusMessage: null, outcome: outcome(0) });
+    expect((await store.history(tasks[0]!.id)).map((h) => h.status)).toEqual(["working", "input_required", "completed"]);
+    expect(await refused).toBeNull();
+    expect(await store.get(tasks[1]!.id, { any: true })).toMatchObject({ status: "completed", outcome: outcome(1) });
+  });
+
   it("lookups made at once (batched into shared statements) each get their own task, scoped by owner", async () => {
     const store = open(freshSchema(), { poolSize: 2 });
     const owned = await store.create(newTask({ owner: "alice" }));

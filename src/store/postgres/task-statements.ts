@@ -1,5 +1,5 @@
 /** Creating, reading, listing and moving single tasks. */
-import { ACTIVE_SQL, statement, TASK_COLUMNS, type Statement, type Tables } from "./sql.js";
+import { ACTIVE_SQL, statement, TASK_COLUMNS, taskColumnsOf, type Statement, type Tables } from "./sql.js";
 
 export interface TaskStatements {
   /**
@@ -30,6 +30,13 @@ export interface TaskStatements {
    * No row when the CAS failed.
    */
   transition: Statement;
+  /**
+   * {@link transition} of many tasks in one statement, each parameter the array of that column:
+   * ($1 ids, $2 sources as comma-separated statuses, $3 to, $4 now, $5 keepMessage,
+   * $6 statusMessage, $7 outcome, $8 terminal). The ids must be distinct (one UPDATE changes a row
+   * once); the tasks whose CAS held come back.
+   */
+  transitionMany: Statement;
   /** ($1 id, $2 now, $3 keepMessage, $4 statusMessage, $5 progress or null to keep); only non-terminal tasks. */
   annotate: Statement;
 }
@@ -107,6 +114,28 @@ export function taskStatements(t: Tables): TaskStatements {
            lease_expires_at = CASE WHEN $8::boolean THEN NULL ELSE lease_expires_at END
          WHERE id = $1 AND status = ANY ($2::text[])
          RETURNING ${TASK_COLUMNS}),
+       logged AS (
+         INSERT INTO ${t.history} (task_id, status, status_message, at)
+         SELECT id, status, status_message, updated_at FROM moved)
+       SELECT * FROM moved`,
+    ),
+
+    transitionMany: statement(
+      "transition_many",
+      `WITH change AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], $7::text[], $8::bool[])
+                AS c(id, sources, status, at, keep_message, status_message, outcome, terminal)),
+       moved AS (
+         UPDATE ${t.tasks} AS t SET
+           status = c.status,
+           updated_at = c.at,
+           status_message = CASE WHEN c.keep_message THEN t.status_message ELSE c.status_message END,
+           outcome = COALESCE(c.outcome, t.outcome),
+           lease_owner = CASE WHEN c.terminal THEN NULL ELSE t.lease_owner END,
+           lease_expires_at = CASE WHEN c.terminal THEN NULL ELSE t.lease_expires_at END
+         FROM change AS c
+         WHERE t.id = c.id AND t.status = ANY (string_to_array(c.sources, ','))
+         RETURNING ${taskColumnsOf("t")}),
        logged AS (
          INSERT INTO ${t.history} (task_id, status, status_message, at)
          SELECT id, status, status_message, updated_at FROM moved)
