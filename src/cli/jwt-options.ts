@@ -42,12 +42,9 @@ export function scopeList(value: string): string[] {
   return scopes;
 }
 
-/**
- * The JWT verifier and metadata document the flags ask for, or null when JWT auth is off.
- * Checked together, before anything listens, so a half-configured server never starts open.
- */
-export function jwtAuthFrom(flags: JwtFlags): { verifier: BearerVerifier; protectedResource: ProtectedResourceOptions } | null {
-  const dependent = (
+/** The JWT flags that only mean something with --jwt-issuer, those given. */
+function jwtDependentFlagsGiven(flags: JwtFlags): string[] {
+  return (
     [
       ["--jwt-audience", flags.jwtAudience],
       ["--jwt-jwks-url", flags.jwtJwksUrl],
@@ -59,6 +56,31 @@ export function jwtAuthFrom(flags: JwtFlags): { verifier: BearerVerifier; protec
   )
     .filter(([, value]) => value !== undefined)
     .map(([name]) => name);
+}
+
+/**
+ * Refuses every auth flag under `--stdio`, which has no bearer tokens to check (its one client is
+ * whoever started the process). Ignoring them would hand an operator who asked for authentication
+ * a server running without it.
+ */
+export function refuseAuthOverStdio(flags: JwtFlags): void {
+  const given = [
+    ...(flags.authTokens !== undefined ? ["--auth-tokens"] : []),
+    ...(flags.jwtIssuer !== undefined ? ["--jwt-issuer"] : []),
+    ...jwtDependentFlagsGiven(flags),
+  ];
+  if (given.length === 0) return;
+  throw new AuthFlagsError(
+    `${given.join(", ")} configure${given.length === 1 ? "s" : ""} HTTP authentication, which --stdio does not have (its one client is whoever started the process): drop --stdio to serve HTTP with authentication, or drop ${given.length === 1 ? "that flag" : "those flags"}`,
+  );
+}
+
+/**
+ * The JWT verifier and metadata document the flags ask for, or null when JWT auth is off.
+ * Checked together, before anything listens, so a half-configured server never starts open.
+ */
+export function jwtAuthFrom(flags: JwtFlags): { verifier: BearerVerifier; protectedResource: ProtectedResourceOptions } | null {
+  const dependent = jwtDependentFlagsGiven(flags);
   const issuer = flags.jwtIssuer;
   if (issuer === undefined) {
     if (dependent.length > 0) throw new AuthFlagsError(`${dependent.join(", ")} configure JWT auth: pass --jwt-issuer too`);

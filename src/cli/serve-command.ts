@@ -1,6 +1,6 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { randomUUID } from "node:crypto";
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { registerDemoTools } from "../demo/demo-tools.js";
 import { staticTokenVerifier } from "../http/bearer-auth.js";
 import { serveHttp } from "../http/http-server.js";
@@ -11,11 +11,13 @@ import { webRoutes } from "../web/web-routes.js";
 import { openBackend } from "./backend.js";
 import { createLogger } from "./logger.js";
 import { loadToolsModule } from "./load-tools.js";
-import { httpUrl, jwtAuthFrom, scopeList, type JwtFlags } from "./jwt-options.js";
+import { AuthFlagsError, httpUrl, jwtAuthFrom, refuseAuthOverStdio, scopeList, type JwtFlags } from "./jwt-options.js";
 import { nonNegativeInt, port, ttlMs } from "./options.js";
 import { maxActiveTasksOption, maxQueuedInputsOption, maxResultBytesOption, maxStoredTasksOption, type RunLimitFlags, type TaskLimitFlags } from "./limit-options.js";
 import { redactFields } from "./web-options.js";
 import { callerOptions, callerServerOptions, type CallerFlags } from "./caller-options.js";
+import { ExitCode } from "./exit-codes.js";
+import { usageError } from "./requestor-options.js";
 
 interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags {
   port: number;
@@ -70,16 +72,27 @@ export function serveCommand(): Command {
     .option("--redact <fields>", "hide from the web view: comma-separated arguments, results, inputs, or all", redactFields)
     .addOption(new Option("--metrics-token <token>", "require this bearer token on /metrics (default: /metrics is open)").env("MCP_TASKS_METRICS_TOKEN"));
   for (const option of callerOptions()) command.addOption(option);
+  // Usage errors exit 2 (ExitCode.Usage), as for call and tasks; help still exits 0.
+  command.exitOverride((error) => {
+    process.exit(error.code === "commander.helpDisplayed" || error.code === "commander.version" ? ExitCode.Ok : ExitCode.Usage);
+  });
   return command.action(async (opts: ServeOptions) => {
-    await serve(opts);
+    try {
+      await serve(opts);
+    } catch (error) {
+      // Flags that are missing or cannot go together: refused before anything was opened.
+      if (error instanceof AuthFlagsError || error instanceof InvalidArgumentError) usageError(command, error);
+      throw error;
+    }
   });
 }
 
 async function serve(opts: ServeOptions): Promise<void> {
   const logger = createLogger(opts.logLevel);
   if (!opts.demo && !opts.tools) {
-    throw new Error("nothing to serve: pass --demo and/or --tools MODULE");
+    throw new InvalidArgumentError("nothing to serve: pass --demo and/or --tools MODULE");
   }
+  if (opts.stdio) refuseAuthOverStdio(opts);
   // Before opening anything: a bad auth configuration must fail fast, not serve unauthenticated.
   const jwt = opts.stdio ? null : jwtAuthFrom(opts);
   const authFlag = opts.stdio ? null : opts.jwtIssuer !== undefined ? "--jwt-issuer" : opts.authTokens !== undefined ? "--auth-tokens" : null;

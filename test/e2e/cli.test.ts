@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ExitCode } from "../../src/cli/exit-codes.js";
 import { callToolAsTask, getTask, listTasks, taskResult } from "../support/conformance.js";
 import { CliProcess, cliEnv, killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
 import { connectHttpClient, rawPost, type ConnectOptions, type HttpClient } from "../support/http-fixture.js";
@@ -220,14 +221,36 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     expect(unsupported.stderr + noPath.stderr).not.toMatch(/listening on/);
   });
 
-  it("exits non-zero with a clear message for bad options", async () => {
+  it("exits 2 (usage, as call and tasks do) with a clear message for bad options", async () => {
     const badPort = await runCli(["serve", "--demo", "--store", "memory", "--port", "http"]);
-    expect(badPort.code).not.toBe(0);
+    expect(badPort.code).toBe(ExitCode.Usage);
     expect(badPort.stderr).toMatch(/--port.*non-negative integer/);
 
     const nothing = await runCli(["serve", "--store", "memory", "--port", "0"]);
-    expect(nothing.code).not.toBe(0);
+    expect(nothing.code).toBe(ExitCode.Usage);
     expect(nothing.stderr).toMatch(/nothing to serve: pass --demo/);
+  });
+
+  it("refuses --stdio with any auth flag (--auth-tokens, --jwt-*, --resource-url): exit 2 naming the flags, nothing served", async () => {
+    // Complete, valid auth configurations: refused because stdio cannot apply them, not because they are wrong.
+    const tokens = join(tempDir(), "tokens.json");
+    writeFileSync(tokens, JSON.stringify({ "tok-a": "alice" }));
+    const cases: [string[], RegExp][] = [
+      [["--auth-tokens", tokens], /^error: --auth-tokens configures HTTP authentication, which --stdio does not have/m],
+      [
+        ["--jwt-issuer", "https://issuer.test", "--jwt-audience", "mcp", "--jwt-jwks-url", "https://issuer.test/jwks"],
+        /--jwt-issuer, --jwt-audience, --jwt-jwks-url configure HTTP authentication, which --stdio does not have/,
+      ],
+      [["--resource-url", "https://mcp.example.com/mcp"], /--resource-url configures HTTP authentication, which --stdio does not have/],
+    ];
+    for (const [flags, message] of cases) {
+      const run = await runCli(["serve", "--stdio", "--demo", "--store", "memory", ...flags], { timeoutMs: 10_000 });
+      expect(run.code).toBe(ExitCode.Usage);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).toMatch(/drop --stdio to serve HTTP with authentication/);
+      expect(run.stderr).not.toMatch(/serving MCP over stdio/);
+      expect(run.stdout).toBe("");
+    }
   });
 
   it("passes `npm start -- <flags>` through to `serve --demo`", async () => {

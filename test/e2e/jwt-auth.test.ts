@@ -14,6 +14,7 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import { OAuthProtectedResourceMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ExitCode } from "../../src/cli/exit-codes.js";
 import { jwtVerifier } from "../../src/http/auth/jwt-verifier.js";
 import type { HttpOptions } from "../../src/http/http-server.js";
 import { webRoutes } from "../../src/web/web-routes.js";
@@ -404,7 +405,7 @@ describe("serve --jwt-* (CLI)", { timeout: 60_000 }, () => {
     ];
     for (const [flags, message] of cases) {
       const run = await runCli([...base, ...flags]);
-      expect(run.code).not.toBe(0);
+      expect(run.code).toBe(ExitCode.Usage);
       expect(run.stderr).toMatch(message);
     }
   });
