@@ -2,7 +2,7 @@
  * The `mcp-tasks serve` CLI as users run it: `node bin/mcp-tasks.js …` in a real process.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +31,39 @@ async function connect(url: string, options: ConnectOptions = {}): Promise<HttpC
   const c = await connectHttpClient(url, options);
   clients.push(c);
   return c;
+}
+
+/** A flag as shown (name and argument placeholder) → its stated default and environment variable. */
+type FlagTable = Map<string, { default?: string; env?: string }>;
+
+/** `(…default: X…)` or `(…default X…)`, quotes dropped; `(…env: NAME…)`. Only inside parentheses. */
+function defaultsOf(description: string): { default?: string; env?: string } {
+  const value = /\((?:[^()]*?, )?default:? ("?)([^,()]*?)\1(?:, [^()]*)?\)/.exec(description)?.[2];
+  const env = /\((?:[^()]*?, )?env: ([A-Z_]+)/.exec(description)?.[1];
+  return { ...(value !== undefined && { default: value }), ...(env !== undefined && { env }) };
+}
+
+/** The `mcp-tasks serve [options]` block of the README's CLI section. */
+function readmeServeFlags(readme: string): FlagTable {
+  const block = readme.split("\nmcp-tasks serve [options]\n")[1]?.split("\n\n")[0] ?? "";
+  const table: FlagTable = new Map();
+  for (const line of block.split("\n")) {
+    const match = /^ {2}(--\S+(?: [<[][^>\]]+[>\]])?) {2,}(.*)$/.exec(line);
+    if (match?.[1] !== undefined) table.set(match[1], defaultsOf(match[2] ?? ""));
+  }
+  return table;
+}
+
+/** commander's option list: an entry per flag, its wrapped description joined back into one line. */
+function helpFlags(help: string): FlagTable {
+  const entries: [string, string][] = [];
+  for (const line of help.split("Options:\n")[1]?.split("\n") ?? []) {
+    const start = /^ {2}(?:-\w, )?(--\S+(?: [<[][^>\]]+[>\]])?) {2,}(.*)$/.exec(line);
+    const last = entries.at(-1);
+    if (start?.[1] !== undefined) entries.push([start[1], start[2] ?? ""]);
+    else if (last && /^ {10,}\S/.test(line)) last[1] += ` ${line.trim()}`;
+  }
+  return new Map(entries.map(([flag, description]) => [flag, defaultsOf(description)]));
 }
 
 /** A port that was free a moment ago (bind to 0, read it, release it). */
@@ -112,6 +145,16 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     const top = await runCli(["--help"]);
     expect(top.code).toBe(0);
     expect(top.stdout).toMatch(/\bserve\b/);
+  });
+
+  it("lists the same flags, defaults and environment variables in serve --help as the README's CLI section", async () => {
+    const help = await runCli(["serve", "--help"]);
+    expect(help.code).toBe(0);
+    const documented = readmeServeFlags(readFileSync(join(REPO_ROOT, "README.md"), "utf8"));
+    const listed = helpFlags(help.stdout);
+    listed.delete("--help");
+    expect(documented.size).toBeGreaterThan(30);
+    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(listed));
   });
 
   it("takes the port from PORT, logs the URL it listens on as JSON on stderr, serves the demo tools, and stops cleanly on SIGTERM", async () => {
