@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from "./logger.js";
 import { CallerLimits, type Attempt } from "./caller-limits.js";
 import { recoverInterruptedTasks } from "./recovery.js";
 import { OwnerCounts } from "./owner-counts.js";
+import { taskAuditFields } from "./task-audit.js";
 import { Sweeper } from "./sweeper.js";
 import { LeaseReaper } from "./lease-reaper.js";
 import {
@@ -200,7 +201,10 @@ export class TaskEngine {
         outcome: { kind: "error", error: { code: -32603, message: "The server shut down while this task was running" } },
         now: this.now(),
       });
-      if (failed) this.bus.publish(statusEvent(failed));
+      if (failed) {
+        this.logger.warn({ audit: "interrupted", ...taskAuditFields(failed) }, "failed a task interrupted by a shutdown");
+        this.bus.publish(statusEvent(failed));
+      }
     }
     // Waiters on failed tasks have been woken; the rest (retryable or other nodes' tasks) are told
     // to come back. Either way every blocked tasks/result gets an answer before the store closes.

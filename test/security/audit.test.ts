@@ -82,6 +82,15 @@ describe("T-SEC-5: audit lines", () => {
     expect(byKind.get("limit_hit")).toMatchObject({ limit: "task_operations" });
   });
 
+  it("record a running task failed by a clean shutdown as interrupted, with its creator", async () => {
+    const log = capture();
+    const server = await start(log);
+    const alice = await server.connect({ token: TOKEN });
+    const { task } = await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
+    await server.app.close();
+    expect(log.lines().find((line) => line["audit"] === "interrupted")).toMatchObject({ taskId: task.taskId, owner: "local|alice", method: "tools/call", peer: "127.0.0.1" });
+  });
+
   it("never carry the bearer token or the tool's arguments", async () => {
     const log = capture();
     await everyEvent(await start(log));
