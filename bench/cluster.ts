@@ -504,6 +504,12 @@ async function main(): Promise<void> {
   console.log(
     `floor:   a bare HTTP round trip costs ${floor.httpMs.toFixed(2)} ms CPU (client + server); a one-row UPDATE commit ${floor.commitPgMs.toFixed(2)} ms of PostgreSQL CPU + ${floor.commitDriverMs.toFixed(2)} ms in the driver`,
   );
+  // The least any implementation must do per task: two HTTP round trips (create, result) and three
+  // commits (the task written, claimed by a worker, its outcome written), with no other work at all.
+  const taskFloorMs = 2 * floor.httpMs + 3 * (floor.commitPgMs + floor.commitDriverMs);
+  console.log(
+    `ceiling: 2 round trips + 3 commits = ${taskFloorMs.toFixed(2)} ms CPU per task, so at most ${Math.round((cpus().length * 1000) / taskFloorMs)} tasks/s on ${cpus().length} cores for that bare minimum`,
+  );
   const schema = `bench_cluster_${randomBytes(4).toString("hex")}`;
   const store = `${PG_URL}${PG_URL.includes("?") ? "&" : "?"}schema=${schema}`;
   const common = ["--demo", "--store", store, "--log-level", flags["log-level"]];
