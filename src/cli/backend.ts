@@ -3,6 +3,7 @@ import { localEventBus } from "../events/local-event-bus.js";
 import { pgEventBus } from "../events/pg-event-bus.js";
 import type { Logger } from "../runtime/logger.js";
 import { openStore } from "../store/open-store.js";
+import { tablesOf } from "../store/postgres/sql.js";
 import type { TaskStore } from "../store/task-store.js";
 
 /** Where tasks live and how wake-ups travel, chosen together from one `--store` spec. */
@@ -32,6 +33,7 @@ export function openBackend(spec: string, logger: Logger): Backend {
   const schema = url.searchParams.get("schema") ?? "mcp_tasks";
   url.searchParams.delete("schema");
   const channel = `mcp_tasks_${schema}`.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 63);
-  const bus = pgEventBus({ connectionString: url.toString(), channel, logger });
+  // The store (opened above, with the same schema) created the table; its name is validated there.
+  const bus = pgEventBus({ connectionString: url.toString(), channel, logger, overflowTable: tablesOf(schema).events });
   return { store, bus, shared: true, ready: bus.ready };
 }

@@ -15,7 +15,16 @@ export interface PgEventBusOptions {
   logger?: Logger;
   /** Longest wait between reconnection attempts of the LISTEN connection. Default 5 s. */
   maxReconnectDelayMs?: number;
+  /**
+   * A table (schema-qualified, with columns `id` identity, `payload` text, `created_at` bigint —
+   * the PostgreSQL store's `events`) where an event too large for a NOTIFY payload is written,
+   * the NOTIFY carrying only its row id. Without one such an event does not cross nodes.
+   */
+  overflowTable?: string;
 }
+
+/** How long an overflowed event's row is kept for the other nodes to read it. */
+const OVERFLOW_KEEP_MS = 10 * 60_000;
 
 /** PostgreSQL caps NOTIFY payloads below 8000 bytes; free-text fields are cut to stay well under. */
 const MAX_MESSAGE_CHARS = 2000;
@@ -61,6 +70,10 @@ export interface PgEventBus extends EventBus {
 export function pgEventBus(options: PgEventBusOptions): PgEventBus {
   const channel = options.channel ?? "mcp_tasks";
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`invalid NOTIFY channel name: ${channel}`);
+  // Spliced into SQL (a table name cannot be bound): a plain, optionally quoted, schema.table only.
+  if (options.overflowTable !== undefined && !/^("?)[a-z_][a-z0-9_]{0,62}\1\.("?)[a-z_][a-z0-9_]{0,62}\2$/.test(options.overflowTable)) {
+    throw new Error(`invalid overflow table name: ${options.overflowTable}`);
+  }
   const logger = options.logger ?? silentLogger;
   const maxDelay = options.maxReconnectDelayMs ?? 5000;
   const nodeId = randomUUID();
@@ -95,18 +108,55 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     }
   };
 
+  /**
+   * Sends an event too large for NOTIFY through the overflow table: the row and a NOTIFY naming it
+   * in one statement (so the row is committed before anyone hears of it), and rows older than
+   * {@link OVERFLOW_KEEP_MS} deleted on the way (whoever wrote them may be gone).
+   */
+  const overflow = async (payload: string, event: TaskEvent): Promise<void> => {
+    const table = options.overflowTable!;
+    try {
+      const now = Date.now();
+      await pool.query(
+        `WITH stored AS (INSERT INTO ${table} (payload, created_at) VALUES ($1, $2) RETURNING id),
+              pruned AS (DELETE FROM ${table} WHERE created_at < $3)
+         SELECT pg_notify($4, json_build_object('n', $5::text, 'ref', id)::text) FROM stored`,
+        [payload, now, now - OVERFLOW_KEEP_MS, channel, nodeId],
+      );
+    } catch (err) {
+      logger.error({ err, taskId: event.taskId, type: event.type }, "could not send a large task event to other nodes");
+    }
+  };
+
+  /** Reads an overflowed event another node wrote, and delivers it here. */
+  const fetchOverflow = async (ref: unknown): Promise<void> => {
+    if (options.overflowTable === undefined || typeof ref !== "number") return;
+    try {
+      const { rows } = await pool.query<{ payload: string }>(`SELECT payload FROM ${options.overflowTable} WHERE id = $1`, [ref]);
+      const event = rows[0] === undefined ? undefined : (JSON.parse(rows[0].payload) as { e?: TaskEvent }).e;
+      if (event && typeof event.taskId === "string") local.publish(event);
+    } catch (err) {
+      logger.warn({ err, ref }, "could not read a large task event sent by another node");
+    }
+  };
+
   const connect = async (attempt: number): Promise<void> => {
     if (closed) return;
     const client = new pg.Client({ connectionString: options.connectionString });
     client.on("notification", (message) => {
       if (message.channel !== channel || !message.payload) return;
-      let parsed: { n?: unknown; e?: TaskEvent };
+      let parsed: { n?: unknown; e?: TaskEvent; ref?: unknown };
       try {
-        parsed = JSON.parse(message.payload) as { n?: unknown; e?: TaskEvent };
+        parsed = JSON.parse(message.payload) as { n?: unknown; e?: TaskEvent; ref?: unknown };
       } catch {
         return;
       }
-      if (parsed.n === nodeId || !parsed.e || typeof parsed.e.taskId !== "string") return;
+      if (parsed.n === nodeId) return;
+      if (parsed.ref !== undefined) {
+        void fetchOverflow(parsed.ref);
+        return;
+      }
+      if (!parsed.e || typeof parsed.e.taskId !== "string") return;
       local.publish(parsed.e);
     });
     const lost = (err?: unknown): void => {
@@ -163,10 +213,15 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
         payload = JSON.stringify({ n: nodeId, s: seq++, e: shipped });
       }
       const bytes = Buffer.byteLength(payload);
+      if (bytes > MAX_NOTIFY_BYTES && options.overflowTable !== undefined) {
+        void overflow(payload, event);
+        return;
+      }
       if (bytes > MAX_NOTIFY_BYTES) {
-        // Only a `reply` can be this large (free text is cut, outcomes left out): a requestor's answer to an
-        // elicitation or sampling request, POSTed to another node than the one that asked. It
-        // cannot cross nodes; dropped alone, so the batch it would have joined still goes out.
+        // Only a `reply` can be this large (free text is cut, outcomes left out): a requestor's
+        // answer to an elicitation or sampling request, POSTed to another node than the one that
+        // asked. Without an overflow table it cannot cross nodes; dropped alone, so the batch it
+        // would have joined still goes out.
         logger.error(
           { taskId: event.taskId, type: event.type, bytes, limit: MAX_NOTIFY_BYTES },
           "task event too large for PostgreSQL NOTIFY: not sent to other nodes",

@@ -144,6 +144,19 @@ describe("cluster: input_required across nodes", { timeout: 30_000 }, () => {
     await worker.stderr.waitFor((l) => l["audit"] === "completed" && l["taskId"] === task.taskId, "the worker to complete the task");
     expect(c.errors).toEqual([]);
   });
+
+  it("an answer far larger than a NOTIFY payload, POSTed to the other front, still reaches the front that asked (through the store)", async () => {
+    const balancer = new Balancer(cluster.urls);
+    const c = await connect(balancer, { capabilities: { elicitation: { form: {} } } });
+    balancer.route = byMethod({ "tools/call": 0, "tasks/result": 1, response: 0, "tasks/get": 0 });
+    const long = "forty-two ".repeat(5_000); // 50 kB: PostgreSQL refuses NOTIFY payloads over 8000 bytes
+    c.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: long } }));
+    const { task } = await callToolAsTask(c.client, "ask", { question: "The long answer?" });
+    await cluster.claimer(task.taskId);
+    const result = await taskResult(c.client, task.taskId);
+    expect(result.content).toEqual(text(`answer: ${long}`));
+    expect(balancer.where((r) => rpcKind(r) === "response").map((r) => [r.node, r.status])).toEqual([[0, 202]]);
+  });
 });
 
 describe("cluster: cancel reaches the worker", { timeout: 30_000 }, () => {

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { TaskEvent } from "../../src/events/task-event.js";
 import { MAX_NOTIFY_BYTES, pgEventBus, type PgEventBus } from "../../src/events/pg-event-bus.js";
 import { silentLogger } from "../../src/runtime/logger.js";
+import { postgresStore } from "../../src/store/postgres-store.js";
+import { tablesOf } from "../../src/store/postgres/sql.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 
 const buses: PgEventBus[] = [];
@@ -139,6 +141,31 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     expect(remote).toEqual([]);
     expect(seenLocally).toHaveLength(1); // local subscribers still get it
     expect(errors).toEqual([expect.objectContaining({ taskId: "node:b", type: "reply", limit: MAX_NOTIFY_BYTES })]);
+  });
+
+  it("sends an event too large for NOTIFY through the overflow table when it has one: a long answer crosses nodes whole", async () => {
+    const schema = uniqueName("evt");
+    const store = postgresStore(TEST_PG_URL, { schema });
+    await store.migrate();
+    try {
+      const overflowTable = tablesOf(schema).events;
+      const a = pgEventBus({ connectionString: TEST_PG_URL, channel: schema, overflowTable });
+      const b = pgEventBus({ connectionString: TEST_PG_URL, channel: schema, overflowTable });
+      buses.push(a, b);
+      await Promise.all([a.ready, b.ready]);
+      const arrived = next(b, "node:b");
+      const reply: TaskEvent = { type: "reply", taskId: "node:b", sessionId: "s", message: { jsonrpc: "2.0", id: "mcpr.b.0", result: { text: "z".repeat(50_000) } } };
+      a.publish(reply);
+      expect(await arrived).toEqual(reply);
+      expect((await pgQuery(`SELECT count(*)::int AS n FROM ${overflowTable}`)).rows[0]).toEqual({ n: 1 });
+    } finally {
+      await store.close();
+      await pgQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  });
+
+  it("refuses an overflow table name that is not a plain schema.table", () => {
+    expect(() => pgEventBus({ connectionString: TEST_PG_URL, channel: "c", overflowTable: "x; DROP TABLE y" })).toThrow(/invalid overflow table/);
   });
 
   it("refuses a channel name that is not a plain identifier", () => {

@@ -18,6 +18,9 @@ const URL_FAST = (() => {
   return url.toString();
 })();
 
+/** Every migration, applied once each. */
+const ALL_VERSIONS = Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1);
+
 /** Every schema this file creates, dropped at the end. */
 const schemas: string[] = [];
 const freshSchema = (): string => {
@@ -69,17 +72,16 @@ describe("postgresStore: schema, migrations and connections", () => {
     expect(store.schema).toBe(schema);
     expect((await pgQuery("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])).rowCount).toBe(0);
     await store.create(newTask());
-    expect(await migrationRows(schema)).toEqual([1]);
-    expect(SCHEMA_VERSION).toBe(1);
+    expect(await migrationRows(schema)).toEqual(ALL_VERSIONS);
     await store.migrate();
-    expect(await migrationRows(schema)).toEqual([1]);
+    expect(await migrationRows(schema)).toEqual(ALL_VERSIONS);
   });
 
   it("4 stores starting at once on one fresh schema: all work, the schema is migrated once", async () => {
     const schema = freshSchema();
     const stores = [1, 2, 3, 4].map(() => open(schema));
     const created = await Promise.all(stores.map((store) => store.create(newTask())));
-    expect(await migrationRows(schema)).toEqual([1]);
+    expect(await migrationRows(schema)).toEqual(ALL_VERSIONS);
     for (const store of stores) expect(await store.countActive("alice")).toBe(4);
     const secrets = await Promise.all(stores.map((store) => store.secret()));
     for (const secret of secrets) expect(secret.equals(secrets[0] ?? Buffer.alloc(0))).toBe(true);
@@ -108,7 +110,20 @@ describe("postgresStore: schema, migrations and connections", () => {
     expect(await second.renew("w1", [waiting.id], 60_000, waiting.createdAt + 10)).toEqual([waiting.id]);
     expect((await second.history(done.id)).map((c) => c.status)).toEqual(["working", "failed"]);
     expect((await second.secret()).equals(secret)).toBe(true);
-    expect(await migrationRows(schema)).toEqual([1]);
+    expect(await migrationRows(schema)).toEqual(ALL_VERSIONS);
+  });
+
+  it("brings a schema written by the first version up to date, keeping its tasks (a rolling upgrade)", async () => {
+    const schema = freshSchema();
+    const old = open(schema);
+    const task = await old.create(newTask());
+    // What version 1 left: no events table, one migration recorded.
+    await pgQuery(`DROP TABLE "${schema}".events; DELETE FROM "${schema}".migrations WHERE version > 1`);
+    await old.close();
+    const upgraded = open(schema);
+    expect(await upgraded.get(task.id, { any: true })).toEqual(task);
+    expect(await migrationRows(schema)).toEqual(ALL_VERSIONS);
+    expect((await pgQuery(`SELECT count(*)::int AS n FROM "${schema}".events`)).rows[0]).toEqual({ n: 0 });
   });
 
   it("schemas are separate stores with separate secrets", async () => {

@@ -90,6 +90,16 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
     value BYTEA NOT NULL
   );
   `,
+  // 2: cluster events too large for a NOTIFY payload (a requestor's long answer to a sampling or
+  // elicitation request, POSTed to another node than the one that asked): the row travels, the
+  // NOTIFY names it. Rows are deleted once old (the event bus prunes as it writes).
+  (t) => `
+  CREATE TABLE ${t.events} (
+    id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    payload    TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this code writes. */

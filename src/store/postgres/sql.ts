@@ -21,6 +21,8 @@ export interface Tables {
   readonly history: string;
   readonly meta: string;
   readonly migrations: string;
+  /** Cluster events too large for a NOTIFY payload (see pgEventBus's `overflowTable`). */
+  readonly events: string;
 }
 
 /**
@@ -48,6 +50,7 @@ export function tablesOf(schemaName: string): Tables {
     history: `${schema}.task_history`,
     meta: `${schema}.meta`,
     migrations: `${schema}.migrations`,
+    events: `${schema}.events`,
   };
 }
 
