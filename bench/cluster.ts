@@ -21,8 +21,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { Agent, createServer, request, type IncomingHttpHeaders } from "node:http";
-import { arch, cpus, loadavg, platform, release, totalmem } from "node:os";
-import { readdirSync, readFileSync } from "node:fs";
+import { arch, cpus, loadavg, platform, release, tmpdir, totalmem } from "node:os";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -81,30 +81,39 @@ const children: ChildProcess[] = [];
 /** The role of each child, for CPU accounting: "front" or "worker". */
 const roles = new Map<ChildProcess, "front" | "worker">();
 
-/** Spawns `node bin/mcp-tasks.js <args>`; its error lines (and its log, should it exit early) go to stderr. */
+/** Where each process's log goes: a file, so reading it costs this process (and the figures) nothing. */
+const logDir = mkdtempSync(join(tmpdir(), "mcp-tasks-bench-"));
+const logs = new Map<string, string>();
+
+/**
+ * Spawns `node bin/mcp-tasks.js <args>` with its log (stderr) in a file; its error lines are
+ * printed at the end, and its last lines should it exit early.
+ */
 function startProcess(args: string[], what: string): void {
   const profile = flags.profile === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${join(flags.profile, what.replace(/ /g, "-"))}`];
-  const child = spawn(process.execPath, [...profile, BIN, ...args], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, PORT: "" } });
+  const logFile = join(logDir, `${what.replace(/ /g, "-")}.log`);
+  logs.set(what, logFile);
+  const log = openSync(logFile, "a");
+  const child = spawn(process.execPath, [...profile, BIN, ...args], { cwd: ROOT, stdio: ["ignore", "ignore", log], env: { ...process.env, PORT: "" } });
+  closeSync(log);
   children.push(child);
   roles.set(child, what.startsWith("front") ? "front" : "worker");
-  let pending = "";
-  const tail: string[] = [];
-  child.stderr?.setEncoding("utf8");
-  child.stderr?.on("data", (chunk: string) => {
-    pending += chunk;
-    let nl: number;
-    while ((nl = pending.indexOf("\n")) >= 0) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      tail.push(line);
-      if (tail.length > 20) tail.shift();
-      // Errors matter to whoever reads the figures.
-      if (/"level":(50|60)/.test(line)) console.error(`[${what}] ${line}`);
-    }
-  });
   child.once("exit", (code, signal) => {
-    if (!stopping) console.error(`${what} exited (${code ?? signal}); its last log lines:\n${tail.join("\n")}`);
+    if (!stopping) console.error(`${what} exited (${code ?? signal}); its last log lines:\n${logLines(what).slice(-20).join("\n")}`);
   });
+}
+
+function logLines(what: string): string[] {
+  const file = logs.get(what);
+  if (file === undefined || !existsSync(file)) return [];
+  return readFileSync(file, "utf8").split("\n").filter((line) => line !== "");
+}
+
+/** Error lines (pino levels 50 and 60) every process logged: they matter to whoever reads the figures. */
+function reportErrors(): void {
+  for (const what of logs.keys()) {
+    for (const line of logLines(what).filter((l) => /"level":(50|60)/.test(l)).slice(0, 20)) console.error(`[${what}] ${line}`);
+  }
 }
 
 let stopping = false;
@@ -565,6 +574,8 @@ async function main(): Promise<void> {
     console.log(`done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   } finally {
     await stopAll();
+    reportErrors();
+    rmSync(logDir, { recursive: true, force: true });
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();
     await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
