@@ -10,7 +10,7 @@ import type { TaskServerOptions } from "../../src/mcp/task-server.js";
 import { postgresStore } from "../../src/store/postgres-store.js";
 import { callToolAsTask, captureLogger } from "../support/conformance.js";
 import type { HttpClient } from "../support/http-fixture.js";
-import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
+import { freshSchemas, TEST_PG_URL } from "../support/postgres.js";
 import { ACCEPT_ANY, ACCEPT_JSON, postRpc } from "../support/rpc-exchange.js";
 import { MALLORY, startTwoPrincipals, type TwoPrincipals } from "../support/two-principals.js";
 import { unknownId } from "../support/victim-tasks.js";
@@ -21,18 +21,12 @@ afterEach(async () => {
   env = undefined;
 });
 
-const schemas: string[] = [];
-afterAll(async () => {
-  if (schemas.length > 0) await pgQuery(`DROP SCHEMA IF EXISTS ${schemas.map((s) => `"${s}"`).join(", ")} CASCADE`);
-});
+const schemas = freshSchemas("mcp_tasks_enum");
+afterAll(() => schemas.dropAll());
 
 const stores: Record<string, () => Partial<TaskServerOptions>> = {
   "a SQLite file": () => ({}),
-  PostgreSQL: () => {
-    const schema = uniqueName("mcp_tasks_enum");
-    schemas.push(schema);
-    return { store: postgresStore(TEST_PG_URL, { schema, poolSize: 2 }) };
-  },
+  PostgreSQL: () => ({ store: postgresStore(TEST_PG_URL, { schema: schemas.next(), poolSize: 2 }) }),
 };
 
 /** Ids a guesser would try around a real one. */

@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { TaskServerOptions } from "../../src/mcp/task-server.js";
 import { postgresStore } from "../../src/store/postgres-store.js";
 import { callToolAsTask, getTask, taskResult } from "../support/conformance.js";
-import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
+import { freshSchemas, TEST_PG_URL } from "../support/postgres.js";
 import { startTwoPrincipals, type TwoPrincipals } from "../support/two-principals.js";
 import { outcomeOf } from "../support/victim-tasks.js";
 
@@ -20,18 +20,12 @@ afterEach(async () => {
   env = undefined;
 });
 
-const schemas: string[] = [];
-afterAll(async () => {
-  if (schemas.length > 0) await pgQuery(`DROP SCHEMA IF EXISTS ${schemas.map((s) => `"${s}"`).join(", ")} CASCADE`);
-});
+const schemas = freshSchemas("mcp_tasks_notes");
+afterAll(() => schemas.dropAll());
 
 const stores: Record<string, () => Partial<TaskServerOptions>> = {
   "a SQLite file": () => ({}),
-  PostgreSQL: () => {
-    const schema = uniqueName("mcp_tasks_notes");
-    schemas.push(schema);
-    return { store: postgresStore(TEST_PG_URL, { schema, poolSize: 4 }) };
-  },
+  PostgreSQL: () => ({ store: postgresStore(TEST_PG_URL, { schema: schemas.next(), poolSize: 4 }) }),
 };
 
 const cases = Object.keys(stores).flatMap((store) => (["local", "shared"] as const).map((sessions) => [store, sessions] as const));

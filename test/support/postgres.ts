@@ -19,3 +19,18 @@ export async function pgQuery(sql: string, params: unknown[] = []): Promise<pg.Q
     await client.end();
   }
 }
+
+/** Fresh schemas for one test file: `next()` names a new one; `dropAll()` (in afterAll) drops them all. */
+export function freshSchemas(prefix: string): { next(): string; dropAll(): Promise<void> } {
+  const made: string[] = [];
+  return {
+    next() {
+      const schema = uniqueName(prefix);
+      made.push(schema);
+      return schema;
+    },
+    async dropAll() {
+      if (made.length > 0) await pgQuery(`DROP SCHEMA IF EXISTS ${made.map((s) => `"${s}"`).join(", ")} CASCADE`);
+    },
+  };
+}
