@@ -19,6 +19,8 @@ export interface ClusterOptions {
   leaseMs?: number;
   /** `--log-level` of every process. Default "debug" (tests read the workers' logs). */
   logLevel?: string;
+  /** The PostgreSQL server. Default the shared test server ({@link TEST_PG_URL}). */
+  pgUrl?: string;
 }
 
 /** How long one process may take to come up (tsx compiles on the fly; two shared cores). */
@@ -38,7 +40,7 @@ export class Cluster {
 
   /** `postgres://…?schema=<this cluster's schema>` */
   get store(): string {
-    return `${TEST_PG_URL}?schema=${this.schema}`;
+    return `${this.options.pgUrl}?schema=${this.schema}`;
   }
 
   /** The NOTIFY channel the processes LISTEN on (see src/cli/backend.ts). */
@@ -54,6 +56,7 @@ export class Cluster {
       concurrency: options.concurrency ?? 4,
       leaseMs: options.leaseMs,
       logLevel: options.logLevel ?? "debug",
+      pgUrl: options.pgUrl ?? TEST_PG_URL,
     });
     try {
       // All at once: migrations run under an advisory lock, so concurrent starts are safe (and
@@ -111,7 +114,7 @@ export class Cluster {
   /** SIGKILLs every process, then drops the schema. Safe to call twice. */
   async stop(): Promise<void> {
     await Promise.all(this.all.map((p) => p.kill("SIGKILL")));
-    await pgQuery(`DROP SCHEMA IF EXISTS ${this.schema} CASCADE`).catch(() => {});
+    await pgQuery(`DROP SCHEMA IF EXISTS ${this.schema} CASCADE`, [], this.options.pgUrl).catch(() => {});
   }
 }
 

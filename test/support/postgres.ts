@@ -9,9 +9,9 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(6).toString("hex")}`;
 }
 
-/** Runs one statement on a short-lived connection. */
-export async function pgQuery(sql: string, params: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: TEST_PG_URL });
+/** Runs one statement on a short-lived connection (to the shared test server unless `url` says otherwise). */
+export async function pgQuery(sql: string, params: unknown[] = [], url = TEST_PG_URL): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     return await client.query(sql, params);
