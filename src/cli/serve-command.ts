@@ -1,16 +1,14 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { randomUUID } from "node:crypto";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { registerDemoTools } from "../demo/demo-tools.js";
 import { staticTokenVerifier } from "../http/bearer-auth.js";
 import { serveHttp } from "../http/http-server.js";
 import { loadTokenFile } from "../http/token-file.js";
-import { createTaskServer } from "../mcp/task-server.js";
 import type { Redaction } from "../web/task-view.js";
 import { webRoutes } from "../web/web-routes.js";
 import { openBackend } from "./backend.js";
+import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
-import { loadToolsModule } from "./load-tools.js";
 import { AuthFlagsError, httpUrl, jwtAuthFrom, refuseAuthOverStdio, scopeList, type JwtFlags } from "./jwt-options.js";
 import { nonNegativeInt, port, ttlMs } from "./options.js";
 import { maxActiveTasksOption, maxQueuedInputsOption, maxResultBytesOption, maxStoredTasksOption, type RunLimitFlags, type TaskLimitFlags } from "./limit-options.js";
@@ -98,13 +96,7 @@ async function serve(opts: ServeOptions): Promise<void> {
   const authFlag = opts.stdio ? null : opts.jwtIssuer !== undefined ? "--jwt-issuer" : opts.authTokens !== undefined ? "--auth-tokens" : null;
   const callers = callerServerOptions(opts, authFlag);
   const backend = openBackend(opts.store, logger);
-  const app = createTaskServer({
-    name: "mcp-tasks",
-    version: "0.1.0",
-    store: backend.store,
-    bus: backend.bus,
-    logger,
-    ...(backend.shared && { cluster: { workerId: `serve-${process.pid}-${randomUUID().slice(0, 8)}`, concurrency: opts.workers, leaseMs: opts.leaseMs } }),
+  const { app } = await startApp("serve", backend, logger, { ...opts, concurrency: opts.workers }, {
     tasks: opts.tasks,
     ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
     pollIntervalMs: opts.pollInterval,
@@ -114,11 +106,6 @@ async function serve(opts: ServeOptions): Promise<void> {
     maxResultBytes: opts.maxResultBytes,
     ...callers,
   });
-  if (opts.demo) registerDemoTools(app);
-  if (opts.tools) await loadToolsModule(app, opts.tools);
-  await app.start();
-  // Cluster: hear the other nodes before taking requests, or a wake-up sent meanwhile is missed.
-  await backend.ready;
 
   let stopping = false;
   const stop = async (http?: { server: { close(): unknown }; close(): Promise<void> }): Promise<void> => {

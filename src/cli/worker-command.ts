@@ -1,10 +1,6 @@
-import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
 import { Command } from "commander";
-import { registerDemoTools } from "../demo/demo-tools.js";
-import { createTaskServer } from "../mcp/task-server.js";
 import { openBackend } from "./backend.js";
-import { loadToolsModule } from "./load-tools.js";
+import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
 import { maxQueuedInputsOption, maxResultBytesOption, type RunLimitFlags } from "./limit-options.js";
 import { nonNegativeInt } from "./options.js";
@@ -44,22 +40,10 @@ async function work(opts: WorkerOptions): Promise<void> {
   if (!opts.demo && !opts.tools) throw new Error("nothing to run: pass --demo and/or --tools MODULE");
   const backend = openBackend(opts.store, logger);
   if (!backend.shared) throw new Error("a worker needs a shared store: --store postgres://…");
-  const workerId = `worker-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const app = createTaskServer({
-    name: "mcp-tasks",
-    version: "0.1.0",
-    store: backend.store,
-    bus: backend.bus,
-    logger,
-    cluster: { workerId, concurrency: opts.concurrency, leaseMs: opts.leaseMs },
+  const { app, workerId } = await startApp("worker", backend, logger, opts, {
     maxQueuedInputs: opts.maxQueuedInputs,
     maxResultBytes: opts.maxResultBytes,
   });
-  if (opts.demo) registerDemoTools(app);
-  if (opts.tools) await loadToolsModule(app, opts.tools);
-  await app.start();
-  // Claims are woken by other nodes' events: listen before saying we are up.
-  await backend.ready;
   logger.info({ workerId, concurrency: opts.concurrency, tools: app.toolNames }, "worker started");
 
   let stopping = false;

@@ -20,10 +20,17 @@ export interface Caller {
 export const ANONYMOUS_CALLER: Caller = { owner: null };
 
 /**
- * The key a caller's allowances are counted under: its owner, or for a caller bound to nobody its
- * address (every anonymous caller shares the null owner, so counting by owner would let one of
- * them starve all the others).
+ * The key a caller's allowances are counted under: its owner, or for a caller bound to nobody (or
+ * only to its session) its address (every anonymous caller shares the null owner, so counting by
+ * owner would let one of them starve all the others).
  */
 export function allowanceKey(caller: Caller): string {
-  return caller.owner !== null ? `owner:${caller.owner}` : `anonymous:${caller.peer ?? "-"}`;
+  return caller.owner !== null && !SESSION_OWNER.test(caller.owner) ? `owner:${caller.owner}` : `anonymous:${caller.peer ?? "-"}`;
 }
+
+/**
+ * The owner keys of session binding (src/mcp/owner.ts): a client mints one with every new
+ * session, so counting by them would hand it a fresh allowance per session. An authenticated
+ * owner (`iss|sub`) always holds a "|", which these never do.
+ */
+const SESSION_OWNER = /^session:[A-Za-z0-9_-]{22}$/;

@@ -122,6 +122,15 @@ describe("T-SEC-4: task operations per caller (token bucket)", () => {
     await expectRpcError(listTasks(spoofing.client), RATE_LIMITED);
   });
 
+  it("counts session-bound callers without auth per address too: a new session brings no new bucket (bind: session)", async () => {
+    await start({ now: manualClock().now, rateLimit: { perSecond: 1, burst: 1 }, failedLookups: "off", bind: "session" }, {});
+    const first = await fx!.connect();
+    const second = await fx!.connect();
+    await listTasks(first.client);
+    await expectRpcError(listTasks(first.client), RATE_LIMITED);
+    await expectRpcError(listTasks(second.client), RATE_LIMITED);
+  });
+
   it("lets tasks accepted before the limit finish normally, and hands over their results once the caller may ask again", async () => {
     const clock = manualClock();
     await start({ now: clock.now, rateLimit: { perSecond: 1, burst: 3 }, failedLookups: "off" });

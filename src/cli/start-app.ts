@@ -1,0 +1,46 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { registerDemoTools } from "../demo/demo-tools.js";
+import { createTaskServer, type TaskServer, type TaskServerOptions } from "../mcp/task-server.js";
+import type { Logger } from "../runtime/logger.js";
+import type { Backend } from "./backend.js";
+import { loadToolsModule } from "./load-tools.js";
+
+/** What `serve` and `worker` share: the tools to load, and how a process runs handlers in a cluster. */
+export interface AppFlags {
+  demo?: boolean;
+  tools?: string;
+  /** Handlers run at once by this process (a cluster's `--workers` / `--concurrency`). */
+  concurrency: number;
+  leaseMs: number;
+}
+
+/**
+ * The task server of a `serve` or `worker` process on its backend, with its tools loaded and
+ * started: in a cluster (a shared store) it runs handlers under a lease in the name of a worker
+ * id unique to the process, and it hears the other nodes before the caller takes any work —
+ * a wake-up sent before that would be missed.
+ */
+export async function startApp(
+  role: "serve" | "worker",
+  backend: Backend,
+  logger: Logger,
+  flags: AppFlags,
+  options: Omit<TaskServerOptions, "name" | "version" | "store" | "bus" | "logger" | "cluster"> = {},
+): Promise<{ app: TaskServer; workerId: string | null }> {
+  const workerId = backend.shared ? `${role}-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}` : null;
+  const app = createTaskServer({
+    name: "mcp-tasks",
+    version: "0.1.0",
+    store: backend.store,
+    bus: backend.bus,
+    logger,
+    ...(workerId !== null && { cluster: { workerId, concurrency: flags.concurrency, leaseMs: flags.leaseMs } }),
+    ...options,
+  });
+  if (flags.demo) registerDemoTools(app);
+  if (flags.tools) await loadToolsModule(app, flags.tools);
+  await app.start();
+  await backend.ready;
+  return { app, workerId };
+}
