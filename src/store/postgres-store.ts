@@ -218,8 +218,9 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
 
     async get(id: string, scope: OwnerScope): Promise<TaskRecord | null> {
       const row = await readTasks(id);
-      // A null owner matches exactly the tasks created without one (as IS NOT DISTINCT FROM).
-      if (row === undefined || (!("any" in scope) && row.owner !== scope.owner)) return null;
+      // A null owner matches exactly the tasks created without one (as IS NOT DISTINCT FROM); the
+      // owner is compared as it was bound when the task was written (U+0000 replaced).
+      if (row === undefined || (!("any" in scope) && row.owner !== boundText([scope.owner])[0])) return null;
       return taskFromRow(row);
     },
 

@@ -146,6 +146,11 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         expect(await store.get("\u0000", { any: true })).toBeNull();
       });
 
+      it("T-SEC-1: an owner key containing U+0000 (a token's subject may) still reaches its own task", async () => {
+        const task = await taskIn("working", { owner: "iss|a\u0000b" });
+        expect((await store.get(task.id, { owner: "iss|a\u0000b" }))?.id).toBe(task.id);
+      });
+
       it("scope { any: true } sees tasks of every owner", async () => {
         const owned = await taskIn("working", { owner: "alice" });
         const anonymous = await taskIn("working", { owner: null });
