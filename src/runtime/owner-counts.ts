@@ -18,6 +18,8 @@ interface Entry {
   readAt: number;
   /** Creations admitted here and not yet written (or given up): a read may not see them yet. */
   inFlight: number;
+  /** Creations written while a read was under way: its counts may have missed them. */
+  writtenWhileReading: number;
   reading: Promise<void> | null;
 }
 
@@ -66,6 +68,7 @@ export class OwnerCounts {
     const entry = this.entries.get(owner);
     if (!entry) return;
     entry.inFlight = Math.max(0, entry.inFlight - 1);
+    if (created && entry.reading) entry.writtenWhileReading++;
     if (!created) {
       entry.active = Math.max(0, entry.active - 1);
       entry.stored = Math.max(0, entry.stored - 1);
@@ -85,16 +88,19 @@ export class OwnerCounts {
     }
     if (!entry) {
       if (this.entries.size >= MAX_ENTRIES) this.dropOldest();
-      entry = { active: 0, stored: 0, readAt: -Infinity, inFlight: 0, reading: null };
+      entry = { active: 0, stored: 0, readAt: -Infinity, inFlight: 0, writtenWhileReading: 0, reading: null };
       this.entries.set(owner, entry);
     }
     const target = entry;
+    target.writtenWhileReading = 0;
     target.reading = (async () => {
       try {
         const [active, stored] = await Promise.all([this.store.countActive(owner), this.store.countStored(owner)]);
-        // Reserved creations still being written may be missing from what the store counted.
-        target.active = active + target.inFlight;
-        target.stored = stored + target.inFlight;
+        // Reserved creations still being written, or written since the counts were taken, may be
+        // missing from what the store counted (counting one twice only over-counts).
+        const unseen = target.inFlight + target.writtenWhileReading;
+        target.active = active + unseen;
+        target.stored = stored + unseen;
         target.readAt = this.options.now();
       } finally {
         target.reading = null;

@@ -83,6 +83,31 @@ describe("owner counts", () => {
     expect(await counts.reserve("alice")).toBeNull();
   });
 
+  it("admits no more than the cap when a creation is written while a read of the counts is under way", async () => {
+    const store = memoryStore();
+    // Counts taken when asked, answered only once released: a query that ran before a concurrent
+    // insert committed, its answer still on the wire.
+    let release: () => void = () => {};
+    let hold = false;
+    const snapshotting = {
+      countActive: async (owner: string | null) => {
+        const n = await store.countActive(owner);
+        if (hold) await new Promise<void>((resolve) => (release = resolve));
+        return n;
+      },
+      countStored: (owner: string | null) => store.countStored(owner),
+    };
+    const counts = new OwnerCounts(snapshotting, { maxActive: 1, maxStored: 100, now: () => 0 });
+    expect(await counts.reserve("alice")).toBeNull(); // the first creation, about to be written
+    hold = true;
+    const second = counts.reserve("alice"); // at the cap: reads, and the store has nothing yet
+    await new Promise((resolve) => setImmediate(resolve));
+    await create(store, "alice", Date.now());
+    counts.settle("alice", true);
+    release();
+    expect(await second).toBe("active_tasks");
+  });
+
   it("gives back a reservation whose creation failed", async () => {
     const store = memoryStore();
     const counts = new OwnerCounts(store, { maxActive: 1, maxStored: 10, now: () => 0 });
