@@ -1,5 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
+  CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   type CreateMessageRequest,
@@ -22,6 +23,8 @@ import {
   watchStatuses,
 } from "../support/conformance.js";
 import { inMemoryFixture, type Fixture } from "../support/in-memory-fixture.js";
+import { memoryStore } from "../../src/store/memory-store.js";
+import type { TaskStore } from "../../src/store/task-store.js";
 
 let fx: Fixture | undefined;
 afterEach(async () => {
@@ -286,6 +289,50 @@ describe("T-INPUT: input_required", () => {
     expect((await taskResult(again, task.taskId)).content).toEqual([{ type: "text", text: "answer: second time" }]);
     expect(requests).toHaveLength(1);
   });
+  it("T-INPUT-5: a tasks/result abandoned while it looks for queued questions sends none, and the next tasks/result gets the question", async () => {
+    // The store's answer to "what is queued?" is held until the requestor has given up waiting.
+    const store = memoryStore();
+    const lookedUp = deferred<void>();
+    const release = deferred<void>();
+    let hold = false;
+    const held: TaskStore = {
+      ...store,
+      pendingInputs: async (taskId) => {
+        const pending = await store.pendingInputs(taskId);
+        if (hold) {
+          hold = false;
+          lookedUp.resolve();
+          await release.promise;
+        }
+        return pending;
+      },
+    };
+    fx = await inMemoryFixture({ store: held });
+    const first = await fx.connectClient();
+    const askedFirst = deferred<void>();
+    first.setRequestHandler(ElicitRequestSchema, async () => {
+      askedFirst.resolve();
+      return new Promise<never>(() => {});
+    });
+    const statuses = watchStatuses(first);
+    const { task } = await callToolAsTask(first, "ask", { question: "Still waiting?" });
+    await statuses.until(task.taskId, "input_required");
+    hold = true;
+    const giveUp = new AbortController();
+    const abandoned = first.request({ method: "tasks/result", params: { taskId: task.taskId } }, CallToolResultSchema, { signal: giveUp.signal });
+    await lookedUp.promise;
+    giveUp.abort("no longer waiting");
+    await abandoned.catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the server hears of the cancellation
+    release.resolve();
+
+    const again = await fx.connectClient();
+    answerElicitations(again, () => ({ action: "accept", content: { answer: "yes" } }));
+    const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error("the question never reached the next tasks/result")), 2000));
+    expect((await Promise.race([taskResult(again, task.taskId), timeout]))).toMatchObject({ content: [{ type: "text", text: "answer: yes" }] });
+    expect(await Promise.race([askedFirst.promise.then(() => "asked"), new Promise((resolve) => setTimeout(() => resolve("not asked"), 50))])).toBe("not asked");
+  });
+
   it("T-CANCEL-3: a question still out when its task is cancelled is withdrawn from the requestor", async () => {
     fx = await inMemoryFixture();
     const client = fx.client;

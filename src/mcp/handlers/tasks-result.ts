@@ -42,6 +42,8 @@ export async function tasksResult(
       const one = new AbortController();
       const withdraw = (): void => one.abort(deliveries.signal.reason);
       deliveries.signal.addEventListener("abort", withdraw, { once: true });
+      // Abandoned before this delivery began: the listener above will never fire.
+      if (deliveries.signal.aborted) withdraw();
       try {
         // T-INPUT-2 related-task _meta; as a client-hosted task when the tool asked for one.
         const value = await sendInputRequest(server, input, {
