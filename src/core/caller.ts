@@ -25,7 +25,27 @@ export const ANONYMOUS_CALLER: Caller = { owner: null };
  * owner would let one of them starve all the others).
  */
 export function allowanceKey(caller: Caller): string {
-  return caller.owner !== null && !SESSION_OWNER.test(caller.owner) ? `owner:${caller.owner}` : `anonymous:${caller.peer ?? "-"}`;
+  return caller.owner !== null && !SESSION_OWNER.test(caller.owner) ? `owner:${caller.owner}` : `anonymous:${networkOf(caller.peer)}`;
+}
+
+/**
+ * The network a peer address is counted as: an IPv4 address (also IPv4-mapped IPv6) by itself, an
+ * IPv6 address by its /64 — the block one subscriber gets, inside which a client may pick a new
+ * address for every request, each of which would otherwise bring a fresh allowance.
+ */
+export function networkOf(peer: string | undefined): string {
+  if (peer === undefined) return "-";
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(peer);
+  if (mapped) return mapped[1]!;
+  if (!peer.includes(":")) return peer;
+  const [head = "", tail] = peer.split("%")[0]!.toLowerCase().split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { allowanceKey, type Caller } from "../core/caller.js";
+import { allowanceKey, networkOf, type Caller } from "../core/caller.js";
 import { DEFAULT_MAX_KEYS, RateLimiter } from "./rate-limiter.js";
 
 /** How many failed lookups are tolerated, and what happens past that. */
@@ -90,5 +90,5 @@ export class FailedLookupGuard {
 /** The owner key (an anonymous caller counts as its address), then the address key when known. */
 function keysOf(caller: Caller): [string, string?] {
   const ownerKey = allowanceKey(caller);
-  return caller.peer === undefined ? [ownerKey] : [ownerKey, `peer:${caller.peer}`];
+  return caller.peer === undefined ? [ownerKey] : [ownerKey, `peer:${networkOf(caller.peer)}`];
 }

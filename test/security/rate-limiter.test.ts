@@ -4,6 +4,7 @@
  * address, then a cool-down). The limits as a client meets them are in rate-limit.test.ts.
  */
 import { describe, expect, it } from "vitest";
+import { networkOf } from "../../src/core/caller.js";
 import { FailedLookupGuard } from "../../src/runtime/failed-lookup-guard.js";
 import { RateLimiter } from "../../src/runtime/rate-limiter.js";
 
@@ -103,5 +104,27 @@ describe("T-SEC-4: failed-lookup guard", () => {
     // Every owner on that address is refused now; the same owner elsewhere is not.
     expect(guard.check({ owner: "session:0", peer: "10.0.0.9" })).not.toBeNull();
     expect(guard.check({ owner: "session:0", peer: "10.0.0.10" })).toBeNull();
+  });
+
+  it("counts IPv6 callers by their /64, so a client rotating addresses inside its block gains nothing", () => {
+    const c = clock();
+    const guard = new FailedLookupGuard(limit, c.now);
+    for (let i = 1; i <= 4; i++) guard.fail({ owner: null, peer: `2001:db8:1:2:${i.toString(16)}::${i}` });
+    expect(guard.check({ owner: null, peer: "2001:0db8:0001:0002:ffff:ffff:ffff:ffff" })).not.toBeNull();
+    expect(guard.check({ owner: null, peer: "2001:db8:1:3::1" })).toBeNull();
+  });
+});
+
+describe("T-SEC-4: the network a peer is counted as", () => {
+  it("is the address itself for IPv4 (also IPv4-mapped), and the /64 for IPv6", () => {
+    expect(networkOf("10.0.0.1")).toBe("10.0.0.1");
+    expect(networkOf("::ffff:10.0.0.1")).toBe("10.0.0.1");
+    expect(networkOf("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
+    expect(networkOf("2001:0DB8:0001:0002:0:0:0:7")).toBe("2001:db8:1:2::/64");
+    expect(networkOf("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(networkOf("::1")).toBe("0:0:0:0::/64");
+    expect(networkOf("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    expect(networkOf("stdio")).toBe("stdio");
+    expect(networkOf(undefined)).toBe("-");
   });
 });
