@@ -52,6 +52,14 @@ export class CallerLimits {
     if (decision && !decision.allowed) this.refuse("task_operations", this.operationRate, decision.retryAfterMs, decision.first, attempt);
   }
 
+  /**
+   * Gives back the operation token of an attempt that was handed on unanswered to another path,
+   * which takes its own (a plain `tasks/result` that needs a stream): one request, one token.
+   */
+  handedOn(attempt: Attempt): void {
+    this.operations?.giveBack(allowanceKey(attempt.caller));
+  }
+
   /** @throws TaskError rate_limited while the caller is cooling down after too many failed lookups. */
   admitLookup(attempt: Attempt): void {
     const block = this.lookups?.check(attempt.caller);

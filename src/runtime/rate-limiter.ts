@@ -67,6 +67,12 @@ export class RateLimiter {
     return this.buckets.size;
   }
 
+  /** Gives back a token taken for an operation that was handed on, not done (never above the burst). */
+  giveBack(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.limit.burst, bucket.tokens + 1);
+  }
+
   private refilled(key: string, now: number): Bucket {
     const bucket = this.buckets.get(key);
     if (!bucket) {

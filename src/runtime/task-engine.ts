@@ -380,6 +380,10 @@ export class TaskEngine {
         waited = true;
         clearTimeout(timer);
       }
+    } catch (error) {
+      // Handed on to a path that can stream, which counts the request itself.
+      if (error instanceof StreamRequiredError) this.limits.handedOn({ caller, method: "tasks/result", taskId: id });
+      throw error;
     } finally {
       stop();
       signal.removeEventListener("abort", onAbort);

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { staticTokenVerifier } from "../../src/http/bearer-auth.js";
 import type { HttpOptions } from "../../src/http/http-server.js";
@@ -120,6 +121,16 @@ describe("T-SEC-4: task operations per caller (token bucket)", () => {
     const spoofing = await fx!.connect({ fetch: forwardedFor("203.0.113.99") });
     await listTasks(honest.client);
     await expectRpcError(listTasks(spoofing.client), RATE_LIMITED);
+  });
+
+  it("counts a tasks/result once when the plain-JSON path hands it to a stream (a task that asks its requestor something)", async () => {
+    await start({ now: manualClock().now, rateLimit: { perSecond: 1, burst: 2 }, failedLookups: "off" }, { verifier: staticTokenVerifier(TOKENS), sessions: "shared" });
+    const alice = await fx!.connect({ token: "tok-alice-31d7" });
+    alice.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "yes" } }));
+    const { task } = await callToolAsTask(alice.client, "ask", { question: "ok?" });
+    // Two operations, two tokens: the create and the one tasks/result, though two paths served it.
+    expect((await taskResult(alice.client, task.taskId)).content).toEqual([{ type: "text", text: "answer: yes" }]);
+    await expectRpcError(getTask(alice.client, task.taskId), RATE_LIMITED);
   });
 
   it("counts session-bound callers without auth per address too: a new session brings no new bucket (bind: session)", async () => {
