@@ -14,6 +14,11 @@ export interface Caller {
    * trusted), "stdio" for stdio. Absent when the transport has no such notion (in-memory).
    */
   peer?: string;
+  /**
+   * Whose allowances the operation counts against when that is not the owner: an operator acting
+   * for the owner (the web view's admin cancelling someone's task) spends its own, not theirs.
+   */
+  actingAs?: string;
 }
 
 /** A caller with no identity and no address: a library caller or a transport without either. */
@@ -25,6 +30,7 @@ export const ANONYMOUS_CALLER: Caller = { owner: null };
  * owner would let one of them starve all the others).
  */
 export function allowanceKey(caller: Caller): string {
+  if (caller.actingAs !== undefined) return `operator:${caller.actingAs}`;
   return caller.owner !== null && !SESSION_OWNER.test(caller.owner) ? `owner:${caller.owner}` : `anonymous:${networkOf(caller.peer)}`;
 }
 

@@ -64,7 +64,7 @@ function fromTaskError(error: unknown): { status: number; message: string } | nu
   if (error.kind === "not_found" || error.kind === "expired") return { status: 404, message: error.message };
   if (error.kind === "terminal") return { status: 409, message: error.message };
   if (error.kind === "invalid_params") return { status: 400, message: error.message };
-  // The owner's (or this address's) rate limit, which the view's cancel counts against (T-SEC-4).
+  // The rate limit the view's cancel counts against: the owner's (or address's), an admin's own (T-SEC-4).
   if (error.kind === "rate_limited") return { status: 429, message: error.message };
   return null;
 }
@@ -136,7 +136,9 @@ export function cancelTask(deps: ApiDeps): ApiHandler {
       },
       "cancel requested from the web view",
     );
-    const cancelled = await engine.cancel(id, peer === undefined ? { owner: task.owner } : { owner: task.owner, peer });
+    // An admin reaches the task as its owner, but spends its own allowances, not the owner's.
+    const caller = { owner: task.owner, ...(peer !== undefined && { peer }), ...(viewer.admin && { actingAs: viewer.principal }) };
+    const cancelled = await engine.cancel(id, caller);
     return { task: toSummary(cancelled) };
   };
 }

@@ -9,7 +9,8 @@ import { staticTokenVerifier } from "../../src/http/bearer-auth.js";
 import type { TokenGrant } from "../../src/http/token-file.js";
 import type { WebOptions } from "../../src/web/web-routes.js";
 import { webRoutes } from "../../src/web/web-routes.js";
-import { callToolAsTask, captureLogger, expectRpcError, taskResult } from "../support/conformance.js";
+import type { TaskServerOptions } from "../../src/mcp/task-server.js";
+import { callToolAsTask, captureLogger, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
 import { openEventStream, webApi, type EventStreamReader } from "../support/web-client.js";
 
@@ -30,10 +31,10 @@ afterEach(async () => {
   fx = undefined;
 });
 
-async function start(web: Partial<WebOptions> = {}, logger = captureLogger()): Promise<HttpServerFixture> {
+async function start(web: Partial<WebOptions> = {}, logger = captureLogger(), app: Partial<TaskServerOptions> = {}): Promise<HttpServerFixture> {
   const verifier = staticTokenVerifier(TOKENS);
   fx = await startHttpServer({
-    app: { logger },
+    app: { logger, ...app },
     http: { verifier },
     routes: (app) => webRoutes(app, { adminTokens: [ADMIN], verifier, feed: { coalesceMs: 5, countsEveryMs: 10 }, ...web }),
   });
@@ -114,6 +115,18 @@ describe("web API access", () => {
     const answer = await get("/tasks/api/tasks?owner=local%7Cbob", "tok-alice-secret");
     expect(answer.status).toBe(403);
     expect(answer.json.error?.message).toMatch(/admin/);
+  });
+
+  it("an admin's cancel spends the admin's rate allowance, not the owner's: it works while the owner is rate-limited (T-SEC-4)", async () => {
+    const now = Date.now();
+    const server = await start({}, captureLogger(), { now: () => now, rateLimit: { perSecond: 1, burst: 2 }, failedLookups: "off" });
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const created = await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
+    await expect(getTask(alice.client, created.task.taskId)).resolves.toMatchObject({ status: "working" });
+    await expectRpcError(getTask(alice.client, created.task.taskId), -32029);
+    const answer = await post(`/tasks/api/tasks/${created.task.taskId}/cancel`, ADMIN);
+    expect(answer.status).toBe(200);
+    expect(answer.json["task"]).toMatchObject({ id: created.task.taskId, status: "cancelled" });
   });
 
   it("a non-admin principal cancels their own task", async () => {
