@@ -7,7 +7,7 @@
  */
 import { ElicitRequestSchema, type ElicitRequest, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Balancer, Cluster, rpcKind, type Routed } from "../support/cluster.js";
+import { Balancer, byMethod, Cluster, rpcKind } from "../support/cluster.js";
 import { callToolAsTask, cancelTask, expectRpcError, getTask, listAllTasks, RELATED_TASK, taskResult } from "../support/conformance.js";
 import { connectHttpClient, relatedTaskId, type ConnectOptions, type HttpClient } from "../support/http-fixture.js";
 import { Recorder } from "../support/recorder.js";
@@ -31,14 +31,6 @@ async function connect(balancer: Balancer, options: ConnectOptions = {}): Promis
   const c = await connectHttpClient(balancer.url, { ...options, fetch: balancer.fetch });
   clients.push(c);
   return c;
-}
-
-/** Routes POSTs by JSON-RPC method (`"response"` for the client's answers); the rest round-robin. */
-function byMethod(table: Record<string, number>): (r: Omit<Routed, "node" | "status">) => number | undefined {
-  return (r) => {
-    const kind = rpcKind(r);
-    return kind === undefined ? undefined : table[kind];
-  };
 }
 
 const text = (value: string) => [{ type: "text", text: value }];

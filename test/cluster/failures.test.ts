@@ -6,7 +6,7 @@
  * calls again on the other front). Leases are short here (`--lease-ms 1500`) so the tests are quick.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Balancer, Cluster, rpcKind, type Routed } from "../support/cluster.js";
+import { Balancer, byMethod, Cluster, rpcKind } from "../support/cluster.js";
 import { AnyResultSchema, callToolAsTask, expectRpcError, getTask, rpcError, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 import { pgQuery } from "../support/postgres.js";
@@ -34,13 +34,6 @@ async function connect(balancer: Balancer): Promise<HttpClient> {
   const c = await connectHttpClient(balancer.url, { fetch: balancer.fetch });
   clients.push(c);
   return c;
-}
-
-function byMethod(table: Record<string, number>): (r: Omit<Routed, "node" | "status">) => number | undefined {
-  return (r) => {
-    const kind = rpcKind(r);
-    return kind === undefined ? undefined : table[kind];
-  };
 }
 
 /** Kills the worker and replaces it, so the next test has two workers again. */

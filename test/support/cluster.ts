@@ -181,3 +181,11 @@ export function rpcKind(r: Pick<Routed, "body">): string | undefined {
   if (r.body.method !== undefined) return r.body.method;
   return "result" in r.body || "error" in r.body ? "response" : undefined;
 }
+
+/** A {@link Balancer} route by JSON-RPC method (`"response"` for the client's answers); anything else round-robins. */
+export function byMethod(table: Record<string, number>): (r: Omit<Routed, "node" | "status">) => number | undefined {
+  return (r) => {
+    const kind = rpcKind(r);
+    return kind === undefined ? undefined : table[kind];
+  };
+}
