@@ -1,14 +1,18 @@
-/** Creating, reading, listing and moving tasks. */
+/** Creating, reading, listing and moving single tasks. */
 import { ACTIVE_SQL, statement, TASK_COLUMNS, taskColumnsOf, type Statement, type Tables } from "./sql.js";
 
 export interface TaskStatements {
   /**
-   * Creates tasks, one or many in one statement: each parameter is the array of that column ($1
-   * ids, $2 owners, $3 methods, $4 names, $5 requests, $6 origins, $7 createdAts, $8 ttlMs,
-   * $9 expiresAts, $10 pollIntervalMs, $11 retryables). The tasks whose id was free come back,
-   * each with its first timeline entry written by the same statement; a taken id writes nothing.
+   * ($1 id, $2 owner, $3 method, $4 name, $5 request, $6 origin, $7 createdAt, $8 ttlMs,
+   * $9 expiresAt, $10 pollIntervalMs, $11 retryable). No row when the id is taken (nothing
+   * written); otherwise the task, with its first timeline entry written by the same statement.
    */
   insert: Statement;
+  /**
+   * {@link insert} of many tasks in one statement: each parameter is the array of that column
+   * ($1 ids, … $11 retryables). The tasks whose id was free come back; a taken id writes nothing.
+   */
+  insertMany: Statement;
   /** ($1 id) */
   get: Statement;
   /** ($1 ids): the tasks among them that exist, whoever owns them (the caller filters). */
@@ -20,14 +24,19 @@ export interface TaskStatements {
   listAfter: Statement;
   listAfterAnonymous: Statement;
   /**
-   * The compare-and-set every status change goes through, for one or many tasks in one statement,
-   * each parameter the array of that column: ($1 ids, $2 sources as comma-separated statuses,
-   * $3 to, $4 now, $5 keepMessage, $6 statusMessage, $7 outcome or null to keep, $8 terminal).
-   * A terminal move drops the lease in the same write, and the timeline entry is written by the
-   * same statement. The ids must be distinct (one UPDATE changes a row once); the tasks whose CAS
-   * held come back.
+   * The compare-and-set every status change goes through: ($1 id, $2 from[], $3 to, $4 now,
+   * $5 keepMessage, $6 statusMessage, $7 outcome or null to keep, $8 terminal). A terminal move
+   * drops the lease in the same write, and the timeline entry is written by the same statement.
+   * No row when the CAS failed.
    */
   transition: Statement;
+  /**
+   * {@link transition} of many tasks in one statement, each parameter the array of that column:
+   * ($1 ids, $2 sources as comma-separated statuses, $3 to, $4 now, $5 keepMessage,
+   * $6 statusMessage, $7 outcome, $8 terminal). The ids must be distinct (one UPDATE changes a row
+   * once); the tasks whose CAS held come back.
+   */
+  transitionMany: Statement;
   /** ($1 id, $2 now, $3 keepMessage, $4 statusMessage, $5 progress or null to keep); only non-terminal tasks. */
   annotate: Statement;
 }
@@ -35,6 +44,20 @@ export interface TaskStatements {
 export function taskStatements(t: Tables): TaskStatements {
   return {
     insert: statement(
+      "insert_task",
+      `WITH created AS (
+         INSERT INTO ${t.tasks} (id, owner, method, name, request, origin, status, status_message,
+                                 created_at, updated_at, ttl_ms, expires_at, poll_interval_ms, retryable)
+         VALUES ($1, $2, $3, $4, $5, $6, 'working', NULL, $7, $7, $8, $9, $10, $11)
+         ON CONFLICT (id) DO NOTHING
+         RETURNING ${TASK_COLUMNS}),
+       logged AS (
+         INSERT INTO ${t.history} (task_id, status, status_message, at)
+         SELECT id, status, status_message, created_at FROM created)
+       SELECT * FROM created`,
+    ),
+
+    insertMany: statement(
       "insert_tasks",
       `WITH created AS (
          INSERT INTO ${t.tasks} (id, owner, method, name, request, origin, status, status_message,
@@ -80,7 +103,25 @@ export function taskStatements(t: Tables): TaskStatements {
     ),
 
     transition: statement(
-      "transition_tasks",
+      "transition",
+      `WITH moved AS (
+         UPDATE ${t.tasks} SET
+           status = $3,
+           updated_at = $4,
+           status_message = CASE WHEN $5::boolean THEN status_message ELSE $6::text END,
+           outcome = COALESCE($7::text, outcome),
+           lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
+           lease_expires_at = CASE WHEN $8::boolean THEN NULL ELSE lease_expires_at END
+         WHERE id = $1 AND status = ANY ($2::text[])
+         RETURNING ${TASK_COLUMNS}),
+       logged AS (
+         INSERT INTO ${t.history} (task_id, status, status_message, at)
+         SELECT id, status, status_message, updated_at FROM moved)
+       SELECT * FROM moved`,
+    ),
+
+    transitionMany: statement(
+      "transition_many",
       `WITH change AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], $7::text[], $8::bool[])
                 AS c(id, sources, status, at, keep_message, status_message, outcome, terminal)),
