@@ -2,7 +2,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { randomUUID } from "node:crypto";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { staticTokenVerifier } from "../http/bearer-auth.js";
-import { serveHttp } from "../http/http-server.js";
+import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, serveHttp } from "../http/http-server.js";
 import { loadTokenFile } from "../http/token-file.js";
 import type { Redaction } from "../web/task-view.js";
 import { webRoutes } from "../web/web-routes.js";
@@ -10,7 +10,7 @@ import { openBackend } from "./backend.js";
 import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
 import { AuthFlagsError, httpUrl, jwtAuthFrom, refuseAuthOverStdio, scopeList, type JwtFlags } from "./jwt-options.js";
-import { nonNegativeInt, port, ttlMs } from "./options.js";
+import { nonNegativeInt, port, positiveInt, ttlMs } from "./options.js";
 import { maxActiveTasksOption, maxQueuedInputsOption, maxResultBytesOption, maxStoredTasksOption, type RunLimitFlags, type TaskLimitFlags } from "./limit-options.js";
 import { redactFields } from "./web-options.js";
 import { callerOptions, callerServerOptions, type CallerFlags } from "./caller-options.js";
@@ -35,6 +35,8 @@ interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFl
   metricsToken?: string;
   workers: number;
   leaseMs: number;
+  maxSessions: number;
+  maxSessionsPerClient: number;
 }
 
 export function serveCommand(): Command {
@@ -61,6 +63,8 @@ export function serveCommand(): Command {
     .addOption(maxStoredTasksOption())
     .addOption(maxQueuedInputsOption())
     .addOption(maxResultBytesOption())
+    .option("--max-sessions <n>", "HTTP sessions this process holds at most (local sessions; beyond: 503)", positiveInt, DEFAULT_MAX_SESSIONS)
+    .option("--max-sessions-per-client <n>", "HTTP sessions one principal (or address, without auth) holds at once (beyond: 429)", positiveInt, DEFAULT_MAX_SESSIONS_PER_CLIENT)
     .option("--workers <n>", "cluster (postgres store): handlers this node runs at once; 0 = pure front node", nonNegativeInt, 8)
     .option("--lease-ms <ms>", "cluster: how long a worker's claim on a task lasts without renewal", nonNegativeInt, 30_000)
     .option("--no-tasks", "switch task support off (params.task is then ignored)")
@@ -146,6 +150,8 @@ async function serve(opts: ServeOptions): Promise<void> {
     routes,
     ...(opts.metricsToken !== undefined && { metricsToken: opts.metricsToken }),
     ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
+    maxSessions: opts.maxSessions,
+    maxSessionsPerClient: opts.maxSessionsPerClient,
   });
   const web = opts.web ? new URL("/tasks", http.url).href : "off";
   if (opts.web && opts.adminToken === undefined && !verifier) {

@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
-import { withRequestPeer } from "../mcp/request-peer.js";
+import { currentRequestPeer, withRequestPeer } from "../mcp/request-peer.js";
+import { networkOf } from "../core/caller.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { ScopeRequiredError, VerifierUnavailableError, type BearerVerifier } from "./bearer-auth.js";
@@ -42,6 +43,16 @@ export interface HttpOptions {
    */
   sessionIdleMs?: number;
   /**
+   * Local sessions this process holds at most (each keeps an MCP server in memory until it ends or
+   * idles out); an initialize beyond it is refused with HTTP 503. Default 10,000.
+   */
+  maxSessions?: number;
+  /**
+   * Local sessions one client may hold at once — a principal, or without auth an address (an
+   * IPv6 /64); beyond it initialize is refused with HTTP 429. Default 100.
+   */
+  maxSessionsPerClient?: number;
+  /**
    * More paths to serve beside the MCP endpoint, e.g. the web view's `webRoutes(…)`. Always
    * served too: /healthz, /readyz and /metrics.
    */
@@ -73,6 +84,11 @@ export interface HttpHandle {
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
+/** Default of {@link HttpOptions.maxSessions}. */
+export const DEFAULT_MAX_SESSIONS = 10_000;
+/** Default of {@link HttpOptions.maxSessionsPerClient}. */
+export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 100;
+
 /**
  * Serves a {@link TaskServer} over Streamable HTTP with sessions. `tasks/get`, `tasks/list` and
  * `tasks/cancel` are answered as plain JSON (T-GET-4); everything else goes through the SDK's
@@ -90,6 +106,8 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const sessions = new SessionRegistry();
   const sessionIdleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const maxSessionsPerClient = options.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT;
   const idleSweep = setInterval(
     () => {
       for (const session of sessions.idle(Date.now(), sessionIdleMs)) {
@@ -140,6 +158,24 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
       } else throw error;
     }
     return false;
+  };
+
+  /**
+   * Refuses an initialize over a session cap (T-TTL-7's "limit resources" for what a session holds):
+   * 503 when the process is full, 429 when this client holds its share. Each a JSON-RPC -32600
+   * with `data {name, limit}`, like the other per-requestor quotas.
+   */
+  const refuseSession = (res: ServerResponse, client: string): boolean => {
+    const full = sessions.size >= maxSessions;
+    if (!full && sessions.countOf(client) < maxSessionsPerClient) return false;
+    const [limit, name, status, message] = full
+      ? [maxSessions, "sessions", 503, `Too many sessions on this server (at most ${maxSessions}); try again later`]
+      : [maxSessionsPerClient, "sessions_per_client", 429, `Too many sessions for this client: at most ${maxSessionsPerClient}; end one (DELETE) or let one idle out`];
+    app.engine.observer.limitRejected(full ? "sessions" : "sessions_per_client");
+    logger.warn({ audit: "limit_hit", limit: name, owner: null, method: "initialize", peer: currentRequestPeer() ?? null, taskId: null }, `limit hit: ${name}`);
+    res.writeHead(status, { "content-type": "application/json", ...(full && { "retry-after": "60" }) });
+    res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message, data: { name, limit } } }));
+    return true;
   };
 
   const newSession = async (): Promise<{ id: string; transport: StreamableHTTPServerTransport }> => {
@@ -197,13 +233,15 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
           sendRpcError(res, 400, -32000, "Bad Request: no valid session id; initialize first");
           return;
         }
+        const client = principal ?? `peer:${networkOf(currentRequestPeer())}`;
+        if (refuseSession(res, client)) return;
         const { id, transport } = await newSession();
         // Set before connecting: the SDK's Protocol chains an existing onclose with its own, which
         // closes the session server (its notification link, in-flight handlers). Assigned after
         // connecting, it would replace that and leave a dead session's server listening forever.
         transport.onclose = () => sessions.delete(id);
         const server = await app.connect(transport, id);
-        const session = { id, transport, server, principal, openRequests: 0, lastActive: Date.now() };
+        const session = { id, transport, server, principal, client, openRequests: 0, lastActive: Date.now() };
         sessions.add(session);
         sessions.track(session, res, Date.now);
         await transport.handleRequest(req, res, body);

@@ -8,6 +8,8 @@ export interface HttpSession {
   server: TaskProtocolServer;
   /** The principal that initialized the session; null without auth. */
   principal: string | null;
+  /** Who the session counts against for the per-client cap: the principal, else the peer's network. */
+  client: string;
   /** HTTP requests of this session still open (a GET stream, a blocked tasks/result, …). */
   openRequests: number;
   /** When the session last started or finished a request (ms). */
@@ -17,13 +19,26 @@ export interface HttpSession {
 /** Live sessions by id. A session is only ever served to the principal that created it. */
 export class SessionRegistry {
   private readonly sessions = new Map<string, HttpSession>();
+  private readonly perClient = new Map<string, number>();
 
   add(session: HttpSession): void {
+    if (this.sessions.has(session.id)) return;
     this.sessions.set(session.id, session);
+    this.perClient.set(session.client, this.countOf(session.client) + 1);
   }
 
   delete(id: string): void {
+    const session = this.sessions.get(id);
+    if (!session) return;
     this.sessions.delete(id);
+    const left = this.countOf(session.client) - 1;
+    if (left > 0) this.perClient.set(session.client, left);
+    else this.perClient.delete(session.client);
+  }
+
+  /** Live sessions opened by `client`. */
+  countOf(client: string): number {
+    return this.perClient.get(client) ?? 0;
   }
 
   /** The session, if it exists and belongs to `principal`; otherwise null (indistinguishable). */

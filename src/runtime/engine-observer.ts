@@ -1,7 +1,17 @@
 import type { TaskRecord } from "../core/task.js";
 
 /** The limits whose refusals are counted (README "Limits and defaults"). */
-export type LimitName = "active_tasks" | "stored_tasks" | "queued_inputs" | "result_bytes" | "argument_bytes" | "body_bytes" | "task_operations" | "failed_lookups";
+export type LimitName =
+  | "active_tasks"
+  | "stored_tasks"
+  | "queued_inputs"
+  | "result_bytes"
+  | "argument_bytes"
+  | "body_bytes"
+  | "task_operations"
+  | "failed_lookups"
+  | "sessions"
+  | "sessions_per_client";
 
 /**
  * What the engine (and the layers above it) report for monitoring, beyond what a store write
