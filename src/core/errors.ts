@@ -30,7 +30,6 @@ export type TaskErrorKind =
   | "terminal"
   | "invalid_params"
   | "method_not_found"
-  | "augmentation_required"
   | "cancelled"
   | "internal"
   | "rate_limited"
@@ -44,7 +43,6 @@ const CODE_OF: Record<TaskErrorKind, number> = {
   terminal: RpcCode.InvalidParams, // T-ERR-3, T-CANCEL-2
   invalid_params: RpcCode.InvalidParams,
   method_not_found: RpcCode.MethodNotFound, // T-TOOL-2/4
-  augmentation_required: RpcCode.InvalidRequest, // T-NEW-5, T-ERR-5
   cancelled: RpcCode.TaskCancelled,
   internal: RpcCode.InternalError, // T-ERR-4
   rate_limited: RpcCode.RateLimited, // T-SEC-4
