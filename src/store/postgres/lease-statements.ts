@@ -3,7 +3,7 @@
  * Every statement is a compare-and-set on (lease_owner, lease_expires_at), so two workers never
  * hold one task and a reaper never takes a task whose worker renewed in time.
  */
-import { ACTIVE_SQL, statement, TASK_COLUMNS, taskColumnsOf, type Statement, type Tables } from "./sql.js";
+import { ACTIVE_SQL, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
 
 export interface LeaseStatements {
   /**
@@ -94,9 +94,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
        superseded AS (
          UPDATE ${t.inputs} SET answer = $5
          WHERE task_id IN (SELECT id FROM requeued) AND answer IS NULL),
-       logged AS (
-         INSERT INTO ${t.history} (task_id, status, status_message, at)
-         SELECT id, status, status_message, updated_at FROM requeued)
+       ${timelineOf(t, "requeued", "updated_at")}
        SELECT count(*) AS n FROM requeued`,
     ),
 
@@ -112,9 +110,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
            lease_expires_at = NULL
          WHERE id = $1 AND lease_owner = $2 AND lease_expires_at <= $3::bigint AND status IN ${ACTIVE_SQL}
          RETURNING ${TASK_COLUMNS}),
-       logged AS (
-         INSERT INTO ${t.history} (task_id, status, status_message, at)
-         SELECT id, status, status_message, updated_at FROM failed)
+       ${timelineOf(t, "failed", "updated_at")}
        SELECT * FROM failed`,
     ),
 

@@ -101,3 +101,18 @@ export function taskColumnsOf(alias: string): string {
 }
 
 export const INPUT_COLUMNS = "task_id, id, method, params, created_at, answer";
+
+/**
+ * The timeline CTE every status-writing statement ends with: one history row per task the
+ * statement's `source` CTE returned, stamped with that row's `at` column, in the same statement
+ * (so a status and its timeline entry are written together or not at all).
+ */
+export function timelineOf(t: Tables, source: string, at: "created_at" | "updated_at"): string {
+  return `logged AS (
+         INSERT INTO ${t.history} (task_id, status, status_message, at)
+         SELECT id, status, status_message, ${at} FROM ${source})`;
+}
+
+/** The columns a new task row is written with, in the order the insert statements give them. */
+export const NEW_TASK_COLUMNS = `id, owner, method, name, request, origin, status, status_message,
+                                 created_at, updated_at, ttl_ms, expires_at, poll_interval_ms, retryable`;
