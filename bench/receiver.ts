@@ -27,7 +27,7 @@ import { newTaskId } from "../src/core/task-id.js";
 import { registerDemoTools } from "../src/demo/demo-tools.js";
 import { serveHttp } from "../src/http/http-server.js";
 import { createTaskServer, type TaskServer } from "../src/mcp/task-server.js";
-import { sqliteStore } from "../src/store/sqlite-store.js";
+import { sqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { startSdkBaseline } from "./sdk-baseline-server.js";
 
 const HELP = `Usage: npm run bench -- [flags]

@@ -1,7 +1,7 @@
 import type { EventBus } from "../events/event-bus.js";
 import { localEventBus } from "../events/local-event-bus.js";
 import { pgEventBus } from "../events/pg-event-bus.js";
-import type { Logger } from "../runtime/logger.js";
+import type { Logger } from "../core/logger.js";
 import { openStore } from "../store/open-store.js";
 import { tablesOf } from "../store/postgres/sql.js";
 import type { TaskStore } from "../store/task-store.js";

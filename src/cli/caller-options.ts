@@ -6,8 +6,8 @@
 import { InvalidArgumentError, Option } from "commander";
 import type { TaskServerOptions } from "../mcp/task-server.js";
 import type { TaskBinding } from "../mcp/owner.js";
-import { DEFAULT_OPERATION_RATE } from "../runtime/caller-limits.js";
-import { DEFAULT_FAILED_LOOKUP_LIMIT } from "../runtime/failed-lookup-guard.js";
+import { DEFAULT_OPERATION_RATE } from "../runtime/limits/caller-limits.js";
+import { DEFAULT_FAILED_LOOKUP_LIMIT } from "../runtime/limits/failed-lookup-guard.js";
 import { positiveInt } from "./options.js";
 
 export interface CallerFlags {

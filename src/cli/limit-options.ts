@@ -9,7 +9,7 @@ import {
   DEFAULT_MAX_QUEUED_INPUTS,
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_STORED_PER_OWNER,
-} from "../runtime/quotas.js";
+} from "../runtime/limits/quotas.js";
 import { positiveInt } from "./options.js";
 
 /** Limits on what one requestor may create and keep. */

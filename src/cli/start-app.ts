@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { registerDemoTools } from "../demo/demo-tools.js";
 import { createTaskServer, type TaskServer, type TaskServerOptions } from "../mcp/task-server.js";
-import type { Logger } from "../runtime/logger.js";
+import type { Logger } from "../core/logger.js";
 import type { Backend } from "./backend.js";
 import { loadToolsModule } from "./load-tools.js";
 

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { join } from "node:path";
 import { fileJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
-import { ConnectionError } from "../mcp/requestor/errors.js";
+import { ConnectionError } from "../mcp/requestor-errors.js";
 import { SessionStore, sessionKey } from "./session-store.js";
 
 /** Where a requestor command talks to: a Streamable HTTP URL, or a command spawned for stdio. */

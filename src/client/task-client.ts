@@ -2,13 +2,13 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, ListToolsResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { RpcCode } from "../core/errors.js";
-import { ClientReceiver, type ClientReceiverOptions } from "../mcp/client-receiver.js";
-import { ConnectionError } from "../mcp/requestor/errors.js";
+import { ClientReceiver, type ClientReceiverOptions } from "./receiver.js";
+import { ConnectionError } from "../mcp/requestor-errors.js";
 import { NO_TIMEOUT_MS, peerOf, type TaskPeer } from "../mcp/requestor/peer.js";
 import { RemoteTask, type LifecycleEvent } from "../mcp/requestor/remote-task.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
 import { declaresTaskSupport, immediateResponseOf, readCreatedTask, readWireTask, type WireTask } from "../mcp/wire.js";
-import { silentLogger, type Logger } from "../runtime/logger.js";
+import { silentLogger, type Logger } from "../core/logger.js";
 import type { TaskJournal } from "./task-journal.js";
 import { decideTaskCall } from "./task-support.js";
 

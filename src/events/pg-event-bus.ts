@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import type { Logger } from "../runtime/logger.js";
-import { silentLogger } from "../runtime/logger.js";
+import type { Logger } from "../core/logger.js";
+import { silentLogger } from "../core/logger.js";
 import type { EventBus, Unsubscribe } from "./event-bus.js";
 import { localEventBus } from "./local-event-bus.js";
 import type { TaskEvent } from "./task-event.js";

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Logger } from "../runtime/logger.js";
+import type { Logger } from "../core/logger.js";
 import { sendJson } from "./json-rpc-response.js";
 
 /** What a route handler gets besides the request and response. */

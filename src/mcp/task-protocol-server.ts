@@ -7,7 +7,7 @@ import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
 import { TaskError } from "../core/errors.js";
-import { silentLogger, type Logger } from "../runtime/logger.js";
+import { silentLogger, type Logger } from "../core/logger.js";
 
 /**
  * The SDK's Ajv validator, built on first use. The SDK builds one per `Server` (an Ajv instance

@@ -1,12 +1,12 @@
 import type { TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
-import type { CallerLimitOptions } from "./caller-limits.js";
+import type { CallerLimitOptions } from "./limits/caller-limits.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineObserver } from "./engine-observer.js";
-import type { Logger } from "./logger.js";
-import type { LeaseReaperOptions } from "./lease-reaper.js";
+import type { Logger } from "../core/logger.js";
+import type { LeaseReaperOptions } from "./cluster/lease-reaper.js";
 import type { TaskRunner } from "./task-context.js";
-import type { WorkerPoolOptions } from "./worker-pool.js";
+import type { WorkerPoolOptions } from "./cluster/worker-pool.js";
 
 /** Engine configuration. Every default is listed in the README ("Limits and defaults"). */
 export interface EngineOptions extends CallerLimitOptions {

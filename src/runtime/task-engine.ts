@@ -10,21 +10,21 @@ import { isLeaseStore } from "../store/lease-store.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineOptions } from "./engine-options.js";
 import { silentObserver, type EngineObserver } from "./engine-observer.js";
-import { silentLogger, type Logger } from "./logger.js";
-import { CallerLimits, type Attempt } from "./caller-limits.js";
-import { recoverInterruptedTasks } from "./recovery.js";
-import { OwnerCounts } from "./owner-counts.js";
+import { silentLogger, type Logger } from "../core/logger.js";
+import { CallerLimits, type Attempt } from "./limits/caller-limits.js";
+import { recoverInterruptedTasks } from "./upkeep/recovery.js";
+import { OwnerCounts } from "./limits/owner-counts.js";
 import { taskAuditFields } from "./task-audit.js";
-import { Sweeper } from "./sweeper.js";
-import { LeaseReaper } from "./lease-reaper.js";
+import { Sweeper } from "./upkeep/sweeper.js";
+import { LeaseReaper } from "./cluster/lease-reaper.js";
 import {
   DEFAULT_MAX_ACTIVE_PER_OWNER,
   DEFAULT_MAX_QUEUED_INPUTS,
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_STORED_PER_OWNER,
   reportLimitHit,
-} from "./quotas.js";
-import { WorkerPool } from "./worker-pool.js";
+} from "./limits/quotas.js";
+import { WorkerPool } from "./cluster/worker-pool.js";
 import { TaskExecution } from "./task-execution.js";
 import { statusEvent, type TaskEvent } from "../events/task-event.js";
 

@@ -5,9 +5,9 @@ import type { RpcErrorShape, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineObserver } from "./engine-observer.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../core/logger.js";
 import { taskAuditFields } from "./task-audit.js";
-import { reportLimitHit } from "./quotas.js";
+import { reportLimitHit } from "./limits/quotas.js";
 import type { TaskContext, TaskRunner } from "./task-context.js";
 import { statusEvent } from "../events/task-event.js";
 

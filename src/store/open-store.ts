@@ -1,6 +1,7 @@
-import { memoryStore } from "./memory-store.js";
-import { postgresStore, type PostgresStoreLogger } from "./postgres-store.js";
-import { sqliteStore } from "./sqlite-store.js";
+import type { Logger } from "../core/logger.js";
+import { memoryStore } from "./memory/memory-store.js";
+import { postgresStore } from "./postgres/postgres-store.js";
+import { sqliteStore } from "./sqlite/sqlite-store.js";
 import type { TaskStore } from "./task-store.js";
 
 /** The store specs {@link openStore} understands, for help texts and error messages. */
@@ -8,7 +9,7 @@ export const STORE_SPEC_FORMS = ["memory", "sqlite:PATH", "PATH.db", "postgres:/
 
 export interface OpenStoreOptions {
   /** Handed to stores that log (PostgreSQL: migrations, dropped connections). */
-  logger?: PostgresStoreLogger;
+  logger?: Pick<Logger, "info" | "warn">;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { isTerminal, type TaskStatus } from "../core/task-status.js";
 import type { TaskProgress } from "../core/task.js";
 import type { TaskEvent } from "../events/task-event.js";
-import type { Logger } from "../runtime/logger.js";
+import type { Logger } from "../core/logger.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
 import { toSummary, type TaskSummary } from "./task-view.js";
 import { canSee, type Viewer } from "./viewer.js";

@@ -23,7 +23,7 @@ import {
   watchStatuses,
 } from "../support/conformance.js";
 import { inMemoryFixture, type Fixture } from "../support/in-memory-fixture.js";
-import { memoryStore } from "../../src/store/memory-store.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
 import type { TaskStore } from "../../src/store/task-store.js";
 
 let fx: Fixture | undefined;

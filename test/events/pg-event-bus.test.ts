@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { TaskEvent } from "../../src/events/task-event.js";
 import { MAX_NOTIFY_BYTES, pgEventBus, type PgEventBus } from "../../src/events/pg-event-bus.js";
-import { silentLogger } from "../../src/runtime/logger.js";
-import { postgresStore } from "../../src/store/postgres-store.js";
+import { silentLogger } from "../../src/core/logger.js";
+import { postgresStore } from "../../src/store/postgres/postgres-store.js";
 import { tablesOf } from "../../src/store/postgres/sql.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 

@@ -7,7 +7,7 @@ import { registerDemoTools } from "../../src/demo/demo-tools.js";
 import { pgEventBus } from "../../src/events/pg-event-bus.js";
 import { serveHttp } from "../../src/http/http-server.js";
 import { createTaskServer } from "../../src/mcp/task-server.js";
-import { postgresStore } from "../../src/store/postgres-store.js";
+import { postgresStore } from "../../src/store/postgres/postgres-store.js";
 import { callToolAsTask, getTask } from "../support/conformance.js";
 import { connectHttpClient } from "../support/http-fixture.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";

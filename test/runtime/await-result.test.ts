@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { localEventBus } from "../../src/events/local-event-bus.js";
 import { TaskEngine } from "../../src/runtime/task-engine.js";
-import { memoryStore } from "../../src/store/memory-store.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
 import { deferred } from "../support/conformance.js";
 
 describe("awaitResult", () => {

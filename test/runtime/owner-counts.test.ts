@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/core/task-id.js";
-import { OwnerCounts } from "../../src/runtime/owner-counts.js";
-import { memoryStore } from "../../src/store/memory-store.js";
+import { OwnerCounts } from "../../src/runtime/limits/owner-counts.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
 import type { TaskStore } from "../../src/store/task-store.js";
 
 function counting(store: TaskStore) {

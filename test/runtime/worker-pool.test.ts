@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { TaskRecord } from "../../src/core/task.js";
 import { localEventBus } from "../../src/events/local-event-bus.js";
 import { TaskEngine } from "../../src/runtime/task-engine.js";
-import { postgresStore } from "../../src/store/postgres-store.js";
+import { postgresStore } from "../../src/store/postgres/postgres-store.js";
 import { deferred } from "../support/conformance.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { staticTokenVerifier } from "../../src/http/bearer-auth.js";
 import { serveHttp } from "../../src/http/http-server.js";
 import { createTaskServer } from "../../src/mcp/task-server.js";
-import { memoryStore } from "../../src/store/memory-store.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
 import { callToolAsTask, cancelTask, expectRpcError, getTask, listAllTasks, taskResult } from "../support/conformance.js";
 import { runCli } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";

@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerDemoTools } from "../../src/demo/demo-tools.js";
 import { createTaskServer, type TaskServer } from "../../src/mcp/task-server.js";
-import { memoryStore } from "../../src/store/memory-store.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
 import { listParams, lookupParams, toJsonText, toolCallParams } from "../support/fuzz-arbitraries.js";
 import { RATE_LIMITS_OFF } from "../support/two-principals.js";
 

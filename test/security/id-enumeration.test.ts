@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { TaskServerOptions } from "../../src/mcp/task-server.js";
-import { postgresStore } from "../../src/store/postgres-store.js";
+import { postgresStore } from "../../src/store/postgres/postgres-store.js";
 import { callToolAsTask, captureLogger } from "../support/conformance.js";
 import type { HttpClient } from "../support/http-fixture.js";
 import { freshSchemas, TEST_PG_URL } from "../support/postgres.js";

@@ -11,7 +11,7 @@ import { ElicitRequestSchema, type ElicitResult, type JSONRPCMessage } from "@mo
 import { afterEach, describe, expect, it } from "vitest";
 import { localEventBus } from "../../src/events/local-event-bus.js";
 import { ReplyRouter } from "../../src/http/shared-sessions/reply-router.js";
-import { silentLogger } from "../../src/runtime/logger.js";
+import { silentLogger } from "../../src/core/logger.js";
 import { callToolAsTask, deferred, getTask, taskResult } from "../support/conformance.js";
 import { postRpc } from "../support/rpc-exchange.js";
 import { startTwoPrincipals, type TwoPrincipals } from "../support/two-principals.js";

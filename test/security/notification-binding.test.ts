@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { TaskServerOptions } from "../../src/mcp/task-server.js";
-import { postgresStore } from "../../src/store/postgres-store.js";
+import { postgresStore } from "../../src/store/postgres/postgres-store.js";
 import { callToolAsTask, getTask, taskResult } from "../support/conformance.js";
 import { freshSchemas, TEST_PG_URL } from "../support/postgres.js";
 import { startTwoPrincipals, type TwoPrincipals } from "../support/two-principals.js";

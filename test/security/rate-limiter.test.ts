@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { networkOf } from "../../src/core/caller.js";
-import { FailedLookupGuard } from "../../src/runtime/failed-lookup-guard.js";
-import { RateLimiter } from "../../src/runtime/rate-limiter.js";
+import { FailedLookupGuard } from "../../src/runtime/limits/failed-lookup-guard.js";
+import { RateLimiter } from "../../src/runtime/limits/rate-limiter.js";
 
 function clock(start = 1_000_000): { now: () => number; advance(ms: number): void } {
   let t = start;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { pgEventBus, type PgEventBus } from "../../src/events/pg-event-bus.js";
 import { createTaskServer, type TaskServer } from "../../src/mcp/task-server.js";
-import { postgresStore } from "../../src/store/postgres-store.js";
+import { postgresStore } from "../../src/store/postgres/postgres-store.js";
 import { callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 

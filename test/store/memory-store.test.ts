@@ -1,4 +1,4 @@
-import { memoryStore } from "../../src/store/memory-store.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
 import { storeContract } from "./contract.js";
 
 storeContract("memoryStore", () => memoryStore());

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isLeaseStore } from "../../src/store/lease-store.js";
 import { openStore } from "../../src/store/open-store.js";
-import { postgresStore, type PostgresStore } from "../../src/store/postgres-store.js";
+import { postgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 import { newTask } from "./contract.js";
 

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allowedSources } from "../../src/core/task-status.js";
 import type { TaskOutcome } from "../../src/core/task.js";
-import { DEFAULT_POSTGRES_SCHEMA, postgresStore, type PostgresStore, type PostgresStoreOptions } from "../../src/store/postgres-store.js";
+import { DEFAULT_POSTGRES_SCHEMA, postgresStore, type PostgresStore, type PostgresStoreOptions } from "../../src/store/postgres/postgres-store.js";
 import { SCHEMA_VERSION } from "../../src/store/postgres/schema.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 import { newTask, storeContract } from "./contract.js";

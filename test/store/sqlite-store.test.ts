@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allowedSources } from "../../src/core/task-status.js";
 import type { TaskOutcome } from "../../src/core/task.js";
 import { migrate, SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
-import { sqliteStore } from "../../src/store/sqlite-store.js";
+import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { TaskStore } from "../../src/store/task-store.js";
 import { newTask, storeContract } from "./contract.js";
 

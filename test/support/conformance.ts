@@ -19,7 +19,7 @@ import { expect } from "vitest";
 import { z } from "zod";
 import type { TaskServer } from "../../src/mcp/task-server.js";
 import type { TaskSupport, ToolContext } from "../../src/mcp/tool-definition.js";
-import type { Logger } from "../../src/runtime/logger.js";
+import type { Logger } from "../../src/core/logger.js";
 import type { Traffic } from "./in-memory-fixture.js";
 
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";

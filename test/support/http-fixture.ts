@@ -8,7 +8,7 @@ import { localEventBus } from "../../src/events/local-event-bus.js";
 import { serveHttp, type HttpHandle, type HttpOptions } from "../../src/http/http-server.js";
 import type { HttpRoute } from "../../src/http/route-table.js";
 import { createTaskServer, type TaskServer, type TaskServerOptions } from "../../src/mcp/task-server.js";
-import { memoryStore } from "../../src/store/memory-store.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
 import { Recorder } from "./recorder.js";
 
 /** A JSON-RPC message as it travelled on the wire (loosely typed: tests inspect raw fields). */

@@ -3,7 +3,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { ClientCapabilities, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { registerDemoTools } from "../../src/demo/demo-tools.js";
 import { createTaskServer, type TaskServer, type TaskServerOptions } from "../../src/mcp/task-server.js";
-import { memoryStore } from "../../src/store/memory-store.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
 
 /** Every JSON-RPC message one client exchanged after initialization, in order. */
 export interface Traffic {

@@ -5,7 +5,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { TaskClient, type TaskClientOptions } from "../../src/client/task-client.js";
 import { registerDemoTools } from "../../src/demo/demo-tools.js";
 import { createTaskServer, type TaskServer, type TaskServerOptions } from "../../src/mcp/task-server.js";
-import { memoryStore } from "../../src/store/memory-store.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
 
 /** Every message one requestor exchanged, in order (client's view). */
 export interface WireLog {

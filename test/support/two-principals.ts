@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { staticTokenVerifier } from "../../src/http/bearer-auth.js";
 import type { HttpOptions } from "../../src/http/http-server.js";
 import type { TaskServerOptions } from "../../src/mcp/task-server.js";
-import { sqliteStore } from "../../src/store/sqlite-store.js";
+import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { webRoutes } from "../../src/web/web-routes.js";
 import { startHttpServer, type HttpClient, type HttpServerFixture } from "./http-fixture.js";
 

@@ -1,6 +1,6 @@
 import { select } from "@inquirer/prompts";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { ElicitHandler, SampleHandler } from "../../mcp/client-receiver.js";
+import type { ElicitHandler, SampleHandler } from "../../client/receiver.js";
 import { promptElicitation } from "./elicit-prompt.js";
 import type { ProgressView } from "./progress-view.js";
 import { promptSampling } from "./sample-prompt.js";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { EventBus } from "../../events/event-bus.js";
-import type { Logger } from "../../runtime/logger.js";
+import type { Logger } from "../../core/logger.js";
 
 const PREFIX = "mcpr.";
 

@@ -5,7 +5,7 @@ import type { InputRequest, TaskOutcome, TaskRecord } from "../../core/task.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import { requireTaskId, withOperation } from "../param-checks.js";
 import { type LooseParams } from "../request-schemas.js";
-import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor/errors.js";
+import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor-errors.js";
 import { sendInputRequest } from "../requestor/send-input-request.js";
 import type { SessionContext } from "../session-context.js";
 import { withRelatedTask } from "../wire.js";

@@ -4,9 +4,9 @@
  * millisecond time, duration or count, far below 2^53). JSON columns are TEXT this store wrote
  * itself, so parsing trusts their shape.
  */
-import type { TaskRow as SqlTaskRow } from "../sql-rows.js";
+import type { TaskRow as SqlTaskRow } from "../sql/rows.js";
 
-export { inputFromRow, statusChangeFromRow, taskFromRow, toJson, type HistoryRow, type InputRow } from "../sql-rows.js";
+export { inputFromRow, statusChangeFromRow, taskFromRow, toJson, type HistoryRow, type InputRow } from "../sql/rows.js";
 
 /** BOOLEAN `retryable`. */
 export type TaskRow = SqlTaskRow<boolean>;

@@ -1,8 +1,8 @@
-/** SQLite's row types (see ../sql-rows.ts for the mapping shared with PostgreSQL) and SQL literals. */
+/** SQLite's row types (see ../sql/rows.ts for the mapping shared with PostgreSQL) and SQL literals. */
 import { ACTIVE_STATUSES, TERMINAL_STATUSES } from "../../core/task-status.js";
-import type { TaskRow as SqlTaskRow } from "../sql-rows.js";
+import type { TaskRow as SqlTaskRow } from "../sql/rows.js";
 
-export { inputFromRow, statusChangeFromRow, taskFromRow, toJson, type HistoryRow, type InputRow } from "../sql-rows.js";
+export { inputFromRow, statusChangeFromRow, taskFromRow, toJson, type HistoryRow, type InputRow } from "../sql/rows.js";
 
 /** INTEGER 0/1 `retryable`. */
 export type TaskRow = SqlTaskRow<number>;

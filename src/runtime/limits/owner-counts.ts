@@ -1,4 +1,4 @@
-import type { TaskStore } from "../store/task-store.js";
+import type { TaskStore } from "../../store/task-store.js";
 
 /** Which per-owner cap a creation would break, or null when it may go ahead. */
 export type OwnerCap = "active_tasks" | "stored_tasks" | null;

@@ -1,10 +1,10 @@
-import { ACTIVE_STATUSES } from "../core/task-status.js";
-import type { TaskRecord } from "../core/task.js";
-import type { EventBus } from "../events/event-bus.js";
-import type { TaskStore } from "../store/task-store.js";
-import type { Logger } from "./logger.js";
-import { taskAuditFields } from "./task-audit.js";
-import { statusEvent } from "../events/task-event.js";
+import { ACTIVE_STATUSES } from "../../core/task-status.js";
+import type { TaskRecord } from "../../core/task.js";
+import type { EventBus } from "../../events/event-bus.js";
+import type { TaskStore } from "../../store/task-store.js";
+import type { Logger } from "../../core/logger.js";
+import { taskAuditFields } from "../task-audit.js";
+import { statusEvent } from "../../events/task-event.js";
 
 export const INTERRUPTED_MESSAGE = "The server stopped while this task was running; it was not re-run because its tool is not marked retryable";
 

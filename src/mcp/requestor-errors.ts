@@ -1,5 +1,5 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { RpcCode, TaskError } from "../../core/errors.js";
+import { RpcCode, TaskError } from "../core/errors.js";
 
 /**
  * The receiver answered with a JSON-RPC error: the error a task ended with, replayed by

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import type { ListPosition } from "../core/cursor.js";
-import { canTransition, isTerminal, type TaskStatus } from "../core/task-status.js";
-import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskProgress, type TaskOutcome, type TaskRecord } from "../core/task.js";
+import type { ListPosition } from "../../core/cursor.js";
+import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
+import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskProgress, type TaskOutcome, type TaskRecord } from "../../core/task.js";
 import {
   checkTransitionPatch,
   compareByCreation,
@@ -12,8 +12,8 @@ import {
   unknownTaskError,
   wholeLimit,
   zeroStatusCounts,
-} from "./store-rules.js";
-import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "./task-store.js";
+} from "../store-rules.js";
+import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that

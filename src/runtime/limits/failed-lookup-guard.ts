@@ -1,4 +1,4 @@
-import { allowanceKey, networkOf, type Caller } from "../core/caller.js";
+import { allowanceKey, networkOf, type Caller } from "../../core/caller.js";
 import { DEFAULT_MAX_KEYS, RateLimiter } from "./rate-limiter.js";
 
 /** How many failed lookups are tolerated, and what happens past that. */

@@ -1,9 +1,9 @@
-import { isTerminal } from "../core/task-status.js";
-import type { TaskRecord } from "../core/task.js";
-import type { EventBus } from "../events/event-bus.js";
-import type { ClusterStore } from "../store/lease-store.js";
-import type { Logger } from "./logger.js";
-import type { TaskExecution } from "./task-execution.js";
+import { isTerminal } from "../../core/task-status.js";
+import type { TaskRecord } from "../../core/task.js";
+import type { EventBus } from "../../events/event-bus.js";
+import type { ClusterStore } from "../../store/lease-store.js";
+import type { Logger } from "../../core/logger.js";
+import type { TaskExecution } from "../task-execution.js";
 
 /** Options of a {@link WorkerPool}; defaults are listed in the README's deployment section. */
 export interface WorkerPoolOptions {

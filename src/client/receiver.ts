@@ -18,20 +18,20 @@ import { TaskError } from "../core/errors.js";
 import type { TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
 import { localEventBus } from "../events/local-event-bus.js";
-import type { Logger } from "../runtime/logger.js";
+import type { Logger } from "../core/logger.js";
 import { TaskEngine } from "../runtime/task-engine.js";
-import { memoryStore } from "../store/memory-store.js";
+import { memoryStore } from "../store/memory/memory-store.js";
 import type { TaskStore } from "../store/task-store.js";
-import { clientTaskRunner } from "./client-task-runner.js";
-import { tasksCancel } from "./handlers/tasks-cancel.js";
-import { tasksGet } from "./handlers/tasks-get.js";
-import { tasksList } from "./handlers/tasks-list.js";
-import { resultOf } from "./handlers/tasks-result.js";
-import { requireTaskId, withOperation } from "./param-checks.js";
-import * as R from "./request-schemas.js";
-import { cancelRequestIdZeroToo } from "./sdk-cancel-fix.js";
-import { ELICIT, SAMPLE } from "./tool-context.js";
-import { relatedTaskIdOf, toWireTask } from "./wire.js";
+import { clientTaskRunner } from "./receiver-runner.js";
+import { tasksCancel } from "../mcp/handlers/tasks-cancel.js";
+import { tasksGet } from "../mcp/handlers/tasks-get.js";
+import { tasksList } from "../mcp/handlers/tasks-list.js";
+import { resultOf } from "../mcp/handlers/tasks-result.js";
+import { requireTaskId, withOperation } from "../mcp/param-checks.js";
+import * as R from "../mcp/request-schemas.js";
+import { cancelRequestIdZeroToo } from "../mcp/sdk-cancel-fix.js";
+import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
+import { relatedTaskIdOf, toWireTask } from "../mcp/wire.js";
 
 /** What an application's handler of a server request learns besides the params. */
 export interface InputRequestInfo {

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import type { ListPosition } from "../core/cursor.js";
-import { canTransition, isTerminal, type TaskStatus } from "../core/task-status.js";
-import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../core/task.js";
-import type { ClusterStore } from "./lease-store.js";
-import { inputStatements } from "./postgres/input-statements.js";
-import { leaseStatements } from "./postgres/lease-statements.js";
-import { metaStatements, SECRET_KEY } from "./postgres/meta-statements.js";
+import type { ListPosition } from "../../core/cursor.js";
+import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
+import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../../core/task.js";
+import type { ClusterStore } from "../lease-store.js";
+import { inputStatements } from "./input-statements.js";
+import { leaseStatements } from "./lease-statements.js";
+import { metaStatements, SECRET_KEY } from "./meta-statements.js";
 import {
   inputFromRow,
   statusChangeFromRow,
@@ -16,22 +16,17 @@ import {
   type InputRow,
   type LeasedTaskRow,
   type TaskRow,
-} from "./postgres/rows.js";
-import { migrate } from "./postgres/schema.js";
-import { tablesOf, type Statement } from "./postgres/sql.js";
-import { boundText } from "./postgres/text-values.js";
-import { coalescer } from "./postgres/coalescer.js";
-import { sweepStatements } from "./postgres/sweep-statements.js";
-import { taskStatements } from "./postgres/task-statements.js";
-import { viewStatements } from "./postgres/view-statements.js";
-import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "./store-rules.js";
-import type { OwnerScope, TaskFilter, TransitionPatch } from "./task-store.js";
-
-/** The slice of a logger (pino's API) the store uses. */
-export interface PostgresStoreLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
+} from "./rows.js";
+import { migrate } from "./schema.js";
+import { tablesOf, type Statement } from "./sql.js";
+import { boundText } from "./text-values.js";
+import { coalescer } from "./coalescer.js";
+import { sweepStatements } from "./sweep-statements.js";
+import type { Logger } from "../../core/logger.js";
+import { taskStatements } from "./task-statements.js";
+import { viewStatements } from "./view-statements.js";
+import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
+import type { OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
 
 export interface PostgresStoreOptions {
   /**
@@ -42,7 +37,7 @@ export interface PostgresStoreOptions {
   /** Most connections the store opens. Default 10. */
   poolSize?: number;
   /** Reports migrations and connections that fail while idle. Default: silent. */
-  logger?: PostgresStoreLogger;
+  logger?: Pick<Logger, "info" | "warn">;
 }
 
 /** The default schema of {@link postgresStore}. */

@@ -2,9 +2,9 @@ import { CreateMessageResultSchema, ElicitResultSchema, type CreateMessageReques
 import { TaskError } from "../core/errors.js";
 import type { TaskRecord } from "../core/task.js";
 import type { RunResult, TaskContext } from "../runtime/task-context.js";
-import type { ClientReceiverOptions } from "./client-receiver.js";
-import { ELICIT, SAMPLE } from "./tool-context.js";
-import { relatedTaskIdOf } from "./wire.js";
+import type { ClientReceiverOptions } from "./receiver.js";
+import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
+import { relatedTaskIdOf } from "../mcp/wire.js";
 
 /**
  * The engine's runner for client-hosted tasks: runs the stored sampling/elicitation request

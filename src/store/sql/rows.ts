@@ -3,8 +3,8 @@
  * protocol-neutral records of `core`. JSON columns hold text the store wrote itself, so parsing
  * trusts their shape. Only `retryable` differs between the engines (INTEGER 0/1 vs BOOLEAN).
  */
-import type { TaskStatus } from "../core/task-status.js";
-import type { InputRequest, StatusChange, TaskOrigin, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
+import type { TaskStatus } from "../../core/task-status.js";
+import type { InputRequest, StatusChange, TaskOrigin, TaskOutcome, TaskProgress, TaskRecord } from "../../core/task.js";
 
 export interface TaskRow<Flag = number | boolean> {
   id: string;

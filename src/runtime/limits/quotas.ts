@@ -2,8 +2,8 @@
  * The engine's quotas (T-TTL-7): their defaults, and the one way a refusal is reported, so each
  * limit is counted in the metrics and leaves the same audit line.
  */
-import type { EngineObserver, LimitName } from "./engine-observer.js";
-import type { Logger } from "./logger.js";
+import type { EngineObserver, LimitName } from "../engine-observer.js";
+import type { Logger } from "../../core/logger.js";
 
 /** Non-terminal tasks one owner may have at once. */
 export const DEFAULT_MAX_ACTIVE_PER_OWNER = 100;

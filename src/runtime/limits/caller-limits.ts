@@ -1,8 +1,8 @@
-import { allowanceKey, type Caller } from "../core/caller.js";
-import { TaskError } from "../core/errors.js";
-import type { EngineObserver, LimitName } from "./engine-observer.js";
+import { allowanceKey, type Caller } from "../../core/caller.js";
+import { TaskError } from "../../core/errors.js";
+import type { EngineObserver, LimitName } from "../engine-observer.js";
 import { DEFAULT_FAILED_LOOKUP_LIMIT, FailedLookupGuard, type FailedLookupLimit } from "./failed-lookup-guard.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../../core/logger.js";
 import { RateLimiter, type RateLimit } from "./rate-limiter.js";
 
 /** Task operations per owner (anonymous callers: per address): 100/s sustained, bursts of 200. */

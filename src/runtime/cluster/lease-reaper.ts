@@ -1,9 +1,9 @@
-import { statusEvent } from "../events/task-event.js";
-import type { EventBus } from "../events/event-bus.js";
-import type { ClusterStore } from "../store/lease-store.js";
-import type { EngineObserver } from "./engine-observer.js";
-import type { Logger } from "./logger.js";
-import { taskAuditFields } from "./task-audit.js";
+import { statusEvent } from "../../events/task-event.js";
+import type { EventBus } from "../../events/event-bus.js";
+import type { ClusterStore } from "../../store/lease-store.js";
+import type { EngineObserver } from "../engine-observer.js";
+import type { Logger } from "../../core/logger.js";
+import { taskAuditFields } from "../task-audit.js";
 
 export interface LeaseReaperOptions {
   /** How often expired leases are looked for. Default 1 s. */

@@ -1,18 +1,18 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
-import type { ListPosition } from "../core/cursor.js";
-import { canTransition, type TaskStatus } from "../core/task-status.js";
-import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../core/task.js";
-import { prepareInputStatements } from "./sqlite/input-statements.js";
-import { prepareMetaStatements } from "./sqlite/meta-statements.js";
-import { inputFromRow, statusChangeFromRow, taskFromRow, toJson } from "./sqlite/rows.js";
-import { migrate } from "./sqlite/schema.js";
-import { prepareSweepStatements } from "./sqlite/sweep-statements.js";
-import { prepareTaskStatements } from "./sqlite/task-statements.js";
-import { prepareViewStatements } from "./sqlite/view-statements.js";
-import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "./store-rules.js";
-import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "./task-store.js";
+import type { ListPosition } from "../../core/cursor.js";
+import { canTransition, type TaskStatus } from "../../core/task-status.js";
+import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../../core/task.js";
+import { prepareInputStatements } from "./input-statements.js";
+import { prepareMetaStatements } from "./meta-statements.js";
+import { inputFromRow, statusChangeFromRow, taskFromRow, toJson } from "./rows.js";
+import { migrate } from "./schema.js";
+import { prepareSweepStatements } from "./sweep-statements.js";
+import { prepareTaskStatements } from "./task-statements.js";
+import { prepareViewStatements } from "./view-statements.js";
+import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
+import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
