@@ -2,7 +2,7 @@ import { CreateMessageResultSchema, ElicitResultSchema, type CreateMessageReques
 import { TaskError } from "../core/errors.js";
 import type { TaskRecord } from "../core/task.js";
 import type { RunResult, TaskContext } from "../runtime/task-context.js";
-import type { ClientReceiverOptions } from "./receiver.js";
+import type { ClientReceiverOptions } from "./receiver-options.js";
 import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
 import { relatedTaskIdOf } from "../mcp/wire.js";
 

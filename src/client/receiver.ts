@@ -7,22 +7,17 @@ import {
   ElicitResultSchema,
   type ClientCapabilities,
   type CreateMessageRequestParams,
-  type CreateMessageResult,
   type ElicitRequestParams,
-  type ElicitResult,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { ANONYMOUS_CALLER } from "../core/caller.js";
 import { TaskError } from "../core/errors.js";
-import type { TtlPolicy } from "../core/ttl-policy.js";
-import type { EventBus } from "../events/event-bus.js";
 import { localEventBus } from "../events/local-event-bus.js";
-import type { Logger } from "../core/logger.js";
 import { TaskEngine } from "../runtime/task-engine.js";
 import { memoryStore } from "../store/memory/memory-store.js";
-import type { TaskStore } from "../store/task-store.js";
 import { clientTaskRunner } from "./receiver-runner.js";
+import type { ClientReceiverOptions, InputRequestInfo } from "./receiver-options.js";
 import { tasksCancel } from "../mcp/handlers/tasks-cancel.js";
 import { tasksGet } from "../mcp/handlers/tasks-get.js";
 import { tasksList } from "../mcp/handlers/tasks-list.js";
@@ -32,43 +27,6 @@ import * as R from "../mcp/request-schemas.js";
 import { cancelRequestIdZeroToo } from "../mcp/sdk-cancel-fix.js";
 import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
 import { relatedTaskIdOf, toWireTask } from "../mcp/wire.js";
-
-/** What an application's handler of a server request learns besides the params. */
-export interface InputRequestInfo {
-  /** The requestor-side task this request belongs to (related-task `_meta`, T-META-1), else null. */
-  relatedTaskId: string | null;
-  /** The client-hosted task running this request (the server sent it task-augmented), else null. */
-  taskId: string | null;
-  /** Aborts when the server withdraws the request or cancels the client-hosted task. */
-  signal: AbortSignal;
-}
-
-/** Answers `elicitation/create`. */
-export type ElicitHandler = (params: ElicitRequestParams, info: InputRequestInfo) => Promise<ElicitResult>;
-/** Answers `sampling/createMessage`. */
-export type SampleHandler = (params: CreateMessageRequestParams, info: InputRequestInfo) => Promise<CreateMessageResult>;
-
-/** Options of client-hosted tasks (the client as receiver, T-CAP-2 client keys). */
-export interface ClientTaskHosting {
-  /** Default: in memory. */
-  store?: TaskStore;
-  bus?: EventBus;
-  logger?: Logger;
-  ttl?: Partial<TtlPolicy>;
-  pollIntervalMs?: number | null;
-  sweepIntervalMs?: number;
-}
-
-export interface ClientReceiverOptions {
-  elicit?: ElicitHandler;
-  sample?: SampleHandler;
-  /**
-   * Execute `sampling/createMessage` / `elicitation/create` as tasks when the server asks
-   * (declares `tasks.requests.…`, `tasks.list`, `tasks.cancel`). Same engine as the server side:
-   * store, lifecycle, TTL, cancel.
-   */
-  hostTasks?: boolean | ClientTaskHosting;
-}
 
 /**
  * The client side as a receiver of the server's requests: routes `elicitation/create` and
@@ -241,3 +199,5 @@ function parseSample(params: unknown): CreateMessageRequestParams {
 function summary(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
 }
+
+export type { ClientReceiverOptions, ClientTaskHosting, ElicitHandler, InputRequestInfo, SampleHandler } from "./receiver-options.js";
