@@ -38,6 +38,6 @@ export { registerDemoTools } from "./demo/demo-tools.js";
 export { TaskClient, type TaskClientOptions, type CallToolOptions, type ToolCall, type ToolTask } from "./client/task-client.js";
 export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from "./client/task-journal.js";
 export type { ClientReceiver, ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "./client/receiver.js";
-export { RemoteTask, type TaskOutcome, type LifecycleEvent } from "./mcp/requestor/remote-task.js";
+export { RemoteTask, type TaskOutcome, type LifecycleEvent } from "./mcp/rev2025-11-25/requestor/remote-task.js";
 export { RemoteError, TaskCancelledError, ConnectionError } from "./mcp/requestor-errors.js";
-export type { WireTask as RemoteTaskInfo } from "./mcp/wire.js";
+export type { WireTask as RemoteTaskInfo } from "./mcp/rev2025-11-25/wire.js";

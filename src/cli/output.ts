@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { TaskOutcome } from "../mcp/requestor/remote-task.js";
-import type { WireTask } from "../mcp/wire.js";
+import type { TaskOutcome } from "../mcp/rev2025-11-25/requestor/remote-task.js";
+import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
 import { ExitCode } from "./exit-codes.js";
 
 /** Where a command writes: results to stdout, everything for humans to stderr. */

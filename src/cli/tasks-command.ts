@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import type { WireTask } from "../mcp/wire.js";
+import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
 import { printError, printTask, printTaskList, type Output } from "./output.js";

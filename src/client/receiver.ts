@@ -18,15 +18,11 @@ import { TaskEngine } from "../runtime/task-engine.js";
 import { memoryStore } from "../store/memory/memory-store.js";
 import { clientTaskRunner } from "./receiver-runner.js";
 import type { ClientReceiverOptions, InputRequestInfo } from "./receiver-options.js";
-import { tasksCancel } from "../mcp/handlers/tasks-cancel.js";
-import { tasksGet } from "../mcp/handlers/tasks-get.js";
-import { tasksList } from "../mcp/handlers/tasks-list.js";
-import { resultOf } from "../mcp/handlers/tasks-result.js";
-import { requireTaskId, withOperation } from "../mcp/param-checks.js";
 import * as R from "../mcp/request-schemas.js";
+import { SESSION_ERA } from "../mcp/eras.js";
 import { cancelRequestIdZeroToo } from "../mcp/sdk-cancel-fix.js";
 import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
-import { relatedTaskIdOf, toWireTask } from "../mcp/wire.js";
+import { relatedTaskIdOf, toWireTask } from "../mcp/rev2025-11-25/wire.js";
 
 /**
  * The client side as a receiver of the server's requests: routes `elicitation/create` and
@@ -141,19 +137,9 @@ export class ClientReceiver {
       }) as never);
     };
     // A client has one server: its tasks are bound to nobody (T-SEC-2; ids are unguessable).
-    on("tasks/get", async (params) => ({ ...(await tasksGet(engine, params, ANONYMOUS_CALLER)) }));
-    on("tasks/list", async (params) => tasksList(engine, params, ANONYMOUS_CALLER));
-    on("tasks/cancel", async (params) => ({ ...(await tasksCancel(engine, params, ANONYMOUS_CALLER)) }));
-    on("tasks/result", async (params, extra) => {
-      const taskId = requireTaskId(params);
-      try {
-        // Client-hosted tasks never ask the server anything back: nothing to deliver.
-        const task = await engine.awaitResult(taskId, ANONYMOUS_CALLER, extra.signal, () => Promise.reject(new Error("no input requests here")));
-        return resultOf(task);
-      } catch (error) {
-        throw withOperation("Failed to retrieve task result", error);
-      }
-    });
+    for (const [method, answer] of Object.entries(SESSION_ERA.receiverMethods)) {
+      on(method, (params, extra) => answer(engine, params, { caller: ANONYMOUS_CALLER, signal: extra.signal }));
+    }
   }
 
   private async notifyStatus(taskId: string): Promise<void> {

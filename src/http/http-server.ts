@@ -10,7 +10,7 @@ import type { TaskServer } from "../mcp/task-server.js";
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { ScopeRequiredError, VerifierUnavailableError, type BearerVerifier } from "./bearer-auth.js";
 import { protectedResourceMetadataUrl, protectedResourceRoutes, type ProtectedResourceOptions } from "./auth/protected-resource.js";
-import { answerDirect, asDirectRequest } from "./direct-task-requests.js";
+import { answerPlain, plainRequestOf } from "./plain-requests.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
 import { opsRoutes } from "./ops-routes.js";
@@ -254,8 +254,8 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
         return;
       }
       sessions.track(session, res, Date.now);
-      const direct = app.config.tasks ? asDirectRequest(body) : null;
-      if (direct) {
+      const plain = plainRequestOf(app, body);
+      if (plain) {
         // The SDK transport checks this on its path; ours must too (Streamable HTTP: MUST answer 400).
         const version = req.headers["mcp-protocol-version"];
         if (typeof version === "string" && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -263,8 +263,9 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
           sendRpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
           return;
         }
-        sendJson(res, 200, await answerDirect(app, direct, auth, { id: session.id, clientCapabilities: session.server.getClientCapabilities() }, requestId), { "mcp-session-id": session.id });
-        return;
+        // A local session's waiting tasks/result carries its task's notifications: only a stream can.
+        const where = { id: session.id, clientCapabilities: session.server.getClientCapabilities(), sessionStreamCarriesOwnTasks: false };
+        if ((await answerPlain(app, plain, auth, where, req, res)) !== "needs-stream") return;
       }
       await session.transport.handleRequest(req, res, body);
       return;

@@ -10,13 +10,6 @@ const looseParams = z
   .custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value))
   .optional();
 
-export const ToolsListRequest = z.object({ method: z.literal("tools/list"), params: looseParams });
-export const ToolsCallRequest = z.object({ method: z.literal("tools/call"), params: looseParams });
-export const TasksGetRequest = z.object({ method: z.literal("tasks/get"), params: looseParams });
-export const TasksResultRequest = z.object({ method: z.literal("tasks/result"), params: looseParams });
-export const TasksListRequest = z.object({ method: z.literal("tasks/list"), params: looseParams });
-export const TasksCancelRequest = z.object({ method: z.literal("tasks/cancel"), params: looseParams });
-
 export type LooseParams = Record<string, unknown> | undefined;
 
 /** Any JSON object as a result: used where the requestor's answer is validated later. */

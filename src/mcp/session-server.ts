@@ -3,27 +3,21 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Caller } from "../core/caller.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
-import { tasksCancel } from "./handlers/tasks-cancel.js";
-import { tasksGet } from "./handlers/tasks-get.js";
-import { tasksList } from "./handlers/tasks-list.js";
-import { tasksResult } from "./handlers/tasks-result.js";
+import type { TaskEra } from "./era.js";
+import { SESSION_ERA } from "./eras.js";
 import { toolsCall } from "./handlers/tools-call.js";
 import { toolsList } from "./handlers/tools-list.js";
 import { callerOf } from "./owner.js";
 import { currentRequestPeer } from "./request-peer.js";
-import * as R from "./request-schemas.js";
+import { looseRequest } from "./request-schemas.js";
 import type { SessionContext } from "./session-context.js";
-import { SessionLink } from "./session-link.js";
 import { TaskProtocolServer } from "./task-protocol-server.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
 
-/** Capabilities (T-CAP-1/2): tools, plus tasks.list, tasks.cancel, tasks.requests.tools.call when on. */
-export function serverCapabilities(config: TaskServerConfig) {
-  return {
-    tools: {},
-    ...(config.tasks && { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }),
-  };
+/** Capabilities (T-CAP-1/2): tools, plus what the era declares for tasks when they are on. */
+export function serverCapabilities(config: TaskServerConfig, era: TaskEra = SESSION_ERA) {
+  return { tools: {}, ...(config.tasks && era.serverCapabilities(config)) };
 }
 
 /** How a session server is connected. */
@@ -31,7 +25,7 @@ export interface SessionServerOptions {
   /**
    * Whether the transport has a standalone stream for notifications not tied to a request
    * (default true). False for a server that serves one request of a session whose standalone
-   * stream is served elsewhere (cluster HTTP): see {@link SessionLink}.
+   * stream is served elsewhere (cluster HTTP).
    */
   standaloneStream?: boolean;
   /** The peer of a connection that has one throughout (stdio); HTTP requests carry their own. */
@@ -41,6 +35,7 @@ export interface SessionServerOptions {
 /**
  * One SDK server per connection (stdio) or per Streamable HTTP session, all sharing the engine.
  * `connectionId` defaults to the transport's session id, so tasks remember which session made them.
+ * The era's method table is installed as it stands: a method it does not name is -32601.
  */
 export function createSessionServer(
   engine: TaskEngine,
@@ -49,29 +44,26 @@ export function createSessionServer(
   connectionId: string = randomUUID(),
   options: SessionServerOptions = {},
 ): { server: TaskProtocolServer; session: SessionContext } {
-  const server = new TaskProtocolServer({ name: config.name, version: config.version }, { capabilities: serverCapabilities(config), logger: engine.logger });
-  const link = new SessionLink(connectionId, server, engine, options.standaloneStream ?? true);
-  const session: SessionContext = { server, engine, tools, config, link };
+  const era = SESSION_ERA;
+  const server = new TaskProtocolServer({ name: config.name, version: config.version }, { capabilities: serverCapabilities(config, era), logger: engine.logger });
+  const session: SessionContext = { server, engine, tools, config, era, connectionId };
   const callerFor = (auth: AuthInfo | undefined): Caller => callerOf(auth, config.bind, connectionId, currentRequestPeer() ?? options.peer);
 
-  server.setRequestHandler(R.ToolsListRequest, async () => toolsList(session));
-  server.setRequestHandler(R.ToolsCallRequest, async (req, extra) =>
+  server.setRequestHandler(looseRequest("tools/list"), async () => toolsList(session));
+  server.setRequestHandler(looseRequest("tools/call"), async (req, extra) =>
     toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo) }),
   );
   if (config.tasks) {
-    server.setRequestHandler(R.TasksGetRequest, async (req, extra) => ({ ...(await tasksGet(engine, req.params, callerFor(extra.authInfo))) }));
-    server.setRequestHandler(R.TasksListRequest, async (req, extra) => tasksList(engine, req.params, callerFor(extra.authInfo)));
-    server.setRequestHandler(R.TasksCancelRequest, async (req, extra) => ({
-      ...(await tasksCancel(engine, req.params, callerFor(extra.authInfo))),
-    }));
-    server.setRequestHandler(R.TasksResultRequest, async (req, extra) =>
-      tasksResult(session, req.params, callerFor(extra.authInfo), { requestId: extra.requestId, signal: extra.signal }),
-    );
+    for (const [method, handler] of Object.entries(era.sessionMethods)) {
+      server.setRequestHandler(looseRequest(method), async (req, extra) => ({
+        ...(await handler(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo) })),
+      }));
+    }
   }
-  link.attach();
+  const detach = era.attachSession(session, { standaloneStream: options.standaloneStream ?? true });
   const previousOnClose = server.onclose;
   server.onclose = () => {
-    link.detach();
+    detach();
     previousOnClose?.();
   };
   return { server, session };

@@ -15,7 +15,8 @@ import type { TaskBinding } from "./owner.js";
 import { connectSession } from "./session-server.js";
 import { DEFAULT_MAX_ARGUMENT_BYTES, type TaskServerConfig } from "./task-server-config.js";
 import type { TaskProtocolServer } from "./task-protocol-server.js";
-import { createToolTaskFromParams, type CallOrigin } from "./handlers/tools-call.js";
+import type { EraHost } from "./era.js";
+import { SESSION_ERA } from "./eras.js";
 import { toolTaskRunner } from "./tool-runner.js";
 import type { RegisteredTool, ToolDefinition, ToolHandler } from "./tool-definition.js";
 
@@ -87,6 +88,8 @@ export class TaskServer {
   readonly metrics = new TaskMetrics();
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly sessions = new Set<TaskProtocolServer>();
+  /** What the protocol binding's handlers reach (the HTTP plain-JSON path among them). */
+  readonly host: EraHost;
 
   constructor(options: TaskServerOptions) {
     this.config = {
@@ -121,6 +124,7 @@ export class TaskServer {
       // A worker claims only tasks of tools it has (read at each claim: tools register later).
       ...(options.cluster !== undefined && { cluster: { names: () => this.toolNames, ...options.cluster } }),
     });
+    this.host = { engine: this.engine, tools: this.tools, config: this.config, era: SESSION_ERA };
   }
 
   /** Registers a tool. Call before connecting. */
@@ -164,14 +168,6 @@ export class TaskServer {
       previous?.();
     };
     return server;
-  }
-
-  /**
-   * Creates a task from task-augmented tools/call params without an SDK server (the HTTP layer's
-   * plain-JSON path). Same checks and result as the session handler; throws TaskError otherwise.
-   */
-  createTaskFromCall(params: Record<string, unknown> | undefined, origin: CallOrigin): Promise<Record<string, unknown>> {
-    return createToolTaskFromParams({ tools: this.tools, config: this.config, engine: this.engine }, params, origin);
   }
 
   /** Stops the engine (see TaskEngine.close), then closes sessions, the bus and the store. */

@@ -4,8 +4,8 @@ import type { z } from "zod";
 import { TaskError } from "../core/errors.js";
 import type { TaskContext } from "../runtime/task-context.js";
 import { CapabilityError } from "./capability-error.js";
-import { peerOf } from "./requestor/peer.js";
-import { requestMaybeAsTask } from "./requestor/task-augmented-request.js";
+import { peerOf } from "./rev2025-11-25/requestor/peer.js";
+import { requestMaybeAsTask } from "./rev2025-11-25/requestor/task-augmented-request.js";
 import type { AskOptions, ToolContext } from "./tool-definition.js";
 
 export const ELICIT = "elicitation/create";

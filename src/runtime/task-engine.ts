@@ -1,6 +1,6 @@
 import { CursorCodec } from "../core/cursor.js";
 import type { Caller } from "../core/caller.js";
-import { TaskError } from "../core/errors.js";
+import { RpcCode, TaskError } from "../core/errors.js";
 import { newTaskId } from "../core/task-id.js";
 import { ACTIVE_STATUSES, allowedSources, isTerminal } from "../core/task-status.js";
 import { isExpired, type InputRequest, type TaskOrigin, type TaskOutcome, type TaskRecord } from "../core/task.js";
@@ -12,6 +12,7 @@ import type { EngineOptions } from "./engine-options.js";
 import { silentObserver, type EngineObserver } from "./engine-observer.js";
 import { silentLogger, type Logger } from "../core/logger.js";
 import { CallerLimits, type Attempt } from "./limits/caller-limits.js";
+import type { EngineOperation } from "./engine-operation.js";
 import { recoverInterruptedTasks } from "./upkeep/recovery.js";
 import { OwnerCounts } from "./limits/owner-counts.js";
 import { taskAuditFields } from "./task-audit.js";
@@ -40,29 +41,18 @@ export interface CreateTaskInput extends Caller {
 }
 
 /**
- * Delivers a queued input request to the requestor and resolves with its answer. Rejects when the
- * delivery itself failed (stream closed): the request then stays queued for the next `tasks/result`.
+ * One step of {@link TaskEngine.watch}: the task as it is now, and why it was read again.
  */
-export type InputDelivery = (input: InputRequest, task: TaskRecord) => Promise<TaskOutcome>;
-
-/**
- * A `tasks/result` caller that answers with one plain JSON response and has no stream: it says
- * which tasks would send it something only a stream can carry (notifications).
- */
-export interface PlainWait {
-  needsStream(task: TaskRecord): boolean;
-}
-
-/**
- * Thrown by {@link TaskEngine.awaitResult} for a {@link PlainWait} caller once the task has an
- * input request waiting, or needs a stream for another reason. Nothing was delivered or consumed;
- * the caller hands the request to a path that can stream.
- */
-export class StreamRequiredError extends Error {
-  constructor(readonly taskId: string) {
-    super(`Task ${taskId} needs a stream to its requestor`);
-    this.name = "StreamRequiredError";
-  }
+export interface TaskChange {
+  task: TaskRecord;
+  /** False for the first read (the request's own lookup); true for every read after a wake-up. */
+  woken: boolean;
+  /**
+   * An event said the task's questions may have changed since the previous step (one was queued,
+   * or another node asked for a look): an era that delivers questions should look at
+   * {@link TaskEngine.pendingInputs}. A task in `input_required` always may have some.
+   */
+  inputsMayHaveChanged: boolean;
 }
 
 export interface ListPage {
@@ -98,14 +88,12 @@ export class TaskEngine {
   /** Cluster mode only: this process's workers and the reaper of lost leases. */
   private readonly pool: WorkerPool | null = null;
   private readonly reaper: LeaseReaper | null = null;
-  /** Input requests currently out on some requestor stream served by this process. */
-  private readonly inFlight = new Set<string>();
   private cursors: CursorCodec | null = null;
   private started = false;
   private closed = false;
-  /** Aborted by close(): blocked `tasks/result` calls answer instead of hanging until the socket dies. */
+  /** Aborted by close(): blocked waits for an outcome answer instead of hanging until the socket dies. */
   private readonly closing = new AbortController();
-  /** Blocked `tasks/result` calls in progress, so close() can let their answers go out first. */
+  /** Watches in progress, so close() can let their answers go out first. */
   private waiters = 0;
   private waitersDrained: (() => void) | null = null;
 
@@ -198,7 +186,7 @@ export class TaskEngine {
       }
       const failed = await this.store.transition(id, ACTIVE_STATUSES, "failed", {
         statusMessage: "The server shut down while this task was running",
-        outcome: { kind: "error", error: { code: -32603, message: "The server shut down while this task was running" } },
+        outcome: { kind: "error", error: { code: RpcCode.InternalError, message: "The server shut down while this task was running" } },
         now: this.now(),
       });
       if (failed) {
@@ -207,7 +195,7 @@ export class TaskEngine {
       }
     }
     // Waiters on failed tasks have been woken; the rest (retryable or other nodes' tasks) are told
-    // to come back. Either way every blocked tasks/result gets an answer before the store closes.
+    // to come back. Either way every blocked wait gets an answer before the store closes.
     this.closing.abort();
     if (this.waiters > 0) {
       await Promise.race([
@@ -223,7 +211,7 @@ export class TaskEngine {
    */
   async create(input: CreateTaskInput): Promise<TaskRecord> {
     this.assertOpen();
-    this.limits.admit({ caller: input, method: input.method });
+    this.limits.admit({ caller: input, operation: "create" });
     const ttlMs = resolveTtl(input.ttl, this.ttlPolicy);
     // Tasks without an owner share one allowance of each: without authentication the server cannot
     // tell requestors apart, and exempting them would leave the store unbounded.
@@ -281,12 +269,12 @@ export class TaskEngine {
 
   /** T-GET-1; a foreign, unknown or malformed id is "not found" (T-ERR-1, T-SEC-3). */
   async get(taskId: unknown, caller: Caller): Promise<TaskRecord> {
-    return this.lookup({ caller, method: "tasks/get", taskId }, () => this.read(taskId, caller.owner));
+    return this.lookup({ caller, operation: "get", taskId }, () => this.read(taskId, caller.owner));
   }
 
   /** T-LIST: keyset pages of the owner's tasks with an opaque signed cursor. */
   async list(cursor: unknown, caller: Caller): Promise<ListPage> {
-    return this.lookup({ caller, method: "tasks/list" }, () => this.page(cursor, caller.owner));
+    return this.lookup({ caller, operation: "list" }, () => this.page(cursor, caller.owner));
   }
 
   private async page(cursor: unknown, owner: string | null): Promise<ListPage> {
@@ -306,12 +294,13 @@ export class TaskEngine {
   /**
    * T-CANCEL: moves the task to `cancelled` before answering (T-CANCEL-3), then aborts the
    * handler wherever it runs. Terminal tasks are refused with -32602 (T-CANCEL-2).
+   * `statusMessage` says who cancelled (default: the requestor).
    */
-  async cancel(taskId: unknown, caller: Caller): Promise<TaskRecord> {
-    const task = await this.lookup({ caller, method: "tasks/cancel", taskId }, () => this.read(taskId, caller.owner));
+  async cancel(taskId: unknown, caller: Caller, options: { statusMessage?: string } = {}): Promise<TaskRecord> {
+    const task = await this.lookup({ caller, operation: "cancel", taskId }, () => this.read(taskId, caller.owner));
     if (isTerminal(task.status)) throw TaskError.terminal(task.status);
     const cancelled = await this.store.transition(task.id, allowedSources("cancelled"), "cancelled", {
-      statusMessage: "Cancelled by the requestor",
+      statusMessage: options.statusMessage ?? "Cancelled by the requestor",
       now: this.now(),
     });
     if (!cancelled) {
@@ -319,7 +308,7 @@ export class TaskEngine {
       const current = await this.read(task.id, caller.owner);
       throw TaskError.terminal(current.status);
     }
-    this.logger.info({ audit: "cancelled", taskId: task.id, owner: caller.owner, method: "tasks/cancel", peer: caller.peer ?? null }, "task cancelled");
+    this.logger.info({ audit: "cancelled", taskId: task.id, owner: caller.owner, operation: "cancel", peer: caller.peer ?? null }, "task cancelled");
     this.bus.publish(statusEvent(cancelled));
     this.bus.publish({ type: "cancel", taskId: task.id, reason: "cancelled" });
     this.execution.abort(task.id, "cancelled");
@@ -327,18 +316,17 @@ export class TaskEngine {
   }
 
   /**
-   * T-RES: blocks until the task is terminal (T-RES-3), woken by events rather than by polling,
-   * delivering queued input requests through `deliver` meanwhile (T-INPUT-3). Returns the terminal
-   * record; its outcome is what `tasks/result` answers with (T-RES-2, T-RES-4). A {@link PlainWait}
-   * caller gets {@link StreamRequiredError} instead of a delivery.
+   * Follows a task until it ends (T-RES-3): yields it at once, then again whenever an event says
+   * it changed (woken by events, not by polling; a long backstop re-reads in case one was lost),
+   * the last time in its terminal status. The first read is the request's lookup: limits, audit,
+   * "not found" for an unknown or foreign id (T-SEC-3). Ends with an error when `signal` aborts or
+   * the engine closes, so a waiter always gets an answer.
    */
-  async awaitResult(taskId: unknown, caller: Caller, signal: AbortSignal, deliver: InputDelivery | PlainWait): Promise<TaskRecord> {
-    // Subscribed before the first read (which also answers "not found"), so no event between a
-    // read and the wait that follows it is missed.
+  async *watch(taskId: unknown, caller: Caller, signal: AbortSignal, operation: EngineOperation = "watch"): AsyncGenerator<TaskChange, void, undefined> {
+    // Subscribed before the first read, so no event between a read and the wait after it is missed.
     const id = checkTaskId(taskId);
-    let task: TaskRecord;
     let wake: () => void = () => {};
-    /** An `input` (or `wake`) event came since the last read: look for queued input requests. */
+    /** An `input` (or `wake`) event came since the last read. */
     let inputHint = false;
     /** The move to a terminal status, when its event carried the outcome: no read-back needed. */
     let ended: Extract<TaskEvent, { type: "status" }> | null = null;
@@ -351,39 +339,34 @@ export class TaskEngine {
     signal.addEventListener("abort", onAbort);
     this.closing.signal.addEventListener("abort", onAbort);
     this.waiters++;
-    let waited = false;
     try {
-      for (;;) {
-        const woken = new Promise<void>((resolve) => (wake = resolve));
+      // Each wake-up promise is armed before the read it follows, so an event during a read is not lost.
+      const arm = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
+      const takeHint = (): boolean => {
         const hinted = inputHint;
         inputHint = false;
-        // The first read is the request's lookup (limits, audit); re-reads after a wake-up are not.
-        if (!waited) task = await this.lookup({ caller, method: "tasks/result", taskId: id }, () => this.read(id, caller.owner));
-        else if (ended) task = endedAs(task!, ended, this.now());
-        else task = await this.read(id, caller.owner);
-        if (isTerminal(task.status)) {
-          this.logger.info({ audit: "retrieved", taskId: id, owner: caller.owner, method: "tasks/result", peer: caller.peer ?? null }, "task result retrieved");
-          if (waited) this.observer.resultWoken(task, Math.max(0, this.now() - task.updatedAt));
-          return task;
-        }
-        if (this.closing.signal.aborted) {
-          throw new TaskError("internal", "The server is shutting down; call tasks/result again once it is back");
-        }
-        if (typeof deliver !== "function" && deliver.needsStream(task)) throw new StreamRequiredError(task.id);
-        // A handler queues its request, then moves the task to input_required, then publishes an
-        // `input` event: a `working` task with no such event since has nothing queued, and the
-        // store is not asked (one query less per wait).
-        if (task.status === "input_required" || hinted) await this.deliverPending(task, deliver, caller);
-        if (signal.aborted) throw new TaskError("internal", "The tasks/result request was abandoned");
+        return hinted;
+      };
+      let woke = arm();
+      let hinted = takeHint();
+      let task = await this.lookup({ caller, operation, taskId: id }, () => this.read(id, caller.owner));
+      let woken = false;
+      for (;;) {
+        yield { task, woken, inputsMayHaveChanged: hinted || task.status === "input_required" };
+        if (isTerminal(task.status)) return;
+        if (this.closing.signal.aborted) throw new TaskError("internal", "The server is shutting down; ask again once it is back");
+        if (signal.aborted) throw new TaskError("internal", "The request was abandoned");
+        // Anything that happened while the consumer looked at the last step has already woken us.
         const timer = setTimeout(() => wake(), this.backstopDelay(task));
-        await woken;
-        waited = true;
+        await woke;
         clearTimeout(timer);
+        woke = arm();
+        hinted = takeHint();
+        // Read again before judging a close or an abort: the task may have ended meanwhile (a close
+        // fails its own running tasks first), and then its waiter gets the outcome.
+        task = ended ? endedAs(task, ended, this.now()) : await this.read(id, caller.owner);
+        woken = true;
       }
-    } catch (error) {
-      // Handed on to a path that can stream, which counts the request itself.
-      if (error instanceof StreamRequiredError) this.limits.handedOn({ caller, method: "tasks/result", taskId: id });
-      throw error;
     } finally {
       stop();
       signal.removeEventListener("abort", onAbort);
@@ -392,38 +375,64 @@ export class TaskEngine {
     }
   }
 
+  /**
+   * Waits until the task is terminal (T-RES-3) and returns it; its outcome is the result request's
+   * answer (T-RES-2, T-RES-4). `onChange` sees every step before that (an era delivers the task's
+   * questions from it, T-INPUT-3); whatever it throws ends the wait with that error.
+   */
+  async awaitOutcome(taskId: unknown, caller: Caller, signal: AbortSignal, onChange?: (change: TaskChange) => void | Promise<void>): Promise<TaskRecord> {
+    for await (const change of this.watch(taskId, caller, signal, "result")) {
+      const { task } = change;
+      if (isTerminal(task.status)) {
+        this.logger.info({ audit: "retrieved", taskId: task.id, owner: caller.owner, operation: "result", peer: caller.peer ?? null }, "task result retrieved");
+        if (change.woken) this.observer.resultWoken(task, Math.max(0, this.now() - task.updatedAt));
+        return task;
+      }
+      await onChange?.(change);
+    }
+    // watch() returns only after yielding a terminal task, and otherwise throws.
+    throw TaskError.internal();
+  }
 
-  /** Records the requestor's answer to an input request and wakes the handler waiting for it. */
-  async answer(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
-    const stored = await this.store.answerInput(taskId, inputId, answer);
-    if (stored) this.bus.publish({ type: "answer", taskId, inputId });
-    return stored;
+  /**
+   * A wait that ends unanswered here because another path of the binding answers the same request
+   * (which counts it again): gives back its operation token, so one request counts once.
+   */
+  handedOn(taskId: string, caller: Caller): void {
+    this.limits.handedOn({ caller, operation: "result", taskId });
+  }
+
+  /**
+   * The questions a task has asked its requestor that are still unanswered, oldest first: "not
+   * found" for a task the caller may not see (T-SEC-3), like every lookup.
+   */
+  async pendingInputs(taskId: unknown, caller: Caller): Promise<InputRequest[]> {
+    const task = await this.read(taskId, caller.owner);
+    return this.store.pendingInputs(task.id);
+  }
+
+  /** Audits that one of a task's questions was put to its requestor (T-SEC-5). */
+  inputDelivered(task: TaskRecord, input: InputRequest, caller: Caller): void {
+    this.logger.info({ audit: "input_requested", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request delivered");
+  }
+
+  /**
+   * Records the requestor's answer to one of a task's questions and wakes the handler waiting for
+   * it. Owner-checked like a lookup; false when the question is unknown or already answered (the
+   * first answer wins), so a late or repeated answer changes nothing.
+   */
+  async respond(taskId: unknown, caller: Caller, inputId: string, answer: TaskOutcome): Promise<boolean> {
+    const task = await this.read(taskId, caller.owner);
+    const input = (await this.store.pendingInputs(task.id)).find((pending) => pending.id === inputId);
+    if (!input || !(await this.store.answerInput(task.id, inputId, answer))) return false;
+    this.bus.publish({ type: "answer", taskId: task.id, inputId });
+    this.logger.info({ audit: "input_answered", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request answered");
+    return true;
   }
 
   /** Runs the sweeper once now (tests, and operators who want an immediate cleanup). */
   sweep(): Promise<void> {
     return this.sweeper.runOnce();
-  }
-
-  private async deliverPending(task: TaskRecord, deliver: InputDelivery | PlainWait, caller: Caller): Promise<void> {
-    const pending = await this.store.pendingInputs(task.id);
-    for (const input of pending) {
-      const key = `${task.id}\u0000${input.id}`;
-      if (this.inFlight.has(key)) continue;
-      if (typeof deliver !== "function") throw new StreamRequiredError(task.id);
-      this.inFlight.add(key);
-      this.logger.info({ audit: "input_requested", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request delivered");
-      deliver(input, task).then(
-        async (answer) => {
-          await this.answer(task.id, input.id, answer);
-          this.logger.info({ audit: "input_answered", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request answered");
-        },
-        (error: unknown) => {
-          // Delivery failed (stream gone): keep it queued for the next tasks/result.
-          this.logger.debug({ taskId: task.id, inputId: input.id, err: String(error) }, "input delivery failed; will redeliver");
-        },
-      ).finally(() => this.inFlight.delete(key));
-    }
   }
 
   /** The task as `owner` may see it: "not found" when unknown or foreign (T-ERR-1, T-SEC-3), "expired" past its ttl (T-ERR-7). */
@@ -447,9 +456,9 @@ export class TaskEngine {
       return await run();
     } catch (error) {
       if (error instanceof TaskError && (error.kind === "not_found" || error.kind === "expired" || error.kind === "bad_cursor")) {
-        const { caller, method, taskId } = attempt;
+        const { caller, operation, taskId } = attempt;
         this.logger.info(
-          { audit: "lookup_denied", reason: error.kind, taskId: typeof taskId === "string" ? taskId : null, owner: caller.owner, method, peer: caller.peer ?? null },
+          { audit: "lookup_denied", reason: error.kind, taskId: typeof taskId === "string" ? taskId : null, owner: caller.owner, operation, peer: caller.peer ?? null },
           "task lookup failed",
         );
         this.limits.lookupFailed(attempt);

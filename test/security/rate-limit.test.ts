@@ -207,10 +207,10 @@ describe("T-SEC-4/T-SEC-5: failed lookups (enumeration)", () => {
     // T-SEC-5: each failed lookup is audited with who and from where; the limit hit once.
     const denied = logger.entries.filter((e) => e.obj["audit"] === "lookup_denied");
     expect(denied).toHaveLength(21);
-    for (const entry of denied) expect(entry.obj).toMatchObject({ owner: "local|mallory", peer: "127.0.0.1", method: "tasks/get" });
+    for (const entry of denied) expect(entry.obj).toMatchObject({ owner: "local|mallory", peer: "127.0.0.1", operation: "get" });
     const hits = logger.entries.filter((e) => e.obj["audit"] === "limit_hit");
     expect(hits.map((e) => e.obj)).toEqual([
-      expect.objectContaining({ limit: "failed_lookups", owner: "local|mallory", peer: "127.0.0.1", method: "tasks/get", retryAfterMs: 60_000 }),
+      expect.objectContaining({ limit: "failed_lookups", owner: "local|mallory", peer: "127.0.0.1", operation: "get", retryAfterMs: 60_000 }),
     ]);
 
     clock.advance(60_000);

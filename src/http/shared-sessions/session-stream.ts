@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
-import { wireTaskOf, withRelatedTask } from "../../mcp/wire.js";
+import { wireTaskOf, withRelatedTask } from "../../mcp/rev2025-11-25/wire.js";
 
 const KEEPALIVE_MS = 15_000;
 

@@ -3,11 +3,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskServer } from "../../mcp/task-server.js";
-import { answerDirect, asDirectRequest } from "../direct-task-requests.js";
-import { answerResultDirect, asResultRequest } from "../direct-task-result.js";
-import { callerOf } from "../../mcp/owner.js";
-import { currentRequestPeer } from "../../mcp/request-peer.js";
-import { sendJson, sendRpcError } from "../json-rpc-response.js";
+import { answerPlain, plainRequestOf } from "../plain-requests.js";
+import { sendRpcError } from "../json-rpc-response.js";
 import { ReplyRouter } from "./reply-router.js";
 import { openSessionStream } from "./session-stream.js";
 import { SessionTokenCodec } from "./session-token.js";
@@ -78,14 +75,12 @@ export class SharedSessionEndpoint {
       sendRpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
       return;
     }
-    const direct = rest.length === 1 && this.app.config.tasks ? asDirectRequest(rest[0]) : null;
-    if (direct) {
-      const session = { id: header, clientCapabilities: claims.capabilities };
-      sendJson(res, 200, await answerDirect(this.app, direct, auth, session), { "mcp-session-id": header });
-      return;
+    const plain = rest.length === 1 ? plainRequestOf(this.app, rest[0]) : null;
+    if (plain) {
+      // The session's own tasks are notified on its GET stream, fed by the bus wherever it is held.
+      const session = { id: header, clientCapabilities: claims.capabilities, sessionStreamCarriesOwnTasks: true };
+      if ((await answerPlain(this.app, plain, auth, session, req, res)) !== "needs-stream") return;
     }
-    const result = rest.length === 1 && this.app.config.tasks ? asResultRequest(rest[0]) : null;
-    if (result && (await answerResultDirect(this.app, result, callerOf(auth, this.app.config.bind, header, currentRequestPeer()), header, req, res, { "mcp-session-id": header })) !== "needs-stream") return;
     res.setHeader("mcp-session-id", header);
     await this.serve(req, res, Array.isArray(body) ? rest : rest[0], header, claims.capabilities);
   }

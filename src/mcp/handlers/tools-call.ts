@@ -1,16 +1,14 @@
 import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Caller } from "../../core/caller.js";
 import { RpcCode, TaskError } from "../../core/errors.js";
-import type { TaskEngine } from "../../runtime/task-engine.js";
 import { toStoredError } from "../../runtime/task-execution.js";
 import { nestsDeeperThan } from "../json-depth.js";
-import type { TaskServerConfig } from "../task-server-config.js";
 import type { LooseParams } from "../request-schemas.js";
 import type { SessionContext } from "../session-context.js";
 import { acceptedMethods, plainToolContext } from "../tool-context.js";
 import type { RegisteredTool } from "../tool-definition.js";
 import { validateToolResult, type StoredToolCall } from "../tool-runner.js";
-import { MODEL_IMMEDIATE_RESPONSE_META_KEY, toWireTask } from "../wire.js";
+import type { EraHost } from "../era.js";
 
 /** Deepest nesting of arrays and objects accepted in tools/call `arguments` (README "Limits and defaults"). */
 export const MAX_ARGUMENT_DEPTH = 100;
@@ -43,7 +41,7 @@ interface CheckedCall {
  * limit and the schema, and the call's form matches `execution.taskSupport` — a forbidden tool
  * called as a task and a required tool called plainly get -32601 (T-TOOL-2, T-TOOL-4).
  */
-function checkToolCall(tools: ReadonlyMap<string, RegisteredTool>, config: TaskServerConfig, engine: TaskEngine, params: LooseParams): CheckedCall {
+function checkToolCall({ tools, config, engine, era }: EraHost, params: LooseParams): CheckedCall {
   const name = params?.["name"];
   if (typeof name !== "string" || name.length === 0) throw TaskError.invalidParams("Invalid params: name must be a non-empty string");
   const tool = tools.get(name);
@@ -68,7 +66,7 @@ function checkToolCall(tools: ReadonlyMap<string, RegisteredTool>, config: TaskS
   }
   const support = tool.definition.taskSupport ?? "forbidden";
   // T-NEW-4: with task support off, params.task is ignored and every call runs normally.
-  const taskParams = config.tasks ? params?.["task"] : undefined;
+  const taskParams = config.tasks ? era.taskParamsOf(params) : undefined;
   if (taskParams !== undefined) {
     if (support === "forbidden") {
       // T-TOOL-2
@@ -89,25 +87,21 @@ function checkToolCall(tools: ReadonlyMap<string, RegisteredTool>, config: TaskS
  * CreateTaskResult (T-NEW-2). Used by the session handler and by the HTTP plain-JSON path.
  * @throws TaskError when the call is not task-augmented (or tasks are off): it needs a session.
  */
-export async function createToolTaskFromParams(
-  deps: { tools: ReadonlyMap<string, RegisteredTool>; config: TaskServerConfig; engine: TaskEngine },
-  params: LooseParams,
-  origin: CallOrigin,
-): Promise<Record<string, unknown>> {
-  const checked = checkToolCall(deps.tools, deps.config, deps.engine, params);
+export async function createToolTaskFromParams(host: EraHost, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
+  const checked = checkToolCall(host, params);
   if (!checked.task) throw TaskError.invalidParams("Not a task-augmented call");
-  return createToolTask(deps.engine, checked, params, origin);
+  return createToolTask(host, checked, params, origin);
 }
 
 /**
  * `tools/call`, plain or task-augmented (T-NEW, T-TOOL). Checks happen before anything runs.
  */
 export async function toolsCall(session: SessionContext, params: LooseParams, request: CallRequest): Promise<Record<string, unknown>> {
-  const checked = checkToolCall(session.tools, session.config, session.engine, params);
+  const checked = checkToolCall(session, params);
   if (checked.task) {
-    return createToolTask(session.engine, checked, params, {
+    return createToolTask(session, checked, params, {
       caller: request.caller,
-      sessionId: session.link.connectionId,
+      sessionId: session.connectionId,
       capabilities: session.server.getClientCapabilities(),
     });
   }
@@ -136,7 +130,7 @@ function toRequestorError(session: SessionContext, tool: string, error: unknown)
   return TaskError.protocol(code, message, data);
 }
 
-async function createToolTask(engine: TaskEngine, checked: CheckedCall, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
+async function createToolTask({ engine, era }: EraHost, checked: CheckedCall, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
   const { tool, rawArgs, args } = checked;
   const stored: StoredToolCall = { name: tool.name, arguments: rawArgs };
   const task = await engine.create({
@@ -154,11 +148,7 @@ async function createToolTask(engine: TaskEngine, checked: CheckedCall, params: 
   });
   const immediate = tool.definition.immediateResponse;
   const text = typeof immediate === "function" ? immediate(args) : immediate;
-  // T-NEW-2: a CreateTaskResult, not the tool's result; T-NEW-3: optional model-immediate-response.
-  return {
-    task: toWireTask(task),
-    ...(text !== undefined && { _meta: { [MODEL_IMMEDIATE_RESPONSE_META_KEY]: text } }),
-  };
+  return era.encodeCreated(task, text);
 }
 
 function progressTokenOf(params: LooseParams): string | number | null {

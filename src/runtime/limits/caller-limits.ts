@@ -1,6 +1,7 @@
 import { allowanceKey, type Caller } from "../../core/caller.js";
 import { TaskError } from "../../core/errors.js";
 import type { EngineObserver, LimitName } from "../engine-observer.js";
+import type { EngineOperation } from "../engine-operation.js";
 import { DEFAULT_FAILED_LOOKUP_LIMIT, FailedLookupGuard, type FailedLookupLimit } from "./failed-lookup-guard.js";
 import type { Logger } from "../../core/logger.js";
 import { RateLimiter, type RateLimit } from "./rate-limiter.js";
@@ -16,10 +17,10 @@ export interface CallerLimitOptions {
   failedLookups?: Partial<FailedLookupLimit> | "off";
 }
 
-/** A task operation being attempted: who, which JSON-RPC method, on which task (when it names one). */
+/** A task operation being attempted: who, which operation, on which task (when it names one). */
 export interface Attempt {
   caller: Caller;
-  method: string;
+  operation: EngineOperation;
   taskId?: unknown;
 }
 
@@ -78,9 +79,9 @@ export class CallerLimits {
   private refuse(limit: LimitName, allowance: number, retryAfterMs: number, audit: boolean, attempt: Attempt): never {
     this.deps.observer.limitRejected(limit);
     if (audit) {
-      const { caller, method, taskId } = attempt;
+      const { caller, operation, taskId } = attempt;
       this.deps.logger.warn(
-        { audit: "limit_hit", limit, owner: caller.owner, peer: caller.peer ?? null, method, taskId: typeof taskId === "string" ? taskId : null, retryAfterMs },
+        { audit: "limit_hit", limit, owner: caller.owner, peer: caller.peer ?? null, operation, taskId: typeof taskId === "string" ? taskId : null, retryAfterMs },
         `limit hit: ${limit}`,
       );
     }

@@ -4,7 +4,7 @@ import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { readWireTask, type WireTask } from "../wire.js";
-import { fromSdkError } from "../requestor-errors.js";
+import { fromSdkError } from "../../requestor-errors.js";
 
 /**
  * The SDK's setTimeout-based request timeout: the largest delay a Node timer accepts (~24.8 days).

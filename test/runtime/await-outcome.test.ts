@@ -8,7 +8,7 @@ import { TaskEngine } from "../../src/runtime/task-engine.js";
 import { memoryStore } from "../../src/store/memory/memory-store.js";
 import { deferred } from "../support/conformance.js";
 
-describe("awaitResult", () => {
+describe("awaitOutcome", () => {
   it("answers from the terminal status event without reading the task back", async () => {
     const store = memoryStore();
     let reads = 0;
@@ -30,9 +30,7 @@ describe("awaitResult", () => {
       const task = await engine.create({ ...caller, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
       await started.promise;
       const before = reads;
-      const waiting = engine.awaitResult(task.id, caller, new AbortController().signal, async () => {
-        throw new Error("no input expected");
-      });
+      const waiting = engine.awaitOutcome(task.id, caller, new AbortController().signal);
       await new Promise((resolve) => setTimeout(resolve, 20));
       finish.resolve();
       const ended = await waiting;

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { RpcCode } from "../../core/errors.js";
+import { RpcCode } from "../../../core/errors.js";
 import { readWireTask, type WireTask } from "../wire.js";
-import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor-errors.js";
+import { ConnectionError, RemoteError, TaskCancelledError } from "../../requestor-errors.js";
 import { NO_TIMEOUT_MS, type TaskPeer } from "./peer.js";
 
 /** How a task ended, as its requestor learns it from `tasks/result` (T-RES). */

@@ -2,13 +2,15 @@ import { McpError, ErrorCode, type RequestId } from "@modelcontextprotocol/sdk/t
 import { TaskError } from "../../core/errors.js";
 import type { Caller } from "../../core/caller.js";
 import type { InputRequest, TaskOutcome, TaskRecord } from "../../core/task.js";
+import { deliverPendingInputs } from "./input-delivery.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import { requireTaskId, withOperation } from "../param-checks.js";
 import { type LooseParams } from "../request-schemas.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor-errors.js";
-import { sendInputRequest } from "../requestor/send-input-request.js";
+import { sendInputRequest } from "./requestor/send-input-request.js";
 import type { SessionContext } from "../session-context.js";
-import { withRelatedTask } from "../wire.js";
+import { sessionLinkOf } from "./status-notifications.js";
+import { withRelatedTask } from "./wire.js";
 
 /** Longest the SDK waits for the requestor to answer a delivered input request (a human may be slow). */
 const INPUT_ANSWER_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -24,7 +26,8 @@ export async function tasksResult(
   caller: Caller,
   request: { requestId: RequestId; signal: AbortSignal },
 ): Promise<Record<string, unknown>> {
-  const { engine, server, link } = session;
+  const { engine, server } = session;
+  const link = sessionLinkOf(session);
   const taskId = requireTaskId(params);
   // An unknown, foreign or expired task is refused by awaitResult's first read, with the same
   // "Failed to retrieve task result: …" error (wrapped below) and before anything is delivered.
@@ -68,7 +71,11 @@ export async function tasksResult(
         deliveries.signal.removeEventListener("abort", withdraw);
       }
     };
-    const task = await engine.awaitResult(taskId, caller, request.signal, deliver);
+    const task = await engine.awaitOutcome(taskId, caller, request.signal, async (change) => {
+      // A task queues its question, then moves to input_required, then publishes an `input`
+      // event: a `working` task with no such event since has nothing queued (one query less).
+      if (change.inputsMayHaveChanged) await deliverPendingInputs(engine, change.task, caller, deliver);
+    });
     return resultOf(task);
   } catch (error) {
     throw withOperation("Failed to retrieve task result", error);
@@ -76,6 +83,16 @@ export async function tasksResult(
     request.signal.removeEventListener("abort", onAbandon);
     deliveries.abort("tasks/result answered");
     untrack();
+  }
+}
+
+/** `tasks/result` of a task that never asks its requestor anything: waits for the outcome and answers with it. */
+export async function awaitResultOf(engine: TaskEngine, params: LooseParams, caller: Caller, signal: AbortSignal): Promise<Record<string, unknown>> {
+  const taskId = requireTaskId(params);
+  try {
+    return resultOf(await engine.awaitOutcome(taskId, caller, signal));
+  } catch (error) {
+    throw withOperation("Failed to retrieve task result", error);
   }
 }
 
@@ -100,4 +117,3 @@ export function resultOf(task: TaskRecord): Record<string, unknown> {
   return withRelatedTask(outcome.value as object, task.id);
 }
 
-export type { TaskEngine };

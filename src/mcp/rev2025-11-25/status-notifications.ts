@@ -1,8 +1,9 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { isTerminal } from "../core/task-status.js";
-import type { TaskEvent } from "../events/task-event.js";
-import type { TaskEngine } from "../runtime/task-engine.js";
+import { isTerminal } from "../../core/task-status.js";
+import type { TaskEvent } from "../../events/task-event.js";
+import type { TaskEngine } from "../../runtime/task-engine.js";
+import type { SessionContext } from "../session-context.js";
 import { wireTaskOf, withRelatedTask } from "./wire.js";
 
 /** A `tasks/result` of this session waiting on a task, and whether its caller owns that task. */
@@ -138,4 +139,22 @@ export class SessionLink {
       if (relatedRequestId !== undefined && mine) await this.server.notification(notification as never).catch(() => {});
     }
   }
+}
+
+/** The link of each connected session, for its tasks/result requests to register with. */
+const links = new WeakMap<SessionContext, SessionLink>();
+
+/** Starts carrying task notifications to a session (the era's `attachSession`). */
+export function attachStatusNotifications(session: SessionContext, options: { standaloneStream: boolean }): () => void {
+  const link = new SessionLink(session.connectionId, session.server, session.engine, options.standaloneStream);
+  links.set(session, link);
+  link.attach();
+  return () => link.detach();
+}
+
+/** The notification link of a connected session. */
+export function sessionLinkOf(session: SessionContext): SessionLink {
+  const link = links.get(session);
+  if (!link) throw new Error("The session's notification link is not attached");
+  return link;
 }

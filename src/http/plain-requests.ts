@@ -1,0 +1,83 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { toRpcError } from "../core/errors.js";
+import { NEEDS_STREAM, type PlainMethod } from "../mcp/era.js";
+import { callerOf } from "../mcp/owner.js";
+import { currentRequestPeer } from "../mcp/request-peer.js";
+import type { LooseParams } from "../mcp/request-schemas.js";
+import type { TaskServer } from "../mcp/task-server.js";
+import { sendJson } from "./json-rpc-response.js";
+
+/** A single JSON-RPC request that the session's era can answer as plain JSON. */
+export interface PlainRequestMessage {
+  id: string | number;
+  method: string;
+  params: LooseParams;
+  answer: PlainMethod;
+}
+
+/**
+ * The body as one request of a method in the era's `plainMethods` (T-GET-4), or null: a batch,
+ * a notification, a response, or any other method goes to the SDK's transport.
+ */
+export function plainRequestOf(app: TaskServer, body: unknown): PlainRequestMessage | null {
+  if (!app.config.tasks || typeof body !== "object" || body === null || Array.isArray(body)) return null;
+  const message = body as Record<string, unknown>;
+  const { id, method, params } = message;
+  if (message["jsonrpc"] !== "2.0" || typeof method !== "string" || (typeof id !== "string" && typeof id !== "number")) return null;
+  if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return null;
+  const answer = Object.hasOwn(app.host.era.plainMethods, method) ? app.host.era.plainMethods[method] : undefined;
+  return answer ? { id, method, params: params as LooseParams, answer } : null;
+}
+
+/** The session a plain request came on. */
+export interface PlainSession {
+  id: string;
+  clientCapabilities: ClientCapabilities | undefined;
+  /** See {@link PlainRequest.sessionStreamCarriesOwnTasks}. */
+  sessionStreamCarriesOwnTasks: boolean;
+}
+
+/**
+ * Answers a plain request with one `application/json` response, and says what came of it:
+ * "needs-stream" when the era found it needs a stream (nothing written: the caller hands it to the
+ * transport), "abandoned" when the requestor hung up first (nothing to write to).
+ */
+export async function answerPlain(
+  app: TaskServer,
+  request: PlainRequestMessage,
+  auth: AuthInfo | undefined,
+  session: PlainSession,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<"answered" | "abandoned" | "needs-stream"> {
+  const abandoned = new AbortController();
+  const onClose = (): void => abandoned.abort("the requestor closed the connection");
+  res.once("close", onClose);
+  let body: object;
+  try {
+    const caller = callerOf(auth, app.config.bind, session.id, currentRequestPeer());
+    const result = await request.answer(app.host, request.params, {
+      caller,
+      sessionId: session.id,
+      clientCapabilities: session.clientCapabilities,
+      signal: abandoned.signal,
+      sessionStreamCarriesOwnTasks: session.sessionStreamCarriesOwnTasks,
+    });
+    if (result === NEEDS_STREAM) return "needs-stream";
+    body = { jsonrpc: "2.0", id: request.id, result };
+  } catch (error) {
+    if (abandoned.signal.aborted) return "abandoned";
+    const { body: rpcError, known } = toRpcError(error);
+    if (!known) {
+      const taskId = typeof request.params?.["taskId"] === "string" ? request.params["taskId"] : undefined;
+      app.engine.logger.error({ err: error, method: request.method, requestId: req.headers["x-request-id"], taskId }, "plain JSON request failed");
+    }
+    body = { jsonrpc: "2.0", id: request.id, error: rpcError };
+  } finally {
+    res.off("close", onClose);
+  }
+  sendJson(res, 200, body, { "mcp-session-id": session.id });
+  return "answered";
+}

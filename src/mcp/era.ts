@@ -1,0 +1,95 @@
+import type { ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { Caller } from "../core/caller.js";
+import type { TaskRecord } from "../core/task.js";
+import type { TaskEngine } from "../runtime/task-engine.js";
+import type { LooseParams } from "./request-schemas.js";
+import type { SessionContext } from "./session-context.js";
+import type { TaskServerConfig } from "./task-server-config.js";
+import type { RegisteredTool } from "./tool-definition.js";
+
+/**
+ * The seam between the engine and a protocol revision. Everything a revision's wire knows —
+ * its task methods, its Task and CreateTaskResult shapes, how it carries a task's questions and
+ * notifications — lives in one folder that implements this interface (`rev2025-11-25/` today);
+ * the engine speaks only operations (create, get, list, cancel, watch, pendingInputs, respond).
+ * A method an era's tables do not name is not served in that era (-32601): membership is the
+ * whole story, so serving a new revision is one new folder and one line in `eras.ts`.
+ */
+export interface TaskEra {
+  /** The protocol revision (or extension) this era speaks, for logs and records. */
+  readonly id: string;
+  /** The server capabilities this era declares beside `tools` when task support is on (T-CAP-1/2). */
+  serverCapabilities(config: TaskServerConfig): Record<string, unknown>;
+  /**
+   * The task methods of a party whose tasks never ask anything back (a client hosting sampling
+   * and elicitation as tasks): they need only the engine, no session.
+   */
+  readonly receiverMethods: Readonly<Record<string, ReceiverMethod>>;
+  /** Task methods a session server of this era answers (installed only when task support is on). */
+  readonly sessionMethods: Readonly<Record<string, SessionMethod>>;
+  /**
+   * Methods that can be answered as one plain JSON response on HTTP, without a session server or
+   * a stream for the request (T-GET-4: a client polling asked for no stream). One may still find
+   * that this request needs a stream and say so with {@link NEEDS_STREAM}, having written nothing.
+   */
+  readonly plainMethods: Readonly<Record<string, PlainMethod>>;
+  /**
+   * What a `tools/call` asks of a task when it asks for one (its ttl…), undefined for a plain call
+   * (2025-11-25: `params.task`).
+   */
+  taskParamsOf(params: LooseParams): unknown;
+  /** What a `tools/call` that became a task answers with (T-NEW-2, T-NEW-3). */
+  encodeCreated(task: TaskRecord, immediateResponse: string | undefined): Record<string, unknown>;
+  /**
+   * Starts carrying task notifications to one connected session (status, progress); returns
+   * what stops it, called when the session closes.
+   */
+  attachSession(session: SessionContext, options: { standaloneStream: boolean }): () => void;
+}
+
+/** What an era's handlers reach besides the request: the engine, the tools, the configuration. */
+export interface EraHost {
+  engine: TaskEngine;
+  tools: ReadonlyMap<string, RegisteredTool>;
+  config: TaskServerConfig;
+  era: TaskEra;
+}
+
+/** One request as a session server received it. */
+export interface SessionRequest {
+  caller: Caller;
+  requestId: RequestId;
+  signal: AbortSignal;
+}
+
+/** A request to a receiver: who asks, and the signal that aborts when they give up. */
+export interface ReceiverRequest {
+  caller: Caller;
+  signal: AbortSignal;
+}
+
+export type ReceiverMethod = (engine: TaskEngine, params: LooseParams, request: ReceiverRequest) => Promise<object>;
+
+export type SessionMethod = (session: SessionContext, params: LooseParams, request: SessionRequest) => Promise<object>;
+
+/** One request answered without a session server. */
+export interface PlainRequest {
+  caller: Caller;
+  /** The session the request came on (tasks remember it for their notifications). */
+  sessionId: string;
+  /** The client's capabilities, as declared when the session began. */
+  clientCapabilities: ClientCapabilities | undefined;
+  /** Aborts when the requestor hangs up. */
+  signal: AbortSignal;
+  /**
+   * True when the session's own stream, not a request's, carries the notifications of the
+   * session's own tasks (shared sessions: the GET stream, fed by the bus, on whichever node holds
+   * it). False when they would travel on the stream of a waiting request (local sessions).
+   */
+  sessionStreamCarriesOwnTasks: boolean;
+}
+
+/** Said by a plain method that found the request needs a stream; nothing has been written or consumed. */
+export const NEEDS_STREAM: unique symbol = Symbol("needs a stream");
+
+export type PlainMethod = (host: EraHost, params: LooseParams, request: PlainRequest) => Promise<object | typeof NEEDS_STREAM>;

@@ -1,0 +1,71 @@
+import type { ReceiverMethod, TaskEra } from "../era.js";
+import { NEEDS_STREAM } from "../era.js";
+import { createToolTaskFromParams } from "../handlers/tools-call.js";
+import { plainTasksResult } from "./plain-result.js";
+import { attachStatusNotifications } from "./status-notifications.js";
+import { tasksCancel } from "./tasks-cancel.js";
+import { tasksGet } from "./tasks-get.js";
+import { tasksList } from "./tasks-list.js";
+import { awaitResultOf, tasksResult } from "./tasks-result.js";
+import { MODEL_IMMEDIATE_RESPONSE_META_KEY, toWireTask } from "./wire.js";
+
+/** The operations that need nothing but the engine (T-GET-1, T-LIST, T-CANCEL). */
+const get: ReceiverMethod = async (engine, params, request) => ({ ...(await tasksGet(engine, params, request.caller)) });
+const list: ReceiverMethod = (engine, params, request) => tasksList(engine, params, request.caller);
+const cancel: ReceiverMethod = async (engine, params, request) => ({ ...(await tasksCancel(engine, params, request.caller)) });
+
+/**
+ * Protocol revision 2025-11-25: sessions opened by `initialize`, `params.task` asks for a task,
+ * `tasks/get|result|list|cancel`, a blocking `tasks/result` whose stream also carries the task's
+ * questions, and `notifications/tasks/status`.
+ */
+export const rev20251125: TaskEra = {
+  id: "2025-11-25",
+
+  // T-CAP-1/2: tasks.list, tasks.cancel and tasks.requests.tools.call.
+  serverCapabilities: () => ({ tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }),
+
+  // Tasks that never ask their requestor anything: tasks/result only waits (T-RES-3).
+  receiverMethods: {
+    "tasks/get": get,
+    "tasks/list": list,
+    "tasks/cancel": cancel,
+    "tasks/result": (engine, params, request) => awaitResultOf(engine, params, request.caller, request.signal),
+  },
+
+  sessionMethods: {
+    "tasks/get": (session, params, request) => get(session.engine, params, request),
+    "tasks/list": (session, params, request) => list(session.engine, params, request),
+    "tasks/cancel": (session, params, request) => cancel(session.engine, params, request),
+    "tasks/result": (session, params, request) => tasksResult(session, params, request.caller, request),
+  },
+
+  // T-GET-4: a client polling asked for no stream. A task-augmented tools/call answers with its
+  // CreateTaskResult at once (T-NEW-2); the task's progress and notifications go on other streams.
+  plainMethods: {
+    "tasks/get": (host, params, request) => get(host.engine, params, request),
+    "tasks/list": (host, params, request) => list(host.engine, params, request),
+    "tasks/cancel": (host, params, request) => cancel(host.engine, params, request),
+    "tasks/result": plainTasksResult,
+    "tools/call": async (host, params, request) => {
+      // A plain tools/call runs the tool and may stream (progress, elicitation).
+      if (params?.["task"] === undefined) return NEEDS_STREAM;
+      return createToolTaskFromParams(host, params, {
+        caller: request.caller,
+        sessionId: request.sessionId,
+        capabilities: request.clientCapabilities,
+      });
+    },
+  },
+
+  // T-NEW-1: a request is task-augmented by its `task` param.
+  taskParamsOf: (params) => params?.["task"],
+
+  // T-NEW-2: a CreateTaskResult, not the tool's result; T-NEW-3: optional model-immediate-response.
+  encodeCreated: (task, immediateResponse) => ({
+    task: toWireTask(task),
+    ...(immediateResponse !== undefined && { _meta: { [MODEL_IMMEDIATE_RESPONSE_META_KEY]: immediateResponse } }),
+  }),
+
+  attachSession: attachStatusNotifications,
+};
