@@ -161,11 +161,21 @@ const KINDS = new Set<string>(Object.keys(CODE_OF));
  * `code` (a gRPC status, a driver's errno) is not: its message would leak internals (T-ERR-4).
  */
 function isRpcError(error: unknown): error is { code: number; message: string; data?: unknown } {
-  if (typeof error !== "object" || error === null) return false;
-  const e = error as { code?: unknown; message?: unknown; name?: unknown; kind?: unknown };
-  if (!Number.isSafeInteger(e.code) || typeof e.message !== "string") return false;
+  if (!isCoded(error)) return false;
   if (error instanceof TaskError || !(error instanceof Error)) return true;
-  return (typeof e.name === "string" && SDK_ERROR_NAMES.has(e.name)) || (typeof e.kind === "string" && KINDS.has(e.kind));
+  const kind = (error as { kind?: unknown }).kind;
+  return isSdkError(error) || (typeof kind === "string" && KINDS.has(kind));
+}
+
+function isCoded(error: unknown): error is { code: number; message: string; data?: unknown; name?: unknown } {
+  if (typeof error !== "object" || error === null) return false;
+  const e = error as { code?: unknown; message?: unknown };
+  return Number.isSafeInteger(e.code) && typeof e.message === "string";
+}
+
+/** The SDK's JSON-RPC error (McpError), from whichever copy of the SDK raised it. */
+export function isSdkError(error: unknown): error is { code: number; message: string; data?: unknown } {
+  return isCoded(error) && typeof error.name === "string" && SDK_ERROR_NAMES.has(error.name);
 }
 
 /**

@@ -1,5 +1,4 @@
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { RpcCode, TaskError, withoutSdkPrefix } from "../core/errors.js";
+import { isSdkError, RpcCode, TaskError, withoutSdkPrefix } from "../core/errors.js";
 
 /**
  * The receiver answered with a JSON-RPC error: the error a task ended with, replayed by
@@ -50,7 +49,7 @@ export class ConnectionError extends TaskError {
  */
 export function fromSdkError(error: unknown, taskId: string | null = null): TaskError {
   if (error instanceof TaskError) return error;
-  if (error instanceof McpError) {
+  if (isSdkError(error)) {
     const message = withoutSdkPrefix(error.message);
     const localClose = error.code === RpcCode.ConnectionClosed && message === "Connection closed";
     const localTimeout = error.code === RpcCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
