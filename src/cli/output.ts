@@ -1,6 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskOutcome } from "../mcp/rev2025-11-25/requestor/remote-task.js";
 import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
+import { toRpcError } from "../core/errors.js";
 import { ExitCode } from "./exit-codes.js";
 
 /** Where a command writes: results to stdout, everything for humans to stderr. */
@@ -79,13 +80,10 @@ export function printTaskList(out: Output, tasks: WireTask[]): void {
   for (const t of tasks) out.stdout.write(`${t.taskId}  ${t.status.padEnd(14)}  ${t.lastUpdatedAt}${t.statusMessage ? `  ${t.statusMessage}` : ""}\n`);
 }
 
+/** A JSON-RPC error as such; anything else (a local failure of the CLI itself) by its message alone. */
 function errorJson(error: unknown): { code?: number; message: string; data?: unknown } {
-  const e = error as { code?: unknown; message?: unknown; data?: unknown };
-  return {
-    ...(typeof e.code === "number" && { code: e.code }),
-    message: typeof e.code === "number" && typeof e.message === "string" ? e.message : describe(error),
-    ...(e.data !== undefined && { data: e.data }),
-  };
+  const { body, known } = toRpcError(error);
+  return known ? body : { message: describe(error) };
 }
 
 function describe(error: unknown): string {

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { join } from "node:path";
 import { fileJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
+import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
 import { SessionStore, sessionKey } from "./session-store.js";
 
@@ -66,7 +67,7 @@ export async function connectTarget(target: Target, handlers: Handlers, dir: str
     try {
       connection = await open(null);
     } catch (error) {
-      throw new ConnectionError(`Cannot connect to ${target.url}: ${error instanceof Error ? error.message : String(error)}`, -32000, error);
+      throw new ConnectionError(`Cannot connect to ${target.url}: ${error instanceof Error ? error.message : String(error)}`, RpcCode.ConnectionClosed, error);
     }
     const { transport, client } = connection;
     if (transport.sessionId !== undefined) {
@@ -107,7 +108,7 @@ async function connectStdio(command: string, handlers: Handlers, journal: Return
   } catch (error) {
     await client.close().catch(() => {});
     const detail = stderr.trim() ? `\n${stderr.trim()}` : "";
-    throw new ConnectionError(`Cannot start or talk to "${command}": ${error instanceof Error ? error.message : String(error)}${detail}`, -32000, error);
+    throw new ConnectionError(`Cannot start or talk to "${command}": ${error instanceof Error ? error.message : String(error)}${detail}`, RpcCode.ConnectionClosed, error);
   }
   return {
     client,

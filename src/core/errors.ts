@@ -3,6 +3,7 @@
  * them with one normalizer ({@link toRpcError}) and never guesses.
  */
 export const RpcCode = {
+  // JSON-RPC 2.0 §5.1.
   ParseError: -32700,
   InvalidRequest: -32600,
   MethodNotFound: -32601,
@@ -21,6 +22,24 @@ export const RpcCode = {
    * a code of its own lets a client back off for `data.retryAfterMs` and try again.
    */
   RateLimited: -32029,
+  /**
+   * The Streamable HTTP answer to a request the endpoint cannot take as it stands (no session id
+   * on a request that needs one, an unsupported protocol version): the code the SDK's transport
+   * answers with, so clients see the same on every path. The SDK's client also raises it locally
+   * as "connection closed" ({@link RpcCode.ConnectionClosed}).
+   */
+  BadRequest: -32000,
+  /** The SDK client's own code for a connection that closed before the answer came. */
+  ConnectionClosed: -32000,
+  /**
+   * An HTTP request naming a session this endpoint does not hold (or holds for another
+   * principal): the SDK transport's code for it. HTTP 404 tells the client to initialize again.
+   */
+  SessionNotFound: -32001,
+  /** An HTTP request without a valid bearer token (401) or without a required scope (403). */
+  Unauthorized: -32001,
+  /** The SDK client's own code for a request that got no answer in time. */
+  RequestTimeout: -32001,
 } as const;
 
 export type TaskErrorKind =
@@ -121,15 +140,53 @@ export interface RpcErrorBody {
   data?: unknown;
 }
 
+const SDK_PREFIX = /^MCP error -?\d+: /;
+
 /**
- * The one normalizer for anything thrown while answering a request: a typed error (or any error
- * carrying a JSON-RPC code, such as the SDK's McpError) keeps its code, message and data; anything
- * else is an internal error whose details stay in the log, not on the wire (T-ERR-4).
+ * A message without the "MCP error <code>: " the SDK's McpError puts in front of it: the
+ * requestor must see the words of whoever raised the error, once, whatever path it took.
+ */
+export function withoutSdkPrefix(message: string): string {
+  return message.replace(SDK_PREFIX, "");
+}
+
+/** Names of the SDK's JSON-RPC error classes (1.x McpError, 2.x ProtocolError), matched by name: another copy of the SDK fails `instanceof`. */
+const SDK_ERROR_NAMES = new Set(["McpError", "ProtocolError"]);
+const KINDS = new Set<string>(Object.keys(CODE_OF));
+
+/**
+ * Whether a thrown value already is a JSON-RPC error: a safe-integer code and a message, raised
+ * as one on purpose — a TaskError (of this copy of the package or another), the SDK's error
+ * class, or a plain `{code, message}` object. An arbitrary Error that happens to carry a numeric
+ * `code` (a gRPC status, a driver's errno) is not: its message would leak internals (T-ERR-4).
+ */
+function isRpcError(error: unknown): error is { code: number; message: string; data?: unknown } {
+  if (!isCoded(error)) return false;
+  if (error instanceof TaskError || !(error instanceof Error)) return true;
+  const kind = (error as { kind?: unknown }).kind;
+  return isSdkError(error) || (typeof kind === "string" && KINDS.has(kind));
+}
+
+function isCoded(error: unknown): error is { code: number; message: string; data?: unknown; name?: unknown } {
+  if (typeof error !== "object" || error === null) return false;
+  const e = error as { code?: unknown; message?: unknown };
+  return Number.isSafeInteger(e.code) && typeof e.message === "string";
+}
+
+/** The SDK's JSON-RPC error (McpError), from whichever copy of the SDK raised it. */
+export function isSdkError(error: unknown): error is { code: number; message: string; data?: unknown } {
+  return isCoded(error) && typeof error.name === "string" && SDK_ERROR_NAMES.has(error.name);
+}
+
+/**
+ * The one normalizer from anything thrown to the JSON-RPC error to answer (or to keep as a task's
+ * outcome for `tasks/result`, T-RES-4): a JSON-RPC error keeps its code, message (without the
+ * SDK's prefix) and data, and is `known`; anything else is -32603 "Internal error", its details
+ * left for the caller's log, never put on the wire (T-ERR-4).
  */
 export function toRpcError(error: unknown): { body: RpcErrorBody; known: boolean } {
-  const e = error as { code?: unknown; message?: unknown; data?: unknown } | null;
-  if (e && Number.isSafeInteger(e.code) && typeof e.message === "string") {
-    return { body: { code: e.code as number, message: e.message, ...(e.data !== undefined && { data: e.data }) }, known: true };
-  }
-  return { body: { code: RpcCode.InternalError, message: "Internal error" }, known: false };
+  if (!isRpcError(error)) return { body: { code: RpcCode.InternalError, message: "Internal error" }, known: false };
+  const body: RpcErrorBody = { code: error.code, message: withoutSdkPrefix(error.message) };
+  if (error.data !== undefined) body.data = error.data;
+  return { body, known: true };
 }

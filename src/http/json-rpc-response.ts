@@ -1,17 +1,19 @@
 import type { ServerResponse } from "node:http";
+import type { HttpRpcFailure } from "./rpc-http-errors.js";
 
-/** Writes a JSON-RPC error as a plain HTTP response (errors raised before any MCP session handles the request). */
+/**
+ * Writes a JSON-RPC error as a plain HTTP response (errors raised before any MCP session handles
+ * the request), with the status {@link HttpRpcFailure} pairs with its code.
+ */
 export function sendRpcError(
   res: ServerResponse,
-  status: number,
-  code: number,
+  failure: HttpRpcFailure,
   message: string,
-  id: string | number | null = null,
-  headers: Record<string, string> = {},
+  extra: { data?: unknown; headers?: Record<string, string> } = {},
 ): void {
-  const body = JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } });
-  res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(body);
+  const error = { code: failure.code, message, ...(extra.data !== undefined && { data: extra.data }) };
+  res.writeHead(failure.status, { "content-type": "application/json", ...extra.headers });
+  res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error }));
 }
 
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {

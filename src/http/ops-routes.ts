@@ -1,6 +1,7 @@
 import type { TaskServer } from "../mcp/task-server.js";
 import { bearerTokenOf, SecretSet } from "./bearer-token.js";
 import { sendJson } from "./json-rpc-response.js";
+import { HttpFailure } from "./rpc-http-errors.js";
 import type { HttpRoute } from "./route-table.js";
 
 /** Options of the operations endpoints. */
@@ -45,7 +46,7 @@ export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[
           } catch (error) {
             const reason = error instanceof Error ? error.message : String(error);
             ctx.logger.warn({ requestId: ctx.requestId, reason }, "readiness probe failed");
-            sendJson(res, 503, { status: "unavailable", reason: "the task store is not reachable" }, { "cache-control": "no-store" });
+            sendJson(res, HttpFailure.unavailable.status, { status: "unavailable", reason: "the task store is not reachable" }, { "cache-control": "no-store" });
           } finally {
             clearTimeout(timer);
           }
@@ -57,7 +58,7 @@ export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[
       methods: {
         GET: async (req, res) => {
           if (metricsTokens.size > 0 && !metricsTokens.has(bearerTokenOf(req))) {
-            sendJson(res, 401, { error: { message: "Unauthorized: /metrics requires the metrics token" } }, {
+            sendJson(res, HttpFailure.unauthorized.status, { error: { message: "Unauthorized: /metrics requires the metrics token" } }, {
               "www-authenticate": 'Bearer realm="metrics"',
             });
             return;

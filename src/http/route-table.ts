@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../core/logger.js";
 import { sendJson } from "./json-rpc-response.js";
+import { HttpFailure } from "./rpc-http-errors.js";
 
 /** What a route handler gets besides the request and response. */
 export interface RouteContext {
@@ -56,7 +57,7 @@ export class RouteTable {
     if (!handler) {
       const allowed = Object.keys(match.route.methods);
       if (allowed.includes("GET")) allowed.push("HEAD");
-      sendJson(res, 405, { error: { message: `Method ${req.method ?? "?"} not allowed on ${match.route.path}` } }, { allow: allowed.join(", ") });
+      sendJson(res, HttpFailure.methodNotAllowed.status, { error: { message: `Method ${req.method ?? "?"} not allowed on ${match.route.path}` } }, { allow: allowed.join(", ") });
       return true;
     }
     await handler(req, res, { ...context, params: match.params });

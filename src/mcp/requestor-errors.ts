@@ -1,5 +1,4 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { RpcCode, TaskError } from "../core/errors.js";
+import { isSdkError, RpcCode, TaskError, withoutSdkPrefix } from "../core/errors.js";
 
 /**
  * The receiver answered with a JSON-RPC error: the error a task ended with, replayed by
@@ -35,7 +34,7 @@ export class TaskCancelledError extends TaskError {
  * timeout) or -32603 for a malformed answer.
  */
 export class ConnectionError extends TaskError {
-  constructor(message: string, code: number = ErrorCode.ConnectionClosed, cause?: unknown) {
+  constructor(message: string, code: number = RpcCode.ConnectionClosed, cause?: unknown) {
     super("protocol", message, { code });
     this.name = "ConnectionError";
     if (cause !== undefined) (this as { cause?: unknown }).cause = cause;
@@ -50,10 +49,10 @@ export class ConnectionError extends TaskError {
  */
 export function fromSdkError(error: unknown, taskId: string | null = null): TaskError {
   if (error instanceof TaskError) return error;
-  if (error instanceof McpError) {
-    const message = error.message.replace(/^MCP error -?\d+: /, "");
-    const localClose = error.code === ErrorCode.ConnectionClosed && message === "Connection closed";
-    const localTimeout = error.code === ErrorCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
+  if (isSdkError(error)) {
+    const message = withoutSdkPrefix(error.message);
+    const localClose = error.code === RpcCode.ConnectionClosed && message === "Connection closed";
+    const localTimeout = error.code === RpcCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
     if (localClose || localTimeout) return new ConnectionError(message, error.code, error);
     return new RemoteError(error.code, message, error.data, taskId);
   }
@@ -61,5 +60,5 @@ export function fromSdkError(error: unknown, taskId: string | null = null): Task
     return new ConnectionError("The receiver sent a malformed answer", RpcCode.InternalError, error);
   }
   const message = error instanceof Error ? error.message : String(error);
-  return new ConnectionError(message || "The request failed", ErrorCode.ConnectionClosed, error);
+  return new ConnectionError(message || "The request failed", RpcCode.ConnectionClosed, error);
 }

@@ -6,7 +6,7 @@ import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/s
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
-import { TaskError } from "../core/errors.js";
+import { TaskError, toRpcError } from "../core/errors.js";
 import { silentLogger, type Logger } from "../core/logger.js";
 
 /**
@@ -85,10 +85,9 @@ export class TaskProtocolServer extends Server {
       try {
         return await (handler as (request: unknown, extra: unknown) => unknown)(parsed.data, extra);
       } catch (error) {
-        const coded = error as { code?: unknown; message?: unknown } | null;
-        if (coded && Number.isSafeInteger(coded.code) && typeof coded.message === "string") throw error;
-        this.logger.error({ err: error, method }, "request handler failed");
-        throw TaskError.internal();
+        const { body, known } = toRpcError(error);
+        if (!known) this.logger.error({ err: error, method }, "request handler failed");
+        throw TaskError.protocol(body.code, body.message, body.data);
       }
     };
     Protocol.prototype.setRequestHandler.call(this, routing as never, guarded as never);

@@ -1,7 +1,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CreateMessageResultSchema, ElicitResultSchema, type CreateMessageResult, type ElicitResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import { TaskError } from "../core/errors.js";
+import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskContext } from "../runtime/task-context.js";
 import { CapabilityError } from "./capability-error.js";
 import { peerOf } from "./rev2025-11-25/requestor/peer.js";
@@ -21,7 +21,7 @@ export function acceptedMethods(capabilities: { elicitation?: unknown; sampling?
 
 function parseAnswer<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, value: unknown, method: string): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw TaskError.protocol(-32602, `The requestor answered ${method} with an invalid result`);
+  if (!parsed.success) throw TaskError.protocol(RpcCode.InvalidParams, `The requestor answered ${method} with an invalid result`);
   return parsed.data;
 }
 

@@ -1,5 +1,5 @@
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { TaskError } from "../core/errors.js";
+import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskRecord } from "../core/task.js";
 import type { RunResult, TaskContext } from "../runtime/task-context.js";
 import { taskToolContext } from "./tool-context.js";
@@ -34,9 +34,9 @@ export function toolTaskRunner(tools: ReadonlyMap<string, RegisteredTool>) {
   return async (task: TaskRecord, ctx: TaskContext): Promise<RunResult> => {
     const call = task.request as StoredToolCall;
     const tool = tools.get(call.name);
-    if (!tool) throw TaskError.protocol(-32602, `Unknown tool: ${call.name}`);
+    if (!tool) throw TaskError.protocol(RpcCode.InvalidParams, `Unknown tool: ${call.name}`);
     const args = tool.definition.input.safeParse(call.arguments ?? {});
-    if (!args.success) throw TaskError.protocol(-32602, `Invalid arguments for tool ${call.name}`);
+    if (!args.success) throw TaskError.protocol(RpcCode.InvalidParams, `Invalid arguments for tool ${call.name}`);
     const result = validateToolResult(await tool.handler(args.data, taskToolContext(ctx)));
     return classifyToolResult(result);
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { TaskError, RpcCode } from "../core/errors.js";
+import { TaskError, RpcCode, toRpcError } from "../core/errors.js";
 import { ACTIVE_STATUSES } from "../core/task-status.js";
 import type { RpcErrorShape, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { EventBus } from "../events/event-bus.js";
@@ -253,28 +253,9 @@ export class TaskExecution {
   }
 }
 
-/** The one normalizer from anything a handler throws to the JSON-RPC error kept for `tasks/result`. */
+/** The JSON-RPC error kept for `tasks/result` when a handler throws (T-RES-4): see {@link toRpcError}. */
 export function toStoredError(error: unknown): RpcErrorShape {
-  if (error instanceof TaskError) {
-    return { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) };
-  }
-  if (isRpcLike(error)) {
-    // The SDK's McpError prefixes its message; the requestor must see the handler's own words.
-    const message = error.message.replace(/^MCP error -?\d+: /, "");
-    return { code: error.code, message, ...(error.data !== undefined && { data: error.data }) };
-  }
-  return { code: RpcCode.InternalError, message: "Internal error" };
-}
-
-/** An error that already is a JSON-RPC error (e.g. the SDK's McpError): a safe-integer code. */
-function isRpcLike(error: unknown): error is { code: number; message: string; data?: unknown } {
-  if (typeof error !== "object" || error === null) return false;
-  const candidate = error as { code?: unknown; message?: unknown; name?: unknown };
-  return (
-    Number.isSafeInteger(candidate.code) &&
-    typeof candidate.message === "string" &&
-    (candidate.name === "McpError" || candidate.name === "ProtocolError")
-  );
+  return toRpcError(error).body;
 }
 
 function describe(error: unknown): string {

@@ -28,7 +28,7 @@ export function parseViewQuery(params: URLSearchParams, viewer: Viewer): ViewQue
   if (tool !== null && tool !== "") filter.name = bounded("tool", tool);
   const owner = params.get("owner");
   if (owner !== null && owner !== "") {
-    if (!viewer.admin) throw new WebRequestError(403, "Only an admin can filter by owner: you see your own tasks");
+    if (!viewer.admin) throw new WebRequestError("forbidden", "Only an admin can filter by owner: you see your own tasks");
     filter.scope = { owner: bounded("owner", owner) };
   }
   return { filter, after: parseCursor(params.get("after")), limit: parseLimit(params.get("limit")) };
@@ -37,21 +37,21 @@ export function parseViewQuery(params: URLSearchParams, viewer: Viewer): ViewQue
 function parseStatuses(text: string): TaskStatus[] {
   const statuses: TaskStatus[] = [];
   for (const part of text.split(",")) {
-    if (!isTaskStatus(part)) throw new WebRequestError(400, `Unknown status "${part.slice(0, 40)}": expected one of ${TASK_STATUSES.join(", ")}`);
+    if (!isTaskStatus(part)) throw new WebRequestError("invalid_params", `Unknown status "${part.slice(0, 40)}": expected one of ${TASK_STATUSES.join(", ")}`);
     if (!statuses.includes(part)) statuses.push(part);
   }
   return statuses;
 }
 
 function bounded(name: string, value: string): string {
-  if (value.length > 256) throw new WebRequestError(400, `Invalid ${name}: at most 256 characters`);
+  if (value.length > 256) throw new WebRequestError("invalid_params", `Invalid ${name}: at most 256 characters`);
   return value;
 }
 
 function parseLimit(text: string | null): number {
   if (text === null || text === "") return DEFAULT_PAGE;
   if (!/^\d{1,4}$/.test(text) || Number(text) < 1 || Number(text) > MAX_PAGE) {
-    throw new WebRequestError(400, `Invalid limit: a whole number from 1 to ${MAX_PAGE}`);
+    throw new WebRequestError("invalid_params", `Invalid limit: a whole number from 1 to ${MAX_PAGE}`);
   }
   return Number(text);
 }
@@ -63,7 +63,7 @@ export function encodeCursor(position: ListPosition): string {
 
 function parseCursor(text: string | null): ListPosition | null {
   if (text === null || text === "") return null;
-  const invalid = new WebRequestError(400, "Invalid cursor: pass a nextCursor from an earlier page");
+  const invalid = new WebRequestError("bad_cursor", "Invalid cursor: pass a nextCursor from an earlier page");
   if (text.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(text)) throw invalid;
   let decoded: unknown;
   try {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { TaskError } from "../core/errors.js";
 import type { RouteContext, RouteHandler } from "../http/route-table.js";
+import { HttpFailure, httpStatusOf } from "../http/rpc-http-errors.js";
 import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { toDetail, toSummary, type Redaction } from "./task-view.js";
@@ -25,7 +26,7 @@ export function sendApiJson(res: ServerResponse, status: number, body: unknown, 
 }
 
 export function sendUnauthorized(res: ServerResponse): void {
-  sendApiJson(res, 401, { error: { message: "Unauthorized: send Authorization: Bearer <admin token or your MCP token>" } }, {
+  sendApiJson(res, HttpFailure.unauthorized.status, { error: { message: "Unauthorized: send Authorization: Bearer <admin token or your MCP token>" } }, {
     "www-authenticate": 'Bearer realm="mcp-tasks web view"',
   });
 }
@@ -48,25 +49,16 @@ export function api(deps: ApiDeps, handler: ApiHandler): RouteHandler {
         sendApiJson(res, error.status, { error: { message: error.message } });
         return;
       }
-      const mapped = fromTaskError(error);
-      if (mapped) {
-        sendApiJson(res, mapped.status, { error: { message: mapped.message } });
+      const status = error instanceof TaskError ? httpStatusOf(error) : HttpFailure.internal.status;
+      if (error instanceof TaskError && status < 500) {
+        // A refusal the engine explains (not found, terminal, rate limited, …): its words are for the caller.
+        sendApiJson(res, status, { error: { message: error.message } });
         return;
       }
       ctx.logger.error({ err: error, requestId: ctx.requestId, path: ctx.url.pathname, taskId: ctx.params["id"] }, "web API request failed");
-      sendApiJson(res, 500, { error: { message: "Internal error" } });
+      sendApiJson(res, HttpFailure.internal.status, { error: { message: "Internal error" } });
     }
   };
-}
-
-function fromTaskError(error: unknown): { status: number; message: string } | null {
-  if (!(error instanceof TaskError)) return null;
-  if (error.kind === "not_found" || error.kind === "expired") return { status: 404, message: error.message };
-  if (error.kind === "terminal") return { status: 409, message: error.message };
-  if (error.kind === "invalid_params") return { status: 400, message: error.message };
-  // The rate limit the view's cancel counts against: the owner's (or address's), an admin's own (T-SEC-4).
-  if (error.kind === "rate_limited") return { status: 429, message: error.message };
-  return null;
 }
 
 /** `GET /tasks/api/session`: who the credential is, and what the page needs to draw its filters. */
@@ -105,7 +97,7 @@ export function taskDetail(deps: ApiDeps): ApiHandler {
     const store = deps.app.engine.store;
     const task = await store.get(id, viewer.scope);
     // Another owner's task is "not found", exactly like an unknown id: ids cannot be probed (T-SEC-3).
-    if (!task) throw new WebRequestError(404, "Task not found");
+    if (!task) throw new WebRequestError("not_found", "Task not found");
     const [history, inputs] = await Promise.all([store.history(id), store.inputs(id)]);
     return { task: toDetail(task, history, inputs, deps.redaction) };
   };
@@ -121,7 +113,7 @@ export function cancelTask(deps: ApiDeps): ApiHandler {
     const id = ctx.params["id"] ?? "";
     const engine = deps.app.engine;
     const task = await engine.store.get(id, viewer.scope);
-    if (!task) throw new WebRequestError(404, "Task not found");
+    if (!task) throw new WebRequestError("not_found", "Task not found");
     const peer = currentRequestPeer();
     ctx.logger.info(
       {

@@ -5,9 +5,12 @@ import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIO
 import type { TaskServer } from "../../mcp/task-server.js";
 import { answerPlain, plainRequestOf } from "../plain-requests.js";
 import { sendRpcError } from "../json-rpc-response.js";
+import { refuseUnsupportedVersion } from "../protocol-version.js";
+import { HttpFailure } from "../rpc-http-errors.js";
 import { ReplyRouter } from "./reply-router.js";
 import { openSessionStream } from "./session-stream.js";
 import { SessionTokenCodec } from "./session-token.js";
+import type { SessionEndpoint } from "../session-endpoint.js";
 
 export interface SharedEndpointOptions {
   /** Host header allow-list (DNS-rebinding protection), read per request (the port is known late). */
@@ -22,7 +25,7 @@ export interface SharedEndpointOptions {
  * server; responses to server→client requests are routed to the node that sent them; the GET
  * stream carries the session's task notifications from the cluster's bus.
  */
-export class SharedSessionEndpoint {
+export class SharedSessionEndpoint implements SessionEndpoint {
   private constructor(
     private readonly app: TaskServer,
     private readonly codec: SessionTokenCodec,
@@ -44,7 +47,7 @@ export class SharedSessionEndpoint {
     const header = req.headers["mcp-session-id"];
     if (typeof header !== "string") {
       if (!isInitializeRequest(body)) {
-        sendRpcError(res, 400, -32000, "Bad Request: no valid session id; initialize first");
+        sendRpcError(res, HttpFailure.noSession, "Bad Request: no valid session id; initialize first");
         return;
       }
       const requested = body.params.protocolVersion;
@@ -60,7 +63,7 @@ export class SharedSessionEndpoint {
     const claims = this.codec.read(header);
     if (!claims || claims.principal !== principal) {
       // Forged, from another deployment, or another principal's: all the same to the caller.
-      sendRpcError(res, 404, -32001, "Session not found");
+      sendRpcError(res, HttpFailure.sessionNotFound, "Session not found");
       return;
     }
     const messages = Array.isArray(body) ? body : [body];
@@ -69,12 +72,7 @@ export class SharedSessionEndpoint {
       res.writeHead(202).end();
       return;
     }
-    const version = req.headers["mcp-protocol-version"];
-    if (typeof version === "string" && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      const supported = SUPPORTED_PROTOCOL_VERSIONS.join(", ");
-      sendRpcError(res, 400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
-      return;
-    }
+    if (refuseUnsupportedVersion(req, res)) return;
     const plain = rest.length === 1 ? plainRequestOf(this.app, rest[0]) : null;
     if (plain) {
       // The session's own tasks are notified on its GET stream, fed by the bus wherever it is held.
@@ -90,7 +88,7 @@ export class SharedSessionEndpoint {
     const header = req.headers["mcp-session-id"];
     const claims = typeof header === "string" ? this.codec.read(header) : null;
     if (typeof header !== "string" || !claims || claims.principal !== principal) {
-      sendRpcError(res, typeof header === "string" ? 404 : 400, -32001, "Session not found");
+      sendRpcError(res, typeof header === "string" ? HttpFailure.sessionNotFound : HttpFailure.sessionIdMissing, "Session not found");
       return;
     }
     openSessionStream(res, header, this.app.engine);
@@ -101,10 +99,10 @@ export class SharedSessionEndpoint {
     const header = req.headers["mcp-session-id"];
     const claims = typeof header === "string" ? this.codec.read(header) : null;
     if (!claims || claims.principal !== principal) {
-      sendRpcError(res, typeof header === "string" ? 404 : 400, -32001, "Session not found");
+      sendRpcError(res, typeof header === "string" ? HttpFailure.sessionNotFound : HttpFailure.sessionIdMissing, "Session not found");
       return;
     }
-    res.writeHead(405, { allow: "GET, POST" }).end();
+    res.writeHead(HttpFailure.methodNotAllowed.status, { allow: "GET, POST" }).end();
   }
 
   private async serve(

@@ -1,7 +1,6 @@
 import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Caller } from "../../core/caller.js";
-import { RpcCode, TaskError } from "../../core/errors.js";
-import { toStoredError } from "../../runtime/task-execution.js";
+import { TaskError, toRpcError } from "../../core/errors.js";
 import { nestsDeeperThan } from "../json-depth.js";
 import type { LooseParams } from "../request-schemas.js";
 import type { SessionContext } from "../session-context.js";
@@ -125,8 +124,9 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
  */
 function toRequestorError(session: SessionContext, tool: string, error: unknown): TaskError {
   if (error instanceof TaskError) return error;
-  const { code, message, data } = toStoredError(error);
-  if (code === RpcCode.InternalError) session.engine.logger.error({ tool, err: error }, "tool handler threw");
+  const { body, known } = toRpcError(error);
+  if (!known) session.engine.logger.error({ tool, err: error }, "tool handler threw");
+  const { code, message, data } = body;
   return TaskError.protocol(code, message, data);
 }
 

@@ -1,5 +1,5 @@
-import { McpError, ErrorCode, type RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { TaskError } from "../../core/errors.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { isSdkError, RpcCode, TaskError, toRpcError } from "../../core/errors.js";
 import type { Caller } from "../../core/caller.js";
 import type { InputRequest, TaskOutcome, TaskRecord } from "../../core/task.js";
 import { deliverPendingInputs } from "./input-delivery.js";
@@ -60,10 +60,9 @@ export async function tasksResult(
         // tasks/result or our own timeout is not (the request then stays queued). Decided by the
         // connection's state, not the code: a requestor may answer with -32000/-32001 itself.
         const lost = deliveries.signal.aborted || server.transport === undefined || isLocalTimeout(error) || error instanceof ConnectionError;
-        if (error instanceof McpError && !lost) {
-          return { kind: "error", error: { code: error.code, message: error.message.replace(/^MCP error -?\d+: /, ""), data: error.data } };
-        }
-        if ((error instanceof RemoteError || error instanceof TaskCancelledError) && !lost) {
+        if (lost) throw error;
+        if (isSdkError(error)) return { kind: "error", error: toRpcError(error).body };
+        if (error instanceof RemoteError || error instanceof TaskCancelledError) {
           return { kind: "error", error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) } };
         }
         throw error;
@@ -98,7 +97,7 @@ export async function awaitResultOf(engine: TaskEngine, params: LooseParams, cal
 
 /** The SDK's own "no answer in time" error (it carries the timeout it waited), not a requestor's answer. */
 function isLocalTimeout(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
+  return isSdkError(error) && error.code === RpcCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
 }
 
 /** The terminal task's answer: its result, its replayed error, or "cancelled" (-32800). */

@@ -1,0 +1,68 @@
+import type { Server as NodeHttpServer } from "node:http";
+import type { BearerVerifier } from "./bearer-auth.js";
+import type { ProtectedResourceOptions } from "./auth/protected-resource.js";
+import type { TrustProxy } from "./peer-address.js";
+import type { HttpRoute } from "./route-table.js";
+import type { SessionRegistry } from "./session-registry.js";
+
+/** Options of {@link serveHttp}. */
+export interface HttpOptions {
+  /** Default 3000; 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** MCP endpoint path; default "/mcp". */
+  path?: string;
+  /** Bearer verification; without it the endpoint is open and tasks are bound to no owner. */
+  verifier?: BearerVerifier;
+  /**
+   * Serve the OAuth protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource
+   * (and its /mcp-suffixed form), and point 401/403 challenges at it (`resource_metadata`).
+   */
+  protectedResource?: ProtectedResourceOptions;
+  /** Largest request body; default 4 MiB. */
+  maxBodyBytes?: number;
+  /**
+   * A session with no open request for this long is closed (its tasks are not affected: they are
+   * not bound to sessions). Default 30 minutes.
+   */
+  sessionIdleMs?: number;
+  /**
+   * Local sessions this process holds at most (each keeps an MCP server in memory until it ends or
+   * idles out); an initialize beyond it is refused with HTTP 503. Default 10,000.
+   */
+  maxSessions?: number;
+  /**
+   * Local sessions one client may hold at once — a principal, or without auth an address (an
+   * IPv6 /64); beyond it initialize is refused with HTTP 429. Default 100.
+   */
+  maxSessionsPerClient?: number;
+  /**
+   * More paths to serve beside the MCP endpoint, e.g. the web view's `webRoutes(…)`. Always
+   * served too: /healthz, /readyz and /metrics.
+   */
+  routes?: readonly HttpRoute[];
+  /** When set, /metrics requires this bearer token; unset, /metrics is open (counts only, no task data). */
+  metricsToken?: string;
+  /**
+   * "local": Streamable HTTP sessions held by this process (one node). "shared": signed session
+   * ids any node can serve, for a cluster behind a balancer without sticky sessions. Default:
+   * "shared" when the server runs in cluster mode, else "local".
+   */
+  sessions?: "local" | "shared";
+  /**
+   * Proxies in front of the server whose `X-Forwarded-For` names the client's address (for rate
+   * limits and the audit log): true for one, a number for a chain. Default false: the header is
+   * ignored, since any client can send one.
+   */
+  trustProxy?: TrustProxy;
+}
+
+export interface HttpHandle {
+  url: string;
+  port: number;
+  /** Sessions held by this process ("local" mode; always empty with shared sessions). */
+  sessions: SessionRegistry;
+  server: NodeHttpServer;
+  close(): Promise<void>;
+}

@@ -1,0 +1,161 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { networkOf } from "../core/caller.js";
+import { currentRequestPeer } from "../mcp/request-peer.js";
+import type { TaskServer } from "../mcp/task-server.js";
+import { answerPlain, plainRequestOf } from "./plain-requests.js";
+import { sendRpcError } from "./json-rpc-response.js";
+import { refuseUnsupportedVersion } from "./protocol-version.js";
+import { HttpFailure } from "./rpc-http-errors.js";
+import type { SessionEndpoint } from "./session-endpoint.js";
+import { SessionRegistry } from "./session-registry.js";
+
+/** Default of {@link LocalSessionOptions.maxSessions}. */
+export const DEFAULT_MAX_SESSIONS = 10_000;
+/** Default of {@link LocalSessionOptions.maxSessionsPerClient}. */
+export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 100;
+
+export interface LocalSessionOptions {
+  /** A session with no open request for this long is closed. Default 30 minutes. */
+  sessionIdleMs?: number;
+  /** Sessions this process holds at most; an initialize beyond it is refused with 503. */
+  maxSessions?: number;
+  /** Sessions one client (a principal, or an address's network) holds at most; beyond it 429. */
+  maxSessionsPerClient?: number;
+  /** Host header allow-list (DNS-rebinding protection), read per session (the port is known late). */
+  allowedHosts?: () => string[] | undefined;
+}
+
+/**
+ * The MCP endpoint of a single node: Streamable HTTP sessions held in this process, each with its
+ * SDK transport and server until it is deleted or idles out. tasks/get|list|cancel and a
+ * task-augmented tools/call are answered as plain JSON (T-GET-4); everything else goes through
+ * the session's transport. The peer of {@link SharedSessionEndpoint}, with the same shape.
+ */
+export class LocalSessionEndpoint implements SessionEndpoint {
+  readonly sessions = new SessionRegistry();
+  private readonly idleSweep: NodeJS.Timeout;
+  private readonly maxSessions: number;
+  private readonly maxSessionsPerClient: number;
+
+  constructor(
+    private readonly app: TaskServer,
+    private readonly options: LocalSessionOptions = {},
+  ) {
+    this.maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+    this.maxSessionsPerClient = options.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT;
+    const idleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+    this.idleSweep = setInterval(() => this.closeIdle(idleMs), Math.max(10, Math.min(idleMs / 2, 60_000)));
+    this.idleSweep.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.idleSweep);
+    for (const session of this.sessions.all()) await session.transport.close().catch(() => {});
+  }
+
+  async post(req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined, principal: string | null): Promise<void> {
+    const header = req.headers["mcp-session-id"];
+    if (typeof header !== "string") {
+      if (!isInitializeRequest(body)) {
+        sendRpcError(res, HttpFailure.noSession, "Bad Request: no valid session id; initialize first");
+        return;
+      }
+      await this.initialize(req, res, body, principal);
+      return;
+    }
+    const session = this.sessions.lookup(header, principal);
+    if (!session) {
+      // Unknown, closed, or another principal's session: all the same to the caller.
+      sendRpcError(res, HttpFailure.sessionNotFound, "Session not found");
+      return;
+    }
+    this.sessions.track(session, res, Date.now);
+    const plain = plainRequestOf(this.app, body);
+    if (plain) {
+      // The SDK transport checks this on its path; ours must too (Streamable HTTP: MUST answer 400).
+      if (refuseUnsupportedVersion(req, res)) return;
+      // A local session's waiting tasks/result carries its task's notifications: only a stream can.
+      const where = { id: session.id, clientCapabilities: session.server.getClientCapabilities(), sessionStreamCarriesOwnTasks: false };
+      if ((await answerPlain(this.app, plain, auth, where, req, res)) !== "needs-stream") return;
+    }
+    await session.transport.handleRequest(req, res, body);
+  }
+
+  /** GET: the session's standalone stream, served by its transport. */
+  async get(req: IncomingMessage, res: ServerResponse, principal: string | null): Promise<void> {
+    await this.toTransport(req, res, principal);
+  }
+
+  /** DELETE: ends the session (its tasks are not bound to it and carry on). */
+  async delete(req: IncomingMessage, res: ServerResponse, principal: string | null): Promise<void> {
+    await this.toTransport(req, res, principal);
+  }
+
+  private async toTransport(req: IncomingMessage, res: ServerResponse, principal: string | null): Promise<void> {
+    const header = req.headers["mcp-session-id"];
+    const session = typeof header === "string" ? this.sessions.lookup(header, principal) : null;
+    if (!session) {
+      sendRpcError(res, typeof header === "string" ? HttpFailure.sessionNotFound : HttpFailure.sessionIdMissing, "Session not found");
+      return;
+    }
+    this.sessions.track(session, res, Date.now);
+    await session.transport.handleRequest(req, res);
+  }
+
+  private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown, principal: string | null): Promise<void> {
+    const client = principal ?? `peer:${networkOf(currentRequestPeer())}`;
+    if (this.refuseSession(res, client)) return;
+    const id = randomUUID();
+    const allowedHosts = this.options.allowedHosts?.();
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
+      onsessionclosed: (closed) => this.sessions.delete(closed),
+    });
+    // Set before connecting: the SDK's Protocol chains an existing onclose with its own, which
+    // closes the session server (its notification link, in-flight handlers). Assigned after
+    // connecting, it would replace that and leave a dead session's server listening forever.
+    transport.onclose = () => this.sessions.delete(id);
+    const server = await this.app.connect(transport, id);
+    const session = { id, transport, server, principal, client, openRequests: 0, lastActive: Date.now() };
+    this.sessions.add(session);
+    this.sessions.track(session, res, Date.now);
+    await transport.handleRequest(req, res, body);
+  }
+
+  /**
+   * Refuses an initialize over a session cap (T-TTL-7's "limit resources" for what a session holds):
+   * 503 when the process is full, 429 when this client holds its share. Each a JSON-RPC -32600
+   * with `data {name, limit}`, like the other per-requestor quotas. True when refused.
+   */
+  private refuseSession(res: ServerResponse, client: string): boolean {
+    const { maxSessions, maxSessionsPerClient } = this;
+    const full = this.sessions.size >= maxSessions;
+    if (!full && this.sessions.countOf(client) < maxSessionsPerClient) return false;
+    const refusal = full
+      ? { limit: maxSessions, name: "sessions" as const, failure: HttpFailure.tooManySessions, message: `Too many sessions on this server (at most ${maxSessions}); try again later` }
+      : {
+          limit: maxSessionsPerClient,
+          name: "sessions_per_client" as const,
+          failure: HttpFailure.tooManyClientSessions,
+          message: `Too many sessions for this client: at most ${maxSessionsPerClient}; end one (DELETE) or let one idle out`,
+        };
+    const { limit, name, failure, message } = refusal;
+    this.app.engine.observer.limitRejected(name);
+    this.app.engine.logger.warn({ audit: "limit_hit", limit: name, owner: null, method: "initialize", peer: currentRequestPeer() ?? null, taskId: null }, `limit hit: ${name}`);
+    sendRpcError(res, failure, message, { data: { name, limit }, ...(full && { headers: { "retry-after": "60" } }) });
+    return true;
+  }
+
+  private closeIdle(idleMs: number): void {
+    for (const session of this.sessions.idle(Date.now(), idleMs)) {
+      this.app.engine.logger.info({ sessionId: session.id }, "closing idle session");
+      this.sessions.delete(session.id);
+      void session.transport.close().catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,17 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import { sendRpcError } from "./json-rpc-response.js";
+import { HttpFailure } from "./rpc-http-errors.js";
+
+/**
+ * Refuses (and answers) a request whose MCP-Protocol-Version this server does not speak. The SDK
+ * transport checks it on its own path; requests answered without it must too (Streamable HTTP:
+ * MUST answer 400). True when refused.
+ */
+export function refuseUnsupportedVersion(req: IncomingMessage, res: ServerResponse): boolean {
+  const version = req.headers["mcp-protocol-version"];
+  if (typeof version !== "string" || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return false;
+  const supported = SUPPORTED_PROTOCOL_VERSIONS.join(", ");
+  sendRpcError(res, HttpFailure.unsupportedProtocolVersion, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
+  return true;
+}
