@@ -35,6 +35,9 @@ interface Violation {
   to: string;
 }
 
+/** Import rules the real tree breaks today: none (main 43715bd). A new one fails the test below. */
+const KNOWN_IMPORT_VIOLATIONS: readonly Violation[] = [];
+
 /** Cruises `<baseDir>/src` with the repository's configuration and tsconfig. */
 async function importViolations(baseDir: string): Promise<Violation[]> {
   const options = await extractDepcruiseOptions(join(ROOT, ".dependency-cruiser.mjs"));
@@ -60,8 +63,13 @@ async function wireStrings(text: string, filePath: string): Promise<string[]> {
 }
 
 describe("import rules (dependency-cruiser)", () => {
-  it("the real tree of src/ breaks no import rule", { timeout: 60_000 }, async () => {
-    expect(await importViolations(ROOT)).toEqual([]);
+  let real: Violation[] = [];
+  beforeAll(async () => {
+    real = await importViolations(ROOT);
+  }, 60_000);
+
+  it("the real tree of src/ breaks no import rule beyond the known ones", () => {
+    expect(real).toEqual(KNOWN_IMPORT_VIOLATIONS);
   });
 
   describe("planted violations in a copy of src/", () => {
@@ -120,8 +128,8 @@ describe("import rules (dependency-cruiser)", () => {
       expect(found.filter((v) => v.rule === "era-isolation")).toHaveLength(1);
     });
 
-    it("nothing but the planted files is reported in the copy", () => {
-      expect(found.every((v) => v.from.includes("planted"))).toBe(true);
+    it("the copy reports what the real tree does, and besides that only the planted files", () => {
+      expect(found.filter((v) => !v.from.includes("planted"))).toEqual(real);
     });
   });
 });
