@@ -1,6 +1,22 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+/** The shapes of a protocol wire string: method names, `_meta` keys, the 2026 result discriminator. */
+const WIRE_STRINGS = [
+  ["^tasks\\x2F", "a tasks/* method name"],
+  ["io\\.modelcontextprotocol\\x2F", "an io.modelcontextprotocol/ _meta key"],
+  ["^resultType$", "the resultType field"],
+  ["^notifications\\x2F", "a notification method name"],
+  ["^(tools|sampling|elicitation)\\x2F", "a tools/sampling/elicitation method name"],
+];
+
+function wireStringSelectors() {
+  return WIRE_STRINGS.flatMap(([pattern, what]) => [
+    { selector: `Literal[value=/${pattern}/]`, message: `${what} is a wire string: it belongs in src/mcp (the era binding), not below it` },
+    { selector: `TemplateElement[value.raw=/${pattern}/]`, message: `${what} is a wire string: it belongs in src/mcp (the era binding), not below it` },
+  ]);
+}
+
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "coverage/", ".tmp/", "artifacts/"] },
   js.configs.recommended,
@@ -10,6 +26,16 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+    },
+  },
+  {
+    // Wire strings stay in the binding: below src/mcp the engine speaks in its own operation names
+    // (get, list, cancel, …), so a second protocol era is a new folder, not an edit of the engine.
+    // The task's `method` is data the binding hands in, never a literal here. ("/" is \x2F: the
+    // selector syntax ends a regular expression at the first slash.)
+    files: ["src/core/**/*.ts", "src/store/**/*.ts", "src/events/**/*.ts", "src/runtime/**/*.ts"],
+    rules: {
+      "no-restricted-syntax": ["error", ...wireStringSelectors()],
     },
   },
   {

@@ -21,12 +21,16 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { Agent, createServer, request, type IncomingHttpHeaders } from "node:http";
-import { arch, cpus, loadavg, platform, release, tmpdir, totalmem } from "node:os";
+import { tmpdir } from "node:os";
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as pause } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { exitOnHelp, numberFlag, runBench, type NumberRange } from "./support/command-line.js";
+import { machine } from "./support/machine.js";
+import { spread } from "./support/stats.js";
 
 const HELP = `Usage: npm run bench:cluster -- [flags]
   --pg URL           PostgreSQL (default $MCP_TASKS_BENCH_PG or postgres://postgres@127.0.0.1:5432/test)
@@ -52,24 +56,14 @@ const { values: flags } = parseArgs({
     help: { type: "boolean", default: false },
   },
 });
-if (flags.help) {
-  console.log(HELP);
-  process.exit(0);
-}
-function numberFlag(name: "lanes" | "concurrency" | "duration" | "samples" | "sleep-ms", min: number, max = Infinity): number {
-  const value = Number(flags[name]);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    console.error(`--${name} must be a number in [${min}, ${max}]\n\n${HELP}`);
-    process.exit(2);
-  }
-  return value;
-}
+exitOnHelp(HELP, flags.help);
+const flag = (name: "lanes" | "concurrency" | "duration" | "samples" | "sleep-ms", range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
 const PG_URL = flags.pg;
-const LANES = Math.floor(numberFlag("lanes", 1, 99));
-const CONCURRENCY = Math.floor(numberFlag("concurrency", 1));
-const DURATION_MS = numberFlag("duration", 0.5, 60) * 1000;
-const SAMPLES = Math.floor(numberFlag("samples", 1, 5000));
-const SLEEP_MS = Math.floor(numberFlag("sleep-ms", 5));
+const LANES = flag("lanes", { min: 1, max: 99 });
+const CONCURRENCY = flag("concurrency", { min: 1 });
+const DURATION_MS = flag("duration", { min: 0.5, max: 60, whole: false }) * 1000;
+const SAMPLES = flag("samples", { min: 1, max: 5000 });
+const SLEEP_MS = flag("sleep-ms", { min: 5 });
 const WARMUP_MS = 1000;
 const TASK_TTL_MS = 10 * 60_000;
 const BIN = fileURLToPath(new URL("../bin/mcp-tasks.js", import.meta.url));
@@ -335,13 +329,6 @@ function cpuSpent(from: CpuSnapshot, to: CpuSnapshot): { front: number; worker: 
 
 // ---- measurements -----------------------------------------------------------------------------
 
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function percentile(sorted: number[], p: number): number {
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] ?? NaN;
-}
-
 async function createTask(session: Session, args: Record<string, unknown>, node?: number): Promise<string> {
   const created = await session.call("tools/call", { name: "sleep", arguments: args, task: { ttl: TASK_TTL_MS } }, node);
   const taskId = (created["task"] as { taskId?: unknown } | undefined)?.taskId;
@@ -409,14 +396,14 @@ async function throughput(sessions: Session[]): Promise<Throughput> {
   stop = true;
   measuring = false;
   await Promise.all(running);
-  latencies.sort((a, b) => a - b);
+  const { p50, p95 } = spread(latencies);
   const perTask = (ms: number): number => ms / Math.max(1, counted);
   return {
     tasksPerSecond: counted / seconds,
     tasks: counted,
     seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
+    p50,
+    p95,
     cpu: { front: perTask(spent.front), worker: perTask(spent.worker), postgres: perTask(spent.postgres), bench: perTask(spent.bench) },
     commits: perTask(commitsTo - commitsFrom),
   };
@@ -439,7 +426,7 @@ async function wakeups(session: Session): Promise<{ samples: number[]; skipped: 
     if (completedAt <= sentAt) skipped++;
     else samples.push(received - completedAt);
   }
-  return { samples: samples.sort((a, b) => a - b), skipped };
+  return { samples, skipped };
 }
 
 // ---- calibration: what the floor costs on this machine -------------------------------------------
@@ -494,28 +481,28 @@ async function calibrate(): Promise<{ httpMs: number; commitPgMs: number; commit
 
 // ---- main -------------------------------------------------------------------------------------
 
-async function machine(): Promise<string> {
-  const cpu = cpus();
+async function describeMachine(): Promise<string> {
+  const here = machine();
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   const version = (await client.query<{ v: string }>("SELECT split_part(version(), ' on ', 1) AS v")).rows[0]?.v ?? "?";
   await client.end();
   return [
-    `machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()} ${arch()}`,
-    `         node ${process.version}, ${version} on 127.0.0.1, load average ${loadavg().map((n) => n.toFixed(2)).join(" ")}`,
+    `machine: ${here.cores} × ${here.model}, ${here.ramGiB.toFixed(1)} GiB RAM, ${here.os}`,
+    `         node ${here.node}, ${version} on 127.0.0.1, load average ${here.load}`,
   ].join("\n");
 }
 
 async function main(): Promise<void> {
   const began = performance.now();
-  console.log(await machine());
+  console.log(await describeMachine());
   const floor = await calibrate();
   console.log(
     `floor:   a bare HTTP round trip costs ${floor.httpMs.toFixed(2)} ms CPU (client + server); a one-row UPDATE commit ${floor.commitPgMs.toFixed(2)} ms of PostgreSQL CPU + ${floor.commitDriverMs.toFixed(2)} ms in the driver`,
   );
   // What a task costs at the very least: its two HTTP round trips (create, result) — and, stored
   // one commit at a time, three commits (written, claimed by a worker, its outcome written).
-  const cores = cpus().length;
+  const { cores } = machine();
   const httpOnlyMs = 2 * floor.httpMs;
   const withCommitsMs = httpOnlyMs + 3 * (floor.commitPgMs + floor.commitDriverMs);
   console.log(
@@ -565,10 +552,10 @@ async function main(): Promise<void> {
     console.log(row("2 workers", two));
     console.log(`  (CPU from /proc, 10 ms ticks; PostgreSQL CPU and commits count every client of the server, not only this bench's)`);
     console.log("");
-    const s = wake.samples;
+    const s = spread(wake.samples);
     console.log(`cross-node tasks/result wake-up (completed by a worker → answered by the other front), target p50 ≤ 15 ms:`);
     console.log(
-      `  p50 ${percentile(s, 50).toFixed(1)} ms   p95 ${percentile(s, 95).toFixed(1)} ms   min ${s[0]?.toFixed(1)} ms   max ${s[s.length - 1]?.toFixed(1)} ms   (${s.length} samples of sleep ${SLEEP_MS} ms${wake.skipped ? `, ${wake.skipped} not blocked and left out` : ""})`,
+      `  p50 ${s.p50.toFixed(1)} ms   p95 ${s.p95.toFixed(1)} ms   min ${s.min.toFixed(1)} ms   max ${s.max.toFixed(1)} ms   (${s.n} samples of sleep ${SLEEP_MS} ms${wake.skipped ? `, ${wake.skipped} not blocked and left out` : ""})`,
     );
     console.log("");
     console.log(`done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
@@ -584,10 +571,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBench(main, "bench:cluster");

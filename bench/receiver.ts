@@ -16,8 +16,9 @@
  * Flags: `npm run bench -- --help`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { arch, cpus, loadavg, platform, release, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as pause } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import type { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -29,6 +30,9 @@ import { serveHttp } from "../src/http/http-server.js";
 import { createTaskServer, type TaskServer } from "../src/mcp/task-server.js";
 import { sqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { startSdkBaseline } from "./sdk-baseline-server.js";
+import { exitOnHelp, numberFlag, runBench, type NumberRange } from "./support/command-line.js";
+import { machine } from "./support/machine.js";
+import { spread } from "./support/stats.js";
 
 const HELP = `Usage: npm run bench -- [flags]
   --samples N        tasks/result wake-up samples per server (default 200)
@@ -60,34 +64,23 @@ const { values: flags } = parseArgs({
     help: { type: "boolean", default: false },
   },
 });
-if (flags.help) {
-  console.log(HELP);
-  process.exit(0);
-}
-function numberFlag(name: Exclude<keyof typeof flags, "help">, min: number, whole = true): number {
-  const value = Number(flags[name]);
-  if (!Number.isFinite(value) || value < min || (whole && !Number.isInteger(value))) {
-    console.error(`--${name} must be ${whole ? "an integer" : "a number"} >= ${min}\n\n${HELP}`);
-    process.exit(2);
-  }
-  return value;
-}
-const SAMPLES = numberFlag("samples", 1);
-const SLEEP_MS = numberFlag("sleep-ms", 20);
-const SDK_POLL_MS = numberFlag("sdk-poll-ms", 1);
-const SDK_LANES = numberFlag("sdk-lanes", 1);
-const TUNED_POLL_MS = numberFlag("tuned-poll-ms", 1);
-const CONCURRENCY = numberFlag("concurrency", 1);
-const CLIENTS = Math.min(numberFlag("clients", 1), CONCURRENCY);
-const DURATION_MS = numberFlag("duration", 0.1, false) * 1000;
-const ROUNDS = numberFlag("rounds", 1);
+exitOnHelp(HELP, flags.help);
+const flag = (name: Exclude<keyof typeof flags, "help">, range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
+const SAMPLES = flag("samples", { min: 1 });
+const SLEEP_MS = flag("sleep-ms", { min: 20 });
+const SDK_POLL_MS = flag("sdk-poll-ms", { min: 1 });
+const SDK_LANES = flag("sdk-lanes", { min: 1 });
+const TUNED_POLL_MS = flag("tuned-poll-ms", { min: 1 });
+const CONCURRENCY = flag("concurrency", { min: 1 });
+const CLIENTS = Math.min(flag("clients", { min: 1 }), CONCURRENCY);
+const DURATION_MS = flag("duration", { min: 0.1, whole: false }) * 1000;
+const ROUNDS = flag("rounds", { min: 1 });
 const WARMUP_MS = 500;
-const LIST_TASKS = numberFlag("list-tasks", 1);
+const LIST_TASKS = flag("list-tasks", { min: 1 });
 /** ttl of every task the bench creates: outlives the run, short enough not to pile up anywhere. */
 const TASK_TTL_MS = 60_000;
 
 const now = (): number => performance.now();
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A server under test: its URL and the moments (performance.now) at which its tasks' work ended. */
 interface Target {
@@ -191,12 +184,6 @@ async function createSleepTask(client: Client, ms: number): Promise<string> {
   return created.task.taskId;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. tasks/result wake-up latency
 
@@ -205,16 +192,8 @@ class WakeSamples {
   /** Samples dropped because tasks/result left the client after the work had ended (not blocked). */
   notBlocked = 0;
 
-  summary(): { p50: number; p95: number; min: number; max: number; n: number; notBlocked: number } {
-    const sorted = [...this.latencies].sort((a, b) => a - b);
-    return {
-      p50: percentile(sorted, 50),
-      p95: percentile(sorted, 95),
-      min: sorted[0] ?? NaN,
-      max: sorted[sorted.length - 1] ?? NaN,
-      n: sorted.length,
-      notBlocked: this.notBlocked,
-    };
+  summary(): ReturnType<typeof spread> & { notBlocked: number } {
+    return { ...spread(this.latencies), notBlocked: this.notBlocked };
   }
 }
 type WakeSummary = ReturnType<WakeSamples["summary"]>;
@@ -245,7 +224,7 @@ async function pingFloor(a: Client, b: Client): Promise<[number, number]> {
       if (i >= 10) times[k]!.push(now() - started);
     }
   }
-  return [percentile(times[0].sort((x, y) => x - y), 50), percentile(times[1].sort((x, y) => x - y), 50)];
+  return [spread(times[0]).p50, spread(times[1]).p50];
 }
 
 /** Ours and the tuned SDK baseline, one sample each in turn, so both see the same machine. */
@@ -339,14 +318,8 @@ class Load {
 
   async close(): Promise<Throughput> {
     await Promise.all(this.clients.map((c) => c.close()));
-    const sorted = [...this.latencies].sort((a, b) => a - b);
-    return {
-      perSecond: this.created / (this.measuredMs / 1000),
-      created: this.created,
-      roundRates: this.roundRates,
-      p50: percentile(sorted, 50),
-      p95: percentile(sorted, 95),
-    };
+    const { p50, p95 } = spread(this.latencies);
+    return { perSecond: this.created / (this.measuredMs / 1000), created: this.created, roundRates: this.roundRates, p50, p95 };
   }
 }
 
@@ -465,11 +438,10 @@ async function main(): Promise<void> {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const line = (r: string[]): string => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd();
 
-  const cpuList = cpus();
-  const load = loadavg().map((l) => l.toFixed(2)).join(" ");
+  const here = machine();
   const out: string[] = [];
   out.push("mcp-tasks receiver bench");
-  out.push(`machine: ${cpuList.length} CPUs (${cpuList[0]?.model.trim() ?? "unknown"}), node ${process.version}, ${platform()} ${release()} ${arch()}, load average ${load}`);
+  out.push(`machine: ${here.cores} CPUs (${here.model}), node ${here.node}, ${here.os}, load average ${here.load}`);
   out.push("setup:   servers and the SDK Client (StreamableHTTPClientTransport) all in this one process; Streamable HTTP on 127.0.0.1, port 0");
   out.push("ours:    serveHttp + createTaskServer + demo tools; sqliteStore (WAL, synchronous=NORMAL) on a temp file, deleted after the run");
   out.push("SDK:     McpServer + experimental.tasks.registerToolTask('sleep'); InMemoryTaskStore + InMemoryTaskMessageQueue (bench/sdk-baseline-server.ts)");
@@ -501,10 +473,4 @@ async function main(): Promise<void> {
   console.log(out.join("\n"));
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error("bench failed:", error);
-    process.exit(1);
-  },
-);
+runBench(main, "bench");

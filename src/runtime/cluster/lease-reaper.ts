@@ -4,6 +4,8 @@ import type { ClusterStore } from "../../store/lease-store.js";
 import type { EngineObserver } from "../engine-observer.js";
 import type { Logger } from "../../core/logger.js";
 import { taskAuditFields } from "../task-audit.js";
+import { failInternally } from "../internal-failure.js";
+import { IntervalLoop } from "../upkeep/interval-loop.js";
 
 export interface LeaseReaperOptions {
   /** How often expired leases are looked for. Default 1 s. */
@@ -20,9 +22,7 @@ export interface LeaseReaperOptions {
  * expired lease makes concurrent reapers harmless.
  */
 export class LeaseReaper {
-  private timer: NodeJS.Timeout | null = null;
-  private pass: Promise<void> | null = null;
-  private readonly intervalMs: number;
+  private readonly loop: IntervalLoop;
   private readonly maxAttempts: number;
   private readonly batch: number;
 
@@ -30,58 +30,46 @@ export class LeaseReaper {
     private readonly deps: { store: ClusterStore; bus: EventBus; logger: Logger; now: () => number; observer: EngineObserver },
     options: LeaseReaperOptions = {},
   ) {
-    this.intervalMs = options.intervalMs ?? 1000;
     this.maxAttempts = options.maxAttempts ?? 3;
     this.batch = options.batch ?? 100;
+    this.loop = new IntervalLoop({ run: () => this.reap(), intervalMs: options.intervalMs ?? 1000, logger: deps.logger, failure: "lease reaping failed; will retry" });
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.loop.stop();
   }
 
   runOnce(): Promise<void> {
-    this.pass ??= this.reap().finally(() => (this.pass = null));
-    return this.pass;
+    return this.loop.runOnce();
   }
 
   private async reap(): Promise<void> {
     const { store, bus, logger, now } = this.deps;
-    try {
-      const expired = await store.expiredLeases(now(), this.batch);
-      for (const { task, workerId, attempts } of expired) {
-        if (task.retryable && attempts < this.maxAttempts) {
-          if (await store.requeue(task.id, workerId, this.maxAttempts, now())) {
-            logger.warn({ audit: "requeued", ...taskAuditFields(task), workerId, attempts }, "re-queued a task whose worker was lost");
-            this.deps.observer.leaseLost(task, "requeued");
-            const again = await store.get(task.id, { any: true });
-            if (again) bus.publish(statusEvent(again));
-            else bus.publish({ type: "wake", taskId: task.id });
-          }
-          continue;
+    const expired = await store.expiredLeases(now(), this.batch);
+    for (const { task, workerId, attempts } of expired) {
+      if (task.retryable && attempts < this.maxAttempts) {
+        if (await store.requeue(task.id, workerId, this.maxAttempts, now())) {
+          logger.warn({ audit: "requeued", ...taskAuditFields(task), workerId, attempts }, "re-queued a task whose worker was lost");
+          this.deps.observer.leaseLost(task, "requeued");
+          const again = await store.get(task.id, { any: true });
+          if (again) bus.publish(statusEvent(again));
+          else bus.publish({ type: "wake", taskId: task.id });
         }
-        const message = task.retryable
-          ? `The task's worker stopped responding (lease expired) and it already ran ${attempts} times; not re-run again`
-          : "The task's worker stopped responding (lease expired); it was not re-run because its tool is not marked retryable";
-        const failed = await store.failExpired(task.id, workerId, now(), message, {
-          kind: "error",
-          error: { code: -32603, message },
-        });
-        if (failed) {
-          logger.warn({ audit: "lease_lost", ...taskAuditFields(task), workerId }, "failed a task whose worker was lost");
-          this.deps.observer.leaseLost(task, "failed");
-          bus.publish(statusEvent(failed));
-          bus.publish({ type: "cancel", taskId: task.id, reason: "lease_lost" });
-        }
+        continue;
       }
-    } catch (err) {
-      logger.error({ err }, "lease reaping failed; will retry");
+      const message = task.retryable
+        ? `The task's worker stopped responding (lease expired) and it already ran ${attempts} times; not re-run again`
+        : "The task's worker stopped responding (lease expired); it was not re-run because its tool is not marked retryable";
+      const failed = await failInternally(this.deps, task, "lease_lost", message, {
+        audit: { workerId },
+        // Only while the lease is still the expired one: a worker that renewed in time keeps its task.
+        write: (statusMessage, outcome, at) => store.failExpired(task.id, workerId, at, statusMessage, outcome),
+      });
+      if (failed) this.deps.observer.leaseLost(task, "failed");
     }
   }
 }

@@ -4,6 +4,7 @@ import type { EventBus } from "../../events/event-bus.js";
 import type { ClusterStore } from "../../store/lease-store.js";
 import type { Logger } from "../../core/logger.js";
 import type { TaskExecution } from "../task-execution.js";
+import { IntervalLoop } from "../upkeep/interval-loop.js";
 
 /** Options of a {@link WorkerPool}; defaults are listed in the README's deployment section. */
 export interface WorkerPoolOptions {
@@ -34,14 +35,16 @@ interface PoolDeps {
  */
 export class WorkerPool {
   private readonly leaseMs: number;
-  private readonly recheckMs: number;
   private readonly running = new Set<string>();
   private claiming = false;
   /** Tasks cancelled or ended while a claim was in flight (see start()). */
   private endedWhileClaiming = new Set<string>();
   private again = false;
   private stopped = true;
-  private timers: NodeJS.Timeout[] = [];
+  /** The slow safety re-check of the queue. */
+  private readonly recheck: IntervalLoop;
+  /** Lease renewal, every third of the lease: a slow renewal is joined, not overlapped. */
+  private readonly renewal: IntervalLoop;
   private unsubscribe: (() => void) | null = null;
 
   constructor(
@@ -49,7 +52,18 @@ export class WorkerPool {
     private readonly options: WorkerPoolOptions,
   ) {
     this.leaseMs = options.leaseMs ?? 30_000;
-    this.recheckMs = options.recheckMs ?? 5_000;
+    this.recheck = new IntervalLoop({
+      run: () => Promise.resolve(this.kick()),
+      intervalMs: options.recheckMs ?? 5_000,
+      logger: deps.logger,
+      failure: "re-checking the queue failed",
+    });
+    this.renewal = new IntervalLoop({
+      run: () => this.renew(),
+      intervalMs: Math.max(50, Math.floor(this.leaseMs / 3)),
+      logger: deps.logger,
+      failure: "renewing leases failed; will retry before they run out",
+    });
   }
 
   get workerId(): string {
@@ -66,11 +80,8 @@ export class WorkerPool {
       // handler, not yet started, has no signal to abort, so it must not start at all.
       if (this.claiming && (event.type === "cancel" || (event.type === "status" && isTerminal(event.status)))) this.endedWhileClaiming.add(event.taskId);
     });
-    const recheck = setInterval(() => this.kick(), this.recheckMs);
-    const renew = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
-    recheck.unref();
-    renew.unref();
-    this.timers = [recheck, renew];
+    this.recheck.start();
+    this.renewal.start();
     this.kick();
   }
 
@@ -79,8 +90,8 @@ export class WorkerPool {
     this.stopped = true;
     this.unsubscribe?.();
     this.unsubscribe = null;
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
+    this.recheck.stop();
+    this.renewal.stop();
   }
 
   /** Claims as many tasks as there are free slots; coalesces concurrent wake-ups. */

@@ -1,10 +1,10 @@
-import { ACTIVE_STATUSES } from "../../core/task-status.js";
+import { RpcCode } from "../../core/errors.js";
 import type { TaskRecord } from "../../core/task.js";
 import type { EventBus } from "../../events/event-bus.js";
 import type { TaskStore } from "../../store/task-store.js";
 import type { Logger } from "../../core/logger.js";
 import { taskAuditFields } from "../task-audit.js";
-import { statusEvent } from "../../events/task-event.js";
+import { failInternally } from "../internal-failure.js";
 
 export const INTERRUPTED_MESSAGE = "The server stopped while this task was running; it was not re-run because its tool is not marked retryable";
 
@@ -30,7 +30,7 @@ export async function recoverInterruptedTasks(
         for (const input of await store.pendingInputs(task.id)) {
           await store.answerInput(task.id, input.id, {
             kind: "error",
-            error: { code: -32603, message: "Superseded: the task was restarted" },
+            error: { code: RpcCode.InternalError, message: "Superseded: the task was restarted" },
           });
         }
         const resumed =
@@ -44,16 +44,7 @@ export async function recoverInterruptedTasks(
         }
         continue;
       }
-      const failed = await store.transition(task.id, ACTIVE_STATUSES, "failed", {
-        statusMessage: INTERRUPTED_MESSAGE,
-        outcome: { kind: "error", error: { code: -32603, message: INTERRUPTED_MESSAGE } },
-        now: now(),
-      });
-      if (failed) {
-        changed++;
-        logger.warn({ audit: "interrupted", ...taskAuditFields(task) }, "failed a task interrupted by a restart");
-        bus.publish(statusEvent(failed));
-      }
+      if (await failInternally({ store, bus, logger, now }, task, "restart", INTERRUPTED_MESSAGE)) changed++;
     }
     // Stop once a page brings nothing new (only already-collected retryable tasks remain active).
     if (active.length < 500 || changed === 0) break;

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { ListPosition } from "../../core/cursor.js";
+import { RpcCode } from "../../core/errors.js";
 import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
 import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../../core/task.js";
 import type { ClusterStore } from "../lease-store.js";
@@ -75,7 +76,7 @@ function insertValues(task: NewTask): unknown[] {
 }
 
 /** What a re-run does to the input requests of the lost run (they will never be read). */
-const SUPERSEDED: TaskOutcome = { kind: "error", error: { code: -32603, message: "Superseded: the task was re-run" } };
+const SUPERSEDED: TaskOutcome = { kind: "error", error: { code: RpcCode.InternalError, message: "Superseded: the task was re-run" } };
 
 const FOREIGN_KEY_VIOLATION = "23503";
 

@@ -1,0 +1,96 @@
+// The layer table of the README, enforced on the import graph of src/ (`npm run lint`).
+// Each layer may import only the layers before it; a tier of peers may not import one another.
+// The order comes from what the code needs: metrics implements the engine's EngineObserver
+// (so it sits above runtime and the engine never loads prom-client), and the binding wires
+// metrics into a TaskServer; web, client and demo are separate front ends above http; cli and
+// the root barrel assemble everything.
+const TIERS = [
+  ["core"],
+  ["store"],
+  ["events"],
+  ["runtime"],
+  ["metrics"],
+  ["mcp"],
+  ["http"],
+  ["web", "client", "demo"],
+  ["cli"],
+];
+
+/** The path pattern of a list of layer folders under src/. */
+const folders = (names) => `^src/(${names.join("|")})/`;
+
+// store and events are one step each in the order, but neither needs the other: both import only core.
+const ONLY_CORE = new Set(["store", "events"]);
+
+const layerRules = TIERS.flatMap((tier, index) =>
+  tier.map((layer) => {
+    const allowed = ONLY_CORE.has(layer) ? ["core", layer] : [...TIERS.slice(0, index).flat(), layer];
+    return {
+      name: `layer-${layer}`,
+      comment: `src/${layer}/ may import only ${allowed.filter((name) => name !== layer).join(", ") || "nothing of ours"} (the README's layer table)`,
+      severity: "error",
+      from: { path: folders([layer]) },
+      to: { path: "^src/", pathNot: [folders(allowed), "^src/index\\.ts$"] },
+    };
+  }),
+);
+
+/** @type {import("dependency-cruiser").IConfiguration} */
+export default {
+  forbidden: [
+    ...layerRules,
+    {
+      name: "no-barrel-inside",
+      comment: "the root barrel is for users; code inside src/ imports the file that holds the name",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^src/index\\.ts$" },
+    },
+    {
+      name: "era-isolation",
+      comment: "one protocol era's folder must not import another's: a second era is one new folder, and deleting one deletes it",
+      severity: "error",
+      from: { path: "^src/mcp/(rev[^/]+|tasks-ext)/" },
+      to: { path: "^src/mcp/(rev[^/]+|tasks-ext)/", pathNot: "^src/mcp/$1/" },
+    },
+    {
+      name: "no-sdk-below-mcp",
+      comment: "core, store, events and runtime know nothing of the SDK (its types included)",
+      severity: "error",
+      from: { path: folders(["core", "store", "events", "runtime"]) },
+      to: { path: "(^|/)node_modules/@modelcontextprotocol/|^@modelcontextprotocol/" },
+    },
+    {
+      name: "no-circular",
+      comment: "no import cycles, type-only ones included",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "no-tests-from-src",
+      comment: "the package ships src/ without test/ and bench/",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^(test|bench)/" },
+    },
+    {
+      name: "no-unresolvable",
+      comment: "an import that resolves to nothing would let a planted violation slip past the rules above",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    // type-only imports count: a type import is still a dependency on that layer
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".d.ts", ".json"],
+    },
+  },
+};
