@@ -3,7 +3,7 @@ import type { Caller } from "../core/caller.js";
 import type { TaskRecord } from "../core/task.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
 import type { LooseParams } from "./request-schemas.js";
-import type { SessionContext } from "./session-context.js";
+import type { TaskProtocolServer } from "./task-protocol-server.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
 
@@ -93,3 +93,15 @@ export interface PlainRequest {
 export const NEEDS_STREAM: unique symbol = Symbol("needs a stream");
 
 export type PlainMethod = (host: EraHost, params: LooseParams, request: PlainRequest) => Promise<object | typeof NEEDS_STREAM>;
+
+/** What every request handler of one connected session needs. */
+export interface SessionContext {
+  server: TaskProtocolServer;
+  engine: TaskEngine;
+  tools: ReadonlyMap<string, RegisteredTool>;
+  config: TaskServerConfig;
+  /** The protocol era this session speaks. */
+  era: TaskEra;
+  /** The session (or connection) id its tasks remember, so their notifications find it. */
+  connectionId: string;
+}

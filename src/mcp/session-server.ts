@@ -10,7 +10,7 @@ import { toolsList } from "./handlers/tools-list.js";
 import { callerOf } from "./owner.js";
 import { currentRequestPeer } from "./request-peer.js";
 import { looseRequest } from "./request-schemas.js";
-import type { SessionContext } from "./session-context.js";
+import type { SessionContext } from "./era.js";
 import { TaskProtocolServer } from "./task-protocol-server.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";

@@ -3,7 +3,7 @@ import type { Caller } from "../../core/caller.js";
 import { TaskError, toRpcError } from "../../core/errors.js";
 import { nestsDeeperThan } from "../json-depth.js";
 import type { LooseParams } from "../request-schemas.js";
-import type { SessionContext } from "../session-context.js";
+import type { SessionContext } from "../era.js";
 import { acceptedMethods, plainToolContext } from "../tool-context.js";
 import type { RegisteredTool } from "../tool-definition.js";
 import { validateToolResult, type StoredToolCall } from "../tool-runner.js";

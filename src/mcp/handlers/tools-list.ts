@@ -1,6 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { SessionContext } from "../session-context.js";
+import type { SessionContext } from "../era.js";
 
 /** `tools/list`, with `execution.taskSupport` per tool when tasks are on (T-TOOL). */
 export function toolsList(session: SessionContext): { tools: Tool[] } {

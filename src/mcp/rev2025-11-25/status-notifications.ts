@@ -3,7 +3,7 @@ import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { isTerminal } from "../../core/task-status.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
-import type { SessionContext } from "../session-context.js";
+import type { SessionContext } from "../era.js";
 import { wireTaskOf, withRelatedTask } from "./wire.js";
 
 /** A `tasks/result` of this session waiting on a task, and whether its caller owns that task. */

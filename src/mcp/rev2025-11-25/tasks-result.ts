@@ -8,7 +8,7 @@ import { requireTaskId, withOperation } from "../param-checks.js";
 import { type LooseParams } from "../request-schemas.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor-errors.js";
 import { sendInputRequest } from "./requestor/send-input-request.js";
-import type { SessionContext } from "../session-context.js";
+import type { SessionContext } from "../era.js";
 import { sessionLinkOf } from "./status-notifications.js";
 import { withRelatedTask } from "./wire.js";
 
