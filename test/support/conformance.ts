@@ -1,8 +1,8 @@
 /**
- * Helpers of the spec conformance suite (test/conformance): raw `tasks/*` requests through the
- * real SDK client, JSON-RPC error assertions, and event-driven waits (no sleeps).
+ * Helpers of the spec conformance suite (test/conformance): raw `tasks/*` requests through a
+ * requestor (the real SDK client, or the plain-JSON client), JSON-RPC error assertions, and
+ * event-driven waits (no sleeps).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CallToolResultSchema,
@@ -21,6 +21,7 @@ import type { TaskServer } from "../../src/mcp/task-server.js";
 import type { TaskSupport, ToolContext } from "../../src/mcp/tool-definition.js";
 import type { Logger } from "../../src/core/logger.js";
 import type { Traffic } from "./in-memory-fixture.js";
+import type { Requestor } from "./plain-json-client.js";
 
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 export const MODEL_IMMEDIATE_RESPONSE = "io.modelcontextprotocol/model-immediate-response";
@@ -58,7 +59,7 @@ export function track<T>(promise: Promise<T>): { promise: Promise<T>; settled():
 // ---- raw requests ---------------------------------------------------------------------------
 
 export function callToolAsTask(
-  client: Client,
+  client: Requestor,
   name: string,
   args: Record<string, unknown>,
   task: Record<string, unknown> = {},
@@ -67,28 +68,28 @@ export function callToolAsTask(
   return client.request({ method: "tools/call", params: { name, arguments: args, task } }, CreateTaskResultSchema, options);
 }
 
-export function callTool(client: Client, name: string, args: Record<string, unknown>, options?: RequestOptions) {
+export function callTool(client: Requestor, name: string, args: Record<string, unknown>, options?: RequestOptions) {
   return client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, options);
 }
 
-export function getTask(client: Client, taskId: string) {
+export function getTask(client: Requestor, taskId: string) {
   return client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema);
 }
 
-export function taskResult(client: Client, taskId: string) {
+export function taskResult(client: Requestor, taskId: string) {
   return client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema);
 }
 
-export function cancelTask(client: Client, taskId: string) {
+export function cancelTask(client: Requestor, taskId: string) {
   return client.request({ method: "tasks/cancel", params: { taskId } }, CancelTaskResultSchema);
 }
 
-export function listTasks(client: Client, cursor?: unknown) {
+export function listTasks(client: Requestor, cursor?: unknown) {
   return client.request({ method: "tasks/list", params: cursor === undefined ? {} : { cursor } }, ListTasksResultSchema);
 }
 
 /** Every task of the caller, walking all pages of tasks/list. */
-export async function listAllTasks(client: Client) {
+export async function listAllTasks(client: Requestor) {
   const tasks = [];
   let cursor: string | undefined;
   do {
@@ -188,7 +189,7 @@ export class Awaitable<T> {
 export type StatusNotification = z.infer<typeof TaskStatusNotificationSchema>["params"];
 
 /** Collects a client's notifications/tasks/status. */
-export function watchStatuses(client: Client) {
+export function watchStatuses(client: Requestor) {
   const seen = new Awaitable<StatusNotification>();
   client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => seen.push(notification.params));
   return {

@@ -24,6 +24,8 @@ export interface Fixture {
   connectClient(capabilities?: ClientCapabilities): Promise<Client>;
   /** The wire log of `client` (default: the fixture's first client). */
   traffic(client?: Client): Traffic;
+  /** Resolves once the server has taken in the notifications `client` sent (in memory: after a short pause, the SDK's sends being chained promises). */
+  heard(client?: Client): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,6 +70,7 @@ export async function inMemoryFixture(
       if (!log) throw new Error("not a client of this fixture");
       return log;
     },
+    heard: () => new Promise((resolve) => setTimeout(resolve, 20)),
     async close() {
       for (const c of clients) await c.close().catch(() => {});
       await app.close();

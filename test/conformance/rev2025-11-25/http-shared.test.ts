@@ -1,0 +1,4 @@
+import { conformanceSuites } from "./all.suite.js";
+import { PATHS } from "./paths.js";
+
+conformanceSuites(PATHS["http-shared"]);
