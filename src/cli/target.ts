@@ -130,9 +130,11 @@ async function openHttp(
     if (resume) {
       transport.setProtocolVersion(resume.protocolVersion);
       await client.ping({ timeout: 10_000 });
-      // "" is no event id: a new stream, not a replay. Refused (409) while another run holds the
-      // session's stream — that run is then the one its notifications are for; polling still works.
-      await transport.resumeStream("").catch(() => {});
+      // "" is no event id: a new stream, not a replay. Not awaited, as the SDK does not after an
+      // initialize: a server or proxy that holds back the stream's headers until its first event
+      // must not stall the command. Refused (409) while another run holds the session's stream —
+      // that run is then the one its notifications are for; polling still works.
+      void transport.resumeStream("").catch(() => {});
     }
   } catch (error) {
     await client.close().catch(() => {});
