@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BIN, killAll, runCli } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
 import { memoryStore } from "../../src/store/memory-store.js";
+import { startRecordingProxy } from "../support/recording-proxy.js";
 import { startSdkTaskServer, type SdkTaskServer } from "../support/sdk-task-server.js";
 
 let state: string;
@@ -141,6 +142,26 @@ describe("mcp-tasks call --detach, then mcp-tasks tasks … in later processes",
       expect(readdirSync(join(state, "sessions"))).toHaveLength(0);
     } finally {
       await again.close();
+    }
+  });
+});
+
+describe("a resumed session", { timeout: 60_000 }, () => {
+  it("tasks result, in the session that created the task, reopens that session's GET stream (the SDK transport opens it only after an initialize)", async () => {
+    const bound = await startHttpServer({ app: { pollIntervalMs: 50, bind: "session" } });
+    const proxy = await startRecordingProxy(bound.url);
+    try {
+      const id = (await cli(["call", proxy.url.href, "sleep", '{"ms":3000}', "--detach"])).stdout.trim();
+      const created = proxy.passed.items.find((p) => p.method === "POST" && p.sessionId !== undefined)?.sessionId;
+      expect(created).toBeDefined();
+      const before = proxy.passed.items.length;
+      const result = await cli(["tasks", "result", proxy.url.href, id]);
+      expect(result.stdout).toBe("slept 3000 ms\n");
+      const streams = proxy.passed.items.slice(before).filter((p) => p.method === "GET");
+      expect(streams).toEqual([{ method: "GET", sessionId: created }]);
+    } finally {
+      await proxy.close();
+      await bound.close();
     }
   });
 });
