@@ -2,11 +2,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { join } from "node:path";
-import { fileJournal } from "../client/task-journal.js";
+import { PrivateRequestIds } from "../client/private-request-ids.js";
+import { fileJournal, type TaskJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
-import { SessionStore, sessionKey } from "./session-store.js";
+import { SessionStore, sessionKey, type StoredSession } from "./session-store.js";
 
 /** Where a requestor command talks to: a Streamable HTTP URL, or a command spawned for stdio. */
 export type Target = { kind: "http"; url: string; token?: string } | { kind: "stdio"; command: string };
@@ -21,79 +22,139 @@ export interface Connection {
 
 type Handlers = Pick<TaskClientOptions, "elicit" | "sample" | "logger">;
 
+/** Which MCP session to talk in (HTTP only). */
+export interface SessionChoice {
+  /** The task the command is about: resume the session the journal says created it, if stored. */
+  taskId?: string;
+  /** Resume this stored session; null (instead of a new session) when it is gone or dead. */
+  sessionId?: string;
+}
+
 const VERSION = "0.1.0";
 
 /**
- * Connects a TaskClient to the target. Over HTTP the MCP session is kept per target between runs
- * (see SessionStore): a stored session is resumed without a new initialize, its liveness checked
- * with a ping; a dead one is replaced by a fresh session. Sessions are never ended by the CLI, so
- * a session with unfinished tasks stays usable.
+ * Connects a TaskClient to the target.
+ *
+ * Over HTTP every run opens a session of its own, and resumes a stored one (see SessionStore) only
+ * where a task was created in it. One session shared by concurrent processes cannot be right,
+ * whatever the request ids: a Streamable HTTP server keeps one standalone GET stream per session
+ * (the SDK's refuses a second with 409), so a task's progress and status, and any server→client
+ * request not tied to an open request, go to whichever process holds that stream; and it answers a
+ * request on the stream of the latest request with the same id (see PrivateRequestIds, which makes
+ * ids unique as well, for the runs that do resume a session, possibly at once).
+ *
+ * A resumed session sends no new initialize, so the SDK transport never opens its GET stream by
+ * itself (it does after `notifications/initialized`): it is opened here. Sessions are never ended
+ * by the CLI, so a session with unfinished tasks stays usable.
  */
-export async function connectTarget(target: Target, handlers: Handlers, dir: string): Promise<Connection> {
+export async function connectTarget(target: Target, handlers: Handlers, dir: string, choice: SessionChoice = {}): Promise<Connection> {
   const journal = fileJournal(join(dir, "journal.jsonl"));
   if (target.kind === "stdio") return connectStdio(target.command, handlers, journal);
   const sessions = new SessionStore(dir);
   const key = sessionKey(target.url, target.token);
-  const stored = await sessions.load(key);
-  const open = async (resume: typeof stored) => {
-    const client = new Client({ name: "mcp-tasks-cli", version: VERSION });
-    const tasks = new TaskClient(client, {
-      ...handlers,
-      journal,
-      target: target.url,
-      ...(resume && { serverCapabilities: resume.serverCapabilities }),
-    });
-    const transport = new StreamableHTTPClientTransport(new URL(target.url), {
-      ...(resume && { sessionId: resume.sessionId }),
-      ...(target.token !== undefined && { requestInit: { headers: { Authorization: `Bearer ${target.token}` } } }),
-      // A CLI run is short: no background reconnection loop outliving what it waits for.
-      reconnectionOptions: { initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
-    });
-    await client.connect(transport);
-    if (resume) {
-      transport.setProtocolVersion(resume.protocolVersion);
-      await client.ping({ timeout: 10_000 });
-    }
-    return { client, tasks, transport };
-  };
-  let connection;
+  const wanted = choice.sessionId ?? (choice.taskId !== undefined ? await creatingSession(journal, target.url, choice.taskId) : undefined);
+  const stored = wanted !== undefined ? await sessions.load(key, wanted) : null;
+  let connection: Connection | null = null;
   if (stored) {
-    connection = await open(stored).catch(async () => {
-      await sessions.forget(key);
+    connection = await openHttp(target, handlers, journal, sessions, key, stored).catch(async () => {
+      await sessions.forget(key, stored.sessionId);
       return null;
     });
   }
-  if (!connection) {
-    try {
-      connection = await open(null);
-    } catch (error) {
-      throw new ConnectionError(`Cannot connect to ${target.url}: ${error instanceof Error ? error.message : String(error)}`, RpcCode.ConnectionClosed, error);
-    }
-    const { transport, client } = connection;
-    if (transport.sessionId !== undefined) {
-      await sessions.save(key, {
+  if (connection) return connection;
+  if (choice.sessionId !== undefined) throw new ConnectionError(`The stored session ${choice.sessionId} is gone`, RpcCode.ConnectionClosed);
+  try {
+    return await openHttp(target, handlers, journal, sessions, key, null);
+  } catch (error) {
+    throw new ConnectionError(`Cannot connect to ${target.url}: ${error instanceof Error ? error.message : String(error)}`, RpcCode.ConnectionClosed, error);
+  }
+}
+
+/** The target's stored sessions (those that created tasks), most recent first, at most `limit`. */
+export async function storedSessions(target: Target, dir: string, limit: number): Promise<string[]> {
+  if (target.kind !== "http") return [];
+  const all = await new SessionStore(dir).all(sessionKey(target.url, target.token));
+  return all.slice(0, limit).map((s) => s.sessionId);
+}
+
+async function creatingSession(journal: TaskJournal, url: string, taskId: string): Promise<string | undefined> {
+  const entries = await journal.entries().catch(() => []);
+  return entries.findLast((e) => e.op === "created" && e.taskId === taskId && e.target === url && e.session !== undefined)?.session;
+}
+
+async function openHttp(
+  target: Extract<Target, { kind: "http" }>,
+  handlers: Handlers,
+  journal: TaskJournal,
+  sessions: SessionStore,
+  key: string,
+  resume: StoredSession | null,
+): Promise<Connection> {
+  const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+    ...(resume && { sessionId: resume.sessionId }),
+    ...(target.token !== undefined && { requestInit: { headers: { Authorization: `Bearer ${target.token}` } } }),
+    // A CLI run is short: no background reconnection loop outliving what it waits for.
+    reconnectionOptions: { initialReconnectionDelay: 500, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
+  });
+  const client = new Client({ name: "mcp-tasks-cli", version: VERSION });
+  let saved: Promise<void> | null = resume ? Promise.resolve() : null;
+  const pending = new Set<Promise<void>>();
+  // A task created in this session makes the session worth keeping, and the journal says where it lives.
+  const recording: TaskJournal = {
+    record(entry) {
+      const sessionId = transport.sessionId;
+      if (entry.op !== "created" || sessionId === undefined) return track(journal.record(entry));
+      saved ??= sessions.save(key, {
         target: target.url,
-        sessionId: transport.sessionId,
+        sessionId,
         protocolVersion: transport.protocolVersion ?? "2025-11-25",
-        serverCapabilities: client.getServerCapabilities() ?? {},
+        serverCapabilities: client.getServerCapabilities() ?? resume?.serverCapabilities ?? {},
         savedAt: new Date().toISOString(),
       });
-    }
+      return track(saved.then(() => journal.record({ ...entry, session: sessionId })));
+    },
+    entries: () => journal.entries(),
+  };
+  function track(write: Promise<void>): Promise<void> {
+    pending.add(write);
+    void write.finally(() => pending.delete(write)).catch(() => {});
+    return write;
   }
-  const { client, tasks } = connection;
+  const tasks = new TaskClient(client, {
+    ...handlers,
+    journal: recording,
+    target: target.url,
+    ...(resume && { serverCapabilities: resume.serverCapabilities }),
+  });
+  try {
+    await client.connect(new PrivateRequestIds(transport));
+    if (resume) {
+      transport.setProtocolVersion(resume.protocolVersion);
+      await client.ping({ timeout: 10_000 });
+      // "" is no event id: a new stream, not a replay. Not awaited, as the SDK does not after an
+      // initialize: a server or proxy that holds back the stream's headers until its first event
+      // must not stall the command. Refused (409) while another run holds the session's stream —
+      // that run is then the one its notifications are for; polling still works.
+      void transport.resumeStream("").catch(() => {});
+    }
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw error;
+  }
   return {
     client,
     tasks,
     label: target.url,
     async close() {
       await tasks.close();
+      await Promise.allSettled([...pending]);
       // Closes our side only (no HTTP DELETE): the session and its tasks live on for the next run.
       await client.close().catch(() => {});
     },
   };
 }
 
-async function connectStdio(command: string, handlers: Handlers, journal: ReturnType<typeof fileJournal>): Promise<Connection> {
+async function connectStdio(command: string, handlers: Handlers, journal: TaskJournal): Promise<Connection> {
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
   // The command is one string, as a user types it: the shell splits it.
   const transport = new StdioClientTransport({ command: "/bin/sh", args: ["-c", command], env, stderr: "pipe" });

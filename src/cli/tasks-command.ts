@@ -5,7 +5,7 @@ import { followTask } from "./follow-task.js";
 import { printError, printTask, printTaskList, type Output } from "./output.js";
 import { requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
 import { stateDir } from "./state-dir.js";
-import { connectTarget, type Connection, type Target } from "./target.js";
+import { connectTarget, storedSessions, type Connection, type Target } from "./target.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 
@@ -48,22 +48,17 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
     usageError(command, error);
   }
   const out: Output = { json: opts.json === true, stdout: process.stdout, stderr: process.stderr };
+  if (op === "list") return await list(target, out);
+  const id = taskId as string;
   const view = op === "result" && isInteractive() ? new ProgressView(process.stderr) : null;
   let connection: Connection;
   try {
-    connection = await connectTarget(target, terminalHandlers(view), stateDir());
+    connection = await connectTarget(target, terminalHandlers(view), stateDir(), { taskId: id });
   } catch (error) {
     printError(out, error);
     return exitCodeOf(error);
   }
   try {
-    if (op === "list") {
-      const all: WireTask[] = [];
-      for await (const task of connection.tasks.list()) all.push(task);
-      printTaskList(out, all);
-      return ExitCode.Ok;
-    }
-    const id = taskId as string;
     if (op === "get") {
       printTask(out, await connection.tasks.get(id));
       return ExitCode.Ok;
@@ -79,5 +74,38 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
     return exitCodeOf(error);
   } finally {
     await connection.close();
+  }
+}
+
+/** How many stored sessions `tasks list` asks at most (the most recent ones). */
+const LISTED_SESSIONS = 20;
+
+/**
+ * `tasks list`: the tasks of every stored session of the target (where this user's runs created
+ * tasks), each task once. A receiver that binds tasks to sessions lists only the calling session's;
+ * one that binds them to the principal lists the same in each. Without a live stored session, a
+ * new session asks.
+ */
+async function list(target: Target, out: Output): Promise<number> {
+  const dir = stateDir();
+  const found = new Map<string, WireTask>();
+  const handlers = terminalHandlers(null);
+  const connections: Connection[] = [];
+  try {
+    for (const sessionId of await storedSessions(target, dir, LISTED_SESSIONS)) {
+      const resumed = await connectTarget(target, handlers, dir, { sessionId }).catch(() => null);
+      if (resumed) connections.push(resumed);
+    }
+    if (connections.length === 0) connections.push(await connectTarget(target, handlers, dir));
+    for (const connection of connections) {
+      for await (const task of connection.tasks.list()) if (!found.has(task.taskId)) found.set(task.taskId, task);
+    }
+    printTaskList(out, [...found.values()]);
+    return ExitCode.Ok;
+  } catch (error) {
+    printError(out, error);
+    return exitCodeOf(error);
+  } finally {
+    for (const connection of connections) await connection.close();
   }
 }

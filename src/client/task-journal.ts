@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { mkdir, open, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /** One operation a requestor did on a task (T-SEC-5: requestors SHOULD keep track of task ids and their operations). */
@@ -13,6 +13,8 @@ export interface JournalEntry {
   name?: string;
   status?: string;
   statusMessage?: string;
+  /** The MCP session the task was created in: receivers that bind tasks to sessions answer for it only there. */
+  session?: string;
 }
 
 /** Where a requestor records the tasks it created and what it did with them. */
@@ -24,15 +26,25 @@ export interface TaskJournal {
 /**
  * A journal in a local JSON-lines file (created with mode 0600: task ids are capabilities when the
  * receiver has no authentication, T-SEC-2). Lets a CLI or an app pick up its tasks after a restart.
+ * Several processes may append to one file at once (CLI runs sharing a state directory).
  */
 export function fileJournal(path: string): TaskJournal {
   let queue: Promise<void> = Promise.resolve();
   return {
     record(entry) {
-      // Appends are serialized so lines never interleave.
+      // Serialized within this process; across processes each line goes out as one write() on an
+      // O_APPEND descriptor, which the kernel places at the end whole, so lines from concurrent
+      // writers never interleave or overwrite each other.
       queue = queue.then(async () => {
         await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-        await appendFile(path, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+        const file = await open(path, "a", 0o600);
+        try {
+          const line = Buffer.from(`${JSON.stringify(entry)}\n`, "utf8");
+          let written = 0;
+          while (written < line.length) written += (await file.write(line, written)).bytesWritten;
+        } finally {
+          await file.close();
+        }
       });
       return queue;
     },

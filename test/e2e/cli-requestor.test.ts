@@ -3,12 +3,14 @@
  * processes (no terminal) against our server over real HTTP, over stdio, and against a server
  * built on the SDK's own experimental tasks (which binds tasks to the MCP session).
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BIN, killAll, runCli } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
+import { memoryStore } from "../../src/store/memory/memory-store.js";
+import { startRecordingProxy } from "../support/recording-proxy.js";
 import { startSdkTaskServer, type SdkTaskServer } from "../support/sdk-task-server.js";
 
 let state: string;
@@ -124,14 +126,43 @@ describe("mcp-tasks call --detach, then mcp-tasks tasks … in later processes",
     expect(entries.every((e) => e.target === ours.url.href)).toBe(true);
   });
 
-  it("a stored session the server no longer knows is replaced by a new one", async () => {
-    await cli(["call", ours.url.href, "echo", '{"text":"x"}']);
-    const [file] = readdirSync(join(state, "sessions"));
-    const path = join(state, "sessions", file as string);
-    writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, "utf8")), sessionId: "gone" }));
-    const run = await cli(["call", ours.url.href, "echo", '{"text":"again"}']);
-    expect(run.stdout).toBe("again\n");
-    expect(JSON.parse(readFileSync(path, "utf8")).sessionId).not.toBe("gone");
+  it("a task whose creating session the restarted server no longer knows is reached from a new session; the dead session is forgotten", async () => {
+    // One store outliving the first server, as a database outlives a restart; its MCP sessions do not.
+    const store = { ...memoryStore(), close: async () => {} };
+    const first = await startHttpServer({ app: { pollIntervalMs: 50, store } });
+    const id = (await cli(["call", first.url.href, "sleep", '{"ms":10}', "--detach"])).stdout.trim();
+    expect(readdirSync(join(state, "sessions"))).toHaveLength(1);
+    expect(json((await cli(["tasks", "get", first.url.href, id, "--json"])).stdout)).toMatchObject({ status: "completed" });
+    await first.close();
+    const again = await startHttpServer({ app: { pollIntervalMs: 50, store }, http: { port: Number(first.url.port) } });
+    try {
+      const result = await cli(["tasks", "result", again.url.href, id]);
+      expect(result.stdout).toBe("slept 10 ms\n");
+      expect(result.code).toBe(0);
+      expect(readdirSync(join(state, "sessions"))).toHaveLength(0);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+describe("a resumed session", { timeout: 60_000 }, () => {
+  it("tasks result, in the session that created the task, reopens that session's GET stream (the SDK transport opens it only after an initialize)", async () => {
+    const bound = await startHttpServer({ app: { pollIntervalMs: 50, bind: "session" } });
+    const proxy = await startRecordingProxy(bound.url);
+    try {
+      const id = (await cli(["call", proxy.url.href, "sleep", '{"ms":3000}', "--detach"])).stdout.trim();
+      const created = proxy.passed.items.find((p) => p.method === "POST" && p.sessionId !== undefined)?.sessionId;
+      expect(created).toBeDefined();
+      const before = proxy.passed.items.length;
+      const result = await cli(["tasks", "result", proxy.url.href, id]);
+      expect(result.stdout).toBe("slept 3000 ms\n");
+      const streams = proxy.passed.items.slice(before).filter((p) => p.method === "GET");
+      expect(streams).toEqual([{ method: "GET", sessionId: created }]);
+    } finally {
+      await proxy.close();
+      await bound.close();
+    }
   });
 });
 
@@ -144,7 +175,7 @@ describe("against a server that binds tasks to the MCP session (the SDK's own)",
     await sdk.close();
   });
 
-  it("call --detach, then tasks get / list / result in later processes reach the task: the CLI keeps its session per target", async () => {
+  it("call --detach, then tasks get / list / result in later processes reach the task: the CLI resumes the session that created the task", async () => {
     const id = (await cli(["call", sdk.url, "sleep", '{"ms":200}', "--detach"])).stdout.trim();
     expect(id).not.toBe("");
     expect(sdk.sessions.size).toBe(1);
