@@ -121,7 +121,7 @@ export function cancelTask(deps: ApiDeps): ApiHandler {
         via: "web",
         taskId: id,
         owner: task.owner,
-        method: "tasks/cancel",
+        operation: "cancel",
         peer: peer ?? null,
         principal: viewer.principal,
         requestId: ctx.requestId,
@@ -130,7 +130,9 @@ export function cancelTask(deps: ApiDeps): ApiHandler {
     );
     // An admin reaches the task as its owner, but spends its own allowances, not the owner's.
     const caller = { owner: task.owner, ...(peer !== undefined && { peer }), ...(viewer.admin && { actingAs: viewer.principal }) };
-    const cancelled = await engine.cancel(id, caller);
+    // The requestor reads who cancelled in the statusMessage; an operator's name is not theirs to see.
+    const statusMessage = viewer.admin ? "Cancelled from the web view by an operator" : "Cancelled from the web view";
+    const cancelled = await engine.cancel(id, caller, { statusMessage });
     return { task: toSummary(cancelled) };
   };
 }

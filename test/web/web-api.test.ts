@@ -157,7 +157,7 @@ describe("web API access", () => {
     expect((await get("/tasks/api/session", "tok-ops-secret")).json).toMatchObject({ principal: "ops", admin: true });
   });
 
-  it("an admin cancels another owner's task as tasks/cancel would: the owner's tasks/result answers -32800", async () => {
+  it("an admin cancels another owner's task as tasks/cancel would: the owner's tasks/result answers -32800, and the statusMessage says an operator did it from the web view", async () => {
     const server = await start();
     const alice = await server.connect({ token: "tok-alice-secret" });
     const created = await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
@@ -165,7 +165,7 @@ describe("web API access", () => {
     const answer = await post(`/tasks/api/tasks/${created.task.taskId}/cancel`, ADMIN);
     expect(answer.status).toBe(200);
     await expectRpcError(waiting, -32800, /cancelled/);
-    expect((await server.app.engine.store.get(created.task.taskId, { any: true }))?.statusMessage).toBe("Cancelled by the requestor");
+    expect((await server.app.engine.store.get(created.task.taskId, { any: true }))?.statusMessage).toBe("Cancelled from the web view by an operator");
   });
 
   it("never shows a bearer token in the page, the API, the event stream or the logs", async () => {
