@@ -1,5 +1,5 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { staticTokenVerifier } from "../http/bearer-auth.js";
 import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, serveHttp } from "../http/http-server.js";
@@ -134,9 +134,12 @@ async function serve(opts: ServeOptions): Promise<void> {
     return;
   }
   const verifier = jwt?.verifier ?? (opts.authTokens ? staticTokenVerifier(loadTokenFile(opts.authTokens)) : undefined);
+  // Without any credential nobody could sign in to the web view: a token for this run only, shown once.
+  const runToken = opts.web && opts.adminToken === undefined && !verifier ? randomBytes(24).toString("base64url") : undefined;
+  const adminToken = opts.adminToken ?? runToken;
   const routes = opts.web
     ? webRoutes(app, {
-        ...(opts.adminToken !== undefined && { adminTokens: [opts.adminToken] }),
+        ...(adminToken !== undefined && { adminTokens: [adminToken] }),
         ...(verifier && { verifier }),
         ...(opts.redact && { redact: opts.redact }),
       })
@@ -154,9 +157,11 @@ async function serve(opts: ServeOptions): Promise<void> {
     maxSessionsPerClient: opts.maxSessionsPerClient,
   });
   const web = opts.web ? new URL("/tasks", http.url).href : "off";
-  if (opts.web && opts.adminToken === undefined && !verifier) {
-    logger.warn({ web }, "the web view accepts no credential yet: pass --admin-token (or --auth-tokens) to sign in to it");
-  }
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop(http));
   logger.info({ url: http.url, web, store: opts.store, auth: jwt ? "jwt" : verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
+  if (runToken !== undefined) {
+    // Not through the logger: log lines never carry a token (README "Audit log"). The fragment
+    // never reaches a server log either; the page reads it and drops it from the address bar.
+    process.stderr.write(`Web view: open ${web}#token=${runToken} to sign in as admin (a token for this run only; --admin-token sets your own)\n`);
+  }
 }

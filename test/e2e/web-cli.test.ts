@@ -30,6 +30,28 @@ describe("mcp-tasks serve: web view and operations flags", { timeout: 60_000 }, 
     expect(server.stderrText).not.toContain(ADMIN);
   });
 
+  it("without any credential prints a sign-in link once (stderr, not a log line) whose token opens the view as admin; / leads to /tasks", async () => {
+    const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0"]);
+    const url = await server.url();
+    const line = await server.stderr.waitFor((l) => l.raw.startsWith("Web view: "), "the sign-in link", 10_000);
+    const link = /Web view: open (\S+)#token=([A-Za-z0-9_-]{32,}) to sign in/.exec(line.raw);
+    expect(link?.[1]).toBe(new URL("/tasks", url).href);
+    const token = link![2]!;
+    const session = await fetch(new URL("/tasks/api/session", url), { headers: { authorization: `Bearer ${token}` } });
+    expect(await session.json()).toMatchObject({ principal: "admin", admin: true });
+    expect(server.stderr.items.filter((line) => line.raw.includes(token))).toHaveLength(1);
+    expect(server.stderr.items.some((line) => typeof line["msg"] === "string" && line.raw.includes(token))).toBe(false);
+    const root = await fetch(new URL("/", url), { redirect: "manual" });
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/tasks");
+  });
+
+  it("prints no sign-in link when --admin-token is given", async () => {
+    const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0", "--admin-token", ADMIN]);
+    await server.url();
+    expect(server.stderrText).not.toContain("#token=");
+  });
+
   it("--no-web switches the view off; health and metrics stay", async () => {
     const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0", "--no-web"]);
     const url = await server.url();

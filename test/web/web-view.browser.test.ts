@@ -142,4 +142,12 @@ describe("web view in headless Chromium", () => {
     expect(await page.evaluate("JSON.stringify(Object.assign({}, localStorage))")).not.toContain(ADMIN_TOKEN);
     expect(await page.content()).not.toContain(ADMIN_TOKEN);
   });
+
+  it("signs in from a sign-in link (/tasks#token=…, as npm start prints) and drops the token from the address bar", async () => {
+    fx = await serverWithView();
+    page = await browser.context.newPage();
+    await page.goto(`${new URL("/tasks", fx.url).href}#token=${ADMIN_TOKEN}`);
+    await page.locator('#live[data-state="on"]').waitFor();
+    expect(page.url()).toBe(new URL("/tasks", fx.url).href);
+  });
 });

@@ -529,7 +529,10 @@ function start() {
   $("more").addEventListener("click", () => void loadOlder());
   setInterval(tickAges, 1000);
 
-  const saved = sessionStorage.getItem(TOKEN_KEY);
+  // A sign-in link (`npm start` prints one): take the token, then drop it from the address bar and history.
+  const linked = new URLSearchParams(window.location.hash.slice(1)).get("token");
+  if (linked) window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  const saved = linked || sessionStorage.getItem(TOKEN_KEY);
   if (saved) signIn(saved).catch(() => signOut("Your session ended; sign in again."));
   else signOut("");
 }
