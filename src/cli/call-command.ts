@@ -3,9 +3,11 @@ import { nonNegativeInt } from "./options.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
 import { printError, printOutcome, type Output } from "./output.js";
-import { requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
+import { requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
 import { stateDir } from "./state-dir.js";
-import { connectTarget } from "./target.js";
+import { closest } from "./edit-distance.js";
+import { connectTarget, type Connection } from "./target.js";
+import { listAllTools } from "./tool-list.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 
@@ -51,6 +53,13 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
     printError(out, error);
     return exitCodeOf(error);
   }
+  const unknown = await unknownToolMessage(connection, parsed.tool);
+  if (unknown !== null) {
+    view?.stop();
+    printError(out, new Error(unknown));
+    await connection.close();
+    return ExitCode.Usage;
+  }
   const interrupted = new AbortController();
   const onSigint = (): void => interrupted.abort("interrupted");
   try {
@@ -79,7 +88,7 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
       if (view) view.line(call.immediateResponse);
       else process.stderr.write(`${call.immediateResponse}\n`);
     }
-    return await followTask(call.task, out, view);
+    return await followTask(call.task, out, view, targetArgs(parsed.target));
   } catch (error) {
     view?.stop();
     if (interrupted.signal.aborted) {
@@ -92,6 +101,21 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
     process.off("SIGINT", onSigint);
     await connection.close();
   }
+}
+
+/**
+ * Null when the server lists `tool` (or cannot list its tools: then the server's own error on the
+ * call says what is wrong); else the message for a misspelt name, with the closest names.
+ */
+async function unknownToolMessage(connection: Connection, tool: string): Promise<string | null> {
+  const names = await listAllTools(connection.client).then(
+    (tools) => tools.map((t) => t.name),
+    () => null,
+  );
+  if (names === null || names.includes(tool)) return null;
+  const near = closest(tool, names);
+  const hint = near.length > 0 ? ` Did you mean ${near.map((n) => `"${n}"`).join(" or ")}?` : "";
+  return `unknown tool "${tool}" on ${connection.label}.${hint} (\`mcp-tasks tools list\` shows them all)`;
 }
 
 /** `[json-args]`: a JSON object (default {}). */

@@ -1,4 +1,5 @@
 import { TaskError } from "../core/errors.js";
+import { AuthenticationError } from "./connection-failure.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../mcp/requestor-errors.js";
 
 /** Exit codes of `mcp-tasks call` and `mcp-tasks tasks …` (documented in the README); `serve` uses Usage for its usage errors. */
@@ -15,12 +16,15 @@ export const ExitCode = {
   Connection: 4,
   /** Ctrl-C → "detach": the task goes on; its id was printed. */
   Detached: 5,
+  /** The server refused the credentials (HTTP 401/403): no token, a bad one, or one without the rights. */
+  Authentication: 6,
 } as const;
 
 /** The exit code for an error that ended a command. */
 export function exitCodeOf(error: unknown): number {
   if (error instanceof TaskCancelledError) return ExitCode.Cancelled;
   if (error instanceof RemoteError) return ExitCode.Failed;
+  if (error instanceof AuthenticationError) return ExitCode.Authentication;
   if (error instanceof ConnectionError) return ExitCode.Connection;
   // Refused locally before anything was sent (T-TOOL negotiation, bad input): a usage problem.
   if (error instanceof TaskError && (error.kind === "method_not_found" || error.kind === "invalid_params")) return ExitCode.Usage;

@@ -8,9 +8,10 @@ import type { ProgressView } from "./terminal/progress-view.js";
  * Waits for a task's outcome while showing its status (and progress) live, prints how it ended and
  * returns the exit code. `tasks/result` is called at once, so questions the task asks reach the
  * terminal whenever they come (T-INPUT-3); status is polled meanwhile (T-GET-2). Ctrl-C asks
- * whether to detach or cancel (without a terminal: detach).
+ * whether to detach or cancel (without a terminal: detach). `target` is the target as the person
+ * would type it again, for the hint on how to collect a detached task.
  */
-export async function followTask(task: ToolTask, out: Output, view: ProgressView | null): Promise<number> {
+export async function followTask(task: ToolTask, out: Output, view: ProgressView | null, target: string): Promise<number> {
   const waiting = new AbortController();
   const stopUpdates = new AbortController();
   let interrupting = false;
@@ -45,7 +46,7 @@ export async function followTask(task: ToolTask, out: Output, view: ProgressView
     if (waiting.signal.aborted) {
       if (out.json) out.stdout.write(`${JSON.stringify({ taskId: task.id, status: "detached" })}\n`);
       else out.stdout.write(`${task.id}\n`);
-      out.stderr.write(`Detached; the task goes on. Collect it with: mcp-tasks tasks result <target> ${task.id}\n`);
+      out.stderr.write(`Detached; the task goes on. Collect it with: mcp-tasks tasks result ${target} ${task.id}\n`);
       return ExitCode.Detached;
     }
     printError(out, error);

@@ -9,6 +9,7 @@ const commands: Record<string, () => Promise<Command>> = {
   worker: async () => (await import("./worker-command.js")).workerCommand(),
   call: async () => (await import("./call-command.js")).callCommand(),
   tasks: async () => (await import("./tasks-command.js")).tasksCommand(),
+  tools: async () => (await import("./tools-command.js")).toolsCommand(),
 };
 
 const program = new Command("mcp-tasks")

@@ -68,18 +68,6 @@ export function printTask(out: Output, task: WireTask): void {
   out.stdout.write(`${lines.join("\n")}\n`);
 }
 
-export function printTaskList(out: Output, tasks: WireTask[]): void {
-  if (out.json) {
-    out.stdout.write(`${JSON.stringify({ tasks })}\n`);
-    return;
-  }
-  if (tasks.length === 0) {
-    out.stderr.write("no tasks\n");
-    return;
-  }
-  for (const t of tasks) out.stdout.write(`${t.taskId}  ${t.status.padEnd(14)}  ${t.lastUpdatedAt}${t.statusMessage ? `  ${t.statusMessage}` : ""}\n`);
-}
-
 /** A JSON-RPC error as such; anything else (a local failure of the CLI itself) by its message alone. */
 function errorJson(error: unknown): { code?: number; message: string; data?: unknown } {
   const { body, known } = toRpcError(error);

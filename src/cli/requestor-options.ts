@@ -37,6 +37,18 @@ export function takeTarget(positionals: string[], options: RequestorOptions): { 
   return { target: { kind: "http", url: url.href, ...(options.token !== undefined && { token: options.token }) }, rest };
 }
 
+/**
+ * The target as command-line arguments, for hints the person can paste (shell-quoted; never the
+ * token, which the person passes again with --token or MCP_TASKS_TOKEN).
+ */
+export function targetArgs(target: Target): string {
+  return target.kind === "http" ? shellQuote(target.url) : `--stdio ${shellQuote(target.command)}`;
+}
+
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
 /** Reports a usage error the way commander does, and exits 2. */
 export function usageError(command: Command, error: unknown): never {
   command.error(`error: ${error instanceof Error ? error.message : String(error)}`, { exitCode: 2, code: "mcp-tasks.usage" });

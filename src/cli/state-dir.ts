@@ -11,3 +11,8 @@ export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env["XDG_STATE_HOME"];
   return join(xdg && xdg.startsWith("/") ? xdg : join(homedir(), ".local", "state"), "mcp-tasks");
 }
+
+/** The task journal in a state directory (T-SEC-5). */
+export function journalPath(dir: string): string {
+  return join(dir, "journal.jsonl");
+}

@@ -1,12 +1,13 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { join } from "node:path";
 import { PrivateRequestIds } from "../client/private-request-ids.js";
 import { fileJournal, type TaskJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
+import { connectionFailure } from "./connection-failure.js";
+import { journalPath } from "./state-dir.js";
 import { SessionStore, sessionKey, type StoredSession } from "./session-store.js";
 
 /** Where a requestor command talks to: a Streamable HTTP URL, or a command spawned for stdio. */
@@ -48,7 +49,7 @@ const VERSION = "0.1.0";
  * by the CLI, so a session with unfinished tasks stays usable.
  */
 export async function connectTarget(target: Target, handlers: Handlers, dir: string, choice: SessionChoice = {}): Promise<Connection> {
-  const journal = fileJournal(join(dir, "journal.jsonl"));
+  const journal = fileJournal(journalPath(dir));
   if (target.kind === "stdio") return connectStdio(target.command, handlers, journal);
   const sessions = new SessionStore(dir);
   const key = sessionKey(target.url, target.token);
@@ -66,7 +67,7 @@ export async function connectTarget(target: Target, handlers: Handlers, dir: str
   try {
     return await openHttp(target, handlers, journal, sessions, key, null);
   } catch (error) {
-    throw new ConnectionError(`Cannot connect to ${target.url}: ${error instanceof Error ? error.message : String(error)}`, RpcCode.ConnectionClosed, error);
+    throw connectionFailure(target.url, error, target.token !== undefined);
   }
 }
 

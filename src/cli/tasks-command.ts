@@ -1,15 +1,24 @@
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
-import { printError, printTask, printTaskList, type Output } from "./output.js";
-import { requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
-import { stateDir } from "./state-dir.js";
+import { TASK_STATUSES } from "../core/task-status.js";
+import { fileJournal } from "../client/task-journal.js";
+import { positiveInt } from "./options.js";
+import { printError, printTask, type Output } from "./output.js";
+import { printTaskTable, selectTasks } from "./task-list-view.js";
+import { requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
+import { journalPath, stateDir } from "./state-dir.js";
 import { connectTarget, storedSessions, type Connection, type Target } from "./target.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 
 type Operation = "list" | "get" | "result" | "cancel";
+
+interface ListOptions extends RequestorOptions {
+  status?: string;
+  limit?: number;
+}
 
 /** `mcp-tasks tasks list|get|result|cancel <target> [taskId]`. */
 export function tasksCommand(): Command {
@@ -26,15 +35,20 @@ export function tasksCommand(): Command {
       .description(describe[op])
       .usage(needsId ? "<target> <taskId> [options]\n       mcp-tasks tasks " + op + " --stdio <command> <taskId>" : "<target> [options]")
       .argument("[positionals...]", needsId ? "<target> <taskId>; without <target> under --stdio" : "<target>; none under --stdio")
-      .action(async (positionals: string[], opts: RequestorOptions) => {
+      .action(async (positionals: string[], opts: ListOptions) => {
         process.exitCode = await run(command, op, positionals, opts);
       });
+    if (op === "list") {
+      command
+        .addOption(new Option("--status <status>", "only tasks in this status").choices(TASK_STATUSES))
+        .option("--limit <n>", "at most this many (the newest)", positiveInt);
+    }
     tasks.addCommand(command);
   }
   return tasks;
 }
 
-async function run(command: Command, op: Operation, positionals: string[], opts: RequestorOptions): Promise<number> {
+async function run(command: Command, op: Operation, positionals: string[], opts: ListOptions): Promise<number> {
   let target: Target;
   let taskId: string | undefined;
   try {
@@ -48,7 +62,7 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
     usageError(command, error);
   }
   const out: Output = { json: opts.json === true, stdout: process.stdout, stderr: process.stderr };
-  if (op === "list") return await list(target, out);
+  if (op === "list") return await list(target, out, { ...(opts.status !== undefined && { status: opts.status }), ...(opts.limit !== undefined && { limit: opts.limit }) });
   const id = taskId as string;
   const view = op === "result" && isInteractive() ? new ProgressView(process.stderr) : null;
   let connection: Connection;
@@ -67,7 +81,7 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
       printTask(out, await connection.tasks.cancel(id));
       return ExitCode.Ok;
     }
-    return await followTask(await connection.tasks.resume(id), out, view);
+    return await followTask(await connection.tasks.resume(id), out, view, targetArgs(target));
   } catch (error) {
     view?.stop();
     printError(out, error);
@@ -86,7 +100,7 @@ const LISTED_SESSIONS = 20;
  * one that binds them to the principal lists the same in each. Without a live stored session, a
  * new session asks.
  */
-async function list(target: Target, out: Output): Promise<number> {
+async function list(target: Target, out: Output, filter: { status?: string; limit?: number }): Promise<number> {
   const dir = stateDir();
   const found = new Map<string, WireTask>();
   const handlers = terminalHandlers(null);
@@ -100,7 +114,12 @@ async function list(target: Target, out: Output): Promise<number> {
     for (const connection of connections) {
       for await (const task of connection.tasks.list()) if (!found.has(task.taskId)) found.set(task.taskId, task);
     }
-    printTaskList(out, [...found.values()]);
+    const label = connections[0]?.label;
+    const toolOf = new Map<string, string>();
+    for (const e of await fileJournal(journalPath(dir)).entries().catch(() => [])) {
+      if (e.op === "created" && e.name !== undefined && e.target === label) toolOf.set(e.taskId, e.name);
+    }
+    printTaskTable(out, selectTasks([...found.values()], filter), toolOf, Date.now());
     return ExitCode.Ok;
   } catch (error) {
     printError(out, error);

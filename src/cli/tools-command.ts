@@ -1,0 +1,53 @@
+import { Command } from "commander";
+import { exitCodeOf, ExitCode } from "./exit-codes.js";
+import { printError, type Output } from "./output.js";
+import { requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
+import { stateDir } from "./state-dir.js";
+import { renderTable } from "./table.js";
+import { connectTarget, type Target } from "./target.js";
+import { terminalHandlers } from "./terminal/interactive.js";
+import { listAllTools, summaryOf, taskSupportOf } from "./tool-list.js";
+
+/** `mcp-tasks tools list <target>`: what can be called, and how (T-TOOL-2 taskSupport). */
+export function toolsCommand(): Command {
+  const tools = new Command("tools").description("Show the tools a server offers");
+  const command: Command = requestorCommand("list")
+    .description("list the server's tools (every page of tools/list) with their taskSupport")
+    .usage("<target> [options]\n       mcp-tasks tools list --stdio <command>")
+    .argument("[positionals...]", "<target>; none under --stdio")
+    .action(async (positionals: string[], opts: RequestorOptions) => {
+      let target: Target;
+      try {
+        const taken = takeTarget(positionals, opts);
+        if (taken.rest.length > 0) throw new Error(`unexpected arguments: ${taken.rest.join(" ")}`);
+        target = taken.target;
+      } catch (error) {
+        usageError(command, error);
+      }
+      process.exitCode = await list(target, { json: opts.json === true, stdout: process.stdout, stderr: process.stderr });
+    });
+  tools.addCommand(command);
+  return tools;
+}
+
+async function list(target: Target, out: Output): Promise<number> {
+  let connection;
+  try {
+    connection = await connectTarget(target, terminalHandlers(null), stateDir());
+  } catch (error) {
+    printError(out, error);
+    return exitCodeOf(error);
+  }
+  try {
+    const tools = await listAllTools(connection.client);
+    if (out.json) out.stdout.write(`${JSON.stringify({ tools })}\n`);
+    else if (tools.length === 0) out.stderr.write("no tools\n");
+    else out.stdout.write(renderTable(["name", "taskSupport", "description"], tools.map((t) => [t.name, taskSupportOf(t), summaryOf(t)])));
+    return ExitCode.Ok;
+  } catch (error) {
+    printError(out, error);
+    return exitCodeOf(error);
+  } finally {
+    await connection.close();
+  }
+}
