@@ -8,6 +8,7 @@ import { stateDir } from "./state-dir.js";
 import { connectTarget } from "./target.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 
 interface CallOptions extends RequestorOptions {
   task?: boolean;
@@ -17,7 +18,7 @@ interface CallOptions extends RequestorOptions {
 
 export function callCommand(): Command {
   const command: Command = requestorCommand("call")
-    .description("Call a tool — as a task where the server allows it — and follow it to its end")
+    .description(COMMAND_SUMMARIES.call.description)
     .usage("<target> <tool> [json-args] [options]\n       mcp-tasks call --stdio <command> <tool> [json-args] [options]")
     .argument("[positionals...]", "<target> <tool> [json-args]; without <target> under --stdio")
     .option("--task", "call as a task (refused if the server or the tool does not allow it)")
