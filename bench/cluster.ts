@@ -66,7 +66,7 @@ const SAMPLES = flag("samples", { min: 1, max: 5000 });
 const SLEEP_MS = flag("sleep-ms", { min: 5 });
 const WARMUP_MS = 1000;
 const TASK_TTL_MS = 10 * 60_000;
-const BIN = fileURLToPath(new URL("../bin/mcp-tasks.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/mcp-tasks-dev.js", import.meta.url));
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 // ---- processes ------------------------------------------------------------------------------
@@ -80,7 +80,7 @@ const logDir = mkdtempSync(join(tmpdir(), "mcp-tasks-bench-"));
 const logs = new Map<string, string>();
 
 /**
- * Spawns `node bin/mcp-tasks.js <args>` with its log (stderr) in a file; its error lines are
+ * Spawns `node bin/mcp-tasks-dev.js <args>` with its log (stderr) in a file; its error lines are
  * printed at the end, and its last lines should it exit early.
  */
 function startProcess(args: string[], what: string): void {

@@ -10,6 +10,7 @@ import { connectTarget, type Connection } from "./target.js";
 import { listAllTools } from "./tool-list.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 
 interface CallOptions extends RequestorOptions {
   task?: boolean;
@@ -19,7 +20,7 @@ interface CallOptions extends RequestorOptions {
 
 export function callCommand(): Command {
   const command: Command = requestorCommand("call")
-    .description("Call a tool — as a task where the server allows it — and follow it to its end")
+    .description(COMMAND_SUMMARIES.call.description)
     .usage("<target> <tool> [json-args] [options]\n       mcp-tasks call --stdio <command> <tool> [json-args] [options]")
     .argument("[positionals...]", "<target> <tool> [json-args]; without <target> under --stdio")
     .option("--task", "call as a task (refused if the server or the tool does not allow it)")

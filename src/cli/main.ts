@@ -1,10 +1,12 @@
-import { Command } from "commander";
+import { Command, Help } from "commander";
+import { COMMAND_SUMMARIES, type CommandName } from "./command-summaries.js";
 
 /**
- * Subcommands, loaded on demand: each pulls in its own dependencies (the server side is heavy),
- * and a `call` or `tasks` run should not pay for `serve`. All are loaded for top-level help.
+ * Subcommands, loaded on demand: each pulls in its own dependencies (the server side is heavy:
+ * SQLite's native addon, pg, prom-client, jose), and a `call` or `tasks` run should not pay for
+ * `serve`. The top-level help lists them from their summaries without loading any.
  */
-const commands: Record<string, () => Promise<Command>> = {
+const commands: Record<CommandName, () => Promise<Command>> = {
   serve: async () => (await import("./serve-command.js")).serveCommand(),
   worker: async () => (await import("./worker-command.js")).workerCommand(),
   call: async () => (await import("./call-command.js")).callCommand(),
@@ -12,13 +14,23 @@ const commands: Record<string, () => Promise<Command>> = {
   tools: async () => (await import("./tools-command.js")).toolsCommand(),
 };
 
+const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(commands, name);
+
 const program = new Command("mcp-tasks")
   .description("Durable MCP Tasks (revision 2025-11-25): serve tools as pollable, cancellable tasks")
-  .version("0.1.0");
+  .version("0.1.0")
+  .configureHelp({
+    subcommandTerm(command) {
+      const name = command.name();
+      return isCommand(name) ? COMMAND_SUMMARIES[name].term : Help.prototype.subcommandTerm.call(this, command);
+    },
+  });
 
-const wanted = process.argv[2];
-for (const [name, load] of Object.entries(commands)) {
-  if (wanted === undefined || !(wanted in commands) || wanted === name) program.addCommand(await load());
+// `mcp-tasks <command> …` and `mcp-tasks help <command>` need that command itself; anything else
+// (top-level help, --version, an unknown command) only its name and summary.
+const wanted = process.argv[2] === "help" ? process.argv[3] : process.argv[2];
+for (const name of Object.keys(commands) as CommandName[]) {
+  program.addCommand(name === wanted ? await commands[name]() : new Command(name).description(COMMAND_SUMMARIES[name].description));
 }
 
 program.parseAsync(process.argv).catch((error: unknown) => {

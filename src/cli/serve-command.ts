@@ -16,6 +16,7 @@ import { redactFields } from "./web-options.js";
 import { callerOptions, callerServerOptions, type CallerFlags } from "./caller-options.js";
 import { ExitCode } from "./exit-codes.js";
 import { usageError } from "./requestor-options.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 
 interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags {
   port: number;
@@ -41,7 +42,7 @@ interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFl
 
 export function serveCommand(): Command {
   const command = new Command("serve")
-    .description("Serve MCP tools with durable tasks over Streamable HTTP (default) or stdio")
+    .description(COMMAND_SUMMARIES.serve.description)
     .addOption(new Option("--port <n>", "HTTP port (0 picks a free one)").env("PORT").argParser(port).default(3000))
     .option("--host <address>", "HTTP bind address", "127.0.0.1")
     .option("--store <spec>", "task store: sqlite:PATH | PATH.db | memory | postgres://…[?schema=NAME] (cluster)", "sqlite:mcp-tasks.db")
@@ -144,7 +145,7 @@ async function serve(opts: ServeOptions): Promise<void> {
         ...(opts.redact && { redact: opts.redact }),
       })
     : [];
-  app.metrics.includeProcessMetrics();
+  app.metrics?.includeProcessMetrics();
   const http = await serveHttp(app, {
     port: opts.port,
     host: opts.host,

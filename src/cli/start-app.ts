@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { registerDemoTools } from "../demo/demo-tools.js";
 import { createTaskServer, type TaskServer, type TaskServerOptions } from "../mcp/task-server.js";
 import type { Logger } from "../core/logger.js";
+import { TaskMetrics } from "../metrics/task-metrics.js";
 import type { Backend } from "./backend.js";
 import { loadToolsModule } from "./load-tools.js";
 
@@ -26,7 +27,7 @@ export async function startApp(
   backend: Backend,
   logger: Logger,
   flags: AppFlags,
-  options: Omit<TaskServerOptions, "name" | "version" | "store" | "bus" | "logger" | "cluster"> = {},
+  options: Omit<TaskServerOptions, "name" | "version" | "store" | "bus" | "logger" | "cluster" | "metrics"> = {},
 ): Promise<{ app: TaskServer; workerId: string | null }> {
   const workerId = backend.shared ? `${role}-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}` : null;
   const app = createTaskServer({
@@ -35,6 +36,8 @@ export async function startApp(
     store: backend.store,
     bus: backend.bus,
     logger,
+    // The CLI always has metrics: `serve` exposes them at /metrics.
+    metrics: new TaskMetrics(),
     ...(workerId !== null && { cluster: { workerId, concurrency: flags.concurrency, leaseMs: flags.leaseMs } }),
     ...options,
   });

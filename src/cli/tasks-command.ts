@@ -12,6 +12,7 @@ import { journalPath, stateDir } from "./state-dir.js";
 import { connectTarget, storedSessions, type Connection, type Target } from "./target.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 
 type Operation = "list" | "get" | "result" | "cancel";
 
@@ -22,7 +23,7 @@ interface ListOptions extends RequestorOptions {
 
 /** `mcp-tasks tasks list|get|result|cancel <target> [taskId]`. */
 export function tasksCommand(): Command {
-  const tasks = new Command("tasks").description("List, inspect, wait for and cancel tasks on a server");
+  const tasks = new Command("tasks").description(COMMAND_SUMMARIES.tasks.description);
   const describe: Record<Operation, string> = {
     list: "list the tasks the server lets you see (every page of tasks/list)",
     get: "show a task's status (tasks/get)",

@@ -4,6 +4,7 @@ import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
 import { maxQueuedInputsOption, maxResultBytesOption, type RunLimitFlags } from "./limit-options.js";
 import { nonNegativeInt } from "./options.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 
 interface WorkerOptions extends RunLimitFlags {
   store: string;
@@ -21,7 +22,7 @@ interface WorkerOptions extends RunLimitFlags {
  */
 export function workerCommand(): Command {
   return new Command("worker")
-    .description("Run queued tasks of a cluster (PostgreSQL store) without serving MCP")
+    .description(COMMAND_SUMMARIES.worker.description)
     .requiredOption("--store <spec>", "the cluster's store: postgres://…[?schema=NAME]")
     .option("--concurrency <n>", "handlers run at once", nonNegativeInt, 8)
     .option("--lease-ms <ms>", "how long a claim lasts without renewal", nonNegativeInt, 30_000)

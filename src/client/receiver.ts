@@ -1,5 +1,4 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CreateMessageRequestParamsSchema,
   CreateMessageResultSchema,
@@ -21,6 +20,7 @@ import type { ClientReceiverOptions, InputRequestInfo } from "./receiver-options
 import * as R from "../mcp/request-schemas.js";
 import { SESSION_ERA } from "../mcp/eras.js";
 import { cancelRequestIdZeroToo } from "../mcp/sdk-cancel-fix.js";
+import { baseSetRequestHandler } from "../mcp/sdk-shapes.js";
 import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
 import { relatedTaskIdOf, toWireTask } from "../mcp/rev2025-11-25/wire.js";
 
@@ -95,7 +95,7 @@ export class ClientReceiver {
   ): void {
     // Installed past the SDK Client's wrapper for these methods: it insists on a CreateTaskResult
     // whenever params.task is present, which T-NEW-4 contradicts when we do not host tasks.
-    Protocol.prototype.setRequestHandler.call(this.client, schema as never, (async (
+    baseSetRequestHandler(this.client).call(this.client, schema as never, (async (
       request: { params?: Record<string, unknown> },
       extra: { signal: AbortSignal; requestId: RequestId },
     ) => {

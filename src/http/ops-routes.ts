@@ -27,7 +27,8 @@ const PROBE_ID = "readyz-probe";
 export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[] {
   const metricsTokens = new SecretSet(options.metricsToken === undefined ? [] : [options.metricsToken]);
   const readyTimeoutMs = options.readyTimeoutMs ?? 2000;
-  return [
+  const metrics = app.metrics;
+  const routes: HttpRoute[] = [
     {
       path: "/healthz",
       methods: { GET: (_req, res) => sendJson(res, 200, { status: "ok" }, { "cache-control": "no-store" }) },
@@ -53,7 +54,10 @@ export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[
         },
       },
     },
-    {
+  ];
+  // Only a server built with metrics has them to serve (TaskServerOptions.metrics).
+  if (metrics) {
+    routes.push({
       path: "/metrics",
       methods: {
         GET: async (req, res) => {
@@ -63,11 +67,12 @@ export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[
             });
             return;
           }
-          const body = await app.metrics.registry.metrics();
-          res.writeHead(200, { "content-type": app.metrics.registry.contentType, "cache-control": "no-store" });
+          const body = await metrics.registry.metrics();
+          res.writeHead(200, { "content-type": metrics.registry.contentType, "cache-control": "no-store" });
           res.end(body);
         },
       },
-    },
-  ];
+    });
+  }
+  return routes;
 }

@@ -4,12 +4,11 @@ import type { z } from "zod";
 import { DEFAULT_TTL_POLICY, type TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
 import { localEventBus } from "../events/local-event-bus.js";
-import { TaskMetrics } from "../metrics/task-metrics.js";
+import type { TaskMetrics } from "../metrics/task-metrics.js";
 import type { EngineOptions } from "../runtime/engine-options.js";
 import type { Logger } from "../core/logger.js";
 import { DEFAULT_MAX_ACTIVE_PER_OWNER } from "../runtime/limits/quotas.js";
 import { TaskEngine } from "../runtime/task-engine.js";
-import { sqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { TaskBinding } from "./owner.js";
 import { connectSession } from "./session-server.js";
@@ -24,8 +23,17 @@ import type { RegisteredTool, ToolDefinition, ToolHandler } from "./tool-definit
 export interface TaskServerOptions {
   name: string;
   version: string;
-  /** Where tasks live. Default: SQLite file `mcp-tasks.db` in the working directory. */
-  store?: TaskStore;
+  /**
+   * Where tasks live: `memoryStore()`, or `sqliteStore(file)` / `postgresStore(url)` from
+   * `mcp-tasks/sqlite` / `mcp-tasks/postgres` for tasks that outlive the process. No default: a
+   * durable server should not pick a file in the working directory, nor lose tasks silently.
+   */
+  store: TaskStore;
+  /**
+   * Prometheus metrics (`new TaskMetrics()` from `mcp-tasks/http`), which `serveHttp` then serves
+   * at /metrics. Default: none (and prom-client is never loaded).
+   */
+  metrics?: TaskMetrics;
   /** Event bus. Default: in-process. */
   bus?: EventBus;
   logger?: Logger;
@@ -84,8 +92,8 @@ export interface TaskServerOptions {
 export class TaskServer {
   readonly config: TaskServerConfig;
   readonly engine: TaskEngine;
-  /** Prometheus metrics of this server (its own registry); `serveHttp` serves them at /metrics. */
-  readonly metrics = new TaskMetrics();
+  /** Prometheus metrics of this server, when asked for in the options; `serveHttp` serves them at /metrics. */
+  readonly metrics: TaskMetrics | undefined;
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly sessions = new Set<TaskProtocolServer>();
   /** What the protocol binding's handlers reach (the HTTP plain-JSON path among them). */
@@ -103,9 +111,10 @@ export class TaskServer {
       maxActivePerOwner: options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER,
       bind: options.bind ?? "owner",
     };
+    this.metrics = options.metrics;
     this.engine = new TaskEngine({
-      store: this.metrics.instrument(options.store ?? sqliteStore("mcp-tasks.db")),
-      observer: this.metrics,
+      store: this.metrics ? this.metrics.instrument(options.store) : options.store,
+      ...(this.metrics && { observer: this.metrics }),
       bus: options.bus ?? localEventBus(),
       runner: toolTaskRunner(this.tools),
       ...(options.logger !== undefined && { logger: options.logger }),

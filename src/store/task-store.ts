@@ -29,7 +29,7 @@ export interface TaskFilter {
 /**
  * Durable storage of tasks, their input-request queues and their outcomes.
  *
- * The contract (checked by `test/store/contract.ts` against every implementation):
+ * The contract (checked by `src/testing/store-contract.ts` against every implementation):
  * - `transition` is a compare-and-set: it writes only when the current status is one of `from`,
  *   and callers pass `allowedSources(to)` from the lifecycle table, so a late outcome can never
  *   overwrite `cancelled` and terminal states never move (T-LIFE-3, T-CANCEL-4).

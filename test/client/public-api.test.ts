@@ -1,9 +1,10 @@
-/** The README's requestor example, through the package's public entry point only. */
+/** The README's requestor example, through the package's public entry points only (`mcp-tasks`, `mcp-tasks/client`). */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterEach, expect, it } from "vitest";
 import { z } from "zod";
-import { createTaskServer, memoryJournal, memoryStore, RemoteError, TaskClient, type TaskServer } from "../../src/index.js";
+import { memoryJournal, RemoteError, TaskClient } from "../../src/exports/client.js";
+import { createTaskServer, memoryStore, type TaskServer } from "../../src/exports/server.js";
 
 let app: TaskServer | null = null;
 afterEach(async () => {

@@ -1,5 +1,5 @@
 /**
- * The `mcp-tasks serve` CLI as users run it: `node bin/mcp-tasks.js …` in a real process.
+ * The `mcp-tasks serve` CLI as users run it: `node bin/mcp-tasks-dev.js …` in a real process.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -7,6 +7,7 @@ import { registerDemoTools } from "../../src/demo/demo-tools.js";
 import { pgEventBus } from "../../src/events/pg-event-bus.js";
 import { serveHttp } from "../../src/http/http-server.js";
 import { createTaskServer } from "../../src/mcp/task-server.js";
+import { TaskMetrics } from "../../src/metrics/task-metrics.js";
 import { postgresStore } from "../../src/store/postgres/postgres-store.js";
 import { callToolAsTask, getTask } from "../support/conformance.js";
 import { connectHttpClient } from "../support/http-fixture.js";
@@ -28,6 +29,7 @@ describe("cluster metrics", () => {
         store: postgresStore(TEST_PG_URL, { schema }),
         bus: pgEventBus({ connectionString: TEST_PG_URL, channel: schema }),
         cluster: { workerId: "front", concurrency: 0, intervalMs: 50 },
+        metrics: new TaskMetrics(),
       }),
     );
     const http = await serveHttp(app, { port: 0 });

@@ -168,7 +168,7 @@ describe("T-TTL-7: stored tasks per owner", () => {
     const alice = await http.connect({ token: "tok-a" });
     const { task } = await callToolAsTask(alice.client, "sleep", { ms: 0 });
     await expectRpcError(callToolAsTask(alice.client, "sleep", { ms: 0 }), -32600);
-    const samples = parseSamples(await http.app.metrics.registry.metrics());
+    const samples = parseSamples(await http.app.metrics!.registry.metrics());
     expect(valueOf(samples, "mcp_tasks_limit_rejections_total", { limit: "stored_tasks" })).toBe(1);
     // The owner key the server derived for alice (what her tasks are bound to).
     const owner = (await http.app.engine.store.get(task.taskId, { any: true }))?.owner;
@@ -226,7 +226,7 @@ describe("T-TTL-7, T-INPUT: queued input requests per task", () => {
     answerWithMessage(fx.client);
     const { task } = await callToolAsTask(fx.client, "askAtOnce", { count: 2 });
     await taskResult(fx.client, task.taskId);
-    const samples = parseSamples(await fx.app.metrics.registry.metrics());
+    const samples = parseSamples(await fx.app.metrics!.registry.metrics());
     expect(valueOf(samples, "mcp_tasks_limit_rejections_total", { limit: "queued_inputs" })).toBe(1);
     const audit = logger.entries.filter((e) => e.obj["audit"] === "limit_hit").map((e) => e.obj);
     expect(audit).toEqual([{ audit: "limit_hit", limit: "queued_inputs", owner: null, method: "tools/call", peer: null, taskId: task.taskId }]);
@@ -282,7 +282,7 @@ describe("T-TTL-7: result size", () => {
     const { fx } = await start({ maxResultBytes: 1000, logger });
     const { task } = await callToolAsTask(fx.client, "big", { chars: 5000 });
     await expectRpcError(taskResult(fx.client, task.taskId), -32603);
-    const samples = parseSamples(await fx.app.metrics.registry.metrics());
+    const samples = parseSamples(await fx.app.metrics!.registry.metrics());
     expect(valueOf(samples, "mcp_tasks_limit_rejections_total", { limit: "result_bytes" })).toBe(1);
     const audit = logger.entries.filter((e) => e.obj["audit"] === "limit_hit").map((e) => e.obj);
     expect(audit).toEqual([{ audit: "limit_hit", limit: "result_bytes", owner: null, method: "tools/call", peer: null, taskId: task.taskId }]);

@@ -1,4 +1,4 @@
 import { memoryStore } from "../../src/store/memory/memory-store.js";
-import { storeContract } from "./contract.js";
+import { storeContract } from "../../src/testing/store-contract.js";
 
 storeContract("memoryStore", () => memoryStore());

@@ -6,7 +6,7 @@ import { isLeaseStore } from "../../src/store/lease-store.js";
 import { openStore } from "../../src/store/open-store.js";
 import { postgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
-import { newTask } from "./contract.js";
+import { newTask } from "../../src/testing/store-contract.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-open-"));
 const schemas: string[] = [];

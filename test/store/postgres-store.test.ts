@@ -5,8 +5,8 @@ import type { TaskOutcome } from "../../src/core/task.js";
 import { DEFAULT_POSTGRES_SCHEMA, postgresStore, type PostgresStore, type PostgresStoreOptions } from "../../src/store/postgres/postgres-store.js";
 import { SCHEMA_VERSION } from "../../src/store/postgres/schema.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
-import { newTask, storeContract } from "./contract.js";
-import { leaseContract } from "./lease-contract.js";
+import { newTask, storeContract } from "../../src/testing/store-contract.js";
+import { leaseContract } from "../../src/testing/lease-contract.js";
 
 /**
  * The test connections skip waiting for the WAL flush on commit: 3× faster DDL and writes, and no

@@ -8,7 +8,7 @@ import type { TaskOutcome } from "../../src/core/task.js";
 import { migrate, SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
 import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { TaskStore } from "../../src/store/task-store.js";
-import { newTask, storeContract } from "./contract.js";
+import { newTask, storeContract } from "../../src/testing/store-contract.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-sqlite-"));
 let files = 0;

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Recorder } from "./recorder.js";
 
-/** The repository root and the CLI entry point (`node bin/mcp-tasks.js …`, through tsx). */
+/** The repository root and the CLI entry point (`node bin/mcp-tasks-dev.js …`: the sources, through tsx). */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-export const BIN = fileURLToPath(new URL("../../bin/mcp-tasks.js", import.meta.url));
+export const BIN = fileURLToPath(new URL("../../bin/mcp-tasks-dev.js", import.meta.url));
 
 /** The environment for spawned CLIs: ours, minus anything that would change their defaults. */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -95,7 +95,7 @@ export class CliProcess {
     });
   }
 
-  /** `node bin/mcp-tasks.js <args>` in the repository root. stdin is a pipe unless `stdin: "ignore"`. */
+  /** `node bin/mcp-tasks-dev.js <args>` in the repository root. stdin is a pipe unless `stdin: "ignore"`. */
   static spawn(args: string[], options: { env?: Record<string, string>; stdin?: "pipe" | "ignore" } = {}): CliProcess {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: REPO_ROOT,

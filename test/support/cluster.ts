@@ -1,6 +1,6 @@
 /**
  * A real cluster for the integration tests of test/cluster: `mcp-tasks serve` front nodes and
- * `mcp-tasks worker` processes (`node bin/mcp-tasks.js …`) on one fresh PostgreSQL schema, and a
+ * `mcp-tasks worker` processes (`node bin/mcp-tasks-dev.js …`) on one fresh PostgreSQL schema, and a
  * balancer without sticky sessions in front of the fronts.
  */
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";

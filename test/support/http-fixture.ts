@@ -8,6 +8,7 @@ import { localEventBus } from "../../src/events/local-event-bus.js";
 import { serveHttp, type HttpHandle, type HttpOptions } from "../../src/http/http-server.js";
 import type { HttpRoute } from "../../src/http/route-table.js";
 import { createTaskServer, type TaskServer, type TaskServerOptions } from "../../src/mcp/task-server.js";
+import { TaskMetrics } from "../../src/metrics/task-metrics.js";
 import { memoryStore } from "../../src/store/memory/memory-store.js";
 import { Recorder } from "./recorder.js";
 
@@ -200,7 +201,7 @@ export interface HttpServerFixture {
 export async function startHttpServer(
   options: { app?: Partial<TaskServerOptions>; http?: HttpOptions; routes?: (app: TaskServer) => HttpRoute[] } = {},
 ): Promise<HttpServerFixture> {
-  const app = registerDemoTools(createTaskServer({ name: "e2e", version: "0.0.0", store: memoryStore(), ...options.app }));
+  const app = registerDemoTools(createTaskServer({ name: "e2e", version: "0.0.0", store: memoryStore(), metrics: new TaskMetrics(), ...options.app }));
   const routes = options.routes?.(app);
   const http = await serveHttp(app, { port: 0, host: "127.0.0.1", ...options.http, ...(routes && { routes }) });
   const url = new URL(http.url);

@@ -3,6 +3,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { ClientCapabilities, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { registerDemoTools } from "../../src/demo/demo-tools.js";
 import { createTaskServer, type TaskServer, type TaskServerOptions } from "../../src/mcp/task-server.js";
+import { TaskMetrics } from "../../src/metrics/task-metrics.js";
 import { memoryStore } from "../../src/store/memory/memory-store.js";
 
 /** Every JSON-RPC message one client exchanged after initialization, in order. */
@@ -35,7 +36,7 @@ export async function inMemoryFixture(
   capabilities: ClientCapabilities = { elicitation: {}, sampling: {} },
 ): Promise<Fixture> {
   const { setup, ...serverOptions } = options;
-  const app = registerDemoTools(createTaskServer({ name: "test", version: "0.0.0", store: memoryStore(), ...serverOptions }));
+  const app = registerDemoTools(createTaskServer({ name: "test", version: "0.0.0", store: memoryStore(), metrics: new TaskMetrics(), ...serverOptions }));
   setup?.(app);
   await app.start();
   const clients: Client[] = [];

@@ -1,10 +1,11 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { readWireTask, type WireTask } from "../wire.js";
 import { fromSdkError } from "../../requestor-errors.js";
+import { isSdkClient } from "../../sdk-shapes.js";
 
 /**
  * The SDK's setTimeout-based request timeout: the largest delay a Node timer accepts (~24.8 days).
@@ -87,7 +88,7 @@ export function peerOf(protocol: Protocolish, defaults: { relatedRequestId?: Req
     },
     capabilities(): unknown {
       if (defaults.capabilities !== undefined) return defaults.capabilities;
-      return protocol instanceof Client ? protocol.getServerCapabilities() : protocol.getClientCapabilities();
+      return isSdkClient(protocol) ? protocol.getServerCapabilities() : protocol.getClientCapabilities();
     },
     onTaskStatus(listener: Listener): () => void {
       const set = listenersOf(protocol);

@@ -3,7 +3,7 @@
  * unchanged, so a runtime written against one store behaves the same on any other.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { newTaskId } from "../../src/core/task-id.js";
+import { newTaskId } from "../core/task-id.js";
 import {
   ACTIVE_STATUSES,
   TASK_STATUSES,
@@ -11,9 +11,9 @@ import {
   allowedSources,
   canTransition,
   type TaskStatus,
-} from "../../src/core/task-status.js";
-import type { NewTask, TaskOutcome, TaskRecord } from "../../src/core/task.js";
-import type { TaskFilter, TaskStore } from "../../src/store/task-store.js";
+} from "../core/task-status.js";
+import type { NewTask, TaskOutcome, TaskRecord } from "../core/task.js";
+import type { TaskFilter, TaskStore } from "../store/task-store.js";
 
 const T0 = 1_700_000_000_000;
 

@@ -7,11 +7,11 @@
  * serves them on separate connections, so the database's locking is what is tested.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { newTaskId } from "../../src/core/task-id.js";
-import { allowedSources, TERMINAL_STATUSES, type TaskStatus } from "../../src/core/task-status.js";
-import type { NewTask, TaskOutcome, TaskRecord } from "../../src/core/task.js";
-import type { ClusterStore } from "../../src/store/lease-store.js";
-import { newTask } from "./contract.js";
+import { newTaskId } from "../core/task-id.js";
+import { allowedSources, TERMINAL_STATUSES, type TaskStatus } from "../core/task-status.js";
+import type { NewTask, TaskOutcome, TaskRecord } from "../core/task.js";
+import type { ClusterStore } from "../store/lease-store.js";
+import { newTask } from "./store-contract.js";
 
 const T0 = 1_700_000_000_000;
 const LEASE = 30_000;

@@ -1,0 +1,12 @@
+/**
+ * What each subcommand is, in one line, and how the top-level help names it: shared by the
+ * commands themselves and by `mcp-tasks --help`, which lists them without loading any of them.
+ */
+export const COMMAND_SUMMARIES = {
+  serve: { term: "serve [options]", description: "Serve MCP tools with durable tasks over Streamable HTTP (default) or stdio" },
+  worker: { term: "worker [options]", description: "Run queued tasks of a cluster (PostgreSQL store) without serving MCP" },
+  call: { term: "call [options] [positionals...]", description: "Call a tool — as a task where the server allows it — and follow it to its end" },
+  tasks: { term: "tasks", description: "List, inspect, wait for and cancel tasks on a server" },
+} as const;
+
+export type CommandName = keyof typeof COMMAND_SUMMARIES;

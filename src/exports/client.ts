@@ -1,0 +1,13 @@
+/**
+ * `mcp-tasks/client` — the requestor: a TaskClient on an SDK Client (calls tools as tasks,
+ * resumes them by id, hosts the server's sampling/elicitation as tasks), its journals and errors.
+ * Loads no native addon, no PostgreSQL driver, no metrics or JWT library (test/package checks).
+ */
+export { TaskClient, type TaskClientOptions, type CallToolOptions, type ToolCall, type ToolTask } from "../client/task-client.js";
+export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from "../client/task-journal.js";
+export type { ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "../client/receiver-options.js";
+export { RemoteTask, type TaskOutcome, type LifecycleEvent } from "../mcp/rev2025-11-25/requestor/remote-task.js";
+export { RemoteError, TaskCancelledError, ConnectionError } from "../mcp/requestor-errors.js";
+export { TaskError, RpcCode } from "../core/errors.js";
+/** A task as the server reports it on the 2025-11-25 wire (`RemoteTask.info`). */
+export type { WireTask as RemoteTaskInfo } from "../mcp/rev2025-11-25/wire.js";

@@ -1,0 +1,25 @@
+/**
+ * `mcp-tasks` — durable, spec-exact MCP Tasks (protocol revision 2025-11-25), the server side:
+ * create a task server, register tools, connect it to any SDK transport, and the in-process store
+ * and bus. Durable stores, HTTP, the requestor, the store contract suite and the demo tools are
+ * entries of their own (`mcp-tasks/sqlite`, `/postgres`, `/http`, `/client`, `/testing`, `/demo`),
+ * so importing this one loads no native addon, no PostgreSQL driver and no metrics library.
+ */
+export { createTaskServer, TaskServer, type TaskServerOptions } from "../mcp/task-server.js";
+export type { AskOptions, ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "../mcp/tool-definition.js";
+export { CapabilityError } from "../mcp/capability-error.js";
+export { TaskError, RpcCode } from "../core/errors.js";
+export { memoryStore } from "../store/memory/memory-store.js";
+export { localEventBus } from "../events/local-event-bus.js";
+export type { TaskStore } from "../store/task-store.js";
+export type { ClusterStore, LeaseStore } from "../store/lease-store.js";
+export type { EventBus } from "../events/event-bus.js";
+export type { TaskEvent } from "../events/task-event.js";
+export type { Logger } from "../core/logger.js";
+export type { NewTask, TaskRecord } from "../core/task.js";
+export type { TaskStatus } from "../core/task-status.js";
+export { ANONYMOUS_CALLER, type Caller } from "../core/caller.js";
+export type { TaskBinding } from "../mcp/owner.js";
+export type { TtlPolicy } from "../core/ttl-policy.js";
+export type { RateLimit } from "../runtime/limits/rate-limiter.js";
+export type { FailedLookupLimit } from "../runtime/limits/failed-lookup-guard.js";

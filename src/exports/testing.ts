@@ -1,0 +1,15 @@
+/**
+ * `mcp-tasks/testing` — for writing a store of your own: the behavioural contract suites every
+ * built-in store passes (run them in vitest, an optional peer dependency of this entry), and every
+ * type and rule a TaskStore / LeaseStore implementation deals in.
+ */
+export { storeContract, newTask } from "../testing/store-contract.js";
+export { leaseContract } from "../testing/lease-contract.js";
+export type { TaskStore, TaskFilter, TransitionPatch, OwnerScope } from "../store/task-store.js";
+export { isLeaseStore, type LeaseStore, type ClusterStore } from "../store/lease-store.js";
+export type { NewTask, TaskRecord, TaskOutcome, RpcErrorShape, TaskOrigin, TaskProgress, InputRequest, StatusChange } from "../core/task.js";
+export type { ListPosition } from "../core/cursor.js";
+export { TASK_STATUSES, TERMINAL_STATUSES, ACTIVE_STATUSES, isTerminal, canTransition, allowedSources, type TaskStatus } from "../core/task-status.js";
+export { StoreError, type StoreErrorReason } from "../store/store-rules.js";
+export type { EventBus, Unsubscribe } from "../events/event-bus.js";
+export type { TaskEvent } from "../events/task-event.js";

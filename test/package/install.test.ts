@@ -1,0 +1,338 @@
+/**
+ * The package as a user gets it (issue 10, "A package that installs"): `npm pack`, installed into a
+ * fresh ESM project from the tarball together with zod, the SDK and TypeScript from the registry —
+ * first the newest of each, then the lowest versions our peer ranges allow. It type-checks and runs
+ * the README's tool example, loads `mcp-tasks/client` without a native addon, pg, prom-client or
+ * jose, serves a TypeScript `--tools` module through the project's tsx, works with a Client from a
+ * second copy of the SDK, and starts its CLI quickly.
+ */
+import { execFile, spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/cli-process.js";
+
+const exec = promisify(execFile);
+const INSTALL_TIMEOUT_MS = 10 * 60_000;
+const STEP_TIMEOUT_MS = 2 * 60_000;
+
+const manifest = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { peerDependencies: Record<string, string> };
+/** The lowest version a caret range admits ("^1.24.0" → "1.24.0"). */
+const lowest = (name: string): string => {
+  const range = manifest.peerDependencies[name];
+  const match = /^\^(\d+\.\d+\.\d+)$/.exec(range ?? "");
+  if (!match?.[1]) throw new Error(`peer range of ${name} is not a caret range: ${range}`);
+  return match[1];
+};
+
+/** Our environment without npm's per-run variables (a nested npm must not inherit `npm test`'s). */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!/^npm_/i.test(key)) env[key] = value;
+  delete env["PORT"];
+  delete env["NODE_OPTIONS"];
+  return { ...env, ...extra };
+}
+
+async function run(command: string, args: string[], cwd: string, timeout = STEP_TIMEOUT_MS): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await exec(command, args, { cwd, env: cleanEnv(), timeout, maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${command} ${args.join(" ")} failed in ${cwd}: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`, { cause: error });
+  }
+}
+
+/** Runs a command to its end, whatever its exit code. */
+function runToEnd(command: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, args, { cwd, env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), STEP_TIMEOUT_MS);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: performance.now() - started });
+    });
+  });
+}
+
+/** The README's "Writing tools" example, as the first ts block of that section. */
+function readmeToolExample(): string {
+  const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Writing tools"));
+  const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!block) throw new Error("README.md has no ts block under ## Writing tools");
+  return block;
+}
+
+// The README example ends by serving on port 3000; here it serves on a free port and hands the
+// handle to the driver below, and nothing else of it changes.
+const SERVE_LINE = "await serveHttp(app, { port: 3000 });";
+const EXPORTED_SERVE = "export const served = await serveHttp(app, { port: 0 });";
+
+/** Calls the example's tool as a task through TaskClient, answering its elicitation, and prints the result. */
+const DRIVER = `import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { TaskClient } from "mcp-tasks/client";
+import { served } from "./example.js";
+
+const client = new Client({ name: "driver", version: "1.0.0" });
+const tasks = new TaskClient(client, { elicit: async () => ({ action: "accept", content: { fourK: true } }) });
+await client.connect(new StreamableHTTPClientTransport(new URL(served.url)));
+const call = await tasks.callTool("render", { scene: "intro" }, { task: true });
+if (call.kind !== "task") throw new Error("expected a task, got a plain result");
+const result = await call.task.result();
+process.stdout.write(JSON.stringify(result));
+await tasks.close();
+await client.close();
+await served.close();
+process.exit(0);
+`;
+
+const TSCONFIG = {
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    skipLibCheck: true,
+    types: ["node"],
+    outDir: "out",
+  },
+  include: ["*.ts"],
+};
+
+/** A TypeScript tools module for `mcp-tasks serve --tools` (type annotations: Node 20 cannot run it bare). */
+const TOOLS_MODULE = `import { z } from "zod";
+import type { TaskServer } from "mcp-tasks";
+
+export default function register(app: TaskServer): void {
+  app.tool("shout", { input: z.object({ text: z.string() }) }, async ({ text }: { text: string }) => ({
+    content: [{ type: "text", text: text.toUpperCase() }],
+  }));
+}
+`;
+
+/**
+ * Records what an import loads: every module URL resolved (an ESM resolve hook, appending to
+ * $LOADED_LOG) and every native addon opened (process.dlopen, which Node uses for each .node file).
+ */
+const LOAD_HOOKS = `import { appendFileSync } from "node:fs";
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  appendFileSync(process.env.LOADED_LOG, "module " + resolved.url + "\\n");
+  return resolved;
+}
+`;
+const LOAD_RECORDER = `import { appendFileSync } from "node:fs";
+import { register } from "node:module";
+const dlopen = process.dlopen;
+process.dlopen = function (module, filename, ...rest) {
+  appendFileSync(process.env.LOADED_LOG, "addon " + filename + "\\n");
+  return dlopen.call(this, module, filename, ...rest);
+};
+register("./load-hooks.mjs", import.meta.url);
+`;
+
+/** Loads the given entries (and optionally opens a SQLite store), under the recorder. */
+async function loadedBy(project: string, script: string): Promise<string[]> {
+  const log = join(project, `loaded-${Math.random().toString(36).slice(2)}.log`);
+  writeFileSync(log, "");
+  writeFileSync(join(project, "load-check.mjs"), script);
+  await exec(process.execPath, ["--import", "./load-recorder.mjs", "load-check.mjs"], { cwd: project, env: cleanEnv({ LOADED_LOG: log }), timeout: STEP_TIMEOUT_MS });
+  return readFileSync(log, "utf8").split("\n").filter(Boolean);
+}
+
+const FORBIDDEN = /\/node_modules\/(better-sqlite3|bindings|pg|pg-pool|pg-protocol|prom-client|jose)\//;
+
+let work: string;
+let project: string;
+let tarball: string;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "mcp-tasks-package-"));
+  project = join(work, "app");
+  mkdirSync(project);
+  // prepack builds dist/ first.
+  const packed = await run("npm", ["pack", "--silent", "--pack-destination", work], REPO_ROOT, 5 * 60_000);
+  tarball = join(work, packed.stdout.trim().split("\n").pop() ?? "");
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "app", private: true, type: "module", allowScripts: { "better-sqlite3": true, esbuild: true } }, null, 2),
+  );
+  writeFileSync(join(project, "tsconfig.json"), JSON.stringify(TSCONFIG, null, 2));
+  writeFileSync(join(project, "load-hooks.mjs"), LOAD_HOOKS);
+  writeFileSync(join(project, "load-recorder.mjs"), LOAD_RECORDER);
+  const example = readmeToolExample();
+  if (!example.includes(SERVE_LINE)) throw new Error(`the README's tool example no longer ends with ${SERVE_LINE}: update this test`);
+  writeFileSync(join(project, "example.ts"), example.replace(SERVE_LINE, EXPORTED_SERVE));
+  writeFileSync(join(project, "driver.ts"), DRIVER);
+  writeFileSync(join(project, "tools.ts"), TOOLS_MODULE);
+  await run(
+    "npm",
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      tarball,
+      "zod@latest",
+      "@modelcontextprotocol/sdk@latest",
+      "typescript@latest",
+      "tsx@latest",
+      "@types/node@20",
+      // A second, different copy of the SDK, as an application may have besides the one npm gives mcp-tasks.
+      `sdk-copy@npm:@modelcontextprotocol/sdk@${lowest("@modelcontextprotocol/sdk")}`,
+    ],
+    project,
+    INSTALL_TIMEOUT_MS,
+  );
+}, INSTALL_TIMEOUT_MS + 5 * 60_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** Type-checks the example and its driver with the project's TypeScript, runs them, and returns what the tool answered. */
+async function typecheckAndRunExample(): Promise<unknown> {
+  rmSync(join(project, "out"), { recursive: true, force: true });
+  await run(process.execPath, [join(project, "node_modules/typescript/bin/tsc"), "-p", "."], project);
+  const { stdout } = await run(process.execPath, ["out/driver.js"], project);
+  return JSON.parse(stdout);
+}
+
+describe("installed with the newest zod, SDK and TypeScript", { timeout: STEP_TIMEOUT_MS }, () => {
+  it("ships dist/, the bin and the README, and no sources, tests, benches or CI files", async () => {
+    const { stdout } = await run("tar", ["-tzf", tarball], work);
+    const files = stdout.split("\n").filter(Boolean);
+    expect(files).toContain("package/dist/exports/server.js");
+    expect(files).toContain("package/dist/exports/client.d.ts");
+    expect(files).toContain("package/bin/mcp-tasks.js");
+    expect(files).toContain("package/README.md");
+    expect(files.filter((f) => !/^package\/(dist\/|bin\/mcp-tasks\.js$|README\.md$|package\.json$)/.test(f))).toEqual([]);
+  });
+
+  it("installs one zod and one SDK for mcp-tasks: the application's (peer dependencies)", async () => {
+    const { stdout } = await run("npm", ["ls", "--all", "--parseable", "zod", "@modelcontextprotocol/sdk"], project);
+    const copies = stdout.split("\n").filter((line) => /node_modules\/(zod|@modelcontextprotocol\/sdk)$/.test(line));
+    expect(copies.map((line) => line.slice(line.indexOf("node_modules")))).toEqual(
+      expect.arrayContaining(["node_modules/zod", "node_modules/@modelcontextprotocol/sdk"]),
+    );
+    expect(copies.some((line) => line.includes("node_modules/mcp-tasks/node_modules"))).toBe(false);
+  });
+
+  it("type-checks and runs the README's tool example, called as a task through TaskClient", async () => {
+    expect(await typecheckAndRunExample()).toMatchObject({ content: [{ type: "text", text: "rendered intro (accept)" }] });
+  });
+
+  it("loads no native addon, pg, prom-client or jose for mcp-tasks/client (nor for mcp-tasks)", async () => {
+    const loaded = await loadedBy(project, `await import("mcp-tasks/client");\nawait import("mcp-tasks");\n`);
+    expect(loaded.some((line) => line.includes("/node_modules/mcp-tasks/dist/exports/client.js"))).toBe(true);
+    expect(loaded.filter((line) => line.startsWith("addon ") || FORBIDDEN.test(line))).toEqual([]);
+  });
+
+  it("the load recorder does see SQLite's addon, pg, prom-client and jose when the entries that need them load", async () => {
+    const loaded = await loadedBy(
+      project,
+      `const { sqliteStore } = await import("mcp-tasks/sqlite");\nawait import("mcp-tasks/postgres");\nawait import("mcp-tasks/http");\nawait sqliteStore(":memory:").close();\n`,
+    );
+    expect(loaded.some((line) => line.startsWith("addon ") && line.endsWith("better_sqlite3.node"))).toBe(true);
+    for (const name of ["better-sqlite3", "pg", "prom-client", "jose"]) {
+      expect(loaded.some((line) => line.includes(`/node_modules/${name}/`))).toBe(true);
+    }
+  });
+
+  it("answers `mcp-tasks --help` from the installed bin in under a second", async () => {
+    const bin = join(project, "node_modules/.bin/mcp-tasks");
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push(await runToEnd(bin, ["--help"], project));
+    for (const r of runs) {
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("Usage: mcp-tasks");
+    }
+    // The fastest of three: the CLI's own start-up, less the noise of a shared machine.
+    expect(Math.min(...runs.map((r) => r.ms))).toBeLessThan(1000);
+  });
+
+  it("serves a TypeScript --tools module through the tsx the project has installed", async () => {
+    const served = await runToEnd(join(project, "node_modules/.bin/mcp-tasks"), ["serve", "--stdio", "--store", "memory", "--tools", "tools.ts"], project);
+    expect(served.stderr).toContain('"tools":["shout"]');
+    expect(served.code).toBe(0);
+  });
+
+  it("says how to load a TypeScript --tools module where no tsx is installed", async () => {
+    const elsewhere = join(work, "elsewhere");
+    mkdirSync(elsewhere, { recursive: true });
+    copyFileSync(join(project, "tools.ts"), join(elsewhere, "tools.ts"));
+    const served = await runToEnd(join(project, "node_modules/.bin/mcp-tasks"), ["serve", "--stdio", "--store", "memory", "--tools", "tools.ts"], elsewhere);
+    expect(served.code).not.toBe(0);
+    expect(served.stderr).toContain("npm install --save-dev tsx");
+    expect(served.stderr).toContain("compile tools.ts to JavaScript");
+  });
+
+  it("serves a TaskClient whose SDK Client comes from another copy of the SDK (no instanceof across copies)", async () => {
+    writeFileSync(
+      join(project, "second-copy.mjs"),
+      `import { Client } from "sdk-copy/client/index.js";
+import { InMemoryTransport } from "sdk-copy/inMemory.js";
+import { z } from "zod";
+import { createTaskServer, memoryStore, TaskError } from "mcp-tasks";
+import { RemoteError, TaskClient } from "mcp-tasks/client";
+
+const app = createTaskServer({ name: "s", version: "1", store: memoryStore(), pollIntervalMs: 20 });
+app.tool("ask", { input: z.object({}), taskSupport: "optional" }, async (_args, ctx) => {
+  const answer = await ctx.elicit({ mode: "form", message: "name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } });
+  return { content: [{ type: "text", text: "hello " + answer.content?.name }] };
+});
+app.tool("refuse", { input: z.object({}), taskSupport: "optional" }, async () => {
+  throw TaskError.protocol(-32042, "refused", { why: "test" });
+});
+await app.start();
+const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+await app.connect(serverSide);
+const client = new Client({ name: "c", version: "1" });
+const tasks = new TaskClient(client, { elicit: async () => ({ action: "accept", content: { name: "ada" } }) });
+await client.connect(clientSide);
+const asked = await tasks.callTool("ask", {}, { task: true });
+const refused = await tasks.callTool("refuse", {}, { task: true });
+let error = null;
+try { await refused.task.result(); } catch (e) { error = e; }
+process.stdout.write(JSON.stringify({
+  kind: asked.kind,
+  result: await asked.task.result(),
+  remote: error instanceof RemoteError,
+  code: error?.code,
+}));
+await tasks.close();
+await client.close();
+await app.close();
+process.exit(0);
+`,
+    );
+    const { stdout } = await run(process.execPath, ["second-copy.mjs"], project);
+    expect(JSON.parse(stdout)).toMatchObject({ kind: "task", result: { content: [{ type: "text", text: "hello ada" }] }, remote: true, code: -32042 });
+  });
+});
+
+describe("installed with the lowest zod and SDK of the peer ranges", { timeout: STEP_TIMEOUT_MS }, () => {
+  beforeAll(async () => {
+    await run(
+      "npm",
+      ["install", "--no-audit", "--no-fund", `zod@${lowest("zod")}`, `@modelcontextprotocol/sdk@${lowest("@modelcontextprotocol/sdk")}`],
+      project,
+      INSTALL_TIMEOUT_MS,
+    );
+  }, INSTALL_TIMEOUT_MS);
+
+  it("type-checks and runs the README's tool example", async () => {
+    const installed = (name: string) => (JSON.parse(readFileSync(join(project, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+    expect([installed("zod"), installed("@modelcontextprotocol/sdk")]).toEqual([lowest("zod"), lowest("@modelcontextprotocol/sdk")]);
+    expect(await typecheckAndRunExample()).toMatchObject({ content: [{ type: "text", text: "rendered intro (accept)" }] });
+  });
+});
