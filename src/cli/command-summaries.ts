@@ -7,6 +7,7 @@ export const COMMAND_SUMMARIES = {
   worker: { term: "worker [options]", description: "Run queued tasks of a cluster (PostgreSQL store) without serving MCP" },
   call: { term: "call [options] [positionals...]", description: "Call a tool — as a task where the server allows it — and follow it to its end" },
   tasks: { term: "tasks", description: "List, inspect, wait for and cancel tasks on a server" },
+  tools: { term: "tools", description: "Show the tools a server offers" },
 } as const;
 
 export type CommandName = keyof typeof COMMAND_SUMMARIES;

@@ -1,3 +1,4 @@
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { Command } from "commander";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { printError, type Output } from "./output.js";
@@ -10,7 +11,7 @@ import { listAllTools, summaryOf, taskSupportOf } from "./tool-list.js";
 
 /** `mcp-tasks tools list <target>`: what can be called, and how (T-TOOL-2 taskSupport). */
 export function toolsCommand(): Command {
-  const tools = new Command("tools").description("Show the tools a server offers");
+  const tools = new Command("tools").description(COMMAND_SUMMARIES.tools.description);
   const command: Command = requestorCommand("list")
     .description("list the server's tools (every page of tools/list) with their taskSupport")
     .usage("<target> [options]\n       mcp-tasks tools list --stdio <command>")
