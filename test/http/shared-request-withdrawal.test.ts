@@ -39,4 +39,16 @@ describe("notifications/cancelled on shared sessions", () => {
     answer = true;
     expect((await taskResult(c.client, task.taskId)).content).toEqual([{ type: "text", text: "answer: still here" }]);
   });
+
+  it("a notifications/cancelled POSTed on another session, naming the same request id, leaves the request alone (T-SEC-3)", async () => {
+    const owner = await fx.connect();
+    const stranger = await fx.connect();
+    const { task } = await callToolAsTask(owner.client, "sleep", { ms: 800 });
+    const waiting = taskResult(owner.client, task.taskId);
+    // The owner's SDK client numbers its requests 0 (initialize), 1 (tools/call), 2 (this tasks/result).
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the tasks/result is being served by now
+    await stranger.client.notification({ method: "notifications/cancelled", params: { requestId: 2, reason: "not yours" } });
+    expect((await waiting).content).toEqual([{ type: "text", text: "slept 800 ms" }]);
+    expect(owner.exchanges.items.find((e) => e.body?.method === "tasks/result")?.body?.id).toBe(2);
+  });
 });
