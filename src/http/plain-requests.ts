@@ -42,7 +42,7 @@ export interface PlainSession {
 /**
  * Answers a plain request with one `application/json` response, and says what came of it:
  * "needs-stream" when the era found it needs a stream (nothing written: the caller hands it to the
- * transport), "abandoned" when the requestor hung up first (nothing to write to).
+ * transport), "abandoned" when the requestor hung up first or `withdrawn` aborted (nothing written).
  */
 export async function answerPlain(
   app: TaskServer,
@@ -51,10 +51,14 @@ export async function answerPlain(
   session: PlainSession,
   req: IncomingMessage,
   res: ServerResponse,
+  withdrawn?: AbortSignal,
 ): Promise<"answered" | "abandoned" | "needs-stream"> {
   const abandoned = new AbortController();
   const onClose = (): void => abandoned.abort("the requestor closed the connection");
+  const onWithdrawn = (): void => abandoned.abort(withdrawn?.reason);
   res.once("close", onClose);
+  if (withdrawn?.aborted) onWithdrawn();
+  withdrawn?.addEventListener("abort", onWithdrawn, { once: true });
   let body: object;
   try {
     const caller = callerOf(auth, app.config.bind, session.id, currentRequestPeer());
@@ -77,6 +81,7 @@ export async function answerPlain(
     body = { jsonrpc: "2.0", id: request.id, error: rpcError };
   } finally {
     res.off("close", onClose);
+    withdrawn?.removeEventListener("abort", onWithdrawn);
   }
   sendJson(res, 200, body, { "mcp-session-id": session.id });
   return "answered";

@@ -5,10 +5,10 @@
  * run in the workers. Where a test must be sure a path crosses nodes, it routes those requests to
  * a chosen front (and the balancer's log says where every request went).
  */
-import { ElicitRequestSchema, type ElicitRequest, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ElicitRequestSchema, type ElicitRequest, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Balancer, byMethod, Cluster, rpcKind } from "../support/cluster.js";
-import { callToolAsTask, cancelTask, expectRpcError, getTask, listAllTasks, RELATED_TASK, taskResult } from "../support/conformance.js";
+import { callToolAsTask, cancelTask, deferred, expectRpcError, getTask, listAllTasks, RELATED_TASK, taskResult } from "../support/conformance.js";
 import { connectHttpClient, relatedTaskId, type ConnectOptions, type HttpClient } from "../support/http-fixture.js";
 import { Recorder } from "../support/recorder.js";
 
@@ -148,6 +148,37 @@ describe("cluster: input_required across nodes", { timeout: 30_000 }, () => {
     const result = await taskResult(c.client, task.taskId);
     expect(result.content).toEqual(text(`answer: ${long}`));
     expect(balancer.where((r) => rpcKind(r) === "response").map((r) => [r.node, r.status])).toEqual([[0, 202]]);
+  });
+});
+
+describe("cluster: a requestor's notifications/cancelled reaches its request on another front", { timeout: 30_000 }, () => {
+  it("a tasks/result withdrawn through front A while front B serves it ends on B: its question is withdrawn from the requestor, and the next tasks/result gets it (T-INPUT-5)", async () => {
+    const balancer = new Balancer(cluster.urls);
+    const c = await connect(balancer, { capabilities: { elicitation: { form: {} } } });
+    balancer.route = byMethod({ "tools/call": 0, "tasks/result": 1, "notifications/cancelled": 0, response: 0 });
+    const asked = deferred<void>();
+    const withdrawn = deferred<unknown>();
+    let answer = false;
+    c.client.setRequestHandler(ElicitRequestSchema, async (_request, extra) => {
+      if (answer) return { action: "accept", content: { answer: "still here" } };
+      extra.signal.addEventListener("abort", () => withdrawn.resolve(extra.signal.reason));
+      asked.resolve();
+      return new Promise<never>(() => {});
+    });
+    const { task } = await callToolAsTask(c.client, "ask", { question: "Still there?" });
+    const giveUp = new AbortController();
+    const abandoned = c.client.request({ method: "tasks/result", params: { taskId: task.taskId } }, CallToolResultSchema, { signal: giveUp.signal });
+    await asked.promise;
+    giveUp.abort("no longer waiting");
+    await abandoned.catch(() => {});
+
+    // Front 1 heard of it from front 0, ended the request, and took back the question it had put on that stream.
+    const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error("the question was never withdrawn")), 5_000));
+    await Promise.race([withdrawn.promise, timeout]);
+    expect(balancer.where((r) => rpcKind(r) === "notifications/cancelled").map((r) => [r.node, r.status])).toEqual([[0, 202]]);
+    expect(balancer.where((r) => rpcKind(r) === "tasks/result").map((r) => r.node)).toEqual([1]);
+    answer = true;
+    expect((await taskResult(c.client, task.taskId)).content).toEqual(text("answer: still here"));
   });
 });
 

@@ -8,6 +8,7 @@ import { sendRpcError } from "../json-rpc-response.js";
 import { refuseUnsupportedVersion } from "../protocol-version.js";
 import { HttpFailure } from "../rpc-http-errors.js";
 import { ReplyRouter } from "./reply-router.js";
+import { RequestWithdrawals, type OpenRequest } from "./request-withdrawals.js";
 import { openSessionStream } from "./session-stream.js";
 import { SessionTokenCodec } from "./session-token.js";
 import type { SessionEndpoint } from "../session-endpoint.js";
@@ -30,17 +31,19 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     private readonly app: TaskServer,
     private readonly codec: SessionTokenCodec,
     private readonly router: ReplyRouter,
+    private readonly withdrawals: RequestWithdrawals,
     private readonly options: SharedEndpointOptions,
   ) {}
 
   static async create(app: TaskServer, options: SharedEndpointOptions = {}): Promise<SharedSessionEndpoint> {
     await app.start();
     const secret = await app.engine.store.secret();
-    return new SharedSessionEndpoint(app, new SessionTokenCodec(secret), new ReplyRouter(app.engine.bus, app.engine.logger), options);
+    return new SharedSessionEndpoint(app, new SessionTokenCodec(secret), new ReplyRouter(app.engine.bus, app.engine.logger), new RequestWithdrawals(app.engine.bus), options);
   }
 
   close(): void {
     this.router.close();
+    this.withdrawals.close();
   }
 
   async post(req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined, principal: string | null): Promise<void> {
@@ -67,20 +70,42 @@ export class SharedSessionEndpoint implements SessionEndpoint {
       return;
     }
     const messages = Array.isArray(body) ? body : [body];
-    const rest = messages.filter((message) => !this.router.route(message, header));
+    // A withdrawal usually comes in its own POST, to another server (or node) than its request's.
+    const rest = messages.filter((message) => !this.router.route(message, header) && !this.withdrawals.route(message, header));
     if (rest.length === 0) {
       res.writeHead(202).end();
       return;
     }
     if (refuseUnsupportedVersion(req, res)) return;
+    const open = this.track(rest, header, res);
     const plain = rest.length === 1 ? plainRequestOf(this.app, rest[0]) : null;
     if (plain) {
       // The session's own tasks are notified on its GET stream, fed by the bus wherever it is held.
       const session = { id: header, clientCapabilities: claims.capabilities, sessionStreamCarriesOwnTasks: true };
-      if ((await answerPlain(this.app, plain, auth, session, req, res)) !== "needs-stream") return;
+      const withdrawn = open[0]?.withdrawn;
+      const outcome = await answerPlain(this.app, plain, auth, session, req, res, withdrawn);
+      if (withdrawn?.aborted && !res.headersSent) {
+        // No answer is owed for a withdrawn request (nor sent), only the HTTP response: an empty
+        // stream, which the client does not resume (it has no event ids). Not handed to a stream
+        // either, even when the plain handler found it needed one: it would deliver a question there.
+        res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": header }).end();
+        return;
+      }
+      if (outcome !== "needs-stream") return;
     }
     res.setHeader("mcp-session-id", header);
-    await this.serve(req, res, Array.isArray(body) ? rest : rest[0], header, claims.capabilities);
+    await this.serve(req, res, Array.isArray(body) ? rest : rest[0], header, claims.capabilities, open);
+  }
+
+  /** Registers the requests among `messages` for withdrawal until the response closes. */
+  private track(messages: unknown[], sessionId: string, res: ServerResponse): OpenRequest[] {
+    const open = messages.flatMap((message) => {
+      const { id, method } = (message ?? {}) as { id?: unknown; method?: unknown };
+      const isRequest = typeof method === "string" && (typeof id === "string" || typeof id === "number");
+      return isRequest ? [this.withdrawals.track(sessionId, id)] : [];
+    });
+    if (open.length > 0) res.once("close", () => open.forEach((request) => request.close()));
+    return open;
   }
 
   /** GET: the session's notification stream. */
@@ -111,6 +136,7 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     body: unknown,
     sessionId: string,
     capabilities: ClientCapabilities | undefined,
+    open: OpenRequest[] = [],
   ): Promise<void> {
     const allowedHosts = this.options.allowedHosts?.();
     const transport = new StreamableHTTPServerTransport({
@@ -119,11 +145,23 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     });
     // The session's standalone stream is the GET stream, fed by the bus (session-stream.ts): this
     // server only carries what belongs on this request's own stream.
-    const server = await this.app.connect(this.router.wrap(transport, sessionId), sessionId, {
+    const routed = this.router.wrap(transport, sessionId);
+    const server = await this.app.connect(routed, sessionId, {
       standaloneStream: false,
       ...(capabilities && { clientCapabilities: capabilities }),
     });
     res.once("close", () => void server.close().catch(() => {}));
+    if (open.length > 0) {
+      // A withdrawal goes to the server once it has taken the request (it then aborts the handler);
+      // one that came before waits for that.
+      const dispatch = routed.onmessage;
+      routed.onmessage = (message, extra) => {
+        dispatch?.(message, extra);
+        const { id, method } = message as { id?: unknown; method?: unknown };
+        if (method === undefined) return;
+        for (const request of open) if (request.id === id) request.servedBy((cancel) => dispatch?.(cancel));
+      };
+    }
     await transport.handleRequest(req, res, body);
   }
 }

@@ -11,7 +11,11 @@ interface OpenResult {
   owner: string | null;
   /** Looked up at the first event that would go to this request, then kept. */
   owned: Promise<boolean> | null;
+  /** The task's move to a terminal status while this request was open, kept for {@link SessionLink.announceEnd}. */
+  ended: StatusEvent | null;
 }
+
+type StatusEvent = Extract<TaskEvent, { type: "status" }>;
 
 /**
  * Carries a task's status changes (T-NOTE-1) and progress (T-PROG-1) to one connected session.
@@ -19,7 +23,9 @@ interface OpenResult {
  * Where they go: on the stream of a `tasks/result` for that task that this session has open,
  * else — for the session that created the task — its standalone stream (on Streamable HTTP the
  * GET stream; the original POST stream closed with the CreateTaskResult). A session that neither
- * created the task nor waits on it hears nothing of it.
+ * created the task nor waits on it hears nothing of it. A server without a standalone stream (one
+ * per request, cluster HTTP) has the waiting tasks/result send the task's end itself, just before
+ * its answer: after that answer the server is gone.
  *
  * A `tasks/result` is tracked before the engine's first read has told whether its caller may see
  * the task at all (so no event between that read and the wait is missed). Until that request is
@@ -57,7 +63,7 @@ export class SessionLink {
   trackResult(taskId: string, requestId: RequestId, owner: string | null): () => void {
     let set = this.openResults.get(taskId);
     if (!set) this.openResults.set(taskId, (set = new Map()));
-    set.set(requestId, { owner, owned: null });
+    set.set(requestId, { owner, owned: null, ended: null });
     return () => {
       const current = this.openResults.get(taskId);
       current?.delete(requestId);
@@ -74,6 +80,13 @@ export class SessionLink {
     // progress must increase from one notification to the next).
     if (!this.standalone && event.sessionId === this.connectionId) return;
     const open = this.openResults.get(event.taskId);
+    if (event.type === "status" && !this.standalone && isTerminal(event.status)) {
+      // Sent after the waiters, this would find the request answered and this server closed with
+      // its response (there is no standalone stream here to fall back on): the tasks/result itself
+      // announces it, before its answer (announceEnd). Noted synchronously, before that answer.
+      for (const entry of open?.values() ?? []) entry.ended = event;
+      return;
+    }
     const mine = this.standalone && event.sessionId === this.connectionId;
     if (!open && !mine) return;
     // Whether this session may hear of the task is decided by the requests open when the event
@@ -105,6 +118,19 @@ export class SessionLink {
     await this.send({ method: "notifications/tasks/status", params: { ...snapshot } }, relatedRequestId, mine);
   }
 
+
+  /**
+   * Sends, on the stream of `tasks/result` request `requestId`, the status notification of the
+   * task's end it saw while waiting (T-NOTE-1), if this server has no standalone stream to carry
+   * it after the answer. Called by that request just before it answers, once its caller was found
+   * to own the task (its lookup succeeded), so no ownership check is needed.
+   */
+  async announceEnd(taskId: string, requestId: RequestId): Promise<void> {
+    const ended = this.openResults.get(taskId)?.get(requestId)?.ended;
+    if (!ended) return;
+    // T-NOTE-3: params are the full Task, without related-task metadata.
+    await this.send({ method: "notifications/tasks/status", params: { ...wireTaskOf(ended) } }, requestId, false);
+  }
 
   /**
    * The first `tasks/result` of this session still open for the task. Only asked once the session

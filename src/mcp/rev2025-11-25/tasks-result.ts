@@ -75,6 +75,7 @@ export async function tasksResult(
       // event: a `working` task with no such event since has nothing queued (one query less).
       if (change.inputsMayHaveChanged) await deliverPendingInputs(engine, change.task, caller, deliver);
     });
+    await link.announceEnd(taskId, request.requestId);
     return resultOf(task);
   } catch (error) {
     throw withOperation("Failed to retrieve task result", error);

@@ -310,11 +310,8 @@ export function inputRequiredSuite(path: ConformancePath): void {
       expect((await taskResult(again, task.taskId)).content).toEqual([{ type: "text", text: "answer: second time" }]);
       expect(requests).toHaveLength(1);
     });
-    // Streaming paths only: it needs status notifications and to answer the server's requests. Not on
-    // http-shared: there the requestor's notifications/cancelled for its tasks/result does not reach
-    // the request it cancels, so the question goes to the abandoned stream — a behaviour difference
-    // reported to the lead, left out here until src/ decides.
-    on(path, ["in-memory", "http-local"])("T-INPUT-5: a tasks/result abandoned while it looks for queued questions sends none, and the next tasks/result gets the question", async () => {
+    // Streaming paths only: it needs status notifications and to answer the server's requests.
+    streaming("T-INPUT-5: a tasks/result abandoned while it looks for queued questions sends none, and the next tasks/result gets the question", async () => {
       // The store's answer to "what is queued?" is held until the requestor has given up waiting.
       const store = memoryStore();
       const lookedUp = deferred<void>();

@@ -228,10 +228,8 @@ export function progressAndNotificationsSuite(path: ConformancePath): void {
       expect(statusOnWire(fx.traffic(other))).toEqual([]);
     });
 
-    // Streaming paths only: it needs status notifications. Not on http-shared: there a tasks/result
-    // for another session's task carries only the result, no notifications/tasks/status — a behaviour
-    // difference reported to the lead, left out here until src/ decides.
-    on(path, ["in-memory", "http-local"])("T-NOTE-1: a session blocked on the task's tasks/result hears its status change", async () => {
+    // Streaming paths only: it needs status notifications.
+    streaming("T-NOTE-1: a session blocked on the task's tasks/result hears its status change", async () => {
       let probe!: Probe;
       fx = await start({ setup: (app) => (probe = probeTool(app, "probe")) });
       const other = await fx.connectClient();
