@@ -1,16 +1,4 @@
-/** Levenshtein distance (insertions, deletions, substitutions each cost 1). */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
+import { distance as editDistance } from "fastest-levenshtein";
 
 /**
  * The candidates closest to `word`, closest first: only those a typo away (at most a third of the

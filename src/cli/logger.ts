@@ -1,4 +1,5 @@
 import pino from "pino";
+import pretty from "pino-pretty";
 
 /**
  * Where a token could end up in a line: request headers (an error carrying its request), and any
@@ -17,9 +18,15 @@ const REDACTED_PATHS = [
 ];
 
 /**
- * JSON-lines logs on stderr, always: in stdio mode stdout carries protocol messages only, and one
- * destination for both modes keeps operators' log shipping simple. `destination` is for tests.
+ * Logs on stderr (in stdio mode stdout carries protocol messages only): JSON lines for log
+ * shipping, or readable lines when stderr is a terminal and someone is watching it — the same
+ * fields, redaction included. `destination` is for tests.
  */
-export function createLogger(level: string, destination: pino.DestinationStream = pino.destination({ fd: 2, sync: false })): pino.Logger {
+export function createLogger(level: string, destination: pino.DestinationStream = defaultDestination()): pino.Logger {
   return pino({ level, base: { service: "mcp-tasks" }, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } }, destination);
+}
+
+function defaultDestination(): pino.DestinationStream {
+  if (!process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json") return pino.destination({ fd: 2, sync: false });
+  return pretty({ destination: 2, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,service", sync: false });
 }
