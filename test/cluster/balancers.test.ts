@@ -6,7 +6,8 @@
  * sessions"): pass event streams event by event, keep a blocked tasks/result and the GET stream
  * open, pass the session's headers, and spread requests over the fronts.
  */
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { ElicitRequestSchema, LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BalancerProcess, exampleConfig, type BalancerKind } from "../support/balancer-process.js";
 import { Cluster } from "../support/cluster.js";
@@ -49,6 +50,34 @@ function directive(config: string, name: string): string[] {
     .map((line) => line.replace(/#.*/, "").trim())
     .filter((line) => line.startsWith(`${name} `))
     .map((line) => line.slice(name.length).trim().replace(/;$/, ""));
+}
+
+/**
+ * POSTs one JSON-RPC message from the local address `from` (any 127/8 address is the loopback
+ * interface on Linux), so the balancer sees a requestor address other than its own.
+ */
+function postFrom(from: string, url: string, message: object, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { method: "POST", localAddress: from, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      (res) => {
+        // An initialize may answer as an event stream that stays open: its first chunk is enough.
+        const sse = res.headers["content-type"]?.includes("text/event-stream") === true;
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          text += chunk;
+          if (sse && text.includes("\n\n")) res.destroy();
+        });
+        const done = (): void => resolve({ status: res.statusCode ?? 0, headers: res.headers, text });
+        res.on("end", done);
+        res.on("close", done);
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify(message));
+  });
 }
 
 /** How long each example lets a silent response stream stay open, in ms. */
@@ -134,6 +163,28 @@ describe.each<BalancerKind>(["nginx", "haproxy"])("the example %s configuration 
       ["GET", 2],
     ]);
     expect(c.errors).toEqual([]);
+  });
+
+  it("appends the requestor's address to X-Forwarded-For: a front started with --trust-proxy audits it, not the balancer's (T-SEC-4)", async () => {
+    const requestor = "127.0.0.2";
+    const init = await postFrom(requestor, balancer.url, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "xff", version: "0" } },
+    });
+    const sessionId = init.headers["mcp-session-id"];
+    expect(init.status, init.text).toBe(200);
+    expect(typeof sessionId).toBe("string");
+    const session = { "mcp-session-id": sessionId as string, "mcp-protocol-version": LATEST_PROTOCOL_VERSION };
+    expect((await postFrom(requestor, balancer.url, { jsonrpc: "2.0", method: "notifications/initialized" }, session)).status).toBe(202);
+    const unknown = `no-such-task-${kind}`;
+    const lookup = await postFrom(requestor, balancer.url, { jsonrpc: "2.0", id: 2, method: "tasks/get", params: { taskId: unknown } }, session);
+    expect(lookup.text).toContain("-32602");
+    const denied = await Promise.any(
+      cluster.fronts.map((front) => front.stderr.waitFor((l) => l["audit"] === "lookup_denied" && l["taskId"] === unknown, "the front's audit line", 5_000)),
+    );
+    expect(denied["peer"]).toBe(requestor);
   });
 
   it("sends the requests of one session to both fronts in turn", async () => {
