@@ -22,8 +22,7 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * The fixture tools the official conformance suite's `tasks-*` server scenarios call
- * (requirements Appendix B), written against the public API only. Not registered:
- * `test_tool_with_task`, which needs an MRTR round before its task (X-MRTR-1), not served yet.
+ * (requirements Appendix B), written against the public API only.
  */
 export function registerConformanceTools(app: TaskServer): TaskServer {
   // Never a task (taskSupport defaults to "forbidden"); a legacy `params.task` is ignored (X-LEG-2).
@@ -85,6 +84,28 @@ export function registerConformanceTools(app: TaskServer): TaskServer {
       const name = who.action === "accept" ? String(who.content?.["name"] ?? "") : "";
       const proceed = go.action === "accept" && go.content?.["confirm"] === true;
       return text(`Hello ${name || "stranger"}; ${proceed ? "proceeding" : "stopping"}`);
+    },
+  );
+
+  app.tool(
+    "test_tool_with_task",
+    {
+      description: "Runs only as a task; asks the user's name first, on the call itself (MRTR), then greets them from the task.",
+      input: z.object({}),
+      taskSupport: "required",
+      // X-MRTR-2: asked before the task exists; under 2025-11-25 it is the task's first question.
+      gather: async (_args, ctx) => {
+        const answer = await ctx.elicit({
+          mode: "form",
+          message: "What is your name?",
+          requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        });
+        return answer.action === "accept" ? String(answer.content?.["name"] ?? "") : "";
+      },
+    },
+    async (_args, ctx) => {
+      await pause(300, ctx.signal);
+      return text(`Hello, ${String(ctx.gathered) || "stranger"}! The task finished.`);
     },
   );
 

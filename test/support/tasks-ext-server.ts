@@ -51,6 +51,22 @@ export async function startTasksExtServer(options: { app?: Partial<TaskServerOpt
     const answer = await ctx.elicit({ mode: "form", message: "ok?", requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } } });
     return { content: [{ type: "text", text: answer.action }] };
   });
+  const nameForm = { mode: "form" as const, message: "Name?", requestedSchema: { type: "object" as const, properties: { name: { type: "string" as const } }, required: ["name"] } };
+  app.tool("ask_plain", { input: z.object({ greeting: z.string() }) }, async ({ greeting }, ctx) => {
+    count("ask_plain");
+    const who = await ctx.elicit(nameForm);
+    const sure = await ctx.elicit({ mode: "form", message: "Sure?", requestedSchema: { type: "object", properties: { sure: { type: "boolean" } } } });
+    return { content: [{ type: "text", text: `${greeting} ${String(who.content?.["name"])} (${sure.content?.["sure"] === true ? "sure" : "unsure"})` }] };
+  });
+  app.tool(
+    "gather_optional",
+    {
+      input: z.object({}),
+      taskSupport: "optional",
+      gather: async (_args, ctx) => String((await ctx.elicit(nameForm)).content?.["name"] ?? ""),
+    },
+    async (_args, ctx) => ({ content: [{ type: "text", text: `gathered ${String(ctx.gathered)}` }] }),
+  );
   app.tool("related_meta", { input: z.object({}), taskSupport: "required" }, async () => ({
     content: [{ type: "text", text: "with meta" }],
     _meta: { "io.modelcontextprotocol/related-task": { taskId: "x" }, "example.com/kept": 1 },

@@ -128,14 +128,15 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
 }
 
 /**
- * Runs a tool's handler as a plain call and checks what it returned. A throw reaches the requestor
- * as what `tasks/result` would replay for the same throw — a JSON-RPC error as thrown, or -32603
- * "Internal error" with the details only in the log.
+ * Runs a tool as a plain call — its `gather`, when it has one, then its handler — and checks what
+ * it returned. A throw reaches the requestor as what `tasks/result` would replay for the same
+ * throw — a JSON-RPC error as thrown, or -32603 "Internal error" with the details only in the log.
  */
 export async function runToolPlainly(logger: Logger, tool: RegisteredTool, args: unknown, ctx: ToolContext): Promise<CallToolResult> {
   let value: unknown;
   try {
-    value = await tool.handler(args, ctx);
+    const gather = tool.definition.gather;
+    value = await tool.handler(args, gather ? { ...ctx, gathered: await gather(args, ctx) } : ctx);
   } catch (error) {
     throw toRequestorError(logger, tool.name, error);
   }
@@ -169,10 +170,10 @@ export function createToolTaskRecord(
   { engine }: Pick<EraHost, "engine">,
   checked: CheckedArguments,
   _params: LooseParams,
-  how: { caller: Caller; origin: TaskOrigin; ttl: unknown },
+  how: { caller: Caller; origin: TaskOrigin; ttl: unknown; gathered?: { value: unknown } },
 ): Promise<TaskRecord> {
   const { tool, rawArgs } = checked;
-  const stored: StoredToolCall = { name: tool.name, arguments: rawArgs };
+  const stored: StoredToolCall = { name: tool.name, arguments: rawArgs, ...(how.gathered && { gathered: how.gathered.value }) };
   return engine.create({
     ...how.caller,
     method: "tools/call",
