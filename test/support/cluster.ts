@@ -21,6 +21,8 @@ export interface ClusterOptions {
   logLevel?: string;
   /** The PostgreSQL server. Default the shared test server ({@link TEST_PG_URL}). */
   pgUrl?: string;
+  /** More flags for every front's `serve`. Default none. */
+  serveArgs?: string[];
 }
 
 /** How long one process may take to come up (tsx compiles on the fly; two shared cores). */
@@ -57,6 +59,7 @@ export class Cluster {
       leaseMs: options.leaseMs,
       logLevel: options.logLevel ?? "debug",
       pgUrl: options.pgUrl ?? TEST_PG_URL,
+      serveArgs: options.serveArgs ?? [],
     });
     try {
       // All at once: migrations run under an advisory lock, so concurrent starts are safe (and
@@ -80,7 +83,7 @@ export class Cluster {
 
   /** Starts one more `serve --workers 0` and waits for its URL. */
   async startFront(): Promise<CliProcess> {
-    const front = CliProcess.spawn(["serve", ...this.common(), "--port", "0", "--workers", "0", "--no-web"]);
+    const front = CliProcess.spawn(["serve", ...this.common(), "--port", "0", "--workers", "0", "--no-web", ...this.options.serveArgs]);
     this.all.push(front);
     const url = await front.url(START_TIMEOUT_MS);
     this.fronts.push(front);
