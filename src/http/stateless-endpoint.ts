@@ -47,12 +47,27 @@ export class StatelessEndpoint {
         res.writeHead(202).end();
         return;
       }
+      if ("stream" in answer) {
+        await sendStream(res, answer.stream, abandoned.signal);
+        return;
+      }
       const status = "error" in answer ? httpStatusOfCode(answer.error.code) : 200;
       sendJson(res, status, { jsonrpc: "2.0", ...answer });
     } finally {
       res.off("close", onClose);
     }
   }
+}
+
+/** Writes a stream answer as Server-Sent Events, one JSON-RPC message per event, until it ends or the requestor hangs up. */
+async function sendStream(res: ServerResponse, messages: AsyncIterable<Record<string, unknown>>, signal: AbortSignal): Promise<void> {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  res.flushHeaders();
+  for await (const message of messages) {
+    if (signal.aborted) break;
+    res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+  res.end();
 }
 
 /** The request's headers by lower-case name (node lower-cases them), single values only. */

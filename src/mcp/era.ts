@@ -119,10 +119,15 @@ export interface StatelessHttpRequest {
   signal: AbortSignal;
 }
 
-/** The answer to one stateless message: a JSON-RPC response, or nothing (a notification). */
+/**
+ * The answer to one stateless message: a JSON-RPC response; a stream of JSON-RPC messages (its
+ * notifications, then possibly its response) that ends when the iterable does, or stops when the
+ * requestor hangs up (the request's signal aborts); or nothing (a notification).
+ */
 export type StatelessAnswer =
   | { id: string | number | null; result: Record<string, unknown> }
   | { id: string | number | null; error: { code: number; message: string; data?: unknown } }
+  | { id: string | number; stream: AsyncIterable<Record<string, unknown>> }
   | null;
 
 /**

@@ -4,6 +4,7 @@ import type { LooseParams } from "../request-schemas.js";
 import { declaredVersionOf, readEnvelope, type Envelope } from "./envelope.js";
 import { discover, toolsList } from "./discovery.js";
 import { checkMethodHeader, checkNameHeader, checkVersionHeader } from "./routing-headers.js";
+import { subscriptionsListen } from "./subscriptions.js";
 import { tasksCancel, tasksGet, tasksUpdate } from "./tasks-methods.js";
 import { toolsCall } from "./tools-call.js";
 import { METHOD, missingTasksCapability, PROTOCOL_VERSION, RESULT_TYPE } from "./wire.js";
@@ -52,18 +53,24 @@ function messageOf(body: unknown): Message | TaskError {
  * the body (-32020), the envelope (-32602), the method (-32601), the capability gate before any
  * task lookup (-32021, X-CONF-6), then the method itself.
  */
-async function answerRequest(host: StatelessHost, message: Message, request: StatelessHttpRequest): Promise<Record<string, unknown>> {
+async function answerRequest(
+  host: StatelessHost,
+  message: Message & { id: string | number },
+  request: StatelessHttpRequest,
+): Promise<{ result: Record<string, unknown> } | { stream: AsyncIterable<Record<string, unknown>> }> {
   const { method, params } = message;
   checkMethodHeader(method, request.headers);
   const envelope = readEnvelope(params);
   checkVersionHeader(envelope.protocolVersion, request.headers);
   checkNameHeader(method, params, request.headers);
+  // The one method answered with a stream (X-NOTE); with tasks off there is nothing to listen to.
+  if (method === METHOD.subscriptionsListen && host.config.tasks) return { stream: await subscriptionsListen(host, params, envelope, request, message.id) };
   const served = methodOf(host, method);
   if (!served) throw new TaskError("method_not_found", `Method not found: ${method}`);
   if (served.isTasks && !envelope.declaresTasks) throw missingTasksCapability(method);
   const result = await served.run(host, params, envelope, request);
   // X-CAP-9: every result says its type.
-  return typeof result["resultType"] === "string" ? result : { ...result, resultType: RESULT_TYPE.complete };
+  return { result: typeof result["resultType"] === "string" ? result : { ...result, resultType: RESULT_TYPE.complete } };
 }
 
 /**
@@ -83,9 +90,10 @@ export const tasksExt: StatelessEra = {
     const message = messageOf(body);
     if (message instanceof TaskError) return { id: null, error: { code: message.code, message: message.message } };
     // A notification gets no answer; none of this era's needs handling (cancel is tasks/cancel, X-CANCEL-1).
-    if (message.id === null) return null;
+    const { id } = message;
+    if (id === null) return null;
     try {
-      return { id: message.id, result: await answerRequest(host, message, request) };
+      return { id, ...(await answerRequest(host, { ...message, id }, request)) };
     } catch (error) {
       const { body: rpcError, known } = toRpcError(error);
       if (!known) {

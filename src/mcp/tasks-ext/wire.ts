@@ -23,7 +23,17 @@ export const METHOD = {
   tasksGet: "tasks/get",
   tasksUpdate: "tasks/update",
   tasksCancel: "tasks/cancel",
+  subscriptionsListen: "subscriptions/listen",
 } as const;
+
+/** X-NOTE: the notifications of a `subscriptions/listen` stream. */
+export const NOTIFICATION = {
+  subscriptionsAcknowledged: "notifications/subscriptions/acknowledged",
+  tasks: "notifications/tasks",
+} as const;
+
+/** X-NOTE-8: every notification of a subscription carries the listen request's id under this key. */
+export const META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
 /** X-RT-1: the `resultType` discriminator. */
 export const RESULT_TYPE = { complete: "complete", task: "task" } as const;
