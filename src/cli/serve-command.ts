@@ -1,3 +1,4 @@
+import { DEFAULT_INLINE_WAIT_MS } from "../mcp/task-server-config.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { randomBytes, randomUUID } from "node:crypto";
 import { Command, InvalidArgumentError, Option } from "commander";
@@ -28,6 +29,7 @@ interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFl
   defaultTtl: number | null;
   maxTtl: number | null;
   pollInterval: number;
+  inlineWaitMs: number;
   tasks: boolean;
   logLevel: string;
   web: boolean;
@@ -60,6 +62,7 @@ export function serveCommand(): Command {
     .option("--default-ttl <ms>", 'ttl for tasks that request none, or "unlimited"', ttlMs, 3_600_000)
     .option("--max-ttl <ms>", 'cap on requested ttls, or "unlimited"', ttlMs, 86_400_000)
     .option("--poll-interval <ms>", "pollInterval suggested to requestors", nonNegativeInt, 1000)
+    .option("--inline-wait-ms <ms>", "2026-07-28: how long a call of a taskSupport optional tool waits for its task before answering with the task instead of the result (0: never)", nonNegativeInt, DEFAULT_INLINE_WAIT_MS)
     .addOption(maxActiveTasksOption())
     .addOption(maxStoredTasksOption())
     .addOption(maxQueuedInputsOption())
@@ -105,6 +108,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     tasks: opts.tasks,
     ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
     pollIntervalMs: opts.pollInterval,
+    inlineWaitMs: opts.inlineWaitMs,
     maxActivePerOwner: opts.maxActiveTasks,
     maxStoredPerOwner: opts.maxStoredTasks,
     maxQueuedInputs: opts.maxQueuedInputs,

@@ -40,6 +40,14 @@ export const RpcCode = {
   Unauthorized: -32001,
   /** The SDK client's own code for a request that got no answer in time. */
   RequestTimeout: -32001,
+  /**
+   * Protocol 2026-07-28 (SEP-2243): an HTTP header (Mcp-Method, Mcp-Name, MCP-Protocol-Version)
+   * that disagrees with the body, or a required one missing (X-HTTP-4). In the range the MCP spec
+   * reserves (-32020..-32099, X-ERR-6), so it is the spec's code, never one of ours.
+   */
+  HeaderMismatch: -32020,
+  /** Protocol 2026-07-28: the request needs a client capability it did not declare (X-CAP-6, X-ERR-4). */
+  MissingRequiredClientCapability: -32021,
 } as const;
 
 export type TaskErrorKind =

@@ -26,6 +26,12 @@ export interface TaskOrigin {
   accepts: string[];
   /** The address the task was created from, for the audit lines of what happens to it later (T-SEC-5). */
   peer?: string;
+  /**
+   * The protocol era whose request created the task (its id, e.g. "2026-07-28"); absent for tasks
+   * created by a 2025-11-25 session, which predate the field. Every era serves every task (the
+   * record is era-neutral); this says where it came from, for the audit and the web view.
+   */
+  era?: string;
 }
 
 /** What the runtime hands a store to create a task. Always created in `working` (T-LIFE-1). */

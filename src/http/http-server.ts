@@ -18,6 +18,7 @@ import { HttpFailure } from "./rpc-http-errors.js";
 import type { SessionEndpoint } from "./session-endpoint.js";
 import { SessionRegistry } from "./session-registry.js";
 import { SharedSessionEndpoint } from "./shared-sessions/shared-endpoint.js";
+import { StatelessEndpoint } from "./stateless-endpoint.js";
 import type { HttpHandle, HttpOptions } from "./http-options.js";
 
 export { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from "./local-sessions.js";
@@ -54,6 +55,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
       ? new LocalSessionEndpoint(app, { ...sessionLimits(options), allowedHosts })
       : null;
   const endpoint: SessionEndpoint = local ?? (await SharedSessionEndpoint.create(app, { allowedHosts }));
+  const stateless = new StatelessEndpoint(app, { allowedHosts });
 
   const routes = new RouteTable([
     ...opsRoutes(app, options.metricsToken === undefined ? {} : { metricsToken: options.metricsToken }),
@@ -74,7 +76,11 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     const principal = auth ? auth.clientId : null;
     if (req.method === "POST") {
       const body = await readJsonBody(req, res, maxBodyBytes, app);
-      if (body !== NO_BODY) await endpoint.post(req, res, body, auth, principal);
+      if (body === NO_BODY) return;
+      // A stateless era's request (2026-07-28) needs no session: asked first, before any lookup.
+      const era = stateless.claim(req, body);
+      if (era) await stateless.post(era, req, res, body, auth);
+      else await endpoint.post(req, res, body, auth, principal);
     } else if (req.method === "GET") await endpoint.get(req, res, principal);
     else if (req.method === "DELETE") await endpoint.delete(req, res, principal);
     else res.writeHead(HttpFailure.methodNotAllowed.status, { allow: "GET, POST, DELETE" }).end();

@@ -44,6 +44,10 @@ export const HttpFailure = {
   verifierUnavailable: { code: RpcCode.InternalError, status: 503 },
   /** A dependency the server needs (the task store) is unreachable: /readyz. */
   unavailable: { code: RpcCode.InternalError, status: 503 },
+  /** A Host header outside the allow-list (DNS-rebinding protection), as the SDK's transport answers it. */
+  hostNotAllowed: { code: RpcCode.BadRequest, status: 403 },
+  /** A batch, or a body that is no JSON-RPC message, on the stateless (2026-07-28) path. */
+  invalidRequest: { code: RpcCode.InvalidRequest, status: 400 },
   /** No route for this path. */
   routeNotFound: { code: RpcCode.MethodNotFound, status: 404 },
   /** A route that exists, with another HTTP method. */
@@ -65,6 +69,9 @@ const STATUS_OF_CODE: ReadonlyMap<number, number> = new Map([
   [RpcCode.SessionNotFound, 404],
   [RpcCode.RateLimited, 429],
   [RpcCode.TaskCancelled, 409],
+  // Protocol 2026-07-28 core: both MUST travel in an HTTP 400 (X-HTTP-4, X-CAP-6).
+  [RpcCode.HeaderMismatch, 400],
+  [RpcCode.MissingRequiredClientCapability, 400],
 ]);
 
 /**

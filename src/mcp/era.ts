@@ -105,3 +105,42 @@ export interface SessionContext {
   /** The session (or connection) id its tasks remember, so their notifications find it. */
   connectionId: string;
 }
+
+/** What a stateless era's handlers reach: the engine, the tools, the configuration (no session, no SDK server). */
+export type StatelessHost = Pick<EraHost, "engine" | "tools" | "config">;
+
+/** The HTTP request one stateless message came in, as far as an era needs it. */
+export interface StatelessHttpRequest {
+  /** Header values by lower-case name (X-HTTP-5: names compare case-insensitively). */
+  headers: Readonly<Record<string, string | undefined>>;
+  /** The caller, bound exactly as a session's requests are (same owner rules). */
+  caller: Caller;
+  /** Aborts when the requestor hangs up. */
+  signal: AbortSignal;
+}
+
+/**
+ * The answer to one stateless message: a JSON-RPC response; a stream of JSON-RPC messages (its
+ * notifications, then possibly its response) that ends when the iterable does, or stops when the
+ * requestor hangs up (the request's signal aborts); or nothing (a notification).
+ */
+export type StatelessAnswer =
+  | { id: string | number | null; result: Record<string, unknown> }
+  | { id: string | number | null; error: { code: number; message: string; data?: unknown } }
+  | { id: string | number; stream: AsyncIterable<Record<string, unknown>> }
+  | null;
+
+/**
+ * A protocol era without sessions (2026-07-28, SEP-2575): every request carries its own envelope
+ * (protocol version, client capabilities) and is answered on its own, with no `initialize` and
+ * no state between requests but the store. Beside the session era, not instead of it: the HTTP
+ * endpoint asks {@link claims} before it looks for a session.
+ */
+export interface StatelessEra {
+  /** The protocol revision this era speaks. */
+  readonly id: string;
+  /** Whether this era serves a POST, from its MCP-Protocol-Version header or (without a session id) its body. */
+  claims(request: { protocolVersionHeader: string | undefined; hasSessionId: boolean; body: unknown }): boolean;
+  /** Answers one JSON-RPC message; never throws for anything the message or the handlers did. */
+  answer(host: StatelessHost, body: unknown, request: StatelessHttpRequest): Promise<StatelessAnswer>;
+}

@@ -15,6 +15,14 @@ export interface TaskServerConfig {
   maxActivePerOwner: number;
   /** What tasks are bound to without an authorization context (see {@link TaskBinding}). */
   bind: TaskBinding;
+  /**
+   * 2026-07-28: how long a `tools/call` of a `taskSupport: "optional"` tool waits for its task
+   * before it answers with the CreateTaskResult instead of the result (0: never waits).
+   */
+  inlineWaitMs: number;
 }
+
+/** Default of {@link TaskServerConfig.inlineWaitMs}: short enough that a client hardly notices the wait. */
+export const DEFAULT_INLINE_WAIT_MS = 250;
 
 export const DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024;

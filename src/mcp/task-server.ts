@@ -12,7 +12,7 @@ import { TaskEngine } from "../runtime/task-engine.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { TaskBinding } from "./owner.js";
 import { connectSession } from "./session-server.js";
-import { DEFAULT_MAX_ARGUMENT_BYTES, type TaskServerConfig } from "./task-server-config.js";
+import { DEFAULT_INLINE_WAIT_MS, DEFAULT_MAX_ARGUMENT_BYTES, type TaskServerConfig } from "./task-server-config.js";
 import type { TaskProtocolServer } from "./task-protocol-server.js";
 import type { EraHost } from "./era.js";
 import { SESSION_ERA } from "./eras.js";
@@ -75,6 +75,12 @@ export interface TaskServerOptions {
    * authentication tasks are always bound to the principal, and `serveHttp` refuses "session".
    */
   bind?: TaskBinding;
+  /**
+   * Protocol 2026-07-28 (the tasks extension): a call of a `taskSupport: "optional"` tool from a
+   * client that declared the extension runs as a task and is answered inline when it finishes
+   * within this many ms, else with the task; default 250, 0 to always answer with the task.
+   */
+  inlineWaitMs?: number;
   /** Clock, for tests. */
   now?: () => number;
   /**
@@ -110,6 +116,7 @@ export class TaskServer {
       pageSize: options.pageSize ?? 50,
       maxActivePerOwner: options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER,
       bind: options.bind ?? "owner",
+      inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS,
     };
     this.metrics = options.metrics;
     this.engine = new TaskEngine({

@@ -20,7 +20,12 @@ export interface ToolContext {
   setStatusMessage(message: string): Promise<void>;
   /** Whether the requestor can answer `elicit()` / `sample()`. */
   readonly can: { elicit: boolean; sample: boolean };
+  /** What the tool's {@link ToolDefinition.gather} returned, when it has one (else undefined). */
+  readonly gathered?: unknown;
 }
+
+/** What {@link ToolDefinition.gather} can do: ask the requestor, and notice when it gives up. */
+export type GatherContext = Pick<ToolContext, "signal" | "can" | "elicit" | "sample">;
 
 /** How `ctx.elicit()` / `ctx.sample()` send their request. */
 export interface AskOptions {
@@ -47,6 +52,15 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * restart (or a lost worker) is then re-run instead of failed (at-least-once).
    */
   retryable?: boolean;
+  /**
+   * Input the tool needs before its work starts. Under 2026-07-28 it runs on the tools/call itself,
+   * before any task exists, its questions answered through MRTR rounds (`InputRequiredResult`,
+   * X-MRTR-2): it is run again from the start on each round, so it must ask the same questions in
+   * the same order and have no side effects. Under 2025-11-25 it runs first in the task (its
+   * questions make the task `input_required`) or the plain call. The handler gets its value as
+   * `ctx.gathered`.
+   */
+  gather?: (args: z.output<S>, ctx: GatherContext) => Promise<unknown>;
   /** Text for `_meta["io.modelcontextprotocol/model-immediate-response"]` of the CreateTaskResult (T-NEW-3). */
   immediateResponse?: string | ((args: z.output<S>) => string);
 }

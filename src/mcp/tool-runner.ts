@@ -9,6 +9,8 @@ import type { RegisteredTool } from "./tool-definition.js";
 export interface StoredToolCall {
   name: string;
   arguments: Record<string, unknown>;
+  /** What the tool's `gather` returned before the task was created (2026-07-28 MRTR), when it ran then. */
+  gathered?: unknown;
 }
 
 /**
@@ -37,7 +39,11 @@ export function toolTaskRunner(tools: ReadonlyMap<string, RegisteredTool>) {
     if (!tool) throw TaskError.protocol(RpcCode.InvalidParams, `Unknown tool: ${call.name}`);
     const args = tool.definition.input.safeParse(call.arguments ?? {});
     if (!args.success) throw TaskError.protocol(RpcCode.InvalidParams, `Invalid arguments for tool ${call.name}`);
-    const result = validateToolResult(await tool.handler(args.data, taskToolContext(ctx)));
+    const toolCtx = taskToolContext(ctx);
+    const gather = tool.definition.gather;
+    // Gathered before the task existed, or (2025-11-25) asked now, as the task's first questions.
+    const gathered = Object.hasOwn(call, "gathered") ? call.gathered : gather ? await gather(args.data, toolCtx) : undefined;
+    const result = validateToolResult(await tool.handler(args.data, gather ? { ...toolCtx, gathered } : toolCtx));
     return classifyToolResult(result);
   };
 }

@@ -93,6 +93,7 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
       "--default-ttl <ms>",
       "--max-ttl <ms>",
       "--poll-interval <ms>",
+      "--inline-wait-ms <ms>",
       "--max-active-tasks <n>",
       "--max-stored-tasks <n>",
       "--max-queued-inputs <n>",

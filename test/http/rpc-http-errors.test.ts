@@ -23,6 +23,8 @@ describe("the endpoint's own refusals carry the documented code and status", () 
     routeNotFound: [-32601, 404],
     methodNotAllowed: [-32601, 405],
     internal: [-32603, 500],
+    hostNotAllowed: [-32000, 403],
+    invalidRequest: [-32600, 400],
   };
 
   it("lists exactly the documented refusals", () => {
@@ -50,6 +52,8 @@ describe("every named JSON-RPC code has its HTTP status", () => {
     SessionNotFound: 404,
     Unauthorized: 404, // -32001 alone says "session not found"; 401/403 come from HttpFailure
     RequestTimeout: 404,
+    HeaderMismatch: 400, // X-HTTP-4
+    MissingRequiredClientCapability: 400, // X-CAP-6
   };
 
   for (const [name, status] of Object.entries(documented)) {

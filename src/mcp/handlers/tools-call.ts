@@ -5,7 +5,9 @@ import { nestsDeeperThan } from "../json-depth.js";
 import type { LooseParams } from "../request-schemas.js";
 import type { SessionContext } from "../era.js";
 import { acceptedMethods, plainToolContext } from "../tool-context.js";
-import type { RegisteredTool } from "../tool-definition.js";
+import type { RegisteredTool, ToolContext } from "../tool-definition.js";
+import type { Logger } from "../../core/logger.js";
+import type { TaskOrigin, TaskRecord } from "../../core/task.js";
 import { validateToolResult, type StoredToolCall } from "../tool-runner.js";
 import type { EraHost } from "../era.js";
 
@@ -27,20 +29,23 @@ export interface CallOrigin {
   capabilities: ClientCapabilities | undefined;
 }
 
-interface CheckedCall {
-  tool: RegisteredTool;
-  rawArgs: Record<string, unknown>;
-  args: unknown;
+interface CheckedCall extends CheckedArguments {
   /** `params.task` when the call is task-augmented and tasks are on (T-NEW-4), else undefined. */
   task: Record<string, unknown> | undefined;
 }
 
+/** A tools/call whose tool exists and whose arguments passed every check. */
+export interface CheckedArguments {
+  tool: RegisteredTool;
+  rawArgs: Record<string, unknown>;
+  args: unknown;
+}
+
 /**
- * Everything tools/call checks before anything runs: the tool exists, its arguments fit the size
- * limit and the schema, and the call's form matches `execution.taskSupport` — a forbidden tool
- * called as a task and a required tool called plainly get -32601 (T-TOOL-2, T-TOOL-4).
+ * What tools/call checks in every era before anything runs: the tool exists, and its arguments
+ * fit the nesting and size limits and the tool's schema (-32602 otherwise).
  */
-function checkToolCall({ tools, config, engine, era }: EraHost, params: LooseParams): CheckedCall {
+export function checkToolArguments({ tools, config, engine }: Pick<EraHost, "tools" | "config" | "engine">, params: LooseParams): CheckedArguments {
   const name = params?.["name"];
   if (typeof name !== "string" || name.length === 0) throw TaskError.invalidParams("Invalid params: name must be a non-empty string");
   const tool = tools.get(name);
@@ -63,6 +68,18 @@ function checkToolCall({ tools, config, engine, era }: EraHost, params: LoosePar
     const detail = args.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
     throw TaskError.invalidParams(`Invalid arguments for tool ${name}: ${detail}`);
   }
+  return { tool, rawArgs: rawArgs as Record<string, unknown>, args: args.data };
+}
+
+/**
+ * Everything tools/call checks before anything runs: {@link checkToolArguments}, and the call's
+ * form matches `execution.taskSupport` — a forbidden tool called as a task and a required tool
+ * called plainly get -32601 (T-TOOL-2, T-TOOL-4).
+ */
+function checkToolCall(host: EraHost, params: LooseParams): CheckedCall {
+  const { config, era } = host;
+  const { tool, rawArgs, args } = checkToolArguments(host, params);
+  const name = tool.name;
   const support = tool.definition.taskSupport ?? "forbidden";
   // T-NEW-4: with task support off, params.task is ignored and every call runs normally.
   const taskParams = config.tasks ? era.taskParamsOf(params) : undefined;
@@ -78,7 +95,7 @@ function checkToolCall({ tools, config, engine, era }: EraHost, params: LoosePar
     // T-TOOL-4
     throw new TaskError("method_not_found", `Tool ${name} must be called as a task (execution.taskSupport is "required")`);
   }
-  return { tool, rawArgs: rawArgs as Record<string, unknown>, args: args.data, task: taskParams as Record<string, unknown> | undefined };
+  return { tool, rawArgs, args, task: taskParams as Record<string, unknown> | undefined };
 }
 
 /**
@@ -105,53 +122,70 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
     });
   }
   const { tool, args } = checked;
-  const name = tool.name;
   const progressToken = progressTokenOf(params);
   const ctx = plainToolContext(session.server, { requestId: request.requestId, signal: request.signal, progressToken: progressToken ?? undefined });
-  let value: unknown;
-  try {
-    value = await tool.handler(args, ctx);
-  } catch (error) {
-    throw toRequestorError(session, name, error);
-  }
-  const result: CallToolResult = validateToolResult(value);
-  return result;
+  return runToolPlainly(session.engine.logger, tool, args, ctx);
 }
 
 /**
- * A plain call's handler threw: the requestor gets what `tasks/result` would replay for the same
+ * Runs a tool as a plain call — its `gather`, when it has one, then its handler — and checks what
+ * it returned. A throw reaches the requestor as what `tasks/result` would replay for the same
  * throw — a JSON-RPC error as thrown, or -32603 "Internal error" with the details only in the log.
  */
-function toRequestorError(session: SessionContext, tool: string, error: unknown): TaskError {
+export async function runToolPlainly(logger: Logger, tool: RegisteredTool, args: unknown, ctx: ToolContext): Promise<CallToolResult> {
+  let value: unknown;
+  try {
+    const gather = tool.definition.gather;
+    value = await tool.handler(args, gather ? { ...ctx, gathered: await gather(args, ctx) } : ctx);
+  } catch (error) {
+    throw toRequestorError(logger, tool.name, error);
+  }
+  return validateToolResult(value);
+}
+
+function toRequestorError(logger: Logger, tool: string, error: unknown): TaskError {
   if (error instanceof TaskError) return error;
   const { body, known } = toRpcError(error);
-  if (!known) session.engine.logger.error({ tool, err: error }, "tool handler threw");
+  if (!known) logger.error({ tool, err: error }, "tool handler threw");
   const { code, message, data } = body;
   return TaskError.protocol(code, message, data);
 }
 
-async function createToolTask({ engine, era }: EraHost, checked: CheckedCall, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
-  const { tool, rawArgs, args } = checked;
-  const stored: StoredToolCall = { name: tool.name, arguments: rawArgs };
-  const task = await engine.create({
-    ...origin.caller,
+async function createToolTask(host: EraHost, checked: CheckedCall, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
+  const task = await createToolTaskRecord(host, checked, params, {
+    caller: origin.caller,
+    origin: { sessionId: origin.sessionId, progressToken: progressTokenOf(params), accepts: acceptedMethods(origin.capabilities) },
+    ttl: checked.task?.["ttl"],
+  });
+  const immediate = checked.tool.definition.immediateResponse;
+  const text = typeof immediate === "function" ? immediate(checked.args) : immediate;
+  return host.era.encodeCreated(task, text);
+}
+
+/**
+ * Creates the task of a checked tools/call, in any era: resolves once the store holds it, so a
+ * lookup of its id succeeds from then on (T-NEW-2, X-NEW-3).
+ */
+export function createToolTaskRecord(
+  { engine }: Pick<EraHost, "engine">,
+  checked: CheckedArguments,
+  _params: LooseParams,
+  how: { caller: Caller; origin: TaskOrigin; ttl: unknown; gathered?: { value: unknown } },
+): Promise<TaskRecord> {
+  const { tool, rawArgs } = checked;
+  const stored: StoredToolCall = { name: tool.name, arguments: rawArgs, ...(how.gathered && { gathered: how.gathered.value }) };
+  return engine.create({
+    ...how.caller,
     method: "tools/call",
     name: tool.name,
     request: stored,
-    origin: {
-      sessionId: origin.sessionId,
-      progressToken: progressTokenOf(params),
-      accepts: acceptedMethods(origin.capabilities),
-    },
-    ttl: checked.task?.["ttl"],
+    origin: how.origin,
+    ttl: how.ttl,
     retryable: tool.definition.retryable ?? false,
   });
-  const immediate = tool.definition.immediateResponse;
-  const text = typeof immediate === "function" ? immediate(args) : immediate;
-  return era.encodeCreated(task, text);
 }
 
-function progressTokenOf(params: LooseParams): string | number | null {
+export function progressTokenOf(params: LooseParams): string | number | null {
   const meta = params?.["_meta"];
   if (typeof meta !== "object" || meta === null) return null;
   const token = (meta as Record<string, unknown>)["progressToken"];

@@ -1,0 +1,78 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { StatelessEra } from "../mcp/era.js";
+import { STATELESS_ERAS } from "../mcp/eras.js";
+import { callerOf } from "../mcp/owner.js";
+import { currentRequestPeer } from "../mcp/request-peer.js";
+import type { TaskServer } from "../mcp/task-server.js";
+import { sendJson, sendRpcError } from "./json-rpc-response.js";
+import { HttpFailure, httpStatusOfCode } from "./rpc-http-errors.js";
+
+/**
+ * The MCP endpoint's stateless path (2026-07-28, SEP-2575): a POST one of the stateless eras
+ * claims is answered on its own, as one JSON response, with no `initialize` and no session. The
+ * HTTP status follows the JSON-RPC code (core 2026-07-28: -32602/-32020/-32021 → 400, -32601 → 404,
+ * X-CAP-8, X-HTTP-4, X-HTTP-6, X-CAP-6); results are 200.
+ */
+export class StatelessEndpoint {
+  constructor(
+    private readonly app: TaskServer,
+    private readonly options: { allowedHosts?: () => string[] | undefined } = {},
+    private readonly eras: readonly StatelessEra[] = STATELESS_ERAS,
+  ) {}
+
+  /** The era that serves this POST, or undefined: it goes to the session endpoint. */
+  claim(req: IncomingMessage, body: unknown): StatelessEra | undefined {
+    const header = req.headers["mcp-protocol-version"];
+    const request = { protocolVersionHeader: typeof header === "string" ? header : undefined, hasSessionId: req.headers["mcp-session-id"] !== undefined, body };
+    return this.eras.find((era) => era.claims(request));
+  }
+
+  async post(era: StatelessEra, req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined): Promise<void> {
+    // The session path has the SDK transport check this; a stateless request must be refused the same.
+    const allowedHosts = this.options.allowedHosts?.();
+    if (allowedHosts && !allowedHosts.includes(req.headers.host ?? "")) {
+      sendRpcError(res, HttpFailure.hostNotAllowed, `Invalid Host header: ${req.headers.host ?? ""}`);
+      return;
+    }
+    const abandoned = new AbortController();
+    const onClose = (): void => abandoned.abort("the requestor closed the connection");
+    res.once("close", onClose);
+    try {
+      // Owner binding as in a session (T-SEC-1): the principal, else nobody — there is no session to bind to.
+      const caller = callerOf(auth, this.app.config.bind, undefined, currentRequestPeer());
+      const answer = await era.answer(this.app.host, body, { headers: headersOf(req), caller, signal: abandoned.signal });
+      if (abandoned.signal.aborted) return;
+      if (answer === null) {
+        res.writeHead(202).end();
+        return;
+      }
+      if ("stream" in answer) {
+        await sendStream(res, answer.stream, abandoned.signal);
+        return;
+      }
+      const status = "error" in answer ? httpStatusOfCode(answer.error.code) : 200;
+      sendJson(res, status, { jsonrpc: "2.0", ...answer });
+    } finally {
+      res.off("close", onClose);
+    }
+  }
+}
+
+/** Writes a stream answer as Server-Sent Events, one JSON-RPC message per event, until it ends or the requestor hangs up. */
+async function sendStream(res: ServerResponse, messages: AsyncIterable<Record<string, unknown>>, signal: AbortSignal): Promise<void> {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  res.flushHeaders();
+  for await (const message of messages) {
+    if (signal.aborted) break;
+    res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+  res.end();
+}
+
+/** The request's headers by lower-case name (node lower-cases them), single values only. */
+function headersOf(req: IncomingMessage): Record<string, string | undefined> {
+  const headers: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(req.headers)) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+  return headers;
+}

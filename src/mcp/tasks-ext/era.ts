@@ -1,0 +1,106 @@
+import { RpcCode, TaskError, toRpcError } from "../../core/errors.js";
+import type { StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest } from "../era.js";
+import type { LooseParams } from "../request-schemas.js";
+import { declaredVersionOf, readEnvelope, type Envelope } from "./envelope.js";
+import { discover, toolsList } from "./discovery.js";
+import { checkMethodHeader, checkNameHeader, checkVersionHeader } from "./routing-headers.js";
+import { subscriptionsListen } from "./subscriptions.js";
+import { tasksCancel, tasksGet, tasksUpdate } from "./tasks-methods.js";
+import { toolsCall } from "./tools-call.js";
+import { METHOD, missingTasksCapability, PROTOCOL_VERSION, RESULT_TYPE } from "./wire.js";
+
+type Method = (host: StatelessHost, params: LooseParams, envelope: Envelope, request: StatelessHttpRequest) => Promise<Record<string, unknown>> | Record<string, unknown>;
+
+/** Methods every 2026-07-28 request may call. */
+const CORE: Readonly<Record<string, Method>> = {
+  [METHOD.discover]: (host) => discover(host),
+  [METHOD.toolsList]: (host) => toolsList(host),
+  [METHOD.toolsCall]: toolsCall,
+};
+
+/**
+ * The extension's methods (X-CAP-12), served only with task support on. There is no `tasks/result`
+ * and no `tasks/list` (X-LEG-1, X-LEG-6): membership is the whole story, so both get -32601.
+ */
+const TASKS: Readonly<Record<string, Method>> = {
+  [METHOD.tasksGet]: (host, params, _envelope, request) => tasksGet(host, params, request),
+  [METHOD.tasksUpdate]: (host, params, _envelope, request) => tasksUpdate(host, params, request),
+  [METHOD.tasksCancel]: (host, params, _envelope, request) => tasksCancel(host, params, request),
+};
+
+function methodOf(host: StatelessHost, method: string): { run: Method; isTasks: boolean } | undefined {
+  if (Object.hasOwn(CORE, method)) return { run: CORE[method] as Method, isTasks: false };
+  if (host.config.tasks && Object.hasOwn(TASKS, method)) return { run: TASKS[method] as Method, isTasks: true };
+  return undefined;
+}
+
+type Message = { id: string | number | null; method: string; params: LooseParams };
+
+/** The body as one JSON-RPC request or notification, or a -32600 (a batch, a response, anything else). */
+function messageOf(body: unknown): Message | TaskError {
+  const invalid = TaskError.protocol(RpcCode.InvalidRequest, "Invalid Request: expected one JSON-RPC 2.0 request object");
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return invalid;
+  const message = body as Record<string, unknown>;
+  const { id, method, params } = message;
+  if (message["jsonrpc"] !== "2.0" || typeof method !== "string") return invalid;
+  if (id !== undefined && typeof id !== "string" && typeof id !== "number") return invalid;
+  if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return invalid;
+  return { id: id ?? null, method, params: params as LooseParams };
+}
+
+/**
+ * Answers one request, in the order the checks depend on each other: the routing headers against
+ * the body (-32020), the envelope (-32602), the method (-32601), the capability gate before any
+ * task lookup (-32021, X-CONF-6), then the method itself.
+ */
+async function answerRequest(
+  host: StatelessHost,
+  message: Message & { id: string | number },
+  request: StatelessHttpRequest,
+): Promise<{ result: Record<string, unknown> } | { stream: AsyncIterable<Record<string, unknown>> }> {
+  const { method, params } = message;
+  checkMethodHeader(method, request.headers);
+  const envelope = readEnvelope(params);
+  checkVersionHeader(envelope.protocolVersion, request.headers);
+  checkNameHeader(method, params, request.headers);
+  // The one method answered with a stream (X-NOTE); with tasks off there is nothing to listen to.
+  if (method === METHOD.subscriptionsListen && host.config.tasks) return { stream: await subscriptionsListen(host, params, envelope, request, message.id) };
+  const served = methodOf(host, method);
+  if (!served) throw new TaskError("method_not_found", `Method not found: ${method}`);
+  if (served.isTasks && !envelope.declaresTasks) throw missingTasksCapability(method);
+  const result = await served.run(host, params, envelope, request);
+  // X-CAP-9: every result says its type.
+  return { result: typeof result["resultType"] === "string" ? result : { ...result, resultType: RESULT_TYPE.complete } };
+}
+
+/**
+ * Protocol revision 2026-07-28 with the tasks extension (SEP-2663): stateless requests, each with
+ * its own `_meta` envelope, on the same engine and store as the 2025-11-25 sessions. Tasks are
+ * era-neutral records, so a task either era created is served by the other's requests too.
+ */
+export const tasksExt: StatelessEra = {
+  id: PROTOCOL_VERSION,
+
+  claims({ protocolVersionHeader, hasSessionId, body }) {
+    if (protocolVersionHeader !== undefined) return protocolVersionHeader === PROTOCOL_VERSION;
+    return !hasSessionId && declaredVersionOf(body) === PROTOCOL_VERSION;
+  },
+
+  async answer(host, body, request): Promise<StatelessAnswer> {
+    const message = messageOf(body);
+    if (message instanceof TaskError) return { id: null, error: { code: message.code, message: message.message } };
+    // A notification gets no answer; none of this era's needs handling (cancel is tasks/cancel, X-CANCEL-1).
+    const { id } = message;
+    if (id === null) return null;
+    try {
+      return { id, ...(await answerRequest(host, { ...message, id }, request)) };
+    } catch (error) {
+      const { body: rpcError, known } = toRpcError(error);
+      if (!known) {
+        const taskId = typeof message.params?.["taskId"] === "string" ? message.params["taskId"] : undefined;
+        host.engine.logger.error({ err: error, method: message.method, taskId }, "2026-07-28 request failed");
+      }
+      return { id: message.id, error: rpcError };
+    }
+  },
+};

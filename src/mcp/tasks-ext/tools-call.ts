@@ -1,0 +1,98 @@
+import { isTerminal } from "../../core/task-status.js";
+import type { TaskRecord } from "../../core/task.js";
+import type { StatelessHost, StatelessHttpRequest } from "../era.js";
+import { checkToolArguments, createToolTaskRecord, progressTokenOf, runToolPlainly } from "../handlers/tools-call.js";
+import type { LooseParams } from "../request-schemas.js";
+import { acceptedMethods } from "../tool-context.js";
+import type { Envelope } from "./envelope.js";
+import { InputRounds } from "./input-rounds.js";
+import { plainToolContext } from "./plain-tool-context.js";
+import { bindingOf } from "./request-state.js";
+import { completeResult, createTaskResult } from "./task-wire.js";
+import { missingTasksCapability, PROTOCOL_VERSION } from "./wire.js";
+
+/**
+ * `tools/call` under 2026-07-28: the server, not the client, decides whether the call becomes a
+ * task (X-CAP-4, X-NEW-5; a legacy `params.task` is an unknown field, X-LEG-2). The decision:
+ *
+ * - a client that did not declare the extension on this request never gets a task (X-CAP-5): an
+ *   `optional` or `forbidden` tool runs as a plain call (X-CAP-10), a `required` one is refused
+ *   with -32021 before its handler runs (X-CAP-6);
+ * - `forbidden` (the default) always runs as a plain call (X-RT-6);
+ * - `required` always becomes a task;
+ * - `optional` becomes a task, and the call waits up to `inlineWaitMs` for it: a handler done by
+ *   then is answered inline with its CallToolResult, one still running (or asking for input) is
+ *   answered with the CreateTaskResult. Either way the work ran as a durable task.
+ *
+ * Input: a plain call's questions, and a tool's `gather` before its task, go through MRTR rounds
+ * on this request (X-MRTR-1/2); a task's questions through `inputRequests` and `tasks/update`.
+ */
+export async function toolsCall(host: StatelessHost, params: LooseParams, envelope: Envelope, request: StatelessHttpRequest): Promise<Record<string, unknown>> {
+  const checked = checkToolArguments(host, params);
+  const { tool, args } = checked;
+  const support = host.config.tasks ? (tool.definition.taskSupport ?? "forbidden") : "forbidden";
+  if (support === "required" && !envelope.declaresTasks) throw missingTasksCapability(`tool ${tool.name} runs only as a task, so it`);
+  const now = Date.now();
+  const rounds = await InputRounds.of(await secretOf(host), bindingOf(tool.name, checked.rawArgs, request.caller.owner), params, envelope, now);
+  if (support === "forbidden" || !envelope.declaresTasks) {
+    // A plain call asks through MRTR rounds (X-MRTR-5): it runs again, from the start, on each one.
+    const outcome = await rounds.run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask)), request.signal);
+    return "inputRequired" in outcome ? outcome.inputRequired : completeResult(outcome.value);
+  }
+  // X-MRTR-2: what the tool needs before its work is asked on this request, before the task exists.
+  let gathered: { value: unknown } | undefined;
+  const gather = tool.definition.gather;
+  if (gather) {
+    const outcome = await rounds.run((ask) => gather(args, ask), request.signal);
+    if ("inputRequired" in outcome) return outcome.inputRequired;
+    gathered = { value: outcome.value };
+  }
+  // X-NEW-3: create resolves once the store holds the task, so a tasks/get of its id succeeds.
+  const task = await createToolTaskRecord(host, checked, params, {
+    caller: request.caller,
+    origin: {
+      sessionId: null,
+      progressToken: progressTokenOf(params),
+      accepts: acceptedMethods(envelope.clientCapabilities),
+      era: PROTOCOL_VERSION,
+    },
+    // The client states no task preference (X-CAP-4): the server's default ttl.
+    ttl: undefined,
+    ...(gathered && { gathered }),
+  });
+  if (support === "required" || host.config.inlineWaitMs <= 0) return createTaskResult(task);
+  const settled = await settledWithin(host, task, request, host.config.inlineWaitMs);
+  if (settled && isTerminal(settled.status) && settled.outcome?.kind === "result") return completeResult(settled.outcome.value as object);
+  return createTaskResult(settled ?? task);
+}
+
+const secrets = new WeakMap<StatelessHost["engine"], Promise<Buffer>>();
+
+/** The store's secret (it keys the requestState seal), read once per engine. */
+function secretOf({ engine }: StatelessHost): Promise<Buffer> {
+  let secret = secrets.get(engine);
+  if (!secret) {
+    secret = engine.store.secret();
+    secrets.set(engine, secret);
+  }
+  return secret;
+}
+
+/**
+ * The task once it ended or asked for input within `ms`, else (or when the requestor hung up)
+ * null. A task that ended in a JSON-RPC error is returned too: it goes out as a task, whose
+ * `tasks/get` carries the error (the client asked for a tool call, and a tool call's JSON-RPC
+ * error would say the request itself was wrong).
+ */
+async function settledWithin(host: StatelessHost, task: TaskRecord, request: StatelessHttpRequest, ms: number): Promise<TaskRecord | null> {
+  const signal = AbortSignal.any([request.signal, AbortSignal.timeout(ms)]);
+  try {
+    for await (const { task: now } of host.engine.watch(task.id, request.caller, signal)) {
+      if (isTerminal(now.status) || now.status === "input_required") return now;
+    }
+  } catch (error) {
+    if (signal.aborted) return null;
+    throw error;
+  }
+  return null;
+}
