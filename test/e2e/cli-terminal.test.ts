@@ -41,12 +41,11 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
     if (!tmux) throw new Error("tmux is not installed: the pseudo-terminal tests of `mcp-tasks call` need it (apt-get install tmux)");
   });
 
-  it("T-INPUT-3: the ask tool's elicitation becomes a prompt; the typed answer completes the task (exit 0)", async () => {
+  it("T-INPUT-3: the ask tool's elicitation goes straight to its field; the typed answer completes the task (exit 0)", async () => {
     const term = await runInTerminal(["call", server.url.href, "ask", '{"question":"Favourite colour?"}', "--task"]);
-    await term.waitFor("Favourite colour?");
-    await term.waitFor("Decline");
-    await term.press("Enter"); // "Answer"
-    await term.waitFor("? answer");
+    const asked = await term.waitFor("? answer");
+    expect(asked).toContain("Favourite colour?");
+    expect(asked).toContain("Esc: decline · Ctrl-D: cancel");
     await term.type("blue");
     await term.press("Enter");
     const screen = await term.waitFor("EXIT=");
@@ -54,12 +53,22 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
     expect(screen).toContain("EXIT=0");
   });
 
-  it("choosing Decline at the prompt answers decline", async () => {
+  it("Esc at the elicitation's field answers decline", async () => {
     const term = await runInTerminal(["call", server.url.href, "ask", '{"question":"Share your location?"}', "--task"]);
-    await term.waitFor("Decline");
-    await term.press("Down", "Enter");
+    await term.waitFor("? answer");
+    await term.type("half-typed");
+    await term.press("Escape");
     const screen = await term.waitFor("EXIT=");
-    expect(screen).toContain("declined");
+    expect(screen).toMatch(/^declined$/m);
+    expect(screen).toContain("EXIT=0");
+  });
+
+  it("Ctrl-D at the elicitation's field answers cancel", async () => {
+    const term = await runInTerminal(["call", server.url.href, "ask", '{"question":"Share your location?"}', "--task"]);
+    await term.waitFor("? answer");
+    await term.press("C-d");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toMatch(/^cancelled$/m);
     expect(screen).toContain("EXIT=0");
   });
 
