@@ -75,13 +75,47 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
   it("shows a live progress bar and status line while the task runs; Ctrl-C → Cancel cancels it (exit 3)", async () => {
     const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":30000,"steps":30}', "--task"]);
     const running = await term.waitFor(/\d+% \| working/);
-    expect(running).toMatch(/[█░]+ \d+% \| working/);
+    expect(running).toMatch(/[█░]+ \d+\/30 \d+% \| working/);
     await term.press("C-c");
     await term.waitFor("still running. What now?");
     await term.press("Down", "Enter"); // "Cancel the task"
     const screen = await term.waitFor("EXIT=");
     expect(screen).toContain("Task was cancelled");
     expect(screen).toContain("EXIT=3");
+  });
+
+  it("a plain call of a tool that reports progress draws the bar (done/total, elapsed time) and ends with a summary line", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":2000,"steps":4}', "--no-task"]);
+    const running = await term.waitFor(/[█░]+ [1-3]\/4 \d+% \| running \| \ds/);
+    expect(running).not.toContain("| task ");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toMatch(/^✔ completed in [2-9]\.\ds$/m);
+    expect(screen).toContain("slept 2000 ms");
+    expect(screen).toContain("EXIT=0");
+  });
+
+  it("a task's bar starts from a spinner, not a bare 0, and shows the task id and elapsed time", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":2000,"steps":4}', "--task"]);
+    const first = await term.waitFor(/\| working \| \ds \| task [0-9a-f-]{36}/);
+    expect(first).toMatch(/^(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]|[█░]+ [0-4]\/4 \d+%) \| working \| \ds \| task [0-9a-f-]{36}/m);
+    await term.waitFor(/[█░]+ [1-3]\/4 \d+% \| working \| \ds \| task [0-9a-f-]{36}/);
+  });
+
+  it("a task ends with a summary line naming the task, how it ended and how long it took", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":2000,"steps":4}', "--task"]);
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toMatch(/^✔ task [0-9a-f-]{36} completed in [2-9]\.\ds$/m);
+    expect(screen).toContain("EXIT=0");
+  });
+
+  it("a cancelled task's summary line says cancelled", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":30000,"steps":30}', "--task"]);
+    await term.waitFor(/\| working \|/);
+    await term.press("C-c");
+    await term.waitFor("still running. What now?");
+    await term.press("Down", "Enter");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toMatch(/^■ task [0-9a-f-]{36} cancelled after \d+\.\ds$/m);
   });
 
   it("Ctrl-C → Detach prints the task id and leaves the task running (exit 5)", async () => {
