@@ -51,7 +51,7 @@ export async function followTask(task: ToolTask, out: Output, view: ProgressView
       return ExitCode.Detached;
     }
     view?.finish("failed");
-    printError(out, error);
+    printError(out, error, { taskId: task.id, ttl: task.last?.ttl });
     return exitCodeOf(error);
   } finally {
     process.off("SIGINT", onSigint);
