@@ -66,6 +66,7 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
   try {
     // A plain call (or the creation of a task) interrupted by Ctrl-C is withdrawn (notifications/cancelled).
     process.on("SIGINT", onSigint);
+    view?.begin();
     const call = await connection.tasks.callTool(parsed.tool, parsed.args, {
       ...(opts.task !== undefined && { task: opts.task }),
       ...(opts.detach && { task: true }),
@@ -75,8 +76,8 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
     });
     process.off("SIGINT", onSigint);
     if (call.kind === "result") {
-      view?.stop();
       const outcome = call.result.isError ? { status: "failed" as const, result: call.result } : { status: "completed" as const, result: call.result };
+      view?.finish(outcome.status);
       return printOutcome(out, null, outcome);
     }
     if (opts.detach) {
@@ -91,7 +92,7 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
     }
     return await followTask(call.task, out, view, targetArgs(parsed.target));
   } catch (error) {
-    view?.stop();
+    view?.finish(interrupted.signal.aborted ? "cancelled" : "failed");
     if (interrupted.signal.aborted) {
       process.stderr.write("Interrupted: the call was withdrawn.\n");
       return ExitCode.Cancelled;

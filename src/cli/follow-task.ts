@@ -28,6 +28,7 @@ export async function followTask(task: ToolTask, out: Output, view: ProgressView
     })();
   };
   process.on("SIGINT", onSigint);
+  view?.task(task.id);
   view?.start();
   if (task.last) view?.status(task.last.status, task.last.statusMessage);
   void (async () => {
@@ -39,17 +40,18 @@ export async function followTask(task: ToolTask, out: Output, view: ProgressView
   })();
   try {
     const outcome = await task.outcome({ signal: waiting.signal });
-    view?.stop();
+    view?.finish(outcome.status);
     return printOutcome(out, task.id, outcome);
   } catch (error) {
-    view?.stop();
     if (waiting.signal.aborted) {
+      view?.stop();
       if (out.json) out.stdout.write(`${JSON.stringify({ taskId: task.id, status: "detached" })}\n`);
       else out.stdout.write(`${task.id}\n`);
       out.stderr.write(`Detached; the task goes on. Collect it with: mcp-tasks tasks result ${target} ${task.id}\n`);
       return ExitCode.Detached;
     }
-    printError(out, error);
+    view?.finish("failed");
+    printError(out, error, { taskId: task.id, ttl: task.last?.ttl });
     return exitCodeOf(error);
   } finally {
     process.off("SIGINT", onSigint);

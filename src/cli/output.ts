@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskOutcome } from "../mcp/rev2025-11-25/requestor/remote-task.js";
 import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
-import { toRpcError } from "../core/errors.js";
+import { RpcCode, toRpcError } from "../core/errors.js";
 import { ExitCode } from "./exit-codes.js";
 
 /** Where a command writes: results to stdout, everything for humans to stderr. */
@@ -45,10 +45,41 @@ export function printOutcome(out: Output, taskId: string | null, outcome: TaskOu
   return outcome.status === "cancelled" ? ExitCode.Cancelled : ExitCode.Failed;
 }
 
-/** Prints an error that ended a command (JSON on stdout under --json, else a line on stderr). */
-export function printError(out: Output, error: unknown): void {
-  if (out.json) out.stdout.write(`${JSON.stringify({ error: errorJson(error) })}\n`);
-  else out.stderr.write(`mcp-tasks: ${describe(error)}\n`);
+/** What the command knew of the task the error is about (for an expiry: its ttl, when seen). */
+export interface ErrorContext {
+  taskId?: string;
+  ttl?: number | null;
+  /** The caller knows the task expired (a "not found" past the ttl the journal recorded). */
+  expired?: boolean;
+}
+
+/**
+ * Prints an error that ended a command (JSON on stdout under --json, else a line on stderr). A
+ * task past its ttl (T-ERR-7) says so instead of reading like a failed lookup; under --json it is
+ * `{taskId, status: "expired", ttl?, error}` with the server's error as sent.
+ */
+export function printError(out: Output, error: unknown, context: ErrorContext = {}): void {
+  const expired = context.expired === true || isExpiry(error);
+  if (out.json) {
+    const body = expired
+      ? { ...(context.taskId && { taskId: context.taskId }), status: "expired", ...(typeof context.ttl === "number" && { ttl: context.ttl }), error: errorJson(error) }
+      : { error: errorJson(error) };
+    out.stdout.write(`${JSON.stringify(body)}\n`);
+  } else if (expired) {
+    const ttl = typeof context.ttl === "number" ? `its ttl of ${context.ttl} ms` : "its ttl";
+    out.stderr.write(`mcp-tasks: the task ${context.taskId ? `${context.taskId} ` : ""}expired (${ttl} ran out)\n`);
+  } else {
+    out.stderr.write(`mcp-tasks: ${describe(error)}\n`);
+  }
+}
+
+/**
+ * The receiver's answer about a task past its ttl: -32602 with "expired" in the message (T-ERR-7
+ * gives the code, not the words; ours and the SDK's say "Task has expired"). Once swept, the task
+ * is "not found", which cannot be told from a wrong id.
+ */
+function isExpiry(error: unknown): boolean {
+  return error instanceof Error && error.name === "RemoteError" && (error as { code?: unknown }).code === RpcCode.InvalidParams && /\bexpired\b/i.test(error.message);
 }
 
 export function printTask(out: Output, task: WireTask): void {

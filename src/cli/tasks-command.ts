@@ -13,6 +13,8 @@ import { connectTarget, storedSessions, type Connection, type Target } from "./t
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
+import { RpcCode } from "../core/errors.js";
+import { RemoteError } from "../mcp/requestor-errors.js";
 
 type Operation = "list" | "get" | "result" | "cancel";
 
@@ -85,7 +87,7 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
     return await followTask(await connection.tasks.resume(id), out, view, targetArgs(target));
   } catch (error) {
     view?.stop();
-    printError(out, error);
+    printError(out, error, { taskId: id, ...(await expiryFromJournal(error, id)) });
     return exitCodeOf(error);
   } finally {
     await connection.close();
@@ -128,4 +130,18 @@ async function list(target: Target, out: Output, filter: { status?: string; limi
   } finally {
     for (const connection of connections) await connection.close();
   }
+}
+
+/**
+ * A "not found" for a task this state directory's runs created, once past the ttl the receiver
+ * gave it: the task expired and was swept (T-ERR-7), not a wrong id.
+ */
+async function expiryFromJournal(error: unknown, taskId: string): Promise<{ expired?: true; ttl?: number }> {
+  if (!(error instanceof RemoteError) || error.code !== RpcCode.InvalidParams) return {};
+  const entries = await fileJournal(journalPath(stateDir()))
+    .entries()
+    .catch(() => []);
+  const created = entries.find((e) => e.op === "created" && e.taskId === taskId);
+  if (typeof created?.ttl !== "number") return {};
+  return Date.parse(created.at) + created.ttl <= Date.now() ? { expired: true, ttl: created.ttl } : {};
 }

@@ -125,7 +125,7 @@ export class TaskClient {
       if (!plain.success) throw new ConnectionError("The server answered tools/call with neither a CreateTaskResult nor a CallToolResult", RpcCode.InternalError);
       return { kind: "result", result: plain.data };
     }
-    this.record({ type: "created", taskId: created.taskId, name, status: created.status });
+    this.record({ type: "created", taskId: created.taskId, name, status: created.status, ttl: created.ttl });
     const handle = this.handle(created.taskId, created);
     const immediateResponse = immediateResponseOf(answer);
     return { kind: "task", task: handle, ...(immediateResponse !== undefined && { immediateResponse }) };
@@ -221,7 +221,7 @@ export class TaskClient {
   }
 
   /** T-SEC-5 (requestor): log the lifecycle event and journal it. */
-  private record(event: LifecycleEvent | { type: "created"; taskId: string; name: string; status: string } | { type: "resumed"; taskId: string }): void {
+  private record(event: LifecycleEvent | { type: "created"; taskId: string; name: string; status: string; ttl: number | null } | { type: "resumed"; taskId: string }): void {
     const { type, ...fields } = event;
     this.logger.info({ requestor: type, ...fields }, `task ${type}`);
     const journal = this.options.journal;

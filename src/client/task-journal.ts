@@ -13,6 +13,8 @@ export interface JournalEntry {
   name?: string;
   status?: string;
   statusMessage?: string;
+  /** On "created": the ttl the receiver gave the task, ms (null: unlimited), so a later "not found" can be told to be its expiry. */
+  ttl?: number | null;
   /** The MCP session the task was created in: receivers that bind tasks to sessions answer for it only there. */
   session?: string;
 }

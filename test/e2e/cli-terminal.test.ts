@@ -41,12 +41,11 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
     if (!tmux) throw new Error("tmux is not installed: the pseudo-terminal tests of `mcp-tasks call` need it (apt-get install tmux)");
   });
 
-  it("T-INPUT-3: the ask tool's elicitation becomes a prompt; the typed answer completes the task (exit 0)", async () => {
+  it("T-INPUT-3: the ask tool's elicitation goes straight to its field; the typed answer completes the task (exit 0)", async () => {
     const term = await runInTerminal(["call", server.url.href, "ask", '{"question":"Favourite colour?"}', "--task"]);
-    await term.waitFor("Favourite colour?");
-    await term.waitFor("Decline");
-    await term.press("Enter"); // "Answer"
-    await term.waitFor("? answer");
+    const asked = await term.waitFor("? answer");
+    expect(asked).toContain("Favourite colour?");
+    expect(asked).toContain("Esc: decline · Ctrl-D: cancel");
     await term.type("blue");
     await term.press("Enter");
     const screen = await term.waitFor("EXIT=");
@@ -54,25 +53,69 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
     expect(screen).toContain("EXIT=0");
   });
 
-  it("choosing Decline at the prompt answers decline", async () => {
+  it("Esc at the elicitation's field answers decline", async () => {
     const term = await runInTerminal(["call", server.url.href, "ask", '{"question":"Share your location?"}', "--task"]);
-    await term.waitFor("Decline");
-    await term.press("Down", "Enter");
+    await term.waitFor("? answer");
+    await term.type("half-typed");
+    await term.press("Escape");
     const screen = await term.waitFor("EXIT=");
-    expect(screen).toContain("declined");
+    expect(screen).toMatch(/^declined$/m);
+    expect(screen).toContain("EXIT=0");
+  });
+
+  it("Ctrl-D at the elicitation's field answers cancel", async () => {
+    const term = await runInTerminal(["call", server.url.href, "ask", '{"question":"Share your location?"}', "--task"]);
+    await term.waitFor("? answer");
+    await term.press("C-d");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toMatch(/^cancelled$/m);
     expect(screen).toContain("EXIT=0");
   });
 
   it("shows a live progress bar and status line while the task runs; Ctrl-C → Cancel cancels it (exit 3)", async () => {
     const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":30000,"steps":30}', "--task"]);
     const running = await term.waitFor(/\d+% \| working/);
-    expect(running).toMatch(/[█░]+ \d+% \| working/);
+    expect(running).toMatch(/[█░]+ \d+\/30 \d+% \| working/);
     await term.press("C-c");
     await term.waitFor("still running. What now?");
     await term.press("Down", "Enter"); // "Cancel the task"
     const screen = await term.waitFor("EXIT=");
     expect(screen).toContain("Task was cancelled");
     expect(screen).toContain("EXIT=3");
+  });
+
+  it("a plain call of a tool that reports progress draws the bar (done/total, elapsed time) and ends with a summary line", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":2000,"steps":4}', "--no-task"]);
+    const running = await term.waitFor(/[█░]+ [1-3]\/4 \d+% \| running \| \ds/);
+    expect(running).not.toContain("| task ");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toMatch(/^✔ completed in [2-9]\.\ds$/m);
+    expect(screen).toContain("slept 2000 ms");
+    expect(screen).toContain("EXIT=0");
+  });
+
+  it("a task's bar starts from a spinner, not a bare 0, and shows the task id and elapsed time", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":2000,"steps":4}', "--task"]);
+    const first = await term.waitFor(/\| working \| \ds \| task [0-9a-f-]{36}/);
+    expect(first).toMatch(/^(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]|[█░]+ [0-4]\/4 \d+%) \| working \| \ds \| task [0-9a-f-]{36}/m);
+    await term.waitFor(/[█░]+ [1-3]\/4 \d+% \| working \| \ds \| task [0-9a-f-]{36}/);
+  });
+
+  it("a task ends with a summary line naming the task, how it ended and how long it took", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":2000,"steps":4}', "--task"]);
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toMatch(/^✔ task [0-9a-f-]{36} completed in [2-9]\.\ds$/m);
+    expect(screen).toContain("EXIT=0");
+  });
+
+  it("a cancelled task's summary line says cancelled", async () => {
+    const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":30000,"steps":30}', "--task"]);
+    await term.waitFor(/\| working \|/);
+    await term.press("C-c");
+    await term.waitFor("still running. What now?");
+    await term.press("Down", "Enter");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toMatch(/^■ task [0-9a-f-]{36} cancelled after \d+\.\ds$/m);
   });
 
   it("Ctrl-C → Detach prints the task id and leaves the task running (exit 5)", async () => {

@@ -1,3 +1,4 @@
+import { emitKeypressEvents } from "node:readline";
 import { checkbox, confirm, input, number, select } from "@inquirer/prompts";
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 
@@ -7,37 +8,46 @@ type Context = NonNullable<Parameters<typeof input>[1]>;
 type Json = string | number | boolean | string[];
 type Field = Record<string, unknown>;
 
+/** The keys that answer without filling the form, shown on screen above the first field. */
+export const ELICIT_KEYS_HINT = "Esc: decline · Ctrl-D: cancel";
+
 /**
- * Turns a form elicitation into terminal prompts: first the choice to answer, decline or cancel
- * (the three actions of an ElicitResult), then one prompt per field of `requestedSchema`, typed
- * by the field's schema (text with length/format checks, number with bounds, yes/no, a choice
- * from an enum, several choices from an enum array). Ctrl-C inside the form answers "cancel".
+ * Turns a form elicitation into terminal prompts, straight to the fields: one prompt per field of
+ * `requestedSchema`, typed by the field's schema (text with length/format checks, number with
+ * bounds, yes/no, a choice from an enum, several choices from an enum array). The other two
+ * actions of an ElicitResult are keys, shown on screen: Esc declines, Ctrl-D cancels. Ctrl-C
+ * answers "cancel" too, as it always did. A withdrawal by the server (the context's signal)
+ * still rejects.
  */
 export async function promptElicitation(params: ElicitRequestFormParams, context: Context): Promise<ElicitResult> {
+  const chosen = new AbortController();
+  const signal = context.signal ? AbortSignal.any([context.signal, chosen.signal]) : chosen.signal;
+  const keys = process.stdin;
+  // readline parses keys into "keypress" events; inquirer's prompts do the same on this stream.
+  emitKeypressEvents(keys);
+  const onKey = (_text: string | undefined, key: { name?: string; ctrl?: boolean } | undefined): void => {
+    if (key?.name === "escape") chosen.abort("decline");
+    // Ctrl-D: read before readline's own handling, which would close an empty line's prompt.
+    else if (key?.ctrl && key.name === "d") chosen.abort("cancel");
+  };
+  keys.prependListener("keypress", onKey);
+  const fieldContext = { ...context, signal };
   try {
-    const action = await select<"accept" | "decline" | "cancel">(
-      {
-        message: params.message,
-        choices: [
-          { name: "Answer", value: "accept" },
-          { name: "Decline", value: "decline" },
-          { name: "Cancel", value: "cancel" },
-        ],
-      },
-      context,
-    );
-    if (action !== "accept") return { action };
+    context.output?.write(`${params.message}\n  (${ELICIT_KEYS_HINT})\n`);
     const schema = params.requestedSchema;
     const required = new Set(schema.required ?? []);
     const content: Record<string, Json> = {};
     for (const [name, field] of Object.entries(schema.properties ?? {})) {
-      const value = await promptField(name, field as Field, required.has(name), context);
+      const value = await promptField(name, field as Field, required.has(name), fieldContext);
       if (value !== undefined) content[name] = value;
     }
     return { action: "accept", content };
   } catch (error) {
+    if (chosen.signal.aborted && !context.signal?.aborted) return { action: chosen.signal.reason === "decline" ? "decline" : "cancel" };
     if (error instanceof Error && error.name === "ExitPromptError") return { action: "cancel" };
     throw error;
+  } finally {
+    keys.off("keypress", onKey);
   }
 }
 

@@ -1,22 +1,38 @@
-import { Presets, SingleBar } from "cli-progress";
+// `Format` is not among the names Node detects in this CommonJS module: it comes off the default export.
+import cliProgress, { Presets, SingleBar, type Options } from "cli-progress";
+
+/** How a call or task ended, for the summary line. */
+export type Ending = "completed" | "failed" | "cancelled";
+
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const SPINNER_FRAME_MS = 100;
+const ENDING_MARK: Record<Ending, string> = { completed: "✔", failed: "✖", cancelled: "■" };
 
 /**
- * The live view of a running task on the terminal (stderr): a progress bar with the task's status
- * and message. Suspended while a prompt owns the terminal. cli-progress draws and throttles the
- * line and restores the cursor; this class only decides what it shows.
+ * The live view of a running call or task on the terminal (stderr): a progress bar (or a spinner
+ * while no total is known) with what was done of the total, the status and message, the time
+ * since the call began and the task id; a summary line when it ends. Suspended while a prompt
+ * owns the terminal. cli-progress draws and throttles the line and restores the cursor; this
+ * class only decides what it shows.
  */
 export class ProgressView {
   private readonly bar: SingleBar;
   private running = false;
+  private suspended = 0;
+  private shown = false;
+  private startedAt: number | null = null;
+  private taskId: string | null = null;
   private value = 0;
   private total = 0;
-  private payload = { status: "starting", message: "" };
+  private status_ = "running";
+  private message = "";
 
   constructor(private readonly stream: NodeJS.WriteStream) {
     this.bar = new SingleBar(
       {
         stream,
-        format: "{bar} {progressText} | {status}{message}",
+        // A function, so the elapsed time and spinner move between updates (cli-progress redraws at `fps`).
+        format: (options) => this.render(options),
         hideCursor: true,
         clearOnComplete: true,
         barsize: 24,
@@ -26,22 +42,37 @@ export class ProgressView {
     );
   }
 
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.bar.start(Math.max(this.total, 1), this.value, { ...this.payload, progressText: this.progressText() });
+  /** The call went out: the elapsed time counts from here. */
+  begin(): void {
+    this.startedAt ??= Date.now();
   }
 
-  status(status: string, message?: string): void {
-    this.payload = { status, message: message ? ` — ${message}` : "" };
+  /** The call became a task: its id is shown. */
+  task(taskId: string): void {
+    this.taskId = taskId;
     this.redraw();
   }
 
+  start(): void {
+    if (this.running) return;
+    this.begin();
+    this.running = true;
+    this.shown = true;
+    this.bar.start(1, 0);
+  }
+
+  status(status: string, message?: string): void {
+    this.status_ = status;
+    this.message = message ?? "";
+    this.redraw();
+  }
+
+  /** A progress notification; a plain call's first one brings the bar up (a task's is up already). */
   progress(progress: number, total?: number, message?: string): void {
     this.value = progress;
     if (total !== undefined) this.total = total;
-    if (message !== undefined) this.payload.message = ` — ${message}`;
-    if (this.running && total !== undefined) this.bar.setTotal(Math.max(total, 1));
+    if (message !== undefined) this.message = message;
+    if (!this.running && !this.shown && this.suspended === 0) this.start();
     this.redraw();
   }
 
@@ -49,9 +80,11 @@ export class ProgressView {
   async suspend<T>(body: () => Promise<T>): Promise<T> {
     const wasRunning = this.running;
     this.stop();
+    this.suspended++;
     try {
       return await body();
     } finally {
+      this.suspended--;
       if (wasRunning) this.start();
     }
   }
@@ -64,6 +97,15 @@ export class ProgressView {
     if (wasRunning) this.start();
   }
 
+  /** Takes the bar away and, if it was shown, prints how the call ended and after how long. */
+  finish(ending: Ending): void {
+    this.stop();
+    if (!this.shown) return;
+    const what = this.taskId ? `task ${this.taskId} ${ending}` : ending;
+    const elapsed = seconds(Date.now() - (this.startedAt ?? Date.now()));
+    this.stream.write(`${ENDING_MARK[ending]} ${what} ${ending === "completed" ? "in" : "after"} ${elapsed}\n`);
+  }
+
   stop(): void {
     if (!this.running) return;
     this.running = false;
@@ -71,11 +113,35 @@ export class ProgressView {
   }
 
   private redraw(): void {
-    if (!this.running) return;
-    this.bar.update(this.value, { ...this.payload, progressText: this.progressText() });
+    // The line is built by render() from this object's state; update() only asks for a redraw.
+    if (this.running) this.bar.update(0);
   }
 
-  private progressText(): string {
-    return this.total > 0 ? `${Math.round((100 * this.value) / this.total)}%` : `${this.value}`;
+  private render(options: Options): string {
+    const now = Date.now();
+    const parts: string[] = [];
+    if (this.total > 0) {
+      const done = Math.min(this.value / this.total, 1);
+      parts.push(`${cliProgress.Format.BarFormat(done, options)} ${this.value}/${this.total} ${Math.floor(100 * done)}%`);
+    } else {
+      const spinner = SPINNER[Math.floor(now / SPINNER_FRAME_MS) % SPINNER.length];
+      parts.push(this.value > 0 ? `${spinner} ${this.value}` : `${spinner}`);
+    }
+    parts.push(this.message ? `${this.status_} — ${this.message}` : this.status_);
+    parts.push(clock(now - (this.startedAt ?? now)));
+    if (this.taskId) parts.push(`task ${this.taskId}`);
+    return parts.join(" | ");
   }
+}
+
+/** Elapsed time on the bar: whole seconds, minutes past one minute ("7s", "2m05s"). */
+function clock(ms: number): string {
+  const total = Math.floor(ms / 1000);
+  if (total < 60) return `${total}s`;
+  return `${Math.floor(total / 60)}m${String(total % 60).padStart(2, "0")}s`;
+}
+
+/** Elapsed time in the summary: to a tenth of a second. */
+function seconds(ms: number): string {
+  return ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : clock(ms);
 }
