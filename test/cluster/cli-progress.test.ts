@@ -45,7 +45,7 @@ describe("mcp-tasks call against a cluster, in a terminal", { timeout: 90_000 },
       const moving = await term.waitFor(/[1-9]\d*% \| working/, 30_000).catch((error: unknown) => {
         throw new Error(`run ${run}: ${error instanceof Error ? error.message : String(error)}`);
       });
-      expect(moving).toMatch(/[█░]+ [1-9]\d*% \| working/);
+      expect(moving).toMatch(/[█░]+ (\d+\/\d+ )?[1-9]\d*% \| working/);
       expect(await term.waitFor("EXIT=", 30_000)).toContain("EXIT=0");
       await term.close();
       terminals.splice(terminals.indexOf(term), 1);
