@@ -64,9 +64,13 @@ function inputRequestsOf(pending: readonly InputRequest[]): Record<string, unkno
   return requests;
 }
 
-/** X-CONF-4: an inlined result carries no 2025-11-25 related-task `_meta`. */
+/**
+ * X-GET-8, X-CAP-9: the inlined result is what the call would have returned inline, so it says
+ * `resultType: "complete"` (the official requestor rejects a task result without it); X-CONF-4: it
+ * carries no 2025-11-25 related-task `_meta`.
+ */
 function inlinedResult(value: unknown): Record<string, unknown> {
-  const result = typeof value === "object" && value !== null ? { ...(value as Record<string, unknown>) } : {};
+  const result = completeResult(typeof value === "object" && value !== null ? value : {});
   const meta = result["_meta"];
   if (typeof meta === "object" && meta !== null && Object.hasOwn(meta, META.relatedTask)) {
     const rest = { ...(meta as Record<string, unknown>) };
