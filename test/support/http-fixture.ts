@@ -11,6 +11,7 @@ import { createTaskServer, type TaskServer, type TaskServerOptions } from "../..
 import { TaskMetrics } from "../../src/metrics/task-metrics.js";
 import { memoryStore } from "../../src/store/memory/memory-store.js";
 import { Recorder } from "./recorder.js";
+import { SseSplitter } from "./sse.js";
 
 /** A JSON-RPC message as it travelled on the wire (loosely typed: tests inspect raw fields). */
 export type WireMessage = {
@@ -66,24 +67,12 @@ export function wireTap(inner: FetchLike = fetch): { fetch: FetchLike; exchanges
 }
 
 async function readSse(stream: ReadableStream<Uint8Array>, onMessage: (m: WireMessage) => void): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = "";
+  const splitter = new SseSplitter();
   try {
     for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, "\n");
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const event = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = event
-          .split("\n")
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).replace(/^ /, ""))
-          .join("\n");
-        if (data) {
-          const parsed = parseJson(data);
-          if (parsed !== undefined) onMessage(parsed as WireMessage);
-        }
+      for (const data of splitter.push(chunk)) {
+        const parsed = parseJson(data);
+        if (parsed !== undefined) onMessage(parsed as WireMessage);
       }
     }
   } catch {

@@ -3,6 +3,7 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import { safeParse, type AnySchema, type SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import { LATEST_PROTOCOL_VERSION, McpError, type ClientCapabilities, type JSONRPCMessage, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Traffic } from "./in-memory-fixture.js";
+import { SseSplitter } from "./sse.js";
 
 /** What the conformance suites use of a requestor: the SDK Client is one, {@link PlainJsonClient} another. */
 export type Requestor = Pick<Client, "request" | "getServerCapabilities" | "setRequestHandler" | "setNotificationHandler" | "close">;
@@ -133,20 +134,8 @@ function mustBePlain(message: Message): boolean {
 /** The JSON-RPC messages of an SSE response, as they arrive. */
 async function* sseMessages(response: Response): AsyncGenerator<Message> {
   if (!response.body) return;
-  const decoder = new TextDecoder();
-  let buffer = "";
+  const splitter = new SseSplitter();
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, "\n");
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = event
-        .split("\n")
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(5).replace(/^ /, ""))
-        .join("\n");
-      if (data) yield JSON.parse(data) as Message;
-    }
+    for (const data of splitter.push(chunk)) yield JSON.parse(data) as Message;
   }
 }

@@ -3,6 +3,7 @@
  * server answered with a JSON body or an SSE stream: what the attack and fuzz suites compare.
  */
 import type { WireMessage } from "./http-fixture.js";
+import { eventData } from "./sse.js";
 
 /** Both, as the SDK client sends it: the server picks JSON or SSE. */
 export const ACCEPT_ANY = "application/json, text/event-stream";
@@ -57,11 +58,7 @@ function jsonMessages(text: string): WireMessage[] {
 function sseMessages(text: string): WireMessage[] {
   const messages: WireMessage[] = [];
   for (const event of text.replace(/\r\n?/g, "\n").split("\n\n")) {
-    const data = event
-      .split("\n")
-      .filter((line) => line.startsWith("data:"))
-      .map((line) => line.slice(5).replace(/^ /, ""))
-      .join("\n");
+    const data = eventData(event);
     if (data === "") continue;
     try {
       messages.push(JSON.parse(data) as WireMessage);
