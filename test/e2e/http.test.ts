@@ -425,7 +425,9 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
   });
 
   it("closes a session left idle (no open request) after sessionIdleMs, and keeps one with an open GET stream", async () => {
-    fx = await startHttpServer({ http: { sessionIdleMs: 100 } });
+    // Long enough that a client still connecting (initialize, then notifications/initialized) on a
+    // loaded machine is not already idle; 100 ms closed one mid-connect in a CI rehearsal.
+    fx = await startHttpServer({ http: { sessionIdleMs: 1_000 } });
     const streaming = await fx.connect(); // keeps its GET stream open
     const quiet = await fx.connect({ waitForGetStream: false });
     await quiet.transport.close(); // gone without a DELETE, as the SDK client's close() does
