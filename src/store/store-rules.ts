@@ -69,10 +69,20 @@ export function wholeLimit(limit: number): number {
 }
 
 /** Whether a task matches a {@link TaskFilter}: the predicate both stores' `search` share. */
-export function matchesFilter(task: Pick<TaskRecord, "owner" | "status" | "name">, filter: TaskFilter): boolean {
+export function matchesFilter(task: Pick<TaskRecord, "id" | "owner" | "status" | "name" | "createdAt">, filter: TaskFilter): boolean {
   if (!("any" in filter.scope) && task.owner !== filter.scope.owner) return false;
   if (filter.statuses !== undefined && !filter.statuses.includes(task.status)) return false;
+  if (filter.idPrefix !== undefined && !task.id.startsWith(filter.idPrefix)) return false;
+  if (filter.ownerName !== undefined && (task.owner === null || (task.owner !== filter.ownerName && ownerSubject(task.owner) !== filter.ownerName))) return false;
+  if (filter.createdFrom !== undefined && task.createdAt < filter.createdFrom) return false;
+  if (filter.createdTo !== undefined && task.createdAt >= filter.createdTo) return false;
   return filter.name === undefined || task.name === filter.name;
+}
+
+/** The subject part of an `issuer|subject` owner key (the text after the first "|"); the key itself when it has none. */
+export function ownerSubject(owner: string): string {
+  const bar = owner.indexOf("|");
+  return bar < 0 ? owner : owner.slice(bar + 1);
 }
 
 /** A count for every status, all zero: what `countByStatus` starts from. */

@@ -24,6 +24,18 @@ export interface TaskFilter {
   statuses?: readonly TaskStatus[];
   /** Only tasks with this name (the tool's name for tools/call). */
   name?: string;
+  /** Only tasks whose id starts with this (a person pastes part of an id). */
+  idPrefix?: string;
+  /**
+   * Only tasks of the owner a person would name: the owner key itself, or the subject part of an
+   * `issuer|subject` key (the text after the first "|"), so `alice` finds `local|alice`. Tasks
+   * without an owner never match. It narrows `scope`, never widens it.
+   */
+  ownerName?: string;
+  /** Only tasks created at or after this time (ms since the epoch). */
+  createdFrom?: number;
+  /** Only tasks created before this time (ms since the epoch). */
+  createdTo?: number;
 }
 
 /**

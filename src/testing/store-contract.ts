@@ -626,6 +626,39 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         expect(found.map((t) => t.id)).toEqual([hit.id]);
       });
 
+      it("filters by id prefix, matched literally", async () => {
+        const hit = await taskIn("working", { id: "abc%_1-task" });
+        await taskIn("working", { id: "abd-task" });
+        await taskIn("working", { id: "xabc%_1-task" });
+        expect((await store.search({ scope: { any: true }, idPrefix: "abc%_" }, null, 10)).map((t) => t.id)).toEqual([hit.id]);
+        expect(await store.search({ scope: { any: true }, idPrefix: "ab_" }, null, 10)).toEqual([]);
+      });
+
+      it("filters by owner name: the whole owner key, or its subject after the first '|'", async () => {
+        const local = await taskIn("working", { owner: "local|alice", createdAt: T0 + 1 });
+        const jwt = await taskIn("working", { owner: "https://issuer.example|alice", createdAt: T0 + 2 });
+        const plain = await taskIn("working", { owner: "alice", createdAt: T0 + 3 });
+        await taskIn("working", { owner: "local|alicia" });
+        await taskIn("working", { owner: "local|bob|alice" });
+        await taskIn("working", { owner: null });
+        const found = await store.search({ scope: { any: true }, ownerName: "alice" }, null, 10);
+        expect(found.map((t) => t.id)).toEqual([plain.id, jwt.id, local.id]);
+        expect((await store.search({ scope: { any: true }, ownerName: "local|alice" }, null, 10)).map((t) => t.id)).toEqual([local.id]);
+        // It narrows the scope, never widens it.
+        expect(await store.search({ scope: { owner: "local|bob" }, ownerName: "alice" }, null, 10)).toEqual([]);
+      });
+
+      it("filters by creation time: from inclusive, to exclusive", async () => {
+        await taskIn("working", { createdAt: T0 + 10 });
+        const first = await taskIn("working", { createdAt: T0 + 20 });
+        const second = await taskIn("working", { createdAt: T0 + 29 });
+        await taskIn("working", { createdAt: T0 + 30 });
+        const found = await store.search({ scope: { any: true }, createdFrom: T0 + 20, createdTo: T0 + 30 }, null, 10);
+        expect(found.map((t) => t.id)).toEqual([second.id, first.id]);
+        expect(await store.search({ scope: { any: true }, createdFrom: T0 + 31 }, null, 10)).toEqual([]);
+        expect((await store.search({ scope: { any: true }, createdTo: T0 + 11 }, null, 10)).length).toBe(1);
+      });
+
       it("a limit of 0 or less returns nothing", async () => {
         await taskIn("working");
         expect(await store.search({ scope: { any: true } }, null, 0)).toEqual([]);
@@ -653,6 +686,17 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
           failed: 0,
           cancelled: 0,
         });
+      });
+
+      it("counts only the tasks matching owner name, id prefix and time range", async () => {
+        await taskIn("working", { owner: "local|alice", createdAt: T0 + 1 });
+        await taskIn("failed", { owner: "local|alice", createdAt: T0 + 2 });
+        await taskIn("failed", { owner: "local|alice", createdAt: T0 + 50 });
+        await taskIn("failed", { owner: "local|bob", createdAt: T0 + 2 });
+        const counts = await store.countByStatus({ scope: { any: true }, ownerName: "alice", createdTo: T0 + 10 });
+        expect(counts).toEqual({ working: 1, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
+        const one = await taskIn("completed", { id: "zz-only-one", owner: "local|bob" });
+        expect(await store.countByStatus({ scope: { any: true }, idPrefix: one.id })).toEqual({ working: 0, input_required: 0, completed: 1, failed: 0, cancelled: 0 });
       });
 
       it("counts only the statuses asked for", async () => {

@@ -31,6 +31,17 @@ function whereOf(filter: TaskFilter, values: unknown[]): string[] {
     clauses.push(filter.statuses.length === 0 ? "FALSE" : `status = ANY (${bind([...filter.statuses])}::text[])`);
   }
   if (filter.name !== undefined) clauses.push(`name = ${bind(filter.name)}`);
+  if (filter.idPrefix !== undefined) {
+    // starts_with, not LIKE: an id prefix is matched literally, whatever "%" or "_" it holds.
+    clauses.push(`starts_with(id, ${bind(filter.idPrefix)})`);
+  }
+  if (filter.ownerName !== undefined) {
+    // The key itself, or its subject (after the first "|"; strpos is 0 without one, then the whole key).
+    const name = bind(filter.ownerName);
+    clauses.push(`(owner = ${name} OR substr(owner, strpos(owner, '|') + 1) = ${name})`);
+  }
+  if (filter.createdFrom !== undefined) clauses.push(`created_at >= ${bind(filter.createdFrom)}`);
+  if (filter.createdTo !== undefined) clauses.push(`created_at < ${bind(filter.createdTo)}`);
   return clauses;
 }
 

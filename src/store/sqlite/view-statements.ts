@@ -30,11 +30,29 @@ function whereOf(filter: TaskFilter): { clauses: string[]; params: Param[] } {
     clauses.push("name = ?");
     params.push(filter.name);
   }
+  if (filter.idPrefix !== undefined) {
+    // substr, not LIKE: an id prefix is matched literally, whatever "%" or "_" it holds.
+    clauses.push("substr(id, 1, length(?)) = ?");
+    params.push(filter.idPrefix, filter.idPrefix);
+  }
+  if (filter.ownerName !== undefined) {
+    // The key itself, or its subject (after the first "|"; instr is 0 without one, then the whole key).
+    clauses.push("(owner = ? OR substr(owner, instr(owner, '|') + 1) = ?)");
+    params.push(filter.ownerName, filter.ownerName);
+  }
+  if (filter.createdFrom !== undefined) {
+    clauses.push("created_at >= ?");
+    params.push(filter.createdFrom);
+  }
+  if (filter.createdTo !== undefined) {
+    clauses.push("created_at < ?");
+    params.push(filter.createdTo);
+  }
   return { clauses, params };
 }
 
 export function prepareViewStatements(db: Database): ViewStatements {
-  // A filter has few shapes (scope × number of statuses × name), so prepared statements are kept
+  // A filter has few shapes (which fields are set, and the number of statuses), so prepared statements are kept
   // by their SQL text instead of being re-prepared for every call.
   const cache = new Map<string, Statement<Param[], unknown>>();
   const prepared = (sql: string): Statement<Param[], unknown> => {
