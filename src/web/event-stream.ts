@@ -1,6 +1,9 @@
 import type { RouteHandler } from "../http/route-table.js";
 import type { ApiDeps } from "./web-api.js";
-import { sendUnauthorized } from "./web-api.js";
+import { sendApiJson, sendUnauthorized } from "./web-api.js";
+import type { TaskFilter } from "../store/task-store.js";
+import { countingFilter, parseViewFilter } from "./view-query.js";
+import { WebRequestError } from "./web-error.js";
 import { SECURITY_HEADERS } from "./static-assets.js";
 import type { FeedMessage, TaskFeed } from "./task-feed.js";
 
@@ -11,7 +14,8 @@ const HEARTBEAT_MS = 15_000;
 
 /**
  * `GET /tasks/api/events`: server-sent events for the viewer — `ready` once subscribed, then
- * `task` (a task's new summary) and `counts` (per status) as the engine's events arrive. The
+ * `task` (a task's new summary) and `counts` (per status, of the tasks the query's filters —
+ * those of `GET /tasks/api/tasks` but status — match) as the engine's events arrive. The
  * page reads it with fetch so the credential travels in the Authorization header, never in a URL.
  */
 export function eventStream(deps: ApiDeps, feed: TaskFeed): RouteHandler {
@@ -19,6 +23,14 @@ export function eventStream(deps: ApiDeps, feed: TaskFeed): RouteHandler {
     const viewer = await deps.resolveViewer(req);
     if (!viewer) {
       sendUnauthorized(res);
+      return;
+    }
+    let counting: TaskFilter;
+    try {
+      counting = countingFilter(parseViewFilter(ctx.url.searchParams, viewer));
+    } catch (error) {
+      if (!(error instanceof WebRequestError)) throw error;
+      sendApiJson(res, error.status, { error: { message: error.message } });
       return;
     }
     res.writeHead(200, {
@@ -36,7 +48,7 @@ export function eventStream(deps: ApiDeps, feed: TaskFeed): RouteHandler {
       }
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
-    const unsubscribe = feed.subscribe(viewer, (message: FeedMessage) => write(message.event, message.data));
+    const unsubscribe = feed.subscribe(viewer, (message: FeedMessage) => write(message.event, message.data), counting);
     write("ready", { principal: viewer.principal, admin: viewer.admin });
     const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
     heartbeat.unref();

@@ -3,6 +3,7 @@ import type { TaskProgress } from "../core/task.js";
 import type { TaskEvent } from "../events/task-event.js";
 import type { Logger } from "../core/logger.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
+import type { TaskFilter } from "../store/task-store.js";
 import { toSummary, type TaskSummary } from "./task-view.js";
 import { canSee, type Viewer } from "./viewer.js";
 
@@ -11,6 +12,8 @@ export type FeedMessage = { event: "task"; data: TaskSummary } | { event: "count
 
 interface Subscriber {
   viewer: Viewer;
+  /** What the subscriber's counts per status count (the page's filters, within the viewer's scope). */
+  counting: TaskFilter;
   send(message: FeedMessage): void;
 }
 
@@ -50,9 +53,12 @@ export class TaskFeed {
     this.countsEveryMs = options.countsEveryMs ?? 1000;
   }
 
-  /** Starts sending `viewer`'s updates to `send`; call the returned function to stop. */
-  subscribe(viewer: Viewer, send: (message: FeedMessage) => void): () => void {
-    const subscriber: Subscriber = { viewer, send };
+  /**
+   * Starts sending `viewer`'s updates to `send`, with counts per status of the tasks `counting`
+   * matches (default: all the viewer may see); call the returned function to stop.
+   */
+  subscribe(viewer: Viewer, send: (message: FeedMessage) => void, counting: TaskFilter = { scope: viewer.scope }): () => void {
+    const subscriber: Subscriber = { viewer, counting, send };
     this.subscribers.add(subscriber);
     this.stopListening ??= this.engine.bus.onAny((event) => this.onEvent(event));
     return () => {
@@ -110,17 +116,17 @@ export class TaskFeed {
     this.countsTimer = null;
     this.countsDirty = false;
     this.lastCountsAt = Date.now();
-    // One query per distinct scope, however many pages watch it.
+    // One query per distinct filter, however many pages watch it.
     const byScope = new Map<string, Subscriber[]>();
     for (const subscriber of this.subscribers) {
-      const key = JSON.stringify(subscriber.viewer.scope);
+      const key = JSON.stringify(subscriber.counting);
       byScope.set(key, [...(byScope.get(key) ?? []), subscriber]);
     }
     for (const group of byScope.values()) {
       const first = group[0];
       if (!first) continue;
       try {
-        const counts = await this.engine.store.countByStatus({ scope: first.viewer.scope });
+        const counts = await this.engine.store.countByStatus(first.counting);
         for (const subscriber of group) subscriber.send({ event: "counts", data: counts });
       } catch (error) {
         this.logger.warn({ err: error }, "web view: could not count tasks");

@@ -3,6 +3,7 @@
  * here only, so redaction and the "never a token" rule have one place to hold.
  */
 import type { TaskStatus } from "../core/task-status.js";
+import { ownerSubject } from "../store/store-rules.js";
 import type { InputRequest, StatusChange, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
 
 /** What the configuration hides from every viewer. */
@@ -28,6 +29,8 @@ export interface TaskSummary {
   method: string;
   /** The owner key, or null for a task created without authentication. */
   owner: string | null;
+  /** The owner as a person names it (the subject of an `issuer|subject` key: `alice`), or null. */
+  ownerName: string | null;
   status: TaskStatus;
   statusMessage: string | null;
   createdAt: number;
@@ -61,6 +64,7 @@ export function toSummary(task: TaskRecord): TaskSummary {
     tool: task.name,
     method: task.method,
     owner: task.owner,
+    ownerName: task.owner === null ? null : ownerSubject(task.owner),
     status: task.status,
     statusMessage: task.statusMessage,
     createdAt: task.createdAt,

@@ -15,23 +15,57 @@ export interface ViewQuery {
 }
 
 /**
- * Reads `status` (comma-separated), `tool`, `owner` (admins only), `limit` and `after` (a cursor
- * from `nextCursor`). The viewer's scope always bounds the filter: a non-admin's `owner` is theirs.
+ * Reads `status` (comma-separated), `tool`, `id` (a prefix of the task id), `owner` (admins only:
+ * a name as a person types it, `alice`, or a whole owner key, `local|alice`), `from` / `to` (the
+ * creation time: ms since the epoch or an ISO 8601 date; from inclusive, to exclusive), `limit`
+ * and `after` (a cursor from `nextCursor`). The viewer's scope always bounds the filter.
  *
  * @throws WebRequestError 400 for a malformed value, 403 for a non-admin's owner filter.
  */
 export function parseViewQuery(params: URLSearchParams, viewer: Viewer): ViewQuery {
+  return { filter: parseViewFilter(params, viewer), after: parseCursor(params.get("after")), limit: parseLimit(params.get("limit")) };
+}
+
+/** The filter part of a view query (also what the live feed counts by). */
+export function parseViewFilter(params: URLSearchParams, viewer: Viewer): TaskFilter {
   const filter: TaskFilter = { scope: viewer.scope };
-  const status = params.get("status");
-  if (status !== null && status !== "") filter.statuses = parseStatuses(status);
-  const tool = params.get("tool");
-  if (tool !== null && tool !== "") filter.name = bounded("tool", tool);
-  const owner = params.get("owner");
-  if (owner !== null && owner !== "") {
+  const value = (name: string): string | null => {
+    const text = params.get(name)?.trim();
+    return text === undefined || text === "" ? null : bounded(name, text);
+  };
+  const status = value("status");
+  if (status !== null) filter.statuses = parseStatuses(status);
+  const tool = value("tool");
+  if (tool !== null) filter.name = tool;
+  const id = value("id");
+  if (id !== null) filter.idPrefix = id;
+  const owner = value("owner");
+  if (owner !== null) {
     if (!viewer.admin) throw new WebRequestError("forbidden", "Only an admin can filter by owner: you see your own tasks");
-    filter.scope = { owner: bounded("owner", owner) };
+    filter.ownerName = owner;
   }
-  return { filter, after: parseCursor(params.get("after")), limit: parseLimit(params.get("limit")) };
+  const from = value("from");
+  if (from !== null) filter.createdFrom = parseTime("from", from);
+  const to = value("to");
+  if (to !== null) filter.createdTo = parseTime("to", to);
+  if (filter.createdFrom !== undefined && filter.createdTo !== undefined && filter.createdFrom >= filter.createdTo) {
+    throw new WebRequestError("invalid_params", "Invalid time range: from must be earlier than to");
+  }
+  return filter;
+}
+
+/** The filter the counts per status follow: every filter but the status one (the counts are what a status filter picks from). */
+export function countingFilter(filter: TaskFilter): TaskFilter {
+  const { statuses: _statuses, ...rest } = filter;
+  return rest;
+}
+
+function parseTime(name: string, text: string): number {
+  const ms = /^\d{1,16}$/.test(text) ? Number(text) : /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
+  if (!Number.isSafeInteger(ms)) {
+    throw new WebRequestError("invalid_params", `Invalid ${name}: a time as milliseconds since the epoch or an ISO 8601 date (2026-12-01T10:00Z)`);
+  }
+  return ms;
 }
 
 function parseStatuses(text: string): TaskStatus[] {

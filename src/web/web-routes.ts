@@ -6,7 +6,7 @@ import { sendAsset, staticAsset } from "./static-assets.js";
 import { TaskFeed, type FeedOptions } from "./task-feed.js";
 import { NO_REDACTION, type Redaction } from "./task-view.js";
 import { viewerResolver } from "./viewer.js";
-import { api, cancelTask, listTasks, sessionInfo, taskDetail, type ApiDeps } from "./web-api.js";
+import { answerInput, api, cancelTask, cancelTasks, listTasks, rerunTask, sessionInfo, taskDetail, type ApiDeps } from "./web-api.js";
 
 /** Options of {@link webRoutes}. */
 export interface WebOptions {
@@ -26,8 +26,9 @@ export interface WebOptions {
 /**
  * The live web view of tasks, as routes for `serveHttp({ routes })`:
  * - `GET /tasks` — the page (static HTML, JS, CSS; no data, so no credential needed to load it);
- * - `GET /tasks/api/session | tasks | tasks/:id | events`, `POST /tasks/api/tasks/:id/cancel` —
- *   the data, each requiring `Authorization: Bearer <token>` (401 otherwise).
+ * - `GET /tasks/api/session | tasks | tasks/:id | events`, `POST /tasks/api/tasks/:id/cancel |
+ *   tasks/:id/rerun | tasks/:id/inputs/:inputId | cancel` — the data and the actions, each
+ *   requiring `Authorization: Bearer <token>` (401 otherwise) and bound to the viewer's tasks.
  */
 export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[] {
   const deps: ApiDeps = {
@@ -52,6 +53,9 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
     { path: "/tasks/api/tasks", methods: { GET: api(deps, listTasks(deps)) } },
     { path: "/tasks/api/tasks/:id", methods: { GET: api(deps, taskDetail(deps)) } },
     { path: "/tasks/api/tasks/:id/cancel", methods: { POST: api(deps, cancelTask(deps)) } },
+    { path: "/tasks/api/tasks/:id/rerun", methods: { POST: api(deps, rerunTask(deps)) } },
+    { path: "/tasks/api/tasks/:id/inputs/:inputId", methods: { POST: api(deps, answerInput(deps)) } },
+    { path: "/tasks/api/cancel", methods: { POST: api(deps, cancelTasks(deps)) } },
     { path: "/tasks/api/events", methods: { GET: eventStream(deps, feed) } },
   ];
 }

@@ -37,9 +37,14 @@ export interface EventStreamReader {
 }
 
 /** Opens the event stream with `token` and records its events until closed. Resolves once `ready` arrived. */
-export async function openEventStream(base: URL, token: string): Promise<EventStreamReader> {
+export function openEventStream(base: URL, token: string): Promise<EventStreamReader> {
+  return openEventStreamAt(base, "/tasks/api/events", token);
+}
+
+/** {@link openEventStream} at a path of one's own (with a query). */
+export async function openEventStreamAt(base: URL, path: string, token: string): Promise<EventStreamReader> {
   const controller = new AbortController();
-  const response = await fetch(new URL("/tasks/api/events", base), { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
+  const response = await fetch(new URL(path, base), { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
   if (response.status !== 200 || !response.body) throw new Error(`event stream answered ${response.status}`);
   const events = new Recorder<StreamEvent>();
   let raw = "";

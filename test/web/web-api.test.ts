@@ -12,7 +12,7 @@ import { webRoutes } from "../../src/web/web-routes.js";
 import type { TaskServerOptions } from "../../src/mcp/task-server.js";
 import { callToolAsTask, captureLogger, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
-import { openEventStream, webApi, type EventStreamReader } from "../support/web-client.js";
+import { openEventStream, openEventStreamAt, webApi, type EventStreamReader } from "../support/web-client.js";
 
 const ADMIN = "admin-token-0123456789";
 const TOKENS = new Map<string, string | TokenGrant>([
@@ -45,10 +45,27 @@ const get = (path: string, token?: string) => {
   if (!fx) throw new Error("no server");
   return webApi(fx.url, path, token);
 };
-const post = (path: string, token?: string) => {
+const post = (path: string, token?: string, body?: unknown) => {
   if (!fx) throw new Error("no server");
-  return webApi(fx.url, path, token, { method: "POST" });
+  return webApi(fx.url, path, token, { method: "POST", ...(body !== undefined && { body: typeof body === "string" ? body : JSON.stringify(body) }) });
 };
+
+/** Waits until the task has a question pending, and returns its id. */
+async function pendingQuestion(server: HttpServerFixture, taskId: string): Promise<string> {
+  for (;;) {
+    const [input] = await server.app.engine.store.pendingInputs(taskId);
+    if (input) return input.id;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function settled(server: HttpServerFixture, taskId: string): Promise<{ status: string; outcome: unknown }> {
+  for (;;) {
+    const task = await server.app.engine.store.get(taskId, { any: true });
+    if (task && ["completed", "failed", "cancelled"].includes(task.status)) return task;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 type Summary = { id: string; owner: string | null; status: string; tool: string };
 const idsOf = (answer: { json: Record<string, unknown> }): string[] => (answer.json["tasks"] as Summary[]).map((t) => t.id);
@@ -61,6 +78,9 @@ describe("web API access", () => {
       ["/tasks/api/tasks", "GET"],
       ["/tasks/api/tasks/some-id", "GET"],
       ["/tasks/api/tasks/some-id/cancel", "POST"],
+      ["/tasks/api/tasks/some-id/rerun", "POST"],
+      ["/tasks/api/tasks/some-id/inputs/some-input", "POST"],
+      ["/tasks/api/cancel", "POST"],
       ["/tasks/api/events", "GET"],
     ];
     for (const [path, method] of paths) {
@@ -318,5 +338,198 @@ describe("web API bad input", () => {
     const answer = await post("/tasks/api/tasks", ADMIN);
     expect(answer.status).toBe(405);
     expect(answer.headers.get("allow")).toBe("GET, HEAD");
+  });
+});
+
+describe("web API search and counts", () => {
+  it("filters by owner name as a person types it (alice finds local|alice), by id prefix and by creation time", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const bob = await server.connect({ token: "tok-bob-secret" });
+    const a = await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
+    const b = await callToolAsTask(bob.client, "sleep", { ms: 60_000 });
+    expect(idsOf(await get("/tasks/api/tasks?owner=alice", ADMIN))).toEqual([a.task.taskId]);
+    expect((await get("/tasks/api/tasks?owner=alice", ADMIN)).json["tasks"]).toEqual([expect.objectContaining({ owner: "local|alice", ownerName: "alice" })]);
+    expect(idsOf(await get(`/tasks/api/tasks?id=${b.task.taskId.slice(0, 12)}`, ADMIN))).toEqual([b.task.taskId]);
+    const created = (await server.app.engine.store.get(a.task.taskId, { any: true }))!.createdAt;
+    expect(new Set(idsOf(await get(`/tasks/api/tasks?from=${created}`, ADMIN))).has(a.task.taskId)).toBe(true);
+    expect(idsOf(await get(`/tasks/api/tasks?to=${created}`, ADMIN))).not.toContain(a.task.taskId);
+    expect(idsOf(await get(`/tasks/api/tasks?from=${new Date(created + 60_000).toISOString()}`, ADMIN))).toEqual([]);
+  });
+
+  it("counts follow every filter but status", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const bob = await server.connect({ token: "tok-bob-secret" });
+    await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
+    const failed = await callToolAsTask(alice.client, "fail", { message: "no" });
+    await taskResult(alice.client, failed.task.taskId);
+    await callToolAsTask(bob.client, "sleep", { ms: 60_000 });
+    const counts = (path: string) => get(path, ADMIN).then((answer) => answer.json["counts"]);
+    expect(await counts("/tasks/api/tasks")).toMatchObject({ working: 2, failed: 1 });
+    expect(await counts("/tasks/api/tasks?owner=alice")).toMatchObject({ working: 1, failed: 1 });
+    expect(await counts("/tasks/api/tasks?owner=alice&tool=sleep")).toMatchObject({ working: 1, failed: 0 });
+    expect(await counts("/tasks/api/tasks?owner=alice&status=failed")).toMatchObject({ working: 1, failed: 1 });
+  });
+
+  it("the event stream's counts follow the filters it was opened with", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const bob = await server.connect({ token: "tok-bob-secret" });
+    stream = await openEventStreamAt(server.url, "/tasks/api/events?owner=bob", ADMIN);
+    const mine = await callToolAsTask(alice.client, "sleep", { ms: 5 });
+    const theirs = await callToolAsTask(bob.client, "sleep", { ms: 60_000 });
+    await taskResult(alice.client, mine.task.taskId);
+    await stream.events.waitFor((e) => e.event === "task" && e.data["id"] === theirs.task.taskId, "bob's task on the stream");
+    const counts = await stream.events.waitFor((e) => e.event === "counts" && e.data["working"] === 1, "counts of bob's tasks");
+    expect(counts.data).toEqual({ working: 1, input_required: 0, completed: 0, failed: 0, cancelled: 0 });
+  });
+
+  it.each([
+    ["/tasks/api/tasks?from=yesterday", /Invalid from/],
+    ["/tasks/api/tasks?to=12-01-2026", /Invalid to/],
+    ["/tasks/api/tasks?from=2000&to=1000", /from must be earlier than to/],
+    [`/tasks/api/tasks?id=${"x".repeat(300)}`, /Invalid id/],
+    ["/tasks/api/events?from=soon", /Invalid from/],
+  ])("GET %s answers 400 with a clear message", async (path, message) => {
+    await start();
+    const answer = await get(path, ADMIN);
+    expect(answer.status).toBe(400);
+    expect(answer.json.error?.message).toMatch(message);
+  });
+});
+
+describe("web API answers a task's question", () => {
+  it("the owner answers an elicitation from the page: the task completes with that answer", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const created = await callToolAsTask(alice.client, "ask", { question: "Colour?" });
+    const id = created.task.taskId;
+    const inputId = await pendingQuestion(server, id);
+    const answer = await post(`/tasks/api/tasks/${id}/inputs/${inputId}`, "tok-alice-secret", { action: "accept", content: { answer: "green" } });
+    expect(answer.status).toBe(200);
+    expect(await settled(server, id)).toMatchObject({ status: "completed", outcome: { kind: "result", value: { content: [{ type: "text", text: "answer: green" }] } } });
+  });
+
+  it("an admin declines for the owner", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const created = await callToolAsTask(alice.client, "ask", { question: "Colour?" });
+    const inputId = await pendingQuestion(server, created.task.taskId);
+    expect((await post(`/tasks/api/tasks/${created.task.taskId}/inputs/${inputId}`, ADMIN, { action: "decline" })).status).toBe(200);
+    expect(await settled(server, created.task.taskId)).toMatchObject({ outcome: { kind: "result", value: { content: [{ type: "text", text: "declined" }] } } });
+  });
+
+  it("answers a sampling request with a text reply", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret", capabilities: { sampling: {} } });
+    const created = await callToolAsTask(alice.client, "sample", { prompt: "Say hi" });
+    const inputId = await pendingQuestion(server, created.task.taskId);
+    expect((await post(`/tasks/api/tasks/${created.task.taskId}/inputs/${inputId}`, "tok-alice-secret", { action: "accept", text: "hi there" })).status).toBe(200);
+    expect(await settled(server, created.task.taskId)).toMatchObject({ outcome: { kind: "result", value: { content: [{ type: "text", text: "hi there" }] } } });
+  });
+
+  it("another owner gets 404, exactly like an unknown task, and the question stays open (T-SEC-3)", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const created = await callToolAsTask(alice.client, "ask", { question: "Colour?" });
+    const inputId = await pendingQuestion(server, created.task.taskId);
+    const answer = await post(`/tasks/api/tasks/${created.task.taskId}/inputs/${inputId}`, "tok-bob-secret", { action: "accept", content: { answer: "red" } });
+    expect(answer.status).toBe(404);
+    expect(answer.json.error?.message).toBe("Task not found");
+    expect(await server.app.engine.store.pendingInputs(created.task.taskId)).toHaveLength(1);
+  });
+
+  it.each([
+    [{ action: "accept", content: { answer: 3 } }, /Invalid field "answer": expected a string/],
+    [{ action: "accept", content: {} }, /Missing required field "answer"/],
+    [{ action: "accept", content: { answer: "x", colour: "red" } }, /Unknown field "colour"/],
+    [{ action: "maybe" }, /Invalid answer at action/],
+    [{ action: "decline", content: { answer: "x" } }, /carries no content/],
+    ["not json", /not JSON/],
+  ])("an answer %j is refused with 400 and a clear message, and the question stays open", async (body, message) => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const created = await callToolAsTask(alice.client, "ask", { question: "Colour?" });
+    const inputId = await pendingQuestion(server, created.task.taskId);
+    const answer = await post(`/tasks/api/tasks/${created.task.taskId}/inputs/${inputId}`, "tok-alice-secret", body);
+    expect(answer.status).toBe(400);
+    expect(answer.json.error?.message).toMatch(message);
+    expect(await server.app.engine.store.pendingInputs(created.task.taskId)).toHaveLength(1);
+  });
+
+  it("a second answer to the same question answers 409; an unknown question 404", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const created = await callToolAsTask(alice.client, "ask", { question: "Colour?" });
+    const id = created.task.taskId;
+    const inputId = await pendingQuestion(server, id);
+    expect((await post(`/tasks/api/tasks/${id}/inputs/no-such-input`, ADMIN, { action: "cancel" })).status).toBe(404);
+    expect((await post(`/tasks/api/tasks/${id}/inputs/${inputId}`, ADMIN, { action: "cancel" })).status).toBe(200);
+    await settled(server, id);
+    const again = await post(`/tasks/api/tasks/${id}/inputs/${inputId}`, ADMIN, { action: "cancel" });
+    expect(again.status).toBe(409);
+  });
+});
+
+describe("web API re-run and bulk cancel", () => {
+  it("re-runs a finished task: a new task with the same tool and arguments, for the same owner", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const first = await callToolAsTask(alice.client, "sleep", { ms: 1 });
+    await taskResult(alice.client, first.task.taskId);
+    const answer = await post(`/tasks/api/tasks/${first.task.taskId}/rerun`, ADMIN);
+    expect(answer.status).toBe(200);
+    const rerun = answer.json["task"] as Summary;
+    expect(rerun).toMatchObject({ tool: "sleep", owner: "local|alice" });
+    expect(rerun.id).not.toBe(first.task.taskId);
+    expect(await settled(server, rerun.id)).toMatchObject({ status: "completed", outcome: { kind: "result", value: { content: [{ type: "text", text: "slept 1 ms" }] } } });
+    // The owner reaches the new task through MCP like any of theirs.
+    await expect(getTask(alice.client, rerun.id)).resolves.toMatchObject({ status: "completed" });
+  });
+
+  it("re-running another owner's task answers 404 and creates nothing; a running task 409", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const done = await callToolAsTask(alice.client, "sleep", { ms: 1 });
+    await taskResult(alice.client, done.task.taskId);
+    const running = await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
+    const denied = await post(`/tasks/api/tasks/${done.task.taskId}/rerun`, "tok-bob-secret");
+    expect(denied.status).toBe(404);
+    expect(denied.json.error?.message).toBe("Task not found");
+    const busy = await post(`/tasks/api/tasks/${running.task.taskId}/rerun`, "tok-alice-secret");
+    expect(busy.status).toBe(409);
+    expect(busy.json.error?.message).toMatch(/Only a finished task/);
+    expect(idsOf(await get("/tasks/api/tasks", ADMIN))).toHaveLength(2);
+  });
+
+  it("cancels several tasks at once, each recorded as cancelled from the web view, and reports the ones it could not", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const bob = await server.connect({ token: "tok-bob-secret" });
+    const a1 = await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
+    const a2 = await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
+    const b1 = await callToolAsTask(bob.client, "sleep", { ms: 60_000 });
+    const ids = [a1.task.taskId, a2.task.taskId, b1.task.taskId];
+    const answer = await post("/tasks/api/cancel", "tok-alice-secret", { ids });
+    expect(answer.status).toBe(200);
+    expect(answer.json["results"]).toEqual([
+      { id: a1.task.taskId, task: expect.objectContaining({ status: "cancelled", statusMessage: "Cancelled from the web view" }) },
+      { id: a2.task.taskId, task: expect.objectContaining({ status: "cancelled" }) },
+      { id: b1.task.taskId, error: { message: "Task not found" } },
+    ]);
+    expect((await server.app.engine.store.get(b1.task.taskId, { any: true }))?.status).toBe("working");
+  });
+
+  it.each([
+    [{}, /Invalid body at ids/],
+    [{ ids: [] }, /Invalid body at ids/],
+    [{ ids: "abc" }, /Invalid body at ids/],
+    ["[", /not JSON/],
+  ])("a bulk cancel with %j answers 400 with a clear message", async (body, message) => {
+    await start();
+    const answer = await post("/tasks/api/cancel", ADMIN, body);
+    expect(answer.status).toBe(400);
+    expect(answer.json.error?.message).toMatch(message);
   });
 });
