@@ -73,8 +73,8 @@ describe("web view in headless Chromium", () => {
 
     // The detail panel shows the question waiting for the requestor.
     await row(page, askId).click();
-    await page.locator("#detail .exchange .waiting").waitFor();
-    expect(await page.locator("#detail .exchange pre").first().textContent()).toContain("Ship the release?");
+    await page.locator("#detail .question .waiting").waitFor();
+    expect(await page.locator("#detail .question .ask").first().textContent()).toContain("Ship the release?");
     await page.screenshot({ path: join(ARTIFACTS, "web-view-live.png") });
 
     // Cancel the sleep from the page (two clicks: arm, confirm).

@@ -9,13 +9,24 @@ const PAGE = 100;
 
 const $ = (id) => document.getElementById(id);
 
+/** The filters, as they appear in the page's URL (`?status=…&tool=…&owner=…&id=…&from=…&to=…&task=…`). */
+const FILTER_KEYS = ["status", "tool", "owner", "id", "from", "to"];
+
+function emptyFilter() {
+  return { status: "", tool: "", owner: "", id: "", from: "", to: "" };
+}
+
 const state = {
   token: null,
   session: null,
   /** id → summary of every task shown. */
   tasks: new Map(),
   counts: null,
-  filter: { status: "", tool: "", owner: "" },
+  filter: emptyFilter(),
+  /** Ids ticked for a bulk action. */
+  checked: new Set(),
+  /** What was typed into a question's form, by input id, so a live redraw of the panel keeps it. */
+  drafts: new Map(),
   nextCursor: null,
   selected: null,
   /** Aborts the event stream of the current sign-in. */
@@ -77,6 +88,18 @@ function ownerText(owner) {
   return owner === null ? "—" : owner;
 }
 
+/** The owner as a person names it (alice, not local|alice); the server sends both. */
+function ownerNameText(task) {
+  return task.owner === null ? "—" : task.ownerName || task.owner;
+}
+
+/** A `datetime-local` value (local time, as typed) → ms since the epoch, or null. */
+function localToMs(value) {
+  if (!value) return null;
+  const ms = new Date(value).getTime();
+  return Number.isFinite(ms) ? ms : null;
+}
+
 // ---- API -------------------------------------------------------------------------------------
 
 class Unauthorized extends Error {}
@@ -93,19 +116,77 @@ async function api(path, init = {}) {
   return body;
 }
 
-function query(extra = {}) {
+/** The API's filter parameters (times as ms); `withStatus` false for the live stream, whose counts span every status. */
+function filterParams(withStatus = true) {
+  const f = state.filter;
   const params = new URLSearchParams();
-  if (state.filter.status) params.set("status", state.filter.status);
-  if (state.filter.tool) params.set("tool", state.filter.tool);
-  if (state.filter.owner) params.set("owner", state.filter.owner);
+  if (withStatus && f.status) params.set("status", f.status);
+  if (f.tool) params.set("tool", f.tool);
+  if (f.owner) params.set("owner", f.owner);
+  if (f.id) params.set("id", f.id);
+  const from = localToMs(f.from);
+  const to = localToMs(f.to);
+  if (from !== null) params.set("from", String(from));
+  if (to !== null) params.set("to", String(to));
+  return params;
+}
+
+function query(extra = {}) {
+  const params = filterParams();
   params.set("limit", String(PAGE));
   for (const [key, value] of Object.entries(extra)) params.set(key, value);
   return params.toString();
 }
 
+/** The same test the server applies, for tasks the live stream brings in. */
 function matchesFilter(task) {
   const f = state.filter;
-  return (!f.status || task.status === f.status) && (!f.tool || task.tool === f.tool) && (!f.owner || task.owner === f.owner);
+  const from = localToMs(f.from);
+  const to = localToMs(f.to);
+  return (
+    (!f.status || task.status === f.status) &&
+    (!f.tool || task.tool === f.tool) &&
+    (!f.owner || (task.owner !== null && (task.owner === f.owner || task.ownerName === f.owner))) &&
+    (!f.id || task.id.startsWith(f.id)) &&
+    (from === null || task.createdAt >= from) &&
+    (to === null || task.createdAt < to)
+  );
+}
+
+// ---- the URL: filters and the selected task, so a view can be shared and reloaded ------------
+
+function readUrl() {
+  const params = new URLSearchParams(window.location.search);
+  const filter = emptyFilter();
+  for (const key of FILTER_KEYS) filter[key] = (params.get(key) || "").trim();
+  state.filter = filter;
+  state.selected = params.get("task") || null;
+}
+
+function writeUrl() {
+  const params = new URLSearchParams();
+  for (const key of FILTER_KEYS) if (state.filter[key]) params.set(key, state.filter[key]);
+  if (state.selected) params.set("task", state.selected);
+  const search = params.toString();
+  const next = window.location.pathname + (search ? `?${search}` : "");
+  if (next !== window.location.pathname + window.location.search) window.history.replaceState(null, "", next);
+}
+
+/** Puts the filters of `state` into the form (after a sign-in or a deep link). */
+function showFilters() {
+  const f = state.filter;
+  $("f-status").value = f.status;
+  // A tool the server no longer serves still filters (old tasks): offer it.
+  if (f.tool && ![...$("f-tool").options].some((o) => o.value === f.tool)) {
+    const option = el("option", { text: f.tool });
+    option.value = f.tool;
+    $("f-tool").append(option);
+  }
+  $("f-tool").value = f.tool;
+  $("f-owner").value = f.owner;
+  $("f-id").value = f.id;
+  $("f-from").value = f.from;
+  $("f-to").value = f.to;
 }
 
 // ---- sign in / out ---------------------------------------------------------------------------
@@ -122,8 +203,12 @@ async function signIn(token) {
   $("who").textContent = session.admin && session.principal !== "admin" ? `${session.principal} (admin)` : session.principal;
   $("f-owner-label").hidden = !session.admin;
   fillFilters(session);
+  if (!session.admin) state.filter.owner = "";
+  showFilters();
   if (session.redacted.length > 0) notice(`Redacted by the server: ${session.redacted.join(", ")}.`);
   openStream();
+  // A deep link (?task=…) opens that task's panel, whether or not it is on the first page.
+  if (state.selected) void renderDetail();
 }
 
 function signOut(message) {
@@ -133,7 +218,7 @@ function signOut(message) {
   state.token = null;
   state.session = null;
   state.tasks.clear();
-  state.selected = null;
+  state.checked.clear();
   $("view").hidden = true;
   $("who").hidden = true;
   $("logout").hidden = true;
@@ -187,12 +272,18 @@ async function openStream() {
   const controller = new AbortController();
   state.stream = controller;
   try {
-    const response = await fetch("/tasks/api/events", {
+    const response = await fetch(`/tasks/api/events?${filterParams(false)}`, {
       headers: { authorization: `Bearer ${state.token}` },
       signal: controller.signal,
       cache: "no-store",
     });
     if (response.status === 401) return signOut("The token was refused.");
+    if (response.status === 400 || response.status === 403) {
+      // A filter the server refuses: say why; retrying the same filter would not help.
+      const body = await response.json().catch(() => ({}));
+      notice(`Filter refused: ${(body.error && body.error.message) || `HTTP ${response.status}`}`);
+      return;
+    }
     if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
@@ -369,19 +460,37 @@ function cancelButton(task) {
   return button;
 }
 
+function checkBox(task) {
+  const box = el("input", { dataset: { action: "check" } });
+  box.type = "checkbox";
+  box.checked = state.checked.has(task.id);
+  box.setAttribute("aria-label", `Select task ${task.id}`);
+  box.addEventListener("click", (event) => event.stopPropagation());
+  box.addEventListener("change", () => {
+    if (box.checked) state.checked.add(task.id);
+    else state.checked.delete(task.id);
+    renderBulk();
+  });
+  return box;
+}
+
 function renderTable() {
   const body = $("tasks").tBodies[0];
-  const rows = sortedTasks().map((task) => {
+  const tasks = sortedTasks();
+  // A ticked task that left the view (filtered out, expired) is no longer part of a bulk action.
+  for (const id of state.checked) if (!state.tasks.has(id)) state.checked.delete(id);
+  const rows = tasks.map((task) => {
     const row = el("tr", { dataset: { taskId: task.id, status: task.status, tool: task.tool } }, [
-      el("td", {}, [badge(task.status)]),
-      el("td", { className: "mono", text: task.tool }),
-      el("td", { className: "owner", text: ownerText(task.owner), title: ownerText(task.owner) }),
-      el("td", { className: "time", text: formatTime(task.createdAt) }),
-      el("td", { className: "time", text: formatTime(task.updatedAt) }),
+      el("td", { className: "check" }, [checkBox(task)]),
+      el("td", { className: "status" }, [badge(task.status)]),
+      el("td", { className: "mono tool", text: task.tool }),
+      el("td", { className: "owner", text: ownerNameText(task), title: ownerText(task.owner) }),
+      el("td", { className: "time created", text: formatTime(task.createdAt) }),
+      el("td", { className: "time updated", text: formatTime(task.updatedAt) }),
       el("td", { className: "age", text: formatDuration(ageOf(task)) }),
-      el("td", {}, [progressCell(task)]),
+      el("td", { className: "prog" }, [progressCell(task)]),
       el("td", { className: "msg", text: task.statusMessage || "" }),
-      el("td", {}, [ACTIVE.has(task.status) ? cancelButton(task) : null]),
+      el("td", { className: "actions" }, [ACTIVE.has(task.status) ? cancelButton(task) : null]),
     ]);
     if (task.id === state.selected) row.classList.add("selected");
     row.addEventListener("click", () => select(task.id));
@@ -390,26 +499,81 @@ function renderTable() {
   body.replaceChildren(...rows);
   $("empty").hidden = rows.length > 0;
   $("more").hidden = !state.nextCursor;
+  const all = $("check-all");
+  all.checked = tasks.length > 0 && tasks.every((t) => state.checked.has(t.id));
+  all.indeterminate = !all.checked && tasks.some((t) => state.checked.has(t.id));
+  renderBulk();
+  renderCharts();
+}
+
+// ---- charts ---------------------------------------------------------------------------------
+
+function renderCharts() {}
+
+// ---- bulk actions ----------------------------------------------------------------------------
+
+function renderBulk() {
+  const ids = [...state.checked];
+  const active = ids.filter((id) => ACTIVE.has(state.tasks.get(id)?.status));
+  $("bulk").hidden = ids.length === 0;
+  $("bulk-count").textContent = `${ids.length} selected`;
+  const button = $("bulk-cancel");
+  const armed = isArmed("*bulk*");
+  button.textContent = armed ? `Confirm: cancel ${active.length}` : `Cancel ${active.length} running`;
+  button.classList.toggle("armed", armed);
+  button.disabled = active.length === 0;
+}
+
+async function bulkCancel() {
+  const ids = [...state.checked].filter((id) => ACTIVE.has(state.tasks.get(id)?.status));
+  if (ids.length === 0) return;
+  if (!isArmed("*bulk*")) {
+    state.armed = { id: "*bulk*", until: Date.now() + 4000 };
+    renderBulk();
+    setTimeout(renderBulk, 4100);
+    return;
+  }
+  state.armed = null;
+  $("bulk-cancel").disabled = true;
+  try {
+    const { results } = await api("/tasks/api/cancel", { method: "POST", body: JSON.stringify({ ids }) });
+    const failed = results.filter((r) => r.error);
+    for (const r of results) if (r.task) applyTask(r.task, true);
+    state.checked.clear();
+    notice(failed.length === 0 ? "" : `Could not cancel ${failed.length} of ${results.length}: ${failed[0].error.message}`);
+  } catch (error) {
+    if (error instanceof Unauthorized) return signOut(error.message);
+    notice(`Could not cancel: ${error.message}`);
+  }
+  renderBulk();
+  scheduleRender();
 }
 
 /** The age column ticks for running tasks: a display clock, it asks the server nothing. */
 function tickAges() {
   for (const row of $("tasks").tBodies[0].rows) {
     const task = state.tasks.get(row.dataset.taskId);
-    if (task && ACTIVE.has(task.status)) row.cells[5].textContent = formatDuration(ageOf(task));
+    if (task && ACTIVE.has(task.status)) row.querySelector("td.age").textContent = formatDuration(ageOf(task));
   }
 }
 
 // ---- detail panel ----------------------------------------------------------------------------
 
 function select(id) {
+  if (state.selected !== id) state.drafts.clear();
   state.selected = id;
+  writeUrl();
   scheduleRender();
-  void renderDetail();
+  void renderDetail().then(() => {
+    // One column (narrow window): the panel is below the table, bring it into view.
+    if (window.matchMedia("(max-width: 1100px)").matches) $("detail").scrollIntoView({ block: "start" });
+  });
 }
 
 function closeDetail() {
   state.selected = null;
+  state.drafts.clear();
+  writeUrl();
   $("detail").hidden = true;
   document.querySelector(".layout").classList.remove("with-detail");
   scheduleRender();
@@ -432,22 +596,30 @@ async function renderDetail() {
     ({ task } = await api(`/tasks/api/tasks/${encodeURIComponent(id)}`));
   } catch (error) {
     if (error instanceof Unauthorized) return signOut(error.message);
-    notice(`Could not load the task: ${error.message}`);
+    notice(`Could not load the task ${id}: ${error.message}`);
     return;
   }
   if (state.selected !== id) return;
+  // A redraw while someone types in a question's form keeps their place.
+  const focused = document.activeElement && $("detail").contains(document.activeElement) ? document.activeElement.dataset.field : undefined;
   const panel = $("detail");
   const close = el("button", { className: "ghost close", text: "Close" });
   close.type = "button";
   close.addEventListener("click", closeDetail);
   const parts = [
-    el("header", {}, [el("h2", { className: "mono", text: task.tool }), badge(task.status), ACTIVE.has(task.status) ? cancelButton(task) : null, close]),
+    el("header", {}, [
+      el("h2", { className: "mono", text: task.tool }),
+      badge(task.status),
+      ACTIVE.has(task.status) ? cancelButton(task) : null,
+      !ACTIVE.has(task.status) && task.method === "tools/call" ? rerunButton(task) : null,
+      close,
+    ]),
     el("div", { className: "id mono", text: task.id }),
   ];
   if (task.statusMessage) parts.push(el("p", { text: task.statusMessage }));
   const fields = el("dl");
   const field = (name, value) => fields.append(el("dt", { text: name }), el("dd", { text: value }));
-  field("Owner", ownerText(task.owner));
+  field("Owner", task.owner === null ? "—" : task.ownerName && task.ownerName !== task.owner ? `${task.ownerName} (${task.owner})` : task.owner);
   field("Method", task.method);
   field("Created", formatTime(task.createdAt));
   field("Updated", formatTime(task.updatedAt));
@@ -466,13 +638,18 @@ async function renderDetail() {
     parts.push(...section("Result", el("p", { className: "muted", text: "None: the task was cancelled." })));
   }
 
-  if (task.inputs.length > 0) {
-    const exchanges = task.inputs.map((input) =>
+  const pending = task.inputs.filter((input) => input.answer === null);
+  if (pending.length > 0 && ACTIVE.has(task.status)) {
+    parts.push(...section(pending.length === 1 ? "Question waiting for an answer" : `${pending.length} questions waiting for an answer`, ...pending.map((input) => questionCard(task, input))));
+  }
+  const answered = task.inputs.filter((input) => input.answer !== null || !ACTIVE.has(task.status));
+  if (answered.length > 0) {
+    const exchanges = answered.map((input) =>
       el("div", { className: "exchange", dataset: { inputId: input.id } }, [
         el("div", { className: "head" }, [el("span", { className: "mono", text: input.method }), el("span", { text: formatTime(input.createdAt) })]),
         el("pre", { text: json(input.params) }),
         input.answer === null
-          ? el("div", { className: "waiting", text: "Waiting for the requestor's answer" })
+          ? el("div", { className: "muted", text: "Never answered" })
           : el("pre", { className: input.answer.kind === "error" ? "err" : "", text: json(input.answer.kind === "error" ? input.answer.error : input.answer.value) }),
       ]),
     );
@@ -496,17 +673,198 @@ async function renderDetail() {
   panel.replaceChildren(...parts);
   panel.hidden = false;
   document.querySelector(".layout").classList.add("with-detail");
+  if (focused) panel.querySelector(`[data-field="${CSS.escape(focused)}"]`)?.focus();
+}
+
+function rerunButton(task) {
+  const button = el("button", { className: "ghost", text: "Re-run", title: "Start a new task with the same tool and arguments", dataset: { action: "rerun" } });
+  button.type = "button";
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const { task: created } = await api(`/tasks/api/tasks/${encodeURIComponent(task.id)}/rerun`, { method: "POST" });
+      applyTask(created, true);
+      notice(`Re-run of ${task.id} started as ${created.id}.`);
+      select(created.id);
+    } catch (error) {
+      if (error instanceof Unauthorized) return signOut(error.message);
+      notice(`Could not re-run: ${error.message}`);
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+// ---- answering a task's question ------------------------------------------------------------
+
+/** A pending question with its form: fields from the elicitation's requestedSchema, or a text reply for sampling. */
+function questionCard(task, input) {
+  const card = el("form", { className: "exchange question", dataset: { inputId: input.id } });
+  card.noValidate = true;
+  card.append(el("div", { className: "head" }, [el("span", { className: "mono", text: input.method }), el("span", { text: formatTime(input.createdAt) })]));
+  card.append(el("div", { className: "waiting", text: "Waiting for an answer: from the requestor, or here" }));
+  const draft = state.drafts.get(input.id) || {};
+  state.drafts.set(input.id, draft);
+  const params = input.params && typeof input.params === "object" ? input.params : null;
+  const error = el("p", { className: "error", dataset: { role: "answer-error" } });
+  let collect = null;
+  if (params === null) {
+    card.append(el("p", { className: "muted", text: "The question is redacted by the server: answer it from the client." }));
+  } else if (input.method === "elicitation/create") {
+    card.append(el("p", { className: "ask", text: params.message || "" }));
+    collect = elicitationFields(card, params.requestedSchema, draft);
+  } else if (input.method === "sampling/createMessage") {
+    for (const message of params.messages || []) {
+      const content = Array.isArray(message.content) ? message.content : [message.content];
+      const text = content.filter((c) => c && c.type === "text").map((c) => c.text).join("\n");
+      card.append(el("p", { className: "ask" }, [el("b", { text: `${message.role}: ` }), el("span", { text: text || "(no text)" })]));
+    }
+    const area = el("textarea", { dataset: { field: "text" } });
+    area.rows = 4;
+    area.value = draft.text || "";
+    area.addEventListener("input", () => (draft.text = area.value));
+    card.append(el("label", { className: "field" }, [el("span", { text: "Reply" }), area]));
+    collect = () => ({ text: area.value });
+  } else {
+    card.append(el("pre", { text: json(input.params) }), el("p", { className: "muted", text: `The web view cannot answer ${input.method}.` }));
+  }
+  if (collect) {
+    const send = async (action) => {
+      error.textContent = "";
+      const body = { action };
+      if (action === "accept") Object.assign(body, collect());
+      for (const b of card.querySelectorAll("button")) b.disabled = true;
+      try {
+        const { task: moved } = await api(`/tasks/api/tasks/${encodeURIComponent(task.id)}/inputs/${encodeURIComponent(input.id)}`, {
+          method: "POST",
+          body: JSON.stringify(body),
+        });
+        state.drafts.delete(input.id);
+        applyTask(moved, true);
+        refreshDetailSoon();
+      } catch (failure) {
+        if (failure instanceof Unauthorized) return signOut(failure.message);
+        error.textContent = failure.message;
+        for (const b of card.querySelectorAll("button")) b.disabled = false;
+      }
+    };
+    const button = (text, action, className) => {
+      const b = el("button", { className, text, dataset: { action: `answer-${action}` } });
+      b.type = action === "accept" ? "submit" : "button";
+      if (action !== "accept") b.addEventListener("click", () => void send(action));
+      return b;
+    };
+    card.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void send("accept");
+    });
+    card.append(el("div", { className: "answer-actions" }, [button("Submit", "accept", ""), button("Decline", "decline", "ghost"), button("Cancel", "cancel", "ghost")]), error);
+  }
+  return card;
+}
+
+/** Form fields for the primitive properties of a requested schema; returns what collects their values. */
+function elicitationFields(card, schema, draft) {
+  const properties = (schema && schema.properties) || {};
+  const required = new Set((schema && schema.required) || []);
+  const readers = [];
+  for (const [name, field] of Object.entries(properties)) {
+    const label = `${field.title || name}${required.has(name) ? " *" : ""}`;
+    const choices = Array.isArray(field.enum)
+      ? field.enum.map((value, i) => ({ value, title: (field.enumNames && field.enumNames[i]) || value }))
+      : Array.isArray(field.oneOf)
+        ? field.oneOf.map((option) => ({ value: option.const, title: option.title || option.const }))
+        : null;
+    let control;
+    let read;
+    if (field.type === "boolean") {
+      control = el("input", { dataset: { field: name } });
+      control.type = "checkbox";
+      control.checked = name in draft ? draft[name] : field.default === true;
+      control.addEventListener("change", () => (draft[name] = control.checked));
+      read = () => control.checked;
+    } else if (field.type === "array") {
+      const items = field.items || {};
+      const options = Array.isArray(items.enum) ? items.enum.map((v) => ({ value: v, title: v })) : Array.isArray(items.anyOf) ? items.anyOf.map((o) => ({ value: o.const, title: o.title || o.const })) : [];
+      const picked = new Set(draft[name] || field.default || []);
+      control = el("span", { className: "choices" });
+      const boxes = options.map((option) => {
+        const box = el("input", { dataset: { field: `${name}:${option.value}` } });
+        box.type = "checkbox";
+        box.checked = picked.has(option.value);
+        box.addEventListener("change", () => (draft[name] = boxes.filter((b) => b.checked).map((b) => b.value)));
+        box.value = option.value;
+        control.append(el("label", {}, [box, el("span", { text: option.title })]));
+        return box;
+      });
+      read = () => boxes.filter((b) => b.checked).map((b) => b.value);
+    } else if (choices) {
+      control = el("select", { dataset: { field: name } });
+      control.append(el("option", { text: "—" }));
+      control.firstChild.value = "";
+      for (const choice of choices) {
+        const option = el("option", { text: choice.title });
+        option.value = choice.value;
+        control.append(option);
+      }
+      control.value = draft[name] ?? field.default ?? "";
+      control.addEventListener("change", () => (draft[name] = control.value));
+      read = () => (control.value === "" ? undefined : control.value);
+    } else {
+      control = el("input", { dataset: { field: name } });
+      const numeric = field.type === "number" || field.type === "integer";
+      control.type = numeric ? "number" : field.format === "email" ? "email" : field.format === "uri" ? "url" : field.format === "date" ? "date" : "text";
+      if (field.type === "integer") control.step = "1";
+      if (typeof field.minimum === "number") control.min = String(field.minimum);
+      if (typeof field.maximum === "number") control.max = String(field.maximum);
+      control.value = draft[name] ?? (field.default !== undefined ? String(field.default) : "");
+      control.addEventListener("input", () => (draft[name] = control.value));
+      read = () => {
+        if (control.value === "") return required.has(name) && !numeric ? "" : undefined;
+        return numeric ? Number(control.value) : control.value;
+      };
+    }
+    readers.push([name, read]);
+    card.append(
+      el("label", { className: field.type === "boolean" ? "field inline" : "field" }, [
+        el("span", { text: label }),
+        control,
+        field.description ? el("small", { className: "muted", text: field.description }) : null,
+      ]),
+    );
+  }
+  return () => {
+    const content = {};
+    for (const [name, read] of readers) {
+      const value = read();
+      if (value !== undefined) content[name] = value;
+    }
+    return { content };
+  };
 }
 
 // ---- wiring ----------------------------------------------------------------------------------
 
 function onFilterChange() {
-  state.filter = { status: $("f-status").value, tool: $("f-tool").value, owner: $("f-owner").value.trim() };
+  const next = {
+    status: $("f-status").value,
+    tool: $("f-tool").value,
+    owner: state.session && state.session.admin ? $("f-owner").value.trim() : "",
+    id: $("f-id").value.trim(),
+    from: $("f-from").value,
+    to: $("f-to").value,
+  };
+  const countsChange = FILTER_KEYS.some((key) => key !== "status" && next[key] !== state.filter[key]);
+  state.filter = next;
+  writeUrl();
   state.tasks.clear();
   state.nextCursor = null;
+  notice("");
   renderCounts();
   scheduleRender();
-  void loadSnapshot();
+  // The live stream counts by the filters (all but status): a new filter needs a new stream, whose `ready` reloads the page.
+  if (countsChange) openStream();
+  else void loadSnapshot();
 }
 
 function start() {
@@ -525,7 +883,27 @@ function start() {
   $("f-status").addEventListener("change", onFilterChange);
   $("f-tool").addEventListener("change", onFilterChange);
   $("f-owner").addEventListener("change", onFilterChange);
+  $("f-id").addEventListener("change", onFilterChange);
+  $("f-from").addEventListener("change", onFilterChange);
+  $("f-to").addEventListener("change", onFilterChange);
+  $("filters").addEventListener("submit", (event) => {
+    event.preventDefault();
+    onFilterChange();
+  });
   $("filters").addEventListener("reset", () => setTimeout(onFilterChange));
+  $("check-all").addEventListener("change", () => {
+    for (const task of state.tasks.values()) {
+      if ($("check-all").checked) state.checked.add(task.id);
+      else state.checked.delete(task.id);
+    }
+    scheduleRender();
+  });
+  $("bulk-cancel").addEventListener("click", () => void bulkCancel());
+  $("bulk-clear").addEventListener("click", () => {
+    state.checked.clear();
+    scheduleRender();
+  });
+  readUrl();
   $("more").addEventListener("click", () => void loadOlder());
   setInterval(tickAges, 1000);
 
