@@ -1,8 +1,10 @@
 /**
  * The web view in a real headless Chromium (issue 5 "Proof"): tasks started by an SDK client
  * appear live, with progress and input_required; the page cancels a task; the client answers an
- * input request and the page sees the task complete. Screenshots go to artifacts/ (gitignored);
- * UPDATE_DOCS_SCREENSHOT=1 also writes docs/web-view.png for the README.
+ * input request and the page sees the task complete; the page answers a question itself, re-runs
+ * a task, cancels several, follows a deep link, filters with counts that follow, and holds its
+ * layout at 900 and 1400 px (issue 11). Screenshots go to artifacts/ (gitignored);
+ * UPDATE_DOCS_SCREENSHOT=1 also writes docs/web-view.png and docs/screenshots/*.png for the README.
  */
 import { join } from "node:path";
 import { CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -50,6 +52,50 @@ async function openSignedIn(server: HttpServerFixture): Promise<Page> {
 }
 
 const row = (p: Page, taskId: string) => p.locator(`tr[data-task-id="${taskId}"]`);
+const count = (p: Page, status: string, n: number) => p.locator(`.count[data-status="${status}"] b`, { hasText: new RegExp(`^${n}$`) });
+const UPDATE_DOCS = process.env["UPDATE_DOCS_SCREENSHOT"] === "1";
+
+/** A screenshot in artifacts/, and in docs/screenshots/ when the docs are being updated. */
+async function shoot(p: Page, name: string): Promise<void> {
+  await p.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
+  if (UPDATE_DOCS) await p.screenshot({ path: join(REPO_ROOT, "docs", "screenshots", name), fullPage: true });
+}
+
+/** Words of the page's message cells and detail panel that the browser broke across two lines. */
+function wordsBrokenAcrossLines(p: Page): Promise<string[]> {
+  return p.evaluate(() => {
+    const broken: string[] = [];
+    for (const cell of document.querySelectorAll("td.msg, #detail p, #detail dd, #detail .why")) {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const text = node.textContent ?? "";
+        for (const match of text.matchAll(/[A-Za-z]{2,}/g)) {
+          const range = document.createRange();
+          range.setStart(node, match.index);
+          range.setEnd(node, match.index + match[0].length);
+          const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+          if (lines.size > 1) broken.push(match[0]);
+        }
+      }
+    }
+    return broken;
+  });
+}
+
+/** Buttons of the table and the panel that are not wholly inside the window and their scroll box. */
+function clippedButtons(p: Page): Promise<string[]> {
+  return p.evaluate(() => {
+    const clipped: string[] = [];
+    for (const button of document.querySelectorAll<HTMLElement>(".layout button, .toolbar button, .bulk button")) {
+      const box = button.getBoundingClientRect();
+      if (box.width === 0) continue;
+      const wrap = button.closest(".table-wrap, .detail");
+      const outer = wrap ? wrap.getBoundingClientRect() : { left: 0, right: window.innerWidth };
+      if (box.left < Math.max(0, outer.left) - 0.5 || box.right > Math.min(window.innerWidth, outer.right) + 0.5) clipped.push(button.textContent ?? "?");
+    }
+    return clipped;
+  });
+}
 
 describe("web view in headless Chromium", () => {
   it("shows tasks live with progress and input_required, cancels from the page, and sees an answered task complete", async () => {
@@ -149,5 +195,136 @@ describe("web view in headless Chromium", () => {
     await page.goto(`${new URL("/tasks", fx.url).href}#token=${ADMIN_TOKEN}`);
     await page.locator('#live[data-state="on"]').waitFor();
     expect(page.url()).toBe(new URL("/tasks", fx.url).href);
+  });
+
+  it("answers a task's question from the page: the form follows the requested schema, and the task completes with the answer", async () => {
+    fx = await serverWithView();
+    page = await openSignedIn(fx);
+    const { client } = await fx.connect();
+    const ask = await callToolAsTask(client, "ask", { question: "Which colour?" });
+    const id = ask.task.taskId;
+    await page.locator(`tr[data-task-id="${id}"][data-status="input_required"]`).click();
+    const form = page.locator("#detail form.question");
+    await form.locator(".ask", { hasText: "Which colour?" }).waitFor();
+    // Submitting without the required field is refused by the server with its reason, and the question stays.
+    await form.locator('button[data-action="answer-accept"]').click();
+    await form.locator(".error", { hasText: 'Missing required field "answer"' }).waitFor();
+    await form.locator('input[data-field="answer"]').fill("teal");
+    await shoot(page, "web-view-question-1400.png");
+    await form.locator('button[data-action="answer-accept"]').click();
+    await page.locator(`tr[data-task-id="${id}"][data-status="completed"]`).waitFor();
+    await page.locator("#detail .exchange pre", { hasText: '"teal"' }).waitFor();
+    expect((await fx.app.engine.store.get(id, { any: true }))?.outcome).toEqual({ kind: "result", value: { content: [{ type: "text", text: "answer: teal" }] } });
+  });
+
+  it("re-runs a finished task from its panel: a new task with the same tool and arguments opens, and the URL names it", async () => {
+    fx = await serverWithView();
+    page = await openSignedIn(fx);
+    const { client } = await fx.connect();
+    const first = await callToolAsTask(client, "sleep", { ms: 5 });
+    await taskResult(client, first.task.taskId);
+    await page.locator(`tr[data-task-id="${first.task.taskId}"][data-status="completed"]`).click();
+    await page.locator('#detail button[data-action="rerun"]').click();
+    await page.locator("#notice", { hasText: "Re-run of" }).waitFor();
+    await page.waitForFunction((old) => new URL(location.href).searchParams.get("task") !== old, first.task.taskId);
+    const rerunId = new URL(page.url()).searchParams.get("task") ?? "";
+    await page.locator(`#detail .id`, { hasText: rerunId }).waitFor();
+    await page.locator(`tr[data-task-id="${rerunId}"][data-tool="sleep"][data-status="completed"]`).waitFor();
+    const rerun = await fx.app.engine.store.get(rerunId, { any: true });
+    expect(rerun?.request).toEqual({ name: "sleep", arguments: { ms: 5 } });
+  });
+
+  it("cancels several ticked tasks at once, each recorded as cancelled from the web view", async () => {
+    fx = await serverWithView();
+    page = await openSignedIn(fx);
+    const { client } = await fx.connect();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await callToolAsTask(client, "sleep", { ms: 60_000 })).task.taskId);
+    await count(page, "working", 3).waitFor();
+    for (const id of ids.slice(0, 2)) await row(page, id).locator('input[data-action="check"]').check();
+    await page.locator("#bulk-count", { hasText: "2 selected" }).waitFor();
+    await page.locator("#bulk-cancel").click();
+    await page.locator("#bulk-cancel", { hasText: "Confirm" }).click();
+    for (const id of ids.slice(0, 2)) await page.locator(`tr[data-task-id="${id}"][data-status="cancelled"]`).waitFor();
+    await count(page, "cancelled", 2).waitFor();
+    for (const id of ids.slice(0, 2)) expect((await fx.app.engine.store.get(id, { any: true }))?.statusMessage).toBe("Cancelled from the web view by an operator");
+    expect((await fx.app.engine.store.get(ids[2]!, { any: true }))?.status).toBe("working");
+  });
+
+  it("filters by tool and id: the counts follow, the URL keeps the filters, and a reload shows the same view", async () => {
+    fx = await serverWithView();
+    page = await openSignedIn(fx);
+    const { client } = await fx.connect();
+    const sleeping = await callToolAsTask(client, "sleep", { ms: 60_000 });
+    await callToolAsTask(client, "sleep", { ms: 60_000 });
+    const failed = await callToolAsTask(client, "fail", { message: "Upstream quota exceeded" });
+    await taskResult(client, failed.task.taskId);
+    await count(page, "working", 2).waitFor();
+    await count(page, "failed", 1).waitFor();
+
+    await page.locator("#f-tool").selectOption("fail");
+    await count(page, "working", 0).waitFor();
+    await count(page, "failed", 1).waitFor();
+    await page.locator(`tr[data-task-id="${failed.task.taskId}"]`).waitFor();
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    expect(new URL(page.url()).searchParams.get("tool")).toBe("fail");
+
+    await page.locator("#f-tool").selectOption("");
+    await page.locator("#f-id").fill(sleeping.task.taskId.slice(0, 13));
+    await page.locator("#f-id").press("Enter");
+    await count(page, "working", 1).waitFor();
+    await count(page, "failed", 0).waitFor();
+    expect(await page.locator("tbody tr").count()).toBe(1);
+
+    await page.reload();
+    await page.locator('#live[data-state="on"]').waitFor();
+    expect(await page.locator("#f-id").inputValue()).toBe(sleeping.task.taskId.slice(0, 13));
+    await count(page, "working", 1).waitFor();
+    await row(page, sleeping.task.taskId).waitFor();
+  });
+
+  it("follows a deep link: the filters and the selected task's panel open from the URL", async () => {
+    fx = await serverWithView();
+    const { client } = await fx.connect();
+    const failed = await callToolAsTask(client, "fail", { message: "Upstream quota exceeded" });
+    await taskResult(client, failed.task.taskId);
+    await callToolAsTask(client, "sleep", { ms: 60_000 });
+    page = await browser.context.newPage();
+    await page.goto(`${new URL("/tasks", fx.url).href}?tool=fail&task=${failed.task.taskId}#token=${ADMIN_TOKEN}`);
+    await page.locator("#detail .id", { hasText: failed.task.taskId }).waitFor();
+    await page.locator("#detail .badge", { hasText: "failed" }).waitFor();
+    expect(await page.locator("#f-tool").inputValue()).toBe("fail");
+    await row(page, failed.task.taskId).waitFor();
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    expect(await page.locator(`tr[data-task-id="${failed.task.taskId}"].selected`).count()).toBe(1);
+    // The token left the address bar; the deep link stayed.
+    expect(page.url()).toBe(`${new URL("/tasks", fx.url).href}?tool=fail&task=${failed.task.taskId}`);
+  });
+
+  it.each([1400, 900])("holds its layout at %i px with the detail panel open: no word broken across lines, no button cut off", async (width) => {
+    fx = await serverWithView();
+    const { client } = await fx.connect();
+    const message = "The upstream service refused the request because the monthly quota of the organisation was exceeded";
+    const failed = await callToolAsTask(client, "fail", { message });
+    await taskResult(client, failed.task.taskId);
+    await callToolAsTask(client, "ask", { question: "Deploy the release candidate to production?" });
+    await client.request(
+      { method: "tools/call", params: { name: "sleep", arguments: { ms: 120_000, steps: 40 }, task: {}, _meta: { progressToken: "layout" } } },
+      CreateTaskResultSchema,
+    );
+    const done = await callToolAsTask(client, "sleep", { ms: 5 });
+    await taskResult(client, done.task.taskId);
+    page = await browser.context.newPage();
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`${new URL("/tasks", fx.url).href}#token=${ADMIN_TOKEN}`);
+    await page.locator('#live[data-state="on"]').waitFor();
+    await page.locator('tr[data-status="input_required"]').click();
+    await page.locator("#detail form.question").waitFor();
+    await page.locator('tr[data-status="working"] .progress small', { hasText: /\/40$/ }).waitFor();
+    expect(await wordsBrokenAcrossLines(page)).toEqual([]);
+    expect(await clippedButtons(page)).toEqual([]);
+    // Nothing makes the page itself scroll sideways.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await shoot(page, `web-view-${width}.png`);
   });
 });

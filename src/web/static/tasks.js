@@ -673,7 +673,7 @@ async function renderDetail() {
   panel.replaceChildren(...parts);
   panel.hidden = false;
   document.querySelector(".layout").classList.add("with-detail");
-  if (focused) panel.querySelector(`[data-field="${CSS.escape(focused)}"]`)?.focus();
+  if (focused) [...panel.querySelectorAll("[data-field]")].find((node) => node.dataset.field === focused)?.focus();
 }
 
 function rerunButton(task) {
@@ -758,7 +758,9 @@ function questionCard(task, input) {
       event.preventDefault();
       void send("accept");
     });
-    card.append(el("div", { className: "answer-actions" }, [button("Submit", "accept", ""), button("Decline", "decline", "ghost"), button("Cancel", "cancel", "ghost")]), error);
+    const dismiss = button("Cancel", "cancel", "ghost");
+    dismiss.title = "Dismiss the question without an answer (the task itself runs on and decides what follows)";
+    card.append(el("div", { className: "answer-actions" }, [button("Submit", "accept", ""), button("Decline", "decline", "ghost"), dismiss]), error);
   }
   return card;
 }
@@ -820,7 +822,8 @@ function elicitationFields(card, schema, draft) {
       control.value = draft[name] ?? (field.default !== undefined ? String(field.default) : "");
       control.addEventListener("input", () => (draft[name] = control.value));
       read = () => {
-        if (control.value === "") return required.has(name) && !numeric ? "" : undefined;
+        // An empty box is an unanswered field (the server then names a required one as missing).
+        if (control.value === "") return undefined;
         return numeric ? Number(control.value) : control.value;
       };
     }
