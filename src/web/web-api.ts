@@ -11,7 +11,9 @@ import { HttpFailure, httpStatusOf } from "../http/rpc-http-errors.js";
 import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { toDetail, toSummary, type Redaction } from "./task-view.js";
-import { countingFilter, encodeCursor, parseViewQuery } from "./view-query.js";
+import { countingFilter, encodeCursor, parseViewFilter, parseViewQuery } from "./view-query.js";
+import { taskStats } from "./task-stats.js";
+import { isLeaseStore } from "../store/lease-store.js";
 import type { Viewer } from "./viewer.js";
 import { SECURITY_HEADERS } from "./static-assets.js";
 import { WebRequestError } from "./web-error.js";
@@ -95,6 +97,21 @@ export function listTasks(deps: ApiDeps): ApiHandler {
       counts,
       ...(rows.length > query.limit && last && { nextCursor: encodeCursor(last) }),
     };
+  };
+}
+
+/**
+ * `GET /tasks/api/stats`: the charts' numbers (throughput per bucket, durations) for the same
+ * filters as the listing, over the window `from`–`to` (default: the last hour); in cluster mode
+ * also the queue depth. Workers and leases are not listed: the lease store does not expose them.
+ */
+export function taskStatsOf(deps: ApiDeps): ApiHandler {
+  return async (viewer, ctx) => {
+    const filter = parseViewFilter(ctx.url.searchParams, viewer);
+    const engine = deps.app.engine;
+    const stats = await taskStats(engine.store, filter, Date.now());
+    if (engine.clustered && isLeaseStore(engine.store)) stats.queueDepth = await engine.store.queueDepth();
+    return stats;
   };
 }
 

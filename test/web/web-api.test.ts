@@ -533,3 +533,38 @@ describe("web API re-run and bulk cancel", () => {
     expect(answer.json.error?.message).toMatch(message);
   });
 });
+
+describe("web API stats (the charts)", () => {
+  it("counts the window's finished tasks per bucket and their run times, for the viewer's filtered tasks only", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const bob = await server.connect({ token: "tok-bob-secret" });
+    const done = await callToolAsTask(alice.client, "sleep", { ms: 1 });
+    const failed = await callToolAsTask(alice.client, "fail", { message: "no" });
+    const theirs = await callToolAsTask(bob.client, "sleep", { ms: 1 });
+    for (const [client, id] of [[alice.client, done.task.taskId], [alice.client, failed.task.taskId], [bob.client, theirs.task.taskId]] as const) await taskResult(client, id);
+    await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
+    const stats = (await get("/tasks/api/stats", "tok-alice-secret")).json as unknown as {
+      throughput: Array<{ completed: number; failed: number; cancelled: number }>;
+      durations: { count: number; histogram: Array<{ count: number }> };
+      truncated: boolean;
+      queueDepth?: number;
+    };
+    const sum = (key: "completed" | "failed" | "cancelled") => stats.throughput.reduce((n, b) => n + b[key], 0);
+    expect([sum("completed"), sum("failed"), sum("cancelled")]).toEqual([1, 1, 0]);
+    expect(stats.durations.count).toBe(2);
+    expect(stats.durations.histogram.reduce((n, b) => n + b.count, 0)).toBe(2);
+    expect(stats.truncated).toBe(false);
+    // Not a cluster: no queue to report.
+    expect(stats.queueDepth).toBeUndefined();
+    const sleeps = (await get("/tasks/api/stats?tool=sleep", ADMIN)).json as unknown as typeof stats;
+    expect(sleeps.durations.count).toBe(2);
+  });
+
+  it("refuses a bad filter with 400 like the listing", async () => {
+    await start();
+    const answer = await get("/tasks/api/stats?from=later", ADMIN);
+    expect(answer.status).toBe(400);
+    expect(answer.json.error?.message).toMatch(/Invalid from/);
+  });
+});

@@ -61,15 +61,17 @@ async function shoot(p: Page, name: string): Promise<void> {
   if (UPDATE_DOCS) await p.screenshot({ path: join(REPO_ROOT, "docs", "screenshots", name), fullPage: true });
 }
 
-/** Words of the page's message cells and detail panel that the browser broke across two lines. */
+/**
+ * Words of the page's message cells and detail panel that the browser broke across two lines. A
+ * script string: it runs in the page (the tests are compiled without the DOM library).
+ */
 function wordsBrokenAcrossLines(p: Page): Promise<string[]> {
-  return p.evaluate(() => {
-    const broken: string[] = [];
+  return p.evaluate(`(() => {
+    const broken = [];
     for (const cell of document.querySelectorAll("td.msg, #detail p, #detail dd, #detail .why")) {
       const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const text = node.textContent ?? "";
-        for (const match of text.matchAll(/[A-Za-z]{2,}/g)) {
+        for (const match of (node.textContent || "").matchAll(/[A-Za-z]{2,}/g)) {
           const range = document.createRange();
           range.setStart(node, match.index);
           range.setEnd(node, match.index + match[0].length);
@@ -79,22 +81,22 @@ function wordsBrokenAcrossLines(p: Page): Promise<string[]> {
       }
     }
     return broken;
-  });
+  })()`);
 }
 
 /** Buttons of the table and the panel that are not wholly inside the window and their scroll box. */
 function clippedButtons(p: Page): Promise<string[]> {
-  return p.evaluate(() => {
-    const clipped: string[] = [];
-    for (const button of document.querySelectorAll<HTMLElement>(".layout button, .toolbar button, .bulk button")) {
+  return p.evaluate(`(() => {
+    const clipped = [];
+    for (const button of document.querySelectorAll(".layout button, .toolbar button, .bulk button")) {
       const box = button.getBoundingClientRect();
       if (box.width === 0) continue;
       const wrap = button.closest(".table-wrap, .detail");
       const outer = wrap ? wrap.getBoundingClientRect() : { left: 0, right: window.innerWidth };
-      if (box.left < Math.max(0, outer.left) - 0.5 || box.right > Math.min(window.innerWidth, outer.right) + 0.5) clipped.push(button.textContent ?? "?");
+      if (box.left < Math.max(0, outer.left) - 0.5 || box.right > Math.min(window.innerWidth, outer.right) + 0.5) clipped.push(button.textContent);
     }
     return clipped;
-  });
+  })()`);
 }
 
 describe("web view in headless Chromium", () => {
@@ -226,7 +228,7 @@ describe("web view in headless Chromium", () => {
     await page.locator(`tr[data-task-id="${first.task.taskId}"][data-status="completed"]`).click();
     await page.locator('#detail button[data-action="rerun"]').click();
     await page.locator("#notice", { hasText: "Re-run of" }).waitFor();
-    await page.waitForFunction((old) => new URL(location.href).searchParams.get("task") !== old, first.task.taskId);
+    await page.waitForFunction(`new URL(location.href).searchParams.get("task") !== ${JSON.stringify(first.task.taskId)}`);
     const rerunId = new URL(page.url()).searchParams.get("task") ?? "";
     await page.locator(`#detail .id`, { hasText: rerunId }).waitFor();
     await page.locator(`tr[data-task-id="${rerunId}"][data-tool="sleep"][data-status="completed"]`).waitFor();
@@ -321,10 +323,13 @@ describe("web view in headless Chromium", () => {
     await page.locator('tr[data-status="input_required"]').click();
     await page.locator("#detail form.question").waitFor();
     await page.locator('tr[data-status="working"] .progress small', { hasText: /\/40$/ }).waitFor();
+    // The charts: one task finished of each kind, shown in the throughput and the run-time charts.
+    await page.locator('[data-chart="throughput"] small', { hasText: /^2 finished/ }).waitFor();
+    await page.locator('[data-chart="durations"] small', { hasText: /^2 runs/ }).waitFor();
     expect(await wordsBrokenAcrossLines(page)).toEqual([]);
     expect(await clippedButtons(page)).toEqual([]);
     // Nothing makes the page itself scroll sideways.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
     await shoot(page, `web-view-${width}.png`);
   });
 });

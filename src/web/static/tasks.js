@@ -36,6 +36,10 @@ const state = {
   /** The task whose Cancel button was clicked once, until when a second click confirms. */
   armed: null,
   detailTimer: null,
+  /** The charts' numbers, when they were last asked for, and the pending reload. */
+  stats: null,
+  statsAt: 0,
+  statsTimer: null,
 };
 
 // ---- small helpers ---------------------------------------------------------------------------
@@ -326,6 +330,7 @@ function dispatch(block) {
   } else if (event === "counts") {
     state.counts = payload;
     renderCounts();
+    loadStatsSoon();
   }
 }
 
@@ -354,6 +359,7 @@ async function loadSnapshot() {
     state.counts = page.counts;
     renderCounts();
     scheduleRender();
+    void loadStats();
   } catch (error) {
     if (error instanceof Unauthorized) return signOut(error.message);
     notice(`Could not load tasks: ${error.message}`);
@@ -503,12 +509,115 @@ function renderTable() {
   all.checked = tasks.length > 0 && tasks.every((t) => state.checked.has(t.id));
   all.indeterminate = !all.checked && tasks.some((t) => state.checked.has(t.id));
   renderBulk();
+}
+
+// ---- charts: small inline SVG, drawn from GET /tasks/api/stats ------------------------------
+
+const SVG = "http://www.w3.org/2000/svg";
+const STATS_EVERY_MS = 5000;
+
+function svg(tag, attributes = {}, children = []) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+/** Reloads the charts' numbers, at most once per STATS_EVERY_MS however often tasks change. */
+function loadStatsSoon() {
+  if (state.statsTimer) return;
+  const wait = Math.max(0, (state.statsAt || 0) + STATS_EVERY_MS - Date.now());
+  state.statsTimer = setTimeout(() => {
+    state.statsTimer = null;
+    void loadStats();
+  }, wait);
+}
+
+async function loadStats() {
+  state.statsAt = Date.now();
+  try {
+    state.stats = await api(`/tasks/api/stats?${filterParams()}`);
+  } catch (error) {
+    if (error instanceof Unauthorized) return signOut(error.message);
+    state.stats = null;
+  }
   renderCharts();
 }
 
-// ---- charts ---------------------------------------------------------------------------------
+function renderCharts() {
+  const box = $("charts");
+  const stats = state.stats;
+  if (!stats) {
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  const span = state.filter.from || state.filter.to ? `${formatTime(stats.from)} – ${formatTime(stats.to)}` : "last hour";
+  const charts = [throughputChart(stats, span), durationChart(stats)];
+  if (typeof stats.queueDepth === "number") {
+    charts.push(
+      el("div", { className: "chart card queue", dataset: { chart: "queue" } }, [
+        el("h3", { text: "Cluster queue" }),
+        el("b", { className: "big", text: stats.queueDepth }),
+        el("small", { className: "muted", text: "tasks waiting for a worker (all owners)" }),
+      ]),
+    );
+  }
+  box.replaceChildren(...charts);
+}
 
-function renderCharts() {}
+function throughputChart(stats, span) {
+  const width = 300;
+  const height = 70;
+  const buckets = stats.throughput;
+  const max = Math.max(1, ...buckets.map((b) => b.completed + b.failed + b.cancelled));
+  const slot = width / Math.max(1, buckets.length);
+  const bars = [];
+  buckets.forEach((bucket, i) => {
+    let y = height;
+    for (const status of ["completed", "failed", "cancelled"]) {
+      const h = (bucket[status] / max) * (height - 4);
+      if (h <= 0) continue;
+      y -= h;
+      bars.push(
+        svg("rect", { x: (i * slot + 1).toFixed(1), y: y.toFixed(1), width: Math.max(1, slot - 2).toFixed(1), height: h.toFixed(1), class: `bar ${status}` }, [
+          svg("title", {}, [document.createTextNode(`${formatTime(bucket.start)}: ${bucket[status]} ${status}`)]),
+        ]),
+      );
+    }
+  });
+  const total = buckets.reduce((sum, b) => sum + b.completed + b.failed + b.cancelled, 0);
+  return el("div", { className: "chart card", dataset: { chart: "throughput" } }, [
+    el("h3", { text: `Finished · ${span}` }),
+    svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": `${total} tasks finished` }, [svg("line", { x1: 0, y1: height - 0.5, x2: width, y2: height - 0.5, class: "axis" }), ...bars]),
+    el("small", { className: "muted", text: `${total} finished · peak ${max} per ${formatDuration(stats.bucketMs)}${stats.truncated ? " · newest tasks only" : ""}` }),
+  ]);
+}
+
+function durationChart(stats) {
+  const width = 300;
+  const height = 70;
+  const bins = stats.durations.histogram;
+  const labels = ["≤100 ms", "≤1 s", "≤10 s", "≤1 min", "≤10 min", "≤1 h", ">1 h"];
+  const max = Math.max(1, ...bins.map((b) => b.count));
+  const slot = width / bins.length;
+  const bars = bins.map((bin, i) => {
+    const h = (bin.count / max) * (height - 16);
+    return svg("g", {}, [
+      svg("rect", { x: (i * slot + 3).toFixed(1), y: (height - 12 - h).toFixed(1), width: (slot - 6).toFixed(1), height: h.toFixed(1), class: "bar duration" }, [
+        svg("title", {}, [document.createTextNode(`${labels[i]}: ${bin.count}`)]),
+      ]),
+      svg("text", { x: (i * slot + slot / 2).toFixed(1), y: height - 2, "text-anchor": "middle", class: "tick" }, [document.createTextNode(labels[i] || "")]),
+    ]);
+  });
+  const d = stats.durations;
+  const summary = d.count === 0 ? "no finished tasks" : `${d.count} runs · p50 ${formatDuration(d.p50)} · p90 ${formatDuration(d.p90)} · max ${formatDuration(d.max)}`;
+  return el("div", { className: "chart card", dataset: { chart: "durations" } }, [
+    el("h3", { text: "Run time (completed and failed)" }),
+    svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": summary }, bars),
+    el("small", { className: "muted", text: summary }),
+  ]);
+}
 
 // ---- bulk actions ----------------------------------------------------------------------------
 
