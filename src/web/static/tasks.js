@@ -589,7 +589,8 @@ function throughputChart(stats, span) {
   const total = buckets.reduce((sum, b) => sum + b.completed + b.failed + b.cancelled, 0);
   return el("div", { className: "chart card", dataset: { chart: "throughput" } }, [
     el("h3", { text: `Finished · ${span}` }),
-    svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": `${total} tasks finished` }, [svg("line", { x1: 0, y1: height - 0.5, x2: width, y2: height - 0.5, class: "axis" }), ...bars]),
+    // Stretched to the card (bars only, no text to distort).
+    svg("svg", { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: "none", role: "img", "aria-label": `${total} tasks finished` }, [svg("line", { x1: 0, y1: height - 0.5, x2: width, y2: height - 0.5, class: "axis" }), ...bars]),
     el("small", { className: "muted", text: `${total} finished · peak ${max} per ${formatDuration(stats.bucketMs)}${stats.truncated ? " · newest tasks only" : ""}` }),
   ]);
 }
