@@ -45,6 +45,35 @@ describe("the web view API with another principal's token (T-SEC-3)", () => {
     expect(await snapshot(env.alice.client, victim)).toEqual(before);
   });
 
+  it("answers mallory's answer, re-run and bulk cancel of alice's tasks exactly as for an unknown id, and the tasks are unchanged", async () => {
+    const { env, victim } = await setUp();
+    const before = await snapshot(env.alice.client, victim);
+    const post = (path: string, body: unknown) => webApi(env.fx.url, path, MALLORY.token, { method: "POST", body: JSON.stringify(body) });
+    const answer = { action: "accept", content: { answer: "mallory's answer" } };
+    const missing = unknownId();
+    const unknownAnswer = await post(`/tasks/api/tasks/${missing}/inputs/some-input`, answer);
+    const unknownRerun = await post(`/tasks/api/tasks/${missing}/rerun`, {});
+    expect([unknownAnswer.status, unknownRerun.status]).toEqual([404, 404]);
+    for (const id of allIds(victim)) {
+      for (const pending of await env.fx.app.engine.store.pendingInputs(id)) {
+        const direct = await post(`/tasks/api/tasks/${id}/inputs/${pending.id}`, answer);
+        expect([direct.status, direct.text]).toEqual([unknownAnswer.status, unknownAnswer.text]);
+      }
+      const guessed = await post(`/tasks/api/tasks/${id}/inputs/some-input`, answer);
+      expect([guessed.status, guessed.text]).toEqual([unknownAnswer.status, unknownAnswer.text]);
+      const rerun = await post(`/tasks/api/tasks/${id}/rerun`, {});
+      expect([rerun.status, rerun.text]).toEqual([unknownRerun.status, unknownRerun.text]);
+      const bulk = await post("/tasks/api/cancel", { ids: [id, missing] });
+      expect(bulk.json["results"]).toEqual([
+        { id, error: { message: "Task not found" } },
+        { id: missing, error: { message: "Task not found" } },
+      ]);
+    }
+    expect(await snapshot(env.alice.client, victim)).toEqual(before);
+    // Nothing was created in mallory's name from alice's tasks either.
+    expect((await webApi(env.fx.url, "/tasks/api/tasks", MALLORY.token)).json["tasks"]).toEqual([]);
+  });
+
   it("lists and counts only mallory's own tasks, whatever page cursor she crafts from alice's task", async () => {
     const { env, victim } = await setUp();
     const own = (await callToolAsTask(env.mallory.client, "sleep", { ms: 1 })).task.taskId;
@@ -56,7 +85,9 @@ describe("the web view API with another principal's token (T-SEC-3)", () => {
       for (const mark of aliceMarks(victim)) expect(page.text).not.toContain(mark);
       const ids = (page.json["tasks"] as { id: string }[]).map((t) => t.id);
       expect(ids.every((id) => id === own)).toBe(true);
-      expect(page.json["counts"]).toEqual({ working: 0, input_required: 0, completed: 1, failed: 0, cancelled: 0 });
+      // The counts follow the filters (issue 11): her one sleep task, or nothing for a tool she never called.
+      const completed = query === "?tool=ask" ? 0 : 1;
+      expect(page.json["counts"]).toEqual({ working: 0, input_required: 0, completed, failed: 0, cancelled: 0 });
     }
   });
 
