@@ -6,7 +6,8 @@ import { sendAsset, staticAsset } from "./static-assets.js";
 import { TaskFeed, type FeedOptions } from "./task-feed.js";
 import { NO_REDACTION, type Redaction } from "./task-view.js";
 import { viewerResolver } from "./viewer.js";
-import { answerInput, api, cancelTask, cancelTasks, listTasks, rerunTask, sessionInfo, taskDetail, taskStatsOf, type ApiDeps } from "./web-api.js";
+import { answerInput, cancelTask, cancelTasks, rerunTask } from "./task-actions.js";
+import { api, listTasks, sessionInfo, taskDetail, taskStatsOf, type ApiDeps } from "./web-api.js";
 
 /** Options of {@link webRoutes}. */
 export interface WebOptions {

@@ -1,0 +1,189 @@
+/**
+ * The web API's actions on tasks: cancel (one or several), answer a pending question, re-run.
+ * Each acts through the engine as the task's owner would (an admin on the owner's behalf), on
+ * tasks the viewer may see only: another owner's task is "not found" like an unknown id (T-SEC-3).
+ */
+import type { IncomingMessage } from "node:http";
+import { z } from "zod";
+import type { Caller } from "../core/caller.js";
+import { TaskError } from "../core/errors.js";
+import { isTerminal } from "../core/task-status.js";
+import type { TaskRecord } from "../core/task.js";
+import { BodyTooLargeError, readBody } from "../http/read-body.js";
+import type { RouteContext } from "../http/route-table.js";
+import { httpStatusOf } from "../http/rpc-http-errors.js";
+import { currentRequestPeer } from "../mcp/request-peer.js";
+import type { StoredToolCall } from "../mcp/tool-runner.js";
+import { answerOf } from "./input-answer.js";
+import { toSummary } from "./task-view.js";
+import type { Viewer } from "./viewer.js";
+import type { ApiDeps, ApiHandler } from "./web-api.js";
+import { WebRequestError } from "./web-error.js";
+
+/**
+ * `POST /tasks/api/tasks/:id/cancel`: through `engine.cancel`, so the page cancels exactly as
+ * `tasks/cancel` does (status first, then the handler's signal). An admin acts for the task's
+ * owner; anyone else only on their own tasks.
+ */
+export function cancelTask(deps: ApiDeps): ApiHandler {
+  return async (viewer, ctx) => ({ task: toSummary(await cancelOne(deps, viewer, ctx, ctx.params["id"] ?? "")) });
+}
+
+/** Most tasks one bulk cancel acts on (the page's selection of one page at most). */
+export const MAX_BULK = 500;
+
+const BulkBody = z.strictObject({ ids: z.array(z.string().min(1).max(256)).min(1).max(MAX_BULK) });
+
+/**
+ * `POST /tasks/api/cancel` with `{"ids": [...]}`: cancels each task as the single cancel does (and
+ * records it the same way), and answers per id — `{id, task}` when cancelled, `{id, error}` when
+ * not (not found, already ended…) — so one refusal does not hide the others' outcome.
+ */
+export function cancelTasks(deps: ApiDeps): ApiHandler {
+  return async (viewer, ctx, req) => {
+    const { ids } = parseBody(BulkBody, await readJson(req), '{"ids": ["<task id>", …]}');
+    const results = [];
+    for (const id of new Set(ids)) {
+      try {
+        results.push({ id, task: toSummary(await cancelOne(deps, viewer, ctx, id)) });
+      } catch (error) {
+        if (error instanceof WebRequestError || (error instanceof TaskError && httpStatusOf(error) < 500)) {
+          results.push({ id, error: { message: error.message } });
+        } else {
+          throw error;
+        }
+      }
+    }
+    return { results };
+  };
+}
+
+async function cancelOne(deps: ApiDeps, viewer: Viewer, ctx: RouteContext, id: string): Promise<TaskRecord> {
+  const engine = deps.app.engine;
+  const task = await engine.store.get(id, viewer.scope);
+  if (!task) throw new WebRequestError("not_found", "Task not found");
+  const peer = currentRequestPeer();
+  ctx.logger.info(
+    {
+      audit: "cancel_requested",
+      via: "web",
+      taskId: id,
+      owner: task.owner,
+      operation: "cancel",
+      peer: peer ?? null,
+      principal: viewer.principal,
+      requestId: ctx.requestId,
+    },
+    "cancel requested from the web view",
+  );
+  // The requestor reads who cancelled in the statusMessage; an operator's name is not theirs to see.
+  const statusMessage = viewer.admin ? "Cancelled from the web view by an operator" : "Cancelled from the web view";
+  return engine.cancel(id, callerFor(viewer, task), { statusMessage });
+}
+
+/** An admin reaches the task as its owner, but spends its own allowances, not the owner's. */
+function callerFor(viewer: Viewer, task: TaskRecord): Caller {
+  const peer = currentRequestPeer();
+  return { owner: task.owner, ...(peer !== undefined && { peer }), ...(viewer.admin && { actingAs: viewer.principal }) };
+}
+
+/**
+ * `POST /tasks/api/tasks/:id/inputs/:inputId`: answers one of the task's pending questions as its
+ * requestor would (through `engine.respond`, so the handler waiting for it wakes at once), with
+ * `{"action": "accept" | "decline" | "cancel", "content"?: {…}, "text"?: "…"}` checked against the
+ * question. The first answer wins: 409 when the question was answered meanwhile.
+ */
+export function answerInput(deps: ApiDeps): ApiHandler {
+  return async (viewer, ctx, req) => {
+    const id = ctx.params["id"] ?? "";
+    const inputId = ctx.params["inputId"] ?? "";
+    const engine = deps.app.engine;
+    const task = await engine.store.get(id, viewer.scope);
+    if (!task) throw new WebRequestError("not_found", "Task not found");
+    const body = await readJson(req);
+    if (isTerminal(task.status)) throw new WebRequestError("terminal", `The task has ended (status '${task.status}'): its questions need no answer`);
+    const input = await engine.store.getInput(task.id, inputId);
+    if (!input) throw new WebRequestError("not_found", "Question not found");
+    if (input.answer !== null) throw new WebRequestError("terminal", "The question was already answered");
+    const answer = answerOf(input.method, input.params, body);
+    const peer = currentRequestPeer();
+    ctx.logger.info(
+      { audit: "answer_requested", via: "web", taskId: id, owner: task.owner, method: input.method, peer: peer ?? null, principal: viewer.principal, requestId: ctx.requestId },
+      "answer to an input request from the web view",
+    );
+    if (!(await engine.respond(task.id, callerFor(viewer, task), inputId, answer))) {
+      throw new WebRequestError("terminal", "The question was already answered");
+    }
+    return { task: toSummary((await engine.store.get(task.id, viewer.scope)) ?? task) };
+  };
+}
+
+/**
+ * `POST /tasks/api/tasks/:id/rerun`: a new task with the finished task's tool and arguments, for
+ * the same owner (an admin creates it on the owner's behalf, within the owner's task limits). The
+ * new task has no MCP session: its progress goes nowhere, and its questions (if the original
+ * requestor could answer them) are answered from the page or by a tasks/result on its id.
+ */
+export function rerunTask(deps: ApiDeps): ApiHandler {
+  return async (viewer, ctx) => {
+    const id = ctx.params["id"] ?? "";
+    const engine = deps.app.engine;
+    const task = await engine.store.get(id, viewer.scope);
+    if (!task) throw new WebRequestError("not_found", "Task not found");
+    if (!isTerminal(task.status)) throw new WebRequestError("terminal", `Only a finished task can be re-run: this one is '${task.status}'`);
+    const call = task.request as Partial<StoredToolCall> | null;
+    if (task.method !== "tools/call" || typeof call?.name !== "string") {
+      throw new WebRequestError("invalid_params", `Only a tool call can be re-run, not ${task.method}`);
+    }
+    const tool = deps.app.host.tools.get(call.name);
+    if (!tool) throw new WebRequestError("method_not_found", `The tool ${call.name} is no longer served here`);
+    const peer = currentRequestPeer();
+    // Arguments only: what a tool's gather collected belongs to the first run, the re-run asks again.
+    const request: StoredToolCall = { name: call.name, arguments: call.arguments ?? {} };
+    const created = await engine.create({
+      ...callerFor(viewer, task),
+      method: "tools/call",
+      name: call.name,
+      request,
+      origin: {
+        sessionId: null,
+        progressToken: null,
+        accepts: task.origin.accepts,
+        ...(task.origin.era !== undefined && { era: task.origin.era }),
+      },
+      ttl: task.ttlMs ?? undefined,
+      retryable: tool.definition.retryable ?? false,
+    });
+    ctx.logger.info(
+      { audit: "rerun_requested", via: "web", taskId: created.id, rerunOf: task.id, owner: task.owner, peer: peer ?? null, principal: viewer.principal, requestId: ctx.requestId },
+      "task re-run from the web view",
+    );
+    return { task: toSummary(created), rerunOf: task.id };
+  };
+}
+
+/** Largest JSON body the web API reads (answers with a long text are the largest). */
+const MAX_BODY_BYTES = 256 * 1024;
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readBody(req, MAX_BODY_BYTES);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new WebRequestError("invalid_params", `Invalid body: larger than ${MAX_BODY_BYTES} bytes`);
+    throw error;
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new WebRequestError("invalid_params", "Invalid body: not JSON");
+  }
+}
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown, shape: string): T {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
+  throw new WebRequestError("invalid_params", `Invalid body${where}: ${issue?.message ?? "malformed"}. Send ${shape}`);
+}
