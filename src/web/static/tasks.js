@@ -997,6 +997,9 @@ function start() {
   $("f-tool").addEventListener("change", onFilterChange);
   $("f-owner").addEventListener("change", onFilterChange);
   $("f-id").addEventListener("change", onFilterChange);
+  // The search box's clear (×) button fires "search", not "change".
+  $("f-id").addEventListener("search", onFilterChange);
+  $("f-owner").addEventListener("search", onFilterChange);
   $("f-from").addEventListener("change", onFilterChange);
   $("f-to").addEventListener("change", onFilterChange);
   $("filters").addEventListener("submit", (event) => {
