@@ -42,16 +42,29 @@ function silentWav(samples: number): string {
 }
 
 /**
- * The `json-schema-2020-12` scenario's input schema: `$defs` (zod writes a schema with an `id` there,
- * referenced by `$ref`), `additionalProperties: false` (a strict object) and the `$schema` zod
- * writes. Built once: an id may be registered only once.
+ * The `json-schema-2020-12` scenarios' input schema (0.1.16: `$schema`, `$defs`,
+ * `additionalProperties: false`; 0.2.0-alpha.12 adds SEP-2106's `$anchor`, `allOf`/`anyOf` and
+ * `if`/`then`/`else`). zod writes a schema with an `id` into `$defs` behind a `$ref`, a strict
+ * object as `additionalProperties: false`, and copies other metadata keys as they are; the
+ * refinements enforce what those keys say. Built once: an id may be registered only once.
  */
 const JSON_SCHEMA_2020_12_INPUT = z
   .object({
     name: z.string().optional(),
-    address: z.object({ street: z.string().optional(), city: z.string().optional() }).meta({ id: "address" }).optional(),
+    address: z.object({ street: z.string().optional(), city: z.string().optional() }).meta({ id: "address", $anchor: "addressDef" }).optional(),
+    contactMethod: z.enum(["phone", "email"]).optional(),
+    phone: z.string().optional(),
+    email: z.string().optional(),
   })
-  .strict();
+  .strict()
+  .refine((v) => v.phone !== undefined || v.email !== undefined, { message: "phone or email is required" })
+  .refine((v) => (v.contactMethod === "phone" ? v.phone !== undefined : v.email !== undefined), { message: "the contact method's field is required" })
+  .meta({
+    allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+    if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+    then: { required: ["phone"] },
+    else: { required: ["email"] },
+  });
 
 /**
  * The fixture tools (`test_*`, `json_schema_2020_12_tool`) the tool scenarios of the official
