@@ -46,25 +46,31 @@ function silentWav(samples: number): string {
  * `additionalProperties: false`; 0.2.0-alpha.12 adds SEP-2106's `$anchor`, `allOf`/`anyOf` and
  * `if`/`then`/`else`). zod writes a schema with an `id` into `$defs` behind a `$ref`, a strict
  * object as `additionalProperties: false`, and copies other metadata keys as they are; the
- * refinements enforce what those keys say. Built once: an id may be registered only once.
+ * refinements enforce what those keys say. Built on first use, then kept: the id "address" goes
+ * into zod's global registry, where an id may be registered only once (so importing
+ * `mcp-tasks/demo` claims no id).
  */
-const JSON_SCHEMA_2020_12_INPUT = z
-  .object({
-    name: z.string().optional(),
-    address: z.object({ street: z.string().optional(), city: z.string().optional() }).meta({ id: "address", $anchor: "addressDef" }).optional(),
-    contactMethod: z.enum(["phone", "email"]).optional(),
-    phone: z.string().optional(),
-    email: z.string().optional(),
-  })
-  .strict()
-  .refine((v) => v.phone !== undefined || v.email !== undefined, { message: "phone or email is required" })
-  .refine((v) => (v.contactMethod === "phone" ? v.phone !== undefined : v.email !== undefined), { message: "the contact method's field is required" })
-  .meta({
-    allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
-    if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
-    then: { required: ["phone"] },
-    else: { required: ["email"] },
-  });
+let jsonSchema2020Input: ReturnType<typeof buildJsonSchema2020Input> | undefined;
+
+function buildJsonSchema2020Input() {
+  return z
+    .object({
+      name: z.string().optional(),
+      address: z.object({ street: z.string().optional(), city: z.string().optional() }).meta({ id: "address", $anchor: "addressDef" }).optional(),
+      contactMethod: z.enum(["phone", "email"]).optional(),
+      phone: z.string().optional(),
+      email: z.string().optional(),
+    })
+    .strict()
+    .refine((v) => v.phone !== undefined || v.email !== undefined, { message: "phone or email is required" })
+    .refine((v) => (v.contactMethod === "phone" ? v.phone !== undefined : v.email !== undefined), { message: "the contact method's field is required" })
+    .meta({
+      allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+      if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+      then: { required: ["phone"] },
+      else: { required: ["email"] },
+    });
+}
 
 /**
  * The fixture tools (`test_*`, `json_schema_2020_12_tool`) the tool scenarios of the official
@@ -202,7 +208,7 @@ export function registerLegacyConformanceTools(app: TaskServer): TaskServer {
     return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
   });
 
-  app.tool("json_schema_2020_12_tool", { description: "Tool with JSON Schema 2020-12 features", input: JSON_SCHEMA_2020_12_INPUT }, async ({ name }) =>
+  app.tool("json_schema_2020_12_tool", { description: "Tool with JSON Schema 2020-12 features", input: (jsonSchema2020Input ??= buildJsonSchema2020Input()) }, async ({ name }) =>
     text(`Hello, ${name ?? "stranger"}`),
   );
 

@@ -98,6 +98,12 @@ describe("structuredContent against the outputSchema", () => {
     expect((await call("fits")).structuredContent).toEqual({ celsius: 20, city: "Oslo" });
   });
 
+  it("satisfies the SDK client's own check of structuredContent against the listed outputSchema", async () => {
+    fx = await inMemoryFixture({ setup: weatherTools });
+    await fx.client.listTools(); // the SDK client checks callTool results against the schemas it listed
+    expect((await fx.client.callTool({ name: "weather", arguments: { shape: "fits" } })).structuredContent).toEqual({ celsius: 20, city: "Oslo" });
+  });
+
   it("answers -32603 when structuredContent does not fit the outputSchema", async () => {
     fx = await inMemoryFixture({ setup: weatherTools });
     const error = await rpcError(call("wrong"));
