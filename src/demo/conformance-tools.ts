@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskServer } from "../mcp/task-server.js";
+import { registerLegacyConformanceTools } from "./conformance-legacy-tools.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 
@@ -22,7 +23,8 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * The fixture tools the official conformance suite's `tasks-*` server scenarios call
- * (requirements Appendix B), written against the public API only.
+ * (requirements Appendix B), and those of its tool scenarios (`test_*`, see
+ * registerLegacyConformanceTools), written against the public API only.
  */
 export function registerConformanceTools(app: TaskServer): TaskServer {
   // Never a task (taskSupport defaults to "forbidden"); a legacy `params.task` is ignored (X-LEG-2).
@@ -109,5 +111,5 @@ export function registerConformanceTools(app: TaskServer): TaskServer {
     },
   );
 
-  return app;
+  return registerLegacyConformanceTools(app);
 }

@@ -31,6 +31,8 @@ export type TaskEvent =
   | { type: "input"; taskId: string; inputId: string }
   | { type: "answer"; taskId: string; inputId: string }
   | { type: "progress"; taskId: string; sessionId: string | null; progressToken: string | number | null; progress: TaskProgress }
+  /** A handler's log message (its level is the binding's vocabulary), heard where its progress is. */
+  | { type: "log"; taskId: string; sessionId: string | null; level: string; data: unknown; logger?: string }
   | { type: "cancel"; taskId: string; reason: string }
   /** "Re-read the store": sent when events may have been missed (e.g. a bus reconnected). */
   | { type: "wake"; taskId: string }

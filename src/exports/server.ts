@@ -7,6 +7,7 @@
  */
 export { createTaskServer, TaskServer, type TaskServerOptions } from "../mcp/task-server.js";
 export type { AskOptions, ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "../mcp/tool-definition.js";
+export { LOG_LEVELS, type LogLevel } from "../mcp/logging/log-level.js";
 export { CapabilityError } from "../mcp/capability-error.js";
 export { TaskError, RpcCode } from "../core/errors.js";
 export { memoryStore } from "../store/memory/memory-store.js";

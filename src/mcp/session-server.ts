@@ -10,14 +10,18 @@ import { toolsList } from "./handlers/tools-list.js";
 import { callerOf } from "./owner.js";
 import { currentRequestPeer } from "./request-peer.js";
 import { looseRequest } from "./request-schemas.js";
+import { setLevel } from "./rev2025-11-25/log-messages.js";
 import type { SessionContext } from "./era.js";
 import { TaskProtocolServer } from "./task-protocol-server.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
 
-/** Capabilities (T-CAP-1/2): tools, plus what the era declares for tasks when they are on. */
+/**
+ * Capabilities (T-CAP-1/2): tools, logging (tools log through `ctx.log`), plus what the era
+ * declares for tasks when they are on.
+ */
 export function serverCapabilities(config: TaskServerConfig, era: TaskEra = SESSION_ERA) {
-  return { tools: {}, ...(config.tasks && era.serverCapabilities(config)) };
+  return { tools: {}, logging: {}, ...(config.tasks && era.serverCapabilities(config)) };
 }
 
 /** How a session server is connected. */
@@ -50,6 +54,7 @@ export function createSessionServer(
   const callerFor = (auth: AuthInfo | undefined): Caller => callerOf(auth, config.bind, connectionId, currentRequestPeer() ?? options.peer);
 
   server.setRequestHandler(looseRequest("tools/list"), async () => toolsList(session));
+  server.setRequestHandler(looseRequest("logging/setLevel"), async (req) => setLevel(server, req.params));
   server.setRequestHandler(looseRequest("tools/call"), async (req, extra) =>
     toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo) }),
   );

@@ -8,6 +8,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { z } from "zod";
 import { TaskError, toRpcError } from "../core/errors.js";
 import { silentLogger, type Logger } from "../core/logger.js";
+import { LogThreshold } from "./logging/log-level.js";
 
 /**
  * The SDK's Ajv validator, built on first use. The SDK builds one per `Server` (an Ajv instance
@@ -32,6 +33,8 @@ class LazyAjvValidator implements jsonSchemaValidator {
 export class TaskProtocolServer extends Server {
   private knownClientCapabilities: ClientCapabilities | undefined;
   private readonly logger: Logger;
+  /** The level this session's client asked for with `logging/setLevel`: lower messages are not sent. */
+  readonly logThreshold = new LogThreshold();
 
   /** @param options.logger where the details of unexpected handler failures go (never to the requestor). */
   constructor(info: Implementation, options: ServerOptions & { logger?: Logger }) {

@@ -1,11 +1,12 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CreateMessageResultSchema, ElicitResultSchema, type CreateMessageResult, type ElicitResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskContext } from "../runtime/task-context.js";
 import { CapabilityError } from "./capability-error.js";
+import { logMessage } from "./rev2025-11-25/log-messages.js";
 import { peerOf } from "./rev2025-11-25/requestor/peer.js";
 import { requestMaybeAsTask } from "./rev2025-11-25/requestor/task-augmented-request.js";
+import type { TaskProtocolServer } from "./task-protocol-server.js";
 import type { AskOptions, ToolContext } from "./tool-definition.js";
 
 export const ELICIT = "elicitation/create";
@@ -32,6 +33,7 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
     signal: ctx.signal,
     can: { elicit: ctx.accepts(ELICIT), sample: ctx.accepts(SAMPLE) },
     progress: (progress, total, message) => ctx.progress(progress, total, message),
+    log: (level, data, logger) => ctx.log(level, data, logger),
     setStatusMessage: (message) => ctx.setStatusMessage(message),
     async elicit(params, ask): Promise<ElicitResult> {
       if (!ctx.accepts(ELICIT)) throw new CapabilityError("elicitation");
@@ -46,7 +48,7 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
 
 /** The ToolContext of a plain (non-task) call: requests and progress ride the call's own stream. */
 export function plainToolContext(
-  server: Server,
+  server: TaskProtocolServer,
   request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined },
 ): ToolContext {
   const accepts = acceptedMethods(server.getClientCapabilities());
@@ -66,6 +68,11 @@ export function plainToolContext(
           { relatedRequestId: request.requestId },
         )
         .catch(() => {});
+    },
+    log(level, data, logger) {
+      // Related to the call, so it rides the call's stream; below the session's level, not sent.
+      if (request.signal.aborted || !server.logThreshold.admits(level)) return;
+      void server.notification(logMessage(level, data, logger), { relatedRequestId: request.requestId }).catch(() => {});
     },
     async setStatusMessage() {},
     async elicit(params, ask) {
@@ -92,7 +99,7 @@ function withAsk<P extends object>(params: P, ask: AskOptions | undefined): P | 
 
 /** A plain call's request as a client-hosted task, on the call's own stream (relatedRequestId). */
 function askAsTask<T>(
-  server: Server,
+  server: TaskProtocolServer,
   request: { requestId: RequestId; signal: AbortSignal },
   method: string,
   params: object,

@@ -1,5 +1,14 @@
-import type { CallToolResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallToolResult,
+  CreateMessageRequestParams,
+  CreateMessageResult,
+  ElicitRequestFormParams,
+  ElicitResult,
+  Icon,
+  ToolAnnotations,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import type { LogLevel } from "./logging/log-level.js";
 
 /** T-TOOL: how a tool may be called. Absent means "forbidden" (T-TOOL-2). */
 export type TaskSupport = "forbidden" | "optional" | "required";
@@ -16,6 +25,13 @@ export interface ToolContext {
   elicit(params: ElicitRequestFormParams, options?: AskOptions): Promise<ElicitResult>;
   /** Asks the requestor via `sampling/createMessage`. */
   sample(params: CreateMessageRequestParams, options?: AskOptions): Promise<CreateMessageResult>;
+  /**
+   * Sends the requestor a log message (`notifications/message`), unless the session asked for a
+   * higher level (`logging/setLevel`). A plain call's message rides the call's own stream; a
+   * task's carries the related-task `_meta` and travels as the task's progress does. Dropped
+   * where nothing can carry it (see README "Tool metadata and logging").
+   */
+  log(level: LogLevel, data: unknown, logger?: string): void;
   /** Sets the task's statusMessage (no-op for a plain call). */
   setStatusMessage(message: string): Promise<void>;
   /** Whether the requestor can answer `elicit()` / `sample()`. */
@@ -45,6 +61,18 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   title?: string;
   /** Arguments schema (zod); advertised as JSON Schema in tools/list. */
   input: S;
+  /**
+   * Schema of the tool's `structuredContent` (a zod object), advertised as `outputSchema` in
+   * tools/list. A result that is not an error must then carry `structuredContent` that fits it;
+   * one that does not is the handler's failure, answered -32603 (see `checkStructuredContent`).
+   */
+  outputSchema?: z.ZodObject;
+  /** Behaviour hints for clients (readOnlyHint, destructiveHint, …), listed as they are. */
+  annotations?: ToolAnnotations;
+  /** Icons a client may show for the tool, listed as they are. */
+  icons?: Icon[];
+  /** The tool's `_meta` in tools/list, listed as it is. */
+  _meta?: Record<string, unknown>;
   /** Default "forbidden" (T-TOOL-2). */
   taskSupport?: TaskSupport;
   /**

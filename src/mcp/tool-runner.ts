@@ -2,6 +2,7 @@ import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskRecord } from "../core/task.js";
 import type { RunResult, TaskContext } from "../runtime/task-context.js";
+import { checkStructuredContent } from "./tool-output.js";
 import { taskToolContext } from "./tool-context.js";
 import type { RegisteredTool } from "./tool-definition.js";
 
@@ -24,10 +25,14 @@ export function classifyToolResult(result: CallToolResult): RunResult {
   return { value: result, failed: true, statusMessage };
 }
 
-/** Checks what a handler returned before it is stored: a malformed result is an internal error. */
-export function validateToolResult(value: unknown): CallToolResult {
+/**
+ * Checks what a handler returned before it is stored or sent: a malformed result, or one whose
+ * `structuredContent` does not fit the tool's outputSchema, is an internal error (-32603).
+ */
+export function validateToolResult(tool: RegisteredTool, value: unknown): CallToolResult {
   const parsed = CallToolResultSchema.safeParse(value);
   if (!parsed.success) throw new TaskError("internal", "The tool returned an invalid result");
+  checkStructuredContent(tool, parsed.data);
   return parsed.data;
 }
 
@@ -43,7 +48,7 @@ export function toolTaskRunner(tools: ReadonlyMap<string, RegisteredTool>) {
     const gather = tool.definition.gather;
     // Gathered before the task existed, or (2025-11-25) asked now, as the task's first questions.
     const gathered = Object.hasOwn(call, "gathered") ? call.gathered : gather ? await gather(args.data, toolCtx) : undefined;
-    const result = validateToolResult(await tool.handler(args.data, gather ? { ...toolCtx, gathered } : toolCtx));
+    const result = validateToolResult(tool, await tool.handler(args.data, gather ? { ...toolCtx, gathered } : toolCtx));
     return classifyToolResult(result);
   };
 }

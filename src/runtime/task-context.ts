@@ -11,6 +11,11 @@ export interface TaskContext {
    * task is no longer running, so nothing is reported after a cancel.
    */
   progress(progress: number, total?: number, message?: string): void;
+  /**
+   * Publishes a log message of the task for whoever hears its progress; not stored. Dropped once
+   * the task is no longer running. `level` is the binding's word for its severity.
+   */
+  log(level: string, data: unknown, logger?: string): void;
   /** Sets the task's human-readable statusMessage (T-LIFE-5). */
   setStatusMessage(message: string): Promise<void>;
   /** True when the requestor declared it can answer requests of this method. */

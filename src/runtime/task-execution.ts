@@ -175,6 +175,10 @@ export class TaskExecution {
           logger.warn({ taskId: task.id, err }, "could not store progress");
         });
       },
+      log(level, data, source) {
+        if (signal.aborted) return;
+        bus.publish({ type: "log", taskId: task.id, sessionId: task.origin.sessionId, level, data, ...(source !== undefined && { logger: source }) });
+      },
       async setStatusMessage(message) {
         if (signal.aborted) return;
         await store.annotate(task.id, { statusMessage: message, now: now() });

@@ -140,7 +140,7 @@ export async function runToolPlainly(logger: Logger, tool: RegisteredTool, args:
   } catch (error) {
     throw toRequestorError(logger, tool.name, error);
   }
-  return validateToolResult(value);
+  return validateToolResult(tool, value);
 }
 
 function toRequestorError(logger: Logger, tool: string, error: unknown): TaskError {

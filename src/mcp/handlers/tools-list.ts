@@ -15,15 +15,22 @@ export function toolsList(session: SessionContext): { tools: Tool[] } {
   return { tools };
 }
 
-/** A tool as every era lists it: name, title, description and its arguments as JSON Schema. */
+/**
+ * A tool as every era lists it: name, title, description, its arguments (and its structured
+ * output, when it declares one) as JSON Schema, its annotations, icons and `_meta`. The schemas
+ * keep their `$schema` (2020-12, the dialect zod writes and the one MCP 2025-11-25 assumes by
+ * default, SEP-1613): a client told which dialect it reads needs no guess.
+ */
 export function describeTool(tool: RegisteredTool): Tool {
   const { definition } = tool;
-  const inputSchema = z.toJSONSchema(definition.input, { io: "input" }) as Tool["inputSchema"];
-  delete (inputSchema as Record<string, unknown>)["$schema"];
   return {
     name: tool.name,
     ...(definition.title !== undefined && { title: definition.title }),
     ...(definition.description !== undefined && { description: definition.description }),
-    inputSchema,
+    inputSchema: z.toJSONSchema(definition.input, { io: "input" }) as Tool["inputSchema"],
+    ...(definition.outputSchema !== undefined && { outputSchema: z.toJSONSchema(definition.outputSchema, { io: "output" }) as Tool["outputSchema"] }),
+    ...(definition.annotations !== undefined && { annotations: definition.annotations }),
+    ...(definition.icons !== undefined && { icons: definition.icons }),
+    ...(definition._meta !== undefined && { _meta: definition._meta }),
   };
 }

@@ -1,9 +1,11 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { isTerminal } from "../../core/task-status.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import type { SessionContext } from "../era.js";
+import { isLogLevel } from "../logging/log-level.js";
+import type { TaskProtocolServer } from "../task-protocol-server.js";
+import { logMessage } from "./log-messages.js";
 import { wireTaskOf, withRelatedTask } from "./wire.js";
 
 /** A `tasks/result` of this session waiting on a task, and whether its caller owns that task. */
@@ -18,7 +20,8 @@ interface OpenResult {
 type StatusEvent = Extract<TaskEvent, { type: "status" }>;
 
 /**
- * Carries a task's status changes (T-NOTE-1) and progress (T-PROG-1) to one connected session.
+ * Carries a task's status changes (T-NOTE-1), progress (T-PROG-1) and log messages (`ctx.log`,
+ * at or above the session's `logging/setLevel`) to one connected session.
  *
  * Where they go: on the stream of a `tasks/result` for that task that this session has open,
  * else — for the session that created the task — its standalone stream (on Streamable HTTP the
@@ -44,7 +47,7 @@ export class SessionLink {
    */
   constructor(
     readonly connectionId: string,
-    private readonly server: Server,
+    private readonly server: TaskProtocolServer,
     private readonly engine: TaskEngine,
     private readonly standalone = true,
   ) {}
@@ -72,7 +75,7 @@ export class SessionLink {
   }
 
   private async onEvent(event: TaskEvent): Promise<void> {
-    if (event.type !== "status" && event.type !== "progress") return;
+    if (event.type !== "status" && event.type !== "progress" && event.type !== "log") return;
     // T-NOTE-1 covers status *changes*; a new task's `working` is already in its CreateTaskResult.
     if (event.type === "status" && event.created) return;
     // A shared session's own tasks are notified on its GET stream, fed by the bus on whichever
@@ -100,6 +103,14 @@ export class SessionLink {
       // must reach a waiting tasks/result stream before that stream carries the result.
       const params = withRelatedTask({ progressToken: event.progressToken, ...event.progress }, event.taskId);
       await this.send({ method: "notifications/progress", params }, relatedRequestId, mine);
+      return;
+    }
+    if (event.type === "log") {
+      // Travels as progress does, with the related-task _meta (T-META-1).
+      if (relatedRequestId === undefined && !mine) return;
+      if (!isLogLevel(event.level) || !this.server.logThreshold.admits(event.level)) return;
+      const message = logMessage(event.level, event.data, event.logger);
+      await this.send({ method: message.method, params: withRelatedTask(message.params, event.taskId) }, relatedRequestId, mine);
       return;
     }
     // Status goes after the waiters: a blocked tasks/result answering matters more than a

@@ -3,7 +3,8 @@ import type { GatherContext, ToolContext } from "../tool-definition.js";
 /**
  * The ToolContext of a plain (non-task) 2026-07-28 call. Its questions go through the call's MRTR
  * rounds (`ask`): a server must not send the client unsolicited requests (SEP-2260). There is no
- * stream to carry progress on, so progress is dropped, as is a statusMessage (no task to hold it).
+ * stream to carry progress on, so progress and log messages are dropped, as is a statusMessage (no
+ * task to hold it).
  */
 export function plainToolContext(ask: GatherContext): ToolContext {
   return {
@@ -13,6 +14,7 @@ export function plainToolContext(ask: GatherContext): ToolContext {
     elicit: ask.elicit,
     sample: ask.sample,
     progress() {},
+    log() {},
     async setStatusMessage() {},
   };
 }
