@@ -11,8 +11,8 @@ import {
   ReadResourceResultSchema,
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, expect, it } from "vitest";
-import { callTool, callToolAsTask, cancelTask, expectRpcError, getTask, RELATED_TASK, taskResult } from "../support/conformance.js";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { callTool, callToolAsTask, cancelTask, expectRpcError, getTask, RELATED_TASK, taskResult, watchStatuses } from "../support/conformance.js";
 import { Recorder } from "../support/recorder.js";
 
 export interface Connected {
@@ -40,14 +40,19 @@ async function waitForStatus(client: Client, taskId: string, status: string): Pr
   }
 }
 
+/** The behaviours, on one connection (and server) for all of them: each test makes tasks of its own. */
 export function sdkServerBehaviours(connect: () => Promise<Connected>): void {
   let open: Connected | undefined;
-  afterEach(async () => {
+  // A process started through tsx on a loaded machine can take a while.
+  beforeAll(async () => {
+    open = await connect();
+  }, 60_000);
+  afterAll(async () => {
     await open?.close();
     open = undefined;
   });
   const client = async (): Promise<Client> => {
-    open = await connect();
+    if (!open) throw new Error("not connected");
     return open.client;
   };
 
@@ -135,6 +140,18 @@ export function sdkServerBehaviours(connect: () => Promise<Connected>): void {
     expect((await cancelTask(c, task.taskId)).status).toBe("cancelled");
     await waitUntilAborted(c, task.taskId);
     await expectRpcError(taskResult(c, task.taskId), -32800);
+  });
+
+  it("sends notifications/tasks/status to the session that created the task (T-NOTE-1)", async () => {
+    const c = await client();
+    const statuses = watchStatuses(c);
+    const started = new Recorder<Progress>();
+    const { task } = await callToolAsTask(c, "wait", {}, {}, { onprogress: (p) => started.push(p) });
+    // The progress came on the session's own stream, which the status will take too.
+    await started.waitFor(() => true, "the callback to start");
+    await cancelTask(c, task.taskId);
+    const notified = await statuses.until(task.taskId, "cancelled");
+    expect(notified).toMatchObject({ taskId: task.taskId, status: "cancelled", createdAt: expect.any(String), lastUpdatedAt: expect.any(String) });
   });
 
   it("runs an unmarked tool called with params.task plainly, its task metadata ignored (T-NEW-4)", async () => {

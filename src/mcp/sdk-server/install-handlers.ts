@@ -25,8 +25,8 @@ export interface TaskHost {
   config: TaskServerConfig;
   /** The task-capable tools, as the engine's runner finds them. */
   tools: ReadonlyMap<string, RegisteredTool>;
-  /** Resolves once the engine has started (recovered interrupted tasks). */
-  ready: Promise<void>;
+  /** Starts the engine if need be (idempotent); resolves once it has recovered interrupted tasks. */
+  ready(): Promise<void>;
 }
 
 /**
@@ -87,7 +87,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
       return sdkCall({ ...request, params: plain }, extra);
     }
     if (params?.["task"] === undefined && tool.definition.taskSupport === "optional") return sdkCall(request, extra);
-    await host.ready;
+    await host.ready();
     return answered(engine, "tools/call", () =>
       whileCreating({ authInfo: extra.authInfo, sessionId: extra.sessionId, server }, () =>
         toolsCall(session, params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }),
@@ -97,7 +97,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
 
   for (const [method, handler] of Object.entries(rev20251125.sessionMethods)) {
     install(method, async (request, extra) => {
-      await host.ready;
+      await host.ready();
       return answered(engine, method, () => handler(session, request.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }));
     });
   }

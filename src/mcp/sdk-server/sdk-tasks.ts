@@ -1,9 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { DEFAULT_TTL_POLICY } from "../../core/ttl-policy.js";
 import { localEventBus } from "../../events/local-event-bus.js";
-import { DEFAULT_MAX_ACTIVE_PER_OWNER } from "../../runtime/limits/quotas.js";
 import { TaskEngine } from "../../runtime/task-engine.js";
-import { DEFAULT_INLINE_WAIT_MS, DEFAULT_MAX_ARGUMENT_BYTES, type TaskServerConfig } from "../task-server-config.js";
+import { resolveConfig, type TaskServerConfig } from "../task-server-config.js";
 import type { RegisteredTool } from "../tool-definition.js";
 import { toolTaskRunner } from "../tool-runner.js";
 import { withRunningTask } from "./running-task.js";
@@ -26,18 +24,7 @@ export class SdkTasks {
   private readonly detachers = new Set<() => void>();
 
   constructor(private readonly options: SdkTasksOptions) {
-    this.config = {
-      name: "mcp-tasks/sdk",
-      version: "1",
-      tasks: true,
-      ttl: { ...DEFAULT_TTL_POLICY, ...options.ttl },
-      pollIntervalMs: options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs,
-      maxArgumentBytes: options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
-      pageSize: options.pageSize ?? 50,
-      maxActivePerOwner: options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER,
-      bind: options.bind ?? "owner",
-      inlineWaitMs: DEFAULT_INLINE_WAIT_MS,
-    };
+    this.config = resolveConfig({ ...options, name: "mcp-tasks/sdk", version: "1", tasks: true });
     // What the engine does not take: the tools (the runner has them), the binding and the argument limit (the handlers apply them).
     const { tools: _tools, bind: _bind, maxArgumentBytes: _max, store, bus, ...engineOptions } = options;
     this.engine = new TaskEngine({
@@ -59,13 +46,13 @@ export class SdkTasks {
    */
   attach(mcpServer: McpServer): this {
     const marked = new Set(Object.keys(this.options.tools));
-    for (const [name, how] of Object.entries(this.options.tools)) this.tools.set(name, sdkToolAsTaskTool(mcpServer, name, how));
-    const ready = this.start();
-    // Each request awaits it and answers with its failure; this only keeps it from going unhandled.
-    ready.catch((error: unknown) => this.engine.logger.error({ err: error }, "the task engine did not start"));
-    const host: TaskHost = { engine: this.engine, config: this.config, tools: this.tools, ready };
+    const host: TaskHost = { engine: this.engine, config: this.config, tools: this.tools, ready: () => this.start() };
     const detach = installTaskHandlers(mcpServer, host, marked, () => this.detachers.delete(detach));
     this.detachers.add(detach);
+    // Checked and installed: from now on the engine runs this server's callbacks.
+    for (const [name, how] of Object.entries(this.options.tools)) this.tools.set(name, sdkToolAsTaskTool(mcpServer, name, how));
+    // Each request awaits the start and answers with its failure; this only keeps it from going unhandled.
+    this.start().catch((error: unknown) => this.engine.logger.error({ err: error }, "the task engine did not start"));
     return this;
   }
 

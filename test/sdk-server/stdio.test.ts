@@ -1,6 +1,7 @@
 /**
- * withTasks on an SDK McpServer served over stdio (fixtures/stdio-server.ts in its own process),
- * tasks in a SQLite file: the shared behaviours, and a task that outlives its process.
+ * withTasks on an SDK McpServer served over stdio (fixtures/stdio-server.ts in its own process):
+ * the shared behaviours with tasks in a SQLite file and in PostgreSQL (a fresh schema), and a
+ * task that outlives its process on SQLite.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../support/cli-process.js";
 import { callToolAsTask, getTask, RELATED_TASK, taskResult } from "../support/conformance.js";
+import { freshSchemas, TEST_PG_URL } from "../support/postgres.js";
 import { CLIENT_CAPABILITIES, sdkServerBehaviours, type Connected } from "./behaviours.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sdk-server-stdio-"));
@@ -18,9 +20,12 @@ let files = 0;
 const TSX = join(REPO_ROOT, "node_modules/tsx/dist/cli.mjs");
 const SCRIPT = join(REPO_ROOT, "test/sdk-server/fixtures/stdio-server.ts");
 
-/** Starts the fixture on `file` and connects the SDK client to it. */
-async function connectStdio(file: string): Promise<Connected> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [TSX, SCRIPT, `sqlite:${file}`], cwd: REPO_ROOT, stderr: "pipe" });
+const schemas = freshSchemas("sdk_server_stdio");
+afterAll(() => schemas.dropAll());
+
+/** Starts the fixture on the store `spec` names (`sqlite:PATH`, `postgres://…?schema=…`) and connects the SDK client to it. */
+async function connectStdio(spec: string): Promise<Connected> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [TSX, SCRIPT, spec], cwd: REPO_ROOT, stderr: "pipe" });
   const client = new Client({ name: "sdk-server-stdio", version: "0.0.0" }, { capabilities: CLIENT_CAPABILITIES });
   await client.connect(transport);
   return {
@@ -28,24 +33,28 @@ async function connectStdio(file: string): Promise<Connected> {
     async close() {
       const pid = transport.pid;
       await client.close().catch(() => {});
-      if (pid !== null && isAlive(pid)) process.kill(pid, "SIGKILL");
+      // The transport ends stdin, then escalates; make sure nothing outlives the test.
+      try {
+        if (pid !== null) process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
     },
   };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const freshFile = (): string => join(dir, `tasks-${++files}.db`);
+const freshFile = (): string => `sqlite:${join(dir, `tasks-${++files}.db`)}`;
 
 describe("withTasks over stdio on SQLite", { timeout: 60_000 }, () => {
   sdkServerBehaviours(() => connectStdio(freshFile()));
+});
+
+describe("withTasks over stdio on PostgreSQL", { timeout: 60_000 }, () => {
+  const url = new URL(TEST_PG_URL);
+  sdkServerBehaviours(() => {
+    url.searchParams.set("schema", schemas.next());
+    return connectStdio(url.toString());
+  });
 });
 
 describe("withTasks on SQLite across a restart", { timeout: 60_000 }, () => {
