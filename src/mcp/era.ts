@@ -1,9 +1,10 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Caller } from "../core/caller.js";
 import type { TaskRecord } from "../core/task.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
+import type { LogThreshold } from "./logging/log-level.js";
 import type { LooseParams } from "./request-schemas.js";
-import type { TaskProtocolServer } from "./task-protocol-server.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
 
@@ -96,7 +97,8 @@ export type PlainMethod = (host: EraHost, params: LooseParams, request: PlainReq
 
 /** What every request handler of one connected session needs. */
 export interface SessionContext {
-  server: TaskProtocolServer;
+  /** Our TaskProtocolServer, or the SDK `Server` of a user's McpServer given tasks (sdk-server/). */
+  server: Server;
   engine: TaskEngine;
   tools: ReadonlyMap<string, RegisteredTool>;
   config: TaskServerConfig;
@@ -104,6 +106,8 @@ export interface SessionContext {
   era: TaskEra;
   /** The session (or connection) id its tasks remember, so their notifications find it. */
   connectionId: string;
+  /** The lowest log level this session hears (`logging/setLevel`); everything until it is set. */
+  logThreshold: LogThreshold;
 }
 
 /** What a stateless era's handlers reach: the engine, the tools, the configuration (no session, no SDK server). */

@@ -50,7 +50,7 @@ export function createSessionServer(
 ): { server: TaskProtocolServer; session: SessionContext } {
   const era = SESSION_ERA;
   const server = new TaskProtocolServer({ name: config.name, version: config.version }, { capabilities: serverCapabilities(config, era), logger: engine.logger });
-  const session: SessionContext = { server, engine, tools, config, era, connectionId };
+  const session: SessionContext = { server, engine, tools, config, era, connectionId, logThreshold: server.logThreshold };
   const callerFor = (auth: AuthInfo | undefined): Caller => callerOf(auth, config.bind, connectionId, currentRequestPeer() ?? options.peer);
 
   server.setRequestHandler(looseRequest("tools/list"), async () => toolsList(session));

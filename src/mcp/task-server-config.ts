@@ -1,4 +1,5 @@
-import type { TtlPolicy } from "../core/ttl-policy.js";
+import { DEFAULT_TTL_POLICY, type TtlPolicy } from "../core/ttl-policy.js";
+import { DEFAULT_MAX_ACTIVE_PER_OWNER } from "../runtime/limits/quotas.js";
 import type { TaskBinding } from "./owner.js";
 
 /** Resolved configuration of a task server; defaults in {@link resolveConfig}. */
@@ -26,3 +27,21 @@ export interface TaskServerConfig {
 export const DEFAULT_INLINE_WAIT_MS = 250;
 
 export const DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024;
+
+/** The configuration `options` describe, every default filled in (README "Limits and defaults"). */
+export function resolveConfig(
+  options: Pick<TaskServerConfig, "name" | "version"> & Partial<Omit<TaskServerConfig, "name" | "version" | "ttl">> & { ttl?: Partial<TtlPolicy> },
+): TaskServerConfig {
+  return {
+    name: options.name,
+    version: options.version,
+    tasks: options.tasks ?? true,
+    ttl: { ...DEFAULT_TTL_POLICY, ...options.ttl },
+    pollIntervalMs: options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs,
+    maxArgumentBytes: options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
+    pageSize: options.pageSize ?? 50,
+    maxActivePerOwner: options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER,
+    bind: options.bind ?? "owner",
+    inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS,
+  };
+}

@@ -1,18 +1,17 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import { DEFAULT_TTL_POLICY, type TtlPolicy } from "../core/ttl-policy.js";
+import type { TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
 import { localEventBus } from "../events/local-event-bus.js";
 import type { TaskMetrics } from "../metrics/task-metrics.js";
 import type { EngineOptions } from "../runtime/engine-options.js";
 import type { Logger } from "../core/logger.js";
-import { DEFAULT_MAX_ACTIVE_PER_OWNER } from "../runtime/limits/quotas.js";
 import { TaskEngine } from "../runtime/task-engine.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { TaskBinding } from "./owner.js";
 import { connectSession } from "./session-server.js";
-import { DEFAULT_INLINE_WAIT_MS, DEFAULT_MAX_ARGUMENT_BYTES, type TaskServerConfig } from "./task-server-config.js";
+import { resolveConfig, type TaskServerConfig } from "./task-server-config.js";
 import type { TaskProtocolServer } from "./task-protocol-server.js";
 import type { EraHost } from "./era.js";
 import { SESSION_ERA } from "./eras.js";
@@ -106,18 +105,7 @@ export class TaskServer {
   readonly host: EraHost;
 
   constructor(options: TaskServerOptions) {
-    this.config = {
-      name: options.name,
-      version: options.version,
-      tasks: options.tasks ?? true,
-      ttl: { ...DEFAULT_TTL_POLICY, ...options.ttl },
-      pollIntervalMs: options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs,
-      maxArgumentBytes: options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
-      pageSize: options.pageSize ?? 50,
-      maxActivePerOwner: options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER,
-      bind: options.bind ?? "owner",
-      inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS,
-    };
+    this.config = resolveConfig(options);
     this.metrics = options.metrics;
     this.engine = new TaskEngine({
       store: this.metrics ? this.metrics.instrument(options.store) : options.store,

@@ -1,3 +1,4 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CreateMessageResultSchema, ElicitResultSchema, type CreateMessageResult, type ElicitResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
@@ -6,7 +7,7 @@ import { CapabilityError } from "./capability-error.js";
 import { logMessage } from "./rev2025-11-25/log-messages.js";
 import { peerOf } from "./rev2025-11-25/requestor/peer.js";
 import { requestMaybeAsTask } from "./rev2025-11-25/requestor/task-augmented-request.js";
-import type { TaskProtocolServer } from "./task-protocol-server.js";
+import type { LogThreshold } from "./logging/log-level.js";
 import type { AskOptions, ToolContext } from "./tool-definition.js";
 
 export const ELICIT = "elicitation/create";
@@ -48,8 +49,8 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
 
 /** The ToolContext of a plain (non-task) call: requests and progress ride the call's own stream. */
 export function plainToolContext(
-  server: TaskProtocolServer,
-  request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined },
+  server: Server,
+  request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined; logThreshold: LogThreshold },
 ): ToolContext {
   const accepts = acceptedMethods(server.getClientCapabilities());
   const options = { relatedRequestId: request.requestId, signal: request.signal, timeout: 24 * 60 * 60 * 1000 };
@@ -71,7 +72,7 @@ export function plainToolContext(
     },
     log(level, data, logger) {
       // Related to the call, so it rides the call's stream; below the session's level, not sent.
-      if (request.signal.aborted || !server.logThreshold.admits(level)) return;
+      if (request.signal.aborted || !request.logThreshold.admits(level)) return;
       void server.notification(logMessage(level, data, logger), { relatedRequestId: request.requestId }).catch(() => {});
     },
     async setStatusMessage() {},
@@ -99,7 +100,7 @@ function withAsk<P extends object>(params: P, ask: AskOptions | undefined): P | 
 
 /** A plain call's request as a client-hosted task, on the call's own stream (relatedRequestId). */
 function askAsTask<T>(
-  server: TaskProtocolServer,
+  server: Server,
   request: { requestId: RequestId; signal: AbortSignal },
   method: string,
   params: object,

@@ -123,7 +123,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   }
   const { tool, args } = checked;
   const progressToken = progressTokenOf(params);
-  const ctx = plainToolContext(session.server, { requestId: request.requestId, signal: request.signal, progressToken: progressToken ?? undefined });
+  const ctx = plainToolContext(session.server, { requestId: request.requestId, signal: request.signal, progressToken: progressToken ?? undefined, logThreshold: session.logThreshold });
   return runToolPlainly(session.engine.logger, tool, args, ctx);
 }
 

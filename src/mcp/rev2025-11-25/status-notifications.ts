@@ -3,8 +3,8 @@ import { isTerminal } from "../../core/task-status.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import type { SessionContext } from "../era.js";
-import { isLogLevel } from "../logging/log-level.js";
-import type { TaskProtocolServer } from "../task-protocol-server.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { isLogLevel, type LogThreshold } from "../logging/log-level.js";
 import { logMessage } from "./log-messages.js";
 import { wireTaskOf, withRelatedTask } from "./wire.js";
 
@@ -47,8 +47,9 @@ export class SessionLink {
    */
   constructor(
     readonly connectionId: string,
-    private readonly server: TaskProtocolServer,
+    private readonly server: Server,
     private readonly engine: TaskEngine,
+    private readonly logThreshold: LogThreshold,
     private readonly standalone = true,
   ) {}
 
@@ -108,7 +109,7 @@ export class SessionLink {
     if (event.type === "log") {
       // Travels as progress does, with the related-task _meta (T-META-1).
       if (relatedRequestId === undefined && !mine) return;
-      if (!isLogLevel(event.level) || !this.server.logThreshold.admits(event.level)) return;
+      if (!isLogLevel(event.level) || !this.logThreshold.admits(event.level)) return;
       const message = logMessage(event.level, event.data, event.logger);
       await this.send({ method: message.method, params: withRelatedTask(message.params, event.taskId) }, relatedRequestId, mine);
       return;
@@ -183,7 +184,7 @@ const links = new WeakMap<SessionContext, SessionLink>();
 
 /** Starts carrying task notifications to a session (the era's `attachSession`). */
 export function attachStatusNotifications(session: SessionContext, options: { standaloneStream: boolean }): () => void {
-  const link = new SessionLink(session.connectionId, session.server, session.engine, options.standaloneStream);
+  const link = new SessionLink(session.connectionId, session.server, session.engine, session.logThreshold, options.standaloneStream);
   links.set(session, link);
   link.attach();
   return () => link.detach();

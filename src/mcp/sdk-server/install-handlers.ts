@@ -1,0 +1,126 @@
+import { randomUUID } from "node:crypto";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { ServerNotification, ServerRequest, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { TaskError, toRpcError } from "../../core/errors.js";
+import type { TaskEngine } from "../../runtime/task-engine.js";
+import type { SessionContext } from "../era.js";
+import { toolsCall } from "../handlers/tools-call.js";
+import { callerOf } from "../owner.js";
+import { looseRequest, type LooseParams } from "../request-schemas.js";
+import { rev20251125 } from "../rev2025-11-25/era.js";
+import { currentRequestPeer } from "../request-peer.js";
+import { baseSetRequestHandler } from "../sdk-shapes.js";
+import { LogThreshold } from "../logging/log-level.js";
+import type { TaskServerConfig } from "../task-server-config.js";
+import type { RegisteredTool } from "../tool-definition.js";
+import { whileCreating } from "./creating-request.js";
+import { hasSdkTaskStore, registeredToolsOf, requestHandlerOf } from "./sdk-internals.js";
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Request = { method: string; params?: LooseParams };
+
+/** What one McpServer's task handlers share with the others of the same engine. */
+export interface TaskHost {
+  engine: TaskEngine;
+  config: TaskServerConfig;
+  /** The task-capable tools, as the engine's runner finds them. */
+  tools: ReadonlyMap<string, RegisteredTool>;
+  /** Starts the engine if need be (idempotent); resolves once it has recovered interrupted tasks. */
+  ready(): Promise<void>;
+}
+
+/**
+ * Gives one McpServer our tasks, protocol revision 2025-11-25: wraps its tools/list (each marked
+ * tool listed with its `execution.taskSupport`, T-TOOL-1) and tools/call (a task-augmented call of
+ * a marked tool becomes a task, T-NEW-2), installs the era's tasks/get|result|list|cancel and
+ * declares the `tasks` capability (T-CAP-1/2). Resources, prompts, completions, logging and
+ * every other call stay the SDK's. Returns what stops the session's notifications, which also
+ * stop when the server closes (then `onClosed` is called).
+ */
+export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked: ReadonlySet<string>, onClosed: () => void): () => void {
+  const server = mcpServer.server;
+  if (server.transport !== undefined) throw new Error("withTasks: give the McpServer its tasks before connecting it to a transport");
+  if (hasSdkTaskStore(server)) {
+    throw new Error("withTasks: this McpServer was created with the SDK's own taskStore; leave it out so one engine answers tasks/*");
+  }
+  const registered = registeredToolsOf(mcpServer);
+  for (const name of marked) {
+    const tool = registered[name];
+    if (!tool) throw new Error(`withTasks: no tool ${name} is registered on this McpServer (register it first)`);
+    if ("createTask" in tool.handler) {
+      throw new Error(`withTasks: tool ${name} was registered with experimental.tasks.registerToolTask; register it with registerTool`);
+    }
+  }
+  // Present once any tool is registered: McpServer installs both with its first tool.
+  const sdkList = requestHandlerOf(server, "tools/list");
+  const sdkCall = requestHandlerOf(server, "tools/call");
+  if (!sdkList || !sdkCall) throw new Error("withTasks: the McpServer has no tool handlers (register its tools first)");
+
+  const { engine, config } = host;
+  server.registerCapabilities(rev20251125.serverCapabilities(config));
+  const connectionId = randomUUID();
+  // The SDK's McpServer keeps its own logging level (its logging/setLevel); ours admits all.
+  const session: SessionContext = { server, engine, tools: host.tools, config, era: rev20251125, connectionId, logThreshold: new LogThreshold() };
+  const callerFor = (extra: Extra) => callerOf(extra.authInfo, config.bind, connectionId, currentRequestPeer());
+  // Protocol's own setRequestHandler: Server's override of it would check a task-augmented
+  // tools/call's answer is a CreateTaskResult, and a call of an unmarked tool is answered plainly.
+  const setHandler = baseSetRequestHandler(server) as (schema: unknown, handler: (request: Request, extra: Extra) => Promise<unknown>) => void;
+  const install = (method: string, handler: (request: Request, extra: Extra) => Promise<unknown>): void =>
+    setHandler.call(server, looseRequest(method), handler);
+
+  install("tools/list", async (request, extra) => {
+    const listed = (await sdkList(request, extra)) as { tools: Tool[] };
+    const tools = listed.tools.map((tool) => {
+      const task = marked.has(tool.name) ? host.tools.get(tool.name) : undefined;
+      return task ? { ...tool, execution: { ...tool.execution, taskSupport: task.definition.taskSupport ?? "forbidden" } } : tool;
+    });
+    return { ...listed, tools };
+  });
+
+  install("tools/call", async (request, extra) => {
+    const params = request.params;
+    const name = params?.["name"];
+    const tool = typeof name === "string" && marked.has(name) ? host.tools.get(name) : undefined;
+    const enabled = typeof name === "string" && registeredToolsOf(mcpServer)[name]?.enabled === true;
+    if (!tool || !enabled) {
+      // T-NEW-4: a tool that is not task-capable runs as the SDK runs it, its task metadata ignored.
+      const { task: _ignored, ...plain } = params ?? {};
+      return sdkCall({ ...request, params: plain }, extra);
+    }
+    if (params?.["task"] === undefined && tool.definition.taskSupport === "optional") return sdkCall(request, extra);
+    await host.ready();
+    return answered(engine, "tools/call", () =>
+      whileCreating({ authInfo: extra.authInfo, sessionId: extra.sessionId, server }, () =>
+        toolsCall(session, params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }),
+      ),
+    );
+  });
+
+  for (const [method, handler] of Object.entries(rev20251125.sessionMethods)) {
+    install(method, async (request, extra) => {
+      await host.ready();
+      return answered(engine, method, () => handler(session, request.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }));
+    });
+  }
+
+  const detach = rev20251125.attachSession(session, { standaloneStream: true });
+  const previousOnClose = server.onclose;
+  server.onclose = () => {
+    detach();
+    onClosed();
+    previousOnClose?.();
+  };
+  return detach;
+}
+
+/** Our handlers' errors as the README's Errors table says: a JSON-RPC error as thrown, anything else -32603 with details only in the log (T-ERR-4). */
+async function answered<T>(engine: TaskEngine, method: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const { body, known } = toRpcError(error);
+    if (!known) engine.logger.error({ err: error, method }, "request handler failed");
+    throw TaskError.protocol(body.code, body.message, body.data);
+  }
+}
