@@ -1,11 +1,7 @@
 /** Checkpointed step results of durable execution (see ../checkpoint-store.ts). */
 import type { Database, Statement } from "better-sqlite3";
+import type { CheckpointRow } from "../sql/rows.js";
 
-export interface CheckpointRow {
-  name: string;
-  value: string;
-  created_at: number;
-}
 
 export interface SaveParams {
   taskId: string;

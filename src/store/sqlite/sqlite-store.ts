@@ -15,7 +15,7 @@ import { prepareViewStatements } from "./view-statements.js";
 import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
-import { checkpointFromRow, type CheckpointRow } from "../sql/rows.js";
+import { checkpointFromRow } from "../sql/rows.js";
 
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
