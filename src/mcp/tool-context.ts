@@ -33,6 +33,7 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
     can: { elicit: ctx.accepts(ELICIT), sample: ctx.accepts(SAMPLE) },
     progress: (progress, total, message) => ctx.progress(progress, total, message),
     setStatusMessage: (message) => ctx.setStatusMessage(message),
+    step: (name, fn) => ctx.step(name, fn),
     async elicit(params, ask): Promise<ElicitResult> {
       if (!ctx.accepts(ELICIT)) throw new CapabilityError("elicitation");
       return parseAnswer(ElicitResultSchema, await ctx.request(ELICIT, withAsk(params, ask)), ELICIT);
@@ -68,6 +69,8 @@ export function plainToolContext(
         .catch(() => {});
     },
     async setStatusMessage() {},
+    // A plain call has no task to resume: nothing to checkpoint.
+    step: (_name, fn) => fn(),
     async elicit(params, ask) {
       if (!accepts.includes(ELICIT)) throw new CapabilityError("elicitation");
       if (ask?.asTask) return askAsTask(server, request, ELICIT, params, ElicitResultSchema, ask);

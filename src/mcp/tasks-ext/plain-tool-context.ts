@@ -14,5 +14,7 @@ export function plainToolContext(ask: GatherContext): ToolContext {
     sample: ask.sample,
     progress() {},
     async setStatusMessage() {},
+    // No task to resume: nothing to checkpoint.
+    step: (_name, fn) => fn(),
   };
 }

@@ -409,10 +409,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       }));
     },
 
-    async requeue(taskId: string, workerId: string, maxAttempts: number, now: number): Promise<boolean> {
+    async requeue(taskId: string, workerId: string, maxAttempts: number, now: number, options: { keepInputs?: boolean } = {}): Promise<boolean> {
       const max = Math.min(Math.floor(maxAttempts), 2 ** 31 - 1);
       if (!(max > 0)) return false; // also NaN
-      return (await count(leases.requeue, [taskId, workerId, now, max, toJson(SUPERSEDED)])) === 1;
+      return (await count(leases.requeue, [taskId, workerId, now, max, toJson(SUPERSEDED), options.keepInputs === true])) === 1;
     },
 
     async failExpired(taskId: string, workerId: string, now: number, statusMessage: string, outcome: TaskOutcome): Promise<TaskRecord | null> {
