@@ -15,7 +15,7 @@ import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { TaskRecord } from "../../src/core/task.js";
 
 const alice = { owner: "alice" };
-const origin = { sessionId: null, progressToken: null, accepts: ["elicitation/create"] };
+const origin = { sessionId: null, progressToken: null, accepts: ["elicitation/create", "sampling/createMessage"] };
 
 let dir: string;
 const engines: TaskEngine[] = [];
@@ -214,5 +214,19 @@ describe("durable execution: questions", () => {
     await second.respond(task.id, alice, asked.id, answer("green"));
     expect((await outcomeOf(second, task.id)).outcome).toEqual({ kind: "result", value: answer("green").value });
     expect(await second.store.inputs(task.id)).toHaveLength(1);
+  });
+
+  it("a re-run that asks something else ends the replay: the lost run's unanswered question is closed, the new one is pending", async () => {
+    const runs = { n: 0 };
+    const handler: Handler = async (ctx, run) =>
+      run === 1 ? ctx.request("elicitation/create", ASK) : ctx.request("sampling/createMessage", { messages: [], maxTokens: 1 });
+    const first = await engineWith(handler, runs);
+    const task = await create(first, "resume");
+    const old = await until(async () => (await first.pendingInputs(task.id, alice))[0]);
+    const second = await restart(first, handler, runs);
+    const now = await until(async () => (await second.pendingInputs(task.id, alice)).find((p) => p.id !== old.id));
+    expect(now.method).toBe("sampling/createMessage");
+    expect((await second.pendingInputs(task.id, alice)).map((p) => p.id)).toEqual([now.id]);
+    expect((await second.store.getInput(task.id, old.id))?.answer).toMatchObject({ kind: "error", error: { code: -32603 } });
   });
 });
