@@ -32,6 +32,13 @@ export interface TaskOrigin {
    * record is era-neutral); this says where it came from, for the audit and the web view.
    */
   era?: string;
+  /**
+   * "resume" when the task's tool declared `recovery: "resume"`: after a crash it re-runs with its
+   * checkpoints and stored answers replayed (README "Durable execution"). Absent otherwise; then
+   * `retryable` alone says whether it re-runs (from scratch) or fails. Kept here, in the JSON every
+   * store already round-trips, so no store needed a new column for it.
+   */
+  recovery?: "resume";
 }
 
 /** What the runtime hands a store to create a task. Always created in `working` (T-LIFE-1). */
@@ -50,7 +57,10 @@ export interface NewTask {
   /** Actual lifetime in ms from createdAt (T-TTL-3/4); null means unlimited. */
   ttlMs: number | null;
   pollIntervalMs: number | null;
-  /** The handler declared itself safe to run again after a crash (at-least-once). */
+  /**
+   * The handler declared itself safe to run again after a crash (at-least-once): recovery "retry"
+   * or "resume" (see {@link TaskOrigin.recovery}).
+   */
   retryable: boolean;
 }
 

@@ -72,7 +72,14 @@ export function registerDemoTools(app: TaskServer): TaskServer {
 
   app.tool(
     "ask",
-    { description: "Asks the user a question through elicitation.", input: z.object({ question: z.string() }), taskSupport: "optional" },
+    {
+      description: "Asks the user a question through elicitation; survives a restart (the same question is delivered again).",
+      input: z.object({ question: z.string() }),
+      taskSupport: "optional",
+      // Asking has no side effect, so a re-run after a crash is safe: the stored answer is replayed,
+      // or the still-pending question is delivered again.
+      recovery: "resume",
+    },
     async ({ question }, ctx) => {
       try {
         const answer = await ctx.elicit({
@@ -115,6 +122,29 @@ export function registerDemoTools(app: TaskServer): TaskServer {
     async ({ ms }, ctx) => {
       await pause(ms, ctx.signal);
       return text(`slept ${ms} ms`);
+    },
+  );
+  app.tool(
+    "steps",
+    {
+      description:
+        "Runs `count` checkpointed steps of `ms` each (durable execution): after a crash the task resumes, and its result says how many steps ran and how many were restored from checkpoints.",
+      input: z.object({ count: z.number().int().min(0).max(10_000), ms: z.number().int().min(0).max(3_600_000) }),
+      taskSupport: "optional",
+      recovery: "resume",
+    },
+    async ({ count, ms }, ctx) => {
+      let ran = 0;
+      for (let i = 1; i <= count; i++) {
+        await ctx.step(`step ${i}`, async () => {
+          await pause(ms, ctx.signal);
+          ran++;
+          return i;
+        });
+        ctx.progress(i, count);
+      }
+      const restored = count - ran;
+      return { ...text(`ran ${ran} of ${count} steps, restored ${restored} from checkpoints`), structuredContent: { count, ran, restored } };
     },
   );
   return app;

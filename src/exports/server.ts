@@ -14,6 +14,8 @@ export { memoryStore } from "../store/memory/memory-store.js";
 export { localEventBus } from "../events/local-event-bus.js";
 export type { TaskStore } from "../store/task-store.js";
 export type { ClusterStore, LeaseStore } from "../store/lease-store.js";
+export type { Checkpoint, CheckpointStore } from "../store/checkpoint-store.js";
+export type { RecoveryPolicy } from "../runtime/recovery-policy.js";
 export type { EventBus } from "../events/event-bus.js";
 export type { TaskEvent } from "../events/task-event.js";
 export type { Logger } from "../core/logger.js";

@@ -1,4 +1,5 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { RECOVERY_POLICIES } from "../runtime/recovery-policy.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { TtlPolicy } from "../core/ttl-policy.js";
@@ -134,6 +135,9 @@ export class TaskServer {
   /** Registers a tool. Call before connecting. */
   tool<S extends z.ZodType>(name: string, definition: ToolDefinition<S>, handler: ToolHandler<S>): this {
     if (this.tools.has(name)) throw new Error(`Tool ${name} is already registered`);
+    if (definition.recovery !== undefined && !RECOVERY_POLICIES.includes(definition.recovery)) {
+      throw new Error(`Tool ${name}: recovery must be one of ${RECOVERY_POLICIES.join(", ")}`);
+    }
     this.tools.set(name, { name, definition: definition as unknown as ToolDefinition, handler: handler as unknown as ToolHandler });
     return this;
   }

@@ -36,6 +36,7 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
     progress: (progress, total, message) => ctx.progress(progress, total, message),
     log: (level, data, logger) => ctx.log(level, data, logger),
     setStatusMessage: (message) => ctx.setStatusMessage(message),
+    step: (name, fn) => ctx.step(name, fn),
     async elicit(params, ask): Promise<ElicitResult> {
       if (!ctx.accepts(ELICIT)) throw new CapabilityError("elicitation");
       return parseAnswer(ElicitResultSchema, await ctx.request(ELICIT, withAsk(params, ask)), ELICIT);
@@ -76,6 +77,8 @@ export function plainToolContext(
       void server.notification(logMessage(level, data, logger), { relatedRequestId: request.requestId }).catch(() => {});
     },
     async setStatusMessage() {},
+    // A plain call has no task to resume: nothing to checkpoint.
+    step: (_name, fn) => fn(),
     async elicit(params, ask) {
       if (!accepts.includes(ELICIT)) throw new CapabilityError("elicitation");
       if (ask?.asTask) return askAsTask(server, request, ELICIT, params, ElicitResultSchema, ask);

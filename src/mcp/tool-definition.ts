@@ -8,6 +8,7 @@ import type {
   ToolAnnotations,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import type { RecoveryPolicy } from "../runtime/recovery-policy.js";
 import type { LogLevel } from "./logging/log-level.js";
 
 /** T-TOOL: how a tool may be called. Absent means "forbidden" (T-TOOL-2). */
@@ -38,6 +39,14 @@ export interface ToolContext {
   readonly can: { elicit: boolean; sample: boolean };
   /** What the tool's {@link ToolDefinition.gather} returned, when it has one (else undefined). */
   readonly gathered?: unknown;
+  /**
+   * Durable execution (README "Durable execution"): runs `fn` once per task. For a tool with
+   * `recovery: "resume"` running as a task, the result is checkpointed in the store and a re-run
+   * after a crash gets it back without running `fn` again; the n-th call with one name in a run
+   * is its own step. The result must be JSON (it comes back through JSON, on the first run too) and
+   * at most maxResultBytes. Otherwise (other tools, plain calls) it simply runs `fn`.
+   */
+  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
 }
 
 /** What {@link ToolDefinition.gather} can do: ask the requestor, and notice when it gives up. */
@@ -76,9 +85,14 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Default "forbidden" (T-TOOL-2). */
   taskSupport?: TaskSupport;
   /**
-   * The handler may safely run again from the start after a crash: a task interrupted by a
-   * restart (or a lost worker) is then re-run instead of failed (at-least-once).
+   * What happens to a task of this tool interrupted by a crash, a restart or a lost worker
+   * (README "Durable execution"): "resume" re-runs the handler from the start with its `ctx.step`
+   * checkpoints and the requestor's stored answers replayed (a question still unanswered is
+   * delivered again, not asked twice); "retry" re-runs it from scratch; "fail" (the default) fails
+   * the task, because re-running side effects nobody declared safe to repeat could do harm.
    */
+  recovery?: RecoveryPolicy;
+  /** Compatibility alias of `recovery: "retry"` (ignored when `recovery` is given). */
   retryable?: boolean;
   /**
    * Input the tool needs before its work starts. Under 2026-07-28 it runs on the tools/call itself,

@@ -27,6 +27,12 @@ export interface TaskContext {
    * Resolves with the requestor's result; rejects with a TaskError carrying its JSON-RPC error.
    */
   request(method: string, params: unknown): Promise<unknown>;
+  /**
+   * Durable execution: runs `fn` and checkpoints its (JSON) result, or — when an earlier run of
+   * this task already did — returns that result without running `fn`. Only tasks whose recovery is
+   * "resume" keep checkpoints; for the others it just runs `fn`. See README "Durable execution".
+   */
+  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
 }
 
 /** What a handler's run produced, before the engine stores it. */

@@ -27,6 +27,7 @@ import {
 } from "./limits/quotas.js";
 import { WorkerPool } from "./cluster/worker-pool.js";
 import { TaskExecution } from "./task-execution.js";
+import type { RecoveryPolicy } from "./recovery-policy.js";
 import { statusEvent, type TaskEvent } from "../events/task-event.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
@@ -37,7 +38,10 @@ export interface CreateTaskInput extends Caller {
   origin: TaskOrigin;
   /** The raw requested ttl (validated here). */
   ttl: unknown;
+  /** Compatibility alias of `recovery: "retry"` (when no `recovery` is given). */
   retryable?: boolean;
+  /** How the task is recovered when its process dies (README "Durable execution"). Default "fail". */
+  recovery?: RecoveryPolicy;
 }
 
 /**
@@ -178,7 +182,9 @@ export class TaskEngine {
       if (!task) continue;
       if (task.retryable) {
         // In a cluster another worker can take it right away instead of after the lease runs out.
-        if (this.pool && isLeaseStore(this.store)) {
+        // Not one waiting in input_required: claims take only working tasks, so it would sit
+        // unleased and unclaimed; the reaper re-queues it once the lease runs out.
+        if (this.pool && isLeaseStore(this.store) && task.status === "working") {
           await this.store.release(id, this.pool.workerId).catch(() => {});
           this.bus.publish({ type: "wake", taskId: id });
         }
@@ -228,6 +234,8 @@ export class TaskEngine {
         `Too many stored tasks: at most ${this.maxStoredPerOwner} per requestor, finished ones included until their ttl runs out`,
       );
     }
+    const recovery: RecoveryPolicy = input.recovery ?? (input.retryable ? "retry" : "fail");
+    const origin = input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer };
     let task: TaskRecord;
     try {
       task = await this.store.create({
@@ -237,11 +245,11 @@ export class TaskEngine {
         name: input.name,
         request: input.request,
         // The creator's address, for the audit lines of what happens to the task later (T-SEC-5).
-        origin: input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer },
+        origin: recovery === "resume" ? { ...origin, recovery: "resume" } : origin,
         createdAt: this.now(),
         ttlMs,
         pollIntervalMs: this.pollIntervalMs,
-        retryable: input.retryable ?? false,
+        retryable: recovery !== "fail",
       });
     } catch (error) {
       this.ownerCounts.settle(input.owner, false);

@@ -10,6 +10,8 @@ import { taskAuditFields } from "./task-audit.js";
 import { reportLimitHit } from "./limits/quotas.js";
 import type { TaskContext, TaskRunner } from "./task-context.js";
 import { statusEvent } from "../events/task-event.js";
+import type { InputRequest } from "../core/task.js";
+import { RunJournal } from "./run-journal.js";
 
 interface ExecutionDeps {
   store: TaskStore;
@@ -158,6 +160,7 @@ export class TaskExecution {
     // earlier run left), so its own count is the task's pending count: no store query, and no race
     // between concurrent requests of one handler.
     const queued = { count: 0 };
+    const journal = new RunJournal(this.deps, task);
     return {
       taskId: task.id,
       signal,
@@ -186,7 +189,8 @@ export class TaskExecution {
       accepts(method) {
         return task.origin.accepts.includes(method);
       },
-      request: (method, params) => this.requestInput(task, signal, queued, method, params),
+      request: (method, params) => this.requestInput(task, signal, queued, journal, method, params),
+      step: (name, fn) => journal.step(name, fn),
     };
   }
 
@@ -194,6 +198,7 @@ export class TaskExecution {
     task: TaskRecord,
     signal: AbortSignal,
     queued: { count: number },
+    journal: RunJournal,
     method: string,
     params: unknown,
   ): Promise<unknown> {
@@ -202,6 +207,11 @@ export class TaskExecution {
       throw new TaskError("method_not_found", `The requestor cannot answer ${method}: it did not declare that capability`);
     }
     signal.throwIfAborted();
+    // A resumed run: the same question at the same position gets its stored answer, or — still
+    // unanswered — is waited for again under its old id instead of being asked twice.
+    const earlier = await journal.earlierQuestion(method);
+    signal.throwIfAborted();
+    if (earlier?.answer) return answerValue(earlier.answer);
     if (queued.count >= maxQueuedInputs) {
       // Refused before anything is queued: the task and the requests already out are untouched.
       // -32603 if the handler lets it end the task: the requestor did nothing wrong.
@@ -210,7 +220,7 @@ export class TaskExecution {
         code: RpcCode.InternalError,
       });
     }
-    const inputId = randomUUID();
+    const inputId = earlier?.id ?? randomUUID();
     // Subscribe before writing, so an answer that lands between the write and the wait is seen.
     let wake: () => void = () => {};
     const stop = bus.onTask(task.id, (event) => {
@@ -221,7 +231,7 @@ export class TaskExecution {
     // Counted from here (no await since the check) until this request is answered or abandoned.
     queued.count++;
     try {
-      await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() });
+      if (earlier === null) await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() });
       // T-INPUT-1: waiting on the requestor → input_required (a no-op when already there).
       const moved = await store.transition(task.id, ["working"], "input_required", { now: now() });
       if (moved) bus.publish(statusEvent(moved));
@@ -232,11 +242,7 @@ export class TaskExecution {
         const input = await store.getInput(task.id, inputId);
         if (input?.answer) {
           await this.resumeIfAnswered(task);
-          if (input.answer.kind === "error") {
-            const { code, message, data } = input.answer.error;
-            throw TaskError.protocol(code, message, data);
-          }
-          return input.answer.value;
+          return answerValue(input.answer);
         }
         await waiting;
       }
@@ -255,6 +261,15 @@ export class TaskExecution {
     const moved = await store.transition(task.id, ["input_required"], "working", { now: now() });
     if (moved) bus.publish(statusEvent(moved));
   }
+}
+
+/** The requestor's answer as the handler gets it: its result, or its JSON-RPC error thrown. */
+function answerValue(answer: NonNullable<InputRequest["answer"]>): unknown {
+  if (answer.kind === "error") {
+    const { code, message, data } = answer.error;
+    throw TaskError.protocol(code, message, data);
+  }
+  return answer.value;
 }
 
 /** The JSON-RPC error kept for `tasks/result` when a handler throws (T-RES-4): see {@link toRpcError}. */

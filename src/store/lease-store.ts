@@ -26,9 +26,10 @@ export interface LeaseStore {
   /**
    * Puts a task back in the queue (unclaimed, `working`) if `workerId` still holds its expired
    * lease and it has run fewer than `maxAttempts` times; queued input requests of the lost run
-   * are answered with an error so they stop being delivered. False when the CAS lost.
+   * are answered with an error so they stop being delivered — unless `keepInputs` (a resumed task:
+   * its next run asks them again and waits for the same answers). False when the CAS lost.
    */
-  requeue(taskId: string, workerId: string, maxAttempts: number, now: number): Promise<boolean>;
+  requeue(taskId: string, workerId: string, maxAttempts: number, now: number, options?: { keepInputs?: boolean }): Promise<boolean>;
 
   /**
    * Fails a task whose worker was lost: moves it to `failed` with this message and outcome only if

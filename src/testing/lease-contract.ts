@@ -249,6 +249,16 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         });
       });
 
+      it("with keepInputs (a resumed task), leaves the lost run's pending inputs pending for the next run", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
+        await store.enqueueInput({ taskId: task.id, id: "pending", method: "elicitation/create", params: { message: "?" }, createdAt: T0 + 2 });
+
+        expect(await store.requeue(task.id, "w1", 3, T0 + 1000, { keepInputs: true })).toBe(true);
+        expect((await store.get(task.id, { any: true }))?.status).toBe("working");
+        expect((await store.pendingInputs(task.id)).map((input) => input.id)).toEqual(["pending"]);
+      });
+
       it("loses (false, nothing written) for the wrong worker, an unexpired lease, exhausted attempts, or an unknown task", async () => {
         const task = await leasedTo("w1", T0, 1000);
         const before = await store.get(task.id, { any: true });

@@ -14,6 +14,7 @@ import {
 } from "../core/task-status.js";
 import type { NewTask, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { TaskFilter, TaskStore } from "../store/task-store.js";
+import { isCheckpointStore, type CheckpointStore } from "../store/checkpoint-store.js";
 
 const T0 = 1_700_000_000_000;
 
@@ -781,6 +782,83 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         const copy = Buffer.from(first);
         first.fill(0);
         expect((await store.secret()).equals(copy)).toBe(true);
+      });
+    });
+
+    describe("checkpoints (durable execution)", () => {
+      /** Every built-in store keeps checkpoints; a store without them cannot resume handlers. */
+      function checkpointing(): TaskStore & CheckpointStore {
+        if (!isCheckpointStore(store)) throw new Error("this store does not implement CheckpointStore");
+        return store;
+      }
+
+      it("keeps a step's JSON result and gives it back", async () => {
+        const cp = checkpointing();
+        const task = await taskIn("working");
+        const value = { n: 3, list: [1, "two", null], nested: { ü: true } };
+        expect(await cp.saveCheckpoint(task.id, "fetch", value, T0 + 5)).toBe(true);
+        expect(await cp.checkpoints(task.id)).toEqual([{ name: "fetch", value, createdAt: T0 + 5 }]);
+      });
+
+      it("keeps the first write of a name: a second one is ignored and says so", async () => {
+        const cp = checkpointing();
+        const task = await taskIn("working");
+        expect(await cp.saveCheckpoint(task.id, "charge", { id: "first" }, T0 + 1)).toBe(true);
+        expect(await cp.saveCheckpoint(task.id, "charge", { id: "second" }, T0 + 2)).toBe(false);
+        expect(await cp.checkpoints(task.id)).toEqual([{ name: "charge", value: { id: "first" }, createdAt: T0 + 1 }]);
+      });
+
+      it("lists a task's checkpoints oldest first, each task its own", async () => {
+        const cp = checkpointing();
+        const a = await taskIn("working");
+        const b = await taskIn("input_required");
+        await cp.saveCheckpoint(a.id, "one", 1, T0 + 1);
+        await cp.saveCheckpoint(b.id, "one", "b", T0 + 1);
+        await cp.saveCheckpoint(a.id, "two", 2, T0 + 1);
+        await cp.saveCheckpoint(a.id, "three", 3, T0 + 2);
+        expect((await cp.checkpoints(a.id)).map((c) => [c.name, c.value])).toEqual([
+          ["one", 1],
+          ["two", 2],
+          ["three", 3],
+        ]);
+        expect((await cp.checkpoints(b.id)).map((c) => c.value)).toEqual(["b"]);
+      });
+
+      it("keeps undefined and null results as null", async () => {
+        const cp = checkpointing();
+        const task = await taskIn("working");
+        await cp.saveCheckpoint(task.id, "nothing", undefined, T0);
+        await cp.saveCheckpoint(task.id, "null", null, T0);
+        expect((await cp.checkpoints(task.id)).map((c) => c.value)).toEqual([null, null]);
+      });
+
+      it("keeps nothing for an unknown task", async () => {
+        const cp = checkpointing();
+        const id = newTaskId();
+        expect(await cp.saveCheckpoint(id, "step", 1, T0)).toBe(false);
+        expect(await cp.checkpoints(id)).toEqual([]);
+      });
+
+      it("dropCheckpoints removes every checkpoint of that task only", async () => {
+        const cp = checkpointing();
+        const a = await taskIn("working");
+        const b = await taskIn("working");
+        await cp.saveCheckpoint(a.id, "one", 1, T0);
+        await cp.saveCheckpoint(a.id, "two", 2, T0);
+        await cp.saveCheckpoint(b.id, "one", 1, T0);
+        expect(await cp.dropCheckpoints(a.id)).toBe(2);
+        expect(await cp.checkpoints(a.id)).toEqual([]);
+        expect(await cp.checkpoints(b.id)).toHaveLength(1);
+        // Dropped names may be written again (a re-run from scratch).
+        expect(await cp.saveCheckpoint(a.id, "one", "again", T0 + 1)).toBe(true);
+      });
+
+      it("go with their task when the expiry sweep deletes it", async () => {
+        const cp = checkpointing();
+        const task = await taskIn("completed", { ttlMs: 10 });
+        await cp.saveCheckpoint(task.id, "step", 1, T0);
+        expect(await store.deleteExpired(T0 + 1_000_000, 10)).toBe(1);
+        expect(await cp.checkpoints(task.id)).toEqual([]);
       });
     });
 

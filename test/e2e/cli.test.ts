@@ -166,7 +166,7 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
 
     const c = await connect(url);
     const { tools } = await c.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "batch", "echo", "fail", "sample", "sleep", "throw"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "batch", "echo", "fail", "sample", "sleep", "steps", "throw"]);
     await c.close();
 
     expect(await server.kill("SIGTERM")).toEqual({ code: 0, signal: null });

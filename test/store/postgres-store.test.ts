@@ -117,8 +117,8 @@ describe("postgresStore: schema, migrations and connections", () => {
     const schema = freshSchema();
     const old = open(schema);
     const task = await old.create(newTask());
-    // What version 1 left: no events table, one migration recorded.
-    await pgQuery(`DROP TABLE "${schema}".events; DELETE FROM "${schema}".migrations WHERE version > 1`);
+    // What version 1 left: none of the later tables, one migration recorded.
+    await pgQuery(`DROP TABLE "${schema}".events, "${schema}".task_checkpoints; DELETE FROM "${schema}".migrations WHERE version > 1`);
     await old.close();
     const upgraded = open(schema);
     expect(await upgraded.get(task.id, { any: true })).toEqual(task);

@@ -181,6 +181,7 @@ export function createToolTaskRecord(
     request: stored,
     origin: how.origin,
     ttl: how.ttl,
+    ...(tool.definition.recovery !== undefined && { recovery: tool.definition.recovery }),
     retryable: tool.definition.retryable ?? false,
   });
 }

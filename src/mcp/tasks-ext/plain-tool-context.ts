@@ -16,5 +16,7 @@ export function plainToolContext(ask: GatherContext): ToolContext {
     progress() {},
     log() {},
     async setStatusMessage() {},
+    // No task to resume: nothing to checkpoint.
+    step: (_name, fn) => fn(),
   };
 }

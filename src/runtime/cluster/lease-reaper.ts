@@ -6,6 +6,8 @@ import type { Logger } from "../../core/logger.js";
 import { taskAuditFields } from "../task-audit.js";
 import { failInternally } from "../internal-failure.js";
 import { IntervalLoop } from "../upkeep/interval-loop.js";
+import { isCheckpointStore } from "../../store/checkpoint-store.js";
+import { recoveryOf } from "../recovery-policy.js";
 
 export interface LeaseReaperOptions {
   /** How often expired leases are looked for. Default 1 s. */
@@ -17,7 +19,8 @@ export interface LeaseReaperOptions {
 
 /**
  * Finds tasks whose worker stopped renewing its lease (killed, partitioned, frozen) and either
- * re-queues them — retryable tools, at-least-once, bounded attempts — or fails them with a
+ * re-queues them — recovery "resume" (checkpoints and pending questions kept) or "retry",
+ * at-least-once, bounded attempts — or fails them with a
  * statusMessage saying what happened. Runs on every node; the store's compare-and-set on the
  * expired lease makes concurrent reapers harmless.
  */
@@ -51,9 +54,13 @@ export class LeaseReaper {
     const { store, bus, logger, now } = this.deps;
     const expired = await store.expiredLeases(now(), this.batch);
     for (const { task, workerId, attempts } of expired) {
-      if (task.retryable && attempts < this.maxAttempts) {
-        if (await store.requeue(task.id, workerId, this.maxAttempts, now())) {
-          logger.warn({ audit: "requeued", ...taskAuditFields(task), workerId, attempts }, "re-queued a task whose worker was lost");
+      const policy = recoveryOf(task);
+      if (policy !== "fail" && attempts < this.maxAttempts) {
+        // resume: the next run replays checkpoints and asks the same questions, still pending;
+        // retry: it starts from scratch.
+        if (await store.requeue(task.id, workerId, this.maxAttempts, now(), { keepInputs: policy === "resume" })) {
+          if (policy === "retry" && isCheckpointStore(store)) await store.dropCheckpoints(task.id);
+          logger.warn({ audit: "requeued", ...taskAuditFields(task), workerId, attempts, recovery: policy }, "re-queued a task whose worker was lost");
           this.deps.observer.leaseLost(task, "requeued");
           const again = await store.get(task.id, { any: true });
           if (again) bus.publish(statusEvent(again));
@@ -63,7 +70,7 @@ export class LeaseReaper {
       }
       const message = task.retryable
         ? `The task's worker stopped responding (lease expired) and it already ran ${attempts} times; not re-run again`
-        : "The task's worker stopped responding (lease expired); it was not re-run because its tool is not marked retryable";
+        : 'The task\'s worker stopped responding (lease expired); it was not re-run because its tool declares no recovery ("resume" or "retry")';
       const failed = await failInternally(this.deps, task, "lease_lost", message, {
         audit: { workerId },
         // Only while the lease is still the expired one: a worker that renewed in time keeps its task.

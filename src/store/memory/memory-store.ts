@@ -14,6 +14,7 @@ import {
   zeroStatusCounts,
 } from "../store-rules.js";
 import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
@@ -23,11 +24,13 @@ import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task
  * Records are deep-copied on the way in and out, so a caller holding a returned record cannot
  * change what other callers see (a durable store gives that for free by serializing).
  */
-export function memoryStore(): TaskStore {
+export function memoryStore(): TaskStore & CheckpointStore {
   const tasks = new Map<string, TaskRecord>();
   // Map iteration follows insertion order, which is the tie-break for inputs created in the same ms.
   const inputs = new Map<string, Map<string, InputRequest>>();
   const histories = new Map<string, StatusChange[]>();
+  // Per task, in insertion order: the first write of a name wins.
+  const steps = new Map<string, Map<string, Checkpoint>>();
   let secret: Buffer | null = null;
   let closed = false;
 
@@ -161,6 +164,32 @@ export function memoryStore(): TaskStore {
       return true;
     },
 
+    async saveCheckpoint(taskId: string, name: string, value: unknown, now: number): Promise<boolean> {
+      open();
+      if (!tasks.has(taskId)) return false;
+      let kept = steps.get(taskId);
+      if (kept === undefined) {
+        kept = new Map();
+        steps.set(taskId, kept);
+      }
+      if (kept.has(name)) return false;
+      // Through JSON, as the SQL stores keep it: what a re-run gets back is what a restart would give.
+      kept.set(name, { name, value: JSON.parse(JSON.stringify(value) ?? "null") as unknown, createdAt: now });
+      return true;
+    },
+
+    async checkpoints(taskId: string): Promise<Checkpoint[]> {
+      open();
+      return [...(steps.get(taskId)?.values() ?? [])].sort((a, b) => a.createdAt - b.createdAt).map(copy);
+    },
+
+    async dropCheckpoints(taskId: string): Promise<number> {
+      open();
+      const n = steps.get(taskId)?.size ?? 0;
+      steps.delete(taskId);
+      return n;
+    },
+
     async expiredActive(now: number, limit: number): Promise<TaskRecord[]> {
       open();
       return [...tasks.values()]
@@ -180,6 +209,7 @@ export function memoryStore(): TaskStore {
         tasks.delete(task.id);
         inputs.delete(task.id);
         histories.delete(task.id);
+        steps.delete(task.id);
       }
       return doomed.length;
     },

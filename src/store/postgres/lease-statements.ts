@@ -22,8 +22,9 @@ export interface LeaseStatements {
    */
   expiredLeases: Statement;
   /**
-   * ($1 taskId, $2 workerId, $3 now, $4 maxAttempts, $5 superseded answer): the reaper's CAS.
-   * Puts the task back in the queue, answers the lost run's pending inputs with $5 and appends
+   * ($1 taskId, $2 workerId, $3 now, $4 maxAttempts, $5 superseded answer, $6 keep inputs): the
+   * reaper's CAS. Puts the task back in the queue, answers the lost run's pending inputs with $5
+   * (unless $6: a resumed task asks them again) and appends
    * the timeline entry, all in this one statement; returns n = 1 when it won, 0 otherwise.
    */
   requeue: Statement;
@@ -93,7 +94,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
          RETURNING id, status, status_message, updated_at),
        superseded AS (
          UPDATE ${t.inputs} SET answer = $5
-         WHERE task_id IN (SELECT id FROM requeued) AND answer IS NULL),
+         WHERE task_id IN (SELECT id FROM requeued) AND answer IS NULL AND NOT $6::boolean),
        ${timelineOf(t, "requeued", "updated_at")}
        SELECT count(*) AS n FROM requeued`,
     ),

@@ -5,6 +5,7 @@ import { RpcCode } from "../../core/errors.js";
 import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
 import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../../core/task.js";
 import type { ClusterStore } from "../lease-store.js";
+import { checkpointStatements } from "./checkpoint-statements.js";
 import { inputStatements } from "./input-statements.js";
 import { leaseStatements } from "./lease-statements.js";
 import { metaStatements, SECRET_KEY } from "./meta-statements.js";
@@ -28,6 +29,8 @@ import { taskStatements } from "./task-statements.js";
 import { viewStatements } from "./view-statements.js";
 import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
+import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
+import { checkpointFromRow, type CheckpointRow } from "../sql/rows.js";
 
 export interface PostgresStoreOptions {
   /**
@@ -45,7 +48,7 @@ export interface PostgresStoreOptions {
 export const DEFAULT_POSTGRES_SCHEMA = "mcp_tasks";
 
 /** A {@link ClusterStore} on PostgreSQL, with the migration step exposed for a fail-fast start. */
-export interface PostgresStore extends ClusterStore {
+export interface PostgresStore extends ClusterStore, CheckpointStore {
   /** The PostgreSQL schema the store's tables live in. */
   readonly schema: string;
   /**
@@ -125,6 +128,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
 
   const tasks = taskStatements(tables);
   const inputs = inputStatements(tables);
+  const checkpoints = checkpointStatements(tables);
   const sweeps = sweepStatements(tables);
   const leases = leaseStatements(tables);
   const meta = metaStatements(tables);
@@ -320,6 +324,23 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return (await run(inputs.answer, [toJson(answer), taskId, inputId])).rowCount === 1;
     },
 
+    async saveCheckpoint(taskId: string, name: string, value: unknown, now: number): Promise<boolean> {
+      try {
+        return (await run(checkpoints.save, [taskId, name, toJson(value), now])).rowCount === 1;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) return false;
+        throw error;
+      }
+    },
+
+    async checkpoints(taskId: string): Promise<Checkpoint[]> {
+      return (await rows<CheckpointRow>(checkpoints.all, [taskId])).map(checkpointFromRow);
+    },
+
+    async dropCheckpoints(taskId: string): Promise<number> {
+      return (await run(checkpoints.drop, [taskId])).rowCount ?? 0;
+    },
+
     async expiredActive(now: number, limit: number): Promise<TaskRecord[]> {
       const n = wholeLimit(limit);
       return n === 0 ? [] : (await rows<TaskRow>(sweeps.expiredActive, [now, n])).map(taskFromRow);
@@ -388,10 +409,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       }));
     },
 
-    async requeue(taskId: string, workerId: string, maxAttempts: number, now: number): Promise<boolean> {
+    async requeue(taskId: string, workerId: string, maxAttempts: number, now: number, options: { keepInputs?: boolean } = {}): Promise<boolean> {
       const max = Math.min(Math.floor(maxAttempts), 2 ** 31 - 1);
       if (!(max > 0)) return false; // also NaN
-      return (await count(leases.requeue, [taskId, workerId, now, max, toJson(SUPERSEDED)])) === 1;
+      return (await count(leases.requeue, [taskId, workerId, now, max, toJson(SUPERSEDED), options.keepInputs === true])) === 1;
     },
 
     async failExpired(taskId: string, workerId: string, now: number, statusMessage: string, outcome: TaskOutcome): Promise<TaskRecord | null> {

@@ -100,6 +100,19 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
     created_at BIGINT NOT NULL
   );
   `,
+  // Durable execution: the checkpointed results of handlers' steps (README "Durable execution").
+  // The first write of a (task, name) wins (INSERT … ON CONFLICT DO NOTHING); they go with their task.
+  (t) => `
+  CREATE TABLE ${t.checkpoints} (
+    task_id    TEXT COLLATE "C" NOT NULL REFERENCES ${t.tasks} (id) ON DELETE CASCADE,
+    name       TEXT NOT NULL,
+    -- Insertion order, for listing (several steps may end in one millisecond).
+    seq        BIGINT GENERATED ALWAYS AS IDENTITY,
+    value      TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (task_id, name)
+  );
+  `,
 ];
 
 /** The schema version this code writes. */

@@ -23,6 +23,8 @@ export interface Tables {
   readonly migrations: string;
   /** Cluster events too large for a NOTIFY payload (see pgEventBus's `overflowTable`). */
   readonly events: string;
+  /** Checkpointed step results (durable execution). */
+  readonly checkpoints: string;
 }
 
 /**
@@ -51,6 +53,7 @@ export function tablesOf(schemaName: string): Tables {
     meta: `${schema}.meta`,
     migrations: `${schema}.migrations`,
     events: `${schema}.events`,
+    checkpoints: `${schema}.task_checkpoints`,
   };
 }
 

@@ -4,6 +4,7 @@
  * trusts their shape. Only `retryable` differs between the engines (INTEGER 0/1 vs BOOLEAN).
  */
 import type { TaskStatus } from "../../core/task-status.js";
+import type { Checkpoint } from "../checkpoint-store.js";
 import type { InputRequest, StatusChange, TaskOrigin, TaskOutcome, TaskProgress, TaskRecord } from "../../core/task.js";
 
 export interface TaskRow<Flag = number | boolean> {
@@ -87,4 +88,14 @@ export function inputFromRow(row: InputRow): InputRequest {
 
 export function statusChangeFromRow(row: HistoryRow): StatusChange {
   return { status: row.status, statusMessage: row.status_message, at: row.at };
+}
+
+export interface CheckpointRow {
+  name: string;
+  value: string;
+  created_at: number;
+}
+
+export function checkpointFromRow(row: CheckpointRow): Checkpoint {
+  return { name: row.name, value: parseJson(row.value), createdAt: row.created_at };
 }

@@ -81,6 +81,21 @@ const MIGRATIONS: readonly string[] = [
   -- for the expiry sweeps (status IN … AND expires_at <= ?) and scan every terminal task.
   CREATE INDEX tasks_created ON tasks (created_at, id);
   `,
+  // Durable execution: the checkpointed results of handlers' steps (README "Durable execution").
+  // The first write of a (task, name) wins (INSERT … ON CONFLICT DO NOTHING); a task's deletion
+  // takes its checkpoints with it, whichever code path deletes it.
+  `
+  CREATE TABLE task_checkpoints (
+    task_id    TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (task_id, name)
+  );
+  CREATE TRIGGER task_checkpoints_deleted AFTER DELETE ON tasks BEGIN
+    DELETE FROM task_checkpoints WHERE task_id = OLD.id;
+  END;
+  `,
 ];
 
 /** The schema version this code writes. */

@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import type { ListPosition } from "../../core/cursor.js";
 import { canTransition, type TaskStatus } from "../../core/task-status.js";
 import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../../core/task.js";
+import { prepareCheckpointStatements } from "./checkpoint-statements.js";
 import { prepareInputStatements } from "./input-statements.js";
 import { prepareMetaStatements } from "./meta-statements.js";
 import { inputFromRow, statusChangeFromRow, taskFromRow, toJson } from "./rows.js";
@@ -13,6 +14,8 @@ import { prepareTaskStatements } from "./task-statements.js";
 import { prepareViewStatements } from "./view-statements.js";
 import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
+import { checkpointFromRow } from "../sql/rows.js";
 
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
@@ -32,7 +35,7 @@ function isFilePath(path: string): boolean {
  * Every status change is a single compare-and-set `UPDATE … WHERE status IN (…)`, so concurrent
  * writers (other requests, other processes) can never move a terminal task (T-LIFE-3, T-CANCEL-4).
  */
-export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore {
+export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore & CheckpointStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
   const db = new Database(path);
   try {
@@ -49,6 +52,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
   const tasks = prepareTaskStatements(db);
   const inputs = prepareInputStatements(db);
+  const checkpoints = prepareCheckpointStatements(db);
   const sweeps = prepareSweepStatements(db);
   const meta = prepareMetaStatements(db);
   const views = prepareViewStatements(db);
@@ -160,6 +164,18 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
     async answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
       return inputs.answer.run(toJson(answer), taskId, inputId).changes === 1;
+    },
+
+    async saveCheckpoint(taskId: string, name: string, value: unknown, now: number): Promise<boolean> {
+      return checkpoints.save.run({ taskId, name, value: toJson(value), createdAt: now }).changes === 1;
+    },
+
+    async checkpoints(taskId: string): Promise<Checkpoint[]> {
+      return checkpoints.all.all(taskId).map(checkpointFromRow);
+    },
+
+    async dropCheckpoints(taskId: string): Promise<number> {
+      return checkpoints.drop.run(taskId).changes;
     },
 
     async expiredActive(now: number, limit: number): Promise<TaskRecord[]> {

@@ -1,0 +1,35 @@
+import type { TaskStore } from "./task-store.js";
+
+/** One checkpointed step of a task's handler: its name within the run and the JSON it returned. */
+export interface Checkpoint {
+  name: string;
+  /** The step's result as JSON text would give it back (`undefined` is stored as null). */
+  value: unknown;
+  createdAt: number;
+}
+
+/**
+ * Durable execution (README "Durable execution"): the results of a handler's `ctx.step()` calls,
+ * kept per task so a re-run after a crash gets them back instead of running the step again.
+ *
+ * The contract (checked by `src/testing/store-contract.ts` against every implementation):
+ * - `saveCheckpoint` keeps the first write of a (task, name): a later write of the same name is
+ *   ignored and returns false, so two runs racing on one step can never disagree about its result.
+ * - A checkpoint of an unknown task is not kept (false); checkpoints go when their task is
+ *   deleted (expiry sweep), and `dropCheckpoints` removes them all (a task re-run from scratch).
+ */
+export interface CheckpointStore {
+  /** Keeps `value` (JSON) as the result of step `name` of the task; false when one was already kept or the task is unknown. */
+  saveCheckpoint(taskId: string, name: string, value: unknown, now: number): Promise<boolean>;
+
+  /** Every checkpoint of the task, oldest first; empty for an unknown task. */
+  checkpoints(taskId: string): Promise<Checkpoint[]>;
+
+  /** Removes every checkpoint of the task; returns how many. */
+  dropCheckpoints(taskId: string): Promise<number>;
+}
+
+export function isCheckpointStore(store: TaskStore): store is TaskStore & CheckpointStore {
+  const candidate = store as Partial<CheckpointStore>;
+  return typeof candidate.saveCheckpoint === "function" && typeof candidate.checkpoints === "function" && typeof candidate.dropCheckpoints === "function";
+}

@@ -1,0 +1,26 @@
+/** Checkpointed step results of durable execution (see ../checkpoint-store.ts). */
+import { statement, type Statement, type Tables } from "./sql.js";
+
+export interface CheckpointStatements {
+  /**
+   * ($1 taskId, $2 name, $3 value, $4 createdAt). First write wins: 0 rows when kept already; a
+   * foreign-key violation (23503) when the task does not exist.
+   */
+  save: Statement;
+  /** ($1 taskId): oldest first. */
+  all: Statement;
+  /** ($1 taskId) */
+  drop: Statement;
+}
+
+export function checkpointStatements(t: Tables): CheckpointStatements {
+  return {
+    save: statement(
+      "save_checkpoint",
+      `INSERT INTO ${t.checkpoints} (task_id, name, value, created_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (task_id, name) DO NOTHING`,
+    ),
+    all: statement("all_checkpoints", `SELECT name, value, created_at FROM ${t.checkpoints} WHERE task_id = $1 ORDER BY created_at, seq`),
+    drop: statement("drop_checkpoints", `DELETE FROM ${t.checkpoints} WHERE task_id = $1`),
+  };
+}
