@@ -48,6 +48,8 @@ export const RpcCode = {
   HeaderMismatch: -32020,
   /** Protocol 2026-07-28: the request needs a client capability it did not declare (X-CAP-6, X-ERR-4). */
   MissingRequiredClientCapability: -32021,
+  /** `resources/read` (or subscribe) of a URI no resource answers to: the MCP spec's code, the URI in `data`. */
+  ResourceNotFound: -32002,
 } as const;
 
 export type TaskErrorKind =

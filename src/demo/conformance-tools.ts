@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskServer } from "../mcp/task-server.js";
+import { registerConformanceFeatures } from "./conformance-features.js";
 import { registerLegacyConformanceTools } from "./conformance-legacy-tools.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
@@ -111,5 +112,6 @@ export function registerConformanceTools(app: TaskServer): TaskServer {
     },
   );
 
+  registerConformanceFeatures(app);
   return registerLegacyConformanceTools(app);
 }

@@ -8,6 +8,11 @@
 export { createTaskServer, TaskServer, type TaskServerOptions } from "../mcp/task-server.js";
 export type { AskOptions, ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "../mcp/tool-definition.js";
 export { LOG_LEVELS, type LogLevel } from "../mcp/logging/log-level.js";
+export type { ResourceDefinition, ResourcePart, ResourceReadHandler, ResourceReadResult } from "../mcp/features/resources.js";
+export type { ResourceTemplateDefinition, TemplateReadHandler, TemplateVariables } from "../mcp/features/resource-templates.js";
+export type { PromptArguments, PromptDefinition, PromptHandler, PromptResult } from "../mcp/features/prompts.js";
+export type { Completer, CompletionAnswer, CompletionContext } from "../mcp/features/completer.js";
+export type { FeatureContext } from "../mcp/features/feature-context.js";
 export { CapabilityError } from "../mcp/capability-error.js";
 export { TaskError, RpcCode } from "../core/errors.js";
 export { memoryStore } from "../store/memory/memory-store.js";

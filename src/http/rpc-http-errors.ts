@@ -72,6 +72,8 @@ const STATUS_OF_CODE: ReadonlyMap<number, number> = new Map([
   // Protocol 2026-07-28 core: both MUST travel in an HTTP 400 (X-HTTP-4, X-CAP-6).
   [RpcCode.HeaderMismatch, 400],
   [RpcCode.MissingRequiredClientCapability, 400],
+  // Not 404: a 2026-07-28 client reads the JSON-RPC error (its URI in data) only from a 400.
+  [RpcCode.ResourceNotFound, 400],
 ]);
 
 /**

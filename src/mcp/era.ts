@@ -7,6 +7,7 @@ import type { LogThreshold } from "./logging/log-level.js";
 import type { LooseParams } from "./request-schemas.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
+import type { FeatureRegistry } from "./features/feature-registry.js";
 
 /**
  * The seam between the engine and a protocol revision. Everything a revision's wire knows —
@@ -54,6 +55,8 @@ export interface EraHost {
   tools: ReadonlyMap<string, RegisteredTool>;
   config: TaskServerConfig;
   era: TaskEra;
+  /** Resources, resource templates and prompts, when the server has a registry for them. */
+  features?: FeatureRegistry;
 }
 
 /** One request as a session server received it. */
@@ -111,7 +114,7 @@ export interface SessionContext {
 }
 
 /** What a stateless era's handlers reach: the engine, the tools, the configuration (no session, no SDK server). */
-export type StatelessHost = Pick<EraHost, "engine" | "tools" | "config">;
+export type StatelessHost = Pick<EraHost, "engine" | "tools" | "config" | "features">;
 
 /** The HTTP request one stateless message came in, as far as an era needs it. */
 export interface StatelessHttpRequest {

@@ -6,6 +6,7 @@ import type { TaskEngine } from "../runtime/task-engine.js";
 import type { TaskEra } from "./era.js";
 import { SESSION_ERA } from "./eras.js";
 import { toolsCall } from "./handlers/tools-call.js";
+import { sessionFeatures, type SessionFeatures } from "./features/session-features.js";
 import { toolsList } from "./handlers/tools-list.js";
 import { callerOf } from "./owner.js";
 import { currentRequestPeer } from "./request-peer.js";
@@ -34,6 +35,8 @@ export interface SessionServerOptions {
   standaloneStream?: boolean;
   /** The peer of a connection that has one throughout (stdio); HTTP requests carry their own. */
   peer?: string;
+  /** Resources, prompts and completions the session serves besides tools (none without). */
+  features?: SessionFeatures;
 }
 
 /**
@@ -58,6 +61,14 @@ export function createSessionServer(
   server.setRequestHandler(looseRequest("tools/call"), async (req, extra) =>
     toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo) }),
   );
+  if (options.features) {
+    const notifications = options.standaloneStream ?? true;
+    const features = sessionFeatures(options.features, { store: engine.store, pageSize: config.pageSize }, server, { notifications });
+    server.registerCapabilities(features.capabilities);
+    for (const [method, run] of Object.entries(features.methods)) {
+      server.setRequestHandler(looseRequest(method), async (req, extra) => run(req.params, { signal: extra.signal, caller: callerFor(extra.authInfo) }));
+    }
+  }
   if (config.tasks) {
     for (const [method, handler] of Object.entries(era.sessionMethods)) {
       server.setRequestHandler(looseRequest(method), async (req, extra) => ({

@@ -18,6 +18,12 @@ import type { EraHost } from "./era.js";
 import { SESSION_ERA } from "./eras.js";
 import { toolTaskRunner } from "./tool-runner.js";
 import type { RegisteredTool, ToolDefinition, ToolHandler } from "./tool-definition.js";
+import { FeatureRegistry, type ListKind } from "./features/feature-registry.js";
+import { ListChangedSessions } from "./features/list-changed.js";
+import { registerPrompt, type PromptArguments, type PromptDefinition, type PromptHandler } from "./features/prompts.js";
+import { compileTemplate, type ResourceTemplateDefinition, type TemplateReadHandler } from "./features/resource-templates.js";
+import type { ResourceDefinition, ResourceReadHandler } from "./features/resources.js";
+import { ResourceSubscriptions } from "./features/subscriptions.js";
 
 /** Options of {@link createTaskServer}. */
 export interface TaskServerOptions {
@@ -102,6 +108,10 @@ export class TaskServer {
   readonly metrics: TaskMetrics | undefined;
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly sessions = new Set<TaskProtocolServer>();
+  /** Resources, resource templates and prompts (see {@link TaskServer.resource}, {@link TaskServer.prompt}). */
+  private readonly features = new FeatureRegistry();
+  private readonly subscriptions = new ResourceSubscriptions();
+  private readonly listeners = new ListChangedSessions();
   /** What the protocol binding's handlers reach (the HTTP plain-JSON path among them). */
   readonly host: EraHost;
 
@@ -129,7 +139,8 @@ export class TaskServer {
       // A worker claims only tasks of tools it has (read at each claim: tools register later).
       ...(options.cluster !== undefined && { cluster: { names: () => this.toolNames, ...options.cluster } }),
     });
-    this.host = { engine: this.engine, tools: this.tools, config: this.config, era: SESSION_ERA };
+    this.host = { engine: this.engine, tools: this.tools, config: this.config, era: SESSION_ERA, features: this.features };
+    this.features.onChange((kind) => this.listChanged(kind));
   }
 
   /** Registers a tool. Call before connecting. */
@@ -139,7 +150,75 @@ export class TaskServer {
       throw new Error(`Tool ${name}: recovery must be one of ${RECOVERY_POLICIES.join(", ")}`);
     }
     this.tools.set(name, { name, definition: definition as unknown as ToolDefinition, handler: handler as unknown as ToolHandler });
+    this.listChanged("tools");
     return this;
+  }
+
+  /**
+   * Removes a tool; connected sessions get `notifications/tools/list_changed`. Its tasks already
+   * made keep running; new calls of it are -32602 (unknown tool). Returns whether it was there.
+   */
+  removeTool(name: string): boolean {
+    const removed = this.tools.delete(name);
+    if (removed) this.listChanged("tools");
+    return removed;
+  }
+
+  /**
+   * Registers a static resource: listed by `resources/list`, read by `resources/read` of its URI
+   * through `read` (which returns a text, `{text}`/`{blob}` parts, or several). Registered after
+   * sessions began, it is announced with `notifications/resources/list_changed`.
+   *
+   * @example app.resource({ uri: "config://app", name: "config", mimeType: "application/json" }, () => JSON.stringify(config))
+   */
+  resource(definition: ResourceDefinition, read: ResourceReadHandler): this {
+    this.features.addResource({ definition, read });
+    return this;
+  }
+
+  /**
+   * Registers a resource template (RFC 6570 `uriTemplate`): `resources/read` of a URI it matches
+   * calls `read` with the URI's variables; `list` names resources of it for `resources/list`;
+   * `complete` suggests variable values for `completion/complete`. A malformed template throws here.
+   *
+   * @example app.resourceTemplate({ uriTemplate: "users://{id}/profile", name: "profile" }, (uri, { id }) => profileText(String(id)))
+   */
+  resourceTemplate(definition: ResourceTemplateDefinition, read: TemplateReadHandler): this {
+    this.features.addTemplate(compileTemplate(definition, read));
+    return this;
+  }
+
+  /**
+   * Registers a prompt: listed by `prompts/list` (its `arguments` zod object of string fields as
+   * `[{name, description, required}]`), rendered by `prompts/get` with the parsed arguments (a
+   * missing required one is -32602). `complete` suggests argument values for `completion/complete`.
+   */
+  prompt<A extends PromptArguments>(name: string, definition: PromptDefinition<A>, handler: PromptHandler<A>): this {
+    this.features.addPrompt(registerPrompt(name, definition as unknown as PromptDefinition, handler as unknown as PromptHandler));
+    return this;
+  }
+
+  /** Removes a static resource (by URI) or a resource template (by its URI template); returns whether one was there. */
+  removeResource(uriOrTemplate: string): boolean {
+    return this.features.removeResource(uriOrTemplate);
+  }
+
+  /** Removes a prompt; returns whether it was there. */
+  removePrompt(name: string): boolean {
+    return this.features.removePrompt(name);
+  }
+
+  /**
+   * Tells every session subscribed to `uri` (`resources/subscribe`) that the resource changed
+   * (`notifications/resources/updated`). Sessions of this process only; resolves once each was tried.
+   */
+  resourceUpdated(uri: string): Promise<void> {
+    return this.subscriptions.updated(uri);
+  }
+
+  /** Tells connected sessions that a list changed (those that declared `listChanged` for it). */
+  private listChanged(kind: ListKind): void {
+    void this.listeners.announce(kind);
   }
 
   get toolNames(): string[] {
@@ -167,12 +246,15 @@ export class TaskServer {
     const server = await connectSession(this.engine, this.tools, this.config, transport, connectionId, {
       ...(options.standaloneStream !== undefined && { standaloneStream: options.standaloneStream }),
       ...(options.peer !== undefined && { peer: options.peer }),
+      features: { registry: this.features, subscriptions: this.subscriptions, listeners: this.listeners },
     });
     if (options.clientCapabilities) server.useClientCapabilities(options.clientCapabilities);
     this.sessions.add(server);
     const previous = server.onclose;
     server.onclose = () => {
       this.sessions.delete(server);
+      this.subscriptions.drop(server);
+      this.listeners.delete(server);
       previous?.();
     };
     return server;

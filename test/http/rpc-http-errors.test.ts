@@ -54,6 +54,7 @@ describe("every named JSON-RPC code has its HTTP status", () => {
     RequestTimeout: 404,
     HeaderMismatch: 400, // X-HTTP-4
     MissingRequiredClientCapability: 400, // X-CAP-6
+    ResourceNotFound: 400, // resources/read of an unknown URI (-32002)
   };
 
   for (const [name, status] of Object.entries(documented)) {

@@ -1,4 +1,5 @@
 import type { StatelessHost } from "../era.js";
+import { featureCapabilities } from "../features/feature-capabilities.js";
 import { describeTool } from "../handlers/tools-list.js";
 import { PROTOCOL_VERSION, RESULT_TYPE, TASKS_EXTENSION } from "./wire.js";
 
@@ -14,13 +15,18 @@ const CACHE = { ttlMs: 0, cacheScope: "public" } as const;
 
 /**
  * `server/discover` (X-CAP-3): the extension under `capabilities.extensions` when task support is
- * on, and no 2025-11-25 `capabilities.tasks` slot (X-LEG-3, X-CONF-12).
+ * on, and no 2025-11-25 `capabilities.tasks` slot (X-LEG-3, X-CONF-12); resources, prompts and
+ * completions once something of theirs is registered.
  */
-export function discover({ config }: StatelessHost): Record<string, unknown> {
+export function discover({ config, features }: StatelessHost): Record<string, unknown> {
   return {
     resultType: RESULT_TYPE.complete,
     supportedVersions: [PROTOCOL_VERSION, SESSION_VERSION],
-    capabilities: { tools: {}, ...(config.tasks && { extensions: { [TASKS_EXTENSION]: {} } }) },
+    capabilities: {
+      // No listChanged nor subscribe: this era's subscriptions/listen serves only task filters.
+      ...(features ? featureCapabilities(features, { notifications: false }) : { tools: {} }),
+      ...(config.tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
+    },
     ...CACHE,
   };
 }

@@ -3,6 +3,7 @@ import type { StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest
 import type { LooseParams } from "../request-schemas.js";
 import { declaredVersionOf, readEnvelope, type Envelope } from "./envelope.js";
 import { discover, toolsList } from "./discovery.js";
+import { FEATURE_CORE } from "./feature-methods.js";
 import { checkMethodHeader, checkNameHeader, checkVersionHeader } from "./routing-headers.js";
 import { subscriptionsListen } from "./subscriptions.js";
 import { tasksCancel, tasksGet, tasksUpdate } from "./tasks-methods.js";
@@ -16,6 +17,7 @@ const CORE: Readonly<Record<string, Method>> = {
   [METHOD.discover]: (host) => discover(host),
   [METHOD.toolsList]: (host) => toolsList(host),
   [METHOD.toolsCall]: toolsCall,
+  ...FEATURE_CORE,
 };
 
 /**

@@ -35,7 +35,9 @@ describe("server/discover (X-CAP-3)", () => {
     const off = await startTasksExtServer({ app: { tasks: false } });
     try {
       const result = await statelessResult(off.url, "server/discover");
-      expect(result["capabilities"]).toEqual({ tools: {} });
+      // The fixture server also has resources and prompts (their capabilities stay); no extension.
+      expect(result["capabilities"]).toMatchObject({ tools: {} });
+      expect(result["capabilities"]).not.toHaveProperty("extensions");
     } finally {
       await off.close();
     }
@@ -125,7 +127,8 @@ describe("routing headers (X-HTTP-2, X-HTTP-4, X-HTTP-5)", () => {
 
 describe("methods", () => {
   it("answers an unknown method with -32601 and HTTP 404 (X-HTTP-6)", async () => {
-    const { status, body } = await statelessRpc(server.url, "resources/list");
+    // roots/list is a client's method: no server serves it (the fixture server now has resources/list).
+    const { status, body } = await statelessRpc(server.url, "roots/list");
     expect(status).toBe(404);
     expect(body.error?.code).toBe(-32601);
   });

@@ -1,0 +1,13 @@
+import type { TaskStore } from "../../store/task-store.js";
+import type { FeatureContext } from "./feature-context.js";
+import type { FeatureRegistry } from "./feature-registry.js";
+
+/** What the feature methods reach, in either era: the registry, the store (for cursors), the page size. */
+export interface FeatureHost {
+  features: FeatureRegistry;
+  store: TaskStore;
+  pageSize: number;
+}
+
+/** One feature method, era-neutral: its params in, its result out (each era adds its own envelope). */
+export type FeatureMethod = (host: FeatureHost, params: Record<string, unknown> | undefined, ctx: FeatureContext) => Promise<Record<string, unknown>>;
