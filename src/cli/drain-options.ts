@@ -25,14 +25,18 @@ export function drainTimeoutOption(): Option {
     .default(DEFAULT_DRAIN_GRACE_MS);
 }
 
-type StopSignal = "SIGINT" | "SIGTERM";
-
 /**
  * Calls `stop` on the first SIGINT or SIGTERM, and exits at once on the next one. `stop` drains
- * and exits the process itself.
+ * and exits the process itself. Returns the same first step for other reasons to stop (stdin
+ * ended), after which a signal exits at once too.
  */
-export function onStopSignals(logger: Pick<Logger, "warn"> & { flush?: () => void }, stop: (signal: StopSignal) => Promise<void>): void {
+export function onStopSignals(logger: Pick<Logger, "warn"> & { flush?: () => void }, stop: () => Promise<void>): () => void {
   let stopping = false;
+  const begin = (): void => {
+    if (stopping) return;
+    stopping = true;
+    void stop();
+  };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => {
       if (stopping) {
@@ -40,10 +44,10 @@ export function onStopSignals(logger: Pick<Logger, "warn"> & { flush?: () => voi
         logger.flush?.();
         process.exit(128 + constants.signals[signal]);
       }
-      stopping = true;
-      void stop(signal);
+      begin();
     });
   }
+  return begin;
 }
 
 /** Exits with {@link STORE_IN_USE_EXIT} and the error's message (which names the file) for a store in use; returns otherwise. */

@@ -140,8 +140,8 @@ async function serve(opts: ServeOptions): Promise<void> {
     const transport = new StdioServerTransport();
     // One session per process: bound to the session, tasks stay with the process that made them.
     await app.connect(transport, opts.bind === "session" ? `stdio-${randomUUID()}` : "stdio", { peer: "stdio" });
-    process.stdin.on("end", () => void stop());
-    onStopSignals(logger, () => stop());
+    const begin = onStopSignals(logger, () => stop());
+    process.stdin.on("end", begin);
     logger.info({ store: opts.store, tools: app.toolNames }, "serving MCP over stdio");
     return;
   }
