@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CliProcess, killAll } from "../support/cli-process.js";
+import { CliProcess, killAll, runCli } from "../support/cli-process.js";
 import { callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 
@@ -98,5 +98,15 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 90_000 }, () => {
     server.child.kill("SIGTERM");
     expect(await server.exited).toEqual({ code: 143, signal: null });
     expect(storedTask(task.taskId)).toEqual({ status: "working", outcome: null });
+  });
+});
+
+describe("the drain flag", { timeout: 60_000 }, () => {
+  it("serve --help and worker --help document --drain-timeout with its default of 30 s", async () => {
+    for (const command of ["serve", "worker"]) {
+      const help = await runCli([command, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout.replace(/\s+/g, " ")).toMatch(/--drain-timeout <ms> .*?\(default: 30000\)/);
+    }
   });
 });
