@@ -30,7 +30,8 @@ const file = (): string => join(dir, "t.db");
 
 async function startServer(extra: string[] = []): Promise<{ server: CliProcess; client: HttpClient; url: string }> {
   const server = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${file()}`, "--port", "0", ...extra]);
-  const url = await server.url();
+  // tsx compiles the CLI at start: slow on a loaded machine.
+  const url = await server.url(60_000);
   const client = await connectHttpClient(url);
   clients.push(client);
   return { server, client, url };
@@ -52,7 +53,7 @@ async function sigterm(server: CliProcess): Promise<void> {
   await server.stderr.waitFor((l) => typeof l["msg"] === "string" && l["msg"].startsWith("shutting down: draining"), "the server to start draining");
 }
 
-describe("SIGTERM drains `serve` on SQLite", { timeout: 90_000 }, () => {
+describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
   it("a task that ends within the grace period completes, its waiting tasks/result is answered, and the process exits 0", async () => {
     const { server, client } = await startServer();
     const { task } = await callToolAsTask(client.client, "sleep", { ms: 1500 });
@@ -101,10 +102,10 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 90_000 }, () => {
   });
 });
 
-describe("the drain flag", { timeout: 60_000 }, () => {
+describe("the drain flag", { timeout: 150_000 }, () => {
   it("serve --help and worker --help document --drain-timeout with its default of 30 s", async () => {
     for (const command of ["serve", "worker"]) {
-      const help = await runCli([command, "--help"]);
+      const help = await runCli([command, "--help"], { timeoutMs: 60_000 });
       expect(help.code).toBe(0);
       expect(help.stdout.replace(/\s+/g, " ")).toMatch(/--drain-timeout <ms> .*?\(default: 30000\)/);
     }

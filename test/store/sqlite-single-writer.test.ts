@@ -30,11 +30,14 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Starting a CLI compiles it through tsx: slow on a loaded machine. */
+const START_MS = 60_000;
+const refusedServe = (file: string) => runCli(serveArgs(file), { timeoutMs: START_MS });
 const serveArgs = (file: string): string[] => ["serve", "--demo", "--store", `sqlite:${file}`, "--port", "0"];
 
 async function startServer(file: string): Promise<{ server: CliProcess; client: HttpClient }> {
   const server = CliProcess.spawn(serveArgs(file));
-  const client = await connectHttpClient(await server.url());
+  const client = await connectHttpClient(await server.url(START_MS));
   clients.push(client);
   return { server, client };
 }
@@ -42,11 +45,11 @@ async function startServer(file: string): Promise<{ server: CliProcess; client: 
 const engineOn = (store: ReturnType<typeof sqliteStore>): TaskEngine =>
   new TaskEngine({ store, bus: localEventBus(), runner: async () => ({ value: { content: [] } }) });
 
-describe("one server per SQLite file, across real processes", { timeout: 60_000 }, () => {
+describe("one server per SQLite file, across real processes", { timeout: 180_000 }, () => {
   it("a second `serve` on the same file exits 7 with a message naming the file and the first server's pid", async () => {
     const file = freshFile();
     const first = await startServer(file);
-    const second = await runCli(serveArgs(file));
+    const second = await refusedServe(file);
     expect(second.code).toBe(7);
     expect(second.stderr).toContain(`The task store ${resolve(file)} is in use by another mcp-tasks server (pid ${first.server.pid} `);
   });
@@ -55,7 +58,7 @@ describe("one server per SQLite file, across real processes", { timeout: 60_000 
     const file = freshFile();
     const first = await startServer(file);
     const { task } = await callToolAsTask(first.client.client, "sleep", { ms: 600_000 });
-    expect((await runCli(serveArgs(file))).code).toBe(7);
+    expect((await refusedServe(file)).code).toBe(7);
     expect((await getTask(first.client.client, task.taskId)).status).toBe("working");
   });
 
