@@ -18,8 +18,9 @@ import { callerOptions, callerServerOptions, type CallerFlags } from "./caller-o
 import { ExitCode } from "./exit-codes.js";
 import { usageError } from "./requestor-options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
+import { drainTimeoutOption, exitIfStoreInUse, onStopSignals, type DrainFlags } from "./drain-options.js";
 
-interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags {
+interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags {
   port: number;
   host: string;
   store: string;
@@ -71,6 +72,7 @@ export function serveCommand(): Command {
     .option("--max-sessions-per-client <n>", "HTTP sessions one principal (or address, without auth) holds at once (beyond: 429)", positiveInt, DEFAULT_MAX_SESSIONS_PER_CLIENT)
     .option("--workers <n>", "cluster (postgres store): handlers this node runs at once; 0 = pure front node", nonNegativeInt, 8)
     .option("--lease-ms <ms>", "cluster: how long a worker's claim on a task lasts without renewal", nonNegativeInt, 30_000)
+    .addOption(drainTimeoutOption())
     .option("--no-tasks", "switch task support off (params.task is then ignored)")
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
     .option("--no-web", "do not serve the web view of tasks at /tasks")
@@ -88,6 +90,8 @@ export function serveCommand(): Command {
     } catch (error) {
       // Flags that are missing or cannot go together: refused before anything was opened.
       if (error instanceof AuthFlagsError || error instanceof InvalidArgumentError) usageError(command, error);
+      // Another server runs tasks from this SQLite file: refused before touching any of them.
+      exitIfStoreInUse(error);
       throw error;
     }
   });
@@ -120,8 +124,11 @@ async function serve(opts: ServeOptions): Promise<void> {
   const stop = async (http?: { server: { close(): unknown }; close(): Promise<void> }): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    logger.info({}, "shutting down");
-    // Stop accepting, let the engine answer what is waiting, then drop the connections.
+    logger.info({ drainTimeoutMs: opts.drainTimeout }, "shutting down: draining (a second signal stops at once)");
+    // Drain while still serving: requestors keep reading and cancelling their tasks, new ones
+    // are refused, /readyz says "draining". Then stop accepting, let the engine answer what is
+    // waiting, and drop the connections.
+    await app.drain(opts.drainTimeout);
     http?.server.close();
     await app.close();
     await http?.close();
@@ -133,8 +140,8 @@ async function serve(opts: ServeOptions): Promise<void> {
     const transport = new StdioServerTransport();
     // One session per process: bound to the session, tasks stay with the process that made them.
     await app.connect(transport, opts.bind === "session" ? `stdio-${randomUUID()}` : "stdio", { peer: "stdio" });
-    process.stdin.on("end", () => void stop());
-    for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop());
+    const begin = onStopSignals(logger, () => stop());
+    process.stdin.on("end", begin);
     logger.info({ store: opts.store, tools: app.toolNames }, "serving MCP over stdio");
     return;
   }
@@ -162,7 +169,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     maxSessionsPerClient: opts.maxSessionsPerClient,
   });
   const web = opts.web ? new URL("/tasks", http.url).href : "off";
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop(http));
+  onStopSignals(logger, () => stop(http));
   logger.info({ url: http.url, web, store: opts.store, auth: jwt ? "jwt" : verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
   if (runToken !== undefined) {
     // Not through the logger: log lines never carry a token (README "Audit log"). The fragment

@@ -5,8 +5,9 @@ import { createLogger } from "./logger.js";
 import { maxQueuedInputsOption, maxResultBytesOption, type RunLimitFlags } from "./limit-options.js";
 import { nonNegativeInt } from "./options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
+import { drainTimeoutOption, onStopSignals, type DrainFlags } from "./drain-options.js";
 
-interface WorkerOptions extends RunLimitFlags {
+interface WorkerOptions extends RunLimitFlags, DrainFlags {
   store: string;
   concurrency: number;
   leaseMs: number;
@@ -26,6 +27,7 @@ export function workerCommand(): Command {
     .requiredOption("--store <spec>", "the cluster's store: postgres://…[?schema=NAME]")
     .option("--concurrency <n>", "handlers run at once", nonNegativeInt, 8)
     .option("--lease-ms <ms>", "how long a claim lasts without renewal", nonNegativeInt, 30_000)
+    .addOption(drainTimeoutOption())
     .addOption(maxQueuedInputsOption())
     .addOption(maxResultBytesOption())
     .option("--demo", "run the demo tools")
@@ -47,14 +49,13 @@ async function work(opts: WorkerOptions): Promise<void> {
   });
   logger.info({ workerId, concurrency: opts.concurrency, tools: app.toolNames }, "worker started");
 
-  let stopping = false;
-  const stop = async (): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ workerId }, "worker shutting down");
+  onStopSignals(logger, async () => {
+    logger.info({ workerId, drainTimeoutMs: opts.drainTimeout }, "worker shutting down: draining (a second signal stops at once)");
+    // Claims stop now; what still runs after the grace period goes back to the queue for the
+    // other workers instead of failing.
+    await app.drain(opts.drainTimeout);
     await app.close();
     logger.flush();
     process.exit(0);
-  };
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void stop());
+  });
 }

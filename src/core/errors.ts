@@ -23,6 +23,14 @@ export const RpcCode = {
    */
   RateLimited: -32029,
   /**
+   * The server cannot take this request now but another one (or this one shortly) can: it is
+   * draining before a restart or a deploy and takes no new task work (README "What happens when
+   * something fails"). In the implementation-defined range (-32000..-32019, X-ERR-6), clear of
+   * the SDK's -32000/-32001; `data.retryAfterMs` says when to try again, like
+   * {@link RpcCode.RateLimited}.
+   */
+  Unavailable: -32003,
+  /**
    * The Streamable HTTP answer to a request the endpoint cannot take as it stands (no session id
    * on a request that needs one, an unsupported protocol version): the code the SDK's transport
    * answers with, so clients see the same on every path. The SDK's client also raises it locally
@@ -63,6 +71,7 @@ export type TaskErrorKind =
   | "internal"
   | "rate_limited"
   | "limit_exceeded"
+  | "unavailable"
   | "protocol";
 
 const CODE_OF: Record<TaskErrorKind, number> = {
@@ -77,6 +86,7 @@ const CODE_OF: Record<TaskErrorKind, number> = {
   rate_limited: RpcCode.RateLimited, // T-SEC-4
   // T-TTL-7: a refused request is refused as a whole; none of its params is wrong (not -32602).
   limit_exceeded: RpcCode.InvalidRequest,
+  unavailable: RpcCode.Unavailable,
   protocol: RpcCode.InternalError, // overridden by the carried code
 };
 
@@ -134,6 +144,17 @@ export class TaskError extends Error {
     return new TaskError("limit_exceeded", message, {
       ...(extra.code !== undefined && { code: extra.code }),
       data: { limit, name, ...extra.data },
+    });
+  }
+
+  /**
+   * The server is draining (a restart or deploy is under way) and takes no new task work; the
+   * same request sent again — to another node, or here after `retryAfterMs` — can succeed.
+   * `data.reason` is "draining".
+   */
+  static draining(retryAfterMs: number): TaskError {
+    return new TaskError("unavailable", "The server is shutting down and takes no new tasks; retry, another server will take the request", {
+      data: { reason: "draining", retryAfterMs },
     });
   }
 

@@ -31,3 +31,5 @@ export type { TaskBinding } from "../mcp/owner.js";
 export type { TtlPolicy } from "../core/ttl-policy.js";
 export type { RateLimit } from "../runtime/limits/rate-limiter.js";
 export type { FailedLookupLimit } from "../runtime/limits/failed-lookup-guard.js";
+export type { DrainReport } from "../runtime/drain.js";
+export { StoreInUseError } from "../store/writer-lock.js";

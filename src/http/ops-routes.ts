@@ -21,7 +21,9 @@ const PROBE_ID = "readyz-probe";
 
 /**
  * `/healthz` (the process serves HTTP), `/readyz` (the store answers a query in time; SQLite
- * migrates on open, so a store that answers has its schema) and `/metrics` (Prometheus text).
+ * migrates on open, so a store that answers has its schema; 503 "draining" once the server drains,
+ * so a balancer stops sending it requests while it lets running tasks finish — /healthz stays
+ * 200 meanwhile: the process is alive and must not be killed early) and `/metrics` (Prometheus text).
  * Health probes are open: orchestrators call them without credentials and they reveal nothing.
  */
 export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[] {
@@ -37,6 +39,10 @@ export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[
       path: "/readyz",
       methods: {
         GET: async (_req, res, ctx) => {
+          if (app.engine.draining) {
+            sendJson(res, HttpFailure.unavailable.status, { status: "draining", reason: "the server is shutting down and takes no new tasks" }, { "cache-control": "no-store" });
+            return;
+          }
           let timer: NodeJS.Timeout | undefined;
           const timeout = new Promise<never>((_, reject) => {
             timer = setTimeout(() => reject(new Error(`the store did not answer within ${readyTimeoutMs} ms`)), readyTimeoutMs);

@@ -69,6 +69,7 @@ const STATUS_OF_CODE: ReadonlyMap<number, number> = new Map([
   [RpcCode.SessionNotFound, 404],
   [RpcCode.RateLimited, 429],
   [RpcCode.TaskCancelled, 409],
+  [RpcCode.Unavailable, 503],
   // Protocol 2026-07-28 core: both MUST travel in an HTTP 400 (X-HTTP-4, X-CAP-6).
   [RpcCode.HeaderMismatch, 400],
   [RpcCode.MissingRequiredClientCapability, 400],
@@ -91,6 +92,8 @@ const STATUS_OF_KIND: Readonly<Record<Exclude<TaskErrorKind, "protocol">, number
   internal: 500,
   rate_limited: 429,
   limit_exceeded: 429,
+  // Draining: temporary, and another node can take it.
+  unavailable: 503,
 };
 
 /** The HTTP status of a JSON-RPC code; 500 for a code this table does not know (a handler's own). */

@@ -9,6 +9,7 @@ import type { TaskMetrics } from "../metrics/task-metrics.js";
 import type { EngineOptions } from "../runtime/engine-options.js";
 import type { Logger } from "../core/logger.js";
 import { TaskEngine } from "../runtime/task-engine.js";
+import type { DrainReport } from "../runtime/drain.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { TaskBinding } from "./owner.js";
 import { connectSession } from "./session-server.js";
@@ -258,6 +259,16 @@ export class TaskServer {
       previous?.();
     };
     return server;
+  }
+
+  /**
+   * Drains before a stop (SIGTERM of a deploy): new tasks are refused with a retryable error, a
+   * cluster worker claims nothing more, running handlers get `graceMs` to finish, and the rest are
+   * handed back rather than failed (see TaskEngine.drain). Reads, results and cancels keep being
+   * answered meanwhile; call {@link close} afterwards.
+   */
+  drain(graceMs: number): Promise<DrainReport> {
+    return this.engine.drain(graceMs);
   }
 
   /** Stops the engine (see TaskEngine.close), then closes sessions, the bus and the store. */

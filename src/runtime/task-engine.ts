@@ -29,6 +29,8 @@ import { WorkerPool } from "./cluster/worker-pool.js";
 import { TaskExecution } from "./task-execution.js";
 import type { RecoveryPolicy } from "./recovery-policy.js";
 import { statusEvent, type TaskEvent } from "../events/task-event.js";
+import { drainHandlers, type DrainReport } from "./drain.js";
+import { hasWriterLock } from "../store/writer-lock.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
 export interface CreateTaskInput extends Caller {
@@ -100,6 +102,12 @@ export class TaskEngine {
   /** Watches in progress, so close() can let their answers go out first. */
   private waiters = 0;
   private waitersDrained: (() => void) | null = null;
+  /** The drain under way or done (see drain()); new tasks are refused from its start. */
+  private drained: Promise<DrainReport> | null = null;
+  /** Aborted by close(): a drain still in its grace period stops waiting. */
+  private readonly drainStop = new AbortController();
+  /** Creations past the open check whose task may not be stored yet: a drain waits for them. */
+  private readonly creating = new Set<Promise<unknown>>();
 
   constructor(options: EngineOptions) {
     this.store = options.store;
@@ -149,9 +157,20 @@ export class TaskEngine {
     return this.pool !== null;
   }
 
-  /** Recovers tasks a dead process left running (T-LIFE: never stuck) and starts the sweeper. */
+  /** True from the moment {@link drain} is called: new tasks are refused, running ones finish or are handed back. */
+  get draining(): boolean {
+    return this.drained !== null;
+  }
+
+  /**
+   * Recovers tasks a dead process left running (T-LIFE: never stuck) and starts the sweeper. On a
+   * single node it first takes the store's writer lock where the store has one (SQLite): recovery
+   * treats every active task as interrupted, which is only true when no other server uses the file.
+   * @throws StoreInUseError when another server holds the lock (nothing was touched).
+   */
   async start(): Promise<void> {
     if (this.started) return;
+    if (!this.pool && hasWriterLock(this.store)) await this.store.acquireWriterLock();
     this.started = true;
     this.cursors = new CursorCodec(await this.store.secret());
     if (this.pool && this.reaper) {
@@ -167,12 +186,51 @@ export class TaskEngine {
   }
 
   /**
-   * Stops the sweeper and aborts handlers still running here. Their tasks fail with a clear
-   * statusMessage, except retryable ones, which stay `working` and re-run on the next start.
+   * Drains this process before it stops (a deploy, a restart): from now on new tasks are refused
+   * with a retryable error (-32003, `data.reason` "draining") and a cluster worker claims nothing
+   * more; handlers already running get `graceMs` to finish as usual. Those still running then are
+   * aborted with reason "drain" and handed back, never failed: in a cluster queued again for
+   * another worker at once, on a single node left active in the store for the next start's
+   * recovery. Reading and cancelling tasks keeps working until {@link close}, which should
+   * follow. Calling it again returns the same drain.
+   */
+  drain(graceMs: number): Promise<DrainReport> {
+    this.drained ??= this.runDrain(graceMs);
+    return this.drained;
+  }
+
+  private async runDrain(graceMs: number): Promise<DrainReport> {
+    if (!this.started || this.closed) return { finished: [], handedBack: [] };
+    const runningAtStart = this.execution.runningIds();
+    // A creation that passed the open check before the drain began still runs its task here.
+    while (this.creating.size > 0) await Promise.allSettled([...this.creating]);
+    await new Promise((resolve) => setImmediate(resolve));
+    return drainHandlers(
+      {
+        execution: this.execution,
+        cluster: this.pool && isLeaseStore(this.store) ? { pool: this.pool, store: this.store } : null,
+        store: this.store,
+        bus: this.bus,
+        logger: this.logger,
+        now: this.now,
+      },
+      graceMs,
+      this.drainStop.signal,
+      runningAtStart,
+    );
+  }
+
+  /**
+   * Stops the sweeper and aborts handlers still running here (none after a {@link drain}). Their
+   * tasks fail with a clear statusMessage, except retryable ones, which stay `working` and re-run
+   * on the next start.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A drain in its grace period ends it now and hands its tasks back before anything is failed.
+    this.drainStop.abort();
+    await this.drained;
     this.sweeper.stop();
     this.pool?.stop();
     this.reaper?.stop();
@@ -217,6 +275,18 @@ export class TaskEngine {
    */
   async create(input: CreateTaskInput): Promise<TaskRecord> {
     this.assertOpen();
+    // Retryable: another node (or this one's successor) takes the same request.
+    if (this.drained) throw TaskError.draining(DRAINING_RETRY_AFTER_MS);
+    const creating = this.createTask(input);
+    this.creating.add(creating);
+    try {
+      return await creating;
+    } finally {
+      this.creating.delete(creating);
+    }
+  }
+
+  private async createTask(input: CreateTaskInput): Promise<TaskRecord> {
     this.limits.admit({ caller: input, operation: "create" });
     const ttlMs = resolveTtl(input.ttl, this.ttlPolicy);
     // Tasks without an owner share one allowance of each: without authentication the server cannot
@@ -490,6 +560,9 @@ export class TaskEngine {
     if (!this.started) throw new Error("TaskEngine.start() must be awaited before serving requests");
   }
 }
+
+/** `retryAfterMs` of the refusal of new tasks while draining: a balancer's next pick, or the restarted process. */
+const DRAINING_RETRY_AFTER_MS = 1000;
 
 /**
  * The task as its terminal transition left it, from the last read (fixed fields, ownership

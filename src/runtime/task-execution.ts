@@ -26,8 +26,12 @@ interface ExecutionDeps {
   maxResultBytes: number;
 }
 
-/** Why a running handler's signal was aborted; the reason is visible to the handler. */
-export type AbortReason = "cancelled" | "expired" | "shutdown" | "lease_lost";
+/**
+ * Why a running handler's signal was aborted; the reason is visible to the handler. "drain": the
+ * process is going away and hands the task back (README "What happens when something fails"):
+ * whatever the handler ends with afterwards is not stored, the task runs again elsewhere.
+ */
+export type AbortReason = "cancelled" | "expired" | "shutdown" | "lease_lost" | "drain";
 
 /**
  * Runs handlers and stores what they end with. One instance per engine; it knows which tasks run
@@ -35,6 +39,8 @@ export type AbortReason = "cancelled" | "expired" | "shutdown" | "lease_lost";
  */
 export class TaskExecution {
   private readonly running = new Map<string, AbortController>();
+  /** Resolved each time a run ends (see {@link whenNoneRunning}). */
+  private ended: Array<() => void> = [];
 
   constructor(private readonly deps: ExecutionDeps) {}
 
@@ -47,10 +53,38 @@ export class TaskExecution {
     this.running.get(taskId)?.abort(reason);
   }
 
+  /** Aborts every handler running here not already aborted; returns the ids of those it aborted. */
   abortAll(reason: AbortReason): string[] {
-    const ids = [...this.running.keys()];
-    for (const controller of this.running.values()) controller.abort(reason);
+    const ids: string[] = [];
+    for (const [id, controller] of this.running) {
+      if (controller.signal.aborted) continue;
+      controller.abort(reason);
+      ids.push(id);
+    }
     return ids;
+  }
+
+  /** The ids of the tasks whose handlers run in this process now. */
+  runningIds(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /**
+   * Resolves once none of `ids` runs here any more (all when omitted), or when `signal` aborts.
+   * Runs started after the call are not waited for unless named.
+   */
+  async whenNoneRunning(ids: readonly string[] | null, signal?: AbortSignal): Promise<void> {
+    const pending = (): boolean => (ids === null ? this.running.size > 0 : ids.some((id) => this.running.has(id)));
+    while (pending() && !signal?.aborted) {
+      await new Promise<void>((resolve) => {
+        const onAbort = (): void => resolve();
+        signal?.addEventListener("abort", onAbort, { once: true });
+        this.ended.push(() => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        });
+      });
+    }
   }
 
   /**
@@ -88,7 +122,8 @@ export class TaskExecution {
     } catch (error) {
       if (controller.signal.aborted) {
         // Cancelled or expired: the status is already final; whatever the handler threw on its
-        // way out is noise, not an outcome (T-CANCEL-4).
+        // way out is noise, not an outcome (T-CANCEL-4). Drained: the task was handed back and
+        // stays active for the run that takes it over.
         logger.debug({ taskId: task.id, reason: controller.signal.reason, err: describe(error) }, "handler ended after abort");
         this.finish(task.id, stopListening);
         return;
@@ -101,6 +136,14 @@ export class TaskExecution {
       outcome = { kind: "error", error: rpcError };
       status = "failed";
       statusMessage = rpcError.message;
+    }
+    if (controller.signal.reason === "drain") {
+      // Handed back: the run that takes the task over (another worker, or this file's next
+      // process) produces its outcome; storing this one — often the handler's reaction to the
+      // abort — would end a task that is meant to go on.
+      logger.info({ taskId: task.id, dropped: status }, "outcome of a drained handler not stored: the task was handed back");
+      this.finish(task.id, stopListening);
+      return;
     }
     const refused = this.refuseOutcome(task, outcome);
     if (refused) {
@@ -152,6 +195,9 @@ export class TaskExecution {
   private finish(taskId: string, stopListening: () => void): void {
     stopListening();
     this.running.delete(taskId);
+    const waiting = this.ended;
+    this.ended = [];
+    for (const wake of waiting) wake();
   }
 
   private context(task: TaskRecord, signal: AbortSignal): TaskContext {

@@ -41,6 +41,14 @@ export interface LeaseStore {
   /** Drops the lease of a task whose handler ended here (its outcome is already stored). */
   release(taskId: string, workerId: string): Promise<void>;
 
+  /**
+   * A draining worker gives back a task whose handler it stopped: if `workerId` still holds its
+   * lease, the task is queued again (`working`, unclaimed, so any worker claims it at once, this
+   * run not counted against the attempts), with `statusMessage`; its pending inputs are kept.
+   * Returns the task as written, or null when the lease was no longer this worker's.
+   */
+  handBack(taskId: string, workerId: string, now: number, statusMessage: string): Promise<TaskRecord | null>;
+
   /** Unclaimed `working` tasks (queue depth, for metrics). */
   queueDepth(): Promise<number>;
 }

@@ -363,6 +363,45 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
       });
     });
 
+    describe("handBack (a draining worker gives a task back)", () => {
+      const HANDED = "Handed back by a worker that shut down; queued for another";
+
+      it("queues the task again at once, unclaimed, with the message and a timeline entry", async () => {
+        const task = await leasedTo("w1");
+        const handed = await store.handBack(task.id, "w1", T0 + 5, HANDED);
+        expect(handed).toMatchObject({ id: task.id, status: "working", statusMessage: HANDED, updatedAt: T0 + 5 });
+        expect(await store.queueDepth()).toBe(1);
+        expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
+        expect((await store.history(task.id)).at(-1)).toEqual({ status: "working", statusMessage: HANDED, at: T0 + 5 });
+        expect((await store.claim("w2", 1, LEASE, T0 + 6)).map((t) => t.id)).toEqual([task.id]);
+      });
+
+      it("does not count the run it gave up against the attempts", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        await store.handBack(task.id, "w1", T0 + 5, HANDED);
+        await store.claim("w2", 1, 1000, T0 + 6);
+        expect(await store.expiredLeases(T0 + 2000, 10)).toMatchObject([{ workerId: "w2", attempts: 1 }]);
+      });
+
+      it("moves an input_required task back to working and keeps its inputs, answered and pending, for the next run", async () => {
+        const task = await leasedTo("w1");
+        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
+        await store.enqueueInput({ taskId: task.id, id: "pending", method: "elicitation/create", params: { message: "?" }, createdAt: T0 + 2 });
+        expect((await store.handBack(task.id, "w1", T0 + 5, HANDED))?.status).toBe("working");
+        expect((await store.pendingInputs(task.id)).map((i) => i.id)).toEqual(["pending"]);
+      });
+
+      it("refuses (null, nothing written) another worker's task, an ended task, and an unknown one", async () => {
+        const task = await leasedTo("w1");
+        expect(await store.handBack(task.id, "w2", T0 + 5, HANDED)).toBeNull();
+        expect(await store.renew("w1", [task.id], LEASE, T0 + 6)).toEqual([task.id]);
+        await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 7, outcome: RESULT });
+        expect(await store.handBack(task.id, "w1", T0 + 8, HANDED)).toBeNull();
+        expect((await store.get(task.id, { any: true }))?.status).toBe("completed");
+        expect(await store.handBack(newTaskId(), "w1", T0 + 8, HANDED)).toBeNull();
+      });
+    });
+
     describe("queueDepth", () => {
       it("counts unclaimed working tasks only", async () => {
         expect(await store.queueDepth()).toBe(0);

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliProcess, killAll } from "../support/cli-process.js";
 import { callToolAsTask, expectRpcError, getTask, listAllTasks, taskResult } from "../support/conformance.js";
@@ -14,8 +15,6 @@ import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 /** recovery.ts: INTERRUPTED_MESSAGE (the process died). */
 const DIED = /server stopped while this task was running/;
-/** task-engine.ts close(): the process shut down gracefully while the task ran. */
-const SHUT_DOWN = "The server shut down while this task was running";
 
 let dir: string;
 const clients: HttpClient[] = [];
@@ -30,8 +29,8 @@ afterEach(async () => {
 });
 
 /** `serve --demo` on `<dir>/t.db`, port 0; resolves once it listens, with a connected client. */
-async function startServer(): Promise<{ server: CliProcess; client: HttpClient }> {
-  const server = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${join(dir, "t.db")}`, "--port", "0"]);
+async function startServer(extra: string[] = []): Promise<{ server: CliProcess; client: HttpClient }> {
+  const server = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${join(dir, "t.db")}`, "--port", "0", ...extra]);
   const client = await connectHttpClient(await server.url());
   clients.push(client);
   return { server, client };
@@ -98,13 +97,13 @@ describe("durability on SQLite across real processes (item 13)", { timeout: 90_0
     expect(audits).toContainEqual(["rerun", batch.task.taskId]);
   });
 
-  it("on SIGTERM, fails the running non-retryable task as shut down and keeps the retryable one for the next start", async () => {
-    const first = await startServer();
+  it("on SIGTERM, drains: both running tasks are handed back (left working in the file, not failed), their waiters told to come back; the retryable one completes after the restart", async () => {
+    const first = await startServer(["--drain-timeout", "200"]);
     const batch = await callToolAsTask(first.client.client, "batch", { ms: 1_500 });
     const sleep = await callToolAsTask(first.client.client, "sleep", { ms: 60_000 });
-    // Clients waiting on tasks/result are answered before the process exits: the failed task's
-    // error, and "come back later" for the retryable one that will re-run on the next start.
-    const sleepWait = expectRpcError(taskResult(first.client.client, sleep.task.taskId), -32603, SHUT_DOWN);
+    // Clients waiting on tasks/result are answered before the process exits: "come back later",
+    // for tasks that go on after the restart.
+    const sleepWait = expectRpcError(taskResult(first.client.client, sleep.task.taskId), -32603, /shutting down/);
     const batchWait = expectRpcError(taskResult(first.client.client, batch.task.taskId), -32603, /shutting down/);
     await first.client.exchanges.waitFor(
       (e) => e.body?.method === "tasks/result" && (e.body?.params as { taskId?: string } | undefined)?.taskId === batch.task.taskId,
@@ -113,12 +112,23 @@ describe("durability on SQLite across real processes (item 13)", { timeout: 90_0
     expect(await first.server.kill("SIGTERM")).toEqual({ code: 0, signal: null });
     await sleepWait;
     await batchWait;
+    const raw = new Database(join(dir, "t.db"), { readonly: true });
+    try {
+      const statuses = raw.prepare("SELECT id, status FROM tasks ORDER BY id").all();
+      expect(statuses).toEqual(
+        [
+          { id: batch.task.taskId, status: "working" },
+          { id: sleep.task.taskId, status: "working" },
+        ].sort((a, b) => (a.id < b.id ? -1 : 1)),
+      );
+    } finally {
+      raw.close();
+    }
 
+    // What the next start does with a drained task is recovery's rule (a retryable one re-runs).
     const second = await startServer();
     const c = second.client.client;
-    expect(await getTask(c, sleep.task.taskId)).toMatchObject({ status: "failed", statusMessage: SHUT_DOWN });
-    await expectRpcError(taskResult(c, sleep.task.taskId), -32603, SHUT_DOWN);
     expect((await taskResult(c, batch.task.taskId)).content).toEqual([{ type: "text", text: "slept 1500 ms" }]);
-    for (const task of await listAllTasks(c)) expect(["completed", "failed", "cancelled"]).toContain(task.status);
+    expect((await getTask(c, sleep.task.taskId)).statusMessage).not.toBe("The server shut down while this task was running");
   });
 });

@@ -36,6 +36,15 @@ describe("operations endpoints", () => {
     expect(await response.json()).toEqual({ status: "unavailable", reason: "the task store is not reachable" });
   });
 
+  it("/readyz answers 503 'draining' once the server drains, while /healthz stays 200 (issue 14: a balancer stops sending, nothing kills it early)", async () => {
+    fx = await startHttpServer();
+    await fx.app.drain(0);
+    const response = await fetch(at("/readyz"));
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ status: "draining", reason: "the server is shutting down and takes no new tasks" });
+    expect((await fetch(at("/healthz"))).status).toBe(200);
+  });
+
   it("/metrics is open by default, in Prometheus text format", async () => {
     fx = await startHttpServer();
     const response = await fetch(at("/metrics"));

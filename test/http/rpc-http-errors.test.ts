@@ -47,6 +47,7 @@ describe("every named JSON-RPC code has its HTTP status", () => {
     InternalError: 500,
     TaskCancelled: 409,
     RateLimited: 429,
+    Unavailable: 503, // draining: another node can take it
     BadRequest: 400,
     ConnectionClosed: 400, // the same -32000 as BadRequest: on HTTP only the server's meaning exists
     SessionNotFound: 404,
@@ -81,6 +82,7 @@ describe("a TaskError answers by kind, which says more than its code", () => {
     internal: 500,
     rate_limited: 429, // T-SEC-4: the web view's cancel answers 429
     limit_exceeded: 429,
+    unavailable: 503,
     protocol: 500,
   };
 

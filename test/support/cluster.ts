@@ -23,6 +23,8 @@ export interface ClusterOptions {
   pgUrl?: string;
   /** More `serve` arguments for every front, e.g. `--host 0.0.0.0` behind a real balancer. */
   frontArgs?: string[];
+  /** More `worker` arguments for every worker, e.g. `--drain-timeout 300`. */
+  workerArgs?: string[];
 }
 
 /** How long one process may take to come up (tsx compiles on the fly; two shared cores). */
@@ -60,6 +62,7 @@ export class Cluster {
       logLevel: options.logLevel ?? "debug",
       pgUrl: options.pgUrl ?? TEST_PG_URL,
       frontArgs: options.frontArgs ?? [],
+      workerArgs: options.workerArgs ?? [],
     });
     try {
       // All at once: migrations run under an advisory lock, so concurrent starts are safe (and
@@ -93,7 +96,7 @@ export class Cluster {
 
   /** Starts one more `worker` and waits until it claims work. */
   async startWorker(): Promise<CliProcess> {
-    const worker = CliProcess.spawn(["worker", ...this.common(), "--concurrency", String(this.options.concurrency)]);
+    const worker = CliProcess.spawn(["worker", ...this.common(), "--concurrency", String(this.options.concurrency), ...this.options.workerArgs]);
     this.all.push(worker);
     const died = worker.exited.then((exit) => {
       throw new Error(`the worker exited (${JSON.stringify(exit)}) before starting; stderr:\n${worker.stderrText}`);

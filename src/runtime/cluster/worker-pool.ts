@@ -41,6 +41,10 @@ export class WorkerPool {
   private endedWhileClaiming = new Set<string>();
   private again = false;
   private stopped = true;
+  /** Draining: no more claims, while the leases of what still runs are renewed. */
+  private claimsStopped = false;
+  /** The claim in flight, if any (a drain waits for it: what it returns runs here). */
+  private inFlight: Promise<void> | null = null;
   /** The slow safety re-check of the queue. */
   private readonly recheck: IntervalLoop;
   /** Lease renewal, every third of the lease: a slow renewal is joined, not overlapped. */
@@ -85,7 +89,18 @@ export class WorkerPool {
     this.kick();
   }
 
-  /** Stops claiming; handlers still running are left to the caller (TaskEngine.close). */
+  /**
+   * Takes no more work (a drain) but keeps renewing the leases of the handlers still running, so
+   * they can finish within the grace period. Resolves once a claim in flight has returned: from
+   * then on the set of tasks running here only shrinks.
+   */
+  async stopClaiming(): Promise<void> {
+    this.claimsStopped = true;
+    this.again = false;
+    while (this.inFlight) await this.inFlight;
+  }
+
+  /** Stops claiming and renewing; handlers still running are left to the caller (TaskEngine.close). */
   stop(): void {
     this.stopped = true;
     this.unsubscribe?.();
@@ -96,7 +111,7 @@ export class WorkerPool {
 
   /** Claims as many tasks as there are free slots; coalesces concurrent wake-ups. */
   kick(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.claimsStopped) return;
     if (this.claiming) {
       this.again = true;
       return;
@@ -104,8 +119,9 @@ export class WorkerPool {
     const free = this.options.concurrency - this.running.size;
     if (free <= 0) return;
     this.claiming = true;
-    void this.claim(free).finally(() => {
+    this.inFlight = this.claim(free).finally(() => {
       this.claiming = false;
+      this.inFlight = null;
       if (this.again) {
         this.again = false;
         this.kick();

@@ -36,6 +36,13 @@ export interface LeaseStatements {
   failExpired: Statement;
   /** ($1 taskId, $2 workerId) */
   release: Statement;
+  /**
+   * ($1 taskId, $2 workerId, $3 now, $4 statusMessage): a draining worker gives back a task it
+   * still holds: queued again (`working`, unclaimed) for any worker to claim at once, the run it
+   * gave up not counted in `attempts` (nothing failed), the timeline entry written by the same
+   * statement. Pending inputs are left as they are, for the run that takes over. The task, or no row.
+   */
+  handBack: Statement;
   /** () */
   queueDepth: Statement;
 }
@@ -118,6 +125,22 @@ export function leaseStatements(t: Tables): LeaseStatements {
     release: statement(
       "release",
       `UPDATE ${t.tasks} SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2`,
+    ),
+
+    handBack: statement(
+      "hand_back",
+      `WITH handed AS (
+         UPDATE ${t.tasks} SET
+           status = 'working',
+           updated_at = $3,
+           status_message = $4,
+           lease_owner = NULL,
+           lease_expires_at = NULL,
+           attempts = GREATEST(attempts - 1, 0)
+         WHERE id = $1 AND lease_owner = $2 AND status IN ${ACTIVE_SQL}
+         RETURNING ${TASK_COLUMNS}),
+       ${timelineOf(t, "handed", "updated_at")}
+       SELECT * FROM handed`,
     ),
 
     queueDepth: statement(

@@ -424,6 +424,11 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       await run(leases.release, [taskId, workerId]);
     },
 
+    async handBack(taskId: string, workerId: string, now: number, statusMessage: string): Promise<TaskRecord | null> {
+      const [row] = await rows<TaskRow>(leases.handBack, [taskId, workerId, now, statusMessage]);
+      return row === undefined ? null : taskFromRow(row);
+    },
+
     async queueDepth(): Promise<number> {
       return count(leases.queueDepth, []);
     },

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { ListPosition } from "../../core/cursor.js";
@@ -16,6 +17,8 @@ import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownT
 import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow } from "../sql/rows.js";
+import { StoreInUseError, type WriterLockStore } from "../writer-lock.js";
+import { SqliteWriterLock } from "./writer-lock.js";
 
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
@@ -29,13 +32,15 @@ function isFilePath(path: string): boolean {
 
 /**
  * A durable {@link TaskStore} in one SQLite file (WAL, synchronous=NORMAL), safe to share between
- * processes on one machine. Creates the file, its missing parent directories and the schema on
+ * processes on one machine — but only one server may run tasks from it: a server's engine takes
+ * the file's writer lock at start ({@link WriterLockStore}; a second server is refused with a
+ * `StoreInUseError` naming the file), while other connections may read and write it freely. Creates the file, its missing parent directories and the schema on
  * first open; `":memory:"` gives a private, non-durable database.
  *
  * Every status change is a single compare-and-set `UPDATE … WHERE status IN (…)`, so concurrent
  * writers (other requests, other processes) can never move a terminal task (T-LIFE-3, T-CANCEL-4).
  */
-export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore & CheckpointStore {
+export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore & CheckpointStore & WriterLockStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
   const db = new Database(path);
   try {
@@ -57,6 +62,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   const meta = prepareMetaStatements(db);
   const views = prepareViewStatements(db);
   let secret: Buffer | null = null;
+  const writerLock = isFilePath(path) ? new SqliteWriterLock(path) : null;
 
   return {
     async create(task: NewTask): Promise<TaskRecord> {
@@ -208,8 +214,15 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       return Buffer.from(secret);
     },
 
+    async acquireWriterLock(): Promise<void> {
+      if (!writerLock) return;
+      if (!writerLock.acquire()) throw new StoreInUseError(resolve(path), meta.writer());
+      meta.recordWriter({ pid: process.pid, host: hostname(), since: Date.now() });
+    },
+
     async close(): Promise<void> {
       if (db.open) db.close();
+      writerLock?.release();
     },
   };
 }
