@@ -14,6 +14,7 @@ import {
   zeroStatusCounts,
 } from "../store-rules.js";
 import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import { memoryStreamEvents } from "./memory-stream-events.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
@@ -212,6 +213,8 @@ export function memoryStore(): TaskStore {
       secret ??= randomBytes(32);
       return Buffer.from(secret);
     },
+
+    streamEvents: memoryStreamEvents(),
 
     async close(): Promise<void> {
       closed = true;

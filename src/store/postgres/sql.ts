@@ -23,6 +23,8 @@ export interface Tables {
   readonly migrations: string;
   /** Cluster events too large for a NOTIFY payload (see pgEventBus's `overflowTable`). */
   readonly events: string;
+  /** Streamable HTTP's SSE events, for resumption (stream-event-statements.ts). */
+  readonly streamEvents: string;
 }
 
 /**
@@ -51,6 +53,7 @@ export function tablesOf(schemaName: string): Tables {
     meta: `${schema}.meta`,
     migrations: `${schema}.migrations`,
     events: `${schema}.events`,
+    streamEvents: `${schema}.stream_events`,
   };
 }
 

@@ -9,6 +9,7 @@ import { prepareMetaStatements } from "./meta-statements.js";
 import { inputFromRow, statusChangeFromRow, taskFromRow, toJson } from "./rows.js";
 import { migrate } from "./schema.js";
 import { prepareSweepStatements } from "./sweep-statements.js";
+import { sqliteStreamEvents } from "./stream-event-statements.js";
 import { prepareTaskStatements } from "./task-statements.js";
 import { prepareViewStatements } from "./view-statements.js";
 import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
@@ -52,6 +53,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   const sweeps = prepareSweepStatements(db);
   const meta = prepareMetaStatements(db);
   const views = prepareViewStatements(db);
+  const streamEvents = sqliteStreamEvents(db);
   let secret: Buffer | null = null;
 
   return {
@@ -191,6 +193,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       secret ??= meta.secret();
       return Buffer.from(secret);
     },
+
+    streamEvents,
 
     async close(): Promise<void> {
       if (db.open) db.close();
