@@ -8,7 +8,7 @@ import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { answerPlain, plainRequestOf } from "./plain-requests.js";
 import { sendRpcError } from "./json-rpc-response.js";
-import { refuseUnsupportedVersion } from "./protocol-version.js";
+import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
 import { primeStandaloneStream, RESUMABLE_SINCE, STANDALONE_STREAM, type StreamEventLog } from "./resumable-streams.js";
 import { HttpFailure } from "./rpc-http-errors.js";
 import type { SessionEndpoint } from "./session-endpoint.js";
@@ -185,13 +185,3 @@ export class LocalSessionEndpoint implements SessionEndpoint {
   }
 }
 
-/**
- * Shows the SDK transport the session's negotiated protocol version when the request names an
- * older one (it decides by the header whether a stream gets a priming event and event ids, and a
- * client that negotiated 2025-11-25 can resume whatever header it sends). A supported version is
- * all the header is checked for, before this (refuseUnsupportedVersion, or the transport).
- */
-function withSessionVersion(req: IncomingMessage, negotiated: string): void {
-  const header = req.headers["mcp-protocol-version"];
-  if (typeof header === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(header) && header < negotiated) req.headers["mcp-protocol-version"] = negotiated;
-}

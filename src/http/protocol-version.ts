@@ -15,3 +15,14 @@ export function refuseUnsupportedVersion(req: IncomingMessage, res: ServerRespon
   sendRpcError(res, HttpFailure.unsupportedProtocolVersion, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
   return true;
 }
+
+/**
+ * Shows the SDK transport the session's negotiated protocol version when the request names an
+ * older one (it decides by the header whether a stream gets a priming event and event ids, and a
+ * client that negotiated 2025-11-25 can resume whatever header it sends). A supported version is
+ * all the header is checked for, before this (refuseUnsupportedVersion, or the transport).
+ */
+export function withSessionVersion(req: IncomingMessage, negotiated: string): void {
+  const header = req.headers["mcp-protocol-version"];
+  if (typeof header === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(header) && header < negotiated) req.headers["mcp-protocol-version"] = negotiated;
+}

@@ -7,47 +7,15 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
-import { messageOf, openSse, type SseEvent, type SseStream } from "../support/sse-stream.js";
+import { callTool, isAnswerTo, post, rawSession, resume } from "../support/resumable.js";
+import { messageOf, openSse } from "../support/sse-stream.js";
 
-const V = "2025-11-25";
 let fx: HttpServerFixture;
 
 beforeEach(async () => {
   fx = await startHttpServer({ http: { resumableStreams: { retryMs: 250 } } });
 });
 afterEach(async () => fx.close());
-
-/** A session opened with raw requests (no SDK client holding the GET stream): its headers. */
-async function rawSession(url: URL, capabilities: Record<string, unknown> = { elicitation: {} }): Promise<Record<string, string>> {
-  const init = await post(url, {}, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: V, capabilities, clientInfo: { name: "raw", version: "0" } } });
-  await init.next((e) => messageOf(e)?.["id"] === 0);
-  const sessionId = init.response.headers.get("mcp-session-id");
-  if (!sessionId) throw new Error("no session id");
-  const headers = { "mcp-session-id": sessionId, "mcp-protocol-version": V };
-  const ack = await fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) });
-  expect(ack.status).toBe(202);
-  return headers;
-}
-
-function post(url: URL, headers: Record<string, string>, body: unknown): Promise<SseStream> {
-  return openSse(url, { method: "POST", headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(body) });
-}
-
-function resume(url: URL, headers: Record<string, string>, lastEventId: string): Promise<SseStream> {
-  return openSse(url, { method: "GET", headers: { ...headers, accept: "text/event-stream", "last-event-id": lastEventId } });
-}
-
-const callTool = (id: number, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) => ({
-  jsonrpc: "2.0",
-  id,
-  method: "tools/call",
-  params: { name, arguments: args, ...(meta && { _meta: meta }) },
-});
-
-const isAnswerTo = (id: number) => (event: SseEvent) => {
-  const message = messageOf(event);
-  return message?.["id"] === id && message["method"] === undefined;
-};
 
 describe("resumable streams on local sessions", () => {
   it("starts a POST's stream with a priming event: an id, the retry delay and empty data", async () => {
