@@ -24,5 +24,10 @@ export function refuseUnsupportedVersion(req: IncomingMessage, res: ServerRespon
  */
 export function withSessionVersion(req: IncomingMessage, negotiated: string): void {
   const header = req.headers["mcp-protocol-version"];
-  if (typeof header === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(header) && header < negotiated) req.headers["mcp-protocol-version"] = negotiated;
+  if (typeof header !== "string" || !SUPPORTED_PROTOCOL_VERSIONS.includes(header) || header >= negotiated) return;
+  req.headers["mcp-protocol-version"] = negotiated;
+  // The SDK's Node adapter builds its Request from the raw header list, not from `headers`.
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]?.toLowerCase() === "mcp-protocol-version") req.rawHeaders[i + 1] = negotiated;
+  }
 }

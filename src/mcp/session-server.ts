@@ -51,7 +51,7 @@ export function createSessionServer(
 
   server.setRequestHandler(looseRequest("tools/list"), async () => toolsList(session));
   server.setRequestHandler(looseRequest("tools/call"), async (req, extra) =>
-    toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo) }),
+    toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo), closeStream: extra.closeSSEStream }),
   );
   if (config.tasks) {
     for (const [method, handler] of Object.entries(era.sessionMethods)) {

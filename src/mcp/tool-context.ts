@@ -47,7 +47,7 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
 /** The ToolContext of a plain (non-task) call: requests and progress ride the call's own stream. */
 export function plainToolContext(
   server: Server,
-  request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined },
+  request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined; closeStream?: (() => void) | undefined },
 ): ToolContext {
   const accepts = acceptedMethods(server.getClientCapabilities());
   const options = { relatedRequestId: request.requestId, signal: request.signal, timeout: 24 * 60 * 60 * 1000 };
@@ -68,6 +68,7 @@ export function plainToolContext(
         .catch(() => {});
     },
     async setStatusMessage() {},
+    closeStream: () => request.closeStream?.(),
     async elicit(params, ask) {
       if (!accepts.includes(ELICIT)) throw new CapabilityError("elicitation");
       if (ask?.asTask) return askAsTask(server, request, ELICIT, params, ElicitResultSchema, ask);

@@ -5,7 +5,10 @@
  * call still running when its stream dropped, the question of a task whose tasks/result stream
  * dropped while it was out.
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
 import { callTool, isAnswerTo, post, rawSession, resume } from "../support/resumable.js";
 import { messageOf, openSse } from "../support/sse-stream.js";
@@ -14,6 +17,11 @@ let fx: HttpServerFixture;
 
 beforeEach(async () => {
   fx = await startHttpServer({ http: { resumableStreams: { retryMs: 250 } } });
+  fx.app.tool("poll", { description: "Ends its stream, then answers.", input: z.object({}) }, async (_args, ctx) => {
+    ctx.closeStream?.();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return { content: [{ type: "text" as const, text: "after the reconnection" }] };
+  });
 });
 afterEach(async () => fx.close());
 
@@ -119,6 +127,20 @@ describe("resumable streams on local sessions", () => {
       const response = await fetch(fx.url, { headers: { ...headers, accept: "text/event-stream", "last-event-id": id } });
       expect(response.status).toBe(400);
       await response.body?.cancel();
+    }
+  });
+
+  it("a tool that ends its stream mid-call (ctx.closeStream): the SDK client reconnects after the retry delay and gets the result", async () => {
+    const transport = new StreamableHTTPClientTransport(fx.url, {
+      reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 500, reconnectionDelayGrowFactor: 1, maxRetries: 3 },
+    });
+    const client = new Client({ name: "polling", version: "0" });
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({ name: "poll", arguments: {} });
+      expect(result.content).toEqual([{ type: "text", text: "after the reconnection" }]);
+    } finally {
+      await client.close();
     }
   });
 });
