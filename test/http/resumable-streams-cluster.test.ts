@@ -56,7 +56,7 @@ describe("resumable streams across fronts", { timeout: 20_000 }, () => {
     await resumed.ended;
   });
 
-  it("a task's question whose tasks/result stream dropped on one front is re-delivered on the other, and answered there (T-INPUT-3)", async () => {
+  it("a tasks/result whose stream dropped on one front: resuming on the other ends it with -32000, and the next tasks/result there gets the question again (T-INPUT-5)", async () => {
     const headers = await rawSession(front(0));
     const created = await fetch(front(0), {
       method: "POST",
@@ -71,14 +71,19 @@ describe("resumable streams across fronts", { timeout: 20_000 }, () => {
     await waiting.ended;
 
     const resumed = await resume(front(1), headers, priming.id ?? "");
-    const question = messageOf(await resumed.next((event) => messageOf(event)?.["method"] === "elicitation/create"));
+    const ended = messageOf(await resumed.next(isAnswerTo(2)));
+    expect(ended?.["error"]).toMatchObject({ code: -32000, message: expect.stringMatching(/call tasks\/result again/) });
+    await resumed.ended;
+
+    const again = await post(front(1), headers, { jsonrpc: "2.0", id: 3, method: "tasks/result", params: { taskId } });
+    const question = messageOf(await again.next((event) => messageOf(event)?.["method"] === "elicitation/create"));
     const reply = await fetch(front(1), {
       method: "POST",
       headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
       body: JSON.stringify({ jsonrpc: "2.0", id: question?.["id"], result: { action: "accept", content: { answer: "teal" } } }),
     });
     expect(reply.status).toBe(202);
-    const answer = messageOf(await resumed.next(isAnswerTo(2)));
+    const answer = messageOf(await again.next(isAnswerTo(3)));
     expect(answer?.["result"]).toMatchObject({ content: [{ type: "text", text: "answer: teal" }] });
   });
 

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { StreamableHTTPServerTransport, type EventStore } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { RpcCode } from "../../core/errors.js";
 import type { TaskServer } from "../../mcp/task-server.js";
 import { answerPlain, plainRequestOf } from "../plain-requests.js";
 import { sendRpcError } from "../json-rpc-response.js";
@@ -158,11 +159,39 @@ export class SharedSessionEndpoint implements SessionEndpoint {
    * answered: a request whose stream dropped goes on (what it sends is stored, for the client
    * to resume on any front), up to {@link ORPHANED_REQUEST_MS}.
    */
-  private closeWhenDone(server: { close(): Promise<void> }, routed: { send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> }, body: unknown, res: ServerResponse): void {
+  private closeWhenDone(
+    server: { close(): Promise<void> },
+    routed: { send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> },
+    body: unknown,
+    res: ServerResponse,
+    sessionId: string,
+    stream: { id?: string },
+  ): void {
     const close = (): void => void server.close().catch(() => {});
     const { id, method } = (body ?? {}) as { id?: unknown; method?: unknown };
-    if (!this.options.events || typeof method !== "string" || (typeof id !== "string" && typeof id !== "number")) {
+    const events = this.options.events;
+    if (!events || typeof method !== "string" || (typeof id !== "string" && typeof id !== "number")) {
       res.once("close", close);
+      return;
+    }
+    if (method === "tasks/result") {
+      // Not kept up: a question out on a dropped tasks/result must go back to the task's queue,
+      // for the next tasks/result (on any front, of any session of the owner: T-INPUT-5) — not
+      // wait in this server for a resumption that may never come. A resumption gets an error
+      // saying so (stored as the stream's last event) and asks again.
+      let answered = false;
+      const send = routed.send.bind(routed);
+      routed.send = async (message, options) => {
+        await send(message, options);
+        const m = message as { id?: unknown; method?: unknown };
+        if (m.method === undefined && m.id === id) answered = true;
+      };
+      res.once("close", () => {
+        close();
+        if (answered || stream.id === undefined) return;
+        const error = { code: RpcCode.ConnectionClosed, message: "Connection closed: this tasks/result's stream dropped; call tasks/result again to get the task's questions and result" };
+        void events.append(sessionId, stream.id, { jsonrpc: "2.0", id, error } as JSONRPCMessage).catch(() => {});
+      });
       return;
     }
     let answered = false;
@@ -198,10 +227,11 @@ export class SharedSessionEndpoint implements SessionEndpoint {
   ): Promise<void> {
     const allowedHosts = this.options.allowedHosts?.();
     const events = this.options.events;
+    const stream: { id?: string } = {};
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
-      ...(events && { eventStore: events.forSession(sessionId), retryInterval: events.retryMs }),
+      ...(events && { eventStore: recordingStream(events.forSession(sessionId), stream), retryInterval: events.retryMs }),
     });
     // The session's standalone stream is the GET stream, fed by the bus (session-stream.ts): this
     // server only carries what belongs on this request's own stream.
@@ -210,7 +240,7 @@ export class SharedSessionEndpoint implements SessionEndpoint {
       standaloneStream: false,
       ...(capabilities && { clientCapabilities: capabilities }),
     });
-    this.closeWhenDone(server, routed, body, res);
+    this.closeWhenDone(server, routed, body, res, sessionId, stream);
     if (open.length > 0) {
       // A withdrawal goes to the server once it has taken the request (it then aborts the handler);
       // one that came before waits for that.
@@ -224,4 +254,15 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     }
     await transport.handleRequest(req, res, body);
   }
+}
+
+/** The event store of one POST's transport, noting the id the transport gave the POST's stream. */
+function recordingStream(store: EventStore, stream: { id?: string }): EventStore {
+  return {
+    ...store,
+    storeEvent: (streamId, message) => {
+      stream.id ??= streamId;
+      return store.storeEvent(streamId, message);
+    },
+  };
 }
