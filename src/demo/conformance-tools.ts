@@ -30,6 +30,12 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 export function registerConformanceTools(app: TaskServer): TaskServer {
   // Never a task (taskSupport defaults to "forbidden"); a legacy `params.task` is ignored (X-LEG-2).
   app.tool("greet", { description: "Greets by name, synchronously.", input: z.object({ name: z.string() }) }, async ({ name }) => text(`Hello, ${name}!`));
+  // server-sse-polling (SEP-1699): ends its stream mid-call; the client resumes with Last-Event-ID.
+  app.tool("test_reconnection", { description: "Closes its SSE stream, then answers on the resumed one.", input: z.object({}) }, async (_args, ctx) => {
+    ctx.closeStream?.();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return text("Reconnection test completed");
+  });
 
   app.tool(
     "slow_compute",

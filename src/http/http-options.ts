@@ -2,6 +2,7 @@ import type { Server as NodeHttpServer } from "node:http";
 import type { BearerVerifier } from "./bearer-auth.js";
 import type { ProtectedResourceOptions } from "./auth/protected-resource.js";
 import type { TrustProxy } from "./peer-address.js";
+import type { ResumableStreamOptions } from "./resumable-streams.js";
 import type { HttpRoute } from "./route-table.js";
 import type { SessionRegistry } from "./session-registry.js";
 
@@ -56,6 +57,13 @@ export interface HttpOptions {
    * ignored, since any client can send one.
    */
   trustProxy?: TrustProxy;
+  /**
+   * Resumable streams (Streamable HTTP "Resumability and Redelivery"): every SSE stream starts with
+   * a priming event, its events carry ids and are kept in the task store's database (in memory
+   * for a store without one), and a client reconnecting with `Last-Event-ID` gets what it
+   * missed. Retention: 1 hour and 1000 events per stream by default. False: streams carry no ids.
+   */
+  resumableStreams?: ResumableStreamOptions | false;
 }
 
 export interface HttpHandle {

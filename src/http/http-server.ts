@@ -13,6 +13,7 @@ import { opsRoutes } from "./ops-routes.js";
 import { peerAddress } from "./peer-address.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
+import { StreamEventLog } from "./resumable-streams.js";
 import { RouteTable } from "./route-table.js";
 import { HttpFailure } from "./rpc-http-errors.js";
 import type { SessionEndpoint } from "./session-endpoint.js";
@@ -50,11 +51,12 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const authenticate = bearerAuthentication(options.verifier, options.protectedResource && (() => protectedResourceMetadataUrl(resourceOf())));
 
   const allowedHosts = (): string[] | undefined => (LOOPBACK.has(host) ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : undefined);
+  const events = options.resumableStreams === false ? undefined : StreamEventLog.of(app.engine.store, logger, options.resumableStreams);
   const local =
     (options.sessions ?? (app.engine.clustered ? "shared" : "local")) === "local"
-      ? new LocalSessionEndpoint(app, { ...sessionLimits(options), allowedHosts })
+      ? new LocalSessionEndpoint(app, { ...sessionLimits(options), allowedHosts, ...(events && { events }) })
       : null;
-  const endpoint: SessionEndpoint = local ?? (await SharedSessionEndpoint.create(app, { allowedHosts }));
+  const endpoint: SessionEndpoint = local ?? (await SharedSessionEndpoint.create(app, { allowedHosts, ...(events && { events }) }));
   const stateless = new StatelessEndpoint(app, { allowedHosts });
 
   const routes = new RouteTable([
@@ -77,6 +79,12 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     if (req.method === "POST") {
       const body = await readJsonBody(req, res, maxBodyBytes, app);
       if (body === NO_BODY) return;
+      if (Array.isArray(body)) {
+        // Batches left the protocol in 2025-06-18 (and the 2026 era never had them): one error
+        // for the whole body, on every path, before any message of it is looked at.
+        sendRpcError(res, HttpFailure.batch, "Invalid Request: JSON-RPC batches are not supported; send one message per request");
+        return;
+      }
       // A stateless era's request (2026-07-28) needs no session: asked first, before any lookup.
       const era = stateless.claim(req, body);
       if (era) await stateless.post(era, req, res, body, auth);
@@ -111,6 +119,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     server,
     async close() {
       await endpoint.close();
+      events?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { networkOf } from "../core/caller.js";
 import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { answerPlain, plainRequestOf } from "./plain-requests.js";
 import { sendRpcError } from "./json-rpc-response.js";
-import { refuseUnsupportedVersion } from "./protocol-version.js";
+import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
+import { primeStandaloneStream, RESUMABLE_SINCE, STANDALONE_STREAM, type StreamEventLog } from "./resumable-streams.js";
 import { HttpFailure } from "./rpc-http-errors.js";
 import type { SessionEndpoint } from "./session-endpoint.js";
 import { SessionRegistry } from "./session-registry.js";
@@ -27,6 +28,8 @@ export interface LocalSessionOptions {
   maxSessionsPerClient?: number;
   /** Host header allow-list (DNS-rebinding protection), read per session (the port is known late). */
   allowedHosts?: () => string[] | undefined;
+  /** Where SSE events are kept for Last-Event-ID resumption; without it streams carry no event ids. */
+  events?: StreamEventLog;
 }
 
 /**
@@ -82,11 +85,28 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       const where = { id: session.id, clientCapabilities: session.server.getClientCapabilities(), sessionStreamCarriesOwnTasks: false };
       if ((await answerPlain(this.app, plain, auth, where, req, res)) !== "needs-stream") return;
     }
+    withSessionVersion(req, session.protocolVersion);
     await session.transport.handleRequest(req, res, body);
   }
 
-  /** GET: the session's standalone stream, served by its transport. */
+  /**
+   * GET: the session's standalone stream, served by its transport; with `Last-Event-ID`, the
+   * events of the stream it names (a POST's or the standalone one) after it, then that stream live.
+   */
   async get(req: IncomingMessage, res: ServerResponse, principal: string | null): Promise<void> {
+    const header = req.headers["mcp-session-id"];
+    const session = typeof header === "string" ? this.sessions.lookup(header, principal) : null;
+    const events = this.options.events;
+    const lastEventId = req.headers["last-event-id"];
+    if (session && events && typeof lastEventId === "string" && (await events.streamOf(session.id, lastEventId)) === null) {
+      // Malformed, pruned, or another session's: nothing to resume from (as the SDK answers it).
+      sendRpcError(res, HttpFailure.unknownEventId, "Bad Request: unknown Last-Event-ID");
+      return;
+    }
+    if (session && events && lastEventId === undefined && session.protocolVersion >= RESUMABLE_SINCE) {
+      // The SDK primes the streams of POSTs only: the standalone one gets its priming event here.
+      primeStandaloneStream(res, await events.append(session.id, STANDALONE_STREAM, {}), events.retryMs);
+    }
     await this.toTransport(req, res, principal);
   }
 
@@ -103,6 +123,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       return;
     }
     this.sessions.track(session, res, Date.now);
+    withSessionVersion(req, session.protocolVersion);
     await session.transport.handleRequest(req, res);
   }
 
@@ -111,8 +132,10 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     if (this.refuseSession(res, client)) return;
     const id = randomUUID();
     const allowedHosts = this.options.allowedHosts?.();
+    const events = this.options.events;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
+      ...(events && { eventStore: events.forSession(id), retryInterval: events.retryMs }),
       ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
       onsessionclosed: (closed) => this.sessions.delete(closed),
     });
@@ -121,7 +144,9 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     // connecting, it would replace that and leave a dead session's server listening forever.
     transport.onclose = () => this.sessions.delete(id);
     const server = await this.app.connect(transport, id);
-    const session = { id, transport, server, principal, client, openRequests: 0, lastActive: Date.now() };
+    const requested = (body as { params: { protocolVersion: string } }).params.protocolVersion;
+    const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+    const session = { id, transport, server, principal, client, openRequests: 0, lastActive: Date.now(), protocolVersion };
     this.sessions.add(session);
     this.sessions.track(session, res, Date.now);
     await transport.handleRequest(req, res, body);
@@ -159,3 +184,4 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     }
   }
 }
+

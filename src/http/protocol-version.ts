@@ -15,3 +15,19 @@ export function refuseUnsupportedVersion(req: IncomingMessage, res: ServerRespon
   sendRpcError(res, HttpFailure.unsupportedProtocolVersion, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
   return true;
 }
+
+/**
+ * Shows the SDK transport the session's negotiated protocol version when the request names an
+ * older one (it decides by the header whether a stream gets a priming event and event ids, and a
+ * client that negotiated 2025-11-25 can resume whatever header it sends). A supported version is
+ * all the header is checked for, before this (refuseUnsupportedVersion, or the transport).
+ */
+export function withSessionVersion(req: IncomingMessage, negotiated: string): void {
+  const header = req.headers["mcp-protocol-version"];
+  if (typeof header !== "string" || !SUPPORTED_PROTOCOL_VERSIONS.includes(header) || header >= negotiated) return;
+  req.headers["mcp-protocol-version"] = negotiated;
+  // The SDK's Node adapter builds its Request from the raw header list, not from `headers`.
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]?.toLowerCase() === "mcp-protocol-version") req.rawHeaders[i + 1] = negotiated;
+  }
+}

@@ -46,6 +46,10 @@ export const HttpFailure = {
   unavailable: { code: RpcCode.InternalError, status: 503 },
   /** A Host header outside the allow-list (DNS-rebinding protection), as the SDK's transport answers it. */
   hostNotAllowed: { code: RpcCode.BadRequest, status: 403 },
+  /** A Last-Event-ID that names no stored event of the session (malformed, pruned, another session's). */
+  unknownEventId: { code: RpcCode.BadRequest, status: 400 },
+  /** A JSON-RPC batch (an array body, the empty one included), on any path: batching left MCP in 2025-06-18. */
+  batch: { code: RpcCode.InvalidRequest, status: 400 },
   /** A batch, or a body that is no JSON-RPC message, on the stateless (2026-07-28) path. */
   invalidRequest: { code: RpcCode.InvalidRequest, status: 400 },
   /** No route for this path. */

@@ -14,6 +14,8 @@ export interface HttpSession {
   openRequests: number;
   /** When the session last started or finished a request (ms). */
   lastActive: number;
+  /** The protocol version negotiated at initialize. */
+  protocolVersion: string;
 }
 
 /** Live sessions by id. A session is only ever served to the principal that created it. */

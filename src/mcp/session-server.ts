@@ -59,7 +59,7 @@ export function createSessionServer(
   server.setRequestHandler(looseRequest("tools/list"), async () => toolsList(session));
   server.setRequestHandler(looseRequest("logging/setLevel"), async (req) => setLevel(server, req.params));
   server.setRequestHandler(looseRequest("tools/call"), async (req, extra) =>
-    toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo) }),
+    toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo), closeStream: extra.closeSSEStream }),
   );
   if (options.features) {
     const notifications = options.standaloneStream ?? true;

@@ -51,7 +51,7 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
 /** The ToolContext of a plain (non-task) call: requests and progress ride the call's own stream. */
 export function plainToolContext(
   server: Server,
-  request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined; logThreshold: LogThreshold },
+  request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined; logThreshold: LogThreshold; closeStream?: (() => void) | undefined },
 ): ToolContext {
   const accepts = acceptedMethods(server.getClientCapabilities());
   const options = { relatedRequestId: request.requestId, signal: request.signal, timeout: 24 * 60 * 60 * 1000 };
@@ -79,6 +79,7 @@ export function plainToolContext(
     async setStatusMessage() {},
     // A plain call has no task to resume: nothing to checkpoint.
     step: (_name, fn) => fn(),
+    closeStream: () => request.closeStream?.(),
     async elicit(params, ask) {
       if (!accepts.includes(ELICIT)) throw new CapabilityError("elicitation");
       if (ask?.asTask) return askAsTask(server, request, ELICIT, params, ElicitResultSchema, ask);

@@ -37,6 +37,13 @@ export interface ToolContext {
   setStatusMessage(message: string): Promise<void>;
   /** Whether the requestor can answer `elicit()` / `sample()`. */
   readonly can: { elicit: boolean; sample: boolean };
+  /**
+   * Ends this plain call's SSE stream now, while the tool goes on (Streamable HTTP polling,
+   * SEP-1699): the client reconnects with Last-Event-ID after the priming event's `retry` and gets
+   * the rest there. A no-op where the stream cannot be resumed (no event store, an older client,
+   * stdio) and for a call run as a task; absent on contexts that never have a stream.
+   */
+  closeStream?(): void;
   /** What the tool's {@link ToolDefinition.gather} returned, when it has one (else undefined). */
   readonly gathered?: unknown;
   /**

@@ -1,6 +1,7 @@
 import type { ListPosition } from "../core/cursor.js";
 import type { TaskStatus } from "../core/task-status.js";
 import type { InputRequest, NewTask, StatusChange, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
+import type { StreamEventStore } from "./stream-event-store.js";
 
 /** Fields a transition may set together with the new status, in the same atomic write. */
 export interface TransitionPatch {
@@ -117,6 +118,12 @@ export interface TaskStore {
 
   /** A random secret kept with the data (cursor MACs survive restarts), created on first use. */
   secret(): Promise<Buffer>;
+
+  /**
+   * The events of Streamable HTTP streams, kept in the same database for resumption (see
+   * {@link StreamEventStore}). Optional: without it the HTTP server keeps them in memory.
+   */
+  readonly streamEvents?: StreamEventStore;
 
   close(): Promise<void>;
 }

@@ -25,6 +25,8 @@ describe("the endpoint's own refusals carry the documented code and status", () 
     internal: [-32603, 500],
     hostNotAllowed: [-32000, 403],
     invalidRequest: [-32600, 400],
+    batch: [-32600, 400],
+    unknownEventId: [-32000, 400],
   };
 
   it("lists exactly the documented refusals", () => {

@@ -1,16 +1,37 @@
 import type { ServerResponse } from "node:http";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import { wireTaskOf, withRelatedTask } from "../../mcp/rev2025-11-25/wire.js";
+import { primingEvent, STANDALONE_STREAM, type StreamEventLog } from "../resumable-streams.js";
 
 const KEEPALIVE_MS = 15_000;
-
+/** The bus topic on which a front that resumes a session's GET stream tells the others. */
+const RESUMED_TOPIC = "stream-resumed";
 /**
- * The standalone GET stream of a shared session: status changes and progress of the tasks this
- * session created (T-NOTE-1, T-PROG-1), from the cluster's event bus, whichever node runs the work
- * and whichever node the client's GET landed on.
+ * How long a front goes on storing a session's notifications after its GET stream dropped, so a
+ * client resuming (on any front) gets what came meanwhile. Ends early when it resumes anywhere.
  */
-export function openSessionStream(res: ServerResponse, sessionId: string, engine: TaskEngine): void {
+export const GET_STREAM_GRACE_MS = 60_000;
+
+/** The notification a bus event is on a session's GET stream, or null. */
+function notificationOf(event: TaskEvent, sessionId: string): JSONRPCMessage | null {
+  if (event.type === "status") {
+    if (event.sessionId !== sessionId || event.created) return null;
+    return { jsonrpc: "2.0", method: "notifications/tasks/status", params: wireTaskOf(event) } as unknown as JSONRPCMessage;
+  }
+  if (event.type === "progress") {
+    if (event.sessionId !== sessionId || event.progressToken === null) return null;
+    return {
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: withRelatedTask({ progressToken: event.progressToken, ...event.progress }, event.taskId),
+    } as JSONRPCMessage;
+  }
+  return null;
+}
+
+function openSse(res: ServerResponse, sessionId: string): void {
   res.writeHead(200, {
     "content-type": "text/event-stream",
     "cache-control": "no-cache, no-transform",
@@ -19,26 +40,125 @@ export function openSessionStream(res: ServerResponse, sessionId: string, engine
     "mcp-session-id": sessionId,
   });
   res.flushHeaders();
-  const write = (message: object): void => {
-    res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", ...message })}\n\n`);
-  };
-  const onEvent = (event: TaskEvent): void => {
-    if (event.type === "status") {
-      if (event.sessionId !== sessionId || event.created) return;
-      write({ method: "notifications/tasks/status", params: wireTaskOf(event) });
-    } else if (event.type === "progress") {
-      if (event.sessionId !== sessionId || event.progressToken === null) return;
-      write({
-        method: "notifications/progress",
-        params: withRelatedTask({ progressToken: event.progressToken, ...event.progress }, event.taskId),
-      });
-    }
-  };
-  const unsubscribe = engine.bus.onAny(onEvent);
+}
+
+function sseEvent(message: JSONRPCMessage, id: string | undefined): string {
+  return `event: message\n${id === undefined ? "" : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`;
+}
+
+/**
+ * The standalone GET stream of a shared session: status changes and progress of the tasks this
+ * session created (T-NOTE-1, T-PROG-1), from the cluster's event bus, whichever node runs the work
+ * and whichever node the client's GET landed on. With an event log, it starts with a priming
+ * event and its events carry ids; `resumeAfter` (a Last-Event-ID of this stream) first replays
+ * what came after it — stored by this front or another, also while the stream was down.
+ */
+export async function openSessionStream(
+  res: ServerResponse,
+  sessionId: string,
+  engine: TaskEngine,
+  events?: StreamEventLog,
+  resumeAfter?: string,
+): Promise<void> {
+  if (events && resumeAfter !== undefined) engine.bus.publish({ type: "reply", taskId: RESUMED_TOPIC, message: null, sessionId });
+  // Subscribed before the replay reads the store: nothing published meanwhile is missed.
+  const live: JSONRPCMessage[] = [];
+  let deliver: ((message: JSONRPCMessage) => void) | null = null;
+  const unsubscribe = engine.bus.onAny((event) => {
+    const message = notificationOf(event, sessionId);
+    if (!message) return;
+    if (deliver) deliver(message);
+    else live.push(message);
+  });
+  let closed = false;
   const keepalive = setInterval(() => res.write(": keepalive\n\n"), KEEPALIVE_MS);
   keepalive.unref();
   res.once("close", () => {
+    closed = true;
     unsubscribe();
     clearInterval(keepalive);
+    if (events) keepStoring(sessionId, engine, events);
   });
+  openSse(res, sessionId);
+  if (!events) {
+    deliver = (message) => res.write(sseEvent(message, undefined));
+    live.splice(0).forEach(deliver);
+    return;
+  }
+  // Stored, then written, one at a time: ids on the wire in the order they were issued.
+  let queue: Promise<void> = Promise.resolve();
+  let after = 0;
+  const write = (message: JSONRPCMessage): void => {
+    queue = queue
+      .then(async () => {
+        const id = await events.append(sessionId, STANDALONE_STREAM, message);
+        if (!closed && Number(id) > after) res.write(sseEvent(message, id));
+      })
+      .catch((error: unknown) => engine.logger.warn({ err: error }, "could not store a stream event"));
+  };
+  if (resumeAfter === undefined) res.write(primingEvent(await events.append(sessionId, STANDALONE_STREAM, {}), events.retryMs));
+  else {
+    const last = await events.replay(sessionId, STANDALONE_STREAM, resumeAfter, (id, message) => {
+      if (!closed) res.write(sseEvent(message, id));
+    });
+    after = Number(last);
+  }
+  deliver = write;
+  live.splice(0).forEach(write);
+}
+
+/**
+ * After a GET stream dropped: stores the session's notifications for {@link GET_STREAM_GRACE_MS},
+ * or until a front announces it resumed the stream, so the resumption replays them.
+ */
+function keepStoring(sessionId: string, engine: TaskEngine, events: StreamEventLog): void {
+  const unsubscribe = engine.bus.onAny((event) => {
+    const message = notificationOf(event, sessionId);
+    if (message) void events.append(sessionId, STANDALONE_STREAM, message).catch(() => {});
+  });
+  const unresumed = engine.bus.onTask(RESUMED_TOPIC, (event) => {
+    if (event.type === "reply" && event.sessionId === sessionId) stop();
+  });
+  const timer = setTimeout(() => stop(), GET_STREAM_GRACE_MS);
+  timer.unref();
+  function stop(): void {
+    clearTimeout(timer);
+    unsubscribe();
+    unresumed();
+  }
+}
+
+/** How often a resumed POST stream looks for events its request's server (on any front) stored since. */
+const TAIL_POLL_MS = 200;
+
+/**
+ * A POST's stream resumed with Last-Event-ID, on whichever front: what its request's server (here
+ * or on another front) stored after that id, then what it stores next, until the stream holds the
+ * request's response or the client leaves. Ends at once when the response was among the replayed.
+ */
+export async function resumePostStream(res: ServerResponse, sessionId: string, streamId: string, lastEventId: string, events: StreamEventLog): Promise<void> {
+  let closed = false;
+  res.once("close", () => (closed = true));
+  openSse(res, sessionId);
+  let after = lastEventId;
+  let answered = false;
+  const keepalive = setInterval(() => res.write(": keepalive\n\n"), KEEPALIVE_MS);
+  keepalive.unref();
+  try {
+    while (!closed && !answered) {
+      after = await events.replay(sessionId, streamId, after, (id, message) => {
+        if (closed) return;
+        res.write(sseEvent(message, id));
+        if (isResponse(message)) answered = true;
+      });
+      if (!answered && !closed) await new Promise((resolve) => setTimeout(resolve, TAIL_POLL_MS));
+    }
+  } finally {
+    clearInterval(keepalive);
+  }
+  if (!closed) res.end();
+}
+
+function isResponse(message: JSONRPCMessage): boolean {
+  return !("method" in message) && ("result" in message || "error" in message);
 }

@@ -1,22 +1,33 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { StreamableHTTPServerTransport, type EventStore } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { RpcCode } from "../../core/errors.js";
 import type { TaskServer } from "../../mcp/task-server.js";
 import { answerPlain, plainRequestOf } from "../plain-requests.js";
 import { sendRpcError } from "../json-rpc-response.js";
-import { refuseUnsupportedVersion } from "../protocol-version.js";
+import { refuseUnsupportedVersion, withSessionVersion } from "../protocol-version.js";
+import { RESUMABLE_SINCE, STANDALONE_STREAM, type StreamEventLog } from "../resumable-streams.js";
 import { HttpFailure } from "../rpc-http-errors.js";
 import { ReplyRouter } from "./reply-router.js";
 import { RequestWithdrawals, type OpenRequest } from "./request-withdrawals.js";
-import { openSessionStream } from "./session-stream.js";
+import { openSessionStream, resumePostStream } from "./session-stream.js";
 import { SessionTokenCodec } from "./session-token.js";
 import type { SessionEndpoint } from "../session-endpoint.js";
 
 export interface SharedEndpointOptions {
   /** Host header allow-list (DNS-rebinding protection), read per request (the port is known late). */
   allowedHosts?: () => string[] | undefined;
+  /** Where SSE events are kept for Last-Event-ID resumption (on any front); without it streams carry no event ids. */
+  events?: StreamEventLog;
 }
+
+/**
+ * How long the server of a POST whose stream dropped stays up to finish its request (its events
+ * are stored for a resumption meanwhile), at most: a question nobody answers must not hold it forever.
+ */
+const ORPHANED_REQUEST_MS = 60 * 60 * 1000;
 
 /**
  * The MCP endpoint of a cluster node: no per-node session state, so a plain round-robin balancer
@@ -94,6 +105,7 @@ export class SharedSessionEndpoint implements SessionEndpoint {
       if (outcome !== "needs-stream") return;
     }
     res.setHeader("mcp-session-id", header);
+    withSessionVersion(req, claims.protocolVersion);
     await this.serve(req, res, Array.isArray(body) ? rest : rest[0], header, claims.capabilities, open);
   }
 
@@ -108,15 +120,27 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     return open;
   }
 
-  /** GET: the session's notification stream. */
-  get(req: IncomingMessage, res: ServerResponse, principal: string | null): void {
+  /**
+   * GET: the session's notification stream; with Last-Event-ID, the stream it names (the
+   * notification stream or a POST's, served on this front or another) resumed after it.
+   */
+  async get(req: IncomingMessage, res: ServerResponse, principal: string | null): Promise<void> {
     const header = req.headers["mcp-session-id"];
     const claims = typeof header === "string" ? this.codec.read(header) : null;
     if (typeof header !== "string" || !claims || claims.principal !== principal) {
       sendRpcError(res, typeof header === "string" ? HttpFailure.sessionNotFound : HttpFailure.sessionIdMissing, "Session not found");
       return;
     }
-    openSessionStream(res, header, this.app.engine);
+    const events = claims.protocolVersion >= RESUMABLE_SINCE ? this.options.events : undefined;
+    const lastEventId = req.headers["last-event-id"];
+    if (typeof lastEventId !== "string" || !this.options.events) {
+      await openSessionStream(res, header, this.app.engine, events);
+      return;
+    }
+    const streamId = await this.options.events.streamOf(header, lastEventId);
+    if (streamId === null) sendRpcError(res, HttpFailure.unknownEventId, "Bad Request: unknown Last-Event-ID");
+    else if (streamId === STANDALONE_STREAM) await openSessionStream(res, header, this.app.engine, this.options.events, lastEventId);
+    else await resumePostStream(res, header, streamId, lastEventId, this.options.events);
   }
 
   /** DELETE: shared sessions hold no state to release, so clients may not end them (Streamable HTTP: 405). */
@@ -130,6 +154,69 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     res.writeHead(HttpFailure.methodNotAllowed.status, { allow: "GET, POST" }).end();
   }
 
+  /**
+   * Closes the request's server once its response closed and, with resumable streams, once it
+   * answered: a request whose stream dropped goes on (what it sends is stored, for the client
+   * to resume on any front), up to {@link ORPHANED_REQUEST_MS}.
+   */
+  private closeWhenDone(
+    server: { close(): Promise<void> },
+    routed: { send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> },
+    body: unknown,
+    res: ServerResponse,
+    sessionId: string,
+    stream: { id?: string },
+  ): void {
+    const close = (): void => void server.close().catch(() => {});
+    const { id, method } = (body ?? {}) as { id?: unknown; method?: unknown };
+    const events = this.options.events;
+    if (!events || typeof method !== "string" || (typeof id !== "string" && typeof id !== "number")) {
+      res.once("close", close);
+      return;
+    }
+    if (method === "tasks/result") {
+      // Not kept up: a question out on a dropped tasks/result must go back to the task's queue,
+      // for the next tasks/result (on any front, of any session of the owner: T-INPUT-5) — not
+      // wait in this server for a resumption that may never come. A resumption gets an error
+      // saying so (stored as the stream's last event) and asks again.
+      let answered = false;
+      const send = routed.send.bind(routed);
+      routed.send = async (message, options) => {
+        await send(message, options);
+        const m = message as { id?: unknown; method?: unknown };
+        if (m.method === undefined && m.id === id) answered = true;
+      };
+      res.once("close", () => {
+        close();
+        if (answered || stream.id === undefined) return;
+        const error = { code: RpcCode.ConnectionClosed, message: "Connection closed: this tasks/result's stream dropped; call tasks/result again to get the task's questions and result" };
+        void events.append(sessionId, stream.id, { jsonrpc: "2.0", id, error } as JSONRPCMessage).catch(() => {});
+      });
+      return;
+    }
+    let answered = false;
+    let dropped: NodeJS.Timeout | null = null;
+    const send = routed.send.bind(routed);
+    routed.send = async (message, options) => {
+      await send(message, options);
+      const m = message as { id?: unknown; method?: unknown };
+      if (m.method === undefined && m.id === id) {
+        answered = true;
+        if (dropped) {
+          clearTimeout(dropped);
+          close();
+        }
+      }
+    };
+    res.once("close", () => {
+      if (answered) close();
+      else {
+        dropped = setTimeout(close, ORPHANED_REQUEST_MS);
+        dropped.unref();
+      }
+    });
+  }
+
   private async serve(
     req: IncomingMessage,
     res: ServerResponse,
@@ -139,9 +226,12 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     open: OpenRequest[] = [],
   ): Promise<void> {
     const allowedHosts = this.options.allowedHosts?.();
+    const events = this.options.events;
+    const stream: { id?: string } = {};
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
+      ...(events && { eventStore: recordingStream(events.forSession(sessionId), stream), retryInterval: events.retryMs }),
     });
     // The session's standalone stream is the GET stream, fed by the bus (session-stream.ts): this
     // server only carries what belongs on this request's own stream.
@@ -150,7 +240,7 @@ export class SharedSessionEndpoint implements SessionEndpoint {
       standaloneStream: false,
       ...(capabilities && { clientCapabilities: capabilities }),
     });
-    res.once("close", () => void server.close().catch(() => {}));
+    this.closeWhenDone(server, routed, body, res, sessionId, stream);
     if (open.length > 0) {
       // A withdrawal goes to the server once it has taken the request (it then aborts the handler);
       // one that came before waits for that.
@@ -164,4 +254,15 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     }
     await transport.handleRequest(req, res, body);
   }
+}
+
+/** The event store of one POST's transport, noting the id the transport gave the POST's stream. */
+function recordingStream(store: EventStore, stream: { id?: string }): EventStore {
+  return {
+    ...store,
+    storeEvent: (streamId, message) => {
+      stream.id ??= streamId;
+      return store.storeEvent(streamId, message);
+    },
+  };
 }

@@ -18,6 +18,8 @@ interface CallRequest {
   requestId: RequestId;
   signal: AbortSignal;
   caller: Caller;
+  /** Ends the call's SSE stream now, when it is resumable (the transport has an event store). */
+  closeStream?: (() => void) | undefined;
 }
 
 /** What tools/call needs to know about the connection a task-augmented call came in on. */
@@ -123,7 +125,13 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   }
   const { tool, args } = checked;
   const progressToken = progressTokenOf(params);
-  const ctx = plainToolContext(session.server, { requestId: request.requestId, signal: request.signal, progressToken: progressToken ?? undefined, logThreshold: session.logThreshold });
+  const ctx = plainToolContext(session.server, {
+    requestId: request.requestId,
+    signal: request.signal,
+    progressToken: progressToken ?? undefined,
+    logThreshold: session.logThreshold,
+    closeStream: request.closeStream,
+  });
   return runToolPlainly(session.engine.logger, tool, args, ctx);
 }
 

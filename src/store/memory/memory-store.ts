@@ -15,6 +15,7 @@ import {
 } from "../store-rules.js";
 import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
+import { memoryStreamEvents } from "./memory-stream-events.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
@@ -242,6 +243,8 @@ export function memoryStore(): TaskStore & CheckpointStore {
       secret ??= randomBytes(32);
       return Buffer.from(secret);
     },
+
+    streamEvents: memoryStreamEvents(),
 
     async close(): Promise<void> {
       closed = true;

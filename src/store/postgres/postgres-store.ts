@@ -24,6 +24,7 @@ import { tablesOf, type Statement } from "./sql.js";
 import { boundText } from "./text-values.js";
 import { coalescer } from "./coalescer.js";
 import { sweepStatements } from "./sweep-statements.js";
+import { postgresStreamEvents } from "./stream-event-statements.js";
 import type { Logger } from "../../core/logger.js";
 import { taskStatements } from "./task-statements.js";
 import { viewStatements } from "./view-statements.js";
@@ -432,6 +433,8 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     async queueDepth(): Promise<number> {
       return count(leases.queueDepth, []);
     },
+
+    streamEvents: postgresStreamEvents(tables, run),
 
     async close(): Promise<void> {
       if (closed) return;

@@ -113,6 +113,19 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
     PRIMARY KEY (task_id, name)
   );
   `,
+  // Streamable HTTP's SSE events, kept for Last-Event-ID resumption on any node
+  // (stream-event-store.ts). The identity is the event id: it only grows.
+  (t) => `
+  CREATE TABLE ${t.streamEvents} (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_key TEXT COLLATE "C" NOT NULL,
+    stream_id   TEXT COLLATE "C" NOT NULL,
+    message     TEXT NOT NULL,
+    created_at  BIGINT NOT NULL
+  );
+  CREATE INDEX ON ${t.streamEvents} (session_key, stream_id, id);
+  CREATE INDEX ON ${t.streamEvents} (created_at);
+  `,
 ];
 
 /** The schema version this code writes. */

@@ -25,6 +25,8 @@ export interface Tables {
   readonly events: string;
   /** Checkpointed step results (durable execution). */
   readonly checkpoints: string;
+  /** Streamable HTTP's SSE events, for resumption (stream-event-statements.ts). */
+  readonly streamEvents: string;
 }
 
 /**
@@ -54,6 +56,7 @@ export function tablesOf(schemaName: string): Tables {
     migrations: `${schema}.migrations`,
     events: `${schema}.events`,
     checkpoints: `${schema}.task_checkpoints`,
+    streamEvents: `${schema}.stream_events`,
   };
 }
 

@@ -96,6 +96,19 @@ const MIGRATIONS: readonly string[] = [
     DELETE FROM task_checkpoints WHERE task_id = OLD.id;
   END;
   `,
+  // Streamable HTTP's SSE events, kept for Last-Event-ID resumption (stream-event-store.ts). The
+  // rowid is the event id: it only grows (AUTOINCREMENT: never reused after a prune).
+  `
+  CREATE TABLE stream_events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_key TEXT NOT NULL,
+    stream_id   TEXT NOT NULL,
+    message     TEXT NOT NULL,
+    created_at  INTEGER NOT NULL
+  );
+  CREATE INDEX stream_events_stream ON stream_events (session_key, stream_id, id);
+  CREATE INDEX stream_events_created ON stream_events (created_at);
+  `,
 ];
 
 /** The schema version this code writes. */

@@ -11,6 +11,7 @@ import { prepareMetaStatements } from "./meta-statements.js";
 import { inputFromRow, statusChangeFromRow, taskFromRow, toJson } from "./rows.js";
 import { migrate } from "./schema.js";
 import { prepareSweepStatements } from "./sweep-statements.js";
+import { sqliteStreamEvents } from "./stream-event-statements.js";
 import { prepareTaskStatements } from "./task-statements.js";
 import { prepareViewStatements } from "./view-statements.js";
 import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
@@ -61,6 +62,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   const sweeps = prepareSweepStatements(db);
   const meta = prepareMetaStatements(db);
   const views = prepareViewStatements(db);
+  const streamEvents = sqliteStreamEvents(db);
   let secret: Buffer | null = null;
   const writerLock = isFilePath(path) ? new SqliteWriterLock(path) : null;
 
@@ -219,6 +221,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       if (!writerLock.acquire()) throw new StoreInUseError(resolve(path), meta.writer());
       meta.recordWriter({ pid: process.pid, host: hostname(), since: Date.now() });
     },
+    streamEvents,
 
     async close(): Promise<void> {
       if (db.open) db.close();

@@ -1,0 +1,38 @@
+/** The SSE events of Streamable HTTP streams, for Last-Event-ID resumption. */
+import type { Database } from "better-sqlite3";
+import type { StreamEventStore } from "../stream-event-store.js";
+
+export function sqliteStreamEvents(db: Database): StreamEventStore {
+  const insert = db.prepare<[string, string, string, number], { id: number }>(
+    `INSERT INTO stream_events (session_key, stream_id, message, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+  );
+  const streamOf = db.prepare<[number, string], { stream_id: string }>(`SELECT stream_id FROM stream_events WHERE id = ? AND session_key = ?`);
+  const after = db.prepare<[string, string, number, number], { id: number; message: string }>(
+    `SELECT id, message FROM stream_events WHERE session_key = ? AND stream_id = ? AND id > ? ORDER BY id LIMIT ?`,
+  );
+  const pruneOld = db.prepare<[number], unknown>(`DELETE FROM stream_events WHERE created_at < ?`);
+  // All but the newest `keep` of one stream: the id of the oldest one kept bounds the delete.
+  const pruneStream = db.prepare<{ sessionKey: string; streamId: string; keep: number }, unknown>(`
+    DELETE FROM stream_events WHERE session_key = @sessionKey AND stream_id = @streamId AND id < (
+      SELECT id FROM stream_events WHERE session_key = @sessionKey AND stream_id = @streamId
+      ORDER BY id DESC LIMIT 1 OFFSET @keep - 1)`);
+
+  return {
+    async append({ sessionKey, streamId, message, now }) {
+      const row = insert.get(sessionKey, streamId, message, now);
+      if (row === undefined) throw new Error("stream event insert returned no id");
+      return row.id;
+    },
+    async streamOf(sessionKey, eventId) {
+      return streamOf.get(eventId, sessionKey)?.stream_id ?? null;
+    },
+    async after(sessionKey, streamId, afterId, limit) {
+      return after.all(sessionKey, streamId, afterId, Math.max(0, Math.floor(limit)));
+    },
+    async prune(retention) {
+      if ("before" in retention) return pruneOld.run(retention.before).changes;
+      const keep = Math.max(1, Math.floor(retention.keep));
+      return pruneStream.run({ sessionKey: retention.sessionKey, streamId: retention.streamId, keep }).changes;
+    },
+  };
+}
