@@ -179,7 +179,7 @@ describe("TaskClient under 2026-07-28 — input", () => {
   it("answers two questions pending together, each key once (X-UPD-2, X-UPD-3)", async () => {
     const asked: string[] = [];
     const tasks = stateless({
-      elicit: async (params) => {
+      elicit: async (params): Promise<{ action: "accept"; content: Record<string, string | boolean> }> => {
         asked.push(params.message);
         return params.message === "Your name?" ? { action: "accept", content: { name: "Ada" } } : { action: "accept", content: { confirm: true } };
       },
@@ -273,5 +273,23 @@ describe("TaskClient under 2026-07-28 — cancel and resume", () => {
     await after.url();
     const resumed = await (await connect(url)).resume(call.task.id);
     expect(textOf(await resumed.result())).toBe("slept 2000 ms");
+  });
+});
+
+describe("TaskClient under 2026-07-28 — progress of a plain call", () => {
+  it("reads the notifications/progress of a plain call from its SSE answer, then the result", async () => {
+    const seen: Array<{ progress: number; total?: number; message?: string }> = [];
+    const call = await stateless().callTool("progress_plain", { steps: 3 }, { onProgress: (p) => seen.push(p) });
+    expect(call).toEqual({ kind: "result", result: { content: [{ type: "text", text: "3 steps" }] } });
+    expect(seen).toEqual([
+      { progress: 1, total: 3, message: "step 1" },
+      { progress: 2, total: 3, message: "step 2" },
+      { progress: 3, total: 3, message: "step 3" },
+    ]);
+  });
+
+  it("a plain call without progress asked for is one JSON answer, as before", async () => {
+    const call = await stateless().callTool("progress_plain", { steps: 2 });
+    expect(call).toEqual({ kind: "result", result: { content: [{ type: "text", text: "2 steps" }] } });
   });
 });
