@@ -7,7 +7,7 @@ export interface RequestorOptions {
   stdio?: string;
   token?: string;
   json?: boolean;
-  protocol?: ProtocolRevision;
+  protocol?: ProtocolRevision | "auto";
 }
 
 /** Adds --stdio, --token, --protocol, --json; makes usage errors exit 2 (help and version still exit 0). */
@@ -16,8 +16,8 @@ export function requestorCommand(name: string): Command {
     .addOption(new Option("--stdio <command>", "talk to a server spawned with this command over stdio (instead of <target>)"))
     .addOption(new Option("--token <token>", "HTTP bearer token").env("MCP_TASKS_TOKEN"))
     .addOption(
-      new Option("--protocol <revision>", "speak this protocol revision (default: server/discover decides, cached per target for an hour)")
-        .choices(PROTOCOL_REVISIONS)
+      new Option("--protocol <revision>", "speak this protocol revision; auto: server/discover decides, cached per target for an hour (default: auto)")
+        .choices([...PROTOCOL_REVISIONS, "auto"])
         .env("MCP_TASKS_PROTOCOL"),
     )
     .option("--json", "machine-readable output on stdout")
@@ -46,7 +46,7 @@ export function takeTarget(positionals: string[], options: RequestorOptions): { 
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidArgumentError(`not an http(s) URL: ${first}`);
   return {
-    target: { kind: "http", url: url.href, ...(options.token !== undefined && { token: options.token }), ...(options.protocol !== undefined && { protocol: options.protocol }) },
+    target: { kind: "http", url: url.href, ...(options.token !== undefined && { token: options.token }), ...(options.protocol !== undefined && options.protocol !== "auto" && { protocol: options.protocol }) },
     rest,
   };
 }
