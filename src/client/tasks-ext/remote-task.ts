@@ -61,7 +61,8 @@ export class StatelessTask implements ToolTask {
     let lastYielded = "";
     for (;;) {
       options.signal?.throwIfAborted();
-      const current = await this.status(options.signal !== undefined ? { signal: options.signal } : {});
+      // While outcome() polls, its answers are read here instead of a second tasks/get each interval.
+      const current = this.waiting && this.latest ? this.latest : await this.status(options.signal !== undefined ? { signal: options.signal } : {});
       const key = `${current.status}\u0000${current.statusMessage ?? ""}`;
       if (key !== lastYielded) {
         lastYielded = key;
@@ -191,6 +192,7 @@ export class StatelessTask implements ToolTask {
     if (key !== this.lastLogged) {
       this.lastLogged = key;
       this.options.onLifecycle({ type: "status", taskId: this.id, status: task.status, ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }) });
+      for (const wake of [...this.wakers]) wake();
     }
   }
 
