@@ -55,6 +55,10 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
     printError(out, error);
     return exitCodeOf(error);
   }
+  if (opts.ttl !== undefined && connection.tasks.protocol === "2026-07-28") {
+    // X-CAP-4: the client states no task preference under 2026-07-28, its ttl included.
+    process.stderr.write("Note: --ttl is not sent under 2026-07-28: the server's default ttl applies.\n");
+  }
   const unknown = await unknownToolMessage(connection, parsed.tool);
   if (unknown !== null) {
     view?.stop();
