@@ -54,6 +54,13 @@ export default {
       to: { path: "^src/mcp/(rev[^/]+|tasks-ext)/", pathNot: "^src/mcp/$1/" },
     },
     {
+      name: "requestor-era-isolation",
+      comment: "the requestor's era folders (src/client/rev…, src/client/tasks-ext) follow the same rule; each may use its own era's binding in src/mcp",
+      severity: "error",
+      from: { path: "^src/client/(rev[^/]+|tasks-ext)/" },
+      to: { path: "^src/client/(rev[^/]+|tasks-ext)/", pathNot: "^src/client/$1/" },
+    },
+    {
       name: "no-sdk-below-mcp",
       comment: "core, store, events and runtime know nothing of the SDK (its types included)",
       severity: "error",

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { nonNegativeInt } from "./options.js";
+import { answerObject, nonNegativeInt } from "./options.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
 import { printError, printOutcome, type Output } from "./output.js";
@@ -7,7 +7,6 @@ import { requestorCommand, takeTarget, targetArgs, usageError, type RequestorOpt
 import { stateDir } from "./state-dir.js";
 import { closest } from "./edit-distance.js";
 import { connectTarget, type Connection } from "./target.js";
-import { listAllTools } from "./tool-list.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
@@ -16,6 +15,7 @@ interface CallOptions extends RequestorOptions {
   task?: boolean;
   ttl?: number;
   detach?: boolean;
+  answer?: Array<Record<string, unknown>>;
 }
 
 export function callCommand(): Command {
@@ -27,6 +27,7 @@ export function callCommand(): Command {
     .option("--no-task", "call plainly (refused if the tool requires a task)")
     .option("--ttl <ms>", "requested task ttl in ms", nonNegativeInt)
     .option("--detach", "print the task id and exit; collect it later with `mcp-tasks tasks result`")
+    .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order)", answerObject)
     .action(async (positionals: string[], opts: CallOptions) => {
       process.exitCode = await runCall(command, positionals, opts);
     });
@@ -49,10 +50,14 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
   const view = isInteractive() && !opts.detach ? new ProgressView(process.stderr) : null;
   let connection;
   try {
-    connection = await connectTarget(parsed.target, terminalHandlers(view), stateDir());
+    connection = await connectTarget(parsed.target, terminalHandlers(view, opts.answer), stateDir());
   } catch (error) {
     printError(out, error);
     return exitCodeOf(error);
+  }
+  if (opts.ttl !== undefined && connection.tasks.protocol === "2026-07-28") {
+    // X-CAP-4: the client states no task preference under 2026-07-28, its ttl included.
+    process.stderr.write("Note: --ttl is not sent under 2026-07-28: the server's default ttl applies.\n");
   }
   const unknown = await unknownToolMessage(connection, parsed.tool);
   if (unknown !== null) {
@@ -110,7 +115,7 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
  * call says what is wrong); else the message for a misspelt name, with the closest names.
  */
 async function unknownToolMessage(connection: Connection, tool: string): Promise<string | null> {
-  const names = await listAllTools(connection.client).then(
+  const names = await connection.tasks.listTools().then(
     (tools) => tools.map((t) => t.name),
     () => null,
   );

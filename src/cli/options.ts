@@ -26,3 +26,15 @@ export function port(value: string): number {
   if (n > 65535) throw new InvalidArgumentError("a port is 0..65535");
   return n;
 }
+
+/** A repeatable `--answer <json>`: each a JSON object, collected in order. */
+export function answerObject(value: string, previous: Array<Record<string, unknown>> = []): Array<Record<string, unknown>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError(`not valid JSON: ${value}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError("expected a JSON object (the elicitation's content)");
+  return [...previous, parsed as Record<string, unknown>];
+}

@@ -4,6 +4,10 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { PrivateRequestIds } from "../client/private-request-ids.js";
 import { fileJournal, type TaskJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
+import { chooseEra } from "../client/era-choice.js";
+import type { ProtocolRevision } from "../client/requestor-era.js";
+import { StatelessConnection } from "../client/tasks-ext/stateless-connection.js";
+import { fileEraCache } from "./era-cache.js";
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
 import { connectionFailure } from "./connection-failure.js";
@@ -11,10 +15,9 @@ import { journalPath } from "./state-dir.js";
 import { SessionStore, sessionKey, type StoredSession } from "./session-store.js";
 
 /** Where a requestor command talks to: a Streamable HTTP URL, or a command spawned for stdio. */
-export type Target = { kind: "http"; url: string; token?: string } | { kind: "stdio"; command: string };
+export type Target = { kind: "http"; url: string; token?: string; protocol?: ProtocolRevision } | { kind: "stdio"; command: string };
 
 export interface Connection {
-  client: Client;
   tasks: TaskClient;
   /** The target as a human reads it (journal entries, messages). */
   label: string;
@@ -34,9 +37,15 @@ export interface SessionChoice {
 const VERSION = "0.1.0";
 
 /**
- * Connects a TaskClient to the target.
+ * Connects a TaskClient to the target, in the protocol era it speaks.
  *
- * Over HTTP every run opens a session of its own, and resumes a stored one (see SessionStore) only
+ * The era of an HTTP target: `--protocol` when given; else, for a command about one task, the
+ * era the journal says created it (a task is resumed by id in the era it lives in, whatever
+ * discover would say now); else the era cache of the state directory (era-cache.ts); else
+ * `server/discover` with the 2026-07-28 envelope decides (chooseEra). Under 2026-07-28 there is
+ * no session at all: each request stands alone, so nothing below applies.
+ *
+ * Over HTTP under 2025-11-25 every run opens a session of its own, and resumes a stored one (see SessionStore) only
  * where a task was created in it. One session shared by concurrent processes cannot be right,
  * whatever the request ids: a Streamable HTTP server keeps one standalone GET stream per session
  * (the SDK's refuses a second with 409), so a task's progress and status, and any server→client
@@ -51,6 +60,8 @@ const VERSION = "0.1.0";
 export async function connectTarget(target: Target, handlers: Handlers, dir: string, choice: SessionChoice = {}): Promise<Connection> {
   const journal = fileJournal(journalPath(dir));
   if (target.kind === "stdio") return connectStdio(target.command, handlers, journal);
+  const protocol = await eraOf(target, journal, dir, choice.taskId);
+  if (protocol === "2026-07-28") return openStateless(target, handlers, journal);
   const sessions = new SessionStore(dir);
   const key = sessionKey(target.url, target.token);
   const wanted = choice.sessionId ?? (choice.taskId !== undefined ? await creatingSession(journal, target.url, choice.taskId) : undefined);
@@ -76,6 +87,37 @@ export async function storedSessions(target: Target, dir: string, limit: number)
   if (target.kind !== "http") return [];
   const all = await new SessionStore(dir).all(sessionKey(target.url, target.token));
   return all.slice(0, limit).map((s) => s.sessionId);
+}
+
+async function eraOf(target: Extract<Target, { kind: "http" }>, journal: TaskJournal, dir: string, taskId: string | undefined): Promise<ProtocolRevision> {
+  if (target.protocol !== undefined) return target.protocol;
+  if (taskId !== undefined) {
+    const entries = await journal.entries().catch(() => []);
+    const created = entries.findLast((e) => e.op === "created" && e.taskId === taskId && e.target === target.url);
+    // Entries from before 2026-07-28 carry no protocol: they were 2025-11-25.
+    if (created) return created.protocol === "2026-07-28" ? "2026-07-28" : "2025-11-25";
+  }
+  try {
+    return await chooseEra(statelessConnection(target), { cache: fileEraCache(dir) });
+  } catch (error) {
+    throw connectionFailure(target.url, error, target.token !== undefined);
+  }
+}
+
+function statelessConnection(target: Extract<Target, { kind: "http" }>): StatelessConnection {
+  return new StatelessConnection(target.url, { clientInfo: { name: "mcp-tasks-cli", version: VERSION }, ...(target.token !== undefined && { token: target.token }) });
+}
+
+/** A 2026-07-28 connection: nothing to open; the first request is the first contact. */
+function openStateless(target: Extract<Target, { kind: "http" }>, handlers: Handlers, journal: TaskJournal): Connection {
+  const tasks = new TaskClient(statelessConnection(target), { ...handlers, journal, target: target.url });
+  return {
+    tasks,
+    label: target.url,
+    async close() {
+      await tasks.close();
+    },
+  };
 }
 
 async function creatingSession(journal: TaskJournal, url: string, taskId: string): Promise<string | undefined> {
@@ -143,7 +185,6 @@ async function openHttp(
     throw error;
   }
   return {
-    client,
     tasks,
     label: target.url,
     async close() {
@@ -173,7 +214,6 @@ async function connectStdio(command: string, handlers: Handlers, journal: TaskJo
     throw new ConnectionError(`Cannot start or talk to "${command}": ${error instanceof Error ? error.message : String(error)}${detail}`, RpcCode.ConnectionClosed, error);
   }
   return {
-    client,
     tasks,
     label: `stdio:${command}`,
     async close() {

@@ -4,7 +4,7 @@ import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
 import { TASK_STATUSES } from "../core/task-status.js";
 import { fileJournal } from "../client/task-journal.js";
-import { positiveInt } from "./options.js";
+import { answerObject, positiveInt } from "./options.js";
 import { printError, printTask, type Output } from "./output.js";
 import { printTaskTable, selectTasks } from "./task-list-view.js";
 import { requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
@@ -21,6 +21,7 @@ type Operation = "list" | "get" | "result" | "cancel";
 interface ListOptions extends RequestorOptions {
   status?: string;
   limit?: number;
+  answer?: Array<Record<string, unknown>>;
 }
 
 /** `mcp-tasks tasks list|get|result|cancel <target> [taskId]`. */
@@ -46,6 +47,9 @@ export function tasksCommand(): Command {
         .addOption(new Option("--status <status>", "only tasks in this status").choices(TASK_STATUSES))
         .option("--limit <n>", "at most this many (the newest)", positiveInt);
     }
+    if (op === "result") {
+      command.option("--answer <json>", "accept the task's next elicitation with this content, without prompting (repeatable, used in order)", answerObject);
+    }
     tasks.addCommand(command);
   }
   return tasks;
@@ -70,7 +74,7 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
   const view = op === "result" && isInteractive() ? new ProgressView(process.stderr) : null;
   let connection: Connection;
   try {
-    connection = await connectTarget(target, terminalHandlers(view), stateDir(), { taskId: id });
+    connection = await connectTarget(target, terminalHandlers(view, opts.answer), stateDir(), { taskId: id });
   } catch (error) {
     printError(out, error);
     return exitCodeOf(error);
@@ -101,7 +105,9 @@ const LISTED_SESSIONS = 20;
  * `tasks list`: the tasks of every stored session of the target (where this user's runs created
  * tasks), each task once. A receiver that binds tasks to sessions lists only the calling session's;
  * one that binds them to the principal lists the same in each. Without a live stored session, a
- * new session asks.
+ * new session asks. Under 2026-07-28 there is no `tasks/list` (X-LEG-1): the tasks this state
+ * directory's runs created on the target (the journal) are each read with `tasks/get`; those the
+ * server no longer knows (expired, swept) are left out.
  */
 async function list(target: Target, out: Output, filter: { status?: string; limit?: number }): Promise<number> {
   const dir = stateDir();
@@ -112,14 +118,25 @@ async function list(target: Target, out: Output, filter: { status?: string; limi
     for (const sessionId of await storedSessions(target, dir, LISTED_SESSIONS)) {
       const resumed = await connectTarget(target, handlers, dir, { sessionId }).catch(() => null);
       if (resumed) connections.push(resumed);
+      // A stateless connection ignores the session: one is all it takes.
+      if (resumed?.tasks.protocol === "2026-07-28") break;
     }
     if (connections.length === 0) connections.push(await connectTarget(target, handlers, dir));
+    const entries = await fileJournal(journalPath(dir)).entries().catch(() => []);
     for (const connection of connections) {
+      if (connection.tasks.protocol === "2026-07-28") {
+        const ids = new Set(entries.filter((e) => e.op === "created" && e.target === connection.label && e.protocol === "2026-07-28").map((e) => e.taskId));
+        for (const id of ids) {
+          const task = await connection.tasks.get(id).catch(() => null);
+          if (task && !found.has(id)) found.set(id, task);
+        }
+        continue;
+      }
       for await (const task of connection.tasks.list()) if (!found.has(task.taskId)) found.set(task.taskId, task);
     }
     const label = connections[0]?.label;
     const toolOf = new Map<string, string>();
-    for (const e of await fileJournal(journalPath(dir)).entries().catch(() => [])) {
+    for (const e of entries) {
       if (e.op === "created" && e.name !== undefined && e.target === label) toolOf.set(e.taskId, e.name);
     }
     printTaskTable(out, selectTasks([...found.values()], filter), toolOf, Date.now());

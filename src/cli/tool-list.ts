@@ -1,20 +1,12 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ProtocolRevision } from "../client/requestor-era.js";
 
-/** Every page of the server's `tools/list`. */
-export async function listAllTools(client: Client): Promise<Tool[]> {
-  const tools: Tool[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor });
-    tools.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return tools;
-}
-
-/** T-TOOL-2: a tool without `execution.taskSupport` is "forbidden". */
-export function taskSupportOf(tool: Tool): string {
+/**
+ * T-TOOL-2: a tool without `execution.taskSupport` is "forbidden". Under 2026-07-28 `tools/list`
+ * says nothing of it (X-LEG-6): the server decides per call (X-CAP-4).
+ */
+export function taskSupportOf(tool: Tool, protocol: ProtocolRevision = "2025-11-25"): string {
+  if (protocol === "2026-07-28") return tool.execution?.taskSupport ?? "server decides";
   return tool.execution?.taskSupport ?? "forbidden";
 }
 

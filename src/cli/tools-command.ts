@@ -7,7 +7,7 @@ import { stateDir } from "./state-dir.js";
 import { renderTable } from "./table.js";
 import { connectTarget, type Target } from "./target.js";
 import { terminalHandlers } from "./terminal/interactive.js";
-import { listAllTools, summaryOf, taskSupportOf } from "./tool-list.js";
+import { summaryOf, taskSupportOf } from "./tool-list.js";
 
 /** `mcp-tasks tools list <target>`: what can be called, and how (T-TOOL-2 taskSupport). */
 export function toolsCommand(): Command {
@@ -40,10 +40,11 @@ async function list(target: Target, out: Output): Promise<number> {
     return exitCodeOf(error);
   }
   try {
-    const tools = await listAllTools(connection.client);
+    const tools = await connection.tasks.listTools();
+    const protocol = connection.tasks.protocol;
     if (out.json) out.stdout.write(`${JSON.stringify({ tools })}\n`);
     else if (tools.length === 0) out.stderr.write("no tools\n");
-    else out.stdout.write(renderTable(["name", "taskSupport", "description"], tools.map((t) => [t.name, taskSupportOf(t), summaryOf(t)])));
+    else out.stdout.write(renderTable(["name", "taskSupport", "description"], tools.map((t) => [t.name, taskSupportOf(t, protocol), summaryOf(t)])));
     return ExitCode.Ok;
   } catch (error) {
     printError(out, error);

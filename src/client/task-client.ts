@@ -1,19 +1,20 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { CallToolResultSchema, ListToolsResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
-import { RpcCode } from "../core/errors.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { TaskError } from "../core/errors.js";
 import { ClientReceiver, type ClientReceiverOptions } from "./receiver.js";
-import { ConnectionError } from "../mcp/requestor-errors.js";
-import { NO_TIMEOUT_MS, peerOf, type TaskPeer } from "../mcp/rev2025-11-25/requestor/peer.js";
-import { RemoteTask, type LifecycleEvent } from "../mcp/rev2025-11-25/requestor/remote-task.js";
+import type { LifecycleEvent } from "../mcp/rev2025-11-25/requestor/remote-task.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
-import { declaresTaskSupport, immediateResponseOf, readCreatedTask, readWireTask, type WireTask } from "../mcp/rev2025-11-25/wire.js";
+import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
 import { silentLogger, type Logger } from "../core/logger.js";
 import type { TaskJournal } from "./task-journal.js";
-import { decideTaskCall } from "./task-support.js";
+import { chooseEra, type EraCache } from "./era-choice.js";
+import type { ProtocolRevision, RequestorEra, ToolTask } from "./requestor-era.js";
+import { Rev20251125Requestor } from "./rev2025-11-25/requestor.js";
+import { TasksExtRequestor } from "./tasks-ext/requestor.js";
+import { StatelessConnection, type StatelessConnectionOptions } from "./tasks-ext/stateless-connection.js";
 
-/** A tool call running as a task on the server. */
-export type ToolTask = RemoteTask<CallToolResult>;
+export type { ToolTask } from "./requestor-era.js";
 
 /** What {@link TaskClient.callTool} started: a task to follow, or (a plain call) its result. */
 export type ToolCall =
@@ -22,11 +23,14 @@ export type ToolCall =
 
 export interface CallToolOptions {
   /**
-   * `true`: as a task (refused locally if the server or tool does not allow it); `false`: as a
-   * plain call (refused if the tool requires a task); omitted: a task exactly when required.
+   * 2025-11-25: `true` as a task (refused locally if the server or tool does not allow it);
+   * `false` as a plain call (refused if the tool requires a task); omitted: a task exactly when
+   * required. 2026-07-28 (the server decides, X-CAP-4): `false` does not declare the tasks
+   * extension on the call, so an optional tool runs plainly (X-CAP-10) and a required one is
+   * refused (-32021); otherwise the extension is declared.
    */
   task?: boolean;
-  /** Requested ttl of the task, ms (T-NEW-1). */
+  /** Requested ttl of the task, ms (T-NEW-1; 2025-11-25 only: under 2026-07-28 the server's default applies). */
   ttl?: number;
   /** Progress notifications of the call; for a task they keep coming for its whole life (T-PROG-1). */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
@@ -47,88 +51,117 @@ export interface TaskClientOptions extends ClientReceiverOptions {
   defaultPollIntervalMs?: number;
 }
 
-const AnyObject = z.record(z.string(), z.unknown());
+/** Options of {@link TaskClient.connect}. */
+export interface ConnectOptions extends TaskClientOptions, StatelessConnectionOptions {
+  /** Speak this revision without asking (`server/discover` is skipped). */
+  protocol?: ProtocolRevision;
+  /** Remembers each target's era, so a 2025-only server is not asked `server/discover` on every connect. */
+  eraCache?: EraCache;
+}
 
 /**
- * The requestor side of MCP Tasks on an SDK `Client`: calls tools as tasks where the server allows
- * it, follows, waits for and cancels them, lists them, and re-attaches to them by id after a
- * restart. Also routes the server's elicitation/sampling requests to the application's handlers,
- * and can host them as client-side tasks (`hostTasks`).
+ * The requestor side of MCP Tasks, in either protocol era: calls tools (as tasks where the era
+ * allows it), follows, waits for and cancels tasks, lists them (2025-11-25), and re-attaches to
+ * them by id after a restart. Routes the server's elicitation/sampling requests to the
+ * application's handlers — on the `tasks/result` stream (2025-11-25), or as `inputRequests`
+ * answered with `tasks/update` and MRTR rounds (2026-07-28).
  *
- * Create it before `client.connect()`: it declares the client's capabilities.
+ * - `new TaskClient(client)`: 2025-11-25 on an SDK `Client` (create it before `client.connect()`:
+ *   it declares the client's capabilities); can host the server's requests as client-side tasks.
+ * - `new TaskClient(new StatelessConnection(url))`: 2026-07-28 with the tasks extension.
+ * - `await TaskClient.connect(url)`: asks `server/discover` first and speaks 2026-07-28 where the
+ *   server does, else initializes a 2025-11-25 session (`protocol` forces one; `eraCache` spares the
+ *   question on later connects).
+ *
+ * The wire of each era lives behind {@link RequestorEra} (`rev2025-11-25/`, `tasks-ext/`).
  */
 export class TaskClient {
-  readonly client: Client;
-  /** Answers the server's requests (and hosts client-side tasks). */
-  readonly receiver: ClientReceiver;
-  private readonly peer: TaskPeer;
+  /** The protocol revision this client speaks. */
+  readonly protocol: ProtocolRevision;
+  private readonly era: RequestorEra;
+  private readonly sdkClient: Client | null;
+  private readonly sdkReceiver: ClientReceiver | null;
   private readonly options: TaskClientOptions;
   private readonly logger: Logger;
   private readonly handles = new Set<ToolTask>();
-  private toolSupport: Map<string, TaskSupport> | null = null;
+  private ownsClient = false;
 
-  constructor(client: Client, options: TaskClientOptions = {}) {
-    this.client = client;
+  constructor(client: Client | StatelessConnection, options: TaskClientOptions = {}) {
     this.options = options;
     this.logger = options.logger ?? silentLogger;
-    this.receiver = new ClientReceiver(client, options);
-    this.peer = peerOf(client, options.serverCapabilities !== undefined ? { capabilities: options.serverCapabilities } : {});
-  }
-
-  /** Whether the server declared `tasks.requests.tools.call` (T-CAP-3, T-TOOL-1). */
-  get serverSupportsToolTasks(): boolean {
-    return declaresTaskSupport(this.peer.capabilities(), "tools/call");
-  }
-
-  /** A tool's `execution.taskSupport` from `tools/list` (cached; "forbidden" when absent, T-TOOL-2). Null for an unknown tool. */
-  async taskSupportOf(tool: string, options: { refresh?: boolean } = {}): Promise<TaskSupport | null> {
-    if (!this.toolSupport || options.refresh) {
-      const support = new Map<string, TaskSupport>();
-      let cursor: string | undefined;
-      do {
-        const page = await this.peer.request("tools/list", cursor === undefined ? {} : { cursor }, ListToolsResultSchema);
-        for (const t of page.tools) {
-          const declared = t.execution?.taskSupport;
-          support.set(t.name, declared === "optional" || declared === "required" ? declared : "forbidden");
-        }
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
-      this.toolSupport = support;
+    if (client instanceof StatelessConnection) {
+      this.sdkClient = null;
+      this.sdkReceiver = null;
+      this.era = new TasksExtRequestor(client, options);
+    } else {
+      this.sdkClient = client;
+      this.sdkReceiver = new ClientReceiver(client, options);
+      this.era = new Rev20251125Requestor(client, options.serverCapabilities);
     }
-    return this.toolSupport.get(tool) ?? null;
+    this.protocol = this.era.revision;
   }
 
   /**
-   * Calls a tool: as a task where the server allows it and the caller wants it (see
+   * A TaskClient on a Streamable HTTP endpoint, in the era it speaks (see the class). Under
+   * 2025-11-25 a new SDK Client is connected (closed again by {@link close}).
+   */
+  static async connect(url: string | URL, options: ConnectOptions = {}): Promise<TaskClient> {
+    const connection = new StatelessConnection(url, options);
+    const revision = await chooseEra(connection, {
+      ...(options.protocol !== undefined && { forced: options.protocol }),
+      ...(options.eraCache !== undefined && { cache: options.eraCache }),
+    });
+    if (revision === "2026-07-28") return new TaskClient(connection, options);
+    const client = new Client(options.clientInfo ?? { name: "mcp-tasks", version: "0.1.0" });
+    const tasks = new TaskClient(client, options);
+    const headers = { ...options.headers, ...(options.token !== undefined && { Authorization: `Bearer ${options.token}` }) };
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, ...(options.fetch !== undefined && { fetch: options.fetch }) }));
+    tasks.ownsClient = true;
+    return tasks;
+  }
+
+  /** The SDK client of a 2025-11-25 TaskClient; a 2026-07-28 one has none (stateless requests). */
+  get client(): Client {
+    if (!this.sdkClient) throw new TaskError("method_not_found", "A 2026-07-28 TaskClient has no SDK Client: it sends stateless requests");
+    return this.sdkClient;
+  }
+
+  /** Answers the server's requests (and hosts client-side tasks): 2025-11-25 only. */
+  get receiver(): ClientReceiver {
+    if (!this.sdkReceiver) throw new TaskError("method_not_found", "A 2026-07-28 TaskClient has no receiver: the server's questions come as inputRequests");
+    return this.sdkReceiver;
+  }
+
+  /** Whether the server declared `tasks.requests.tools.call` (T-CAP-3, T-TOOL-1); 2026-07-28: true (the server decides per call). */
+  get serverSupportsToolTasks(): boolean {
+    return this.era instanceof Rev20251125Requestor ? this.era.serverSupportsToolTasks : true;
+  }
+
+  /** Every page of `tools/list`. */
+  listTools(): Promise<Tool[]> {
+    return this.era.listTools();
+  }
+
+  /**
+   * A tool's `execution.taskSupport` from `tools/list` (cached; "forbidden" when absent, T-TOOL-2).
+   * Null for an unknown tool, and under 2026-07-28, where `tools/list` says nothing of it (X-LEG-6).
+   */
+  async taskSupportOf(tool: string, options: { refresh?: boolean } = {}): Promise<TaskSupport | null> {
+    return this.era instanceof Rev20251125Requestor ? this.era.taskSupportOf(tool, options) : null;
+  }
+
+  /**
+   * Calls a tool: as a task where the era and the caller want it (see
    * {@link CallToolOptions.task}), else plainly. A task is returned at once as a handle; a plain
    * call resolves with its result. Rejects with a RemoteError when the server refuses the call.
    */
   async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<ToolCall> {
-    const serverSupportsTasks = this.serverSupportsToolTasks;
-    const support = serverSupportsTasks ? await this.taskSupportOf(name) : "forbidden";
-    // An unknown tool goes out plainly: the server's own error ("Unknown tool") says it best.
-    const asTask = support === null ? false : decideTaskCall({ tool: name, serverSupportsTasks, support, wanted: options.task });
-    const common = {
-      ...(options.signal !== undefined && { signal: options.signal }),
-      ...(options.onProgress !== undefined && { onprogress: options.onProgress }),
-    };
-    if (!asTask) {
-      const result = await this.peer.request("tools/call", { name, arguments: args }, CallToolResultSchema, { ...common, timeout: NO_TIMEOUT_MS });
-      return { kind: "result", result };
-    }
-    const task = { ...(options.ttl !== undefined && { ttl: options.ttl }) };
-    const answer = await this.peer.request("tools/call", { name, arguments: args, task }, AnyObject, common);
-    const created = readCreatedTask(answer);
-    if (!created) {
-      // The server ran it normally (T-NEW-4: task metadata ignored): that is the result.
-      const plain = CallToolResultSchema.safeParse(answer);
-      if (!plain.success) throw new ConnectionError("The server answered tools/call with neither a CreateTaskResult nor a CallToolResult", RpcCode.InternalError);
-      return { kind: "result", result: plain.data };
-    }
+    const call = await this.era.callTool(name, args, options);
+    if (call.kind === "result") return call;
+    const { created } = call;
     this.record({ type: "created", taskId: created.taskId, name, status: created.status, ttl: created.ttl });
     const handle = this.handle(created.taskId, created);
-    const immediateResponse = immediateResponseOf(answer);
-    return { kind: "task", task: handle, ...(immediateResponse !== undefined && { immediateResponse }) };
+    return { kind: "task", task: handle, ...(call.immediateResponse !== undefined && { immediateResponse: call.immediateResponse }) };
   }
 
   /** A handle on a task by id, without checking it exists (see {@link resume}). */
@@ -163,7 +196,11 @@ export class TaskClient {
     }
   }
 
-  /** `tasks/cancel` (T-CANCEL-5: fetch what you need first — the server may drop a cancelled task). */
+  /**
+   * `tasks/cancel`: the cancelled task (T-CANCEL-5: fetch what you need first — the server may
+   * drop a cancelled task). 2026-07-28 answers an ack, also for a terminal task (X-CONF-1): the
+   * task is read back with `tasks/get`.
+   */
   async cancel(taskId: string): Promise<WireTask> {
     const handle = this.handle(taskId, undefined, false);
     try {
@@ -173,36 +210,23 @@ export class TaskClient {
     }
   }
 
-  /** Every task the server lets this client see, walking `tasks/list` pages; cursors are passed back untouched (T-LIST-3). */
-  async *list(options: { signal?: AbortSignal } = {}): AsyncGenerator<WireTask, void, undefined> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.peer.request("tasks/list", cursor === undefined ? {} : { cursor }, AnyObject, {
-        ...(options.signal !== undefined && { signal: options.signal }),
-      });
-      const tasks = Array.isArray(page["tasks"]) ? page["tasks"] : [];
-      for (const raw of tasks) {
-        const task = readWireTask(raw);
-        if (task) yield task;
-      }
-      const next = page["nextCursor"];
-      cursor = typeof next === "string" ? next : undefined;
-    } while (cursor !== undefined);
+  /** Every task the server lets this client see, walking `tasks/list` pages (T-LIST-3). 2026-07-28 has none: -32601. */
+  list(options: { signal?: AbortSignal } = {}): AsyncGenerator<WireTask, void, undefined> {
+    return this.era.list(options);
   }
 
-  /** Disposes every handle and stops the client-hosted task engine. Does not close the SDK client. */
+  /** Disposes every handle and stops the client-hosted task engine. Closes the SDK client only if {@link connect} opened it. */
   async close(): Promise<void> {
     for (const handle of [...this.handles]) handle.dispose();
     this.handles.clear();
-    await this.receiver.close();
+    await this.era.close();
+    await this.sdkReceiver?.close();
+    if (this.ownsClient) await this.sdkClient?.close().catch(() => {});
   }
 
   private handle(taskId: string, initial?: WireTask, answerInput = true): ToolTask {
-    const handle: ToolTask = new RemoteTask(taskId, {
-      peer: this.peer,
+    const handle: ToolTask = this.era.task(taskId, {
       answerInput,
-      resultSchema: CallToolResultSchema,
-      isFailure: (result) => result.isError === true, // T-LIFE-4
       onLifecycle: (event) => {
         this.record(event);
         // Once the outcome is in, close() has nothing left to stop on this handle.
@@ -220,7 +244,7 @@ export class TaskClient {
     this.handles.delete(handle);
   }
 
-  /** T-SEC-5 (requestor): log the lifecycle event and journal it. */
+  /** T-SEC-5 (requestor): log the lifecycle event and journal it, with the era it happened in. */
   private record(event: LifecycleEvent | { type: "created"; taskId: string; name: string; status: string; ttl: number | null } | { type: "resumed"; taskId: string }): void {
     const { type, ...fields } = event;
     this.logger.info({ requestor: type, ...fields }, `task ${type}`);
@@ -231,6 +255,7 @@ export class TaskClient {
       op: type,
       ...fields,
       ...(this.options.target !== undefined && { target: this.options.target }),
+      protocol: this.protocol,
     };
     journal.record(entry).catch((error: unknown) => this.logger.warn({ err: error }, "could not write the task journal"));
   }

@@ -17,6 +17,8 @@ export interface JournalEntry {
   ttl?: number | null;
   /** The MCP session the task was created in: receivers that bind tasks to sessions answer for it only there. */
   session?: string;
+  /** The protocol revision the operation went over ("2025-11-25" when absent: journals written before 2026-07-28 existed). */
+  protocol?: string;
 }
 
 /** Where a requestor records the tasks it created and what it did with them. */

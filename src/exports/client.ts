@@ -1,9 +1,14 @@
 /**
- * `mcp-tasks/client` — the requestor: a TaskClient on an SDK Client (calls tools as tasks,
+ * `mcp-tasks/client` — the requestor: a TaskClient on an SDK Client (2025-11-25) or a
+ * StatelessConnection (2026-07-28), or `TaskClient.connect(url)` to let `server/discover` pick (calls tools as tasks,
  * resumes them by id, hosts the server's sampling/elicitation as tasks), its journals and errors.
  * Loads no native addon, no PostgreSQL driver, no metrics or JWT library (test/package checks).
  */
-export { TaskClient, type TaskClientOptions, type CallToolOptions, type ToolCall, type ToolTask } from "../client/task-client.js";
+export { TaskClient, type TaskClientOptions, type ConnectOptions, type CallToolOptions, type ToolCall, type ToolTask } from "../client/task-client.js";
+/** 2026-07-28: the stateless endpoint a TaskClient speaks the tasks extension to, and the era decision. */
+export { StatelessConnection, type StatelessConnectionOptions } from "../client/tasks-ext/stateless-connection.js";
+export { memoryEraCache, ERA_CACHE_MS, type EraCache, type CachedEra } from "../client/era-choice.js";
+export { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
 export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from "../client/task-journal.js";
 export type { ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "../client/receiver-options.js";
 export { RemoteTask, type TaskOutcome, type LifecycleEvent } from "../mcp/rev2025-11-25/requestor/remote-task.js";

@@ -30,7 +30,7 @@ afterEach(async () => {
 /** Runs `mcp-tasks <args>` in a terminal, then prints its exit code and stays on screen. */
 async function runInTerminal(args: string[]): Promise<TmuxTerminal> {
   const cli = [process.execPath, BIN, ...args].map(shellQuote).join(" ");
-  const line = `cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_STATE_DIR=${shellQuote(state)} ${cli}; echo "EXIT=$?"; sleep 600`;
+  const line = `cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_PROTOCOL=2025-11-25 MCP_TASKS_STATE_DIR=${shellQuote(state)} ${cli}; echo "EXIT=$?"; sleep 600`;
   terminal = await TmuxTerminal.start(line);
   return terminal;
 }

@@ -6,9 +6,14 @@ import { Recorder } from "./recorder.js";
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const BIN = fileURLToPath(new URL("../../bin/mcp-tasks-dev.js", import.meta.url));
 
-/** The environment for spawned CLIs: ours, minus anything that would change their defaults. */
+/**
+ * The environment for spawned CLIs: ours, minus anything that would change their defaults. The
+ * requestor commands are pinned to 2025-11-25 (MCP_TASKS_PROTOCOL), the era the tests written
+ * before 2026-07-28 are about, unless `extra` says otherwise (`auto`: server/discover decides,
+ * test/e2e/cli-2026.test.ts).
+ */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  const env: NodeJS.ProcessEnv = { MCP_TASKS_PROTOCOL: "2025-11-25", ...process.env, ...extra };
   if (!("PORT" in extra)) delete env["PORT"];
   return env;
 }

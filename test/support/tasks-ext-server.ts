@@ -47,6 +47,13 @@ export async function startTasksExtServer(options: { app?: Partial<TaskServerOpt
     await new Promise((resolve) => setTimeout(resolve, ms));
     return { content: [{ type: "text", text: `waited ${ms} ms plainly` }] };
   });
+  app.tool("progress_plain", { input: z.object({ steps: z.number().int().min(1) }) }, async ({ steps }, ctx) => {
+    for (let i = 1; i <= steps; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      ctx.progress(i, steps, `step ${i}`);
+    }
+    return { content: [{ type: "text", text: `${steps} steps` }] };
+  });
   app.tool("ask_optional", { input: z.object({}), taskSupport: "optional" }, async (_args, ctx) => {
     const answer = await ctx.elicit({ mode: "form", message: "ok?", requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } } });
     return { content: [{ type: "text", text: answer.action }] };

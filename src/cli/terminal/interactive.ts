@@ -14,13 +14,21 @@ export function isInteractive(): boolean {
  * The CLI's answers to the server's requests. Interactive: prompts on stderr (stdout stays for
  * results), the progress view suspended meanwhile, the prompt withdrawn if the server withdraws
  * the request. Not interactive: nobody can answer — elicitations are answered "cancel" (the
- * user did not respond) and sampling is refused, each with a note on stderr.
+ * user did not respond) and sampling is refused, each with a note on stderr. `answers` (the
+ * `--answer` options) accept elicitations in order, before any of that.
  */
-export function terminalHandlers(view: ProgressView | null): { elicit: ElicitHandler; sample: SampleHandler } {
+export function terminalHandlers(view: ProgressView | null, answers: Array<Record<string, unknown>> = []): { elicit: ElicitHandler; sample: SampleHandler } {
   const context = (signal: AbortSignal) => ({ output: process.stderr, signal, clearPromptOnDone: false });
   const note = (text: string) => (view ? view.line(text) : process.stderr.write(`${text}\n`));
+  const given = [...answers];
   return {
     async elicit(params, info) {
+      // --answer: the next given content accepts the question, prompt or not (scripts, CI).
+      const content = given.shift();
+      if (content !== undefined) {
+        note(`The server asked "${params.message}": answered with --answer ${JSON.stringify(content)}.`);
+        return { action: "accept", content: content as never };
+      }
       if (params.mode === "url" || !isInteractive()) {
         note(`The server asked "${params.message}" but there is no terminal to answer: answered "cancel".`);
         return { action: "cancel" };

@@ -8,6 +8,8 @@ import { checkMethodHeader, checkNameHeader, checkVersionHeader } from "./routin
 import { subscriptionsListen } from "./subscriptions.js";
 import { tasksCancel, tasksGet, tasksUpdate } from "./tasks-methods.js";
 import { toolsCall } from "./tools-call.js";
+import { withProgressStream } from "./progress-stream.js";
+import { progressTokenOf } from "../handlers/tools-call.js";
 import { METHOD, missingTasksCapability, PROTOCOL_VERSION, RESULT_TYPE } from "./wire.js";
 
 type Method = (host: StatelessHost, params: LooseParams, envelope: Envelope, request: StatelessHttpRequest) => Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -70,6 +72,9 @@ async function answerRequest(
   const served = methodOf(host, method);
   if (!served) throw new TaskError("method_not_found", `Method not found: ${method}`);
   if (served.isTasks && !envelope.declaresTasks) throw missingTasksCapability(method);
+  // A plain call's progress rides an SSE answer once the handler reports some (progress-stream.ts).
+  const token = method === METHOD.toolsCall ? progressTokenOf(params) : null;
+  if (token !== null) return await withProgressStream(message.id, token, request.signal, (progress) => toolsCall(host, params, envelope, request, progress));
   const result = await served.run(host, params, envelope, request);
   // X-CAP-9: every result says its type.
   return { result: typeof result["resultType"] === "string" ? result : { ...result, resultType: RESULT_TYPE.complete } };

@@ -1,19 +1,22 @@
 import type { GatherContext, ToolContext } from "../tool-definition.js";
+import type { ProgressSink } from "./progress-stream.js";
 
 /**
  * The ToolContext of a plain (non-task) 2026-07-28 call. Its questions go through the call's MRTR
  * rounds (`ask`): a server must not send the client unsolicited requests (SEP-2260). There is no
- * stream to carry progress on, so progress and log messages are dropped, as is a statusMessage (no
- * task to hold it).
+ * stream unless the call asked for progress (`progress`: see progress-stream.ts); otherwise progress
+ * is dropped, as are log messages and a statusMessage (no task to hold it).
  */
-export function plainToolContext(ask: GatherContext): ToolContext {
+export function plainToolContext(ask: GatherContext, progress?: ProgressSink): ToolContext {
   return {
     taskId: null,
     signal: ask.signal,
     can: ask.can,
     elicit: ask.elicit,
     sample: ask.sample,
-    progress() {},
+    progress(value, total, message) {
+      progress?.(value, total, message);
+    },
     log() {},
     async setStatusMessage() {},
     // No task to resume: nothing to checkpoint.

@@ -7,6 +7,7 @@ import { acceptedMethods } from "../tool-context.js";
 import type { Envelope } from "./envelope.js";
 import { InputRounds } from "./input-rounds.js";
 import { plainToolContext } from "./plain-tool-context.js";
+import type { ProgressSink } from "./progress-stream.js";
 import { bindingOf } from "./request-state.js";
 import { completeResult, createTaskResult } from "./task-wire.js";
 import { missingTasksCapability, PROTOCOL_VERSION } from "./wire.js";
@@ -27,7 +28,13 @@ import { missingTasksCapability, PROTOCOL_VERSION } from "./wire.js";
  * Input: a plain call's questions, and a tool's `gather` before its task, go through MRTR rounds
  * on this request (X-MRTR-1/2); a task's questions through `inputRequests` and `tasks/update`.
  */
-export async function toolsCall(host: StatelessHost, params: LooseParams, envelope: Envelope, request: StatelessHttpRequest): Promise<Record<string, unknown>> {
+export async function toolsCall(
+  host: StatelessHost,
+  params: LooseParams,
+  envelope: Envelope,
+  request: StatelessHttpRequest,
+  progress?: ProgressSink,
+): Promise<Record<string, unknown>> {
   const checked = checkToolArguments(host, params);
   const { tool, args } = checked;
   const support = host.config.tasks ? (tool.definition.taskSupport ?? "forbidden") : "forbidden";
@@ -36,7 +43,7 @@ export async function toolsCall(host: StatelessHost, params: LooseParams, envelo
   const rounds = await InputRounds.of(await secretOf(host), bindingOf(tool.name, checked.rawArgs, request.caller.owner), params, envelope, now);
   if (support === "forbidden" || !envelope.declaresTasks) {
     // A plain call asks through MRTR rounds (X-MRTR-5): it runs again, from the start, on each one.
-    const outcome = await rounds.run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask)), request.signal);
+    const outcome = await rounds.run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask, progress)), request.signal);
     return "inputRequired" in outcome ? outcome.inputRequired : completeResult(outcome.value);
   }
   // X-MRTR-2: what the tool needs before its work is asked on this request, before the task exists.

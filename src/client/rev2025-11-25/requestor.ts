@@ -1,0 +1,113 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { CallToolResultSchema, ListToolsResultSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { RpcCode } from "../../core/errors.js";
+import { ConnectionError } from "../../mcp/requestor-errors.js";
+import { NO_TIMEOUT_MS, peerOf, type TaskPeer } from "../../mcp/rev2025-11-25/requestor/peer.js";
+import { RemoteTask } from "../../mcp/rev2025-11-25/requestor/remote-task.js";
+import { declaresTaskSupport, immediateResponseOf, readCreatedTask, readWireTask, type WireTask } from "../../mcp/rev2025-11-25/wire.js";
+import type { TaskSupport } from "../../mcp/tool-definition.js";
+import type { EraCall, EraCallOptions, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
+import { decideTaskCall } from "../task-support.js";
+
+const AnyObject = z.record(z.string(), z.unknown());
+
+/**
+ * The 2025-11-25 requestor on an SDK `Client` (a session opened by `initialize`): the client
+ * decides which calls are tasks (`params.task`, T-TOOL), follows them with `tasks/get`, collects
+ * them with `tasks/result` (whose stream carries their questions, T-INPUT-3), lists them.
+ */
+export class Rev20251125Requestor implements RequestorEra {
+  readonly revision = "2025-11-25" as const;
+  private readonly peer: TaskPeer;
+  private toolSupport: Map<string, TaskSupport> | null = null;
+
+  constructor(client: Client, serverCapabilities?: unknown) {
+    this.peer = peerOf(client, serverCapabilities !== undefined ? { capabilities: serverCapabilities } : {});
+  }
+
+  /** Whether the server declared `tasks.requests.tools.call` (T-CAP-3, T-TOOL-1). */
+  get serverSupportsToolTasks(): boolean {
+    return declaresTaskSupport(this.peer.capabilities(), "tools/call");
+  }
+
+  async listTools(): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.peer.request("tools/list", cursor === undefined ? {} : { cursor }, ListToolsResultSchema);
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    const support = new Map<string, TaskSupport>();
+    for (const t of tools) {
+      const declared = t.execution?.taskSupport;
+      support.set(t.name, declared === "optional" || declared === "required" ? declared : "forbidden");
+    }
+    this.toolSupport = support;
+    return tools;
+  }
+
+  /** A tool's `execution.taskSupport` from `tools/list` (cached; "forbidden" when absent, T-TOOL-2). Null for an unknown tool. */
+  async taskSupportOf(tool: string, options: { refresh?: boolean } = {}): Promise<TaskSupport | null> {
+    if (!this.toolSupport || options.refresh) await this.listTools();
+    return this.toolSupport?.get(tool) ?? null;
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, options: EraCallOptions): Promise<EraCall> {
+    const serverSupportsTasks = this.serverSupportsToolTasks;
+    const support = serverSupportsTasks ? await this.taskSupportOf(name) : "forbidden";
+    // An unknown tool goes out plainly: the server's own error ("Unknown tool") says it best.
+    const asTask = support === null ? false : decideTaskCall({ tool: name, serverSupportsTasks, support, wanted: options.task });
+    const common = {
+      ...(options.signal !== undefined && { signal: options.signal }),
+      ...(options.onProgress !== undefined && { onprogress: options.onProgress }),
+    };
+    if (!asTask) {
+      const result = await this.peer.request("tools/call", { name, arguments: args }, CallToolResultSchema, { ...common, timeout: NO_TIMEOUT_MS });
+      return { kind: "result", result };
+    }
+    const task = { ...(options.ttl !== undefined && { ttl: options.ttl }) };
+    const answer = await this.peer.request("tools/call", { name, arguments: args, task }, AnyObject, common);
+    const created = readCreatedTask(answer);
+    if (!created) {
+      // The server ran it normally (T-NEW-4: task metadata ignored): that is the result.
+      const plain = CallToolResultSchema.safeParse(answer);
+      if (!plain.success) throw new ConnectionError("The server answered tools/call with neither a CreateTaskResult nor a CallToolResult", RpcCode.InternalError);
+      return { kind: "result", result: plain.data };
+    }
+    const immediateResponse = immediateResponseOf(answer);
+    return { kind: "task", created, ...(immediateResponse !== undefined && { immediateResponse }) };
+  }
+
+  task(taskId: string, options: HandleOptions): ToolTask {
+    return new RemoteTask<CallToolResult>(taskId, {
+      peer: this.peer,
+      answerInput: options.answerInput,
+      resultSchema: CallToolResultSchema,
+      isFailure: (result) => result.isError === true, // T-LIFE-4
+      onLifecycle: options.onLifecycle,
+      ...(options.initial !== undefined && { initial: options.initial }),
+      ...(options.defaultPollIntervalMs !== undefined && { defaultPollIntervalMs: options.defaultPollIntervalMs }),
+    });
+  }
+
+  /** Walks `tasks/list` pages; cursors are passed back untouched (T-LIST-3). */
+  async *list(options: { signal?: AbortSignal }): AsyncGenerator<WireTask, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.peer.request("tasks/list", cursor === undefined ? {} : { cursor }, AnyObject, {
+        ...(options.signal !== undefined && { signal: options.signal }),
+      });
+      const tasks = Array.isArray(page["tasks"]) ? page["tasks"] : [];
+      for (const raw of tasks) {
+        const task = readWireTask(raw);
+        if (task) yield task;
+      }
+      const next = page["nextCursor"];
+      cursor = typeof next === "string" ? next : undefined;
+    } while (cursor !== undefined);
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,98 @@
+import { CallToolResultSchema, ListToolsResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { RpcCode, TaskError } from "../../core/errors.js";
+import { ConnectionError } from "../../mcp/requestor-errors.js";
+import type { WireTask } from "../../mcp/rev2025-11-25/wire.js";
+import { METHOD, RESULT_TYPE } from "../../mcp/tasks-ext/wire.js";
+import type { EraCall, EraCallOptions, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
+import { readDetailedTask, withoutResultType } from "./detailed-task.js";
+import { answerInputs, capabilitiesOf, type InputHandlers } from "./input-answers.js";
+import { StatelessTask } from "./remote-task.js";
+import type { StatelessConnection } from "./stateless-connection.js";
+
+/** X-MRTR-1: a result asking for input before the request can go on. */
+const INPUT_REQUIRED = "input_required";
+/** A server asking more rounds than this for one call is looping: given up on. */
+const MAX_ROUNDS = 64;
+
+/**
+ * The 2026-07-28 requestor with the tasks extension (SEP-2663) over a {@link StatelessConnection}:
+ * no session; the server decides what becomes a task (X-CAP-4), and its answer says which it did
+ * (`resultType`, X-RT-1): `complete` (the CallToolResult), `task` (a flat CreateTaskResult,
+ * X-NEW-1), or `input_required` (MRTR, X-MRTR-1: the call is sent again with the answers and the
+ * sealed `requestState`, until it completes or becomes a task).
+ *
+ * A caller's `task: false` is honoured by not declaring the extension on that call: an optional
+ * tool then runs plainly (X-CAP-10), a required one is refused by the server (-32021, X-CAP-6).
+ * `ttl` has no place on this wire (the server's default applies). There is no `tasks/list`
+ * (X-LEG-1): the CLI lists from its journal.
+ */
+export class TasksExtRequestor implements RequestorEra {
+  readonly revision = "2026-07-28" as const;
+
+  constructor(
+    readonly connection: StatelessConnection,
+    private readonly handlers: InputHandlers,
+  ) {}
+
+  async listTools(): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = ListToolsResultSchema.safeParse(await this.connection.request(METHOD.toolsList, cursor === undefined ? {} : { cursor }, this.requestOptions(true)));
+      if (!page.success) throw new ConnectionError("The server answered tools/list with something that is not a tool list", RpcCode.InternalError);
+      tools.push(...page.data.tools);
+      cursor = page.data.nextCursor;
+    } while (cursor !== undefined);
+    return tools;
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, options: EraCallOptions): Promise<EraCall> {
+    const declare = options.task !== false;
+    let round: Record<string, unknown> = {};
+    for (let n = 0; n < MAX_ROUNDS; n++) {
+      const answer = await this.connection.request(METHOD.toolsCall, { name, arguments: args, ...round }, {
+        ...this.requestOptions(declare, options.signal),
+        ...(options.onProgress !== undefined && { onProgress: options.onProgress }),
+      });
+      const type = answer["resultType"];
+      if (type === RESULT_TYPE.task) {
+        const created = readDetailedTask(answer);
+        if (!created) throw new ConnectionError("The server answered tools/call with a task that is not a Task", RpcCode.InternalError);
+        return { kind: "task", created: created.task };
+      }
+      if (type === INPUT_REQUIRED) {
+        const requests = typeof answer["inputRequests"] === "object" && answer["inputRequests"] !== null ? (answer["inputRequests"] as Record<string, unknown>) : {};
+        const inputResponses = await answerInputs(requests, this.handlers, { relatedTaskId: null, signal: options.signal ?? new AbortController().signal });
+        // X-MRTR-5: `requestState` goes back unchanged.
+        round = { inputResponses, ...(answer["requestState"] !== undefined && { requestState: answer["requestState"] }) };
+        continue;
+      }
+      const result = CallToolResultSchema.safeParse(answer);
+      if (!result.success) throw new ConnectionError("The server answered tools/call with neither a CallToolResult nor a task", RpcCode.InternalError);
+      return { kind: "result", result: withoutResultType(result.data) };
+    }
+    throw new ConnectionError(`The server asked for input more than ${MAX_ROUNDS} times on one tools/call`, RpcCode.InternalError);
+  }
+
+  task(taskId: string, options: HandleOptions): ToolTask {
+    return new StatelessTask(taskId, {
+      connection: this.connection,
+      handlers: this.handlers,
+      answerInput: options.answerInput,
+      onLifecycle: options.onLifecycle,
+      ...(options.initial !== undefined && { initial: options.initial }),
+      ...(options.defaultPollIntervalMs !== undefined && { defaultPollIntervalMs: options.defaultPollIntervalMs }),
+    });
+  }
+
+  // eslint-disable-next-line require-yield
+  async *list(): AsyncGenerator<WireTask, void, undefined> {
+    throw new TaskError("method_not_found", "2026-07-28 has no tasks/list (X-LEG-1): a requestor keeps its own task ids");
+  }
+
+  async close(): Promise<void> {}
+
+  private requestOptions(declareTasks: boolean, signal?: AbortSignal) {
+    return { declareTasks, capabilities: capabilitiesOf(this.handlers), ...(signal !== undefined && { signal }) };
+  }
+}
