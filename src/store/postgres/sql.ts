@@ -23,6 +23,10 @@ export interface Tables {
   readonly migrations: string;
   /** Cluster events too large for a NOTIFY payload (see pgEventBus's `overflowTable`). */
   readonly events: string;
+  /** Compacted counts per (owner key, tool, status). */
+  readonly counts: string;
+  /** Changes to those counts not yet folded in: +1/-1 rows, written by a trigger, summed on read. */
+  readonly countDeltas: string;
 }
 
 /**
@@ -51,6 +55,8 @@ export function tablesOf(schemaName: string): Tables {
     meta: `${schema}.meta`,
     migrations: `${schema}.migrations`,
     events: `${schema}.events`,
+    counts: `${schema}.task_counts`,
+    countDeltas: `${schema}.task_count_deltas`,
   };
 }
 
