@@ -19,7 +19,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as pause } from "node:timers/promises";
 import { parseArgs } from "node:util";
@@ -159,7 +159,7 @@ function postgresFiller(schema: string): Filler {
 }
 
 async function timed(samples: number, run: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < Math.min(10, samples); i++) await run(); // warm-up: caches, plans, JIT
+  for (let i = 0; i < Math.min(100, samples); i++) await run(); // warm-up: caches, plans, JIT, heap growth
   const ms: number[] = [];
   for (let i = 0; i < samples; i++) {
     const start = performance.now();
@@ -202,6 +202,8 @@ interface Row {
   feed: number;
   metrics: number;
   rssMb: number;
+  /** The 1-minute load average when the size was measured: other work on the machine moves every figure. */
+  load: number;
 }
 
 async function main(): Promise<void> {
@@ -256,6 +258,7 @@ async function main(): Promise<void> {
       feed: await timed(SAMPLES, () => firstFeedFrame(`${base}/tasks/api/events`)),
       metrics: await timed(SAMPLES, () => fetchOk(`${base}/metrics`, ADMIN)),
       rssMb: process.memoryUsage().rss / 1024 / 1024,
+      load: loadavg()[0] ?? NaN,
     };
     rows.push(row);
     console.error(`filled ${size} tasks in ${fillS.toFixed(1)} s; measured`);
@@ -273,12 +276,13 @@ async function main(): Promise<void> {
   const m = machine();
   const out: string[] = [];
   out.push(`npm run bench:scale -- --store ${STORE}  (${m.cores} × ${m.model}, node ${process.version}, ${SAMPLES} samples per cell, p50 ms; ratio to ${first.size} stored tasks in brackets)`);
-  const header = ["stored tasks", "fill s", ...measures.map(([label]) => label), "RSS MB"];
+  const header = ["stored tasks", "fill s", ...measures.map(([label]) => label), "RSS MB", "load"];
   const cells = rows.map((r) => [
     r.size.toLocaleString("en-US"),
     r.fillS.toFixed(1),
     ...measures.map(([, key]) => `${r[key].toFixed(2)} (${(r[key] / first[key]).toFixed(2)}×)`),
     `${r.rssMb.toFixed(0)} (${(r.rssMb / first.rssMb).toFixed(2)}×)`,
+    r.load.toFixed(1),
   ]);
   const widths = header.map((h, c) => Math.max(h.length, ...cells.map((row) => (row[c] ?? "").length)));
   const line = (row: readonly string[]): string => `| ${row.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join(" | ")} |`;
