@@ -161,14 +161,21 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   // second, by whichever read or sweep comes first: a read sums at most a second's worth of
   // deltas written meanwhile (or those since the last read, on a store nobody reads).
   const COMPACT_EVERY_MS = 1000;
+  const VACUUM_AFTER_DELTAS = 10_000;
   let compactedAt = 0;
   let compacting: Promise<unknown> | null = null;
   const compactCounts = async (): Promise<void> => {
     if (compacting === null && Date.now() - compactedAt >= COMPACT_EVERY_MS) {
       compactedAt = Date.now();
-      compacting = run(views.compactCounts, []).finally(() => {
-        compacting = null;
-      });
+      compacting = count(views.compactCounts, [])
+        .then(async (folded) => {
+          // A burst (a bulk load, a long time without reads) leaves a heap of dead delta rows that
+          // every read would scan until autovacuum gets to it: reclaim it now. Best effort.
+          if (folded >= VACUUM_AFTER_DELTAS) await pool.query(views.vacuumCountDeltas.text).catch(() => undefined);
+        })
+        .finally(() => {
+          compacting = null;
+        });
     }
     await compacting;
   };

@@ -15,8 +15,9 @@ export interface ViewStatements {
   countByStatus(filter: TaskFilter): DynamicQuery;
   /** ($1 taskId): the timeline, oldest first. */
   history: Statement;
-  /** Folds the count deltas written so far into the compacted counts. */
+  /** Folds the count deltas written so far into the compacted counts; answers how many (n). */
   compactCounts: Statement;
+  vacuumCountDeltas: Statement;
 }
 
 /** The WHERE clauses of a filter, its values appended to `values` (which numbers the parameters). */
@@ -104,11 +105,17 @@ export function viewStatements(t: Tables): ViewStatements {
     // each delta is folded in once; sorted upserts take the counter rows' locks in one order.
     compactCounts: statement(
       "compact_counts",
+      // Answers how many deltas it folded (the upsert runs whether or not it is referenced).
       `WITH moved AS (DELETE FROM ${t.countDeltas} RETURNING owner_key, name, status, delta),
-            summed AS (SELECT owner_key, name, status, sum(delta) AS n FROM moved GROUP BY 1, 2, 3)
-       INSERT INTO ${t.counts} AS c (owner_key, name, status, n)
-       SELECT owner_key, name, status, n FROM summed WHERE n <> 0 ORDER BY 1, 2, 3
-       ON CONFLICT (owner_key, name, status) DO UPDATE SET n = c.n + EXCLUDED.n`,
+            summed AS (SELECT owner_key, name, status, sum(delta) AS n FROM moved GROUP BY 1, 2, 3),
+            folded AS (
+              INSERT INTO ${t.counts} AS c (owner_key, name, status, n)
+              SELECT owner_key, name, status, n FROM summed WHERE n <> 0 ORDER BY 1, 2, 3
+              ON CONFLICT (owner_key, name, status) DO UPDATE SET n = c.n + EXCLUDED.n)
+       SELECT count(*)::int8 AS n FROM moved`,
     ),
+
+    // After a large fold: reads scan the deltas' heap, dead rows included, until it is vacuumed.
+    vacuumCountDeltas: statement("vacuum_count_deltas", `VACUUM ${t.countDeltas}`),
   };
 }
