@@ -91,3 +91,17 @@ export function zeroStatusCounts(): Record<TaskStatus, number> {
   for (const status of TASK_STATUSES) counts[status] = 0;
   return counts;
 }
+
+/**
+ * Whether `filter` is answered from the counts kept per (owner, tool, status) — scope, name and
+ * statuses only — without reading a task. The web view's other filters (id prefix, owner name,
+ * creation time) count the matching rows with an ordinary query.
+ */
+export function countsFromTotals(filter: TaskFilter): boolean {
+  return filter.idPrefix === undefined && filter.ownerName === undefined && filter.createdFrom === undefined && filter.createdTo === undefined;
+}
+
+/** The key of an owner in the counts tables: a task without one has a key too. */
+export function ownerKey(owner: string | null): string {
+  return owner === null ? "N" : `O${owner}`;
+}

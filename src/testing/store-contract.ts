@@ -709,6 +709,75 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
       });
     });
 
+    describe("countByStatus: the kept counts (issue #14 part 4)", () => {
+      /** The same counts recounted from the rows: a creation-time filter never uses the kept counts. */
+      const recount = (filter: TaskFilter): Promise<Record<TaskStatus, number>> => store.countByStatus({ ...filter, createdFrom: 0 });
+      const expectExact = async (filter: TaskFilter, expected: Record<TaskStatus, number>): Promise<void> => {
+        expect(await store.countByStatus(filter)).toEqual(expected);
+        expect(await recount(filter)).toEqual(expected);
+      };
+      const counts = (partial: Partial<Record<TaskStatus, number>>): Record<TaskStatus, number> => ({
+        working: 0,
+        input_required: 0,
+        completed: 0,
+        failed: 0,
+        cancelled: 0,
+        ...partial,
+      });
+
+      it("stay exact through creation, each transition and cancellation, per owner and tool", async () => {
+        const a = await store.create(newTask({ owner: "alice" }));
+        const b = await store.create(newTask({ owner: null, name: "other" }));
+        await expectExact({ scope: { any: true } }, counts({ working: 2 }));
+        await store.transition(a.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
+        await expectExact({ scope: { any: true } }, counts({ working: 1, input_required: 1 }));
+        await store.transition(a.id, allowedSources("working"), "working", { now: T0 + 2 });
+        await store.transition(a.id, allowedSources("completed"), "completed", { now: T0 + 3, outcome: RESULT });
+        await store.transition(b.id, allowedSources("cancelled"), "cancelled", { now: T0 + 4 });
+        await expectExact({ scope: { any: true } }, counts({ completed: 1, cancelled: 1 }));
+        await expectExact({ scope: { owner: null } }, counts({ cancelled: 1 }));
+        await expectExact({ scope: { owner: "alice" }, name: "slow-tool" }, counts({ completed: 1 }));
+        await expectExact({ scope: { owner: "alice" }, name: "other" }, counts({}));
+      });
+
+      it("do not move when a transition's compare-and-set fails", async () => {
+        const task = await taskIn("cancelled");
+        expect(await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 5, outcome: RESULT })).toBeNull();
+        await expectExact({ scope: { any: true } }, counts({ cancelled: 1 }));
+      });
+
+      it("drop the tasks the expiry sweep deletes", async () => {
+        await taskIn("completed", { ttlMs: 10 });
+        await taskIn("failed", { ttlMs: 10 });
+        await taskIn("failed", { ttlMs: 100_000 });
+        await taskIn("working", { ttlMs: 10 });
+        await expectExact({ scope: { any: true } }, counts({ working: 1, completed: 1, failed: 2 }));
+        expect(await store.deleteExpired(T0 + 1000, 10)).toBe(2);
+        await expectExact({ scope: { any: true } }, counts({ working: 1, failed: 1 }));
+        await expectExact({ scope: { owner: "alice" }, statuses: TERMINAL_STATUSES }, counts({ failed: 1 }));
+      });
+
+      it("stay exact under concurrent creations and racing transitions of the same tasks", async () => {
+        const tasks = await Promise.all(Array.from({ length: 40 }, (_, i) => store.create(newTask({ owner: `owner-${i % 3}` }))));
+        // Each task is raced to three terminal statuses at once: exactly one move wins per task.
+        const moves = tasks.flatMap((task, i) =>
+          (["completed", "failed", "cancelled"] as const).map((to) =>
+            store.transition(task.id, allowedSources(to), to, { now: T0 + 10 + i, ...(to === "cancelled" ? {} : { outcome: RESULT }) }),
+          ),
+        );
+        const more = Array.from({ length: 20 }, () => store.create(newTask({ owner: "owner-0" })));
+        const [moved] = await Promise.all([Promise.all(moves), Promise.all(more)]);
+        expect(moved.filter((task) => task !== null)).toHaveLength(40);
+        const kept = await store.countByStatus({ scope: { any: true } });
+        expect(kept).toEqual(await recount({ scope: { any: true } }));
+        expect(kept.working).toBe(20);
+        expect(kept.completed + kept.failed + kept.cancelled).toBe(40);
+        for (const owner of ["owner-0", "owner-1", "owner-2"]) {
+          expect(await store.countByStatus({ scope: { owner } })).toEqual(await recount({ scope: { owner } }));
+        }
+      });
+    });
+
     describe("history (the status timeline)", () => {
       it("starts with working at createdAt", async () => {
         const task = await taskIn("working");

@@ -21,7 +21,13 @@ interface Subscriber {
 export interface FeedOptions {
   /** Events of one task within this window become one store read and one message. Default 50 ms. */
   coalesceMs?: number;
-  /** Counts per status are recomputed at most this often (they scan the viewer's tasks). Default 1000 ms. */
+  /**
+   * Counts per status are re-read at most this often, and only after a status event: the feed
+   * never recounts per event, and the counts it sends are at most this stale. For the page's scope
+   * and tool filters the store answers from its kept counts (a few rows, whatever the number of
+   * tasks); for its id, owner-name and time filters it counts the matching rows, once per
+   * interval per distinct filter however many pages watch it. Default 1000 ms.
+   */
   countsEveryMs?: number;
 }
 

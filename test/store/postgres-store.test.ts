@@ -3,7 +3,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allowedSources } from "../../src/core/task-status.js";
 import type { TaskOutcome } from "../../src/core/task.js";
 import { DEFAULT_POSTGRES_SCHEMA, postgresStore, type PostgresStore, type PostgresStoreOptions } from "../../src/store/postgres/postgres-store.js";
-import { SCHEMA_VERSION } from "../../src/store/postgres/schema.js";
+import { COUNTS_VERSION, migrate, SCHEMA_VERSION } from "../../src/store/postgres/schema.js";
+import { tablesOf } from "../../src/store/postgres/sql.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 import { newTask, storeContract } from "../../src/testing/store-contract.js";
 import { leaseContract } from "../../src/testing/lease-contract.js";
@@ -118,12 +119,38 @@ describe("postgresStore: schema, migrations and connections", () => {
     const old = open(schema);
     const task = await old.create(newTask());
     // What version 1 left: none of the later tables, one migration recorded.
-    await pgQuery(`DROP TABLE "${schema}".events, "${schema}".task_checkpoints; DELETE FROM "${schema}".migrations WHERE version > 1`);
+    await pgQuery(
+      `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas;
+       DROP FUNCTION "${schema}".task_counts_delta() CASCADE;
+       DELETE FROM "${schema}".migrations WHERE version > 1`,
+    );
     await old.close();
     const upgraded = open(schema);
     expect(await upgraded.get(task.id, { any: true })).toEqual(task);
     expect(await migrationRows(schema)).toEqual(ALL_VERSIONS);
     expect((await pgQuery(`SELECT count(*)::int AS n FROM "${schema}".events`)).rows[0]).toEqual({ n: 0 });
+  });
+
+  it("the counts migration counts the tasks an older schema holds, and the counts stay exact after", async () => {
+    const schema = freshSchema();
+    const pool = new pg.Pool({ connectionString: URL_FAST, max: 1 });
+    try {
+      await migrate(pool, tablesOf(schema), schema, Date.now, COUNTS_VERSION - 1);
+      const insert = `INSERT INTO "${schema}".tasks (id, owner, method, name, request, origin, status, created_at, updated_at, retryable)
+                      VALUES ($1, $2, 'tools/call', $3, '{}', '{"sessionId":null,"progressToken":null,"accepts":[]}', $4, 100, 100, false)`;
+      await pool.query(insert, ["t-1", "alice", "old", "working"]);
+      await pool.query(insert, ["t-2", "alice", "old", "failed"]);
+      await pool.query(insert, ["t-3", null, "old", "failed"]);
+      await pool.query(insert, ["t-4", "bob", "other", "completed"]);
+    } finally {
+      await pool.end();
+    }
+    const store = open(schema);
+    expect(await store.countByStatus({ scope: { any: true } })).toEqual({ working: 1, input_required: 0, completed: 1, failed: 2, cancelled: 0 });
+    expect(await store.countByStatus({ scope: { owner: null } })).toEqual({ working: 0, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
+    expect(await store.countByStatus({ scope: { owner: "alice" }, name: "old" })).toEqual({ working: 1, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
+    await store.transition("t-1", allowedSources("cancelled"), "cancelled", { now: 300 });
+    expect(await store.countByStatus({ scope: { owner: "alice" } })).toEqual({ working: 0, input_required: 0, completed: 0, failed: 1, cancelled: 1 });
   });
 
   it("schemas are separate stores with separate secrets", async () => {

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allowedSources } from "../../src/core/task-status.js";
 import type { TaskOutcome } from "../../src/core/task.js";
-import { migrate, SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
+import { COUNTS_VERSION, migrate, SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
 import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { TaskStore } from "../../src/store/task-store.js";
 import { newTask, storeContract } from "../../src/testing/store-contract.js";
@@ -107,6 +107,29 @@ describe("sqliteStore: durability and files", () => {
     await second.close();
     const third = open(path);
     expect((await third.get(task.id, { any: true }))?.id).toBe(task.id);
+  });
+
+  it("the counts migration counts the tasks an older file holds, and the counts stay exact after", async () => {
+    const path = freshPath();
+    const raw = new Database(path);
+    migrate(raw, COUNTS_VERSION - 1);
+    const insert = raw.prepare(`
+      INSERT INTO tasks (id, owner, method, name, request, origin, status, status_message, created_at, updated_at,
+                         ttl_ms, expires_at, poll_interval_ms, retryable, outcome, progress)
+      VALUES (?, ?, 'tools/call', ?, '{}', '{"sessionId":null,"progressToken":null,"accepts":[]}', ?, NULL, 100, 100,
+              NULL, NULL, 1000, 0, NULL, NULL)`);
+    insert.run("t-1", "alice", "old", "working");
+    insert.run("t-2", "alice", "old", "failed");
+    insert.run("t-3", null, "old", "failed");
+    insert.run("t-4", "bob", "other", "completed");
+    raw.close();
+
+    const store = open(path);
+    expect(await store.countByStatus({ scope: { any: true } })).toEqual({ working: 1, input_required: 0, completed: 1, failed: 2, cancelled: 0 });
+    expect(await store.countByStatus({ scope: { owner: null } })).toEqual({ working: 0, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
+    expect(await store.countByStatus({ scope: { owner: "alice" }, name: "old" })).toEqual({ working: 1, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
+    await store.transition("t-1", allowedSources("cancelled"), "cancelled", { now: 300 });
+    expect(await store.countByStatus({ scope: { owner: "alice" } })).toEqual({ working: 0, input_required: 0, completed: 0, failed: 1, cancelled: 1 });
   });
 
   it("upgrades a schema-1 file: tasks are kept and get a timeline from their row", async () => {

@@ -6,6 +6,7 @@ import {
   checkTransitionPatch,
   compareByCreation,
   compareByExpiry,
+  countsFromTotals,
   duplicateInputError,
   duplicateTaskError,
   matchesFilter,
@@ -32,6 +33,20 @@ export function memoryStore(): TaskStore & CheckpointStore {
   const histories = new Map<string, StatusChange[]>();
   // Per task, in insertion order: the first write of a name wins.
   const steps = new Map<string, Map<string, Checkpoint>>();
+  // Tasks per owner, tool and status, kept with every create, status change and delete (the same
+  // counts the SQL stores keep in a table), so counting does not walk every task.
+  const counts = new Map<string | null, Map<string, Record<TaskStatus, number>>>();
+  const recount = (task: Pick<TaskRecord, "owner" | "name" | "status">, delta: 1 | -1): void => {
+    let byName = counts.get(task.owner);
+    if (byName === undefined) counts.set(task.owner, (byName = new Map()));
+    let row = byName.get(task.name);
+    if (row === undefined) byName.set(task.name, (row = zeroStatusCounts()));
+    row[task.status] += delta;
+    if (delta < 0 && Object.values(row).every((n) => n === 0)) {
+      byName.delete(task.name);
+      if (byName.size === 0) counts.delete(task.owner);
+    }
+  };
   let secret: Buffer | null = null;
   let closed = false;
 
@@ -54,6 +69,7 @@ export function memoryStore(): TaskStore & CheckpointStore {
         progress: null,
       };
       tasks.set(record.id, record);
+      recount(record, 1);
       histories.set(record.id, [{ status: "working", statusMessage: null, at: record.createdAt }]);
       return copy(record);
     },
@@ -86,9 +102,21 @@ export function memoryStore(): TaskStore & CheckpointStore {
 
     async countByStatus(filter: TaskFilter): Promise<Record<TaskStatus, number>> {
       open();
-      const counts = zeroStatusCounts();
-      for (const t of tasks.values()) if (matchesFilter(t, filter)) counts[t.status]++;
-      return counts;
+      const result = zeroStatusCounts();
+      if (!countsFromTotals(filter)) {
+        for (const t of tasks.values()) if (matchesFilter(t, filter)) result[t.status]++;
+        return result;
+      }
+      const owners = "any" in filter.scope ? [...counts.values()] : [counts.get(filter.scope.owner) ?? new Map<string, Record<TaskStatus, number>>()];
+      for (const byName of owners) {
+        for (const [name, row] of byName) {
+          if (filter.name !== undefined && name !== filter.name) continue;
+          for (const status of Object.keys(row) as TaskStatus[]) {
+            if (filter.statuses === undefined || filter.statuses.includes(status)) result[status] += row[status];
+          }
+        }
+      }
+      return result;
     },
 
     async history(taskId: string): Promise<StatusChange[]> {
@@ -103,7 +131,9 @@ export function memoryStore(): TaskStore & CheckpointStore {
       if (record === undefined) return null;
       // Same guard the SQL compare-and-set applies: the caller's `from`, narrowed to the lifecycle table.
       if (!from.includes(record.status) || !canTransition(record.status, to)) return null;
+      recount(record, -1);
       record.status = to;
+      recount(record, 1);
       record.updatedAt = patch.now;
       if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
       if (patch.outcome !== undefined) record.outcome = copy(patch.outcome);
@@ -208,6 +238,7 @@ export function memoryStore(): TaskStore & CheckpointStore {
         .slice(0, wholeLimit(limit));
       for (const task of doomed) {
         tasks.delete(task.id);
+        recount(task, -1);
         inputs.delete(task.id);
         histories.delete(task.id);
         steps.delete(task.id);

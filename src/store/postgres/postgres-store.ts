@@ -28,7 +28,7 @@ import { postgresStreamEvents } from "./stream-event-statements.js";
 import type { Logger } from "../../core/logger.js";
 import { taskStatements } from "./task-statements.js";
 import { viewStatements } from "./view-statements.js";
-import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
+import { checkTransitionPatch, countsFromTotals, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow, type CheckpointRow } from "../sql/rows.js";
@@ -162,6 +162,29 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const count = async (query: Statement, values: unknown[]): Promise<number> =>
     (await rows<{ n: number }>(query, values))[0]?.n ?? 0;
 
+  // The count deltas (schema.ts, migration 3) are folded into the compacted counts at most once a
+  // second, by whichever read or sweep comes first: a read sums at most a second's worth of
+  // deltas written meanwhile (or those since the last read, on a store nobody reads).
+  const COMPACT_EVERY_MS = 1000;
+  const VACUUM_AFTER_DELTAS = 10_000;
+  let compactedAt = 0;
+  let compacting: Promise<unknown> | null = null;
+  const compactCounts = async (): Promise<void> => {
+    if (compacting === null && Date.now() - compactedAt >= COMPACT_EVERY_MS) {
+      compactedAt = Date.now();
+      compacting = count(views.compactCounts, [])
+        .then(async (folded) => {
+          // A burst (a bulk load, a long time without reads) leaves a heap of dead delta rows that
+          // every read would scan until autovacuum gets to it: reclaim it now. Best effort.
+          if (folded >= VACUUM_AFTER_DELTAS) await pool.query(views.vacuumCountDeltas.text).catch(() => undefined);
+        })
+        .finally(() => {
+          compacting = null;
+        });
+    }
+    await compacting;
+  };
+
   // The statements every task goes through, batched under load (coalescer.ts). A batch of one
   // keeps its single-row statement on purpose: the array form costs more for one row (measured
   // with npm run bench:cluster, three runs each: cross-node wake-up p50 3.9–4.5 ms with the
@@ -254,6 +277,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     async countByStatus(filter: TaskFilter): Promise<Record<TaskStatus, number>> {
       const query = views.countByStatus(filter);
       await ready();
+      if (countsFromTotals(filter)) await compactCounts();
       const counts = zeroStatusCounts();
       for (const row of (await pool.query<{ status: TaskStatus; n: number }>(query.text, boundText(query.values))).rows) counts[row.status] = row.n;
       return counts;
@@ -349,7 +373,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
 
     async deleteExpired(now: number, limit: number): Promise<number> {
       const n = wholeLimit(limit);
-      return n === 0 ? 0 : ((await run(sweeps.deleteExpired, [now, n])).rowCount ?? 0);
+      if (n === 0) return 0;
+      const deleted = (await run(sweeps.deleteExpired, [now, n])).rowCount ?? 0;
+      await compactCounts();
+      return deleted;
     },
 
     async activeTasks(limit: number): Promise<TaskRecord[]> {

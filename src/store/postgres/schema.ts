@@ -7,6 +7,54 @@
 import type pg from "pg";
 import type { Tables } from "./sql.js";
 
+// The kept counts (appended as the last migration): counts per (owner, tool, status), so countByStatus reads a few rows instead of every task
+// (issue #14 part 4). A row trigger appends a +1/-1 delta row for every create, status change and
+// delete, in the writing statement itself — also inside the batched `UPDATE … FROM unnest` and
+// the CTEs of leases and sweeps — so the counts are exact in every transaction. Deltas are
+// appended, never updated: writers take no row lock on a shared counter, so concurrent status
+// changes never queue behind one hot row (nor deadlock on two). Reads sum the compacted counts and
+// the deltas in one snapshot; compaction (countByStatus, the expiry sweep) folds the deltas into
+// task_counts. owner_key: 'N' for no owner, 'O' || owner otherwise (NULL never conflicts).
+const COUNTS_MIGRATION = (t: Tables): string => `
+  CREATE TABLE ${t.counts} (
+    owner_key TEXT COLLATE "C" NOT NULL,
+    name      TEXT COLLATE "C" NOT NULL,
+    status    TEXT NOT NULL,
+    n         BIGINT NOT NULL,
+    PRIMARY KEY (owner_key, name, status)
+  );
+  CREATE TABLE ${t.countDeltas} (
+    owner_key TEXT COLLATE "C" NOT NULL,
+    name      TEXT COLLATE "C" NOT NULL,
+    status    TEXT NOT NULL,
+    delta     INT NOT NULL
+  );
+
+  CREATE FUNCTION ${t.schema}.task_counts_delta() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  BEGIN
+    IF TG_OP <> 'INSERT' THEN
+      INSERT INTO ${t.countDeltas} (owner_key, name, status, delta)
+      VALUES (CASE WHEN OLD.owner IS NULL THEN 'N' ELSE 'O' || OLD.owner END, OLD.name, OLD.status, -1);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+      INSERT INTO ${t.countDeltas} (owner_key, name, status, delta)
+      VALUES (CASE WHEN NEW.owner IS NULL THEN 'N' ELSE 'O' || NEW.owner END, NEW.name, NEW.status, 1);
+    END IF;
+    RETURN NULL;
+  END
+  $fn$;
+  CREATE TRIGGER task_counts_written AFTER INSERT OR DELETE ON ${t.tasks}
+    FOR EACH ROW EXECUTE FUNCTION ${t.schema}.task_counts_delta();
+  CREATE TRIGGER task_counts_moved AFTER UPDATE OF status, owner, name ON ${t.tasks}
+    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.owner IS DISTINCT FROM NEW.owner OR OLD.name IS DISTINCT FROM NEW.name)
+    EXECUTE FUNCTION ${t.schema}.task_counts_delta();
+
+  -- Schemas written before: count what they hold (inside the migration's transaction and lock).
+  INSERT INTO ${t.counts} (owner_key, name, status, n)
+    SELECT CASE WHEN owner IS NULL THEN 'N' ELSE 'O' || owner END, name, status, count(*)
+    FROM ${t.tasks} GROUP BY 1, 2, 3;
+  `;
+
 /**
  * Schema history, oldest first; `migrations` records each version applied. Never edit an applied
  * entry: append a new one.
@@ -126,10 +174,14 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   CREATE INDEX ON ${t.streamEvents} (session_key, stream_id, id);
   CREATE INDEX ON ${t.streamEvents} (created_at);
   `,
+  COUNTS_MIGRATION,
 ];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The version that adds the kept counts per (owner, tool, status) (for tests of its backfill). */
+export const COUNTS_VERSION = MIGRATIONS.indexOf(COUNTS_MIGRATION) + 1;
 
 /** Advisory lock class of the migration lock ("mcpt"); the object id is a hash of the schema name. */
 const LOCK_CLASS = 0x6d637074;
@@ -140,7 +192,7 @@ const LOCK_CLASS = 0x6d637074;
  *
  * @throws Error when the schema was written by a newer version of this code.
  */
-export async function migrate(pool: pg.Pool, tables: Tables, schemaName: string, now: () => number): Promise<number[]> {
+export async function migrate(pool: pg.Pool, tables: Tables, schemaName: string, now: () => number, target: number = SCHEMA_VERSION): Promise<number[]> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
@@ -160,7 +212,9 @@ export async function migrate(pool: pg.Pool, tables: Tables, schemaName: string,
       throw new Error(`task store schema version ${version} is newer than this build supports (${SCHEMA_VERSION})`);
     }
     const applied: number[] = [];
-    for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
+    // `target` below SCHEMA_VERSION: for tests of upgrades from an older schema.
+    const goal = Math.min(Math.max(0, Math.floor(target)), SCHEMA_VERSION);
+    for (let next = version + 1; next <= goal; next++) {
       const migration = MIGRATIONS[next - 1];
       if (migration === undefined) break;
       await client.query(migration(tables));

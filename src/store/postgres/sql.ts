@@ -27,6 +27,10 @@ export interface Tables {
   readonly checkpoints: string;
   /** Streamable HTTP's SSE events, for resumption (stream-event-statements.ts). */
   readonly streamEvents: string;
+  /** Compacted counts per (owner key, tool, status). */
+  readonly counts: string;
+  /** Changes to those counts not yet folded in: +1/-1 rows, written by a trigger, summed on read. */
+  readonly countDeltas: string;
 }
 
 /**
@@ -57,6 +61,8 @@ export function tablesOf(schemaName: string): Tables {
     events: `${schema}.events`,
     checkpoints: `${schema}.task_checkpoints`,
     streamEvents: `${schema}.stream_events`,
+    counts: `${schema}.task_counts`,
+    countDeltas: `${schema}.task_count_deltas`,
   };
 }
 

@@ -1,5 +1,49 @@
 import type { Database } from "better-sqlite3";
 
+// The kept counts (appended as the last migration): counts per (owner, tool, status), kept by triggers in the very statement that creates, moves
+// or deletes a task — so countByStatus reads a few rows instead of every task, and the counts can
+// never disagree with the rows, whichever process or code path writes (issue #14 part 4).
+// owner_key encodes the owner so that a task without one has a key too ('N'; 'O' || owner
+// otherwise): a NULL in a primary key would never conflict, and the upsert would add rows.
+const COUNTS_MIGRATION = `
+  CREATE TABLE task_counts (
+    owner_key TEXT NOT NULL,
+    name      TEXT NOT NULL,
+    status    TEXT NOT NULL,
+    n         INTEGER NOT NULL,
+    PRIMARY KEY (owner_key, name, status)
+  ) WITHOUT ROWID;
+
+  CREATE TRIGGER task_counts_created AFTER INSERT ON tasks BEGIN
+    INSERT INTO task_counts (owner_key, name, status, n)
+    VALUES (CASE WHEN NEW.owner IS NULL THEN 'N' ELSE 'O' || NEW.owner END, NEW.name, NEW.status, 1)
+    ON CONFLICT (owner_key, name, status) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER task_counts_moved AFTER UPDATE OF status, owner, name ON tasks
+  WHEN NEW.status IS NOT OLD.status OR NEW.owner IS NOT OLD.owner OR NEW.name IS NOT OLD.name BEGIN
+    UPDATE task_counts SET n = n - 1
+    WHERE owner_key = CASE WHEN OLD.owner IS NULL THEN 'N' ELSE 'O' || OLD.owner END
+      AND name = OLD.name AND status = OLD.status;
+    INSERT INTO task_counts (owner_key, name, status, n)
+    VALUES (CASE WHEN NEW.owner IS NULL THEN 'N' ELSE 'O' || NEW.owner END, NEW.name, NEW.status, 1)
+    ON CONFLICT (owner_key, name, status) DO UPDATE SET n = n + 1;
+  END;
+  -- Rows that fall to 0 on deletion go, so owners and tools that come and go leave nothing behind.
+  CREATE TRIGGER task_counts_deleted AFTER DELETE ON tasks BEGIN
+    UPDATE task_counts SET n = n - 1
+    WHERE owner_key = CASE WHEN OLD.owner IS NULL THEN 'N' ELSE 'O' || OLD.owner END
+      AND name = OLD.name AND status = OLD.status;
+    DELETE FROM task_counts
+    WHERE owner_key = CASE WHEN OLD.owner IS NULL THEN 'N' ELSE 'O' || OLD.owner END
+      AND name = OLD.name AND status = OLD.status AND n = 0;
+  END;
+
+  -- Files written before: count what they hold.
+  INSERT INTO task_counts (owner_key, name, status, n)
+    SELECT CASE WHEN owner IS NULL THEN 'N' ELSE 'O' || owner END, name, status, count(*)
+    FROM tasks GROUP BY 1, 2, 3;
+  `;
+
 /**
  * Schema history, oldest first. `PRAGMA user_version` records how many have been applied, so a
  * migration runs exactly once per file. Never edit an applied entry: append a new one.
@@ -109,10 +153,14 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX stream_events_stream ON stream_events (session_key, stream_id, id);
   CREATE INDEX stream_events_created ON stream_events (created_at);
   `,
+  COUNTS_MIGRATION,
 ];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The version that adds the kept counts per (owner, tool, status) (for tests of its backfill). */
+export const COUNTS_VERSION = MIGRATIONS.indexOf(COUNTS_MIGRATION) + 1;
 
 /**
  * Brings the file up to {@link SCHEMA_VERSION} (or `target`, for tests of upgrades from an older

@@ -2,6 +2,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import type { ListPosition } from "../../core/cursor.js";
 import type { TaskStatus } from "../../core/task-status.js";
+import { countsFromTotals, ownerKey } from "../store-rules.js";
 import type { TaskFilter } from "../task-store.js";
 import type { HistoryRow, TaskRow } from "./rows.js";
 
@@ -77,6 +78,28 @@ export function prepareViewStatements(db: Database): ViewStatements {
     },
 
     countByStatus(filter) {
+      if (countsFromTotals(filter)) {
+        // A few rows per (owner, tool): the counts the triggers keep, not the tasks themselves.
+        const clauses: string[] = [];
+        const params: Param[] = [];
+        if (!("any" in filter.scope)) {
+          clauses.push("owner_key = ?");
+          params.push(ownerKey(filter.scope.owner));
+        }
+        if (filter.statuses !== undefined) {
+          clauses.push(filter.statuses.length === 0 ? "0" : `status IN (${filter.statuses.map(() => "?").join(", ")})`);
+          params.push(...filter.statuses);
+        }
+        if (filter.name !== undefined) {
+          clauses.push("name = ?");
+          params.push(filter.name);
+        }
+        const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
+        return prepared(`SELECT status, sum(n) AS n FROM task_counts ${where} GROUP BY status`).all(...params) as Array<{
+          status: TaskStatus;
+          n: number;
+        }>;
+      }
       const { clauses, params } = whereOf(filter);
       const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
       return prepared(`SELECT status, count(*) AS n FROM tasks ${where} GROUP BY status`).all(...params) as Array<{
