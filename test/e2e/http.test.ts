@@ -344,8 +344,9 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     const rpc = async (method: string, params?: unknown) => {
       const res = await rawPost(fx!.url, { jsonrpc: "2.0", id: ++id, method, ...(params !== undefined && { params }) }, c.headers());
       expect(res.status).toBe(200);
-      // An SSE answer carries one event; read the JSON-RPC message out of either form.
-      const message = res.json ?? (JSON.parse(/^data: (.*)$/m.exec(res.text)?.[1] ?? "null") as typeof res.json);
+      // An SSE answer carries a priming event (an id, empty data) and then the message; read the
+      // JSON-RPC message out of either form.
+      const message = res.json ?? (JSON.parse(/^data: (.+)$/m.exec(res.text)?.[1] ?? "null") as typeof res.json);
       expect(message).toMatchObject({ jsonrpc: "2.0", id });
       return message;
     };
