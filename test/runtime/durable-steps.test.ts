@@ -69,6 +69,8 @@ async function outcomeOf(engine: TaskEngine, taskId: string): Promise<TaskRecord
 /** Closes `engine` (a resumable task is left for the next start) and starts the next one. */
 async function restart(engine: TaskEngine, handler: Handler, runs: { n: number }): Promise<TaskEngine> {
   await engine.close();
+  // As when the process ends: the store closes too, and with it the file's writer lock.
+  await engine.store.close();
   engines.splice(engines.indexOf(engine), 1);
   return engineWith(handler, runs);
 }
