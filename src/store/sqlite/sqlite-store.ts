@@ -66,7 +66,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
   return {
     async create(task: NewTask): Promise<TaskRecord> {
-      const row = tasks.insert.get({
+      // .all(), never .get(), for a write with RETURNING: .get() steps once and resets, and
+      // better-sqlite3 drops the reset's error — a commit that failed (SQLITE_FULL, an I/O error)
+      // would return the row as if it were stored, and the task be acknowledged, then lost.
+      const [row] = tasks.insert.all({
         id: task.id,
         owner: task.owner,
         method: task.method,
@@ -118,7 +121,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       // The lifecycle table has the last word even over a caller's `from`: an illegal move never reaches SQL.
       const sources = from.filter((status) => canTransition(status, to));
       if (sources.length === 0) return null;
-      const row = tasks.transition.get({
+      const [row] = tasks.transition.all({ // .all(): see create
         id,
         from: JSON.stringify(sources),
         to,
