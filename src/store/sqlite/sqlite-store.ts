@@ -19,6 +19,7 @@ import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow } from "../sql/rows.js";
 import { StoreInUseError, type WriterLockStore } from "../writer-lock.js";
 import { SqliteWriterLock } from "./writer-lock.js";
+import { explainOpenFailure } from "./open-failure.js";
 
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
@@ -42,7 +43,12 @@ function isFilePath(path: string): boolean {
  */
 export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore & CheckpointStore & WriterLockStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
-  const db = new Database(path);
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+  } catch (error) {
+    throw explainOpenFailure(path, error);
+  }
   try {
     // busy_timeout first, so that even switching to WAL waits for a concurrent opener.
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
@@ -52,7 +58,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     migrate(db);
   } catch (error) {
     db.close();
-    throw error;
+    throw explainOpenFailure(path, error);
   }
 
   const tasks = prepareTaskStatements(db);
