@@ -10,8 +10,11 @@ import { RawSession, RpcAnswerError, TransportError } from "./raw-session.js";
 import { TaskLedger, type LoadCall } from "./task-ledger.js";
 
 export interface LoadOptions {
-  /** Where to send; {@link LoadGenerator.retarget} changes it (a restarted server on a new port). */
-  url: string;
+  /**
+   * Where to send; several URLs (a cluster's fronts) are shared out among the loops.
+   * {@link LoadGenerator.retarget} changes them (a restarted server on a new port).
+   */
+  url: string | string[];
   /** Loops sending at once. Default 8. */
   concurrency?: number;
   /** Pause of each loop between its calls, ms. Default 5. */
@@ -28,22 +31,22 @@ export class LoadGenerator {
   readonly refusals = new Map<string, number>();
   /** Connection failures (server down), by message. */
   transportFailures = 0;
-  private url: string;
+  private urls: string[];
   private stopped = false;
   private readonly loops: Promise<void>[] = [];
   private sequence = 0;
 
   constructor(private readonly options: LoadOptions) {
-    this.url = options.url;
+    this.urls = typeof options.url === "string" ? [options.url] : options.url;
   }
 
   start(): this {
-    for (let i = 0; i < (this.options.concurrency ?? 8); i++) this.loops.push(this.loop());
+    for (let i = 0; i < (this.options.concurrency ?? 8); i++) this.loops.push(this.loop(i));
     return this;
   }
 
-  retarget(url: string): void {
-    this.url = url;
+  retarget(url: string | string[]): void {
+    this.urls = typeof url === "string" ? [url] : url;
   }
 
   /** Stops sending and waits for the calls under way. */
@@ -62,12 +65,14 @@ export class LoadGenerator {
     return n % 2 === 0 ? { tool: "sleep", args: { ms: 20 + ((n * 37) % 280) } } : { tool: "steps", args: { count: 2 + (n % 7), ms: 20 + ((n * 13) % 40) } };
   }
 
-  private async loop(): Promise<void> {
+  private async loop(index: number): Promise<void> {
     let session: RawSession | undefined;
     let calls = 0;
+    let opened = 0;
     while (!this.stopped) {
       try {
-        session ??= await RawSession.open(this.url);
+        // A loop whose node went away moves on to the next URL (a balancer's failover).
+        session ??= await RawSession.open(this.urls[(index + opened++) % this.urls.length] as string);
         if (++calls % 5 === 0) {
           const text = `echo ${calls}`;
           const result = await session.request("tools/call", { name: "echo", arguments: { text } });

@@ -79,7 +79,7 @@ async function send(url: string, sessionId: string | undefined, message: unknown
   }
 }
 
-async function post(url: string, sessionId: string | undefined, message: { id: number }, signal?: AbortSignal): Promise<{ answer: Answer; sessionId: string | null }> {
+async function post(url: string, sessionId: string | undefined, message: { id: number; [key: string]: unknown }, signal?: AbortSignal): Promise<{ answer: Answer; sessionId: string | null }> {
   const response = await send(url, sessionId, message, signal);
   let text: string;
   try {

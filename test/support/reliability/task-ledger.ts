@@ -30,7 +30,7 @@ export interface Verdict {
 }
 
 /** What the server says when it fails a task a crash interrupted (recovery.ts, the lease reaper, a drain). */
-const INTERRUPTED = /server stopped while this task was running|worker .*lost|shut down|Handed back/i;
+const INTERRUPTED = /server stopped while this task was running|worker stopped responding|shut down|Handed back/i;
 /** A handler's write the store refused (src/core/storage-condition.ts). */
 const STORE_REFUSED = /^The task store/;
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
