@@ -1,11 +1,11 @@
 /**
  * Conditions of the task store an operator can clear — a full disk, a read-only file, a file
- * another connection holds locked — recognised by the string `code` the drivers put on their
+ * another connection holds locked, a database server restarting — recognised by the string `code` the drivers put on their
  * errors (better-sqlite3's `SQLITE_*`, PostgreSQL's SQLSTATE, Node's errno names). The requestor
  * learns which one it is, in words and in `data.reason`, instead of a bare "Internal error": it
  * names no internals (no path, no SQL), only what to wait for (README "Reliability").
  */
-export type StorageReason = "store_full" | "store_read_only" | "store_busy";
+export type StorageReason = "store_full" | "store_read_only" | "store_busy" | "store_unreachable";
 
 export interface StorageCondition {
   reason: StorageReason;
@@ -31,6 +31,12 @@ const CONDITIONS: ReadonlyArray<{ match: (code: string) => boolean; condition: S
   {
     match: (code) => code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"),
     condition: { reason: "store_busy", message: "The task store is locked by another connection: nothing was written; retry shortly", retryable: true },
+  },
+  {
+    // A PostgreSQL server restarting: 57P01-57P03 (admin/crash shutdown, cannot connect now),
+    // class 08 (connection exceptions), or no server listening at all.
+    match: (code) => /^57P0[123]$/.test(code) || /^08\d{3}$/.test(code) || code === "ECONNREFUSED" || code === "ECONNRESET",
+    condition: { reason: "store_unreachable", message: "The task store is unreachable: the request may not have been carried out; retry shortly", retryable: true },
   },
 ];
 

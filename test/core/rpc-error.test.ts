@@ -32,6 +32,11 @@ describe("toRpcError", () => {
     expect(toRpcError(error).body).toMatchObject({ code: RpcCode.InternalError, data: { reason: "store_read_only" } });
   });
 
+  it("answers an unreachable PostgreSQL (57P01 admin shutdown, mid-restart) with the retryable -32003", () => {
+    const error = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
+    expect(toRpcError(error).body).toMatchObject({ code: RpcCode.Unavailable, data: { reason: "store_unreachable" } });
+  });
+
   it("answers a busy store (SQLITE_BUSY) with the retryable -32003 and a retryAfterMs", () => {
     const error = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
     expect(toRpcError(error).body).toMatchObject({ code: RpcCode.Unavailable, data: { reason: "store_busy", retryAfterMs: 1000 } });
