@@ -58,7 +58,7 @@ export class TaskLedger {
       for (const [taskId, ack] of [...pending]) {
         let task: Record<string, unknown>;
         try {
-          task = await session.request("tasks/get", { taskId });
+          task = await politely(() => session.request("tasks/get", { taskId }));
         } catch (error) {
           if (!(error instanceof RpcAnswerError)) throw error;
           pending.delete(taskId);
@@ -90,7 +90,7 @@ export class TaskLedger {
     if (status !== "completed") return note("wrong", `${taskId} (${call.tool}) ${status}: ${statusMessage}`);
     let result: Record<string, unknown>;
     try {
-      result = await session.request("tasks/result", { taskId });
+      result = await politely(() => session.request("tasks/result", { taskId }));
     } catch (error) {
       return note("wrong", `${taskId} (${call.tool}) completed but tasks/result failed: ${String(error)}`);
     }
@@ -104,6 +104,20 @@ export class TaskLedger {
       (structured.ran ?? -1) + (structured.restored ?? -1) === call.args.count &&
       text === `ran ${structured.ran} of ${call.args.count} steps, restored ${structured.restored} from checkpoints`;
     return right ? note("completed", taskId) : note("wrong", `${taskId} steps ${JSON.stringify(call.args)}: ${text}`);
+  }
+}
+
+/** Sends again after `retryAfterMs` while refused as rate-limited (-32029) or unavailable (-32003): a refusal says nothing of the task. */
+async function politely<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      const code = error instanceof RpcAnswerError ? error.error.code : undefined;
+      if ((code !== -32029 && code !== -32003) || attempt >= 100) throw error;
+      const after = (error as RpcAnswerError).error.data as { retryAfterMs?: number } | undefined;
+      await new Promise((r) => setTimeout(r, Math.max(10, after?.retryAfterMs ?? 100)));
+    }
   }
 }
 
