@@ -1,3 +1,5 @@
+import { BUSY_RETRY_AFTER_MS, storageCondition } from "./storage-condition.js";
+
 /**
  * Typed errors. Each carries the JSON-RPC code it maps to, so the `mcp` layer translates any of
  * them with one normalizer ({@link toRpcError}) and never guesses.
@@ -212,11 +214,20 @@ export function isSdkError(error: unknown): error is { code: number; message: st
 /**
  * The one normalizer from anything thrown to the JSON-RPC error to answer (or to keep as a task's
  * outcome for `tasks/result`, T-RES-4): a JSON-RPC error keeps its code, message (without the
- * SDK's prefix) and data, and is `known`; anything else is -32603 "Internal error", its details
- * left for the caller's log, never put on the wire (T-ERR-4).
+ * SDK's prefix) and data, and is `known`; a store that is full, read-only or busy
+ * ({@link storageCondition}) is -32603 naming the condition (-32003 with `retryAfterMs` when busy:
+ * it clears by itself); anything else is -32603 "Internal error". Neither is `known`: the caller
+ * logs the driver's error, whose details never go on the wire (T-ERR-4).
  */
 export function toRpcError(error: unknown): { body: RpcErrorBody; known: boolean } {
-  if (!isRpcError(error)) return { body: { code: RpcCode.InternalError, message: "Internal error" }, known: false };
+  if (!isRpcError(error)) {
+    const condition = storageCondition(error);
+    if (!condition) return { body: { code: RpcCode.InternalError, message: "Internal error" }, known: false };
+    const body: RpcErrorBody = condition.retryable
+      ? { code: RpcCode.Unavailable, message: condition.message, data: { reason: condition.reason, retryAfterMs: BUSY_RETRY_AFTER_MS } }
+      : { code: RpcCode.InternalError, message: condition.message, data: { reason: condition.reason } };
+    return { body, known: false };
+  }
   const body: RpcErrorBody = { code: error.code, message: withoutSdkPrefix(error.message) };
   if (error.data !== undefined) body.data = error.data;
   return { body, known: true };

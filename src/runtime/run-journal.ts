@@ -1,6 +1,7 @@
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { InputRequest, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { Logger } from "../core/logger.js";
+import { retryOnStorageCondition } from "./storage-retry.js";
 import { isCheckpointStore, type CheckpointStore } from "../store/checkpoint-store.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineObserver } from "./engine-observer.js";
@@ -74,7 +75,12 @@ export class RunJournal {
     if (kept.has(key)) return unwrap(kept.get(key)) as T;
     const value = await fn();
     const stored = this.checkStep(name, value);
-    if (!(await store.saveCheckpoint(this.task.id, key, stored, this.deps.now()))) {
+    // A step that ran must not be lost to a full disk or a locked file: its side effects are done.
+    const saved = await retryOnStorageCondition(() => store.saveCheckpoint(this.task.id, key, stored, this.deps.now()), this.deps.logger, {
+      taskId: this.task.id,
+      step: key,
+    });
+    if (!saved) {
       // Kept already: another run of this task got there first, and its result is the step's.
       const winner = (await store.checkpoints(this.task.id)).find((c) => c.name === key);
       if (winner !== undefined) {

@@ -12,6 +12,7 @@ import type { TaskContext, TaskRunner } from "./task-context.js";
 import { statusEvent } from "../events/task-event.js";
 import type { InputRequest } from "../core/task.js";
 import { RunJournal } from "./run-journal.js";
+import { retryOnStorageCondition } from "./storage-retry.js";
 
 interface ExecutionDeps {
   store: TaskStore;
@@ -152,7 +153,11 @@ export class TaskExecution {
       statusMessage = refused.message;
     }
     try {
-      const updated = await store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: now() });
+      const updated = await retryOnStorageCondition(
+        () => store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: now() }),
+        logger,
+        { taskId: task.id },
+      );
       if (updated) {
         bus.publish(statusEvent(updated));
         logger.info({ audit: status, ...taskAuditFields(task), name: task.name }, `task ${status}`);

@@ -19,6 +19,29 @@ class ForeignMcpError extends Error {
 }
 
 describe("toRpcError", () => {
+  it("names a full store (SQLITE_FULL) as -32603 with data.reason, not as a bare Internal error", () => {
+    const error = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+    expect(toRpcError(error)).toEqual({
+      body: { code: RpcCode.InternalError, message: "The task store's disk is full: nothing was written; retry once space is freed", data: { reason: "store_full" } },
+      known: false,
+    });
+  });
+
+  it("names a read-only store (SQLITE_READONLY_*) as -32603 with data.reason", () => {
+    const error = Object.assign(new Error("attempt to write a readonly database"), { code: "SQLITE_READONLY_DBMOVED" });
+    expect(toRpcError(error).body).toMatchObject({ code: RpcCode.InternalError, data: { reason: "store_read_only" } });
+  });
+
+  it("answers an unreachable PostgreSQL (57P01 admin shutdown, mid-restart) with the retryable -32003", () => {
+    const error = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
+    expect(toRpcError(error).body).toMatchObject({ code: RpcCode.Unavailable, data: { reason: "store_unreachable" } });
+  });
+
+  it("answers a busy store (SQLITE_BUSY) with the retryable -32003 and a retryAfterMs", () => {
+    const error = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+    expect(toRpcError(error).body).toMatchObject({ code: RpcCode.Unavailable, data: { reason: "store_busy", retryAfterMs: 1000 } });
+  });
+
   it("keeps a TaskError's code, message and data", () => {
     const error = TaskError.rateLimited("task_operations", 100, 250);
     expect(toRpcError(error)).toEqual({ body: { code: RpcCode.RateLimited, message: error.message, data: error.data }, known: true });

@@ -25,6 +25,8 @@ export interface ClusterOptions {
   frontArgs?: string[];
   /** More `worker` arguments for every worker, e.g. `--drain-timeout 300`. */
   workerArgs?: string[];
+  /** How long one process may take to come up. Default 20 s; a bench starting nodes under load needs more. */
+  startTimeoutMs?: number;
 }
 
 /** How long one process may take to come up (tsx compiles on the fly; two shared cores). */
@@ -63,6 +65,7 @@ export class Cluster {
       pgUrl: options.pgUrl ?? TEST_PG_URL,
       frontArgs: options.frontArgs ?? [],
       workerArgs: options.workerArgs ?? [],
+      startTimeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
     });
     try {
       // All at once: migrations run under an advisory lock, so concurrent starts are safe (and
@@ -88,7 +91,7 @@ export class Cluster {
   async startFront(): Promise<CliProcess> {
     const front = CliProcess.spawn(["serve", ...this.common(), "--port", "0", "--workers", "0", "--no-web", ...this.options.frontArgs]);
     this.all.push(front);
-    const url = await front.url(START_TIMEOUT_MS);
+    const url = await front.url(this.options.startTimeoutMs);
     this.fronts.push(front);
     this.urls.push(url);
     return front;
@@ -101,7 +104,7 @@ export class Cluster {
     const died = worker.exited.then((exit) => {
       throw new Error(`the worker exited (${JSON.stringify(exit)}) before starting; stderr:\n${worker.stderrText}`);
     });
-    await Promise.race([worker.stderr.waitFor((l) => l["msg"] === "worker started", "the worker to start", START_TIMEOUT_MS), died]);
+    await Promise.race([worker.stderr.waitFor((l) => l["msg"] === "worker started", "the worker to start", this.options.startTimeoutMs), died]);
     this.workers.push(worker);
     return worker;
   }

@@ -20,6 +20,7 @@ import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow } from "../sql/rows.js";
 import { StoreInUseError, type WriterLockStore } from "../writer-lock.js";
 import { SqliteWriterLock } from "./writer-lock.js";
+import { explainOpenFailure } from "./open-failure.js";
 
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
@@ -43,7 +44,12 @@ function isFilePath(path: string): boolean {
  */
 export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore & CheckpointStore & WriterLockStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
-  const db = new Database(path);
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+  } catch (error) {
+    throw explainOpenFailure(path, error);
+  }
   try {
     // busy_timeout first, so that even switching to WAL waits for a concurrent opener.
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
@@ -53,7 +59,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     migrate(db);
   } catch (error) {
     db.close();
-    throw error;
+    throw explainOpenFailure(path, error);
   }
 
   const tasks = prepareTaskStatements(db);
@@ -68,7 +74,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
   return {
     async create(task: NewTask): Promise<TaskRecord> {
-      const row = tasks.insert.get({
+      // .all(), never .get(), for a write with RETURNING: .get() steps once and resets, and
+      // better-sqlite3 drops the reset's error — a commit that failed (SQLITE_FULL, an I/O error)
+      // would return the row as if it were stored, and the task be acknowledged, then lost.
+      const [row] = tasks.insert.all({
         id: task.id,
         owner: task.owner,
         method: task.method,
@@ -120,7 +129,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       // The lifecycle table has the last word even over a caller's `from`: an illegal move never reaches SQL.
       const sources = from.filter((status) => canTransition(status, to));
       if (sources.length === 0) return null;
-      const row = tasks.transition.get({
+      const [row] = tasks.transition.all({ // .all(): see create
         id,
         from: JSON.stringify(sources),
         to,

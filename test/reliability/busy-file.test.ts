@@ -1,0 +1,71 @@
+/**
+ * Reliability (issue 14, item 6): another connection holds the SQLite file locked (`BEGIN
+ * EXCLUSIVE`, a raw better-sqlite3 connection: a second server is refused outright by the writer
+ * lock) longer than the server's busy timeout (5 s). A write that times out is refused with the
+ * retryable -32003 naming the lock, the log says SQLITE_BUSY, and once the lock is released the
+ * server serves load again; no acknowledged task is lost or stuck. The lock is taken between two
+ * spells of load, once the first has settled: a handler's own writes wait out a lock and are
+ * retried (src/runtime/storage-retry.ts), so under load which request meets the timeout is luck.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { killAll } from "../support/cli-process.js";
+import { LoadGenerator } from "../support/reliability/load-generator.js";
+import { RawSession, RpcAnswerError } from "../support/reliability/raw-session.js";
+import { startSqliteServer } from "../support/reliability/sqlite-server.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "mcp-tasks-reliability-"));
+});
+afterEach(async () => {
+  await killAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const until = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("reliability: a busy SQLite file", { timeout: 120_000 }, () => {
+  it("refuses a write with the retryable -32003 while another connection holds the lock past the busy timeout, then serves again, losing nothing acknowledged", async () => {
+    const file = join(dir, "t.db");
+    const { server, url } = await startSqliteServer(file);
+    const before = new LoadGenerator({ url, concurrency: 4, pauseMs: 10 }).start();
+    await until(1_000);
+    await before.stop();
+    const probe = await RawSession.open(url);
+    await before.ledger.judge(probe, 30_000); // settled: no handler writes while the lock is held
+
+    const holder = new Database(file);
+    holder.exec("BEGIN EXCLUSIVE");
+    const refused = probe.request("tools/call", { name: "sleep", arguments: { ms: 10 }, task: { ttl: 60_000 } }).then(
+      () => undefined,
+      (error: unknown) => (error instanceof RpcAnswerError ? error.error : error),
+    );
+    await until(7_000);
+    holder.exec("COMMIT");
+    holder.close();
+    expect(await refused).toEqual({
+      code: -32003,
+      message: "The task store is locked by another connection: nothing was written; retry shortly",
+      data: { reason: "store_busy", retryAfterMs: 1000 },
+    });
+    expect(server.stderr.items.some((l) => (l["err"] as { code?: string } | undefined)?.code === "SQLITE_BUSY")).toBe(true);
+    await probe.close();
+
+    const load = new LoadGenerator({ url, concurrency: 4, pauseMs: 10 }).start();
+    await until(2_000);
+    await load.stop();
+    expect(server.child.exitCode).toBeNull();
+    expect(load.ledger.acknowledged.length).toBeGreaterThan(0);
+    for (const ack of before.ledger.acknowledged) load.ledger.add(ack.taskId, ack.call);
+
+    const session = await RawSession.open(url);
+    const verdict = await load.ledger.judge(session, 30_000);
+    await session.close();
+    expect(verdict.examples).toEqual([]);
+    expect({ lost: verdict.lost, stuck: verdict.stuck, wrong: verdict.wrong }).toEqual({ lost: 0, stuck: 0, wrong: 0 });
+  });
+});
