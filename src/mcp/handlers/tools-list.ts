@@ -2,15 +2,25 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { SessionContext } from "../era.js";
 import type { RegisteredTool } from "../tool-definition.js";
+import { usesFallback } from "../fallback/fallback-client.js";
+import { taskToolsBeside } from "../fallback/task-tools.js";
 
 /** `tools/list`, with `execution.taskSupport` per tool when tasks are on (T-TOOL). */
 export function toolsList(session: SessionContext): { tools: Tool[] } {
   const tools: Tool[] = [];
+  const fallback = usesFallback(session.config, session.server.getClientCapabilities()?.tasks !== undefined);
   for (const tool of session.tools.values()) {
+    const support = tool.definition.taskSupport ?? "forbidden";
     tools.push({
       ...describeTool(tool),
-      ...(session.config.tasks && { execution: { taskSupport: tool.definition.taskSupport ?? "forbidden" } }),
+      // A client without tasks may call a required tool plainly (the fallback runs it as a task),
+      // and a client that sees "required" refuses to call it plainly (the SDK's Client does).
+      ...(session.config.tasks && { execution: { taskSupport: fallback && support === "required" ? "optional" : support } }),
     });
+  }
+  // README "Hosts without tasks": the task operations as tools, for clients that cannot call them as methods.
+  if (fallback) {
+    tools.push(...taskToolsBeside(session.tools).map((tool) => ({ ...tool, execution: { taskSupport: "forbidden" as const } })));
   }
   return { tools };
 }
