@@ -10,12 +10,11 @@ export function toolsList(session: SessionContext): { tools: Tool[] } {
   const tools: Tool[] = [];
   const fallback = usesFallback(session.config, session.server.getClientCapabilities()?.tasks !== undefined);
   for (const tool of session.tools.values()) {
-    const support = tool.definition.taskSupport ?? "forbidden";
+    // Listed as it is, also to a fallback client: a requestor need not declare `capabilities.tasks`
+    // (the SDK's own does not) and reads "required" to send the call as a task.
     tools.push({
       ...describeTool(tool),
-      // A client without tasks may call a required tool plainly (the fallback runs it as a task),
-      // and a client that sees "required" refuses to call it plainly (the SDK's Client does).
-      ...(session.config.tasks && { execution: { taskSupport: fallback && support === "required" ? "optional" : support } }),
+      ...(session.config.tasks && { execution: { taskSupport: tool.definition.taskSupport ?? "forbidden" } }),
     });
   }
   // README "Hosts without tasks": the task operations as tools, for clients that cannot call them as methods.
