@@ -60,6 +60,11 @@ describe("fallback for a 2026-07-28 client without the tasks extension", () => {
     expect((await callPlain("task_cancel", { taskId }))["structuredContent"]).toMatchObject({ taskId, status: "cancelled" });
   });
 
+  it("answers a task that asks a question with a background answer saying input_required, with the question", async () => {
+    const answer = await callPlain("ask_optional");
+    expect(answer["structuredContent"]).toMatchObject({ status: "input_required", questions: [expect.stringContaining("ok?")] });
+  });
+
   it("still answers a declaring client's slow optional call with a CreateTaskResult", async () => {
     const created = await statelessResult(server.url, "tools/call", { name: "wait_ms", arguments: { ms: 60_000 } });
     expect(created["resultType"]).toBe("task");

@@ -167,6 +167,23 @@ describe("fallback for a client without tasks (2025-11-25, in memory)", () => {
     expect(textOf(await call(fx.client, "ask", { question: "colour?" }))).toBe("answer: blue");
   });
 
+  it("cancels the task of a plain call the client gave up", async () => {
+    fx = await inMemoryFixture({ backgroundAfterMs: 60_000 }, NO_TASKS);
+    const abort = new AbortController();
+    const pending = fx.client.callTool({ name: "sleep", arguments: { ms: 60_000 } }, CallToolResultSchema, { signal: abort.signal });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    abort.abort("gave up");
+    await pending.catch(() => {});
+    const deadline = Date.now() + 5_000;
+    let status = "";
+    while (Date.now() < deadline && status !== "cancelled") {
+      const [task] = structured(await call(fx.client, "task_list"))["tasks"] as Array<{ status: string }>;
+      status = task?.status ?? "";
+      if (status !== "cancelled") await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(status).toBe("cancelled");
+  });
+
   it("lets a user's tool named task_status win over ours", async () => {
     fx = await inMemoryFixture({ setup: (app) => app.tool("task_status", { input: z.object({}) }, async () => ({ content: [{ type: "text", text: "mine" }] })) }, NO_TASKS);
     const names = (await fx.client.listTools()).tools.map((t) => t.name);
