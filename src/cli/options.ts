@@ -21,6 +21,12 @@ export function ttlMs(value: string): number | null {
   return nonNegativeInt(value);
 }
 
+/** `--background-after`: milliseconds, or "off" (null) to switch the fallback for hosts without tasks off. */
+export function msOrOff(value: string): number | null {
+  if (value === "off") return null;
+  return nonNegativeInt(value);
+}
+
 export function port(value: string): number {
   const n = nonNegativeInt(value);
   if (n > 65535) throw new InvalidArgumentError("a port is 0..65535");

@@ -1,4 +1,4 @@
-import { DEFAULT_INLINE_WAIT_MS } from "../mcp/task-server-config.js";
+import { DEFAULT_BACKGROUND_AFTER_MS, DEFAULT_INLINE_WAIT_MS } from "../mcp/task-server-config.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { randomBytes, randomUUID } from "node:crypto";
 import { Command, InvalidArgumentError, Option } from "commander";
@@ -11,7 +11,7 @@ import { openBackend } from "./backend.js";
 import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
 import { AuthFlagsError, httpUrl, jwtAuthFrom, refuseAuthOverStdio, scopeList, type JwtFlags } from "./jwt-options.js";
-import { nonNegativeInt, port, positiveInt, ttlMs } from "./options.js";
+import { msOrOff, nonNegativeInt, port, positiveInt, ttlMs } from "./options.js";
 import { maxActiveTasksOption, maxQueuedInputsOption, maxResultBytesOption, maxStoredTasksOption, type RunLimitFlags, type TaskLimitFlags } from "./limit-options.js";
 import { redactFields } from "./web-options.js";
 import { callerOptions, callerServerOptions, type CallerFlags } from "./caller-options.js";
@@ -31,6 +31,7 @@ interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFl
   maxTtl: number | null;
   pollInterval: number;
   inlineWaitMs: number;
+  backgroundAfter: number | null;
   tasks: boolean;
   logLevel: string;
   web: boolean;
@@ -64,6 +65,12 @@ export function serveCommand(): Command {
     .option("--max-ttl <ms>", 'cap on requested ttls, or "unlimited"', ttlMs, 86_400_000)
     .option("--poll-interval <ms>", "pollInterval suggested to requestors", nonNegativeInt, 1000)
     .option("--inline-wait-ms <ms>", "2026-07-28: how long a call of a taskSupport optional tool waits for its task before answering with the task instead of the result (0: never)", nonNegativeInt, DEFAULT_INLINE_WAIT_MS)
+    .option(
+      "--background-after <ms>",
+      'clients without task support: a call of a task-capable tool still running after this answers that it goes on in the background (task_* tools to follow it); "off" switches the fallback off',
+      msOrOff,
+      DEFAULT_BACKGROUND_AFTER_MS,
+    )
     .addOption(maxActiveTasksOption())
     .addOption(maxStoredTasksOption())
     .addOption(maxQueuedInputsOption())
@@ -113,6 +120,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
     pollIntervalMs: opts.pollInterval,
     inlineWaitMs: opts.inlineWaitMs,
+    backgroundAfterMs: opts.backgroundAfter,
     maxActivePerOwner: opts.maxActiveTasks,
     maxStoredPerOwner: opts.maxStoredTasks,
     maxQueuedInputs: opts.maxQueuedInputs,

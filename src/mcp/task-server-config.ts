@@ -21,10 +21,30 @@ export interface TaskServerConfig {
    * before it answers with the CreateTaskResult instead of the result (0: never waits).
    */
   inlineWaitMs: number;
+  /**
+   * The fallback for clients that declared no task support (README "Hosts without tasks"): how
+   * long a plain call of a task-capable tool waits for its task before it answers that the work
+   * goes on in the background; null switches the fallback off (strict spec behaviour).
+   */
+  backgroundAfterMs: number | null;
+  /** Fallback: longest a `task_result` call waits for the task before it answers with its status. */
+  taskResultWaitMs: number;
+  /** Fallback: how often a waiting plain call with a progressToken gets keep-alive progress. */
+  keepAliveMs: number;
 }
 
 /** Default of {@link TaskServerConfig.inlineWaitMs}: short enough that a client hardly notices the wait. */
 export const DEFAULT_INLINE_WAIT_MS = 250;
+
+/**
+ * Default of {@link TaskServerConfig.backgroundAfterMs}: below the shortest common host timeout we
+ * know of (README "Hosts without tasks"), so the host gets an answer before it gives up.
+ */
+export const DEFAULT_BACKGROUND_AFTER_MS = 10_000;
+/** Default of {@link TaskServerConfig.taskResultWaitMs}: under the same host timeouts, with room. */
+export const DEFAULT_TASK_RESULT_WAIT_MS = 25_000;
+/** Default of {@link TaskServerConfig.keepAliveMs}. */
+export const DEFAULT_KEEP_ALIVE_MS = 5_000;
 
 export const DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024;
 
@@ -43,5 +63,8 @@ export function resolveConfig(
     maxActivePerOwner: options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER,
     bind: options.bind ?? "owner",
     inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS,
+    backgroundAfterMs: options.backgroundAfterMs === undefined ? DEFAULT_BACKGROUND_AFTER_MS : options.backgroundAfterMs,
+    taskResultWaitMs: options.taskResultWaitMs ?? DEFAULT_TASK_RESULT_WAIT_MS,
+    keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
   };
 }

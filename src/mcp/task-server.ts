@@ -88,6 +88,17 @@ export interface TaskServerOptions {
    * within this many ms, else with the task; default 250, 0 to always answer with the task.
    */
   inlineWaitMs?: number;
+  /**
+   * The fallback for clients that declared no task support, in either era (README "Hosts without
+   * tasks"): a plain call of an `optional` or `required` tool runs as a task; done within this many
+   * ms it answers with the tool's result, else with a CallToolResult giving the task id to poll with
+   * the `task_*` tools these clients see. Default 10000; null switches the fallback off.
+   */
+  backgroundAfterMs?: number | null;
+  /** Fallback: longest `task_result` waits before answering with the status (default 25000 ms). */
+  taskResultWaitMs?: number;
+  /** Fallback: keep-alive progress interval of a waiting plain call that sent a progressToken (default 5000 ms). */
+  keepAliveMs?: number;
   /** Clock, for tests. */
   now?: () => number;
   /**

@@ -55,7 +55,8 @@ describe("mcp-tasks tools list", { timeout: 60_000 }, () => {
     expect(header).toEqual(["name", "taskSupport", "description"]);
     expect(rows).toContainEqual(["echo", "forbidden", "Echoes text (not callable as a task)."]);
     expect(rows).toContainEqual(["batch", "required", "Like sleep, but must be called as a task."]);
-    expect(rows.map((r) => r[0])).toEqual(["echo", "sleep", "fail", "throw", "ask", "sample", "batch", "steps"]);
+    // The CLI declares no tasks capability, so it also sees the fallback's task tools (README "Hosts without tasks").
+    expect(rows.map((r) => r[0])).toEqual(["echo", "sleep", "fail", "throw", "ask", "sample", "batch", "steps", "task_status", "task_result", "task_cancel", "task_list"]);
   });
 
   it("--json prints the raw tools/list tools, schemas and execution included", async () => {

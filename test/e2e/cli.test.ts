@@ -166,7 +166,8 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
 
     const c = await connect(url);
     const { tools } = await c.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "batch", "echo", "fail", "sample", "sleep", "steps", "throw"]);
+    // The client declares no tasks capability, so it also sees the fallback's task tools (README "Hosts without tasks").
+    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "batch", "echo", "fail", "sample", "sleep", "steps", "task_cancel", "task_list", "task_result", "task_status", "throw"]);
     await c.close();
 
     expect(await server.kill("SIGTERM")).toEqual({ code: 0, signal: null });

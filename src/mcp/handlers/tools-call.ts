@@ -10,6 +10,11 @@ import type { Logger } from "../../core/logger.js";
 import type { TaskOrigin, TaskRecord } from "../../core/task.js";
 import { validateToolResult, type StoredToolCall } from "../tool-runner.js";
 import type { EraHost } from "../era.js";
+import { isLogLevel } from "../logging/log-level.js";
+import { logMessage } from "../rev2025-11-25/log-messages.js";
+import { usesFallback } from "../fallback/fallback-client.js";
+import { answerWithin } from "../fallback/background-call.js";
+import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
 
 /** Deepest nesting of arrays and objects accepted in tools/call `arguments` (README "Limits and defaults"). */
 export const MAX_ARGUMENT_DEPTH = 100;
@@ -115,6 +120,11 @@ export async function createToolTaskFromParams(host: EraHost, params: LooseParam
  * `tools/call`, plain or task-augmented (T-NEW, T-TOOL). Checks happen before anything runs.
  */
 export async function toolsCall(session: SessionContext, params: LooseParams, request: CallRequest): Promise<Record<string, unknown>> {
+  const capabilities = session.server.getClientCapabilities();
+  if (usesFallback(session.config, capabilities?.tasks !== undefined) && session.era.taskParamsOf(params) === undefined) {
+    const fallback = await fallbackCall(session, params, request, capabilities);
+    if (fallback) return fallback;
+  }
   const checked = checkToolCall(session, params);
   if (checked.task) {
     return createToolTask(session, checked, params, {
@@ -133,6 +143,43 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
     closeStream: request.closeStream,
   });
   return runToolPlainly(session.engine.logger, tool, args, ctx);
+}
+
+/**
+ * A plain call from a client without task support (README "Hosts without tasks"): our `task_*`
+ * tools, and a task-capable tool run as a task answered within `backgroundAfterMs` or in the
+ * background; undefined for a call the ordinary path serves (a forbidden tool runs plainly).
+ */
+async function fallbackCall(session: SessionContext, params: LooseParams, request: CallRequest, capabilities: ClientCapabilities | undefined): Promise<CallToolResult | undefined> {
+  const name = params?.["name"];
+  // The era's tasks/result, on this call's stream: it relays the task's questions (elicitation).
+  const results = session.era.sessionMethods["tasks/result"];
+  const relay = results && ((taskId: string, signal: AbortSignal) => results(session, { taskId }, { ...request, signal }));
+  if (isTaskTool(name, session.tools)) return callTaskTool(session, name, params?.["arguments"], { caller: request.caller, signal: request.signal, ...(relay && { relay }) });
+  const checked = checkToolArguments(session, params);
+  if ((checked.tool.definition.taskSupport ?? "forbidden") === "forbidden") return undefined;
+  // No session id: the client would not understand task status notifications, and the progress
+  // token is this call's, relayed only while it waits (answerWithin).
+  const task = await createToolTaskRecord(session, checked, params, {
+    caller: request.caller,
+    origin: { sessionId: null, progressToken: null, accepts: acceptedMethods(capabilities) },
+    ttl: undefined,
+  });
+  const progressToken = progressTokenOf(params);
+  const answers = capabilities?.elicitation !== undefined || capabilities?.sampling !== undefined;
+  return answerWithin(session, task, {
+    caller: request.caller,
+    signal: request.signal,
+    ...(relay && answers && { relay }),
+    sendLog: async (level, data, logger) => {
+      if (!isLogLevel(level) || !session.logThreshold.admits(level)) return;
+      await session.server.notification(logMessage(level, data, logger), { relatedRequestId: request.requestId });
+    },
+    ...(progressToken !== null && {
+      sendProgress: (progress) =>
+        session.server.notification({ method: "notifications/progress", params: { progressToken, ...progress } }, { relatedRequestId: request.requestId }),
+    }),
+  });
 }
 
 /**

@@ -2,15 +2,24 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { SessionContext } from "../era.js";
 import type { RegisteredTool } from "../tool-definition.js";
+import { usesFallback } from "../fallback/fallback-client.js";
+import { taskToolsBeside } from "../fallback/task-tools.js";
 
 /** `tools/list`, with `execution.taskSupport` per tool when tasks are on (T-TOOL). */
 export function toolsList(session: SessionContext): { tools: Tool[] } {
   const tools: Tool[] = [];
+  const fallback = usesFallback(session.config, session.server.getClientCapabilities()?.tasks !== undefined);
   for (const tool of session.tools.values()) {
+    // Listed as it is, also to a fallback client: a requestor need not declare `capabilities.tasks`
+    // (the SDK's own does not) and reads "required" to send the call as a task.
     tools.push({
       ...describeTool(tool),
       ...(session.config.tasks && { execution: { taskSupport: tool.definition.taskSupport ?? "forbidden" } }),
     });
+  }
+  // README "Hosts without tasks": the task operations as tools, for clients that cannot call them as methods.
+  if (fallback) {
+    tools.push(...taskToolsBeside(session.tools).map((tool) => ({ ...tool, execution: { taskSupport: "forbidden" as const } })));
   }
   return { tools };
 }

@@ -1,6 +1,9 @@
 import type { StatelessHost } from "../era.js";
 import { featureCapabilities } from "../features/feature-capabilities.js";
 import { describeTool } from "../handlers/tools-list.js";
+import type { Envelope } from "./envelope.js";
+import { usesFallback } from "../fallback/fallback-client.js";
+import { taskToolsBeside } from "../fallback/task-tools.js";
 import { PROTOCOL_VERSION, RESULT_TYPE, TASKS_EXTENSION } from "./wire.js";
 
 /** The other revision this server speaks, through `initialize` sessions on the same endpoint. */
@@ -31,7 +34,13 @@ export function discover({ config, features }: StatelessHost): Record<string, un
   };
 }
 
-/** `tools/list`: no `execution.taskSupport` under 2026-07-28 (X-LEG-6): the server decides (X-CAP-4). */
-export function toolsList({ tools }: StatelessHost): Record<string, unknown> {
-  return { resultType: RESULT_TYPE.complete, tools: [...tools.values()].map(describeTool), ...CACHE };
+/**
+ * `tools/list`: no `execution.taskSupport` under 2026-07-28 (X-LEG-6): the server decides (X-CAP-4).
+ * A request without the extension also lists the fallback's `task_*` tools (README "Hosts without
+ * tasks"); the answer then depends on the envelope, so its cache scope is the caller's.
+ */
+export function toolsList({ tools, config }: StatelessHost, envelope: Envelope): Record<string, unknown> {
+  const listed = [...tools.values()].map(describeTool);
+  if (!usesFallback(config, envelope.declaresTasks)) return { resultType: RESULT_TYPE.complete, tools: listed, ...CACHE };
+  return { resultType: RESULT_TYPE.complete, tools: [...listed, ...taskToolsBeside(tools)], ...CACHE, cacheScope: "private" };
 }

@@ -17,7 +17,7 @@ type Method = (host: StatelessHost, params: LooseParams, envelope: Envelope, req
 /** Methods every 2026-07-28 request may call. */
 const CORE: Readonly<Record<string, Method>> = {
   [METHOD.discover]: (host) => discover(host),
-  [METHOD.toolsList]: (host) => toolsList(host),
+  [METHOD.toolsList]: (host, _params, envelope) => toolsList(host, envelope),
   [METHOD.toolsCall]: toolsCall,
   ...FEATURE_CORE,
 };

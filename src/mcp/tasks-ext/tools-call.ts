@@ -1,5 +1,5 @@
 import { isTerminal } from "../../core/task-status.js";
-import type { TaskRecord } from "../../core/task.js";
+import type { TaskProgress, TaskRecord } from "../../core/task.js";
 import type { StatelessHost, StatelessHttpRequest } from "../era.js";
 import { checkToolArguments, createToolTaskRecord, progressTokenOf, runToolPlainly } from "../handlers/tools-call.js";
 import type { LooseParams } from "../request-schemas.js";
@@ -11,6 +11,9 @@ import type { ProgressSink } from "./progress-stream.js";
 import { bindingOf } from "./request-state.js";
 import { completeResult, createTaskResult } from "./task-wire.js";
 import { missingTasksCapability, PROTOCOL_VERSION } from "./wire.js";
+import { usesFallback } from "../fallback/fallback-client.js";
+import { answerWithin } from "../fallback/background-call.js";
+import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
 
 /**
  * `tools/call` under 2026-07-28: the server, not the client, decides whether the call becomes a
@@ -25,6 +28,12 @@ import { missingTasksCapability, PROTOCOL_VERSION } from "./wire.js";
  *   then is answered inline with its CallToolResult, one still running (or asking for input) is
  *   answered with the CreateTaskResult. Either way the work ran as a durable task.
  *
+ * A client that did not declare the extension gets the fallback for hosts without tasks instead,
+ * unless it is switched off (README "Hosts without tasks"): our `task_*` tools, and an `optional`
+ * or `required` tool run as a task answered within `backgroundAfterMs`, or else with a plain
+ * CallToolResult giving its task id — core behaviour, as X-CAP-10 allows, never a CreateTaskResult
+ * (X-CAP-5), so X-CAP-6's -32021 is not needed.
+ *
  * Input: a plain call's questions, and a tool's `gather` before its task, go through MRTR rounds
  * on this request (X-MRTR-1/2); a task's questions through `inputRequests` and `tasks/update`.
  */
@@ -35,13 +44,19 @@ export async function toolsCall(
   request: StatelessHttpRequest,
   progress?: ProgressSink,
 ): Promise<Record<string, unknown>> {
+  const fallback = usesFallback(host.config, envelope.declaresTasks);
+  const name = params?.["name"];
+  if (fallback && isTaskTool(name, host.tools)) {
+    return completeResult(await callTaskTool(host, name, params?.["arguments"], { caller: request.caller, signal: request.signal }));
+  }
   const checked = checkToolArguments(host, params);
   const { tool, args } = checked;
   const support = host.config.tasks ? (tool.definition.taskSupport ?? "forbidden") : "forbidden";
-  if (support === "required" && !envelope.declaresTasks) throw missingTasksCapability(`tool ${tool.name} runs only as a task, so it`);
+  const inBackground = fallback && support !== "forbidden";
+  if (support === "required" && !envelope.declaresTasks && !inBackground) throw missingTasksCapability(`tool ${tool.name} runs only as a task, so it`);
   const now = Date.now();
   const rounds = await InputRounds.of(await secretOf(host), bindingOf(tool.name, checked.rawArgs, request.caller.owner), params, envelope, now);
-  if (support === "forbidden" || !envelope.declaresTasks) {
+  if (support === "forbidden" || (!envelope.declaresTasks && !inBackground)) {
     // A plain call asks through MRTR rounds (X-MRTR-5): it runs again, from the start, on each one.
     const outcome = await rounds.run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask, progress)), request.signal);
     return "inputRequired" in outcome ? outcome.inputRequired : completeResult(outcome.value);
@@ -67,6 +82,11 @@ export async function toolsCall(
     ttl: undefined,
     ...(gathered && { gathered }),
   });
+  // A plain stateless call carries no question; its progress (and keep-alives) only when it streams.
+  if (inBackground) {
+    const sendProgress = progress && ((p: TaskProgress) => Promise.resolve(progress(p.progress, p.total, p.message)));
+    return completeResult(await answerWithin(host, task, { caller: request.caller, signal: request.signal, ...(sendProgress && { sendProgress }) }));
+  }
   if (support === "required" || host.config.inlineWaitMs <= 0) return createTaskResult(task);
   const settled = await settledWithin(host, task, request, host.config.inlineWaitMs);
   if (settled && isTerminal(settled.status) && settled.outcome?.kind === "result") return completeResult(settled.outcome.value as object);

@@ -12,16 +12,23 @@ export interface ConformancePath {
   start(options?: FixtureOptions, capabilities?: ClientCapabilities): Promise<ConformanceFixture>;
 }
 
+/**
+ * The fallback for hosts without tasks off: this suite checks 2025-11-25's own rules (T-TOOL-4,
+ * T-META-1…) with clients that declare no `tasks` capability, which the fallback would serve
+ * differently (test/mcp/fallback covers it). A test may still switch it on in its options.
+ */
+const strict = (options: FixtureOptions = {}): FixtureOptions => ({ backgroundAfterMs: null, ...options });
+
 export const PATHS: Record<PathName, ConformancePath> = {
   // The SDK Client and our server joined by the SDK's InMemoryTransport.
-  "in-memory": { name: "in-memory", start: (options, capabilities) => inMemoryFixture(options, capabilities) },
+  "in-memory": { name: "in-memory", start: (options, capabilities) => inMemoryFixture(strict(options), capabilities) },
   // serveHttp with Streamable HTTP sessions held by this process; the SDK's StreamableHTTPClientTransport.
-  "http-local": { name: "http-local", start: (options, capabilities) => httpSdkFixture("local", options, capabilities) },
+  "http-local": { name: "http-local", start: (options, capabilities) => httpSdkFixture("local", strict(options), capabilities) },
   // serveHttp with signed (cluster-style) sessions, on one node: a memory store's secret signs
   // them and the local bus carries the GET stream's notifications (no lease store needed).
-  "http-shared": { name: "http-shared", start: (options, capabilities) => httpSdkFixture("shared", options, capabilities) },
+  "http-shared": { name: "http-shared", start: (options, capabilities) => httpSdkFixture("shared", strict(options), capabilities) },
   // Raw POSTs over fetch to a shared-sessions server, every task request answered as one JSON body.
-  "plain-json": { name: "plain-json", start: (options, capabilities) => plainJsonFixture(options, capabilities) },
+  "plain-json": { name: "plain-json", start: (options, capabilities) => plainJsonFixture(strict(options), capabilities) },
 };
 
 /**

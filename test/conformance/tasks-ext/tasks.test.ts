@@ -8,7 +8,9 @@ import { isTerminal, pollTask, statelessResult, statelessRpc, TASKS_EXT } from "
 
 let server: TasksExtServer;
 beforeAll(async () => {
-  server = await startTasksExtServer();
+  // The fallback for hosts without tasks off: this file checks the extension's own rules for a
+  // non-declaring client (X-CAP-6); fallback.test.ts checks the fallback.
+  server = await startTasksExtServer({ app: { backgroundAfterMs: null } });
 });
 afterAll(() => server.close());
 
