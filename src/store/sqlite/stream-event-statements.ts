@@ -19,7 +19,9 @@ export function sqliteStreamEvents(db: Database): StreamEventStore {
 
   return {
     async append({ sessionKey, streamId, message, now }) {
-      const row = insert.get(sessionKey, streamId, message, now);
+      // .all(), not .get(), for a write with RETURNING: .get() hands back the row even when the
+      // commit then fails (a full disk), which would give out an event id never stored.
+      const [row] = insert.all(sessionKey, streamId, message, now);
       if (row === undefined) throw new Error("stream event insert returned no id");
       return row.id;
     },
