@@ -1,7 +1,15 @@
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../core/logger.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import type { GatewayConfig } from "./gateway-config.js";
+import { PromptMirror } from "./prompt-mirror.js";
+import { ResourceMirror } from "./resource-mirror.js";
 import { ToolMirror } from "./tool-mirror.js";
 import { UpstreamConnection } from "./upstream-connection.js";
 import type { UpstreamTarget } from "./upstream-target.js";
@@ -17,7 +25,7 @@ export interface GatewayOptions {
   restartDelayMs?: number;
 }
 
-/** A running gateway: its upstream connection and the mirror of its tools. */
+/** A running gateway: its upstream connection and the mirror of its tools (resources and prompts are mirrored too). */
 export interface Gateway {
   upstream: UpstreamConnection;
   tools: ToolMirror;
@@ -27,7 +35,9 @@ export interface Gateway {
 /**
  * Connects to the upstream MCP server and offers what it has through `app` (call before
  * `app.start()`, so interrupted tasks find their tools): its tools as task-capable tools,
- * re-listed on `notifications/tools/list_changed` and after every restart of the upstream.
+ * its resources, resource templates and prompts passed through (reads, renderings and
+ * completions answered by the upstream); each list re-listed on the upstream's `list_changed`
+ * and after every restart of the upstream.
  * A first connection that fails throws: a gateway without its upstream does not start.
  */
 export async function attachGateway(app: TaskServer, options: GatewayOptions): Promise<Gateway> {
@@ -37,13 +47,23 @@ export async function attachGateway(app: TaskServer, options: GatewayOptions): P
     ...(options.restartDelayMs !== undefined && { restartDelayMs: options.restartDelayMs }),
   });
   const tools = new ToolMirror(app, upstream, options.config, options.logger);
-  upstream.onConnected((client) => tools.sync(client));
-  upstream.onNotification(ToolListChangedNotificationSchema, () => {
+  const resources = new ResourceMirror(app, upstream);
+  const prompts = new PromptMirror(app, upstream);
+  upstream.onConnected(async (client) => {
+    await tools.sync(client);
+    await resources.sync(client);
+    await prompts.sync(client);
+  });
+  const relist = (what: string, sync: (client: Client) => Promise<void>) => () => {
     void upstream
       .client()
-      .then((client) => tools.sync(client))
-      .catch((error: unknown) => options.logger.warn({ upstream: upstream.name, error: error instanceof Error ? error.message : String(error) }, "re-listing upstream tools failed"));
-  });
+      .then(sync)
+      .catch((error: unknown) => options.logger.warn({ upstream: upstream.name, error: error instanceof Error ? error.message : String(error) }, `re-listing upstream ${what} failed`));
+  };
+  upstream.onNotification(ToolListChangedNotificationSchema, relist("tools", (client) => tools.sync(client)));
+  upstream.onNotification(ResourceListChangedNotificationSchema, relist("resources", (client) => resources.sync(client)));
+  upstream.onNotification(PromptListChangedNotificationSchema, relist("prompts", (client) => prompts.sync(client)));
+  upstream.onNotification(ResourceUpdatedNotificationSchema, (notification) => void app.resourceUpdated(notification.params.uri));
   await upstream.start();
   return { upstream, tools, close: () => upstream.close() };
 }

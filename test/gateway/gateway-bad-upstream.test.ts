@@ -29,7 +29,8 @@ async function failedTask(client: Parameters<typeof getTask>[0], tool: string) {
 
 const ok = (client: Parameters<typeof getTask>[0]) => client.request({ method: "tools/call", params: { name: "ok", arguments: {} } }, CallToolResultSchema);
 
-describe("gateway in front of a misbehaving upstream", () => {
+// Each test starts real processes (gateway, upstream), seconds each on a shared machine.
+describe("gateway in front of a misbehaving upstream", { timeout: 90_000 }, () => {
   it("fails a task whose upstream call hangs once --upstream-timeout passes in silence, and keeps serving", async () => {
     const { http } = await badGateway();
     const task = await failedTask(http.client, "hang");

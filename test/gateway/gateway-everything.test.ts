@@ -5,6 +5,8 @@
  * sampling reach the requestor as the task's own (T-INPUT).
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, CreateMessageRequestSchema, CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { killAll } from "../support/cli-process.js";
 import { getTask, taskResult, callToolAsTask, cancelTask } from "../support/conformance.js";
@@ -17,7 +19,8 @@ afterEach(async () => {
 
 const everything = (): Promise<Awaited<ReturnType<typeof startGateway>>> => startGateway(["--store", "memory", "--upstream-stdio", nodeCommand(EVERYTHING, "stdio")]);
 
-describe("gateway in front of server-everything (stdio)", () => {
+// Each test starts real processes (gateway, upstream), seconds each on a shared machine.
+describe("gateway in front of server-everything (stdio)", { timeout: 90_000 }, () => {
   it("lists the upstream's tools with their schemas as they are and execution.taskSupport optional", async () => {
     const gateway = await everything();
     const { client } = await gateway.connect();
@@ -110,5 +113,32 @@ describe("gateway in front of server-everything (stdio)", () => {
     );
     expect(echo.content).toEqual([{ type: "text", text: "Echo: again" }]);
     expect(gateway.upstreamPids()).not.toContain(pid);
+  });
+
+  it("passes the upstream's resource templates and reads through", async () => {
+    const gateway = await everything();
+    const { client } = await gateway.connect();
+    const { resourceTemplates } = await client.listResourceTemplates();
+    const text = resourceTemplates.find((t) => t.name === "Dynamic Text Resource");
+    expect(text?.uriTemplate).toMatch(/\{resourceId\}$/);
+    const uri = (text?.uriTemplate ?? "").replace("{resourceId}", "7");
+    const read = await client.readResource({ uri });
+    expect(read.contents).toEqual([expect.objectContaining({ uri, mimeType: "text/plain", text: expect.stringMatching(/^Resource 7: This is a plaintext resource/) })]);
+  });
+
+  it("passes the upstream's prompts through: listed with their arguments, rendered by the upstream", async () => {
+    const gateway = await everything();
+    const { client } = await gateway.connect();
+    const { prompts } = await client.listPrompts();
+    const args = prompts.find((p) => p.name === "args-prompt");
+    // As the upstream itself lists them, asked directly.
+    const direct = new Client({ name: "direct", version: "0" });
+    await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, "stdio"], stderr: "ignore" }));
+    const upstreamArgs = (await direct.listPrompts()).prompts.find((p) => p.name === "args-prompt")?.arguments;
+    await direct.close();
+    expect(upstreamArgs?.[0]).toEqual({ name: "city", description: "Name of the city", required: true });
+    expect(args?.arguments).toEqual(upstreamArgs);
+    const rendered = await client.getPrompt({ name: "args-prompt", arguments: { city: "Paris" } });
+    expect(rendered.messages).toEqual([{ role: "user", content: { type: "text", text: "What's weather in Paris?" } }]);
   });
 });
