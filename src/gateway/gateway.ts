@@ -49,6 +49,7 @@ export async function attachGateway(app: TaskServer, options: GatewayOptions): P
   const tools = new ToolMirror(app, upstream, options.config, options.logger);
   const resources = new ResourceMirror(app, upstream);
   const prompts = new PromptMirror(app, upstream);
+  resources.forwardSubscriptions(options.logger);
   upstream.onConnected(async (client) => {
     await tools.sync(client);
     await resources.sync(client);

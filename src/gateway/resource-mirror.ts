@@ -1,6 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import type { ReadResourceResult, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "../core/logger.js";
 import type { Completer } from "../mcp/features/completer.js";
 import type { FeatureContext } from "../mcp/features/feature-context.js";
 import type { ResourceDefinition, ResourcePart } from "../mcp/features/resources.js";
@@ -43,9 +44,28 @@ export class ResourceMirror {
     private readonly upstream: UpstreamConnection,
   ) {}
 
+  /** URIs some session of the gateway is subscribed to: subscribed upstream, again after a restart. */
+  private readonly watched = new Set<string>();
+
+  /** Forwards the gateway's sessions' subscriptions upstream (first subscriber in, last out). */
+  forwardSubscriptions(logger: Logger): void {
+    this.app.onResourceWatch((uri, watched) => {
+      if (watched) this.watched.add(uri);
+      else this.watched.delete(uri);
+      void this.upstream
+        .client()
+        .then(async (client) => {
+          if (!client.getServerCapabilities()?.resources?.subscribe) return;
+          await (watched ? client.subscribeResource({ uri }) : client.unsubscribeResource({ uri }));
+        })
+        .catch((error: unknown) => logger.warn({ upstream: this.upstream.name, uri, error: error instanceof Error ? error.message : String(error) }, "forwarding a resource subscription upstream failed"));
+    });
+  }
+
   async sync(client: Client): Promise<void> {
     const capabilities = client.getServerCapabilities();
     if (!capabilities?.resources) return;
+    if (capabilities.resources.subscribe) for (const uri of this.watched) await client.subscribeResource({ uri });
     const resources = await listAll(async (cursor) => {
       const page = await client.listResources(cursor === undefined ? {} : { cursor });
       return { items: page.resources, nextCursor: page.nextCursor };

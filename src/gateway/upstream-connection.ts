@@ -180,7 +180,9 @@ export class UpstreamConnection {
       return;
     }
     const since = Date.now();
+    let lost = false;
     client.onclose = () => {
+      lost = true;
       if (this.current === client) this.current = null;
       if (this.closing) return;
       // A connection that stayed up a while starts the backoff over; a crash loop climbs it.
@@ -188,7 +190,16 @@ export class UpstreamConnection {
       this.options.logger.warn({ upstream: this.name, inFlight: this.calls.size }, "upstream connection lost; restarting it");
       this.scheduleRestart();
     };
-    for (const listener of this.connected) await listener(client);
+    try {
+      for (const listener of this.connected) await listener(client);
+    } catch (error) {
+      // Listing failed: this client is dropped (its process ended), and the caller retries.
+      client.onclose = undefined;
+      await client.close().catch(() => {});
+      throw error;
+    }
+    // Lost while listing: its onclose has scheduled the next attempt already.
+    if (lost) return;
     this.current = client;
     for (const wake of this.waiting.splice(0)) wake();
     this.options.logger.info({ upstream: this.name }, "connected to the upstream server");

@@ -141,4 +141,17 @@ describe("gateway in front of server-everything (stdio)", { timeout: 90_000 }, (
     const rendered = await client.getPrompt({ name: "args-prompt", arguments: { city: "Paris" } });
     expect(rendered.messages).toEqual([{ role: "user", content: { type: "text", text: "What's weather in Paris?" } }]);
   });
+
+  it("forwards a resource subscription upstream and relays its notifications/resources/updated", async () => {
+    const gateway = await everything();
+    const http = await gateway.connect();
+    const { resources } = await http.client.listResources();
+    const uri = resources[0]?.uri;
+    expect(uri).toBeDefined();
+    await http.client.subscribeResource({ uri: uri as string });
+    // server-everything sends updates of subscribed resources every 5 s once this is toggled on.
+    await http.client.callTool({ name: "toggle-subscriber-updates", arguments: {} });
+    const updated = await http.received.waitFor((r) => r.message.method === "notifications/resources/updated", "an updated notification", 30_000);
+    expect(updated.message.params).toEqual(expect.objectContaining({ uri }));
+  });
 });
