@@ -3,7 +3,8 @@
 // The order comes from what the code needs: metrics implements the engine's EngineObserver
 // (so it sits above runtime and the engine never loads prom-client), and the binding wires
 // metrics into a TaskServer; web, client, demo and testing (the store contract suites) are
-// separate front ends above http; cli and the package's entry points (src/exports/) assemble everything.
+// separate front ends above http (the gateway, which serves an upstream MCP server through a
+// TaskServer, among them); cli and the package's entry points (src/exports/) assemble everything.
 const TIERS = [
   ["core"],
   ["store"],
@@ -12,7 +13,7 @@ const TIERS = [
   ["metrics"],
   ["mcp"],
   ["http"],
-  ["web", "client", "demo", "testing"],
+  ["web", "client", "demo", "testing", "gateway"],
   ["cli", "exports"],
 ];
 

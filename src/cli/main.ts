@@ -8,6 +8,7 @@ import { COMMAND_SUMMARIES, type CommandName } from "./command-summaries.js";
  */
 const commands: Record<CommandName, () => Promise<Command>> = {
   serve: async () => (await import("./serve-command.js")).serveCommand(),
+  gateway: async () => (await import("./gateway-command.js")).gatewayCommand(),
   worker: async () => (await import("./worker-command.js")).workerCommand(),
   call: async () => (await import("./call-command.js")).callCommand(),
   tasks: async () => (await import("./tasks-command.js")).tasksCommand(),

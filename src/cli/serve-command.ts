@@ -8,6 +8,8 @@ import { loadTokenFile } from "../http/token-file.js";
 import type { Redaction } from "../web/task-view.js";
 import { webRoutes } from "../web/web-routes.js";
 import { openBackend } from "./backend.js";
+import type { Logger } from "../core/logger.js";
+import type { TaskServer } from "../mcp/task-server.js";
 import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
 import { AuthFlagsError, httpUrl, jwtAuthFrom, refuseAuthOverStdio, scopeList, type JwtFlags } from "./jwt-options.js";
@@ -20,7 +22,8 @@ import { usageError } from "./requestor-options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { drainTimeoutOption, exitIfStoreInUse, onStopSignals, type DrainFlags } from "./drain-options.js";
 
-interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags {
+/** The options every serving command (`serve`, `gateway`) takes. */
+export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags {
   port: number;
   host: string;
   store: string;
@@ -45,14 +48,31 @@ interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFl
 }
 
 export function serveCommand(): Command {
-  const command = new Command("serve")
-    .description(COMMAND_SUMMARIES.serve.description)
+  const command = serverOptions(new Command("serve").description(COMMAND_SUMMARIES.serve.description), (c) =>
+    c
+      .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch)")
+      .option("--tools <module>", "load tools from a module exporting default (app) => void"),
+  );
+  return withServeAction(command, (opts) => {
+    if (!opts.demo && !opts.tools) {
+      throw new InvalidArgumentError("nothing to serve: pass --demo and/or --tools MODULE");
+    }
+    return runServer(opts);
+  });
+}
+
+/**
+ * Adds the options of a serving command: HTTP or stdio, auth, store, limits, web view, metrics,
+ * cluster; `tools` adds the command's own way to get tools, listed after `--stdio`.
+ */
+export function serverOptions(start: Command, tools: (command: Command) => Command): Command {
+  const command = tools(
+    start
     .addOption(new Option("--port <n>", "HTTP port (0 picks a free one)").env("PORT").argParser(port).default(3000))
     .option("--host <address>", "HTTP bind address", "127.0.0.1")
     .option("--store <spec>", "task store: sqlite:PATH | PATH.db | memory | postgres://…[?schema=NAME] (cluster)", "sqlite:mcp-tasks.db")
-    .option("--stdio", "serve one client over stdin/stdout instead of HTTP")
-    .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch)")
-    .option("--tools <module>", "load tools from a module exporting default (app) => void")
+    .option("--stdio", "serve one client over stdin/stdout instead of HTTP"),
+  )
     .option("--auth-tokens <file>", 'HTTP bearer auth from a JSON file {"<token>": "<principal>" | {"principal": "<principal>", "admin": true}}')
     .option("--jwt-issuer <url>", "JWT bearer auth (production): required token issuer (iss); needs --jwt-audience and a key source", httpUrl)
     .option("--jwt-audience <aud>", "JWT auth: required audience (aud)")
@@ -87,13 +107,21 @@ export function serveCommand(): Command {
     .option("--redact <fields>", "hide from the web view: comma-separated arguments, results, inputs, or all", redactFields)
     .addOption(new Option("--metrics-token <token>", "require this bearer token on /metrics (default: /metrics is open)").env("MCP_TASKS_METRICS_TOKEN"));
   for (const option of callerOptions()) command.addOption(option);
+  return command;
+}
+
+/**
+ * Runs a serving command's action: usage errors (exit 2) and a store in use (exit 7) are
+ * reported as such; anything else propagates (exit 1).
+ */
+export function withServeAction<O extends ServeOptions>(command: Command, run: (opts: O) => Promise<void>): Command {
   // Usage errors exit 2 (ExitCode.Usage), as for call and tasks; help still exits 0.
   command.exitOverride((error) => {
     process.exit(error.code === "commander.helpDisplayed" || error.code === "commander.version" ? ExitCode.Ok : ExitCode.Usage);
   });
-  return command.action(async (opts: ServeOptions) => {
+  return command.action(async (opts: O) => {
     try {
-      await serve(opts);
+      await run(opts);
     } catch (error) {
       // Flags that are missing or cannot go together: refused before anything was opened.
       if (error instanceof AuthFlagsError || error instanceof InvalidArgumentError) usageError(command, error);
@@ -104,18 +132,25 @@ export function serveCommand(): Command {
   });
 }
 
-async function serve(opts: ServeOptions): Promise<void> {
+/** What a serving command adds to `serve`: its tools, and what to close on the way out. */
+export interface ServeHooks {
+  /** Registers tools on the server before it starts. */
+  register?: (app: TaskServer, logger: Logger) => Promise<void>;
+  /** Closes what `register` opened, after the server has drained and closed. */
+  close?: () => Promise<void>;
+}
+
+/** Serves a TaskServer as the options say, over HTTP or stdio, until a stop signal. */
+export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Promise<void> {
   const logger = createLogger(opts.logLevel);
-  if (!opts.demo && !opts.tools) {
-    throw new InvalidArgumentError("nothing to serve: pass --demo and/or --tools MODULE");
-  }
   if (opts.stdio) refuseAuthOverStdio(opts);
   // Before opening anything: a bad auth configuration must fail fast, not serve unauthenticated.
   const jwt = opts.stdio ? null : jwtAuthFrom(opts);
   const authFlag = opts.stdio ? null : opts.jwtIssuer !== undefined ? "--jwt-issuer" : opts.authTokens !== undefined ? "--auth-tokens" : null;
   const callers = callerServerOptions(opts, authFlag);
   const backend = openBackend(opts.store, logger);
-  const { app } = await startApp("serve", backend, logger, { ...opts, concurrency: opts.workers }, {
+  const register = hooks.register;
+  const { app } = await startApp("serve", backend, logger, { ...opts, concurrency: opts.workers, ...(register && { register: (a: TaskServer) => register(a, logger) }) }, {
     tasks: opts.tasks,
     ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
     pollIntervalMs: opts.pollInterval,
@@ -139,6 +174,7 @@ async function serve(opts: ServeOptions): Promise<void> {
     await app.drain(opts.drainTimeout);
     http?.server.close();
     await app.close();
+    await hooks.close?.();
     await http?.close();
     logger.flush();
     process.exit(0);

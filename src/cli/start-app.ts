@@ -14,6 +14,8 @@ export interface AppFlags {
   /** Handlers run at once by this process (a cluster's `--workers` / `--concurrency`). */
   concurrency: number;
   leaseMs: number;
+  /** Registers more tools before the server starts (the gateway's mirrored ones). */
+  register?: (app: TaskServer) => Promise<void>;
 }
 
 /**
@@ -43,6 +45,8 @@ export async function startApp(
   });
   if (flags.demo) registerDemoTools(app);
   if (flags.tools) await loadToolsModule(app, flags.tools);
+  // Before start: interrupted tasks are recovered at start, and need their tools.
+  if (flags.register) await flags.register(app);
   await app.start();
   await backend.ready;
   return { app, workerId };

@@ -228,6 +228,15 @@ export class TaskServer {
     return this.subscriptions.updated(uri);
   }
 
+  /**
+   * Calls `listener` when a resource URI gains its first subscribed session (`watched` true) and
+   * loses its last (false), in this process; returns what stops it. For resources whose changes
+   * come from elsewhere: the gateway subscribes upstream only to what someone watches.
+   */
+  onResourceWatch(listener: (uri: string, watched: boolean) => void): () => void {
+    return this.subscriptions.onWatch(listener);
+  }
+
   /** Tells connected sessions that a list changed (those that declared `listChanged` for it). */
   private listChanged(kind: ListKind): void {
     void this.listeners.announce(kind);

@@ -5,6 +5,7 @@ import type {
   ElicitRequestFormParams,
   ElicitResult,
   Icon,
+  Tool,
   ToolAnnotations,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
@@ -83,6 +84,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * one that does not is the handler's failure, answered -32603 (see `checkStructuredContent`).
    */
   outputSchema?: z.ZodObject;
+  /**
+   * JSON Schemas listed in tools/list as they are, in place of those written from `input` and
+   * `outputSchema`: for a tool whose schema is someone else's (the gateway passes an upstream's
+   * through, with `input: z.looseObject({})` and the upstream checking the arguments itself).
+   */
+  listedSchemas?: { input?: Tool["inputSchema"]; output?: Tool["outputSchema"] };
   /** Behaviour hints for clients (readOnlyHint, destructiveHint, …), listed as they are. */
   annotations?: ToolAnnotations;
   /** Icons a client may show for the tool, listed as they are. */
@@ -99,6 +106,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * the task, because re-running side effects nobody declared safe to repeat could do harm.
    */
   recovery?: RecoveryPolicy;
+  /** ttl (ms) of this tool's tasks when the requestor asks for none (the server's default otherwise); capped like any ttl. */
+  defaultTtlMs?: number;
   /** Compatibility alias of `recovery: "retry"` (ignored when `recovery` is given). */
   retryable?: boolean;
   /**

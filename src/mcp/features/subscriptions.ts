@@ -10,10 +10,24 @@ export interface UpdateSink {
 export class ResourceSubscriptions {
   private readonly byUri = new Map<string, Set<UpdateSink>>();
   private readonly bySink = new Map<UpdateSink, Set<string>>();
+  private readonly watchers = new Set<(uri: string, watched: boolean) => void>();
+
+  /**
+   * Calls `listener` when a URI gains its first subscribed session (`watched` true) and when it
+   * loses its last (false): for a server whose resources are someone else's (the gateway forwards
+   * the subscription upstream). Returns what stops it.
+   */
+  onWatch(listener: (uri: string, watched: boolean) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
 
   subscribe(sink: UpdateSink, uri: string): void {
     let sinks = this.byUri.get(uri);
-    if (!sinks) this.byUri.set(uri, (sinks = new Set()));
+    if (!sinks) {
+      this.byUri.set(uri, (sinks = new Set()));
+      for (const watcher of this.watchers) watcher(uri, true);
+    }
     sinks.add(sink);
     let uris = this.bySink.get(sink);
     if (!uris) this.bySink.set(sink, (uris = new Set()));
@@ -24,7 +38,10 @@ export class ResourceSubscriptions {
   unsubscribe(sink: UpdateSink, uri: string): void {
     const sinks = this.byUri.get(uri);
     sinks?.delete(sink);
-    if (sinks?.size === 0) this.byUri.delete(uri);
+    if (sinks?.size === 0) {
+      this.byUri.delete(uri);
+      for (const watcher of this.watchers) watcher(uri, false);
+    }
     const uris = this.bySink.get(sink);
     uris?.delete(uri);
     if (uris?.size === 0) this.bySink.delete(sink);

@@ -235,7 +235,7 @@ export function createToolTaskRecord(
     name: tool.name,
     request: stored,
     origin: how.origin,
-    ttl: how.ttl,
+    ttl: how.ttl === undefined ? tool.definition.defaultTtlMs : how.ttl,
     ...(tool.definition.recovery !== undefined && { recovery: tool.definition.recovery }),
     retryable: tool.definition.retryable ?? false,
   });

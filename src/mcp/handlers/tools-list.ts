@@ -36,8 +36,10 @@ export function describeTool(tool: RegisteredTool): Tool {
     name: tool.name,
     ...(definition.title !== undefined && { title: definition.title }),
     ...(definition.description !== undefined && { description: definition.description }),
-    inputSchema: z.toJSONSchema(definition.input, { io: "input" }) as Tool["inputSchema"],
-    ...(definition.outputSchema !== undefined && { outputSchema: z.toJSONSchema(definition.outputSchema, { io: "output" }) as Tool["outputSchema"] }),
+    inputSchema: definition.listedSchemas?.input ?? (z.toJSONSchema(definition.input, { io: "input" }) as Tool["inputSchema"]),
+    ...(definition.listedSchemas?.output !== undefined
+      ? { outputSchema: definition.listedSchemas.output }
+      : definition.outputSchema !== undefined && { outputSchema: z.toJSONSchema(definition.outputSchema, { io: "output" }) as Tool["outputSchema"] }),
     ...(definition.annotations !== undefined && { annotations: definition.annotations }),
     ...(definition.icons !== undefined && { icons: definition.icons }),
     ...(definition._meta !== undefined && { _meta: definition._meta }),

@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { RECOVERY_POLICIES } from "../runtime/recovery-policy.js";
+import type { RecoveryPolicy } from "../runtime/recovery-policy.js";
+import type { TaskSupport } from "../mcp/tool-definition.js";
+
+/** How the gateway offers one upstream tool. */
+export interface GatewayToolConfig {
+  /** `execution.taskSupport` listed for the tool; default "optional". */
+  taskSupport: TaskSupport;
+  /** ttl (ms) of a task of this tool when the requestor asks for none. */
+  ttl?: number;
+  /** What a task of this tool interrupted by a gateway restart does: "fail" (default), "retry", "resume". */
+  recovery?: RecoveryPolicy;
+  /** Text sent with the CreateTaskResult (`model-immediate-response`). */
+  immediateResponse?: string;
+  /** Longest the upstream may stay silent (no answer, no progress) on one call of this tool, in ms. */
+  timeoutMs?: number;
+}
+
+const ToolEntry = z
+  .object({
+    taskSupport: z.enum(["forbidden", "optional", "required"]).optional(),
+    ttl: z.number().int().positive().optional(),
+    recovery: z.enum(RECOVERY_POLICIES as unknown as [RecoveryPolicy, ...RecoveryPolicy[]]).optional(),
+    immediateResponse: z.string().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  })
+  .strict();
+
+/** The `--config FILE` JSON: `defaults` for every tool, `tools` per tool name (a name's entry wins). */
+export const GatewayConfigFile = z
+  .object({
+    defaults: ToolEntry.optional(),
+    tools: z.record(z.string(), ToolEntry).optional(),
+  })
+  .strict();
+
+export type GatewayConfigFile = z.infer<typeof GatewayConfigFile>;
+
+/** What the gateway knows about its tools' configuration. */
+export class GatewayConfig {
+  constructor(private readonly file: GatewayConfigFile = {}) {}
+
+  /** The configuration of one upstream tool: its entry over `defaults` over taskSupport "optional". */
+  tool(name: string): GatewayToolConfig {
+    const merged = { ...this.file.defaults, ...this.file.tools?.[name] };
+    return {
+      taskSupport: merged.taskSupport ?? "optional",
+      ...(merged.ttl !== undefined && { ttl: merged.ttl }),
+      ...(merged.recovery !== undefined && { recovery: merged.recovery }),
+      ...(merged.immediateResponse !== undefined && { immediateResponse: merged.immediateResponse }),
+      ...(merged.timeoutMs !== undefined && { timeoutMs: merged.timeoutMs }),
+    };
+  }
+}
+
+/** Reads and checks a config file; a malformed one throws an Error naming the file and what is wrong. */
+export function loadGatewayConfig(file: string): GatewayConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new Error(`gateway config ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const parsed = GatewayConfigFile.safeParse(json);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new Error(`gateway config ${file}: ${detail}`);
+  }
+  return new GatewayConfig(parsed.data);
+}

@@ -1,0 +1,70 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "../core/logger.js";
+import type { TaskServer } from "../mcp/task-server.js";
+import type { GatewayConfig } from "./gateway-config.js";
+import { PromptMirror } from "./prompt-mirror.js";
+import { ResourceMirror } from "./resource-mirror.js";
+import { ToolMirror } from "./tool-mirror.js";
+import { UpstreamConnection } from "./upstream-connection.js";
+import type { UpstreamTarget } from "./upstream-target.js";
+
+/** Options of {@link attachGateway}. */
+export interface GatewayOptions {
+  upstream: UpstreamTarget;
+  config: GatewayConfig;
+  logger: Logger;
+  /** Longest an upstream call may go without an answer or progress (ms); a tool's `timeoutMs` overrides it. */
+  timeoutMs: number;
+  /** First delay before restarting a lost upstream (ms); doubles per failed attempt. */
+  restartDelayMs?: number;
+}
+
+/** A running gateway: its upstream connection and the mirror of its tools (resources and prompts are mirrored too). */
+export interface Gateway {
+  upstream: UpstreamConnection;
+  tools: ToolMirror;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to the upstream MCP server and offers what it has through `app` (call before
+ * `app.start()`, so interrupted tasks find their tools): its tools as task-capable tools,
+ * its resources, resource templates and prompts passed through (reads, renderings and
+ * completions answered by the upstream); each list re-listed on the upstream's `list_changed`
+ * and after every restart of the upstream.
+ * A first connection that fails throws: a gateway without its upstream does not start.
+ */
+export async function attachGateway(app: TaskServer, options: GatewayOptions): Promise<Gateway> {
+  const upstream = new UpstreamConnection(options.upstream, {
+    logger: options.logger,
+    timeoutMs: options.timeoutMs,
+    ...(options.restartDelayMs !== undefined && { restartDelayMs: options.restartDelayMs }),
+  });
+  const tools = new ToolMirror(app, upstream, options.config, options.logger);
+  const resources = new ResourceMirror(app, upstream);
+  const prompts = new PromptMirror(app, upstream);
+  resources.forwardSubscriptions(options.logger);
+  upstream.onConnected(async (client) => {
+    await tools.sync(client);
+    await resources.sync(client);
+    await prompts.sync(client);
+  });
+  const relist = (what: string, sync: (client: Client) => Promise<void>) => () => {
+    void upstream
+      .client()
+      .then(sync)
+      .catch((error: unknown) => options.logger.warn({ upstream: upstream.name, error: error instanceof Error ? error.message : String(error) }, `re-listing upstream ${what} failed`));
+  };
+  upstream.onNotification(ToolListChangedNotificationSchema, relist("tools", (client) => tools.sync(client)));
+  upstream.onNotification(ResourceListChangedNotificationSchema, relist("resources", (client) => resources.sync(client)));
+  upstream.onNotification(PromptListChangedNotificationSchema, relist("prompts", (client) => prompts.sync(client)));
+  upstream.onNotification(ResourceUpdatedNotificationSchema, (notification) => void app.resourceUpdated(notification.params.uri));
+  await upstream.start();
+  return { upstream, tools, close: () => upstream.close() };
+}

@@ -1,0 +1,245 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  LoggingMessageNotificationSchema,
+  McpError,
+  type CallToolResult,
+  type ElicitRequestFormParams,
+  type Notification,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+import { RpcCode, TaskError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { ToolContext } from "../mcp/tool-definition.js";
+import { describeUpstream, type UpstreamTarget } from "./upstream-target.js";
+
+/** How the connection restarts a lost upstream, and how long a call may wait. */
+export interface UpstreamOptions {
+  logger: Logger;
+  /** Longest an upstream call may go without an answer or a progress notification (ms). */
+  timeoutMs: number;
+  /** First restart delay after a loss (ms), doubled per failed attempt up to `maxRestartDelayMs`. */
+  restartDelayMs?: number;
+  maxRestartDelayMs?: number;
+}
+
+/** What runs on every (re)connected client: registers handlers, lists what it offers. */
+export type ConnectedListener = (client: Client) => void | Promise<void>;
+
+/** A notification the gateway relays, with its handler (registered on every client). */
+interface NotificationRoute {
+  schema: z.ZodObject<{ method: z.ZodLiteral<string> }>;
+  handler: (notification: Notification) => void;
+}
+
+/**
+ * The gateway's one connection to its upstream MCP server, through the official SDK client: it
+ * declares elicitation and sampling so the upstream may ask, routes what the upstream asks to the
+ * call it belongs to, and restarts a lost upstream with backoff (calls in flight then fail).
+ */
+export class UpstreamConnection {
+  readonly name: string;
+  private current: Client | null = null;
+  private waiting: Array<() => void> = [];
+  private closing = false;
+  private attempt = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  /** Calls in flight, by a local id: what the upstream asks is put to their requestor. */
+  private readonly calls = new Map<number, ToolContext>();
+  private nextCall = 0;
+  private readonly connected: ConnectedListener[] = [];
+  private readonly routes: NotificationRoute[] = [];
+
+  constructor(
+    private readonly target: UpstreamTarget,
+    private readonly options: UpstreamOptions,
+  ) {
+    this.name = describeUpstream(target);
+  }
+
+  /** Runs `listener` on each connected client, the first and every restarted one. */
+  onConnected(listener: ConnectedListener): void {
+    this.connected.push(listener);
+  }
+
+  /** Handles an upstream notification on every client. */
+  onNotification<S extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(schema: S, handler: (notification: z.infer<S>) => void): void {
+    this.routes.push({ schema, handler: handler as (notification: Notification) => void });
+    this.current?.setNotificationHandler(schema, handler);
+  }
+
+  /** Connects the first time; a failure here is the caller's (the gateway does not start). */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  /** The connected client, waiting up to `waitMs` for a restart under way. */
+  async client(waitMs = this.options.timeoutMs): Promise<Client> {
+    if (this.current) return this.current;
+    if (this.closing) throw upstreamError("The gateway is shutting down");
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, waitMs);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.waiting.push(done);
+    });
+    if (!this.current) throw upstreamError(`The upstream server (${this.name}) is not connected: it is being restarted; try again`);
+    return this.current;
+  }
+
+  /**
+   * Calls a tool upstream with the requestor's context: the upstream's progress becomes
+   * `ctx.progress`, its elicitation and sampling requests `ctx.elicit` / `ctx.sample`, and an
+   * abort of `ctx.signal` sends it `notifications/cancelled`. Its JSON-RPC error is thrown as it
+   * is; a loss of the upstream, a timeout or an invalid answer as a clear -32603.
+   */
+  async callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, timeoutMs = this.options.timeoutMs): Promise<CallToolResult> {
+    const client = await this.client(timeoutMs);
+    const id = this.nextCall++;
+    this.calls.set(id, ctx);
+    try {
+      return (await client.callTool({ name, arguments: args }, undefined, {
+        signal: ctx.signal,
+        timeout: timeoutMs,
+        resetTimeoutOnProgress: true,
+        onprogress: (p) => ctx.progress(p.progress, p.total, p.message),
+      })) as CallToolResult;
+    } catch (error) {
+      throw this.callFailure(name, error, timeoutMs, ctx.signal);
+    } finally {
+      this.calls.delete(id);
+    }
+  }
+
+  /** What a failed upstream call ends the task with. */
+  private callFailure(name: string, error: unknown, timeoutMs: number, signal: AbortSignal): unknown {
+    if (signal.aborted) return error; // cancelled: the engine has settled the task already
+    if (error instanceof McpError) {
+      if (error.code === ErrorCode.ConnectionClosed) {
+        return upstreamError(`The upstream server (${this.name}) closed the connection during tools/call ${name} (it exited or crashed); the gateway restarts it`);
+      }
+      if (error.code === ErrorCode.RequestTimeout) {
+        return upstreamError(`The upstream server (${this.name}) sent no answer to tools/call ${name} for ${timeoutMs} ms; the call was cancelled upstream`);
+      }
+      return error; // the upstream's own JSON-RPC error, replayed as it is
+    }
+    if (error instanceof TaskError) return error;
+    this.options.logger.warn({ upstream: this.name, tool: name, err: error }, "upstream answered tools/call with an invalid result");
+    return upstreamError(`The upstream server (${this.name}) answered tools/call ${name} with an invalid result`);
+  }
+
+  /**
+   * The call an upstream request belongs to. Neither stdio nor Streamable HTTP tells the client
+   * which of its calls a server's request relates to, so a question is put to a requestor only
+   * when exactly one call is in flight: guessing among several could show one principal's
+   * question to another.
+   */
+  private soleCall(method: string): ToolContext {
+    if (this.calls.size === 1) {
+      const [ctx] = this.calls.values();
+      if (ctx) return ctx;
+    }
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      this.calls.size === 0 ? `${method}: the gateway has no call in flight to ask about` : `${method}: the gateway has ${this.calls.size} calls in flight and cannot tell which one asks`,
+    );
+  }
+
+  private async connect(): Promise<void> {
+    const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities: { elicitation: {}, sampling: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const ctx = this.soleCall("elicitation/create");
+      if (request.params.mode === "url") throw new McpError(ErrorCode.InvalidParams, "The gateway relays form elicitation only");
+      return await ctx.elicit(request.params as ElicitRequestFormParams);
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      const ctx = this.soleCall("sampling/createMessage");
+      return await ctx.sample(request.params);
+    });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      const { level, data, logger } = notification.params;
+      if (this.calls.size === 1) for (const ctx of this.calls.values()) ctx.log(level, data, logger);
+      else this.options.logger.debug({ upstream: this.name, level, logger }, "upstream log message (no single call to relay it to)");
+    });
+    for (const route of this.routes) client.setNotificationHandler(route.schema, route.handler);
+    client.onerror = (error) => {
+      // Garbage on the wire (not JSON, not JSON-RPC) is dropped by the transport; a call it
+      // should have answered ends at its timeout. The message itself stays out of the log.
+      this.options.logger.warn({ upstream: this.name, error: error.name }, "upstream sent something that is not a JSON-RPC message");
+    };
+    await client.connect(this.transport(), { timeout: this.options.timeoutMs });
+    if (this.closing) {
+      await client.close();
+      return;
+    }
+    const since = Date.now();
+    let lost = false;
+    client.onclose = () => {
+      lost = true;
+      if (this.current === client) this.current = null;
+      if (this.closing) return;
+      // A connection that stayed up a while starts the backoff over; a crash loop climbs it.
+      if (Date.now() - since > 30_000) this.attempt = 0;
+      this.options.logger.warn({ upstream: this.name, inFlight: this.calls.size }, "upstream connection lost; restarting it");
+      this.scheduleRestart();
+    };
+    try {
+      for (const listener of this.connected) await listener(client);
+    } catch (error) {
+      // Listing failed: this client is dropped (its process ended), and the caller retries.
+      client.onclose = undefined;
+      await client.close().catch(() => {});
+      throw error;
+    }
+    // Lost while listing: its onclose has scheduled the next attempt already.
+    if (lost) return;
+    this.current = client;
+    for (const wake of this.waiting.splice(0)) wake();
+    this.options.logger.info({ upstream: this.name }, "connected to the upstream server");
+  }
+
+  private scheduleRestart(): void {
+    const first = this.options.restartDelayMs ?? 250;
+    const delay = Math.min(first * 2 ** this.attempt, this.options.maxRestartDelayMs ?? 30_000);
+    this.attempt++;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      this.connect().catch((error: unknown) => {
+        this.options.logger.warn({ upstream: this.name, error: error instanceof Error ? error.message : String(error) }, "upstream restart failed");
+        if (!this.closing) this.scheduleRestart();
+      });
+    }, delay);
+  }
+
+  private transport(): Transport {
+    if (this.target.kind === "stdio") {
+      // The gateway's environment goes to the upstream (its credentials may be there); its
+      // stderr is the gateway's, so its diagnostics land beside the gateway's own log.
+      const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+      return new StdioClientTransport({ command: this.target.command, args: this.target.args, env, stderr: "inherit" });
+    }
+    return new StreamableHTTPClientTransport(this.target.url, { requestInit: { headers: this.target.headers } });
+  }
+
+  /** Stops restarting and closes the client (a stdio upstream is ended). */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    for (const wake of this.waiting.splice(0)) wake();
+    const client = this.current;
+    this.current = null;
+    await client?.close().catch(() => {});
+  }
+}
+
+/** A failure of the upstream, as the requestor and the task's statusMessage see it. */
+function upstreamError(message: string): TaskError {
+  return TaskError.protocol(RpcCode.InternalError, message);
+}

@@ -1,0 +1,47 @@
+/** `mcp-tasks gateway`'s flags as documented, and its usage errors (exit 2). */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ExitCode } from "../../src/cli/exit-codes.js";
+import { killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
+
+afterEach(async () => {
+  await killAll();
+});
+
+/** The flags (name and argument placeholder) of a README block that starts with `heading`. */
+function readmeFlags(readme: string, heading: string): Set<string> {
+  const block = readme.split(`\n${heading}`)[1]?.split("\n\n")[0] ?? "";
+  const flags = new Set<string>();
+  for (const line of block.split("\n")) {
+    const match = /^ {2}(--\S+(?: [<[][^>\]]+[>\]])?) {2,}/.exec(line);
+    if (match?.[1] !== undefined) flags.add(match[1]);
+  }
+  return flags;
+}
+
+describe("mcp-tasks gateway (CLI)", { timeout: 60_000 }, () => {
+  it("documents every flag of gateway --help in the README's CLI section (its own block, or serve's)", async () => {
+    const help = await runCli(["gateway", "--help"]);
+    expect(help.code).toBe(0);
+    const shown = [...help.stdout.matchAll(/^ {2}(?:-\w, )?(--[\w-]+(?: [<[][^>\]]+[>\]])?)/gm)].map((m) => m[1] as string).filter((f) => f !== "--help");
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    const documented = new Set([...readmeFlags(readme, "mcp-tasks serve [options]"), ...readmeFlags(readme, "mcp-tasks gateway (")]);
+    expect(shown.filter((flag) => !documented.has(flag))).toEqual([]);
+    expect(shown).toEqual(expect.arrayContaining(["--upstream-stdio <command>", "--upstream-url <url>", "--upstream-header <header>", "--config <file>"]));
+  });
+
+  it("refuses to start without an upstream, or with both kinds: exit 2", async () => {
+    for (const args of [[], ["--upstream-stdio", "x", "--upstream-url", "http://127.0.0.1:1/mcp"]]) {
+      const run = await runCli(["gateway", "--store", "memory", ...args]);
+      expect(run.code).toBe(ExitCode.Usage);
+      expect(run.stderr).toContain("pass exactly one of --upstream-stdio COMMAND and --upstream-url URL");
+    }
+  });
+
+  it("refuses a malformed config file naming what is wrong: exit 2", async () => {
+    const run = await runCli(["gateway", "--store", "memory", "--upstream-stdio", "x", "--config", join(REPO_ROOT, "package.json")]);
+    expect(run.code).toBe(ExitCode.Usage);
+    expect(run.stderr).toMatch(/gateway config .*package\.json: .*Unrecognized key/);
+  });
+});
