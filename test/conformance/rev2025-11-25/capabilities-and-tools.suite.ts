@@ -65,6 +65,7 @@ export function capabilitiesAndToolsSuite(path: ConformancePath): void {
         ask: "optional",
         sample: "optional",
         batch: "required",
+        steps: "optional",
       });
     });
 
