@@ -21,8 +21,17 @@ export class RemoteError extends TaskError {
 export class TaskCancelledError extends TaskError {
   readonly taskId: string;
 
-  constructor(taskId: string, statusMessage?: string) {
-    super("cancelled", statusMessage ? `Task was cancelled: ${statusMessage}` : "Task was cancelled", { code: RpcCode.TaskCancelled });
+  /**
+   * @param sent the JSON-RPC error the receiver answered `tasks/result` with, when it answered
+   * with one: its code and data are kept (a receiver may use another code than -32800); the
+   * message says the task's statusMessage when there is one (it says who cancelled), else the
+   * receiver's.
+   */
+  constructor(taskId: string, statusMessage?: string, sent?: { code: number; message: string; data?: unknown }) {
+    super("cancelled", statusMessage ? `Task was cancelled: ${statusMessage}` : (sent?.message ?? "Task was cancelled"), {
+      code: sent?.code ?? RpcCode.TaskCancelled,
+      ...(sent?.data !== undefined && { data: sent.data }),
+    });
     this.name = "TaskCancelledError";
     this.taskId = taskId;
   }

@@ -293,11 +293,12 @@ export class RemoteTask<R> {
       return isFailure?.(value) ? { status: "failed", result: value } : { status: "completed", result: value };
     } catch (error) {
       if (signal.aborted || !(error instanceof RemoteError)) throw error;
-      if (error.code === RpcCode.TaskCancelled) return { status: "cancelled", error: new TaskCancelledError(this.id, this.latest?.statusMessage) };
+      const sent = { code: error.code, message: error.message, data: error.data };
+      if (error.code === RpcCode.TaskCancelled) return { status: "cancelled", error: new TaskCancelledError(this.id, this.latest?.statusMessage, sent) };
       // Is this the task's own error, replayed (T-RES-4), or did the call itself fail (not found,
       // server shutting down)? The task's status tells.
       const task = await this.status().catch(() => null);
-      if (task?.status === "cancelled") return { status: "cancelled", error: new TaskCancelledError(this.id, task.statusMessage) };
+      if (task?.status === "cancelled") return { status: "cancelled", error: new TaskCancelledError(this.id, task.statusMessage, sent) };
       if (task?.status === "failed") return { status: "failed", error: new RemoteError(error.code, error.message, error.data, this.id) };
       throw error;
     }
