@@ -35,6 +35,7 @@ export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, Run
   pollInterval: number;
   inlineWaitMs: number;
   backgroundAfter: number | null;
+  fallbackRequired?: boolean;
   tasks: boolean;
   logLevel: string;
   web: boolean;
@@ -91,6 +92,7 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
       msOrOff,
       DEFAULT_BACKGROUND_AFTER_MS,
     )
+    .option("--fallback-required", 'clients without task support may call taskSupport "required" tools too, through the fallback (default: the spec\'s refusal)')
     .addOption(maxActiveTasksOption())
     .addOption(maxStoredTasksOption())
     .addOption(maxQueuedInputsOption())
@@ -156,6 +158,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
     pollIntervalMs: opts.pollInterval,
     inlineWaitMs: opts.inlineWaitMs,
     backgroundAfterMs: opts.backgroundAfter,
+    ...(opts.fallbackRequired === true && { fallbackRequired: true }),
     maxActivePerOwner: opts.maxActiveTasks,
     maxStoredPerOwner: opts.maxStoredTasks,
     maxQueuedInputs: opts.maxQueuedInputs,

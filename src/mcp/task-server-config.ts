@@ -27,6 +27,14 @@ export interface TaskServerConfig {
    * goes on in the background; null switches the fallback off (strict spec behaviour).
    */
   backgroundAfterMs: number | null;
+  /**
+   * Fallback: whether a `taskSupport: "required"` tool runs for such clients too. Off by default:
+   * both revisions say a plain call of a required tool is refused (T-TOOL-4: -32601; X-CAP-6:
+   * -32021), and in 2025-11-25 a client that declares nothing may still be task-aware (the SDK's
+   * Client and our CLI declare no `capabilities.tasks`), so the refusal it is owed cannot be told
+   * apart from the fallback a task-less host wants.
+   */
+  fallbackRequired: boolean;
   /** Fallback: longest a `task_result` call waits for the task before it answers with its status. */
   taskResultWaitMs: number;
   /** Fallback: how often a waiting plain call with a progressToken gets keep-alive progress. */
@@ -64,6 +72,7 @@ export function resolveConfig(
     bind: options.bind ?? "owner",
     inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS,
     backgroundAfterMs: options.backgroundAfterMs === undefined ? DEFAULT_BACKGROUND_AFTER_MS : options.backgroundAfterMs,
+    fallbackRequired: options.fallbackRequired ?? false,
     taskResultWaitMs: options.taskResultWaitMs ?? DEFAULT_TASK_RESULT_WAIT_MS,
     keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
   };

@@ -90,11 +90,17 @@ export interface TaskServerOptions {
   inlineWaitMs?: number;
   /**
    * The fallback for clients that declared no task support, in either era (README "Hosts without
-   * tasks"): a plain call of an `optional` or `required` tool runs as a task; done within this many
+   * tasks"): a plain call of an `optional` tool (and a `required` one with `fallbackRequired`) runs as a task; done within this many
    * ms it answers with the tool's result, else with a CallToolResult giving the task id to poll with
    * the `task_*` tools these clients see. Default 10000; null switches the fallback off.
    */
   backgroundAfterMs?: number | null;
+  /**
+   * Fallback: let clients without task support call `taskSupport: "required"` tools too (they then
+   * run as in the fallback). Default false: the spec's refusal (-32601 under 2025-11-25, -32021
+   * under 2026-07-28) stands, because a 2025-11-25 client that declares nothing may be task-aware.
+   */
+  fallbackRequired?: boolean;
   /** Fallback: longest `task_result` waits before answering with the status (default 25000 ms). */
   taskResultWaitMs?: number;
   /** Fallback: keep-alive progress interval of a waiting plain call that sent a progressToken (default 5000 ms). */

@@ -157,7 +157,9 @@ async function fallbackCall(session: SessionContext, params: LooseParams, reques
   const relay = results && ((taskId: string, signal: AbortSignal) => results(session, { taskId }, { ...request, signal }));
   if (isTaskTool(name, session.tools)) return callTaskTool(session, name, params?.["arguments"], { caller: request.caller, signal: request.signal, ...(relay && { relay }) });
   const checked = checkToolArguments(session, params);
-  if ((checked.tool.definition.taskSupport ?? "forbidden") === "forbidden") return undefined;
+  const support = checked.tool.definition.taskSupport ?? "forbidden";
+  // A required tool is refused on the ordinary path (T-TOOL-4) unless the server opted in.
+  if (support === "forbidden" || (support === "required" && !session.config.fallbackRequired)) return undefined;
   // No session id: the client would not understand task status notifications, and the progress
   // token is this call's, relayed only while it waits (answerWithin).
   const task = await createToolTaskRecord(session, checked, params, {

@@ -52,7 +52,8 @@ export async function toolsCall(
   const checked = checkToolArguments(host, params);
   const { tool, args } = checked;
   const support = host.config.tasks ? (tool.definition.taskSupport ?? "forbidden") : "forbidden";
-  const inBackground = fallback && support !== "forbidden";
+  // A required tool stays refused (X-CAP-6) unless the server opted in to run it in the fallback.
+  const inBackground = fallback && (support === "optional" || (support === "required" && host.config.fallbackRequired));
   if (support === "required" && !envelope.declaresTasks && !inBackground) throw missingTasksCapability(`tool ${tool.name} runs only as a task, so it`);
   const now = Date.now();
   const rounds = await InputRounds.of(await secretOf(host), bindingOf(tool.name, checked.rawArgs, request.caller.owner), params, envelope, now);

@@ -9,7 +9,7 @@ import { statelessResult, statelessRpc } from "../../support/stateless-client.js
 
 let server: TasksExtServer;
 beforeAll(async () => {
-  server = await startTasksExtServer({ app: { backgroundAfterMs: 100, taskResultWaitMs: 10_000 } });
+  server = await startTasksExtServer({ app: { backgroundAfterMs: 100, taskResultWaitMs: 10_000, fallbackRequired: true } });
 });
 afterAll(() => server.close());
 
@@ -45,7 +45,7 @@ describe("fallback for a 2026-07-28 client without the tasks extension", () => {
     expect(await callPlain("task_result", { taskId })).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "waited 500 ms" }] });
   });
 
-  it("runs a required tool for a client without the extension instead of -32021", async () => {
+  it("with fallbackRequired, runs a required tool for a client without the extension instead of -32021", async () => {
     expect(await callPlain("count_required")).toMatchObject({ content: [{ type: "text", text: "counted" }] });
   });
 

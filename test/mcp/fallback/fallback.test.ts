@@ -134,8 +134,14 @@ describe("fallback for a client without tasks (2025-11-25, in memory)", () => {
     expect((await rpcErrorOf(call(fx.client, "task_result", {}))).code).toBe(-32602);
   });
 
-  it("makes a required tool usable by a plain call", async () => {
+  it("by default still refuses a plain call of a required tool with -32601 (T-TOOL-4), even from a client that declared no tasks", async () => {
     fx = await inMemoryFixture({}, NO_TASKS);
+    const error = await rpcErrorOf(fx.client.request({ method: "tools/call", params: { name: "batch", arguments: { ms: 0 } } }, CallToolResultSchema));
+    expect(error.code).toBe(-32601);
+  });
+
+  it("with fallbackRequired, makes a required tool usable by a plain call", async () => {
+    fx = await inMemoryFixture({ fallbackRequired: true }, NO_TASKS);
     // A raw request: the SDK's callTool refuses, client-side, a tool it saw listed as "required".
     const result = await fx.client.request({ method: "tools/call", params: { name: "batch", arguments: { ms: 0 } } }, CallToolResultSchema);
     expect(textOf(result)).toBe("slept 0 ms");
