@@ -63,15 +63,16 @@ describe("T-SEC-4: task operations per caller (token bucket)", () => {
     await getTask(alice.client, task.taskId);
     await getTask(alice.client, task.taskId);
 
+    // One at a time, so that no refusal is left unawaited while an earlier one is checked.
     const refusals = [
-      getTask(alice.client, task.taskId), // answered as plain JSON
-      taskResult(alice.client, task.taskId), // answered by the SDK's transport
-      listTasks(alice.client),
-      cancelTask(alice.client, task.taskId),
-      callToolAsTask(alice.client, "sleep", { ms: 1 }),
+      () => getTask(alice.client, task.taskId), // answered as plain JSON
+      () => taskResult(alice.client, task.taskId), // answered by the SDK's transport
+      () => listTasks(alice.client),
+      () => cancelTask(alice.client, task.taskId),
+      () => callToolAsTask(alice.client, "sleep", { ms: 1 }),
     ];
     for (const refused of refusals) {
-      const error = await expectRpcError(refused, RATE_LIMITED, /rate limit/i);
+      const error = await expectRpcError(refused(), RATE_LIMITED, /rate limit/i);
       expect(error.data).toEqual({ name: "task_operations", limit: 1, retryAfterMs: 1000 });
     }
     expect(await rejections("task_operations")).toBe(5);
@@ -193,8 +194,10 @@ describe("T-SEC-4/T-SEC-5: failed lookups (enumeration)", () => {
     expect(answers).toEqual([...Array<number>(20).fill(-32602), ...Array<number>(5).fill(RATE_LIMITED)]);
 
     // Cooling down: refused before any lookup, so an id that exists tells her nothing either.
-    for (const lookup of [getTask(mallory.client, own), taskResult(mallory.client, own), cancelTask(mallory.client, own), listTasks(mallory.client)]) {
-      const error = await expectRpcError(lookup, RATE_LIMITED);
+    // One at a time: started together, a refusal that came before its turn to be awaited would be
+    // an unhandled rejection meanwhile.
+    for (const lookup of [() => getTask(mallory.client, own), () => taskResult(mallory.client, own), () => cancelTask(mallory.client, own), () => listTasks(mallory.client)]) {
+      const error = await expectRpcError(lookup(), RATE_LIMITED);
       expect(error.data).toMatchObject({ name: "failed_lookups", limit: 20 });
       expect((error.data as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
     }
