@@ -1,23 +1,8 @@
 import { z } from "zod";
 import type { TaskServer } from "../mcp/task-server.js";
+import { pause } from "./pause.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
-
-/** Resolves after `ms`, or rejects as soon as `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 /** A 1×1 red PNG (RGBA ff0000ff). */
 const RED_PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";

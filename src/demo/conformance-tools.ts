@@ -1,26 +1,11 @@
 import { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskServer } from "../mcp/task-server.js";
+import { pause } from "./pause.js";
 import { registerConformanceFeatures } from "./conformance-features.js";
 import { registerLegacyConformanceTools } from "./conformance-legacy-tools.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
-
-/** Resolves after `ms`, or rejects as soon as `signal` aborts (a cancelled task stops at once). */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 /**
  * The fixture tools the official conformance suite's `tasks-*` server scenarios call

@@ -1,25 +1,10 @@
 import { z } from "zod";
 import { TaskError } from "../core/errors.js";
 import type { TaskServer } from "../mcp/task-server.js";
+import { pause } from "./pause.js";
 import { CapabilityError } from "../mcp/capability-error.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
-
-/** Resolves after `ms`, or rejects as soon as `signal` aborts, so a cancelled sleep stops at once. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 async function sleepWithProgress(ms: number, steps: number, signal: AbortSignal, progress: (p: number, total: number) => void): Promise<void> {
   if (steps <= 0) return pause(ms, signal);
