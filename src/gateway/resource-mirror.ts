@@ -1,10 +1,11 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
-import type { ReadResourceResult, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import type { ReadResourceResult, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../core/logger.js";
 import type { Completer } from "../mcp/features/completer.js";
 import type { FeatureContext } from "../mcp/features/feature-context.js";
-import type { ResourceDefinition, ResourcePart } from "../mcp/features/resources.js";
+import { describeTemplate } from "../mcp/features/resource-templates.js";
+import { describeResource, type ResourcePart } from "../mcp/features/resources.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { upstreamCompleter } from "./upstream-completer.js";
 import type { UpstreamConnection } from "./upstream-connection.js";
@@ -16,19 +17,6 @@ function partsOf(result: ReadResourceResult): ResourcePart[] {
     const head = { uri: content.uri, ...(content.mimeType !== undefined && { mimeType: content.mimeType }) };
     return "text" in content && typeof content.text === "string" ? { ...head, text: content.text } : { ...head, blob: String((content as { blob?: unknown }).blob ?? "") };
   });
-}
-
-function definitionOf(resource: Resource): ResourceDefinition {
-  const { uri, name, title, description, mimeType, size, annotations } = resource;
-  return {
-    uri,
-    name,
-    ...(title !== undefined && { title }),
-    ...(description !== undefined && { description }),
-    ...(mimeType !== undefined && { mimeType }),
-    ...(size !== undefined && { size }),
-    ...(annotations !== undefined && { annotations }),
-  };
 }
 
 /**
@@ -79,7 +67,7 @@ export class ResourceMirror {
     for (const resource of resources) {
       seen.add(resource.uri);
       if (this.unchanged(resource.uri, resource)) continue;
-      this.app.resource(definitionOf(resource), read);
+      this.app.resource(describeResource(resource), read);
     }
     for (const template of templates) {
       seen.add(template.uriTemplate);
@@ -90,17 +78,8 @@ export class ResourceMirror {
           complete[variable] = upstreamCompleter(this.upstream, { type: "ref/resource", uri: template.uriTemplate }, variable);
         }
       }
-      const { uriTemplate, name, title, description, mimeType, annotations } = template;
       this.app.resourceTemplate(
-        {
-          uriTemplate,
-          name,
-          ...(title !== undefined && { title }),
-          ...(description !== undefined && { description }),
-          ...(mimeType !== undefined && { mimeType }),
-          ...(annotations !== undefined && { annotations }),
-          complete,
-        },
+        { ...describeTemplate(template), complete },
         (uri, _variables, ctx) => this.read(uri, ctx),
       );
     }

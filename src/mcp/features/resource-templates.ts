@@ -56,8 +56,8 @@ export function matchTemplate(templates: Iterable<RegisteredTemplate>, uri: stri
   return undefined;
 }
 
-/** A template as `resources/templates/list` shows it. */
-export function describeTemplate({ uriTemplate, name, title, description, mimeType, annotations }: ResourceTemplateDefinition): ResourceTemplate {
+/** A template as `resources/templates/list` shows it (the gateway mirrors an upstream's listing with it too). */
+export function describeTemplate({ uriTemplate, name, title, description, mimeType, annotations }: Omit<ResourceTemplateDefinition, "list" | "complete">): ResourceTemplate {
   return {
     uriTemplate,
     name,

@@ -41,8 +41,14 @@ export function resourceNotFound(uri: string): TaskError {
   return TaskError.protocol(RpcCode.ResourceNotFound, "Resource not found", { uri });
 }
 
-/** A resource as `resources/list` shows it: only the fields that were given. */
-export function describeResource(definition: ResourceDefinition): Resource {
+/** The fields `resources/list` shows of a resource. */
+type ListedResource = Pick<ResourceDefinition, "uri" | "name" | "title" | "description" | "mimeType" | "size" | "annotations">;
+
+/**
+ * A resource as `resources/list` shows it: only the fields that were given. The gateway reads an
+ * upstream's listing back into a definition with it too, since both directions carry the same fields.
+ */
+export function describeResource(definition: ListedResource): Resource {
   const { uri, name, title, description, mimeType, size, annotations } = definition;
   return {
     uri,
