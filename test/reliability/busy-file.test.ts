@@ -7,30 +7,19 @@
  * spells of load, once the first has settled: a handler's own writes wait out a lock and are
  * retried (src/runtime/storage-retry.ts), so under load which request meets the timeout is luck.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { killAll } from "../support/cli-process.js";
+import { describe, expect, it } from "vitest";
 import { LoadGenerator } from "../support/reliability/load-generator.js";
 import { RawSession, RpcAnswerError } from "../support/reliability/raw-session.js";
+import { expectNothingLost, scratchDirPerTest, until } from "../support/reliability/scenario.js";
 import { startSqliteServer } from "../support/reliability/sqlite-server.js";
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "mcp-tasks-reliability-"));
-});
-afterEach(async () => {
-  await killAll();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const until = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const scratch = scratchDirPerTest();
 
 describe("reliability: a busy SQLite file", { timeout: 120_000 }, () => {
   it("refuses a write with the retryable -32003 while another connection holds the lock past the busy timeout, then serves again, losing nothing acknowledged", async () => {
-    const file = join(dir, "t.db");
+    const file = join(scratch(), "t.db");
     const { server, url } = await startSqliteServer(file);
     const before = new LoadGenerator({ url, concurrency: 4, pauseMs: 10 }).start();
     await until(1_000);
@@ -62,10 +51,6 @@ describe("reliability: a busy SQLite file", { timeout: 120_000 }, () => {
     expect(load.ledger.acknowledged.length).toBeGreaterThan(0);
     for (const ack of before.ledger.acknowledged) load.ledger.add(ack.taskId, ack.call);
 
-    const session = await RawSession.open(url);
-    const verdict = await load.ledger.judge(session, 30_000);
-    await session.close();
-    expect(verdict.examples).toEqual([]);
-    expect({ lost: verdict.lost, stuck: verdict.stuck, wrong: verdict.wrong }).toEqual({ lost: 0, stuck: 0, wrong: 0 });
+    await expectNothingLost(load.ledger, url);
   });
 });

@@ -6,33 +6,23 @@
  * A running server cannot be switched to read-only under it (the kernel refuses the remount
  * while files are open for writing), so the start is where the condition shows.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CliProcess, killAll } from "../support/cli-process.js";
+import { describe, expect, it } from "vitest";
+import { CliProcess } from "../support/cli-process.js";
 import { LoadGenerator } from "../support/reliability/load-generator.js";
-import { RawSession } from "../support/reliability/raw-session.js";
 import { mountSmallDisk, type SmallDisk } from "../support/reliability/small-disk.js";
+import { expectNothingLost, scratchDirPerTest, until } from "../support/reliability/scenario.js";
 import { LOAD_LIMITS, startSqliteServer } from "../support/reliability/sqlite-server.js";
 
-let dir: string;
 let disk: SmallDisk | undefined;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "mcp-tasks-reliability-"));
-});
-afterEach(async () => {
-  await killAll();
+const scratch = scratchDirPerTest(() => {
   disk?.unmount();
   disk = undefined;
-  rmSync(dir, { recursive: true, force: true });
 });
-
-const until = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("reliability: a read-only SQLite file", { timeout: 120_000 }, () => {
   it("refuses to start with a message naming the file and the read-only filesystem, and serves every acknowledged task once it is writable", async () => {
-    disk = mountSmallDisk(dir, "16M");
+    disk = mountSmallDisk(scratch(), "16M");
     const file = join(disk.dir, "t.db");
     const first = await startSqliteServer(file);
     const load = new LoadGenerator({ url: first.url, concurrency: 4 }).start();
@@ -48,11 +38,7 @@ describe("reliability: a read-only SQLite file", { timeout: 120_000 }, () => {
 
     disk.readOnly(false);
     const second = await startSqliteServer(file);
-    const session = await RawSession.open(second.url);
-    const verdict = await load.ledger.judge(session, 30_000);
-    await session.close();
+    const verdict = await expectNothingLost(load.ledger, second.url);
     expect(verdict.acknowledged).toBeGreaterThan(0);
-    expect(verdict.examples).toEqual([]);
-    expect({ lost: verdict.lost, stuck: verdict.stuck, wrong: verdict.wrong }).toEqual({ lost: 0, stuck: 0, wrong: 0 });
   });
 });

@@ -5,30 +5,18 @@
  * right. Flatness is printed, not asserted: on main it is not flat yet (README "Reliability" has
  * the figures), and the 30-minute soak of `npm run bench:reliability` is where it is judged.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { killAll } from "../support/cli-process.js";
+import { describe, expect, it } from "vitest";
 import { LoadGenerator } from "../support/reliability/load-generator.js";
-import { RawSession } from "../support/reliability/raw-session.js";
 import { mib, RssSampler } from "../support/reliability/rss-sampler.js";
+import { expectNothingLost, scratchDirPerTest, until } from "../support/reliability/scenario.js";
 import { startSqliteServer } from "../support/reliability/sqlite-server.js";
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "mcp-tasks-reliability-"));
-});
-afterEach(async () => {
-  await killAll();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const until = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const scratch = scratchDirPerTest();
 
 describe("reliability: a short soak on SQLite", { timeout: 120_000 }, () => {
   it("ends every acknowledged task right after 20 s of steady load, with RSS sampled every 10 s", async () => {
-    const { server, url } = await startSqliteServer(join(dir, "t.db"));
+    const { server, url } = await startSqliteServer(join(scratch(), "t.db"));
     const load = new LoadGenerator({ url, concurrency: 4, pauseMs: 10 }).start();
     await until(3_000); // warm-up: compiled code, caches and pools in place
     const rss = new RssSampler(server.pid, 10_000).start();
@@ -38,11 +26,7 @@ describe("reliability: a short soak on SQLite", { timeout: 120_000 }, () => {
 
     expect(summary.samples.length).toBeGreaterThanOrEqual(3);
     console.log(`soak RSS: first ${mib(summary.first)}, last ${mib(summary.last)}, max ${mib(summary.max)}: ${summary.flat ? "flat" : "NOT flat"} (tolerance +${summary.tolerance * 100} %)`);
-    const session = await RawSession.open(url);
-    const verdict = await load.ledger.judge(session, 30_000);
-    await session.close();
+    const verdict = await expectNothingLost(load.ledger, url);
     expect(verdict.acknowledged).toBeGreaterThan(0);
-    expect(verdict.examples).toEqual([]);
-    expect({ lost: verdict.lost, stuck: verdict.stuck, wrong: verdict.wrong }).toEqual({ lost: 0, stuck: 0, wrong: 0 });
   });
 });
