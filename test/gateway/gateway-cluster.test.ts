@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ElicitRequestSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { CliProcess } from "../support/cli-process.js";
+import { runCli, type CliProcess } from "../support/cli-process.js";
 import { Balancer, byMethod, Cluster } from "../support/cluster.js";
 import { callToolAsTask, cancelTask, expectRpcError, getTask, RELATED_TASK, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type ConnectOptions, type HttpClient } from "../support/http-fixture.js";
@@ -223,5 +223,20 @@ describe("gateway on the PostgreSQL cluster (2 fronts, 2 workers, server-everyth
     expect([...requeued, ...reapedOnWorker]).toHaveLength(1);
     expect((await getTask(c.client, created.task.taskId)).status).toBe("completed");
     await replaceWorker();
+  });
+});
+
+describe("mcp-tasks worker with a gateway's upstream flags: refused before anything is opened", { timeout: 60_000 }, () => {
+  it("refuses both kinds of upstream at once, and a malformed config, naming what is wrong", async () => {
+    const store = cluster.store;
+    const both = await runCli(["worker", "--store", store, "--upstream-stdio", "x", "--upstream-url", "http://127.0.0.1:1/mcp"]);
+    expect(both.code).not.toBe(0);
+    expect(both.stderr).toContain("pass exactly one of --upstream-stdio COMMAND and --upstream-url URL");
+    const config = await runCli(["worker", "--store", store, "--upstream-stdio", "x", "--config", join(dir, "missing.json")]);
+    expect(config.code).not.toBe(0);
+    expect(config.stderr).toMatch(/gateway config .*missing\.json: .*ENOENT/);
+    const nothing = await runCli(["worker", "--store", store]);
+    expect(nothing.code).not.toBe(0);
+    expect(nothing.stderr).toContain("nothing to run: pass --demo, --tools MODULE, or a gateway's --upstream-stdio COMMAND / --upstream-url URL");
   });
 });
