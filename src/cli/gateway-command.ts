@@ -1,43 +1,16 @@
-import { Command, InvalidArgumentError } from "commander";
+import { Command } from "commander";
 import { attachGateway, type Gateway } from "../gateway/gateway.js";
-import { GatewayConfig, loadGatewayConfig } from "../gateway/gateway-config.js";
-import { parseHeader, splitCommandLine, type UpstreamTarget } from "../gateway/upstream-target.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
-import { positiveInt } from "./options.js";
 import { runServer, serverOptions, withServeAction, type ServeOptions } from "./serve-command.js";
+import { gatewayConfigOf, upstreamOf, upstreamOptions, type UpstreamFlags } from "./upstream-options.js";
 
-/** Default of `--upstream-timeout`: long silences are normal for slow tools, endless ones are not. */
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 300_000;
-
-interface GatewayOptions extends ServeOptions {
-  upstreamStdio?: string;
-  upstreamUrl?: string;
-  upstreamHeader: string[];
-  config?: string;
-  upstreamTimeout: number;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
+interface GatewayOptions extends ServeOptions, UpstreamFlags {}
 
 export function gatewayCommand(): Command {
-  const command = serverOptions(new Command("gateway").description(COMMAND_SUMMARIES.gateway.description), (c) =>
-    c
-      .option("--upstream-stdio <command>", "the upstream MCP server: a command line the gateway starts and talks to over stdio (restarted with backoff when it exits)")
-      .option("--upstream-url <url>", "the upstream MCP server: its Streamable HTTP URL")
-      .option("--upstream-header <header>", 'header sent to an --upstream-url with every request, "Name: value" (repeatable; never logged)', collect, [])
-      .option("--upstream-timeout <ms>", "longest an upstream call may go without an answer or progress before its task fails", positiveInt, DEFAULT_UPSTREAM_TIMEOUT_MS)
-      .option("--config <file>", "gateway config (JSON): per tool taskSupport, ttl, recovery, immediateResponse, timeoutMs"),
-  );
+  const command = serverOptions(new Command("gateway").description(COMMAND_SUMMARIES.gateway.description), upstreamOptions);
   return withServeAction<GatewayOptions>(command, async (opts) => {
     const upstream = upstreamOf(opts);
-    let config: GatewayConfig;
-    try {
-      config = opts.config === undefined ? new GatewayConfig() : loadGatewayConfig(opts.config);
-    } catch (error) {
-      throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
-    }
+    const config = gatewayConfigOf(opts);
     let gateway: Gateway | undefined;
     await runServer(opts, {
       register: async (app, logger) => {
@@ -46,40 +19,4 @@ export function gatewayCommand(): Command {
       close: async () => gateway?.close(),
     });
   });
-}
-
-/** The upstream the flags name: exactly one of --upstream-stdio and --upstream-url. */
-function upstreamOf(opts: GatewayOptions): UpstreamTarget {
-  if ((opts.upstreamStdio === undefined) === (opts.upstreamUrl === undefined)) {
-    throw new InvalidArgumentError("pass exactly one of --upstream-stdio COMMAND and --upstream-url URL");
-  }
-  if (opts.upstreamStdio !== undefined) {
-    if (opts.upstreamHeader.length > 0) throw new InvalidArgumentError("--upstream-header goes with --upstream-url only");
-    let words: string[];
-    try {
-      words = splitCommandLine(opts.upstreamStdio);
-    } catch (error) {
-      throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
-    }
-    const [program, ...args] = words;
-    if (program === undefined) throw new InvalidArgumentError("--upstream-stdio needs a command");
-    return { kind: "stdio", command: program, args };
-  }
-  let url: URL;
-  try {
-    url = new URL(opts.upstreamUrl ?? "");
-  } catch {
-    throw new InvalidArgumentError("--upstream-url must be an http(s) URL");
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidArgumentError("--upstream-url must be an http(s) URL");
-  const headers: Record<string, string> = {};
-  for (const flag of opts.upstreamHeader) {
-    try {
-      const [name, value] = parseHeader(flag);
-      headers[name] = value;
-    } catch (error) {
-      throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
-    }
-  }
-  return { kind: "url", url, headers };
 }

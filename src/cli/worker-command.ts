@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import type { TaskServer } from "../mcp/task-server.js";
 import { openBackend } from "./backend.js";
 import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
@@ -6,8 +7,10 @@ import { maxQueuedInputsOption, maxResultBytesOption, type RunLimitFlags } from 
 import { nonNegativeInt } from "./options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { drainTimeoutOption, onStopSignals, type DrainFlags } from "./drain-options.js";
+import { attachGateway, type Gateway } from "../gateway/gateway.js";
+import { gatewayConfigOf, namesUpstream, upstreamOf, upstreamOptions, type UpstreamFlags } from "./upstream-options.js";
 
-interface WorkerOptions extends RunLimitFlags, DrainFlags {
+interface WorkerOptions extends RunLimitFlags, DrainFlags, UpstreamFlags {
   store: string;
   concurrency: number;
   leaseMs: number;
@@ -19,10 +22,12 @@ interface WorkerOptions extends RunLimitFlags, DrainFlags {
 /**
  * `mcp-tasks worker`: a process that only runs tasks. It claims queued tasks from the shared
  * store with a lease, runs their handlers, renews the leases and stores the outcomes; front
- * nodes (`serve`) answer the requestors.
+ * nodes (`serve`, `gateway`) answer the requestors. With the upstream flags it runs a gateway's
+ * tasks: the handlers of a gateway's tools are calls to its upstream, so the worker connects to
+ * the same upstream, with the same config, as the gateway fronts do.
  */
 export function workerCommand(): Command {
-  return new Command("worker")
+  const command = new Command("worker")
     .description(COMMAND_SUMMARIES.worker.description)
     .requiredOption("--store <spec>", "the cluster's store: postgres://…[?schema=NAME]")
     .option("--concurrency <n>", "handlers run at once", nonNegativeInt, 8)
@@ -32,18 +37,29 @@ export function workerCommand(): Command {
     .addOption(maxResultBytesOption())
     .option("--demo", "run the demo tools")
     .option("--tools <module>", "load tools from a module exporting default (app) => void")
-    .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
-    .action(async (opts: WorkerOptions) => {
-      await work(opts);
-    });
+    .option("--log-level <level>", "pino log level (logs go to stderr)", "info");
+  return upstreamOptions(command).action(async (opts: WorkerOptions) => {
+    await work(opts);
+  });
 }
 
 async function work(opts: WorkerOptions): Promise<void> {
   const logger = createLogger(opts.logLevel);
-  if (!opts.demo && !opts.tools) throw new Error("nothing to run: pass --demo and/or --tools MODULE");
+  const gatewayFlags = namesUpstream(opts) || opts.config !== undefined || opts.upstreamHeader.length > 0;
+  if (!opts.demo && !opts.tools && !gatewayFlags) throw new Error("nothing to run: pass --demo, --tools MODULE, or a gateway's --upstream-stdio COMMAND / --upstream-url URL");
+  // Checked before anything is opened, as `gateway` does.
+  const upstream = gatewayFlags ? upstreamOf(opts) : undefined;
+  const config = gatewayFlags ? gatewayConfigOf(opts) : undefined;
   const backend = openBackend(opts.store, logger);
   if (!backend.shared) throw new Error("a worker needs a shared store: --store postgres://…");
-  const { app, workerId } = await startApp("worker", backend, logger, opts, {
+  let gateway: Gateway | undefined;
+  const register =
+    upstream && config
+      ? async (app: TaskServer) => {
+          gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout });
+        }
+      : undefined;
+  const { app, workerId } = await startApp("worker", backend, logger, { ...opts, ...(register && { register }) }, {
     maxQueuedInputs: opts.maxQueuedInputs,
     maxResultBytes: opts.maxResultBytes,
   });
@@ -55,6 +71,7 @@ async function work(opts: WorkerOptions): Promise<void> {
     // other workers instead of failing.
     await app.drain(opts.drainTimeout);
     await app.close();
+    await gateway?.close();
     logger.flush();
     process.exit(0);
   });

@@ -20,8 +20,12 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-/** The client capabilities every test declares: it answers elicitation (form). */
-export const CLIENT_CAPABILITIES = { elicitation: { form: {} } };
+/**
+ * The client capabilities every test declares: it answers elicitation (form), and it is a
+ * task-aware requestor (`capabilities.tasks`), so it gets the spec's behaviour rather than the
+ * fallback for hosts without tasks (that one: fallback.test.ts).
+ */
+export const CLIENT_CAPABILITIES = { elicitation: { form: {} }, tasks: {} };
 
 /** Calls the app's plain `aborted` tool until it lists `taskId` (its callback saw the abort). */
 async function waitUntilAborted(client: Client, taskId: string): Promise<string[]> {

@@ -27,6 +27,10 @@ export interface ClusterOptions {
   workerArgs?: string[];
   /** How long one process may take to come up. Default 20 s; a bench starting nodes under load needs more. */
   startTimeoutMs?: number;
+  /** The fronts' command: `serve` (default) or `gateway` (test/gateway/gateway-cluster.test.ts). */
+  frontCommand?: "serve" | "gateway";
+  /** What every process runs, fronts and workers alike. Default `--demo`; a gateway cluster names its upstream. */
+  toolArgs?: string[];
 }
 
 /** How long one process may take to come up (tsx compiles on the fly; two shared cores). */
@@ -66,6 +70,8 @@ export class Cluster {
       frontArgs: options.frontArgs ?? [],
       workerArgs: options.workerArgs ?? [],
       startTimeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
+      frontCommand: options.frontCommand ?? "serve",
+      toolArgs: options.toolArgs ?? ["--demo"],
     });
     try {
       // All at once: migrations run under an advisory lock, so concurrent starts are safe (and
@@ -82,14 +88,14 @@ export class Cluster {
   }
 
   private common(): string[] {
-    const args = ["--demo", "--store", this.store, "--log-level", this.options.logLevel];
+    const args = [...this.options.toolArgs, "--store", this.store, "--log-level", this.options.logLevel];
     if (this.options.leaseMs !== undefined) args.push("--lease-ms", String(this.options.leaseMs));
     return args;
   }
 
-  /** Starts one more `serve --workers 0` and waits for its URL. */
+  /** Starts one more `serve --workers 0` (or `gateway --workers 0`) and waits for its URL. */
   async startFront(): Promise<CliProcess> {
-    const front = CliProcess.spawn(["serve", ...this.common(), "--port", "0", "--workers", "0", "--no-web", ...this.options.frontArgs]);
+    const front = CliProcess.spawn([this.options.frontCommand, ...this.common(), "--port", "0", "--workers", "0", "--no-web", ...this.options.frontArgs]);
     this.all.push(front);
     const url = await front.url(this.options.startTimeoutMs);
     this.fronts.push(front);

@@ -15,6 +15,7 @@ import { LogThreshold } from "../logging/log-level.js";
 import type { TaskServerConfig } from "../task-server-config.js";
 import type { RegisteredTool } from "../tool-definition.js";
 import { whileCreating } from "./creating-request.js";
+import { fallbackTaskTools, isFallbackTaskTool, servesFallback } from "./fallback-tools.js";
 import { hasSdkTaskStore, registeredToolsOf, requestHandlerOf } from "./sdk-internals.js";
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -34,8 +35,10 @@ export interface TaskHost {
  * Gives one McpServer our tasks, protocol revision 2025-11-25: wraps its tools/list (each marked
  * tool listed with its `execution.taskSupport`, T-TOOL-1) and tools/call (a task-augmented call of
  * a marked tool becomes a task, T-NEW-2), installs the era's tasks/get|result|list|cancel and
- * declares the `tasks` capability (T-CAP-1/2). Resources, prompts, completions, logging and
- * every other call stay the SDK's. Returns what stops the session's notifications, which also
+ * declares the `tasks` capability (T-CAP-1/2). A client that declared no task support gets the
+ * fallback for hosts without tasks, as from a TaskServer: plain calls of marked tools run as
+ * tasks answered inline or in the background, and the `task_*` tools. Resources, prompts,
+ * completions, logging and every other call stay the SDK's. Returns what stops the session's notifications, which also
  * stop when the server closes (then `onClosed` is called).
  */
 export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked: ReadonlySet<string>, onClosed: () => void): () => void {
@@ -75,26 +78,38 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
       const task = marked.has(tool.name) ? host.tools.get(tool.name) : undefined;
       return task ? { ...tool, execution: { ...tool.execution, taskSupport: task.definition.taskSupport ?? "forbidden" } } : tool;
     });
+    // README "Hosts without tasks": the task operations as tools, for a client that declared no tasks.
+    if (servesFallback(mcpServer, config)) tools.push(...fallbackTaskTools(mcpServer, host.tools));
     return { ...listed, tools };
   });
+
+  const ours = (request: Request, extra: Extra): Promise<unknown> =>
+    answered(engine, "tools/call", () =>
+      whileCreating({ authInfo: extra.authInfo, sessionId: extra.sessionId, server }, () =>
+        toolsCall(session, request.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }),
+      ),
+    );
 
   install("tools/call", async (request, extra) => {
     const params = request.params;
     const name = params?.["name"];
     const tool = typeof name === "string" && marked.has(name) ? host.tools.get(name) : undefined;
     const enabled = typeof name === "string" && registeredToolsOf(mcpServer)[name]?.enabled === true;
+    // A plain call from a client without task support: toolsCall runs a marked tool in the fallback
+    // (answered within backgroundAfterMs, else in the background) and serves our task_* tools.
+    const fallback = params?.["task"] === undefined && servesFallback(mcpServer, config);
     if (!tool || !enabled) {
+      if (fallback && isFallbackTaskTool(name, mcpServer, host.tools)) {
+        await host.ready();
+        return ours(request, extra);
+      }
       // T-NEW-4: a tool that is not task-capable runs as the SDK runs it, its task metadata ignored.
       const { task: _ignored, ...plain } = params ?? {};
       return sdkCall({ ...request, params: plain }, extra);
     }
-    if (params?.["task"] === undefined && tool.definition.taskSupport === "optional") return sdkCall(request, extra);
+    if (params?.["task"] === undefined && tool.definition.taskSupport === "optional" && !fallback) return sdkCall(request, extra);
     await host.ready();
-    return answered(engine, "tools/call", () =>
-      whileCreating({ authInfo: extra.authInfo, sessionId: extra.sessionId, server }, () =>
-        toolsCall(session, params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }),
-      ),
-    );
+    return ours(request, extra);
   });
 
   for (const [method, handler] of Object.entries(rev20251125.sessionMethods)) {

@@ -1,7 +1,11 @@
 import type { TaskServerOptions } from "../task-server.js";
 import type { SdkToolTasks } from "./sdk-tool.js";
 
-/** Options of {@link withTasks} / {@link createSdkTasks}: TaskServer's engine options, and which tools become task-capable. */
+/**
+ * Options of {@link withTasks} / {@link createSdkTasks}: TaskServer's engine options, its fallback
+ * for hosts without tasks (`backgroundAfterMs`, null for off; `fallbackRequired`; `taskResultWaitMs`;
+ * `keepAliveMs`: same defaults, README "Hosts without tasks"), and which tools become task-capable.
+ */
 export interface SdkTasksOptions
   extends Pick<
     TaskServerOptions,
@@ -22,6 +26,10 @@ export interface SdkTasksOptions
     | "auditArguments"
     | "bind"
     | "now"
+    | "backgroundAfterMs"
+    | "fallbackRequired"
+    | "taskResultWaitMs"
+    | "keepAliveMs"
   > {
   /**
    * The McpServer's tools that run as tasks, by name, each registered with `registerTool` (or

@@ -24,11 +24,21 @@ export class SdkTasks {
   private readonly detachers = new Set<() => void>();
 
   constructor(private readonly options: SdkTasksOptions) {
-    // No fallback for hosts without tasks here (yet): the McpServer's own tools/list would not
-    // list the task_* tools, so a plain call stays plain as before (README "Hosts without tasks").
-    this.config = resolveConfig({ ...options, name: "mcp-tasks/sdk", version: "1", tasks: true, backgroundAfterMs: null });
-    // What the engine does not take: the tools (the runner has them), the binding and the argument limit (the handlers apply them).
-    const { tools: _tools, bind: _bind, maxArgumentBytes: _max, store, bus, ...engineOptions } = options;
+    this.config = resolveConfig({ ...options, name: "mcp-tasks/sdk", version: "1", tasks: true });
+    // What the engine does not take: the tools (the runner has them), the binding, the argument
+    // limit and the fallback's options (the handlers apply them).
+    const {
+      tools: _tools,
+      bind: _bind,
+      maxArgumentBytes: _max,
+      backgroundAfterMs: _after,
+      fallbackRequired: _required,
+      taskResultWaitMs: _wait,
+      keepAliveMs: _keepAlive,
+      store,
+      bus,
+      ...engineOptions
+    } = options;
     this.engine = new TaskEngine({
       ...stripUndefined(engineOptions),
       store,
