@@ -27,6 +27,8 @@ export interface ClusterOptions {
   workerArgs?: string[];
   /** How long one process may take to come up. Default 20 s; a bench starting nodes under load needs more. */
   startTimeoutMs?: number;
+  /** Serve the web view on the fronts (give them `--admin-token` in frontArgs). Default off (`--no-web`). */
+  web?: boolean;
 }
 
 /** How long one process may take to come up (tsx compiles on the fly; two shared cores). */
@@ -66,6 +68,7 @@ export class Cluster {
       frontArgs: options.frontArgs ?? [],
       workerArgs: options.workerArgs ?? [],
       startTimeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
+      web: options.web ?? false,
     });
     try {
       // All at once: migrations run under an advisory lock, so concurrent starts are safe (and
@@ -89,7 +92,7 @@ export class Cluster {
 
   /** Starts one more `serve --workers 0` and waits for its URL. */
   async startFront(): Promise<CliProcess> {
-    const front = CliProcess.spawn(["serve", ...this.common(), "--port", "0", "--workers", "0", "--no-web", ...this.options.frontArgs]);
+    const front = CliProcess.spawn(["serve", ...this.common(), "--port", "0", "--workers", "0", ...(this.options.web ? [] : ["--no-web"]), ...this.options.frontArgs]);
     this.all.push(front);
     const url = await front.url(this.options.startTimeoutMs);
     this.fronts.push(front);
