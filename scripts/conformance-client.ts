@@ -14,26 +14,32 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { shellQuote, TmuxTerminal } from "../test/support/tmux.js";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const ROOT = join(import.meta.dirname, "..");
 const BIN = join(ROOT, "bin/mcp-tasks-dev.js");
 
-/** What a scenario's handler gets: the suite server's URL, the scenario's context, the run's state directory. */
-export interface ScenarioRun {
-  url: string;
-  context: Record<string, unknown> | null;
+/** What a handler gets: the scenario's server URL, its context (if any), and a way to run the CLI. */
+interface ScenarioRun {
+  serverUrl: string;
+  scenario: string;
+  context: Record<string, unknown>;
+  /** The run's state directory (MCP_TASKS_STATE_DIR of every invocation). */
   stateDir: string;
+  /** Runs `mcp-tasks <args>`; resolves with its exit code (stdout and stderr pass through to ours). */
+  cli(args: string[]): Promise<number>;
 }
 
 /** Runs the CLI for one scenario; resolves with the exit status to report to the suite. */
-export type ScenarioHandler = (run: ScenarioRun) => Promise<number>;
+type Handler = (run: ScenarioRun) => Promise<number>;
 
 /** `mcp-tasks <args>` with this process's stdout and stderr (the suite records both). */
-function cli(run: ScenarioRun, args: string[]): Promise<number> {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, MCP_TASKS_STATE_DIR: run.stateDir } });
-  return new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+function runCli(stateDir: string, args: string[]): Promise<number> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, MCP_TASKS_STATE_DIR: stateDir } });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => resolve(code ?? 128));
+  });
 }
 
 /**
@@ -87,42 +93,40 @@ async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000):
  * Scenario name (as the suite's `list` prints it) → how the CLI plays it. The suite's server
  * decides what passes; each entry says what it expects of the client.
  */
-export const SCENARIOS: Record<string, ScenarioHandler> = {
+const SCENARIOS: Record<string, Handler> = {
   // The handshake: protocol version and clientInfo in `initialize`. Listing the tools is the
   // smallest command that connects.
-  initialize: (run) => cli(run, ["tools", "list", run.url]),
+  initialize: (run) => run.cli(["tools", "list", run.serverUrl]),
   // The server's add_numbers tool, called with the numbers its check expects to see summed.
-  tools_call: (run) => cli(run, ["call", run.url, "add_numbers", JSON.stringify({ a: 5, b: 3 })]),
+  tools_call: (run) => run.cli(["call", run.serverUrl, "add_numbers", JSON.stringify({ a: 5, b: 3 })]),
   // The server closes the call's SSE stream after a priming event (`id:` and `retry: 500`): the
   // client reconnects with GET and Last-Event-ID after the given 500 ms and gets its result there.
-  "sse-retry": (run) => cli(run, ["call", run.url, "test_reconnection"]),
+  "sse-retry": (run) => run.cli(["call", run.serverUrl, "test_reconnection"]),
   // An elicitation whose five optional fields all have defaults (SEP-1034): a person at the
   // terminal presses Enter at each field, and the accepted content must carry every default.
-  "elicitation-sep1034-client-defaults": (run) => cliInTerminal(run, ["call", run.url, "test_client_elicitation_defaults"], { prompts: 5 }),
+  "elicitation-sep1034-client-defaults": (run) => cliInTerminal(run, ["call", run.serverUrl, "test_client_elicitation_defaults"], { prompts: 5 }),
 };
 
 async function main(): Promise<number> {
-  const url = process.argv.at(-1);
-  const name = process.env["MCP_CONFORMANCE_SCENARIO"];
-  if (url === undefined || !URL.canParse(url) || name === undefined) {
-    process.stderr.write("usage: MCP_CONFORMANCE_SCENARIO=<scenario> conformance-client.ts <server-url> (the suite's `client --command` does this)\n");
+  const serverUrl = process.argv.at(-1);
+  const scenario = process.env["MCP_CONFORMANCE_SCENARIO"];
+  if (serverUrl === undefined || !/^https?:\/\//.test(serverUrl) || scenario === undefined) {
+    process.stderr.write("usage: MCP_CONFORMANCE_SCENARIO=<name> conformance-client.ts <server-url>\n");
     return 2;
   }
-  const handler = SCENARIOS[name];
+  const handler = SCENARIOS[scenario];
   if (handler === undefined) {
-    process.stderr.write(`no CLI run for scenario ${name}; known: ${Object.keys(SCENARIOS).join(", ")}\n`);
+    process.stderr.write(`conformance-client: no handler for scenario ${scenario} (known: ${Object.keys(SCENARIOS).join(", ")})\n`);
     return 2;
   }
-  const raw = process.env["MCP_CONFORMANCE_CONTEXT"];
-  const context = raw !== undefined ? (JSON.parse(raw) as Record<string, unknown>) : null;
+  const context = JSON.parse(process.env["MCP_CONFORMANCE_CONTEXT"] ?? "{}") as Record<string, unknown>;
   const given = process.env["MCP_TASKS_STATE_DIR"];
   const stateDir = given ?? mkdtempSync(join(tmpdir(), "mcp-tasks-conformance-client-"));
   try {
-    return await handler({ url, context, stateDir });
+    return await handler({ serverUrl, scenario, context, stateDir, cli: (args) => runCli(stateDir, args) });
   } finally {
     if (given === undefined) rmSync(stateDir, { recursive: true, force: true });
   }
 }
 
-// Run when invoked (the suite's command), not when imported for the table.
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = await main();
+process.exitCode = await main();
