@@ -9,6 +9,7 @@ import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
 import { silentLogger, type Logger } from "../core/logger.js";
 import type { TaskJournal } from "./task-journal.js";
 import { chooseEra, type EraCache } from "./era-choice.js";
+import { applyingSchemaDefaults } from "./elicitation-defaults.js";
 import type { ProtocolRevision, RequestorEra, ToolTask } from "./requestor-era.js";
 import { Rev20251125Requestor } from "./rev2025-11-25/requestor.js";
 import { TasksExtRequestor } from "./tasks-ext/requestor.js";
@@ -49,6 +50,12 @@ export interface TaskClientOptions extends ClientReceiverOptions {
   serverCapabilities?: unknown;
   /** Poll interval when a task suggests none. Default 1000 ms. */
   defaultPollIntervalMs?: number;
+  /**
+   * Complete an accepted elicitation with the requested schema's defaults for the fields the
+   * `elicit` handler left out (SEP-1034, elicitation-defaults.ts). Default true; false
+   * sends the handler's content exactly as returned.
+   */
+  applySchemaDefaults?: boolean;
 }
 
 /** Options of {@link TaskClient.connect}. */
@@ -86,7 +93,9 @@ export class TaskClient {
   private readonly handles = new Set<ToolTask>();
   private ownsClient = false;
 
-  constructor(client: Client | StatelessConnection, options: TaskClientOptions = {}) {
+  constructor(client: Client | StatelessConnection, given: TaskClientOptions = {}) {
+    // One place for both eras: the handler every server question reaches (ClientReceiver, client-hosted tasks, inputRequests).
+    const options = given.elicit && given.applySchemaDefaults !== false ? { ...given, elicit: applyingSchemaDefaults(given.elicit) } : given;
     this.options = options;
     this.logger = options.logger ?? silentLogger;
     if (client instanceof StatelessConnection) {

@@ -19,6 +19,7 @@ export { memoryStore } from "../store/memory/memory-store.js";
 export { localEventBus } from "../events/local-event-bus.js";
 export type { TaskStore } from "../store/task-store.js";
 export type { ClusterStore, LeaseStore } from "../store/lease-store.js";
+export type { ClusterView, LeaseInfo, WorkerBeat, WorkerInfo } from "../store/cluster-view.js";
 export type { Checkpoint, CheckpointStore } from "../store/checkpoint-store.js";
 export type { RecoveryPolicy } from "../runtime/recovery-policy.js";
 export type { EventBus } from "../events/event-bus.js";

@@ -7,6 +7,7 @@ export { storeContract, newTask } from "../testing/store-contract.js";
 export { leaseContract } from "../testing/lease-contract.js";
 export type { TaskStore, TaskFilter, TransitionPatch, OwnerScope } from "../store/task-store.js";
 export { isLeaseStore, type LeaseStore, type ClusterStore } from "../store/lease-store.js";
+export type { ClusterView, LeaseInfo, WorkerBeat, WorkerInfo } from "../store/cluster-view.js";
 export { isCheckpointStore, type CheckpointStore, type Checkpoint } from "../store/checkpoint-store.js";
 export type { NewTask, TaskRecord, TaskOutcome, RpcErrorShape, TaskOrigin, TaskProgress, InputRequest, StatusChange } from "../core/task.js";
 export type { ListPosition } from "../core/cursor.js";

@@ -232,7 +232,7 @@ export class TaskEngine {
     this.drainStop.abort();
     await this.drained;
     this.sweeper.stop();
-    this.pool?.stop();
+    await this.pool?.stop();
     this.reaper?.stop();
     const interrupted = this.execution.abortAll("shutdown");
     for (const id of interrupted) {

@@ -1,4 +1,5 @@
 import type { TaskOutcome, TaskRecord } from "../core/task.js";
+import type { ClusterView, WorkerBeat } from "./cluster-view.js";
 import type { TaskStore } from "./task-store.js";
 
 /**
@@ -51,6 +52,19 @@ export interface LeaseStore {
 
   /** Unclaimed `working` tasks (queue depth, for metrics). */
   queueDepth(): Promise<number>;
+
+  /**
+   * Records that a worker is alive at `now` (its row is created by the first beat; `startedAt` is
+   * kept from then on). Workers beat as they renew, so one that stops is gone from
+   * {@link clusterView} when its leases run out. Rows of workers gone for over an hour are dropped.
+   */
+  heartbeat(worker: WorkerBeat, now: number): Promise<void>;
+
+  /** Removes a worker that stopped cleanly: it is gone from {@link clusterView} at once. */
+  retire(workerId: string): Promise<void>;
+
+  /** The workers alive at `now`, the leases held (at most `leaseLimit`, default 500) and the queue depth. */
+  clusterView(now: number, options?: { leaseLimit?: number }): Promise<ClusterView>;
 }
 
 export type ClusterStore = TaskStore & LeaseStore;

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newTaskId } from "../core/task-id.js";
 import { allowedSources, TERMINAL_STATUSES, type TaskStatus } from "../core/task-status.js";
 import type { NewTask, TaskOutcome, TaskRecord } from "../core/task.js";
+import type { WorkerBeat } from "../store/cluster-view.js";
 import type { ClusterStore } from "../store/lease-store.js";
 import { newTask } from "./store-contract.js";
 
@@ -413,6 +414,95 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(await store.queueDepth()).toBe(3);
         await store.claim("w1", 2, LEASE, T0);
         expect(await store.queueDepth()).toBe(1);
+      });
+    });
+
+    describe("heartbeat, retire and clusterView (the operator's view)", () => {
+      const beat = (workerId: string, now: number, overrides: Partial<WorkerBeat> = {}): Promise<void> =>
+        store.heartbeat({ workerId, startedAt: T0, concurrency: 4, leaseMs: LEASE, ...overrides }, now);
+
+      it("lists a worker from its first beat with what it said; later beats move heartbeatAt only, never back", async () => {
+        await beat("w1", T0 + 10);
+        expect((await store.clusterView(T0 + 20)).workers).toEqual([{ workerId: "w1", startedAt: T0, heartbeatAt: T0 + 10, concurrency: 4, leaseMs: LEASE, running: 0 }]);
+        await beat("w1", T0 + 500, { startedAt: T0 + 400, concurrency: 8 });
+        await beat("w1", T0 + 300);
+        expect((await store.clusterView(T0 + 600)).workers).toEqual([{ workerId: "w1", startedAt: T0, heartbeatAt: T0 + 500, concurrency: 4, leaseMs: LEASE, running: 0 }]);
+      });
+
+      it("lists only workers whose last beat is younger than their lease, oldest start first; a new beat brings one back", async () => {
+        await beat("late", T0, { startedAt: T0 + 5 });
+        await beat("early", T0, { startedAt: T0 + 1, leaseMs: 1000 });
+        const ids = async (now: number) => (await store.clusterView(now)).workers.map((w) => w.workerId);
+        expect(await ids(T0 + 999)).toEqual(["early", "late"]);
+        expect(await ids(T0 + 1000)).toEqual(["late"]);
+        expect(await ids(T0 + LEASE)).toEqual([]);
+        await beat("early", T0 + LEASE);
+        expect(await ids(T0 + LEASE + 1)).toEqual(["early"]);
+      });
+
+      it("retire removes a worker at once; retiring an unknown one is a no-op", async () => {
+        await beat("w1", T0);
+        await beat("w2", T0);
+        await store.retire("w1");
+        await store.retire("nobody");
+        expect((await store.clusterView(T0 + 1)).workers.map((w) => w.workerId)).toEqual(["w2"]);
+      });
+
+      it("a beat drops the rows of workers gone for over an hour, which a new beat of theirs re-creates with a new start", async () => {
+        await beat("gone", T0, { leaseMs: 1000 });
+        const later = T0 + 1000 + 60 * 60 * 1000 + 1;
+        await beat("w2", later);
+        await beat("gone", later + 1, { startedAt: later });
+        expect((await store.clusterView(later + 2)).workers.find((w) => w.workerId === "gone")?.startedAt).toBe(later);
+      });
+
+      it("lists each held lease — task, tool, status, worker, since the claim, expiry, attempts — soonest expiry first, and counts them per worker", async () => {
+        await beat("w1", T0);
+        await beat("w2", T0);
+        const a = await leasedTo("w1", T0 + 10, LEASE, { name: "render" });
+        const b = await leasedTo("w2", T0 + 20, 5000, { name: "export" });
+        const c = await leasedTo("w1", T0 + 30, LEASE, { name: "render" });
+        await store.transition(c.id, allowedSources("input_required"), "input_required", { now: T0 + 31 });
+        await store.renew("w1", [a.id], LEASE, T0 + 40);
+        await queued();
+        const view = await store.clusterView(T0 + 50);
+        expect(view.leases).toEqual([
+          { taskId: b.id, name: "export", status: "working", workerId: "w2", since: T0 + 20, expiresAt: T0 + 5020, attempts: 1 },
+          { taskId: c.id, name: "render", status: "input_required", workerId: "w1", since: T0 + 30, expiresAt: T0 + 30 + LEASE, attempts: 1 },
+          { taskId: a.id, name: "render", status: "working", workerId: "w1", since: T0 + 10, expiresAt: T0 + 40 + LEASE, attempts: 1 },
+        ]);
+        expect(view.leasesTruncated).toBe(false);
+        expect(view.queueDepth).toBe(1);
+        expect(view.workers.map((w) => [w.workerId, w.running])).toEqual([
+          ["w1", 2],
+          ["w2", 1],
+        ]);
+      });
+
+      it("a lease ends with its run: released, completed, handed back or re-queued, it is no longer listed; an expired one stays until reaped", async () => {
+        const done = await leasedTo("w1");
+        const released = await leasedTo("w1");
+        const handed = await leasedTo("w1");
+        const lost = await leasedTo("w1", T0, 1000);
+        await store.transition(done.id, allowedSources("completed"), "completed", { now: T0 + 1, outcome: RESULT });
+        await store.release(released.id, "w1");
+        await store.handBack(handed.id, "w1", T0 + 2, "handed back");
+        expect((await store.clusterView(T0 + 5000)).leases.map((l) => l.taskId)).toEqual([lost.id]);
+        await store.requeue(lost.id, "w1", 3, T0 + 5000);
+        expect((await store.clusterView(T0 + 5001)).leases).toEqual([]);
+      });
+
+      it("leaseLimit bounds the leases listed and says so; a re-claim starts a new since", async () => {
+        const first = await leasedTo("w1", T0, 1000);
+        await leasedTo("w1", T0 + 1);
+        await leasedTo("w1", T0 + 2);
+        const view = await store.clusterView(T0 + 3, { leaseLimit: 2 });
+        expect(view.leases).toHaveLength(2);
+        expect(view.leasesTruncated).toBe(true);
+        expect((await store.clusterView(T0 + 3, { leaseLimit: 3 })).leasesTruncated).toBe(false);
+        await store.requeue(first.id, "w1", 3, T0 + 2000);
+        await store.claim("w2", 1, LEASE, T0 + 2500);
+        expect((await store.clusterView(T0 + 2600)).leases.find((l) => l.taskId === first.id)).toMatchObject({ workerId: "w2", since: T0 + 2500, attempts: 2 });
       });
     });
   });

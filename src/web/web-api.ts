@@ -95,7 +95,7 @@ export function listTasks(deps: ApiDeps): ApiHandler {
 /**
  * `GET /tasks/api/stats`: the charts' numbers (throughput per bucket, durations) for the same
  * filters as the listing, over the window `from`–`to` (default: the last hour); in cluster mode
- * also the queue depth. Workers and leases are not listed: the lease store does not expose them.
+ * also the queue depth. Workers and leases are `GET /tasks/api/cluster` (admins only).
  */
 export function taskStatsOf(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
@@ -104,6 +104,21 @@ export function taskStatsOf(deps: ApiDeps): ApiHandler {
     const stats = await taskStats(engine.store, filter, Date.now());
     if (engine.clustered && isLeaseStore(engine.store)) stats.queueDepth = await engine.store.queueDepth();
     return stats;
+  };
+}
+
+/**
+ * `GET /tasks/api/cluster` (admins only: it names every owner's running tasks and the cluster's
+ * hosts): in cluster mode the workers alive, the leases they hold and the queue depth, as the lease
+ * store sees them at this moment (so the same on every node); `{ clustered: false }` on a single node.
+ */
+export function clusterState(deps: ApiDeps): ApiHandler {
+  return async (viewer) => {
+    if (!viewer.admin) throw new WebRequestError("forbidden", "The workers and leases of the cluster are shown to admins only");
+    const engine = deps.app.engine;
+    if (!engine.clustered || !isLeaseStore(engine.store)) return { clustered: false };
+    const now = Date.now();
+    return { clustered: true, now, ...(await engine.store.clusterView(now)) };
   };
 }
 

@@ -7,7 +7,7 @@ import { TaskFeed, type FeedOptions } from "./task-feed.js";
 import { NO_REDACTION, type Redaction } from "./task-view.js";
 import { viewerResolver } from "./viewer.js";
 import { answerInput, cancelTask, cancelTasks, rerunTask } from "./task-actions.js";
-import { api, listTasks, sessionInfo, taskDetail, taskStatsOf, type ApiDeps } from "./web-api.js";
+import { api, clusterState, listTasks, sessionInfo, taskDetail, taskStatsOf, type ApiDeps } from "./web-api.js";
 
 /** Options of {@link webRoutes}. */
 export interface WebOptions {
@@ -27,7 +27,7 @@ export interface WebOptions {
 /**
  * The live web view of tasks, as routes for `serveHttp({ routes })`:
  * - `GET /tasks` — the page (static HTML, JS, CSS; no data, so no credential needed to load it);
- * - `GET /tasks/api/session | tasks | tasks/:id | stats | events`, `POST /tasks/api/tasks/:id/cancel |
+ * - `GET /tasks/api/session | tasks | tasks/:id | stats | cluster | events`, `POST /tasks/api/tasks/:id/cancel |
  *   tasks/:id/rerun | tasks/:id/inputs/:inputId | cancel` — the data and the actions, each
  *   requiring `Authorization: Bearer <token>` (401 otherwise) and bound to the viewer's tasks.
  */
@@ -53,6 +53,7 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
     { path: "/tasks/api/session", methods: { GET: api(deps, sessionInfo(deps)) } },
     { path: "/tasks/api/tasks", methods: { GET: api(deps, listTasks(deps)) } },
     { path: "/tasks/api/stats", methods: { GET: api(deps, taskStatsOf(deps)) } },
+    { path: "/tasks/api/cluster", methods: { GET: api(deps, clusterState(deps)) } },
     { path: "/tasks/api/tasks/:id", methods: { GET: api(deps, taskDetail(deps)) } },
     { path: "/tasks/api/tasks/:id/cancel", methods: { POST: api(deps, cancelTask(deps)) } },
     { path: "/tasks/api/tasks/:id/rerun", methods: { POST: api(deps, rerunTask(deps)) } },

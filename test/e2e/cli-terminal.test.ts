@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { BIN, REPO_ROOT } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
 import { hasTmux, shellQuote, TmuxTerminal } from "../support/tmux.js";
@@ -50,6 +51,32 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
     await term.press("Enter");
     const screen = await term.waitFor("EXIT=");
     expect(screen).toContain("answer: blue");
+    expect(screen).toContain("EXIT=0");
+  });
+
+  it("SEP-1034: a multi-select's default choices come ticked; ticking one more sends the defaults and it", async () => {
+    server.app.tool(
+      "pick_tags",
+      { input: z.object({}), taskSupport: "optional" },
+      async (_args, ctx) => {
+        const answer = await ctx.elicit({
+          mode: "form",
+          message: "Tags?",
+          requestedSchema: { type: "object", properties: { tags: { type: "array", items: { type: "string", enum: ["red", "green", "blue"] }, default: ["green", "blue"] } } },
+        });
+        return { content: [{ type: "text", text: `tags: ${JSON.stringify(answer.content?.["tags"])}` }] };
+      },
+    );
+    const term = await runInTerminal(["call", server.url.href, "pick_tags", "{}", "--task"]);
+    const asked = await term.waitFor("? tags");
+    // inquirer's checkbox: ◉ ticked, ◯ not.
+    expect(asked).toMatch(/◯ red/);
+    expect(asked).toMatch(/◉ green/);
+    expect(asked).toMatch(/◉ blue/);
+    await term.press("Space"); // the cursor starts on red
+    await term.press("Enter");
+    const screen = await term.waitFor("EXIT=");
+    expect(screen).toContain('tags: ["red","green","blue"]');
     expect(screen).toContain("EXIT=0");
   });
 

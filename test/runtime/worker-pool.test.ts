@@ -64,4 +64,43 @@ describe("worker pool", () => {
       await store.close();
     }
   });
+
+  it("beats while idle, shows its leases while it runs, and leaves the cluster view as soon as it closes", async () => {
+    const store = postgresStore(TEST_PG_URL, { schema });
+    const view = postgresStore(TEST_PG_URL, { schema });
+    const release = deferred();
+    const engine = new TaskEngine({
+      store,
+      bus: localEventBus(),
+      runner: async () => {
+        await release.promise;
+        return { value: { ok: true } };
+      },
+      cluster: { workerId: "beating-worker", concurrency: 3, leaseMs: 900, recheckMs: 50 },
+    });
+    const before = Date.now();
+    await engine.start();
+    try {
+      const mine = async () => (await view.clusterView(Date.now())).workers.find((w) => w.workerId === "beating-worker");
+      await expect.poll(mine, { timeout: 5000 }).toMatchObject({ concurrency: 3, leaseMs: 900, running: 0 });
+      const first = (await mine())!;
+      expect(first.startedAt).toBeGreaterThanOrEqual(before);
+      // Idle, it still beats every third of its lease: the view keeps it alive past one lease.
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      expect((await mine())?.heartbeatAt).toBeGreaterThan(first.heartbeatAt);
+      expect((await mine())?.startedAt).toBe(first.startedAt);
+
+      const task = await engine.create({ owner: null, method: "tools/call", name: "held", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
+      await expect.poll(async () => (await view.clusterView(Date.now())).leases.map((l) => [l.taskId, l.name, l.workerId]), { timeout: 5000 }).toEqual([[task.id, "held", "beating-worker"]]);
+      expect((await mine())?.running).toBe(1);
+      release.resolve();
+      await expect.poll(async () => (await view.clusterView(Date.now())).leases, { timeout: 5000 }).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+    // Retired by the close, not left to time out: gone well before its 900 ms heartbeat would run out.
+    expect((await view.clusterView(Date.now())).workers.map((w) => w.workerId)).not.toContain("beating-worker");
+    await store.close();
+    await view.close();
+  });
 });

@@ -41,7 +41,7 @@ function emptyStoreFactory(): () => Promise<PostgresStore> {
     const store = postgresStore(URL_FAST, { schema, poolSize: 4 });
     await store.migrate();
     // Inputs and timelines go with their tasks (ON DELETE CASCADE).
-    await pgQuery(`DELETE FROM "${schema}".tasks; DELETE FROM "${schema}".meta`);
+    await pgQuery(`DELETE FROM "${schema}".tasks; DELETE FROM "${schema}".meta; DELETE FROM "${schema}".workers`);
     return store;
   };
 }
@@ -120,8 +120,9 @@ describe("postgresStore: schema, migrations and connections", () => {
     const task = await old.create(newTask());
     // What version 1 left: none of the later tables, one migration recorded.
     await pgQuery(
-      `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas;
+      `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas, "${schema}".workers;
        DROP FUNCTION "${schema}".task_counts_delta() CASCADE;
+       ALTER TABLE "${schema}".tasks DROP COLUMN leased_at;
        DELETE FROM "${schema}".migrations WHERE version > 1`,
     );
     await old.close();

@@ -31,6 +31,8 @@ export interface ClusterOptions {
   frontCommand?: "serve" | "gateway";
   /** What every process runs, fronts and workers alike. Default `--demo`; a gateway cluster names its upstream. */
   toolArgs?: string[];
+  /** Serve the web view on the fronts (give them `--admin-token` in frontArgs). Default off (`--no-web`). */
+  web?: boolean;
 }
 
 /** How long one process may take to come up (tsx compiles on the fly; two shared cores). */
@@ -72,6 +74,7 @@ export class Cluster {
       startTimeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
       frontCommand: options.frontCommand ?? "serve",
       toolArgs: options.toolArgs ?? ["--demo"],
+      web: options.web ?? false,
     });
     try {
       // All at once: migrations run under an advisory lock, so concurrent starts are safe (and
@@ -95,7 +98,7 @@ export class Cluster {
 
   /** Starts one more `serve --workers 0` (or `gateway --workers 0`) and waits for its URL. */
   async startFront(): Promise<CliProcess> {
-    const front = CliProcess.spawn([this.options.frontCommand, ...this.common(), "--port", "0", "--workers", "0", "--no-web", ...this.options.frontArgs]);
+    const front = CliProcess.spawn([this.options.frontCommand, ...this.common(), "--port", "0", "--workers", "0", ...(this.options.web ? [] : ["--no-web"]), ...this.options.frontArgs]);
     this.all.push(front);
     const url = await front.url(this.options.startTimeoutMs);
     this.fronts.push(front);

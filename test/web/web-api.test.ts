@@ -82,6 +82,7 @@ describe("web API access", () => {
       ["/tasks/api/tasks/some-id/inputs/some-input", "POST"],
       ["/tasks/api/cancel", "POST"],
       ["/tasks/api/events", "GET"],
+      ["/tasks/api/cluster", "GET"],
     ];
     for (const [path, method] of paths) {
       for (const token of [undefined, "not-a-token"]) {
@@ -135,6 +136,15 @@ describe("web API access", () => {
     const answer = await get("/tasks/api/tasks?owner=local%7Cbob", "tok-alice-secret");
     expect(answer.status).toBe(403);
     expect(answer.json.error?.message).toMatch(/admin/);
+  });
+
+  it("the cluster view (workers, leases) is for admins: 403 for an owner; on a single node it says there is no cluster", async () => {
+    await start();
+    const refused = await get("/tasks/api/cluster", "tok-alice-secret");
+    expect(refused.status).toBe(403);
+    expect(refused.json.error?.message).toMatch(/admins only/);
+    expect((await get("/tasks/api/cluster", ADMIN)).json).toEqual({ clustered: false });
+    expect((await get("/tasks/api/cluster", "tok-ops-secret")).json).toEqual({ clustered: false });
   });
 
   it("an admin's cancel spends the admin's rate allowance, not the owner's: it works while the owner is rate-limited (T-SEC-4)", async () => {

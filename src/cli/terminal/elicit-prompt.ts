@@ -58,7 +58,9 @@ async function promptField(name: string, field: Field, required: boolean, contex
   const options = choicesOf(field);
   if (field["type"] === "array") {
     const items = (field["items"] ?? {}) as Field;
-    const choices = choicesOf(items) ?? [];
+    // SEP-1034: the schema's default choices come ticked, as the other prompts come pre-filled.
+    const ticked = new Set(Array.isArray(field["default"]) ? field["default"].map(String) : []);
+    const choices = (choicesOf(items) ?? []).map((c) => ({ ...c, checked: ticked.has(c.value) }));
     const picked = await checkbox({ message, choices, required }, context);
     return picked.length === 0 && !required ? undefined : picked;
   }

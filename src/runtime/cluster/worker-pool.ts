@@ -50,6 +50,10 @@ export class WorkerPool {
   /** Lease renewal, every third of the lease: a slow renewal is joined, not overlapped. */
   private readonly renewal: IntervalLoop;
   private unsubscribe: (() => void) | null = null;
+  /** When {@link start} began claiming (the heartbeat's startedAt). */
+  private startedAt = 0;
+  /** The heartbeat in flight, if any (a stop waits for it, so its row is not re-created after the retire). */
+  private beating: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: PoolDeps,
@@ -77,6 +81,7 @@ export class WorkerPool {
   start(): void {
     if (!this.stopped || this.options.concurrency <= 0) return;
     this.stopped = false;
+    this.startedAt = this.deps.now();
     this.unsubscribe = this.deps.bus.onAny((event) => {
       // New work: a created task, a re-queued one, or a nudge after a bus reconnection.
       if ((event.type === "status" && event.status === "working") || event.type === "wake") this.kick();
@@ -86,6 +91,7 @@ export class WorkerPool {
     });
     this.recheck.start();
     this.renewal.start();
+    void this.beat();
     this.kick();
   }
 
@@ -100,13 +106,21 @@ export class WorkerPool {
     while (this.inFlight) await this.inFlight;
   }
 
-  /** Stops claiming and renewing; handlers still running are left to the caller (TaskEngine.close). */
-  stop(): void {
+  /**
+   * Stops claiming and renewing, and takes this worker out of the cluster's view (a clean stop:
+   * not shown as alive until its heartbeat runs out). Handlers still running are left to the
+   * caller (TaskEngine.close).
+   */
+  async stop(): Promise<void> {
+    const wasRunning = !this.stopped;
     this.stopped = true;
     this.unsubscribe?.();
     this.unsubscribe = null;
     this.recheck.stop();
     this.renewal.stop();
+    if (!wasRunning) return;
+    await this.beating;
+    await this.deps.store.retire(this.options.workerId).catch((err: unknown) => this.deps.logger.warn({ err }, "could not remove this worker from the cluster view; it drops out when its heartbeat runs out"));
   }
 
   /** Claims as many tasks as there are free slots; coalesces concurrent wake-ups. */
@@ -169,7 +183,25 @@ export class WorkerPool {
       });
   }
 
+  /**
+   * The heartbeat the cluster view reads (ClusterView): who this worker is, written with each
+   * renewal round, idle or not, so it lives exactly as long as its leases would.
+   */
+  private beat(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const { store, logger, now } = this.deps;
+    this.beating = store
+      .heartbeat({ workerId: this.options.workerId, startedAt: this.startedAt, concurrency: this.options.concurrency, leaseMs: this.leaseMs }, now())
+      .catch((err: unknown) => logger.warn({ err }, "writing this worker's heartbeat failed; will retry with the next renewal"));
+    return this.beating;
+  }
+
+  /** A renewal round: the heartbeat and the leases, side by side (a slow one never delays the other). */
   private async renew(): Promise<void> {
+    await Promise.all([this.beat(), this.renewLeases()]);
+  }
+
+  private async renewLeases(): Promise<void> {
     if (this.running.size === 0) return;
     const { store, execution, logger, now } = this.deps;
     const ids = [...this.running];

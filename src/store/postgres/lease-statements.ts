@@ -58,6 +58,7 @@ function claimText(t: Tables, names: boolean): string {
     UPDATE ${t.tasks} AS t SET
       lease_owner = $1,
       lease_expires_at = $3::bigint + $4::bigint,
+      leased_at = $3::bigint,
       attempts = t.attempts + 1
     FROM next WHERE t.id = next.id
     RETURNING ${taskColumnsOf("t")}`;

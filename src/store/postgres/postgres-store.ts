@@ -8,6 +8,8 @@ import type { ClusterStore } from "../lease-store.js";
 import { checkpointStatements } from "./checkpoint-statements.js";
 import { inputStatements } from "./input-statements.js";
 import { leaseStatements } from "./lease-statements.js";
+import { workerStatements } from "./worker-statements.js";
+import type { ClusterView, WorkerBeat } from "../cluster-view.js";
 import { metaStatements, SECRET_KEY } from "./meta-statements.js";
 import {
   inputFromRow,
@@ -16,8 +18,10 @@ import {
   toJson,
   type HistoryRow,
   type InputRow,
+  type HeldLeaseRow,
   type LeasedTaskRow,
   type TaskRow,
+  type WorkerRow,
 } from "./rows.js";
 import { migrate } from "./schema.js";
 import { tablesOf, type Statement } from "./sql.js";
@@ -44,6 +48,9 @@ export interface PostgresStoreOptions {
   /** Reports migrations and connections that fail while idle. Default: silent. */
   logger?: Pick<Logger, "info" | "warn">;
 }
+
+/** How long the row of a worker that stopped beating is kept (it is not shown meanwhile): an hour. */
+const FORGET_WORKERS_AFTER_MS = 60 * 60 * 1000;
 
 /** The default schema of {@link postgresStore}. */
 export const DEFAULT_POSTGRES_SCHEMA = "mcp_tasks";
@@ -132,6 +139,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const checkpoints = checkpointStatements(tables);
   const sweeps = sweepStatements(tables);
   const leases = leaseStatements(tables);
+  const workers = workerStatements(tables);
   const meta = metaStatements(tables);
   const views = viewStatements(tables);
 
@@ -459,6 +467,44 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
 
     async queueDepth(): Promise<number> {
       return count(leases.queueDepth, []);
+    },
+
+    async heartbeat(worker: WorkerBeat, now: number): Promise<void> {
+      await run(workers.heartbeat, [worker.workerId, worker.startedAt, now, worker.concurrency, worker.leaseMs, now - FORGET_WORKERS_AFTER_MS]);
+    },
+
+    async retire(workerId: string): Promise<void> {
+      await run(workers.retire, [workerId]);
+    },
+
+    async clusterView(now: number, options: { leaseLimit?: number } = {}): Promise<ClusterView> {
+      const limit = wholeLimit(options.leaseLimit ?? 500);
+      const [alive, held, queueDepth] = await Promise.all([
+        rows<WorkerRow>(workers.alive, [now]),
+        limit === 0 ? Promise.resolve([]) : rows<HeldLeaseRow>(workers.leases, [limit + 1]),
+        count(leases.queueDepth, []),
+      ]);
+      return {
+        workers: alive.map((w) => ({
+          workerId: w.worker_id,
+          startedAt: w.started_at,
+          heartbeatAt: w.heartbeat_at,
+          concurrency: w.concurrency,
+          leaseMs: w.lease_ms,
+          running: w.running,
+        })),
+        leases: held.slice(0, limit).map((l) => ({
+          taskId: l.id,
+          name: l.name,
+          status: l.status,
+          workerId: l.lease_owner,
+          since: l.leased_at,
+          expiresAt: l.lease_expires_at,
+          attempts: l.attempts,
+        })),
+        leasesTruncated: held.length > limit,
+        queueDepth,
+      };
     },
 
     streamEvents: postgresStreamEvents(tables, run),

@@ -16,3 +16,24 @@ export interface LeasedTaskRow extends TaskRow {
   lease_owner: string;
   attempts: number;
 }
+
+/** A worker's row, with the number of leases it holds (`count(*)`, parsed as a number like every int8). */
+export interface WorkerRow {
+  worker_id: string;
+  started_at: number;
+  heartbeat_at: number;
+  concurrency: number;
+  lease_ms: number;
+  running: number;
+}
+
+/** A lease held on a task. */
+export interface HeldLeaseRow {
+  id: string;
+  name: string;
+  status: string;
+  lease_owner: string;
+  leased_at: number | null;
+  lease_expires_at: number;
+  attempts: number;
+}

@@ -175,6 +175,18 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   CREATE INDEX ON ${t.streamEvents} (created_at);
   `,
   COUNTS_MIGRATION,
+  // The operator's view of the cluster (cluster-view.ts): each worker's row, refreshed by its
+  // heartbeat, and when a lease was taken (NULL on leases taken by nodes from before).
+  (t) => `
+  CREATE TABLE ${t.workers} (
+    worker_id    TEXT COLLATE "C" PRIMARY KEY,
+    started_at   BIGINT NOT NULL,
+    heartbeat_at BIGINT NOT NULL,
+    concurrency  INT NOT NULL,
+    lease_ms     BIGINT NOT NULL
+  );
+  ALTER TABLE ${t.tasks} ADD COLUMN leased_at BIGINT;
+  `,
 ];
 
 /** The schema version this code writes. */

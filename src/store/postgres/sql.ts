@@ -31,6 +31,8 @@ export interface Tables {
   readonly counts: string;
   /** Changes to those counts not yet folded in: +1/-1 rows, written by a trigger, summed on read. */
   readonly countDeltas: string;
+  /** The cluster's workers and their heartbeats (worker-statements.ts). */
+  readonly workers: string;
 }
 
 /**
@@ -63,6 +65,7 @@ export function tablesOf(schemaName: string): Tables {
     streamEvents: `${schema}.stream_events`,
     counts: `${schema}.task_counts`,
     countDeltas: `${schema}.task_count_deltas`,
+    workers: `${schema}.workers`,
   };
 }
 

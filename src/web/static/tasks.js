@@ -40,6 +40,9 @@ const state = {
   stats: null,
   statsAt: 0,
   statsTimer: null,
+  /** Cluster mode, admins: the workers, leases and queue (GET /tasks/api/cluster), and its next reload. */
+  cluster: null,
+  clusterTimer: null,
 };
 
 // ---- small helpers ---------------------------------------------------------------------------
@@ -221,6 +224,9 @@ function signOut(message) {
   state.stream = null;
   state.token = null;
   state.session = null;
+  clearTimeout(state.clusterTimer);
+  state.clusterTimer = null;
+  state.cluster = null;
   state.tasks.clear();
   state.checked.clear();
   $("view").hidden = true;
@@ -542,6 +548,81 @@ async function loadStats() {
     state.stats = null;
   }
   renderCharts();
+  // Only a cluster has workers; only an admin may see them (the API says 403 to others).
+  if (state.stats && typeof state.stats.queueDepth === "number" && state.session && state.session.admin && !state.clusterTimer) void loadCluster();
+}
+
+// ---- cluster: workers and leases, from GET /tasks/api/cluster --------------------------------
+
+const CLUSTER_EVERY_MS = 5000;
+
+/** Reloads the workers panel, then again every CLUSTER_EVERY_MS while signed in (heartbeats move with no task event). */
+async function loadCluster() {
+  clearTimeout(state.clusterTimer);
+  state.clusterTimer = null;
+  const token = state.token;
+  try {
+    const view = await api("/tasks/api/cluster");
+    if (state.token !== token) return;
+    state.cluster = view.clustered ? view : null;
+  } catch (error) {
+    if (error instanceof Unauthorized) return signOut(error.message);
+    state.cluster = null;
+  }
+  renderCluster();
+  if (state.cluster && state.token === token) state.clusterTimer = setTimeout(() => void loadCluster(), CLUSTER_EVERY_MS);
+}
+
+/** "3.2 s ago" / "in 12 s" relative to the server's clock at the time of the view. */
+function relative(ms, now) {
+  const d = ms - now;
+  return d >= 0 ? `in ${formatDuration(d)}` : `${formatDuration(-d)} ago`;
+}
+
+function renderCluster() {
+  const box = $("cluster");
+  const view = state.cluster;
+  if (!view) {
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  const workerRows = view.workers.map((w) =>
+    el("tr", { dataset: { workerId: w.workerId } }, [
+      el("td", { className: "mono node", text: w.workerId, title: w.workerId }),
+      el("td", { className: "time", text: formatTime(w.startedAt), title: `up ${formatDuration(view.now - w.startedAt)}` }),
+      el("td", { className: "time beat", text: relative(w.heartbeatAt, view.now) }),
+      el("td", { className: "num", text: w.concurrency }),
+      el("td", { className: "num running", text: w.running }),
+    ]),
+  );
+  const leaseRows = [...view.leases]
+    .sort((a, b) => (a.since ?? 0) - (b.since ?? 0))
+    .map((l) => {
+      const row = el("tr", { className: "lease", dataset: { taskId: l.taskId, workerId: l.workerId } }, [
+        el("td", { className: "mono", text: l.taskId }),
+        el("td", { className: "mono tool", text: l.name }),
+        el("td", {}, [badge(l.status)]),
+        el("td", { className: "mono node", text: l.workerId, title: l.workerId }),
+        el("td", { className: "time", text: l.since === null ? "—" : formatTime(l.since), title: l.since === null ? "" : `for ${formatDuration(view.now - l.since)}` }),
+        el("td", { className: `time expiry${l.expiresAt <= view.now ? " expired" : ""}`, text: relative(l.expiresAt, view.now) }),
+        el("td", { className: "num", text: l.attempts }),
+      ]);
+      row.addEventListener("click", () => select(l.taskId));
+      return row;
+    });
+  const head = (...names) => el("thead", {}, [el("tr", {}, names.map((n) => el("th", { text: n })))]);
+  const table = (className, names, rows, empty) =>
+    rows.length > 0 ? el("table", { className }, [head(...names), el("tbody", {}, rows)]) : el("p", { className: "empty", text: empty });
+  box.replaceChildren(
+    el("div", { className: "cluster-head" }, [
+      el("h3", { text: `Workers · ${view.workers.length} alive` }),
+      el("small", { className: "muted", text: `${view.leases.length}${view.leasesTruncated ? "+" : ""} leases held · ${view.queueDepth} queued · as of ${formatTime(view.now)}` }),
+    ]),
+    table("workers", ["Node", "Started", "Heartbeat", "Concurrency", "Running"], workerRows, "No worker is alive: queued tasks wait until one starts."),
+    el("h3", { text: "Leases" }),
+    table("leases", ["Task", "Tool", "Status", "Worker", "Since", "Expires", "Attempts"], leaseRows, "No task is running on a worker."),
+  );
 }
 
 function renderCharts() {
