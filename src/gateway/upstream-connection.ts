@@ -16,6 +16,7 @@ import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
+import { tiedToGateway } from "./upstream-lifetime.js";
 import { describeUpstream, type UpstreamTarget } from "./upstream-target.js";
 
 /** How the connection restarts a lost upstream, and how long a call may wait. */
@@ -223,7 +224,7 @@ export class UpstreamConnection {
       // The gateway's environment goes to the upstream (its credentials may be there); its
       // stderr is the gateway's, so its diagnostics land beside the gateway's own log.
       const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-      return new StdioClientTransport({ command: this.target.command, args: this.target.args, env, stderr: "inherit" });
+      return new StdioClientTransport({ ...tiedToGateway(this.target, env), env, stderr: "inherit" });
     }
     return new StreamableHTTPClientTransport(this.target.url, { requestInit: { headers: this.target.headers } });
   }
