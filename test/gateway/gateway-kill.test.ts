@@ -71,7 +71,8 @@ function alive(pid: number): boolean {
 describe("gateway: kill -9 under load, restart on the same SQLite file", { timeout: 240_000 }, () => {
   it("demo server over stdio: loses no acknowledged task, leaves none stuck or wrong, and the restarted gateway takes new load", async () => {
     const file = join(scratch(), "gateway.db");
-    const upstream = nodeCommand(BIN, "serve", "--stdio", "--demo", ...LOAD_LIMITS);
+    // The upstream keeps nothing (its calls are plain; the gateway's file holds the tasks).
+    const upstream = nodeCommand(BIN, "serve", "--stdio", "--demo", "--store", "memory", ...LOAD_LIMITS);
     const config = { tools: { steps: { recovery: "retry" } } };
     const first = await startGateway(file, upstream, config);
     const firstUpstream = first.upstreamPid();
