@@ -1,0 +1,140 @@
+/**
+ * The mcp-tasks CLI as the client of the official MCP conformance suite's client scenarios
+ * (issue 11, "Proof"):
+ *
+ *   conformance client --command "/usr/bin/node node_modules/tsx/dist/cli.mjs scripts/conformance-client.ts" --scenario <name>
+ *
+ * The suite starts a server for the scenario, runs this command with the server's URL appended
+ * as the last argument, and sets MCP_CONFORMANCE_SCENARIO (and, for some scenarios,
+ * MCP_CONFORMANCE_CONTEXT, a JSON object with scenario data such as pre-registered client
+ * credentials). This script maps the scenario to real `mcp-tasks` invocations (bin/mcp-tasks-dev.js,
+ * one process each) and exits with the last one's exit code. It is one table, SCENARIOS, shared
+ * by every client scenario: add an entry for a new one.
+ *
+ * State: every run uses a fresh state directory (MCP_TASKS_STATE_DIR) unless one is given, so a
+ * scenario starts without stored sessions, eras or OAuth credentials; invocations within one run
+ * share it (the step a person would take next sees what the first stored).
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+const ROOT = join(import.meta.dirname, "..");
+const CLI = join(ROOT, "bin/mcp-tasks-dev.js");
+
+/** What a handler gets: the scenario's server URL, its context (if any), and a way to run the CLI. */
+interface ScenarioRun {
+  serverUrl: string;
+  scenario: string;
+  context: Record<string, unknown>;
+  /** Runs `mcp-tasks <args>`; resolves with its exit code (stdout and stderr pass through to ours). */
+  cli(args: string[], options?: CliOptions): Promise<number>;
+}
+
+interface CliOptions {
+  /** Extra environment for this invocation. */
+  env?: Record<string, string>;
+  /**
+   * Act as the person's browser: the CLI runs with --no-browser and prints the authorization URL;
+   * this opens it (fetch, following redirects: the authorization server redirects to the CLI's
+   * loopback callback with the code). Off: nothing is opened and a flow waits until it times out.
+   */
+  browser?: boolean;
+}
+
+type Handler = (run: ScenarioRun) => Promise<number>;
+
+/** The CIMD client id the suite's auth/basic-cimd scenario expects (its published constant). */
+const CIMD_CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json";
+
+/**
+ * What a well-behaved OAuth client does in the auth scenarios (the suite's reference client
+ * connects, lists the tools and calls `test-tool`): `mcp-tasks call` does exactly that — it lists
+ * the tools (to name a misspelt one) before calling. A 401 starts the authorization code flow,
+ * a 403 insufficient_scope asks for more scopes (step-up).
+ */
+const authCall: Handler = (run) => run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-metadata-url", CIMD_CLIENT_METADATA_URL], { browser: true });
+
+/** Pre-registration: the client id and secret come from the scenario's context, not from DCR. */
+const preRegisteredCall: Handler = (run) => {
+  const { client_id: id, client_secret: secret } = run.context;
+  if (typeof id !== "string" || typeof secret !== "string") throw new Error(`${run.scenario}: MCP_CONFORMANCE_CONTEXT lacks client_id/client_secret`);
+  return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-id", id], { browser: true, env: { MCP_TASKS_CLIENT_SECRET: secret } });
+};
+
+/** Scenario name → what the CLI does in it. */
+const SCENARIOS: Record<string, Handler> = {
+  "auth/metadata-default": authCall,
+  "auth/metadata-var1": authCall,
+  "auth/metadata-var2": authCall,
+  "auth/metadata-var3": authCall,
+  "auth/basic-cimd": authCall,
+  "auth/scope-from-www-authenticate": authCall,
+  "auth/scope-from-scopes-supported": authCall,
+  "auth/scope-omitted-when-undefined": authCall,
+  "auth/scope-step-up": authCall,
+  "auth/scope-retry-limit": authCall,
+  "auth/token-endpoint-auth-basic": authCall,
+  "auth/token-endpoint-auth-post": authCall,
+  "auth/token-endpoint-auth-none": authCall,
+  "auth/pre-registration": preRegisteredCall,
+};
+
+/** Runs the CLI once; with `browser`, opens the authorization URLs it prints. */
+function runCli(stateDir: string, args: string[], options: CliOptions = {}): Promise<number> {
+  const child = spawn(process.execPath, [CLI, ...args, ...(options.browser ? ["--no-browser"] : [])], {
+    cwd: ROOT,
+    env: { ...process.env, MCP_TASKS_STATE_DIR: stateDir, ...options.env },
+    stdio: ["ignore", "inherit", "pipe"],
+  });
+  const opened: Array<Promise<void>> = [];
+  createInterface({ input: child.stderr! }).on("line", (line) => {
+    process.stderr.write(`${line}\n`);
+    const url = options.browser ? /^\s*(https?:\/\/\S+)\s*$/.exec(line)?.[1] : undefined;
+    // The CLI prints the authorization URL alone on its line (output for a person to copy).
+    if (url !== undefined) opened.push(openLikeABrowser(url));
+  });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code, signal) => {
+      void Promise.allSettled(opened).then(() => resolve(code ?? (signal ? 128 : 1)));
+    });
+  });
+}
+
+/** What a browser does with the authorization URL when the server authorizes at once: follows its redirects. */
+async function openLikeABrowser(url: string): Promise<void> {
+  try {
+    const response = await fetch(url, { redirect: "follow" });
+    process.stderr.write(`[conformance-client] opened ${new URL(url).origin}…: HTTP ${response.status} at ${response.url}\n`);
+    await response.body?.cancel();
+  } catch (error) {
+    process.stderr.write(`[conformance-client] opening the authorization URL failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+}
+
+async function main(): Promise<number> {
+  const serverUrl = process.argv.at(-1);
+  const scenario = process.env["MCP_CONFORMANCE_SCENARIO"];
+  if (serverUrl === undefined || !/^https?:\/\//.test(serverUrl) || scenario === undefined) {
+    process.stderr.write("usage: MCP_CONFORMANCE_SCENARIO=<name> conformance-client.ts <server-url>\n");
+    return 2;
+  }
+  const handler = SCENARIOS[scenario];
+  if (handler === undefined) {
+    process.stderr.write(`conformance-client: no handler for scenario ${scenario} (known: ${Object.keys(SCENARIOS).join(", ")})\n`);
+    return 2;
+  }
+  const context = JSON.parse(process.env["MCP_CONFORMANCE_CONTEXT"] ?? "{}") as Record<string, unknown>;
+  const given = process.env["MCP_TASKS_STATE_DIR"];
+  const stateDir = given ?? mkdtempSync(join(tmpdir(), "mcp-tasks-conformance-client-"));
+  try {
+    return await handler({ serverUrl, scenario, context, cli: (args, options) => runCli(stateDir, args, options) });
+  } finally {
+    if (given === undefined) rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();
