@@ -21,6 +21,8 @@ export class AuthenticationError extends ConnectionError {
  * connection problem.
  */
 export function connectionFailure(url: string, error: unknown, hadToken: boolean): ConnectionError {
+  // Already said in words by the OAuth flow (oauth/oauth-session.ts).
+  if (error instanceof AuthenticationError) return error;
   if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
     const what = error.code === 401 ? (hadToken ? "did not accept the token" : "requires a token") : "refused the token (HTTP 403: not allowed, or missing a scope)";
     const fix = !hadToken ? "pass one with --token or MCP_TASKS_TOKEN" : error.code === 403 ? "use a token with the needed rights" : "pass a valid one with --token or MCP_TASKS_TOKEN";
