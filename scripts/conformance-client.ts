@@ -64,7 +64,10 @@ const preRegisteredCall: Handler = (run) => {
   return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-id", id], { browser: true, env: { MCP_TASKS_CLIENT_SECRET: secret } });
 };
 
-/** Scenario name → what the CLI does in it. */
+/**
+ * Scenario name → what the CLI does in it. The auth/* entries are 0.1.16's 2025-11-25 auth
+ * scenarios (the 14 of issue 11), its two 2025-03-26 back-compat ones and its three draft ones.
+ */
 const SCENARIOS: Record<string, Handler> = {
   "auth/metadata-default": authCall,
   "auth/metadata-var1": authCall,
@@ -80,6 +83,11 @@ const SCENARIOS: Record<string, Handler> = {
   "auth/token-endpoint-auth-post": authCall,
   "auth/token-endpoint-auth-none": authCall,
   "auth/pre-registration": preRegisteredCall,
+  "auth/2025-03-26-oauth-metadata-backcompat": authCall,
+  "auth/2025-03-26-oauth-endpoint-fallback": authCall,
+  "auth/resource-mismatch": authCall,
+  "auth/offline-access-scope": authCall,
+  "auth/offline-access-not-supported": authCall,
 };
 
 /** Runs the CLI once; with `browser`, opens the authorization URLs it prints. */
@@ -99,7 +107,10 @@ function runCli(stateDir: string, args: string[], options: CliOptions = {}): Pro
   return new Promise((resolve, reject) => {
     child.once("error", reject);
     child.once("exit", (code, signal) => {
-      void Promise.allSettled(opened).then(() => resolve(code ?? (signal ? 128 : 1)));
+      const status = code ?? 128;
+      // Saved by the suite with the client's stderr: a test reads which exit code the CLI chose.
+      process.stderr.write(`[conformance-client] mcp-tasks ${args[0] ?? ""} exited ${code ?? `on ${signal}`}\n`);
+      void Promise.allSettled(opened).then(() => resolve(status));
     });
   });
 }
