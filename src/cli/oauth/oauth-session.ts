@@ -15,7 +15,7 @@ export interface OAuthOptions {
   timeoutMs?: number;
 }
 
-/** A token this close to its expiry is refreshed before use rather than sent. */
+/** A token this close to its expiry (or half its lifetime, when shorter) is refreshed before use rather than sent. */
 const EXPIRY_MARGIN_MS = 30_000;
 
 /**
@@ -185,7 +185,8 @@ export class OAuthSession {
 }
 
 function expired(expiresIn: number | undefined, savedAt: string): boolean {
-  return expiresIn !== undefined && Date.parse(savedAt) + expiresIn * 1000 - EXPIRY_MARGIN_MS <= Date.now();
+  if (expiresIn === undefined) return false;
+  return Date.parse(savedAt) + expiresIn * 1000 - Math.min(EXPIRY_MARGIN_MS, (expiresIn * 1000) / 2) <= Date.now();
 }
 
 function scopes(scope: string | undefined): string[] {
