@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
 import type { OAuthOptions } from "./oauth/oauth-session.js";
@@ -15,6 +16,9 @@ export interface RequestorOptions {
   clientSecret?: string;
   clientMetadataUrl?: string;
   scope?: string;
+  clientCredentials?: boolean;
+  clientPrivateKey?: string;
+  clientSigningAlg?: string;
 }
 
 /** Adds --stdio, --token, --protocol, --json and the OAuth options; makes usage errors exit 2 (help and version still exit 0). */
@@ -43,7 +47,10 @@ export function addOAuthOptions(command: Command): Command {
     .addOption(
       new Option("--client-metadata-url <url>", "an https URL of this client's metadata document, used as client id where the server supports it (CIMD)").env("MCP_TASKS_CLIENT_METADATA_URL").helpGroup(group),
     )
-    .addOption(new Option("--scope <scopes>", "scopes to ask for when the server names none (space-separated)").env("MCP_TASKS_SCOPE").helpGroup(group));
+    .addOption(new Option("--scope <scopes>", "scopes to ask for when the server names none (space-separated)").env("MCP_TASKS_SCOPE").helpGroup(group))
+    .addOption(new Option("--client-credentials", "a machine client: the client credentials grant, no browser (needs --client-id and a secret or --client-private-key)").helpGroup(group))
+    .addOption(new Option("--client-private-key <file>", "with --client-credentials: authenticate with a JWT signed by this PKCS#8 PEM key (private_key_jwt)").helpGroup(group))
+    .addOption(new Option("--client-signing-alg <alg>", "the JWS algorithm of --client-private-key (default ES256)").helpGroup(group));
 }
 
 /** What the OAuth options say, for an HTTP target without --token. */
@@ -59,7 +66,24 @@ export function oauthOptionsOf(options: RequestorOptions): OAuthOptions {
     // SEP-991: the client id is an https URL with a path.
     if (url?.protocol !== "https:" || url.pathname === "/") throw new InvalidArgumentError(`--client-metadata-url must be an https URL with a path, not ${options.clientMetadataUrl}`);
   }
+  let clientCredentials: OAuthOptions["clientCredentials"];
+  if (options.clientCredentials) {
+    if (options.clientId === undefined) throw new InvalidArgumentError("--client-credentials needs --client-id");
+    if ((options.clientSecret === undefined) === (options.clientPrivateKey === undefined)) throw new InvalidArgumentError("--client-credentials needs exactly one of --client-secret and --client-private-key");
+    let privateKeyPem: string | undefined;
+    if (options.clientPrivateKey !== undefined) {
+      try {
+        privateKeyPem = readFileSync(options.clientPrivateKey, "utf8");
+      } catch (error) {
+        throw new InvalidArgumentError(`--client-private-key ${options.clientPrivateKey}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    clientCredentials = { ...(privateKeyPem !== undefined && { privateKeyPem }), ...(options.clientSigningAlg !== undefined && { signingAlg: options.clientSigningAlg }) };
+  } else if (options.clientPrivateKey !== undefined || options.clientSigningAlg !== undefined) {
+    throw new InvalidArgumentError("--client-private-key and --client-signing-alg go with --client-credentials");
+  }
   return {
+    ...(clientCredentials !== undefined && { clientCredentials }),
     ...(options.browser === false && { noBrowser: true }),
     ...(options.scope !== undefined && { scope: options.scope }),
     ...(options.clientMetadataUrl !== undefined && { clientMetadataUrl: options.clientMetadataUrl }),

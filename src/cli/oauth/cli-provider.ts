@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { CredentialStore } from "./credential-store.js";
 import type { Callback, LoopbackRedirect } from "./loopback-redirect.js";
@@ -10,6 +11,18 @@ export interface PreRegisteredClient {
   client_secret?: string;
 }
 
+/**
+ * The client credentials grant (OAuth 2.1 §4.2; SEP-1046): a machine client, no person, no
+ * browser. It authenticates with its secret (client_secret_basic/post, as the server supports) or
+ * with a JWT signed by its private key (private_key_jwt, RFC 7523).
+ */
+export interface ClientCredentialsGrant {
+  /** PKCS#8 PEM, for private_key_jwt. */
+  privateKeyPem?: string;
+  /** Its JWS algorithm (default ES256). */
+  signingAlg?: string;
+}
+
 export interface CliProviderOptions {
   store: CredentialStore;
   loopback: LoopbackRedirect;
@@ -18,6 +31,8 @@ export interface CliProviderOptions {
   /** An https URL used as the client id where the authorization server accepts those (SEP-991, CIMD). */
   clientMetadataUrl?: string;
   preRegistered?: PreRegisteredClient;
+  /** Instead of the authorization code flow (needs `preRegistered`). */
+  clientCredentials?: ClientCredentialsGrant;
   /** How long a flow waits for the browser to come back. */
   timeoutMs: number;
   /** Shows the person the authorization URL (opens the browser, prints it). */
@@ -39,19 +54,48 @@ export class CliOAuthProvider implements OAuthClientProvider {
   private requestedScope: string | undefined;
   private callback: Promise<Callback> | null = null;
   readonly clientMetadataUrl: string | undefined;
+  /** Set for private_key_jwt only: otherwise the SDK picks the method the server supports. */
+  readonly addClientAuthentication?: AddClientAuthentication;
 
   constructor(private readonly options: CliProviderOptions) {
     this.clientMetadataUrl = options.clientMetadataUrl;
+    const grant = options.clientCredentials;
+    if (grant?.privateKeyPem !== undefined) {
+      const clientId = options.preRegistered?.client_id;
+      if (clientId === undefined) throw new Error("private_key_jwt needs a client id");
+      // RFC 7523 §3: iss and sub are the client id; the audience, the authorization server.
+      this.addClientAuthentication = createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: grant.privateKeyPem, alg: grant.signingAlg ?? "ES256" });
+    }
   }
 
-  get redirectUrl(): string {
-    return this.options.loopback.redirectUrl;
+  /** No redirect for the client credentials grant: the SDK then asks the token endpoint directly. */
+  get redirectUrl(): string | undefined {
+    return this.options.clientCredentials ? undefined : this.options.loopback.redirectUrl;
+  }
+
+  get interactive(): boolean {
+    return this.options.clientCredentials === undefined;
+  }
+
+  /** The client credentials grant's token request (for the authorization code flow: the SDK's own). */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.options.clientCredentials) return undefined;
+    return new URLSearchParams({ grant_type: "client_credentials", ...(scope && { scope }) });
   }
 
   get clientMetadata(): OAuthClientMetadata {
+    if (this.options.clientCredentials) {
+      return {
+        client_name: "mcp-tasks CLI",
+        redirect_uris: [],
+        grant_types: ["client_credentials"],
+        token_endpoint_auth_method: this.options.clientCredentials.privateKeyPem !== undefined ? "private_key_jwt" : "client_secret_basic",
+        ...(this.options.scope !== undefined && { scope: this.options.scope }),
+      };
+    }
     return {
       client_name: "mcp-tasks CLI",
-      redirect_uris: [this.redirectUrl],
+      redirect_uris: [this.options.loopback.redirectUrl],
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
       // A native app keeps no secret (RFC 8252 §8.5): a public client, PKCE instead.

@@ -1,7 +1,7 @@
 import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import { AuthenticationError } from "../connection-failure.js";
 import { openBrowser } from "./browser.js";
-import { CliOAuthProvider, type PreRegisteredClient } from "./cli-provider.js";
+import { CliOAuthProvider, type ClientCredentialsGrant, type PreRegisteredClient } from "./cli-provider.js";
 import { CredentialStore } from "./credential-store.js";
 import { LoopbackRedirect } from "./loopback-redirect.js";
 
@@ -11,6 +11,8 @@ export interface OAuthOptions {
   scope?: string;
   clientMetadataUrl?: string;
   preRegistered?: PreRegisteredClient;
+  /** The client credentials grant instead of the browser (a machine client; needs `preRegistered`). */
+  clientCredentials?: ClientCredentialsGrant;
   /** Default: 5 minutes. */
   timeoutMs?: number;
 }
@@ -59,6 +61,7 @@ export class OAuthSession {
       ...(options.scope !== undefined && { scope: options.scope }),
       ...(options.clientMetadataUrl !== undefined && { clientMetadataUrl: options.clientMetadataUrl }),
       ...(options.preRegistered !== undefined && { preRegistered: options.preRegistered }),
+      ...(options.clientCredentials !== undefined && { clientCredentials: options.clientCredentials }),
     });
   }
 
@@ -144,7 +147,7 @@ export class OAuthSession {
     const registered = await this.provider.clientInformation();
     // The port a stored registration names, when free: its redirect URI then matches exactly, for
     // authorization servers that do not allow any loopback port as RFC 8252 §7.3 asks.
-    await this.loopback.start(portOf(registered && "redirect_uris" in registered ? registered.redirect_uris[0] : undefined));
+    if (this.provider.interactive) await this.loopback.start(portOf(registered && "redirect_uris" in registered ? registered.redirect_uris[0] : undefined));
     const params = { serverUrl: this.target, fetchFn: this.baseFetch, ...(scope !== undefined && { scope }), ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }) };
     try {
       let result = await auth(this.provider, params);
