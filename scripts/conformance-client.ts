@@ -16,7 +16,7 @@
  * share it (the step a person would take next sees what the first stored).
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -29,6 +29,8 @@ interface ScenarioRun {
   serverUrl: string;
   scenario: string;
   context: Record<string, unknown>;
+  /** The run's state directory (MCP_TASKS_STATE_DIR of every invocation): room for files a handler needs. */
+  stateDir: string;
   /** Runs `mcp-tasks <args>`; resolves with its exit code (stdout and stderr pass through to ours). */
   cli(args: string[], options?: CliOptions): Promise<number>;
 }
@@ -64,9 +66,34 @@ const preRegisteredCall: Handler = (run) => {
   return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-id", id], { browser: true, env: { MCP_TASKS_CLIENT_SECRET: secret } });
 };
 
+/** The context's string fields, or a clear refusal when the suite did not send them. */
+function contextStrings(run: ScenarioRun, ...names: string[]): string[] {
+  return names.map((name) => {
+    const value = run.context[name];
+    if (typeof value !== "string") throw new Error(`${run.scenario}: MCP_CONFORMANCE_CONTEXT lacks ${name}`);
+    return value;
+  });
+}
+
+/** A machine client (client credentials grant, SEP-1046) authenticating with its secret. */
+const clientCredentialsSecret: Handler = (run) => {
+  const [id, secret] = contextStrings(run, "client_id", "client_secret");
+  return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-credentials", "--client-id", id!], { env: { MCP_TASKS_CLIENT_SECRET: secret! } });
+};
+
+/** A machine client authenticating with a JWT signed by its private key (private_key_jwt, RFC 7523). */
+const clientCredentialsJwt: Handler = (run) => {
+  const [id, pem] = contextStrings(run, "client_id", "private_key_pem");
+  const keyFile = join(run.stateDir, "client-key.pem");
+  writeFileSync(keyFile, pem!, { mode: 0o600 });
+  const alg = typeof run.context["signing_algorithm"] === "string" ? run.context["signing_algorithm"] : "ES256";
+  return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-credentials", "--client-id", id!, "--client-private-key", keyFile, "--client-signing-alg", alg]);
+};
+
 /**
  * Scenario name → what the CLI does in it. The auth/* entries are 0.1.16's 2025-11-25 auth
- * scenarios (the 14 of issue 11), its two 2025-03-26 back-compat ones and its three draft ones.
+ * scenarios (the 14 of issue 11), its two 2025-03-26 back-compat ones, its three draft ones and
+ * the two client credentials "extension" ones.
  */
 const SCENARIOS: Record<string, Handler> = {
   "auth/metadata-default": authCall,
@@ -88,6 +115,8 @@ const SCENARIOS: Record<string, Handler> = {
   "auth/resource-mismatch": authCall,
   "auth/offline-access-scope": authCall,
   "auth/offline-access-not-supported": authCall,
+  "auth/client-credentials-basic": clientCredentialsSecret,
+  "auth/client-credentials-jwt": clientCredentialsJwt,
 };
 
 /** Runs the CLI once; with `browser`, opens the authorization URLs it prints. */
@@ -142,7 +171,7 @@ async function main(): Promise<number> {
   const given = process.env["MCP_TASKS_STATE_DIR"];
   const stateDir = given ?? mkdtempSync(join(tmpdir(), "mcp-tasks-conformance-client-"));
   try {
-    return await handler({ serverUrl, scenario, context, cli: (args, options) => runCli(stateDir, args, options) });
+    return await handler({ serverUrl, scenario, context, stateDir, cli: (args, options) => runCli(stateDir, args, options) });
   } finally {
     if (given === undefined) rmSync(stateDir, { recursive: true, force: true });
   }

