@@ -12,6 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { jwtVerifier } from "../../src/http/auth/jwt-verifier.js";
+import { AuthenticationError } from "../../src/cli/connection-failure.js";
+import { LoopbackRedirect } from "../../src/cli/oauth/loopback-redirect.js";
 import { killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
 import { startAuthorizationServer, type AuthorizationServerFixture, type AuthorizationServerOptions } from "../support/oauth-authorization-server.js";
@@ -80,6 +82,12 @@ describe("mcp-tasks and a server behind OAuth", () => {
     expect(second.stdout.trim()).toBe("slept 2 ms");
     expect(second.code).toBe(0);
     expect(second.stderr).not.toContain("needs authorization");
+    // `tasks` and `tools` go through the same OAuth session.
+    const tools = await runCli(["tools", "list", url, "--json"], { env, timeoutMs: 60_000 });
+    expect(tools.code).toBe(0);
+    expect((JSON.parse(tools.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain("sleep");
+    const tasks = await runCli(["tasks", "list", url, "--json"], { env, timeoutMs: 60_000 });
+    expect(tasks.code).toBe(0);
     expect(as!.log.authorizations).toHaveLength(1);
   });
 
@@ -137,5 +145,63 @@ describe("mcp-tasks and a server behind OAuth", () => {
     expect(call.stderr).toContain("The authorization server refused: access_denied");
     expect(call.code).toBe(6);
     expect(as!.log.tokenRequests).toEqual([]);
+  });
+});
+
+describe("the loopback redirect (RFC 8252 §7.3)", () => {
+  it("listens on 127.0.0.1 at /callback and completes only the flow whose state it carries (RFC 6749 §10.12)", async () => {
+    const loopback = new LoopbackRedirect();
+    await loopback.start();
+    try {
+      expect(loopback.redirectUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+      const callback = loopback.expect("the-state", 10_000);
+      // Another page's redirect (a forged or stale state) is refused and does not end the wait.
+      const forged = await fetch(`${loopback.redirectUrl}?code=evil&state=other`);
+      expect(forged.status).toBe(400);
+      expect((await fetch(new URL("/elsewhere", loopback.redirectUrl))).status).toBe(404);
+      const real = await fetch(`${loopback.redirectUrl}?code=the-code&state=the-state`);
+      expect(real.status).toBe(200);
+      expect(await real.text()).toContain("You can close this window");
+      await expect(callback).resolves.toEqual({ code: "the-code" });
+    } finally {
+      await loopback.close();
+    }
+    expect(loopback.listening).toBe(false);
+  });
+
+  it("an error redirect rejects the flow as an authentication failure, with the server's description", async () => {
+    const loopback = new LoopbackRedirect();
+    await loopback.start();
+    try {
+      const callback = loopback.expect("s", 10_000);
+      const settled = callback.catch((error: unknown) => error);
+      await fetch(`${loopback.redirectUrl}?error=access_denied&error_description=no%20thanks&state=s`);
+      const error = await settled;
+      expect(error).toBeInstanceOf(AuthenticationError);
+      expect((error as Error).message).toBe("The authorization server refused: access_denied (no thanks)");
+    } finally {
+      await loopback.close();
+    }
+  });
+
+  it("takes the preferred port when it is free, another when it is not", async () => {
+    const first = new LoopbackRedirect();
+    await first.start();
+    const port = Number(new URL(first.redirectUrl).port);
+    const second = new LoopbackRedirect();
+    await second.start(port);
+    try {
+      expect(Number(new URL(second.redirectUrl).port)).not.toBe(port);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+    const third = new LoopbackRedirect();
+    await third.start(port);
+    try {
+      expect(Number(new URL(third.redirectUrl).port)).toBe(port);
+    } finally {
+      await third.close();
+    }
   });
 });

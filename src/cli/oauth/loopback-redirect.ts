@@ -83,12 +83,19 @@ export class LoopbackRedirect {
     });
   }
 
+  /**
+   * Stops listening. The browser's page is sent whole first: idle keep-alive connections are
+   * closed at once, a busy one gets a second to finish before it is cut.
+   */
   async close(): Promise<void> {
     const server = this.server;
     this.server = null;
     if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const cut = setTimeout(() => server.closeAllConnections(), 1000);
+    await closed;
+    clearTimeout(cut);
   }
 }
 
