@@ -8,8 +8,9 @@
  * as the last argument, and sets MCP_CONFORMANCE_SCENARIO (and, for some scenarios,
  * MCP_CONFORMANCE_CONTEXT, a JSON object with scenario data such as pre-registered client
  * credentials). This script maps the scenario to real `mcp-tasks` invocations (bin/mcp-tasks-dev.js,
- * one process each) and exits with the last one's exit code. It is one table, SCENARIOS, shared
- * by every client scenario: add an entry for a new one.
+ * one process each; in a tmux terminal where a person would answer prompts) and exits with the
+ * CLI's exit code. It is one table, SCENARIOS, shared by every client scenario: add an entry for a
+ * new one.
  *
  * State: every run uses a fresh state directory (MCP_TASKS_STATE_DIR) unless one is given, so a
  * scenario starts without stored sessions, eras or OAuth credentials; invocations within one run
@@ -20,6 +21,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { shellQuote, TmuxTerminal } from "../test/support/tmux.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const CLI = join(ROOT, "bin/mcp-tasks-dev.js");
@@ -91,11 +93,70 @@ const clientCredentialsJwt: Handler = (run) => {
 };
 
 /**
- * Scenario name → what the CLI does in it. The auth/* entries are 0.1.16's 2025-11-25 auth
+ * `mcp-tasks <args>` in a real terminal (tmux) where a person presses Enter at every prompt and
+ * nothing else: what accepting a form as offered means. Prints the last screen to stdout.
+ */
+async function cliInTerminal(run: ScenarioRun, args: string[], options: { prompts: number }): Promise<number> {
+  const command = [process.execPath, CLI, ...args].map(shellQuote).join(" ");
+  const line = `MCP_TASKS_STATE_DIR=${shellQuote(run.stateDir)} ${command}; echo "EXIT=$?"; sleep 600`;
+  const terminal = await TmuxTerminal.start(line, { width: 160, height: 50 });
+  try {
+    // Inquirer marks the prompt waiting for an answer with "?" at the start of its line, and an
+    // answered one with "✔": press Enter each time a new unanswered prompt shows, until the CLI exits.
+    let answered = 0;
+    let screen = "";
+    const deadline = Date.now() + 25_000;
+    while (Date.now() < deadline) {
+      screen = await terminal.screen();
+      if (/^EXIT=\d+/m.test(screen)) break;
+      const waiting = screen.split("\n").filter((l) => l.startsWith("? ")).length;
+      if (waiting > 0 && answered < options.prompts) {
+        await terminal.press("Enter");
+        answered += 1;
+        // The next prompt replaces this one: wait until it is marked answered before looking again.
+        await waitUntil(async () => (await terminal.screen()).split("\n").filter((l) => l.startsWith("✔ ")).length >= answered || /^EXIT=/m.test(await terminal.screen()));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    process.stdout.write(`${screen.trimEnd()}\n`);
+    const code = /^EXIT=(\d+)/m.exec(screen)?.[1];
+    if (code === undefined) {
+      process.stderr.write(`the CLI did not exit in the terminal after ${answered} prompt(s) answered\n`);
+      return 1;
+    }
+    if (answered !== options.prompts) process.stderr.write(`expected ${options.prompts} prompts, answered ${answered}\n`);
+    return answered === options.prompts ? Number(code) : 1;
+  } finally {
+    await terminal.close();
+  }
+}
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * Scenario name (as the suite's `list` prints it) → how the CLI plays it; the suite's server
+ * decides what passes. The first four are the non-auth client scenarios; the auth/* entries are 0.1.16's 2025-11-25 auth
  * scenarios (the 14 of issue 11), its two 2025-03-26 back-compat ones, its three draft ones and
  * the two client credentials "extension" ones.
  */
 const SCENARIOS: Record<string, Handler> = {
+  // The handshake: protocol version and clientInfo in `initialize`. Listing the tools is the
+  // smallest command that connects.
+  initialize: (run) => run.cli(["tools", "list", run.serverUrl]),
+  // The server's add_numbers tool, called with the numbers its check expects to see summed.
+  tools_call: (run) => run.cli(["call", run.serverUrl, "add_numbers", JSON.stringify({ a: 5, b: 3 })]),
+  // The server closes the call's SSE stream after a priming event (`id:` and `retry: 500`): the
+  // client reconnects with GET and Last-Event-ID after the given 500 ms and gets its result there.
+  "sse-retry": (run) => run.cli(["call", run.serverUrl, "test_reconnection"]),
+  // An elicitation whose five optional fields all have defaults (SEP-1034): a person at the
+  // terminal presses Enter at each field, and the accepted content must carry every default.
+  "elicitation-sep1034-client-defaults": (run) => cliInTerminal(run, ["call", run.serverUrl, "test_client_elicitation_defaults"], { prompts: 5 }),
   "auth/metadata-default": authCall,
   "auth/metadata-var1": authCall,
   "auth/metadata-var2": authCall,
