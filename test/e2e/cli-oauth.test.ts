@@ -91,6 +91,18 @@ describe("mcp-tasks and a server behind OAuth", () => {
     expect(as!.log.authorizations).toHaveLength(1);
   });
 
+  it("concurrent calls sharing a state directory sign in once: one registration, one browser tab, each prints its own result", async () => {
+    const { url, env, opened } = await start();
+    // The person takes 4 s in the browser: the other runs arrive while the first waits for them.
+    const runs = await Promise.all([1, 2, 3].map((ms) => runCli(["call", url, "sleep", JSON.stringify({ ms }), "--no-task"], { env: { ...env, BROWSER_DELAY_MS: "4000" }, timeoutMs: 90_000 })));
+    expect(runs.map((r) => r.stdout.trim())).toEqual(["slept 1 ms", "slept 2 ms", "slept 3 ms"]);
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 0]);
+    expect(as!.log.registrations).toHaveLength(1);
+    expect(as!.log.authorizations).toHaveLength(1);
+    expect(readFileSync(opened, "utf8").trim().split("\n")).toHaveLength(1);
+    expect(runs.filter((r) => r.stderr.includes("Another mcp-tasks run is signing in")).length).toBeGreaterThanOrEqual(1);
+  });
+
   it("auth login keeps the credentials in 0600 files of a 0700 directory; status shows them; logout removes them", async () => {
     const { url, env, stateDir } = await start();
     const login = await runCli(["auth", "login", url], { env, timeoutMs: 60_000 });

@@ -53,6 +53,7 @@ export class CliOAuthProvider implements OAuthClientProvider {
   /** The scope the flow in progress asked for: what the token carries when the response omits `scope`. */
   private requestedScope: string | undefined;
   private callback: Promise<Callback> | null = null;
+  private client: OAuthClientInformationMixed | undefined;
   readonly clientMetadataUrl: string | undefined;
   /** Set for private_key_jwt only: otherwise the SDK picks the method the server supports. */
   readonly addClientAuthentication?: AddClientAuthentication;
@@ -110,12 +111,17 @@ export class CliOAuthProvider implements OAuthClientProvider {
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    return this.options.preRegistered ?? (await this.options.store.client());
+    // Read once per run: the code is exchanged by the client it was issued to, whatever another
+    // run (another state directory user) writes meanwhile.
+    if (this.options.preRegistered) return this.options.preRegistered;
+    this.client ??= await this.options.store.client();
+    return this.client;
   }
 
   async saveClientInformation(information: OAuthClientInformationMixed): Promise<void> {
     // A pre-registered client comes from the command line each run; only registrations are kept.
     if (this.options.preRegistered) return;
+    this.client = information;
     await this.options.store.saveClient(information);
   }
 
@@ -170,7 +176,10 @@ export class CliOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
     const { store } = this.options;
     if (scope === "all" || scope === "tokens") await store.forget("tokens");
-    if (scope === "all" || scope === "client") await store.forget("client");
+    if (scope === "all" || scope === "client") {
+      this.client = undefined;
+      await store.forget("client");
+    }
     if (scope === "all" || scope === "discovery") await store.forget("discovery");
     if (scope === "all" || scope === "verifier") await this.endFlow();
   }

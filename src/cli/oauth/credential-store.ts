@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdir, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import { OAuthClientInformationFullSchema, OAuthClientInformationSchema, OAuthTokensSchema, type OAuthClientInformationMixed, type OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
@@ -90,6 +90,33 @@ export class CredentialStore {
     await rm(this.pkcePath(state), { force: true });
   }
 
+  /**
+   * Takes the target's sign-in lock (`flow.lock`, created exclusively): one run at a time asks the
+   * person, the others wait and use what it stored — four concurrent calls open one browser tab,
+   * register one client. Resolves with its release, or null while a live run holds it. A lock
+   * whose process is gone (killed mid-flow) is broken.
+   */
+  async tryLockFlow(): Promise<(() => Promise<void>) | null> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const path = join(this.dir, "flow.lock");
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await writeFile(path, `${JSON.stringify({ pid: process.pid, at: new Date().toISOString() })}\n`, { mode: 0o600, flag: "wx" });
+        return async () => {
+          await rm(path, { force: true });
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      const holder = await this.readFile<{ pid?: unknown }>(path);
+      if (typeof holder?.pid === "number" && alive(holder.pid)) return null;
+      // Not written yet by a run that just created it, or left by a dead one: only the latter is broken.
+      if (holder === undefined) return null;
+      await rm(path, { force: true });
+    }
+    return null;
+  }
+
   /** Removes what `what` names ("all": the target's whole directory, flows in progress included). */
   async forget(what: Kind | "all"): Promise<void> {
     if (what === "all") await rm(this.dir, { recursive: true, force: true });
@@ -127,6 +154,16 @@ export class CredentialStore {
 
   private pkcePath(state: string): string {
     return join(this.dir, `pkce-${digest(state)}.json`);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, as another user's process.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

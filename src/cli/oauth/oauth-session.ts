@@ -143,7 +143,33 @@ export class OAuthSession {
     return await this.authorizing;
   }
 
-  private async runFlow({ scope, resourceMetadataUrl }: { scope?: string | undefined; resourceMetadataUrl?: URL | undefined }): Promise<void> {
+  /**
+   * The flow under the target's sign-in lock: a run that finds another signing in waits for it,
+   * then goes on with the token it stored (the request is sent again; a 403 then steps up) — or
+   * runs its own flow when that one ended without a token.
+   */
+  private async runFlow(request: { scope?: string | undefined; resourceMetadataUrl?: URL | undefined }): Promise<void> {
+    const before = (await this.store.tokens())?.savedAt;
+    const deadline = Date.now() + (this.options.timeoutMs ?? 5 * 60_000) + 30_000;
+    let waited = false;
+    for (;;) {
+      const release = await this.store.tryLockFlow();
+      if (release) {
+        try {
+          if (waited && (await this.store.tokens())?.savedAt !== before) return;
+          return await this.flow(request);
+        } finally {
+          await release();
+        }
+      }
+      if (!waited) this.stderr.write(`Another mcp-tasks run is signing in to ${this.target}; waiting for it.\n`);
+      waited = true;
+      if (Date.now() > deadline) throw new AuthenticationError(`Another mcp-tasks run has been signing in to ${this.target} for too long (${this.store.dir}/flow.lock)`, 401, undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  private async flow({ scope, resourceMetadataUrl }: { scope?: string | undefined; resourceMetadataUrl?: URL | undefined }): Promise<void> {
     const registered = await this.provider.clientInformation();
     // The port a stored registration names, when free: its redirect URI then matches exactly, for
     // authorization servers that do not allow any loopback port as RFC 8252 §7.3 asks.
