@@ -9,6 +9,7 @@ export const COMMAND_SUMMARIES = {
   call: { term: "call [options] [positionals...]", description: "Call a tool — as a task where the server allows it — and follow it to its end" },
   tasks: { term: "tasks", description: "List, inspect, wait for and cancel tasks on a server" },
   tools: { term: "tools", description: "Show the tools a server offers" },
+  auth: { term: "auth", description: "Sign in to a server's OAuth authorization server, show or forget what is kept" },
 } as const;
 
 export type CommandName = keyof typeof COMMAND_SUMMARIES;

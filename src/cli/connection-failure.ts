@@ -21,6 +21,9 @@ export class AuthenticationError extends ConnectionError {
  * connection problem.
  */
 export function connectionFailure(url: string, error: unknown, hadToken: boolean): ConnectionError {
+  // Already said in words by the OAuth flow (oauth/oauth-session.ts), maybe wrapped on its way up.
+  const refused = authenticationErrorIn(error);
+  if (refused) return refused;
   if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
     const what = error.code === 401 ? (hadToken ? "did not accept the token" : "requires a token") : "refused the token (HTTP 403: not allowed, or missing a scope)";
     const fix = !hadToken ? "pass one with --token or MCP_TASKS_TOKEN" : error.code === 403 ? "use a token with the needed rights" : "pass a valid one with --token or MCP_TASKS_TOKEN";
@@ -29,6 +32,12 @@ export function connectionFailure(url: string, error: unknown, hadToken: boolean
   const host = hostOf(url);
   const reason = describeCode(systemCode(error), host) ?? messageChain(error);
   return new ConnectionError(`Cannot connect to ${url}: ${reason}`, RpcCode.ConnectionClosed, error);
+}
+
+/** The AuthenticationError along `error`'s cause chain: the fetch of a transport threw it, a layer above wrapped it. */
+export function authenticationErrorIn(error: unknown): AuthenticationError | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) if (e instanceof AuthenticationError) return e;
+  return undefined;
 }
 
 function describeCode(code: string | undefined, host: string): string | undefined {

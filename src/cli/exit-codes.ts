@@ -1,5 +1,5 @@
 import { TaskError } from "../core/errors.js";
-import { AuthenticationError } from "./connection-failure.js";
+import { authenticationErrorIn } from "./connection-failure.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../mcp/requestor-errors.js";
 
 /** Exit codes of `mcp-tasks call` and `mcp-tasks tasks …` (documented in the README); `serve` uses Usage for its usage errors. */
@@ -24,7 +24,7 @@ export const ExitCode = {
 export function exitCodeOf(error: unknown): number {
   if (error instanceof TaskCancelledError) return ExitCode.Cancelled;
   if (error instanceof RemoteError) return ExitCode.Failed;
-  if (error instanceof AuthenticationError) return ExitCode.Authentication;
+  if (authenticationErrorIn(error)) return ExitCode.Authentication;
   if (error instanceof ConnectionError) return ExitCode.Connection;
   // Refused locally before anything was sent (T-TOOL negotiation, bad input): a usage problem.
   if (error instanceof TaskError && (error.kind === "method_not_found" || error.kind === "invalid_params")) return ExitCode.Usage;

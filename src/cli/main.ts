@@ -13,6 +13,7 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   call: async () => (await import("./call-command.js")).callCommand(),
   tasks: async () => (await import("./tasks-command.js")).tasksCommand(),
   tools: async () => (await import("./tools-command.js")).toolsCommand(),
+  auth: async () => (await import("./auth-command.js")).authCommand(),
 };
 
 const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(commands, name);

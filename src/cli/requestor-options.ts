@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
+import type { OAuthOptions } from "./oauth/oauth-session.js";
 import type { Target } from "./target.js";
 
 /** Options every requestor command takes. */
@@ -8,11 +10,20 @@ export interface RequestorOptions {
   token?: string;
   json?: boolean;
   protocol?: ProtocolRevision | "auto";
+  /** false under --no-browser. */
+  browser?: boolean;
+  clientId?: string;
+  clientSecret?: string;
+  clientMetadataUrl?: string;
+  scope?: string;
+  clientCredentials?: boolean;
+  clientPrivateKey?: string;
+  clientSigningAlg?: string;
 }
 
-/** Adds --stdio, --token, --protocol, --json; makes usage errors exit 2 (help and version still exit 0). */
+/** Adds --stdio, --token, --protocol, --json and the OAuth options; makes usage errors exit 2 (help and version still exit 0). */
 export function requestorCommand(name: string): Command {
-  return new Command(name)
+  return addOAuthOptions(new Command(name))
     .addOption(new Option("--stdio <command>", "talk to a server spawned with this command over stdio (instead of <target>)"))
     .addOption(new Option("--token <token>", "HTTP bearer token").env("MCP_TASKS_TOKEN"))
     .addOption(
@@ -24,6 +35,60 @@ export function requestorCommand(name: string): Command {
     .exitOverride((error) => {
       process.exit(error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2);
     });
+}
+
+/** The OAuth client options (used when an HTTP target asks for OAuth and no --token is given). */
+export function addOAuthOptions(command: Command): Command {
+  const group = "OAuth (when the server asks for it and no --token is given):";
+  return command
+    .addOption(new Option("--no-browser", "print the authorization URL instead of opening a browser").helpGroup(group))
+    .addOption(new Option("--client-id <id>", "a client registered with the authorization server beforehand (else: dynamic registration)").env("MCP_TASKS_CLIENT_ID").helpGroup(group))
+    .addOption(new Option("--client-secret <secret>", "that client's secret (prefer the environment variable)").env("MCP_TASKS_CLIENT_SECRET").helpGroup(group))
+    .addOption(
+      new Option("--client-metadata-url <url>", "an https URL of this client's metadata document, used as client id where the server supports it (CIMD)").env("MCP_TASKS_CLIENT_METADATA_URL").helpGroup(group),
+    )
+    .addOption(new Option("--scope <scopes>", "scopes to ask for when the server names none (space-separated)").env("MCP_TASKS_SCOPE").helpGroup(group))
+    .addOption(new Option("--client-credentials", "a machine client: the client credentials grant, no browser (needs --client-id and a secret or --client-private-key)").helpGroup(group))
+    .addOption(new Option("--client-private-key <file>", "with --client-credentials: authenticate with a JWT signed by this PKCS#8 PEM key (private_key_jwt)").helpGroup(group))
+    .addOption(new Option("--client-signing-alg <alg>", "the JWS algorithm of --client-private-key (default ES256)").helpGroup(group));
+}
+
+/** What the OAuth options say, for an HTTP target without --token. */
+export function oauthOptionsOf(options: RequestorOptions): OAuthOptions {
+  if (options.clientSecret !== undefined && options.clientId === undefined) throw new InvalidArgumentError("--client-secret needs --client-id");
+  if (options.clientMetadataUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(options.clientMetadataUrl);
+    } catch {
+      url = undefined;
+    }
+    // SEP-991: the client id is an https URL with a path.
+    if (url?.protocol !== "https:" || url.pathname === "/") throw new InvalidArgumentError(`--client-metadata-url must be an https URL with a path, not ${options.clientMetadataUrl}`);
+  }
+  let clientCredentials: OAuthOptions["clientCredentials"];
+  if (options.clientCredentials) {
+    if (options.clientId === undefined) throw new InvalidArgumentError("--client-credentials needs --client-id");
+    if ((options.clientSecret === undefined) === (options.clientPrivateKey === undefined)) throw new InvalidArgumentError("--client-credentials needs exactly one of --client-secret and --client-private-key");
+    let privateKeyPem: string | undefined;
+    if (options.clientPrivateKey !== undefined) {
+      try {
+        privateKeyPem = readFileSync(options.clientPrivateKey, "utf8");
+      } catch (error) {
+        throw new InvalidArgumentError(`--client-private-key ${options.clientPrivateKey}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    clientCredentials = { ...(privateKeyPem !== undefined && { privateKeyPem }), ...(options.clientSigningAlg !== undefined && { signingAlg: options.clientSigningAlg }) };
+  } else if (options.clientPrivateKey !== undefined || options.clientSigningAlg !== undefined) {
+    throw new InvalidArgumentError("--client-private-key and --client-signing-alg go with --client-credentials");
+  }
+  return {
+    ...(clientCredentials !== undefined && { clientCredentials }),
+    ...(options.browser === false && { noBrowser: true }),
+    ...(options.scope !== undefined && { scope: options.scope }),
+    ...(options.clientMetadataUrl !== undefined && { clientMetadataUrl: options.clientMetadataUrl }),
+    ...(options.clientId !== undefined && { preRegistered: { client_id: options.clientId, ...(options.clientSecret !== undefined && { client_secret: options.clientSecret }) } }),
+  };
 }
 
 /**
@@ -46,7 +111,12 @@ export function takeTarget(positionals: string[], options: RequestorOptions): { 
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidArgumentError(`not an http(s) URL: ${first}`);
   return {
-    target: { kind: "http", url: url.href, ...(options.token !== undefined && { token: options.token }), ...(options.protocol !== undefined && options.protocol !== "auto" && { protocol: options.protocol }) },
+    target: {
+      kind: "http",
+      url: url.href,
+      ...(options.token !== undefined ? { token: options.token } : { oauth: oauthOptionsOf(options) }),
+      ...(options.protocol !== undefined && options.protocol !== "auto" && { protocol: options.protocol }),
+    },
     rest,
   };
 }

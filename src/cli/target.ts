@@ -13,9 +13,12 @@ import { ConnectionError } from "../mcp/requestor-errors.js";
 import { connectionFailure } from "./connection-failure.js";
 import { journalPath } from "./state-dir.js";
 import { SessionStore, sessionKey, type StoredSession } from "./session-store.js";
+import { OAuthSession, type OAuthOptions } from "./oauth/oauth-session.js";
 
 /** Where a requestor command talks to: a Streamable HTTP URL, or a command spawned for stdio. */
-export type Target = { kind: "http"; url: string; token?: string; protocol?: ProtocolRevision } | { kind: "stdio"; command: string };
+export type Target = { kind: "http"; url: string; token?: string; oauth?: OAuthOptions; protocol?: ProtocolRevision } | { kind: "stdio"; command: string };
+
+type HttpTarget = Extract<Target, { kind: "http" }>;
 
 export interface Connection {
   tasks: TaskClient;
@@ -56,19 +59,24 @@ const VERSION = "0.1.0";
  * A resumed session sends no new initialize, so the SDK transport never opens its GET stream by
  * itself (it does after `notifications/initialized`): it is opened here. Sessions are never ended
  * by the CLI, so a session with unfinished tasks stays usable.
+ *
+ * An HTTP target without --token goes through an OAuthSession (oauth/oauth-session.ts): a server
+ * that answers 401 with OAuth metadata is authorized in the browser (or by the stored or refreshed
+ * token) and every request of the run, discover included, carries the token.
  */
 export async function connectTarget(target: Target, handlers: Handlers, dir: string, choice: SessionChoice = {}): Promise<Connection> {
   const journal = fileJournal(journalPath(dir));
   if (target.kind === "stdio") return connectStdio(target.command, handlers, journal);
-  const protocol = await eraOf(target, journal, dir, choice.taskId);
-  if (protocol === "2026-07-28") return openStateless(target, handlers, journal);
+  const fetchFn = target.oauth !== undefined ? new OAuthSession(target.url, dir, target.oauth).fetch : undefined;
+  const protocol = await eraOf(target, journal, dir, choice.taskId, fetchFn);
+  if (protocol === "2026-07-28") return openStateless(target, handlers, journal, fetchFn);
   const sessions = new SessionStore(dir);
   const key = sessionKey(target.url, target.token);
   const wanted = choice.sessionId ?? (choice.taskId !== undefined ? await creatingSession(journal, target.url, choice.taskId) : undefined);
   const stored = wanted !== undefined ? await sessions.load(key, wanted) : null;
   let connection: Connection | null = null;
   if (stored) {
-    connection = await openHttp(target, handlers, journal, sessions, key, stored).catch(async () => {
+    connection = await openHttp(target, handlers, journal, sessions, key, stored, fetchFn).catch(async () => {
       await sessions.forget(key, stored.sessionId);
       return null;
     });
@@ -76,7 +84,7 @@ export async function connectTarget(target: Target, handlers: Handlers, dir: str
   if (connection) return connection;
   if (choice.sessionId !== undefined) throw new ConnectionError(`The stored session ${choice.sessionId} is gone`, RpcCode.ConnectionClosed);
   try {
-    return await openHttp(target, handlers, journal, sessions, key, null);
+    return await openHttp(target, handlers, journal, sessions, key, null, fetchFn);
   } catch (error) {
     throw connectionFailure(target.url, error, target.token !== undefined);
   }
@@ -89,7 +97,7 @@ export async function storedSessions(target: Target, dir: string, limit: number)
   return all.slice(0, limit).map((s) => s.sessionId);
 }
 
-async function eraOf(target: Extract<Target, { kind: "http" }>, journal: TaskJournal, dir: string, taskId: string | undefined): Promise<ProtocolRevision> {
+async function eraOf(target: HttpTarget, journal: TaskJournal, dir: string, taskId: string | undefined, fetchFn: typeof fetch | undefined): Promise<ProtocolRevision> {
   if (target.protocol !== undefined) return target.protocol;
   if (taskId !== undefined) {
     const entries = await journal.entries().catch(() => []);
@@ -98,19 +106,19 @@ async function eraOf(target: Extract<Target, { kind: "http" }>, journal: TaskJou
     if (created) return created.protocol === "2026-07-28" ? "2026-07-28" : "2025-11-25";
   }
   try {
-    return await chooseEra(statelessConnection(target), { cache: fileEraCache(dir) });
+    return await chooseEra(statelessConnection(target, fetchFn), { cache: fileEraCache(dir) });
   } catch (error) {
     throw connectionFailure(target.url, error, target.token !== undefined);
   }
 }
 
-function statelessConnection(target: Extract<Target, { kind: "http" }>): StatelessConnection {
-  return new StatelessConnection(target.url, { clientInfo: { name: "mcp-tasks-cli", version: VERSION }, ...(target.token !== undefined && { token: target.token }) });
+function statelessConnection(target: HttpTarget, fetchFn: typeof fetch | undefined): StatelessConnection {
+  return new StatelessConnection(target.url, { clientInfo: { name: "mcp-tasks-cli", version: VERSION }, ...(target.token !== undefined && { token: target.token }), ...(fetchFn !== undefined && { fetch: fetchFn }) });
 }
 
 /** A 2026-07-28 connection: nothing to open; the first request is the first contact. */
-function openStateless(target: Extract<Target, { kind: "http" }>, handlers: Handlers, journal: TaskJournal): Connection {
-  const tasks = new TaskClient(statelessConnection(target), { ...handlers, journal, target: target.url });
+function openStateless(target: HttpTarget, handlers: Handlers, journal: TaskJournal, fetchFn: typeof fetch | undefined): Connection {
+  const tasks = new TaskClient(statelessConnection(target, fetchFn), { ...handlers, journal, target: target.url });
   return {
     tasks,
     label: target.url,
@@ -126,14 +134,16 @@ async function creatingSession(journal: TaskJournal, url: string, taskId: string
 }
 
 async function openHttp(
-  target: Extract<Target, { kind: "http" }>,
+  target: HttpTarget,
   handlers: Handlers,
   journal: TaskJournal,
   sessions: SessionStore,
   key: string,
   resume: StoredSession | null,
+  fetchFn: typeof fetch | undefined,
 ): Promise<Connection> {
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+    ...(fetchFn !== undefined && { fetch: fetchFn }),
     ...(resume && { sessionId: resume.sessionId }),
     ...(target.token !== undefined && { requestInit: { headers: { Authorization: `Bearer ${target.token}` } } }),
     // A CLI run is short: no background reconnection loop outliving what it waits for.
