@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import { attachGateway, type Gateway } from "../gateway/gateway.js";
 import { GatewayConfig, loadGatewayConfig } from "../gateway/gateway-config.js";
+import { DEFAULT_MAX_UPSTREAMS, DEFAULT_UPSTREAM_IDLE_MS, type PerPrincipalOptions } from "../gateway/upstream-pool.js";
 import { parseHeader, splitCommandLine, type UpstreamTarget } from "../gateway/upstream-target.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { positiveInt } from "./options.js";
@@ -15,6 +16,9 @@ interface GatewayOptions extends ServeOptions {
   upstreamHeader: string[];
   config?: string;
   upstreamTimeout: number;
+  upstreamPerPrincipal?: boolean;
+  upstreamMaxProcesses?: number;
+  upstreamIdle?: number;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -28,6 +32,9 @@ export function gatewayCommand(): Command {
       .option("--upstream-url <url>", "the upstream MCP server: its Streamable HTTP URL")
       .option("--upstream-header <header>", 'header sent to an --upstream-url with every request, "Name: value" (repeatable; never logged)', collect, [])
       .option("--upstream-timeout <ms>", "longest an upstream call may go without an answer or progress before its task fails", positiveInt, DEFAULT_UPSTREAM_TIMEOUT_MS)
+      .option("--upstream-per-principal", "start one --upstream-stdio process per authenticated principal for its tool calls, so no two principals' calls, questions or samplings share a process")
+      .option("--upstream-max-processes <n>", `per-principal upstream processes at most at once (default ${DEFAULT_MAX_UPSTREAMS})`, positiveInt)
+      .option("--upstream-idle <ms>", `end a principal's upstream process after this long without a call (default ${DEFAULT_UPSTREAM_IDLE_MS})`, positiveInt)
       .option("--config <file>", "gateway config (JSON): per tool taskSupport, ttl, recovery, immediateResponse, timeoutMs"),
   );
   return withServeAction<GatewayOptions>(command, async (opts) => {
@@ -38,14 +45,30 @@ export function gatewayCommand(): Command {
     } catch (error) {
       throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
     }
+    const perPrincipal = perPrincipalOf(opts, config, upstream);
     let gateway: Gateway | undefined;
     await runServer(opts, {
       register: async (app, logger) => {
-        gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout });
+        gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout, ...(perPrincipal && { perPrincipal }) });
       },
       close: async () => gateway?.close(),
     });
   });
+}
+
+/** One process per principal, from the flags over the config file; null when neither asks for it. */
+function perPrincipalOf(opts: GatewayOptions, config: GatewayConfig, upstream: UpstreamTarget): PerPrincipalOptions | null {
+  const file = config.perPrincipal();
+  const bounded = opts.upstreamMaxProcesses !== undefined || opts.upstreamIdle !== undefined;
+  if (!opts.upstreamPerPrincipal && file === null) {
+    if (bounded) throw new InvalidArgumentError("--upstream-max-processes and --upstream-idle go with --upstream-per-principal");
+    return null;
+  }
+  if (upstream.kind !== "stdio") throw new InvalidArgumentError("one upstream process per principal needs --upstream-stdio (a URL upstream is one server, not a process the gateway starts)");
+  return {
+    maxUpstreams: opts.upstreamMaxProcesses ?? file?.maxUpstreams ?? DEFAULT_MAX_UPSTREAMS,
+    idleMs: opts.upstreamIdle ?? file?.idleMs ?? DEFAULT_UPSTREAM_IDLE_MS,
+  };
 }
 
 /** The upstream the flags name: exactly one of --upstream-stdio and --upstream-url. */

@@ -28,11 +28,26 @@ const ToolEntry = z
   })
   .strict();
 
-/** The `--config FILE` JSON: `defaults` for every tool, `tools` per tool name (a name's entry wins). */
+/** `upstreamPerPrincipal`: true, or the pool's bounds (either absent → its default). */
+const PerPrincipalEntry = z.union([
+  z.boolean(),
+  z
+    .object({
+      maxUpstreams: z.number().int().positive().optional(),
+      idleMs: z.number().int().positive().optional(),
+    })
+    .strict(),
+]);
+
+/**
+ * The `--config FILE` JSON: `defaults` for every tool, `tools` per tool name (a name's entry
+ * wins), and `upstreamPerPrincipal` (one stdio upstream process per principal).
+ */
 export const GatewayConfigFile = z
   .object({
     defaults: ToolEntry.optional(),
     tools: z.record(z.string(), ToolEntry).optional(),
+    upstreamPerPrincipal: PerPrincipalEntry.optional(),
   })
   .strict();
 
@@ -41,6 +56,13 @@ export type GatewayConfigFile = z.infer<typeof GatewayConfigFile>;
 /** What the gateway knows about its tools' configuration. */
 export class GatewayConfig {
   constructor(private readonly file: GatewayConfigFile = {}) {}
+
+  /** What the file says of one process per principal: off (null), or the bounds it sets (possibly none). */
+  perPrincipal(): { maxUpstreams?: number; idleMs?: number } | null {
+    const entry = this.file.upstreamPerPrincipal;
+    if (entry === undefined || entry === false) return null;
+    return entry === true ? {} : entry;
+  }
 
   /** The configuration of one upstream tool: its entry over `defaults` over taskSupport "optional". */
   tool(name: string): GatewayToolConfig {

@@ -5,6 +5,7 @@ import type { Logger } from "../core/logger.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import type { GatewayConfig } from "./gateway-config.js";
 import type { UpstreamConnection } from "./upstream-connection.js";
+import type { UpstreamCaller } from "./upstream-pool.js";
 
 /** Any arguments object: the upstream checks arguments against its own schema, listed as it is. */
 const ANY_ARGUMENTS = z.record(z.string(), z.unknown());
@@ -39,6 +40,8 @@ export class ToolMirror {
     private readonly upstream: UpstreamConnection,
     private readonly config: GatewayConfig,
     private readonly logger: Logger,
+    /** Who runs the calls: the shared connection, or one process per principal. */
+    private readonly calls: UpstreamCaller = upstream,
   ) {}
 
   get names(): string[] {
@@ -83,7 +86,7 @@ export class ToolMirror {
         ...(config.ttl !== undefined && { defaultTtlMs: config.ttl }),
         ...(config.immediateResponse !== undefined && { immediateResponse: config.immediateResponse }),
       },
-      (args, ctx) => this.upstream.callTool(name, args, ctx, config.timeoutMs),
+      (args, ctx) => this.calls.callTool(name, args, ctx, config.timeoutMs),
     );
   }
 }

@@ -28,9 +28,10 @@ function parseAnswer<T>(schema: { safeParse(v: unknown): { success: true; data: 
 }
 
 /** The ToolContext of a tool running as a task: every exchange goes through the engine. */
-export function taskToolContext(ctx: TaskContext): ToolContext {
+export function taskToolContext(ctx: TaskContext, owner: string | null): ToolContext {
   return {
     taskId: ctx.taskId,
+    owner,
     signal: ctx.signal,
     can: { elicit: ctx.accepts(ELICIT), sample: ctx.accepts(SAMPLE) },
     progress: (progress, total, message) => ctx.progress(progress, total, message),
@@ -51,12 +52,20 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
 /** The ToolContext of a plain (non-task) call: requests and progress ride the call's own stream. */
 export function plainToolContext(
   server: Server,
-  request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined; logThreshold: LogThreshold; closeStream?: (() => void) | undefined },
+  request: {
+    requestId: RequestId;
+    signal: AbortSignal;
+    progressToken: string | number | undefined;
+    logThreshold: LogThreshold;
+    owner: string | null;
+    closeStream?: (() => void) | undefined;
+  },
 ): ToolContext {
   const accepts = acceptedMethods(server.getClientCapabilities());
   const options = { relatedRequestId: request.requestId, signal: request.signal, timeout: 24 * 60 * 60 * 1000 };
   return {
     taskId: null,
+    owner: request.owner,
     signal: request.signal,
     can: { elicit: accepts.includes(ELICIT), sample: accepts.includes(SAMPLE) },
     progress(progress, total, message) {

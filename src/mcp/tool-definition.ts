@@ -19,6 +19,11 @@ export type TaskSupport = "forbidden" | "optional" | "required";
 export interface ToolContext {
   /** The task id when called as a task, else null. */
   readonly taskId: string | null;
+  /**
+   * The owner key the call is made for (the task's owner, the plain call's caller; null when bound
+   * to nobody, T-SEC-2): the gateway keeps one upstream process per principal by it.
+   */
+  readonly owner: string | null;
   /** Aborts on `tasks/cancel`, on expiry, on shutdown (or when a plain call is cancelled). */
   readonly signal: AbortSignal;
   /** Progress with the request's progressToken; a no-op when the requestor sent none. */
