@@ -4,6 +4,11 @@ import { RECOVERY_POLICIES } from "../runtime/recovery-policy.js";
 import type { RecoveryPolicy } from "../runtime/recovery-policy.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
 
+/** Re-sends after an upstream crash when a tool's recovery says "retry" and gives no `retries`. */
+export const DEFAULT_CRASH_RETRIES = 2;
+/** Most re-sends a config may ask for: a call that kills its upstream every time must end. */
+export const MAX_CRASH_RETRIES = 5;
+
 /** How the gateway offers one upstream tool. */
 export interface GatewayToolConfig {
   /** `execution.taskSupport` listed for the tool; default "optional". */
@@ -16,6 +21,8 @@ export interface GatewayToolConfig {
   immediateResponse?: string;
   /** Longest the upstream may stay silent (no answer, no progress) on one call of this tool, in ms. */
   timeoutMs?: number;
+  /** Re-sends of a call whose upstream died under it, when recovery is "retry" (see crash-retry.ts). */
+  retries?: number;
 }
 
 const ToolEntry = z
@@ -25,6 +32,7 @@ const ToolEntry = z
     recovery: z.enum(RECOVERY_POLICIES as unknown as [RecoveryPolicy, ...RecoveryPolicy[]]).optional(),
     immediateResponse: z.string().optional(),
     timeoutMs: z.number().int().positive().optional(),
+    retries: z.number().int().min(0).max(MAX_CRASH_RETRIES).optional(),
   })
   .strict();
 
@@ -73,7 +81,14 @@ export class GatewayConfig {
       ...(merged.recovery !== undefined && { recovery: merged.recovery }),
       ...(merged.immediateResponse !== undefined && { immediateResponse: merged.immediateResponse }),
       ...(merged.timeoutMs !== undefined && { timeoutMs: merged.timeoutMs }),
+      ...(merged.retries !== undefined && { retries: merged.retries }),
     };
+  }
+
+  /** Whether the tool's own entry (not `defaults`) sets `field`. */
+  hasOwnEntry(name: string, field: keyof GatewayToolConfig): boolean {
+    const entry = this.file.tools?.[name];
+    return entry !== undefined && Object.hasOwn(entry, field);
   }
 }
 

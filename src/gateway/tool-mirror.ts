@@ -3,6 +3,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Logger } from "../core/logger.js";
 import type { TaskServer } from "../mcp/task-server.js";
+import { crashRetries } from "./crash-retry.js";
 import type { GatewayConfig } from "./gateway-config.js";
 import type { UpstreamConnection } from "./upstream-connection.js";
 import type { UpstreamCaller } from "./upstream-pool.js";
@@ -71,6 +72,7 @@ export class ToolMirror {
   private register(tool: Tool): void {
     const config = this.config.tool(tool.name);
     const name = tool.name;
+    const call = { timeoutMs: config.timeoutMs, retries: crashRetries(this.config, tool) };
     this.app.tool(
       name,
       {
@@ -86,7 +88,7 @@ export class ToolMirror {
         ...(config.ttl !== undefined && { defaultTtlMs: config.ttl }),
         ...(config.immediateResponse !== undefined && { immediateResponse: config.immediateResponse }),
       },
-      (args, ctx) => this.calls.callTool(name, args, ctx, config.timeoutMs),
+      (args, ctx) => this.calls.callTool(name, args, ctx, call),
     );
   }
 }

@@ -28,6 +28,19 @@ export interface UpstreamOptions {
   maxRestartDelayMs?: number;
 }
 
+/** How one upstream tool call is made. */
+export interface UpstreamCallOptions {
+  /** Longest the upstream may stay silent (ms); default the connection's `timeoutMs`. */
+  timeoutMs?: number | undefined;
+  /** Re-sends when the upstream dies under the call (default 0: the call fails). */
+  retries?: number | undefined;
+}
+
+/** The upstream went away under a call (exit, crash, kill): what a re-send can cure. */
+function isConnectionLoss(error: unknown): boolean {
+  return error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
+}
+
 /** What runs on every (re)connected client: registers handlers, lists what it offers. */
 export type ConnectedListener = (client: Client) => void | Promise<void>;
 
@@ -98,32 +111,50 @@ export class UpstreamConnection {
    * Calls a tool upstream with the requestor's context: the upstream's progress becomes
    * `ctx.progress`, its elicitation and sampling requests `ctx.elicit` / `ctx.sample`, and an
    * abort of `ctx.signal` sends it `notifications/cancelled`. Its JSON-RPC error is thrown as it
-   * is; a loss of the upstream, a timeout or an invalid answer as a clear -32603.
+   * is; a loss of the upstream, a timeout or an invalid answer as a clear -32603. When the upstream
+   * dies under the call and `retries` allows (crash-retry.ts), the call is re-sent to the restarted
+   * upstream, up to `retries` times.
    */
-  async callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, timeoutMs = this.options.timeoutMs): Promise<CallToolResult> {
-    const client = await this.client(timeoutMs);
-    const id = this.nextCall++;
-    this.calls.set(id, ctx);
-    try {
-      return (await client.callTool({ name, arguments: args }, undefined, {
-        signal: ctx.signal,
-        timeout: timeoutMs,
-        resetTimeoutOnProgress: true,
-        onprogress: (p) => ctx.progress(p.progress, p.total, p.message),
-      })) as CallToolResult;
-    } catch (error) {
-      throw this.callFailure(name, error, timeoutMs, ctx.signal);
-    } finally {
-      this.calls.delete(id);
+  async callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, options: UpstreamCallOptions = {}): Promise<CallToolResult> {
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    const retries = options.retries ?? 0;
+    // A re-sent call starts its progress over: only what goes beyond the furthest reported is passed on.
+    let furthest = -Infinity;
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.client(timeoutMs);
+      const id = this.nextCall++;
+      this.calls.set(id, ctx);
+      try {
+        return (await client.callTool({ name, arguments: args }, undefined, {
+          signal: ctx.signal,
+          timeout: timeoutMs,
+          resetTimeoutOnProgress: true,
+          onprogress: (p) => {
+            if (p.progress <= furthest) return;
+            furthest = p.progress;
+            ctx.progress(p.progress, p.total, p.message);
+          },
+        })) as CallToolResult;
+      } catch (error) {
+        if (attempt < retries && !ctx.signal.aborted && isConnectionLoss(error)) {
+          this.options.logger.warn({ upstream: this.name, tool: name, retry: attempt + 1, of: retries }, "upstream lost during a call; re-sending it once restarted");
+          await ctx.setStatusMessage(`The upstream server (${this.name}) exited or crashed during the call; re-sending it once restarted (retry ${attempt + 1} of ${retries})`);
+          continue;
+        }
+        throw this.callFailure(name, error, timeoutMs, ctx.signal, attempt);
+      } finally {
+        this.calls.delete(id);
+      }
     }
   }
 
   /** What a failed upstream call ends the task with. */
-  private callFailure(name: string, error: unknown, timeoutMs: number, signal: AbortSignal): unknown {
+  private callFailure(name: string, error: unknown, timeoutMs: number, signal: AbortSignal, retried: number): unknown {
     if (signal.aborted) return error; // cancelled: the engine has settled the task already
     if (error instanceof McpError) {
       if (error.code === ErrorCode.ConnectionClosed) {
-        return upstreamError(`The upstream server (${this.name}) closed the connection during tools/call ${name} (it exited or crashed); the gateway restarts it`);
+        const after = retried === 0 ? "" : `, also after ${retried} re-send${retried === 1 ? "" : "s"}`;
+        return upstreamError(`The upstream server (${this.name}) closed the connection during tools/call ${name} (it exited or crashed${after}); the gateway restarts it`);
       }
       if (error.code === ErrorCode.RequestTimeout) {
         return upstreamError(`The upstream server (${this.name}) sent no answer to tools/call ${name} for ${timeoutMs} ms; the call was cancelled upstream`);

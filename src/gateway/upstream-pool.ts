@@ -2,12 +2,12 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
-import { UpstreamConnection, type UpstreamOptions } from "./upstream-connection.js";
+import { UpstreamConnection, type UpstreamCallOptions, type UpstreamOptions } from "./upstream-connection.js";
 import type { UpstreamTarget } from "./upstream-target.js";
 
 /** What runs an upstream tool call for a requestor: the shared connection, or a pool of per-principal ones. */
 export interface UpstreamCaller {
-  callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, timeoutMs?: number): Promise<CallToolResult>;
+  callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, options?: UpstreamCallOptions): Promise<CallToolResult>;
 }
 
 /** Bounds of the per-principal pool. */
@@ -59,12 +59,12 @@ export class UpstreamPool implements UpstreamCaller {
     return this.members.size;
   }
 
-  async callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, timeoutMs?: number): Promise<CallToolResult> {
+  async callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, options?: UpstreamCallOptions): Promise<CallToolResult> {
     const key = keyOf(ctx.owner);
     const member = this.acquire(key);
     try {
       await member.started;
-      return await member.connection.callTool(name, args, ctx, timeoutMs);
+      return await member.connection.callTool(name, args, ctx, options);
     } finally {
       this.release(key, member);
     }
