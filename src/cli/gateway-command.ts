@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { attachGateway, type Gateway } from "../gateway/gateway.js";
 import { GatewayConfig, loadGatewayConfig } from "../gateway/gateway-config.js";
 import { DEFAULT_MAX_UPSTREAMS, DEFAULT_UPSTREAM_IDLE_MS, type PerPrincipalOptions } from "../gateway/upstream-pool.js";
+import { rootOf } from "../gateway/gateway-roots.js";
 import { parseHeader, splitCommandLine, type UpstreamTarget } from "../gateway/upstream-target.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { positiveInt } from "./options.js";
@@ -19,6 +20,7 @@ interface GatewayOptions extends ServeOptions {
   upstreamPerPrincipal?: boolean;
   upstreamMaxProcesses?: number;
   upstreamIdle?: number;
+  root: string[];
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -35,6 +37,7 @@ export function gatewayCommand(): Command {
       .option("--upstream-per-principal", "start one --upstream-stdio process per authenticated principal for its tool calls, so no two principals' calls, questions or samplings share a process")
       .option("--upstream-max-processes <n>", `per-principal upstream processes at most at once (default ${DEFAULT_MAX_UPSTREAMS})`, positiveInt)
       .option("--upstream-idle <ms>", `end a principal's upstream process after this long without a call (default ${DEFAULT_UPSTREAM_IDLE_MS})`, positiveInt)
+      .option("--root <path-or-uri>", "a root the upstream's roots/list is answered with when no requestor is asked (repeatable; adds to the config's roots)", collect, [])
       .option("--config <file>", "gateway config (JSON): per tool taskSupport, ttl, recovery, immediateResponse, timeoutMs"),
   );
   return withServeAction<GatewayOptions>(command, async (opts) => {
@@ -46,10 +49,11 @@ export function gatewayCommand(): Command {
       throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
     }
     const perPrincipal = perPrincipalOf(opts, config, upstream);
+    const roots = [...config.roots(), ...opts.root.map((flag) => rootOf(flag))];
     let gateway: Gateway | undefined;
     await runServer(opts, {
       register: async (app, logger) => {
-        gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout, ...(perPrincipal && { perPrincipal }) });
+        gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout, roots, ...(perPrincipal && { perPrincipal }) });
       },
       close: async () => gateway?.close(),
     });

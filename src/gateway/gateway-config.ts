@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
+import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { RECOVERY_POLICIES } from "../runtime/recovery-policy.js";
 import type { RecoveryPolicy } from "../runtime/recovery-policy.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
+import { rootOf } from "./gateway-roots.js";
 
 /** Re-sends after an upstream crash when a tool's recovery says "retry" and gives no `retries`. */
 export const DEFAULT_CRASH_RETRIES = 2;
@@ -49,13 +51,15 @@ const PerPrincipalEntry = z.union([
 
 /**
  * The `--config FILE` JSON: `defaults` for every tool, `tools` per tool name (a name's entry
- * wins), and `upstreamPerPrincipal` (one stdio upstream process per principal).
+ * wins), `upstreamPerPrincipal` (one stdio upstream process per principal) and `roots`.
  */
 export const GatewayConfigFile = z
   .object({
     defaults: ToolEntry.optional(),
     tools: z.record(z.string(), ToolEntry).optional(),
     upstreamPerPrincipal: PerPrincipalEntry.optional(),
+    /** Roots the gateway answers the upstream's `roots/list` with when no requestor is asked: paths or `{uri, name}`. */
+    roots: z.array(z.union([z.string().min(1), z.object({ uri: z.string().min(1), name: z.string().optional() }).strict()])).optional(),
   })
   .strict();
 
@@ -64,6 +68,11 @@ export type GatewayConfigFile = z.infer<typeof GatewayConfigFile>;
 /** What the gateway knows about its tools' configuration. */
 export class GatewayConfig {
   constructor(private readonly file: GatewayConfigFile = {}) {}
+
+  /** The configured roots (`roots`), as the upstream is told them. */
+  roots(): Root[] {
+    return (this.file.roots ?? []).map((entry) => rootOf(entry));
+  }
 
   /** What the file says of one process per principal: off (null), or the bounds it sets (possibly none). */
   perPrincipal(): { maxUpstreams?: number; idleMs?: number } | null {

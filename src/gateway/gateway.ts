@@ -1,4 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import {
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
@@ -29,6 +30,8 @@ export interface GatewayOptions {
    * connection still lists the tools and serves resources, prompts and completions.
    */
   perPrincipal?: PerPrincipalOptions;
+  /** The roots the upstream is told when no requestor is asked (default: the config file's `roots`). */
+  roots?: Root[];
 }
 
 /** A running gateway: its upstream connection and the mirror of its tools (resources and prompts are mirrored too). */
@@ -53,6 +56,7 @@ export async function attachGateway(app: TaskServer, options: GatewayOptions): P
     logger: options.logger,
     timeoutMs: options.timeoutMs,
     ...(options.restartDelayMs !== undefined && { restartDelayMs: options.restartDelayMs }),
+    roots: options.roots ?? options.config.roots(),
   };
   const upstream = new UpstreamConnection(options.upstream, upstreamOptions);
   if (options.perPrincipal && options.upstream.kind !== "stdio") throw new Error("one upstream process per principal needs a stdio upstream");

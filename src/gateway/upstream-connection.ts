@@ -6,11 +6,14 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
+  ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
   type CallToolResult,
   type ElicitRequestFormParams,
+  type ListRootsResult,
   type Notification,
+  type Root,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
@@ -26,6 +29,8 @@ export interface UpstreamOptions {
   /** First restart delay after a loss (ms), doubled per failed attempt up to `maxRestartDelayMs`. */
   restartDelayMs?: number;
   maxRestartDelayMs?: number;
+  /** The gateway's own roots (`--root`): the answer to a `roots/list` no requestor is asked. */
+  roots?: Root[];
 }
 
 /** How one upstream tool call is made. */
@@ -183,8 +188,21 @@ export class UpstreamConnection {
     );
   }
 
+  /**
+   * The answer to the upstream's `roots/list`: during a call, the requestor's own roots when it
+   * declared the roots capability (a question, `input_required` for a task); otherwise — asked at
+   * initialization (server-filesystem asks then), between calls, with several calls in flight, or
+   * of a requestor without roots — the gateway's configured roots, which are nobody's secret.
+   */
+  private async roots(): Promise<ListRootsResult> {
+    const [ctx] = this.calls.size === 1 ? this.calls.values() : [];
+    if (ctx?.can.roots && ctx.listRoots) return await ctx.listRoots();
+    return { roots: this.options.roots ?? [] };
+  }
+
   private async connect(): Promise<void> {
-    const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities: { elicitation: {}, sampling: {} } });
+    const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+    client.setRequestHandler(ListRootsRequestSchema, async () => this.roots());
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       const ctx = this.soleCall("elicitation/create");
       if (request.params.mode === "url") throw new McpError(ErrorCode.InvalidParams, "The gateway relays form elicitation only");
