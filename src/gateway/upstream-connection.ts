@@ -19,6 +19,7 @@ import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
+import { followUpstreamTask, type UpstreamTaskHost } from "./upstream-task.js";
 import { describeUpstream, type UpstreamTarget } from "./upstream-target.js";
 
 /** How the connection restarts a lost upstream, and how long a call may wait. */
@@ -39,6 +40,10 @@ export interface UpstreamCallOptions {
   timeoutMs?: number | undefined;
   /** Re-sends when the upstream dies under the call (default 0: the call fails). */
   retries?: number | undefined;
+  /** Call it as a task of the upstream and follow that task (upstream-task.ts). */
+  asTask?: boolean | undefined;
+  /** ttl asked for the upstream task. */
+  ttl?: number | undefined;
 }
 
 /** The upstream went away under a call (exit, crash, kill): what a re-send can cure. */
@@ -60,7 +65,7 @@ interface NotificationRoute {
  * declares elicitation and sampling so the upstream may ask, routes what the upstream asks to the
  * call it belongs to, and restarts a lost upstream with backoff (calls in flight then fail).
  */
-export class UpstreamConnection {
+export class UpstreamConnection implements UpstreamTaskHost {
   readonly name: string;
   private current: Client | null = null;
   private waiting: Array<() => void> = [];
@@ -69,6 +74,8 @@ export class UpstreamConnection {
   private restartTimer: NodeJS.Timeout | null = null;
   /** Calls in flight, by a local id: what the upstream asks is put to their requestor. */
   private readonly calls = new Map<number, ToolContext>();
+  /** Calls following an upstream task, by its id: a question naming the task goes to its call. */
+  private readonly tasks = new Map<string, ToolContext>();
   private nextCall = 0;
   private readonly connected: ConnectedListener[] = [];
   private readonly routes: NotificationRoute[] = [];
@@ -122,6 +129,7 @@ export class UpstreamConnection {
    */
   async callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, options: UpstreamCallOptions = {}): Promise<CallToolResult> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    if (options.asTask) return followUpstreamTask(this, this.options.logger, { name, args, ctx, timeoutMs, ttl: options.ttl });
     const retries = options.retries ?? 0;
     // A re-sent call starts its progress over: only what goes beyond the furthest reported is passed on.
     let furthest = -Infinity;
@@ -151,6 +159,30 @@ export class UpstreamConnection {
         this.calls.delete(id);
       }
     }
+  }
+
+  attach(ctx: ToolContext): () => void {
+    const id = this.nextCall++;
+    this.calls.set(id, ctx);
+    return () => this.calls.delete(id);
+  }
+
+  bindTask(upstreamTaskId: string, ctx: ToolContext): () => void {
+    this.tasks.set(upstreamTaskId, ctx);
+    return () => {
+      if (this.tasks.get(upstreamTaskId) === ctx) this.tasks.delete(upstreamTaskId);
+    };
+  }
+
+  /**
+   * The call an upstream request belongs to: the one following the upstream task the request's
+   * related-task metadata names (T-INPUT-2), else the sole call in flight.
+   */
+  private callOf(method: string, meta: Record<string, unknown> | undefined): ToolContext {
+    const related = meta?.["io.modelcontextprotocol/related-task"];
+    const taskId = typeof related === "object" && related !== null ? (related as { taskId?: unknown }).taskId : undefined;
+    const ctx = typeof taskId === "string" ? this.tasks.get(taskId) : undefined;
+    return ctx ?? this.soleCall(method);
   }
 
   /** What a failed upstream call ends the task with. */
@@ -204,12 +236,12 @@ export class UpstreamConnection {
     const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
     client.setRequestHandler(ListRootsRequestSchema, async () => this.roots());
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      const ctx = this.soleCall("elicitation/create");
+      const ctx = this.callOf("elicitation/create", request.params._meta);
       if (request.params.mode === "url") throw new McpError(ErrorCode.InvalidParams, "The gateway relays form elicitation only");
       return await ctx.elicit(request.params as ElicitRequestFormParams);
     });
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      const ctx = this.soleCall("sampling/createMessage");
+      const ctx = this.callOf("sampling/createMessage", request.params._meta);
       return await ctx.sample(request.params);
     });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
