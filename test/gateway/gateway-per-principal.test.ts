@@ -18,8 +18,12 @@ import { closeClients, EVERYTHING, eventually, nodeCommand, startGateway, type G
 const ALICE = "tok-alice-gw-4c1d";
 const MALLORY = "tok-mallory-gw-9e2a";
 const dirs: string[] = [];
+const gateways: GatewayProcess[] = [];
 
 afterEach(async () => {
+  // An upstream still busy (a 30 s operation) outlives a SIGKILLed gateway for a while, holding
+  // the gateway's stderr open, which killAll waits for: the upstreams go first.
+  for (const gateway of gateways.splice(0)) for (const pid of gateway.upstreamPids()) process.kill(pid, "SIGKILL");
   await closeClients();
   await killAll();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -33,8 +37,14 @@ function tokenFile(): string {
   return file;
 }
 
+async function gatewayWith(args: string[]): Promise<GatewayProcess> {
+  const gateway = await startGateway(["--store", "memory", "--auth-tokens", tokenFile(), ...args, "--upstream-stdio", nodeCommand(EVERYTHING, "stdio")]);
+  gateways.push(gateway);
+  return gateway;
+}
+
 function perPrincipalGateway(...extra: string[]): Promise<GatewayProcess> {
-  return startGateway(["--store", "memory", "--auth-tokens", tokenFile(), "--upstream-per-principal", ...extra, "--upstream-stdio", nodeCommand(EVERYTHING, "stdio")]);
+  return gatewayWith(["--upstream-per-principal", ...extra]);
 }
 
 /** Answers the elicitation with `name` once `release` resolves; records each question's message. */
@@ -87,6 +97,33 @@ describe("gateway --upstream-per-principal (server-everything over stdio)", { ti
     expect(gateway.upstreamPids().sort()).toEqual(pids.sort());
     const started = gateway.cli.stderr.filter((l) => l["msg"] === "started an upstream process for a principal").map((l) => l["principal"]);
     expect(started.sort()).toEqual(["owner:local|alice", "owner:local|mallory"]);
+  });
+
+  it("without the flag (shared mode), the second principal's question is refused while the first's call is in flight", async () => {
+    const gateway = await gatewayWith([]);
+    const alice = await gateway.connect({ token: ALICE });
+    const mallory = await gateway.connect({ token: MALLORY });
+    const askedAlice: string[] = [];
+    const askedMallory: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    answerWith(alice, "Alice Liddell", askedAlice, released);
+    answerWith(mallory, "Mallory Mallard", askedMallory, Promise.resolve());
+    const a = await callToolAsTask(alice.client, "trigger-elicitation-request", {});
+    const aliceDone = taskResult(alice.client, a.task.taskId);
+    await eventually("alice's question", async () => (askedAlice.length === 1 ? true : undefined), 60_000);
+    const m = await callToolAsTask(mallory.client, "trigger-elicitation-request", {});
+    const malloryDone = taskResult(mallory.client, m.task.taskId).catch((error: unknown) => error);
+    const failed = await eventually("mallory's task to fail", async () => {
+      const task = await getTask(mallory.client, m.task.taskId);
+      return task.status === "failed" ? task : undefined;
+    });
+    release();
+    await aliceDone;
+    await malloryDone;
+    expect(askedMallory).toEqual([]);
+    expect(failed.statusMessage).toMatch(/elicitation\/create: the gateway has 2 calls in flight and cannot tell which one asks/);
+    expect(gateway.upstreamPids()).toHaveLength(1);
   });
 
   it("ends a principal's process after --upstream-idle without calls, and starts a fresh one on the next call", async () => {
