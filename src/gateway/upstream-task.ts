@@ -103,6 +103,9 @@ async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, 
         }
         continue; // re-attach on the restarted connection: the task lives on upstream if it keeps its tasks
       }
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        throw upstreamError(`The upstream server (${host.name}) did not answer about its task ${taskId} (tools/call ${name}) for ${timeoutMs} ms; the gateway stopped following it`);
+      }
       if (error instanceof McpError && error.code === ErrorCode.InvalidParams && (losses > 0 || reattached)) {
         throw upstreamError(`The upstream server (${host.name}) no longer knows its task ${taskId} (tools/call ${name}): it was restarted without keeping its tasks`);
       }

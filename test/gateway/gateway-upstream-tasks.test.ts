@@ -38,6 +38,7 @@ function tempDir(): string {
 interface Setup {
   dir: string;
   upstreamUrl: string;
+  server: CliProcess;
   /** An SDK client straight to the upstream, to look at its tasks. */
   upstream: HttpClient;
 }
@@ -48,11 +49,11 @@ async function upstreamServer(): Promise<Setup> {
   const upstreamUrl = await server.url(60_000);
   const upstream = await connectHttpClient(upstreamUrl);
   direct.push(upstream);
-  return { dir, upstreamUrl, upstream };
+  return { dir, upstreamUrl, upstream, server };
 }
 
-function gatewayOf(setup: Setup): Promise<GatewayProcess> {
-  return startGateway(["--store", `sqlite:${join(setup.dir, "gateway.db")}`, "--upstream-url", setup.upstreamUrl]);
+function gatewayOf(setup: Setup, ...extra: string[]): Promise<GatewayProcess> {
+  return startGateway(["--store", `sqlite:${join(setup.dir, "gateway.db")}`, ...extra, "--upstream-url", setup.upstreamUrl]);
 }
 
 /** The upstream task id the gateway logged for its task `taskId` ("created" or "re-attached"). */
@@ -114,6 +115,26 @@ describe("gateway in front of a task server (serve --demo over HTTP)", { timeout
     });
     expect(upstreamTask.status).toBe("cancelled");
     expect((await getTask(client, created.task.taskId)).status).toBe("cancelled");
+  });
+
+  it("fails the task clearly when the upstream stops answering about its task (SIGSTOP) for --upstream-timeout", async () => {
+    const setup = await upstreamServer();
+    const gateway = await gatewayOf(setup, "--upstream-timeout", "3000");
+    const { client } = await gateway.connect();
+    const created = await callToolAsTask(client, "sleep", { ms: 60_000 });
+    const upstreamTaskId = await upstreamTaskOf(gateway, created.task.taskId);
+    process.kill(setup.server.pid, "SIGSTOP");
+    try {
+      const failed = await eventually("the task to fail", async () => {
+        const task = await getTask(client, created.task.taskId);
+        return task.status === "failed" ? task : undefined;
+      }, 30_000);
+      expect(failed.statusMessage).toBe(
+        `The upstream server (${new URL(setup.upstreamUrl).origin}/mcp) did not answer about its task ${upstreamTaskId} (tools/call sleep) for 3000 ms; the gateway stopped following it`,
+      );
+    } finally {
+      process.kill(setup.server.pid, "SIGCONT");
+    }
   });
 
   it("re-attaches to the upstream task after kill -9 of the gateway: same upstream task, its result served", async () => {
