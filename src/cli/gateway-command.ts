@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { attachGateway, type Gateway } from "../gateway/gateway.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { runServer, serverOptions, withServeAction, type ServeOptions } from "./serve-command.js";
-import { gatewayConfigOf, upstreamOf, upstreamOptions, type UpstreamFlags } from "./upstream-options.js";
+import { gatewayConfigOf, upstreamOf, upstreamOptions, upstreamRunOptionsOf, type UpstreamFlags } from "./upstream-options.js";
 
 interface GatewayOptions extends ServeOptions, UpstreamFlags {}
 
@@ -11,10 +11,11 @@ export function gatewayCommand(): Command {
   return withServeAction<GatewayOptions>(command, async (opts) => {
     const upstream = upstreamOf(opts);
     const config = gatewayConfigOf(opts);
+    const run = upstreamRunOptionsOf(opts, config, upstream);
     let gateway: Gateway | undefined;
     await runServer(opts, {
       register: async (app, logger) => {
-        gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout });
+        gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout, ...run });
       },
       close: async () => gateway?.close(),
     });

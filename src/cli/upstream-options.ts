@@ -1,5 +1,8 @@
 import { type Command, InvalidArgumentError } from "commander";
+import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import { GatewayConfig, loadGatewayConfig } from "../gateway/gateway-config.js";
+import { rootOf } from "../gateway/gateway-roots.js";
+import { DEFAULT_MAX_UPSTREAMS, DEFAULT_UPSTREAM_IDLE_MS, type PerPrincipalOptions } from "../gateway/upstream-pool.js";
 import { parseHeader, splitCommandLine, type UpstreamTarget } from "../gateway/upstream-target.js";
 import { positiveInt } from "./options.js";
 
@@ -17,6 +20,10 @@ export interface UpstreamFlags {
   upstreamHeader: string[];
   config?: string;
   upstreamTimeout: number;
+  upstreamPerPrincipal?: boolean;
+  upstreamMaxProcesses?: number;
+  upstreamIdle?: number;
+  root: string[];
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -30,7 +37,11 @@ export function upstreamOptions(command: Command): Command {
     .option("--upstream-url <url>", "the upstream MCP server: its Streamable HTTP URL")
     .option("--upstream-header <header>", 'header sent to an --upstream-url with every request, "Name: value" (repeatable; never logged)', collect, [])
     .option("--upstream-timeout <ms>", "longest an upstream call may go without an answer or progress before its task fails", positiveInt, DEFAULT_UPSTREAM_TIMEOUT_MS)
-    .option("--config <file>", "gateway config (JSON): per tool taskSupport, ttl, recovery, immediateResponse, timeoutMs");
+    .option("--upstream-per-principal", "start one --upstream-stdio process per authenticated principal for its tool calls, so no two principals' calls, questions or samplings share a process")
+    .option("--upstream-max-processes <n>", `per-principal upstream processes at most at once (default ${DEFAULT_MAX_UPSTREAMS})`, positiveInt)
+    .option("--upstream-idle <ms>", `end a principal's upstream process after this long without a call (default ${DEFAULT_UPSTREAM_IDLE_MS})`, positiveInt)
+    .option("--root <path-or-uri>", "a root the upstream's roots/list is answered with when no requestor is asked (repeatable; adds to the config's roots)", collect, [])
+    .option("--config <file>", "gateway config (JSON): per tool taskSupport, ttl, recovery, retries, immediateResponse, timeoutMs; roots; upstreamPerPrincipal");
 }
 
 /** Whether any flag naming an upstream was given (a worker without one runs --demo/--tools only). */
@@ -45,6 +56,33 @@ export function gatewayConfigOf(opts: UpstreamFlags): GatewayConfig {
   } catch (error) {
     throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
   }
+}
+
+/** How the gateway runs its upstream beyond the target: per-principal processes and roots, from the flags over the config file. */
+export interface UpstreamRunOptions {
+  perPrincipal?: PerPrincipalOptions;
+  roots: Root[];
+}
+
+export function upstreamRunOptionsOf(opts: UpstreamFlags, config: GatewayConfig, upstream: UpstreamTarget): UpstreamRunOptions {
+  const perPrincipal = perPrincipalOf(opts, config, upstream);
+  const roots = [...config.roots(), ...opts.root.map((flag) => rootOf(flag))];
+  return { roots, ...(perPrincipal && { perPrincipal }) };
+}
+
+/** One process per principal, from the flags over the config file; null when neither asks for it. */
+function perPrincipalOf(opts: UpstreamFlags, config: GatewayConfig, upstream: UpstreamTarget): PerPrincipalOptions | null {
+  const file = config.perPrincipal();
+  const bounded = opts.upstreamMaxProcesses !== undefined || opts.upstreamIdle !== undefined;
+  if (!opts.upstreamPerPrincipal && file === null) {
+    if (bounded) throw new InvalidArgumentError("--upstream-max-processes and --upstream-idle go with --upstream-per-principal");
+    return null;
+  }
+  if (upstream.kind !== "stdio") throw new InvalidArgumentError("one upstream process per principal needs --upstream-stdio (a URL upstream is one server, not a process the gateway starts)");
+  return {
+    maxUpstreams: opts.upstreamMaxProcesses ?? file?.maxUpstreams ?? DEFAULT_MAX_UPSTREAMS,
+    idleMs: opts.upstreamIdle ?? file?.idleMs ?? DEFAULT_UPSTREAM_IDLE_MS,
+  };
 }
 
 /** The upstream the flags name: exactly one of --upstream-stdio and --upstream-url. */

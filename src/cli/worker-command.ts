@@ -8,7 +8,7 @@ import { nonNegativeInt } from "./options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { drainTimeoutOption, onStopSignals, type DrainFlags } from "./drain-options.js";
 import { attachGateway, type Gateway } from "../gateway/gateway.js";
-import { gatewayConfigOf, namesUpstream, upstreamOf, upstreamOptions, type UpstreamFlags } from "./upstream-options.js";
+import { gatewayConfigOf, namesUpstream, upstreamOf, upstreamOptions, upstreamRunOptionsOf, type UpstreamFlags } from "./upstream-options.js";
 
 interface WorkerOptions extends RunLimitFlags, DrainFlags, UpstreamFlags {
   store: string;
@@ -50,13 +50,15 @@ async function work(opts: WorkerOptions): Promise<void> {
   // Checked before anything is opened, as `gateway` does.
   const upstream = gatewayFlags ? upstreamOf(opts) : undefined;
   const config = gatewayFlags ? gatewayConfigOf(opts) : undefined;
+  // Per-principal processes and roots hold on the workers, where a gateway's handlers run.
+  const run = upstream && config ? upstreamRunOptionsOf(opts, config, upstream) : undefined;
   const backend = openBackend(opts.store, logger);
   if (!backend.shared) throw new Error("a worker needs a shared store: --store postgres://…");
   let gateway: Gateway | undefined;
   const register =
     upstream && config
       ? async (app: TaskServer) => {
-          gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout });
+          gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout, ...run });
         }
       : undefined;
   const { app, workerId } = await startApp("worker", backend, logger, { ...opts, ...(register && { register }) }, {

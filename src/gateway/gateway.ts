@@ -1,4 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import {
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
@@ -12,6 +13,7 @@ import { PromptMirror } from "./prompt-mirror.js";
 import { ResourceMirror } from "./resource-mirror.js";
 import { ToolMirror } from "./tool-mirror.js";
 import { UpstreamConnection } from "./upstream-connection.js";
+import { UpstreamPool, type PerPrincipalOptions } from "./upstream-pool.js";
 import type { UpstreamTarget } from "./upstream-target.js";
 
 /** Options of {@link attachGateway}. */
@@ -23,11 +25,20 @@ export interface GatewayOptions {
   timeoutMs: number;
   /** First delay before restarting a lost upstream (ms); doubles per failed attempt. */
   restartDelayMs?: number;
+  /**
+   * One upstream process per principal for tool calls (stdio upstreams only); the gateway's own
+   * connection still lists the tools and serves resources, prompts and completions.
+   */
+  perPrincipal?: PerPrincipalOptions;
+  /** The roots the upstream is told when no requestor is asked (default: the config file's `roots`). */
+  roots?: Root[];
 }
 
 /** A running gateway: its upstream connection and the mirror of its tools (resources and prompts are mirrored too). */
 export interface Gateway {
   upstream: UpstreamConnection;
+  /** The per-principal processes, when `perPrincipal` is on. */
+  pool: UpstreamPool | null;
   tools: ToolMirror;
   close(): Promise<void>;
 }
@@ -41,12 +52,16 @@ export interface Gateway {
  * A first connection that fails throws: a gateway without its upstream does not start.
  */
 export async function attachGateway(app: TaskServer, options: GatewayOptions): Promise<Gateway> {
-  const upstream = new UpstreamConnection(options.upstream, {
+  const upstreamOptions = {
     logger: options.logger,
     timeoutMs: options.timeoutMs,
     ...(options.restartDelayMs !== undefined && { restartDelayMs: options.restartDelayMs }),
-  });
-  const tools = new ToolMirror(app, upstream, options.config, options.logger);
+    roots: options.roots ?? options.config.roots(),
+  };
+  const upstream = new UpstreamConnection(options.upstream, upstreamOptions);
+  if (options.perPrincipal && options.upstream.kind !== "stdio") throw new Error("one upstream process per principal needs a stdio upstream");
+  const pool = options.perPrincipal ? new UpstreamPool(options.upstream, upstreamOptions, options.perPrincipal, options.logger) : null;
+  const tools = new ToolMirror(app, upstream, options.config, options.logger, pool ?? upstream);
   const resources = new ResourceMirror(app, upstream);
   const prompts = new PromptMirror(app, upstream);
   resources.forwardSubscriptions(options.logger);
@@ -66,5 +81,13 @@ export async function attachGateway(app: TaskServer, options: GatewayOptions): P
   upstream.onNotification(PromptListChangedNotificationSchema, relist("prompts", (client) => prompts.sync(client)));
   upstream.onNotification(ResourceUpdatedNotificationSchema, (notification) => void app.resourceUpdated(notification.params.uri));
   await upstream.start();
-  return { upstream, tools, close: () => upstream.close() };
+  return {
+    upstream,
+    pool,
+    tools,
+    async close() {
+      await pool?.close();
+      await upstream.close();
+    },
+  };
 }

@@ -3,8 +3,11 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Logger } from "../core/logger.js";
 import type { TaskServer } from "../mcp/task-server.js";
+import { crashRetries } from "./crash-retry.js";
+import { upstreamRunsAsTask } from "./upstream-task.js";
 import type { GatewayConfig } from "./gateway-config.js";
 import type { UpstreamConnection } from "./upstream-connection.js";
+import type { UpstreamCaller } from "./upstream-pool.js";
 
 /** Any arguments object: the upstream checks arguments against its own schema, listed as it is. */
 const ANY_ARGUMENTS = z.record(z.string(), z.unknown());
@@ -39,6 +42,8 @@ export class ToolMirror {
     private readonly upstream: UpstreamConnection,
     private readonly config: GatewayConfig,
     private readonly logger: Logger,
+    /** Who runs the calls: the shared connection, or one process per principal. */
+    private readonly calls: UpstreamCaller = upstream,
   ) {}
 
   get names(): string[] {
@@ -51,10 +56,11 @@ export class ToolMirror {
     const seen = new Set<string>();
     for (const tool of tools) {
       seen.add(tool.name);
-      const key = JSON.stringify(tool);
+      const asTask = upstreamRunsAsTask(client, tool);
+      const key = JSON.stringify({ tool, asTask });
       if (this.mirrored.get(tool.name) === key) continue;
       if (this.mirrored.has(tool.name)) this.app.removeTool(tool.name);
-      this.register(tool);
+      this.register(tool, asTask);
       this.mirrored.set(tool.name, key);
     }
     for (const name of [...this.mirrored.keys()]) {
@@ -65,9 +71,16 @@ export class ToolMirror {
     this.logger.debug({ upstream: this.upstream.name, tools: this.names }, "upstream tools mirrored");
   }
 
-  private register(tool: Tool): void {
+  /**
+   * `asTask`: the upstream runs the tool as a task of its own, which the gateway follows; its
+   * recovery is then "resume" unless configured, since re-attaching to the upstream task after a
+   * gateway restart repeats nothing.
+   */
+  private register(tool: Tool, asTask: boolean): void {
     const config = this.config.tool(tool.name);
     const name = tool.name;
+    const call = { timeoutMs: config.timeoutMs, retries: crashRetries(this.config, tool), asTask, ttl: config.ttl };
+    const recovery = config.recovery ?? (asTask ? "resume" : undefined);
     this.app.tool(
       name,
       {
@@ -79,11 +92,11 @@ export class ToolMirror {
         ...(tool.icons !== undefined && { icons: tool.icons }),
         ...(tool._meta !== undefined && { _meta: tool._meta }),
         taskSupport: config.taskSupport,
-        ...(config.recovery !== undefined && { recovery: config.recovery }),
+        ...(recovery !== undefined && { recovery }),
         ...(config.ttl !== undefined && { defaultTtlMs: config.ttl }),
         ...(config.immediateResponse !== undefined && { immediateResponse: config.immediateResponse }),
       },
-      (args, ctx) => this.upstream.callTool(name, args, ctx, config.timeoutMs),
+      (args, ctx) => this.calls.callTool(name, args, ctx, call),
     );
   }
 }

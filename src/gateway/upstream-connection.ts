@@ -6,17 +6,21 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
+  ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
   type CallToolResult,
   type ElicitRequestFormParams,
+  type ListRootsResult,
   type Notification,
+  type Root,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
 import { tiedToGateway } from "./upstream-lifetime.js";
+import { followUpstreamTask, type UpstreamTaskHost } from "./upstream-task.js";
 import { describeUpstream, type UpstreamTarget } from "./upstream-target.js";
 
 /** How the connection restarts a lost upstream, and how long a call may wait. */
@@ -27,6 +31,25 @@ export interface UpstreamOptions {
   /** First restart delay after a loss (ms), doubled per failed attempt up to `maxRestartDelayMs`. */
   restartDelayMs?: number;
   maxRestartDelayMs?: number;
+  /** The gateway's own roots (`--root`): the answer to a `roots/list` no requestor is asked. */
+  roots?: Root[];
+}
+
+/** How one upstream tool call is made. */
+export interface UpstreamCallOptions {
+  /** Longest the upstream may stay silent (ms); default the connection's `timeoutMs`. */
+  timeoutMs?: number | undefined;
+  /** Re-sends when the upstream dies under the call (default 0: the call fails). */
+  retries?: number | undefined;
+  /** Call it as a task of the upstream and follow that task (upstream-task.ts). */
+  asTask?: boolean | undefined;
+  /** ttl asked for the upstream task. */
+  ttl?: number | undefined;
+}
+
+/** The upstream went away under a call (exit, crash, kill): what a re-send can cure. */
+function isConnectionLoss(error: unknown): boolean {
+  return error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
 }
 
 /** What runs on every (re)connected client: registers handlers, lists what it offers. */
@@ -43,7 +66,7 @@ interface NotificationRoute {
  * declares elicitation and sampling so the upstream may ask, routes what the upstream asks to the
  * call it belongs to, and restarts a lost upstream with backoff (calls in flight then fail).
  */
-export class UpstreamConnection {
+export class UpstreamConnection implements UpstreamTaskHost {
   readonly name: string;
   private current: Client | null = null;
   private waiting: Array<() => void> = [];
@@ -52,6 +75,8 @@ export class UpstreamConnection {
   private restartTimer: NodeJS.Timeout | null = null;
   /** Calls in flight, by a local id: what the upstream asks is put to their requestor. */
   private readonly calls = new Map<number, ToolContext>();
+  /** Calls following an upstream task, by its id: a question naming the task goes to its call. */
+  private readonly tasks = new Map<string, ToolContext>();
   private nextCall = 0;
   private readonly connected: ConnectedListener[] = [];
   private readonly routes: NotificationRoute[] = [];
@@ -99,32 +124,75 @@ export class UpstreamConnection {
    * Calls a tool upstream with the requestor's context: the upstream's progress becomes
    * `ctx.progress`, its elicitation and sampling requests `ctx.elicit` / `ctx.sample`, and an
    * abort of `ctx.signal` sends it `notifications/cancelled`. Its JSON-RPC error is thrown as it
-   * is; a loss of the upstream, a timeout or an invalid answer as a clear -32603.
+   * is; a loss of the upstream, a timeout or an invalid answer as a clear -32603. When the upstream
+   * dies under the call and `retries` allows (crash-retry.ts), the call is re-sent to the restarted
+   * upstream, up to `retries` times.
    */
-  async callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, timeoutMs = this.options.timeoutMs): Promise<CallToolResult> {
-    const client = await this.client(timeoutMs);
-    const id = this.nextCall++;
-    this.calls.set(id, ctx);
-    try {
-      return (await client.callTool({ name, arguments: args }, undefined, {
-        signal: ctx.signal,
-        timeout: timeoutMs,
-        resetTimeoutOnProgress: true,
-        onprogress: (p) => ctx.progress(p.progress, p.total, p.message),
-      })) as CallToolResult;
-    } catch (error) {
-      throw this.callFailure(name, error, timeoutMs, ctx.signal);
-    } finally {
-      this.calls.delete(id);
+  async callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, options: UpstreamCallOptions = {}): Promise<CallToolResult> {
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    if (options.asTask) return followUpstreamTask(this, this.options.logger, { name, args, ctx, timeoutMs, ttl: options.ttl });
+    const retries = options.retries ?? 0;
+    // A re-sent call starts its progress over: only what goes beyond the furthest reported is passed on.
+    let furthest = -Infinity;
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.client(timeoutMs);
+      const id = this.nextCall++;
+      this.calls.set(id, ctx);
+      try {
+        return (await client.callTool({ name, arguments: args }, undefined, {
+          signal: ctx.signal,
+          timeout: timeoutMs,
+          resetTimeoutOnProgress: true,
+          onprogress: (p) => {
+            if (p.progress <= furthest) return;
+            furthest = p.progress;
+            ctx.progress(p.progress, p.total, p.message);
+          },
+        })) as CallToolResult;
+      } catch (error) {
+        if (attempt < retries && !ctx.signal.aborted && isConnectionLoss(error)) {
+          this.options.logger.warn({ upstream: this.name, tool: name, retry: attempt + 1, of: retries }, "upstream lost during a call; re-sending it once restarted");
+          await ctx.setStatusMessage(`The upstream server (${this.name}) exited or crashed during the call; re-sending it once restarted (retry ${attempt + 1} of ${retries})`);
+          continue;
+        }
+        throw this.callFailure(name, error, timeoutMs, ctx.signal, attempt);
+      } finally {
+        this.calls.delete(id);
+      }
     }
   }
 
+  attach(ctx: ToolContext): () => void {
+    const id = this.nextCall++;
+    this.calls.set(id, ctx);
+    return () => this.calls.delete(id);
+  }
+
+  bindTask(upstreamTaskId: string, ctx: ToolContext): () => void {
+    this.tasks.set(upstreamTaskId, ctx);
+    return () => {
+      if (this.tasks.get(upstreamTaskId) === ctx) this.tasks.delete(upstreamTaskId);
+    };
+  }
+
+  /**
+   * The call an upstream request belongs to: the one following the upstream task the request's
+   * related-task metadata names (T-INPUT-2), else the sole call in flight.
+   */
+  private callOf(method: string, meta: Record<string, unknown> | undefined): ToolContext {
+    const related = meta?.["io.modelcontextprotocol/related-task"];
+    const taskId = typeof related === "object" && related !== null ? (related as { taskId?: unknown }).taskId : undefined;
+    const ctx = typeof taskId === "string" ? this.tasks.get(taskId) : undefined;
+    return ctx ?? this.soleCall(method);
+  }
+
   /** What a failed upstream call ends the task with. */
-  private callFailure(name: string, error: unknown, timeoutMs: number, signal: AbortSignal): unknown {
+  private callFailure(name: string, error: unknown, timeoutMs: number, signal: AbortSignal, retried: number): unknown {
     if (signal.aborted) return error; // cancelled: the engine has settled the task already
     if (error instanceof McpError) {
       if (error.code === ErrorCode.ConnectionClosed) {
-        return upstreamError(`The upstream server (${this.name}) closed the connection during tools/call ${name} (it exited or crashed); the gateway restarts it`);
+        const after = retried === 0 ? "" : `, also after ${retried} re-send${retried === 1 ? "" : "s"}`;
+        return upstreamError(`The upstream server (${this.name}) closed the connection during tools/call ${name} (it exited or crashed${after}); the gateway restarts it`);
       }
       if (error.code === ErrorCode.RequestTimeout) {
         return upstreamError(`The upstream server (${this.name}) sent no answer to tools/call ${name} for ${timeoutMs} ms; the call was cancelled upstream`);
@@ -153,15 +221,28 @@ export class UpstreamConnection {
     );
   }
 
+  /**
+   * The answer to the upstream's `roots/list`: during a call, the requestor's own roots when it
+   * declared the roots capability (a question, `input_required` for a task); otherwise — asked at
+   * initialization (server-filesystem asks then), between calls, with several calls in flight, or
+   * of a requestor without roots — the gateway's configured roots, which are nobody's secret.
+   */
+  private async roots(): Promise<ListRootsResult> {
+    const [ctx] = this.calls.size === 1 ? this.calls.values() : [];
+    if (ctx?.can.roots && ctx.listRoots) return await ctx.listRoots();
+    return { roots: this.options.roots ?? [] };
+  }
+
   private async connect(): Promise<void> {
-    const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities: { elicitation: {}, sampling: {} } });
+    const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+    client.setRequestHandler(ListRootsRequestSchema, async () => this.roots());
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      const ctx = this.soleCall("elicitation/create");
+      const ctx = this.callOf("elicitation/create", request.params._meta);
       if (request.params.mode === "url") throw new McpError(ErrorCode.InvalidParams, "The gateway relays form elicitation only");
       return await ctx.elicit(request.params as ElicitRequestFormParams);
     });
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      const ctx = this.soleCall("sampling/createMessage");
+      const ctx = this.callOf("sampling/createMessage", request.params._meta);
       return await ctx.sample(request.params);
     });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {

@@ -1,5 +1,13 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CreateMessageResultSchema, ElicitResultSchema, type CreateMessageResult, type ElicitResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  ListRootsResultSchema,
+  type CreateMessageResult,
+  type ElicitResult,
+  type ListRootsResult,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskContext } from "../runtime/task-context.js";
@@ -12,12 +20,14 @@ import type { AskOptions, ToolContext } from "./tool-definition.js";
 
 export const ELICIT = "elicitation/create";
 export const SAMPLE = "sampling/createMessage";
+export const ROOTS = "roots/list";
 
 /** Methods this client can answer, from its declared capabilities. */
-export function acceptedMethods(capabilities: { elicitation?: unknown; sampling?: unknown } | undefined): string[] {
+export function acceptedMethods(capabilities: { elicitation?: unknown; sampling?: unknown; roots?: unknown } | undefined): string[] {
   const accepts: string[] = [];
   if (capabilities?.elicitation) accepts.push(ELICIT);
   if (capabilities?.sampling) accepts.push(SAMPLE);
+  if (capabilities?.roots) accepts.push(ROOTS);
   return accepts;
 }
 
@@ -28,11 +38,12 @@ function parseAnswer<T>(schema: { safeParse(v: unknown): { success: true; data: 
 }
 
 /** The ToolContext of a tool running as a task: every exchange goes through the engine. */
-export function taskToolContext(ctx: TaskContext): ToolContext {
+export function taskToolContext(ctx: TaskContext, owner: string | null): ToolContext {
   return {
     taskId: ctx.taskId,
+    owner,
     signal: ctx.signal,
-    can: { elicit: ctx.accepts(ELICIT), sample: ctx.accepts(SAMPLE) },
+    can: { elicit: ctx.accepts(ELICIT), sample: ctx.accepts(SAMPLE), roots: ctx.accepts(ROOTS) },
     progress: (progress, total, message) => ctx.progress(progress, total, message),
     log: (level, data, logger) => ctx.log(level, data, logger),
     setStatusMessage: (message) => ctx.setStatusMessage(message),
@@ -45,20 +56,32 @@ export function taskToolContext(ctx: TaskContext): ToolContext {
       if (!ctx.accepts(SAMPLE)) throw new CapabilityError("sampling");
       return parseAnswer(CreateMessageResultSchema, await ctx.request(SAMPLE, withAsk(params, ask)), SAMPLE);
     },
+    async listRoots(): Promise<ListRootsResult> {
+      if (!ctx.accepts(ROOTS)) throw new CapabilityError("roots");
+      return parseAnswer(ListRootsResultSchema, await ctx.request(ROOTS, {}), ROOTS);
+    },
   };
 }
 
 /** The ToolContext of a plain (non-task) call: requests and progress ride the call's own stream. */
 export function plainToolContext(
   server: Server,
-  request: { requestId: RequestId; signal: AbortSignal; progressToken: string | number | undefined; logThreshold: LogThreshold; closeStream?: (() => void) | undefined },
+  request: {
+    requestId: RequestId;
+    signal: AbortSignal;
+    progressToken: string | number | undefined;
+    logThreshold: LogThreshold;
+    owner: string | null;
+    closeStream?: (() => void) | undefined;
+  },
 ): ToolContext {
   const accepts = acceptedMethods(server.getClientCapabilities());
   const options = { relatedRequestId: request.requestId, signal: request.signal, timeout: 24 * 60 * 60 * 1000 };
   return {
     taskId: null,
+    owner: request.owner,
     signal: request.signal,
-    can: { elicit: accepts.includes(ELICIT), sample: accepts.includes(SAMPLE) },
+    can: { elicit: accepts.includes(ELICIT), sample: accepts.includes(SAMPLE), roots: accepts.includes(ROOTS) },
     progress(progress, total, message) {
       if (request.progressToken === undefined || request.signal.aborted) return;
       void server
@@ -89,6 +112,10 @@ export function plainToolContext(
       if (!accepts.includes(SAMPLE)) throw new CapabilityError("sampling");
       if (ask?.asTask) return askAsTask(server, request, SAMPLE, params, CreateMessageResultSchema, ask);
       return server.request({ method: SAMPLE, params }, CreateMessageResultSchema, options);
+    },
+    async listRoots() {
+      if (!accepts.includes(ROOTS)) throw new CapabilityError("roots");
+      return server.request({ method: ROOTS }, ListRootsResultSchema, options);
     },
   };
 }

@@ -5,6 +5,7 @@ import type {
   ElicitRequestFormParams,
   ElicitResult,
   Icon,
+  ListRootsResult,
   Tool,
   ToolAnnotations,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -19,6 +20,11 @@ export type TaskSupport = "forbidden" | "optional" | "required";
 export interface ToolContext {
   /** The task id when called as a task, else null. */
   readonly taskId: string | null;
+  /**
+   * The owner key the call is made for (the task's owner, the plain call's caller; null when bound
+   * to nobody, T-SEC-2): the gateway keeps one upstream process per principal by it.
+   */
+  readonly owner: string | null;
   /** Aborts on `tasks/cancel`, on expiry, on shutdown (or when a plain call is cancelled). */
   readonly signal: AbortSignal;
   /** Progress with the request's progressToken; a no-op when the requestor sent none. */
@@ -36,8 +42,15 @@ export interface ToolContext {
   log(level: LogLevel, data: unknown, logger?: string): void;
   /** Sets the task's statusMessage (no-op for a plain call). */
   setStatusMessage(message: string): Promise<void>;
-  /** Whether the requestor can answer `elicit()` / `sample()`. */
-  readonly can: { elicit: boolean; sample: boolean };
+  /** Whether the requestor can answer `elicit()` / `sample()` / `listRoots()` (roots: absent means no). */
+  readonly can: { elicit: boolean; sample: boolean; roots?: boolean };
+  /**
+   * Asks the requestor for its roots (`roots/list`): as a task's question (T-INPUT; X-UPD-1 lists
+   * `roots/list` among 2026-07-28 input requests) or on a plain call's stream. Absent where the
+   * binding has no way to ask (a 2026-07-28 plain call); throws when the requestor declared no
+   * roots capability.
+   */
+  listRoots?(): Promise<ListRootsResult>;
   /**
    * Ends this plain call's SSE stream now, while the tool goes on (Streamable HTTP polling,
    * SEP-1699): the client reconnects with Last-Event-ID after the priming event's `retry` and gets

@@ -38,14 +38,16 @@ export async function startGateway(args: string[]): Promise<GatewayProcess> {
     upstreamPids() {
       let out: string;
       try {
-        out = execFileSync("ps", ["-o", "pid=", "--ppid", String(cli.pid)], { encoding: "utf8" });
+        out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(cli.pid)], { encoding: "utf8" });
       } catch {
         return []; // no children (ps exits 1)
       }
+      // tsx's esbuild service is a child of the gateway too (bin/mcp-tasks-dev.js): not an upstream.
       return out
         .split("\n")
-        .map((s) => Number(s.trim()))
-        .filter((n) => n > 0);
+        .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
+        .filter((m): m is RegExpExecArray => m !== null && !/esbuild/.test(m[2] ?? ""))
+        .map((m) => Number(m[1]));
     },
   };
 }

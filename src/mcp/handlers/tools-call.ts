@@ -140,6 +140,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
     signal: request.signal,
     progressToken: progressToken ?? undefined,
     logThreshold: session.logThreshold,
+    owner: request.caller.owner,
     closeStream: request.closeStream,
   });
   return runToolPlainly(session.engine.logger, tool, args, ctx);

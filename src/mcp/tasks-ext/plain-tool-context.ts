@@ -7,9 +7,10 @@ import type { ProgressSink } from "./progress-stream.js";
  * stream unless the call asked for progress (`progress`: see progress-stream.ts); otherwise progress
  * is dropped, as are log messages and a statusMessage (no task to hold it).
  */
-export function plainToolContext(ask: GatherContext, progress?: ProgressSink): ToolContext {
+export function plainToolContext(ask: GatherContext, owner: string | null, progress?: ProgressSink): ToolContext {
   return {
     taskId: null,
+    owner,
     signal: ask.signal,
     can: ask.can,
     elicit: ask.elicit,

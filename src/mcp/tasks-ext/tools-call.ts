@@ -59,7 +59,7 @@ export async function toolsCall(
   const rounds = await InputRounds.of(await secretOf(host), bindingOf(tool.name, checked.rawArgs, request.caller.owner), params, envelope, now);
   if (support === "forbidden" || (!envelope.declaresTasks && !inBackground)) {
     // A plain call asks through MRTR rounds (X-MRTR-5): it runs again, from the start, on each one.
-    const outcome = await rounds.run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask, progress)), request.signal);
+    const outcome = await rounds.run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask, request.caller.owner, progress)), request.signal);
     return "inputRequired" in outcome ? outcome.inputRequired : completeResult(outcome.value);
   }
   // X-MRTR-2: what the tool needs before its work is asked on this request, before the task exists.

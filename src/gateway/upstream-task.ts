@@ -1,0 +1,167 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  CallToolResultSchema,
+  CancelTaskResultSchema,
+  CreateTaskResultSchema,
+  ErrorCode,
+  GetTaskResultSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { RpcCode, TaskError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { ToolContext } from "../mcp/tool-definition.js";
+
+/**
+ * Whether the upstream runs `tool` as a task of its own (2025-11-25): it declares
+ * `capabilities.tasks.requests.tools.call` and the tool an `execution.taskSupport` other than
+ * "forbidden". The gateway then calls it task-augmented and follows the upstream task.
+ */
+export function upstreamRunsAsTask(client: Client, tool: Pick<Tool, "execution">): boolean {
+  const call = client.getServerCapabilities()?.tasks?.requests?.tools?.call;
+  const support = tool.execution?.taskSupport;
+  return call !== undefined && (support === "optional" || support === "required");
+}
+
+/** What following an upstream task needs of the connection (kept apart to avoid an import cycle). */
+export interface UpstreamTaskHost {
+  readonly name: string;
+  client(waitMs?: number): Promise<Client>;
+  /** Counts `ctx` as a call in flight (questions without a related task may go to it); returns the undo. */
+  attach(ctx: ToolContext): () => void;
+  /** Routes the upstream's questions that name this upstream task to `ctx`; returns the undo. */
+  bindTask(upstreamTaskId: string, ctx: ToolContext): () => void;
+}
+
+/** The upstream task a gateway task follows: stored as the gateway task's checkpoint (`ctx.step`). */
+interface UpstreamTaskRef {
+  taskId: string;
+}
+
+const TERMINAL = new Set(["completed", "failed", "cancelled"]);
+/** A `tasks/result` waits for the upstream task's end: as long as a plain call may (the liveness check is `tasks/get`). */
+const RESULT_WAIT_MS = 24 * 60 * 60 * 1000;
+/** Times a follow that lost its upstream connection re-attaches before the task fails. */
+const MAX_REATTACH = 3;
+
+/**
+ * Runs a tool call as a task of the upstream and follows it to its end: `tools/call` with `task`,
+ * then `tasks/get` every `pollInterval` (clamped 100 ms…5 s, each bounded by `timeoutMs`) and,
+ * from `input_required` or the end on, `tasks/result` — whose stream carries the upstream task's
+ * questions, routed to this call by their related-task id. An abort of `ctx.signal` sends
+ * `tasks/cancel` upstream. The upstream task id is checkpointed with `ctx.step` (the tool's
+ * recovery is "resume" by default), so a gateway restarted mid-task re-attaches to the same
+ * upstream task rather than creating another; a lost connection re-attaches too, up to 3 times.
+ */
+export async function followUpstreamTask(
+  host: UpstreamTaskHost,
+  logger: Logger,
+  call: { name: string; args: Record<string, unknown>; ctx: ToolContext; timeoutMs: number; ttl?: number | undefined },
+): Promise<CallToolResult> {
+  const { name, args, ctx, timeoutMs } = call;
+  const detach = host.attach(ctx);
+  let unbind: (() => void) | undefined;
+  let created = false;
+  try {
+    const ref = await ctx.step<UpstreamTaskRef>(`upstream task of tools/call ${name}`, async () => {
+      const client = await host.client(timeoutMs);
+      const result = await client.request(
+        { method: "tools/call", params: { name, arguments: args, task: call.ttl === undefined ? {} : { ttl: call.ttl } } },
+        CreateTaskResultSchema,
+        { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => ctx.progress(p.progress, p.total, p.message) },
+      );
+      created = true;
+      return { taskId: result.task.taskId };
+    });
+    logger.info({ upstream: host.name, tool: name, taskId: ctx.taskId, upstreamTaskId: ref.taskId }, created ? "created an upstream task" : "re-attached to an upstream task");
+    unbind = host.bindTask(ref.taskId, ctx);
+    const cancel = () => void cancelUpstream(host, logger, ref.taskId, timeoutMs);
+    ctx.signal.addEventListener("abort", cancel, { once: true });
+    try {
+      return await follow(host, ref.taskId, ctx, timeoutMs, name, !created);
+    } finally {
+      ctx.signal.removeEventListener("abort", cancel);
+    }
+  } finally {
+    unbind?.();
+    detach();
+  }
+}
+
+/** `reattached`: the task was created before a gateway restart, so "not found" means the upstream lost it. */
+async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, timeoutMs: number, name: string, reattached: boolean): Promise<CallToolResult> {
+  let losses = 0;
+  for (;;) {
+    try {
+      return await followOnce(await host.client(timeoutMs), taskId, ctx, timeoutMs);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+        if (++losses > MAX_REATTACH) {
+          throw upstreamError(`The upstream server (${host.name}) closed the connection ${losses} times while the gateway followed its task ${taskId} (tools/call ${name})`);
+        }
+        continue; // re-attach on the restarted connection: the task lives on upstream if it keeps its tasks
+      }
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        throw upstreamError(`The upstream server (${host.name}) did not answer about its task ${taskId} (tools/call ${name}) for ${timeoutMs} ms; the gateway stopped following it`);
+      }
+      if (error instanceof McpError && error.code === ErrorCode.InvalidParams && (losses > 0 || reattached)) {
+        throw upstreamError(`The upstream server (${host.name}) no longer knows its task ${taskId} (tools/call ${name}): it was restarted without keeping its tasks`);
+      }
+      throw error;
+    }
+  }
+}
+
+/** Follows the upstream task on one client until its result; a loss of that client throws. */
+async function followOnce(client: Client, taskId: string, ctx: ToolContext, timeoutMs: number): Promise<CallToolResult> {
+  let result: Promise<CallToolResult> | null = null;
+  let said: string | undefined;
+  for (;;) {
+    const task = await client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema, { signal: ctx.signal, timeout: timeoutMs });
+    if (task.statusMessage !== undefined && task.statusMessage !== said && !TERMINAL.has(task.status)) {
+      said = task.statusMessage;
+      await ctx.setStatusMessage(`Upstream: ${said}`);
+    }
+    if (result === null && (task.status === "input_required" || TERMINAL.has(task.status))) {
+      result = client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema, { signal: ctx.signal, timeout: RESULT_WAIT_MS }) as Promise<CallToolResult>;
+      result.catch(() => {}); // awaited below; a rejection while polling is not unhandled
+    }
+    if (result !== null && TERMINAL.has(task.status)) return await result;
+    const interval = Math.min(Math.max(task.pollInterval ?? 1000, 100), 5000);
+    const outcome = await Promise.race([result ?? new Promise<never>(() => {}), pause(interval, ctx.signal).then(() => null)]);
+    if (outcome !== null) return outcome;
+  }
+}
+
+async function cancelUpstream(host: UpstreamTaskHost, logger: Logger, taskId: string, timeoutMs: number): Promise<void> {
+  try {
+    const client = await host.client(timeoutMs);
+    await client.request({ method: "tasks/cancel", params: { taskId } }, CancelTaskResultSchema, { timeout: timeoutMs });
+    logger.info({ upstream: host.name, upstreamTaskId: taskId }, "cancelled the upstream task");
+  } catch (error) {
+    // Already ended, or the upstream is gone: nothing left to cancel.
+    logger.warn({ upstream: host.name, upstreamTaskId: taskId, error: error instanceof Error ? error.message : String(error) }, "tasks/cancel upstream failed");
+  }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      signal.removeEventListener("abort", abort);
+      resolve();
+    }
+    function abort(): void {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    }
+    signal.addEventListener("abort", abort, { once: true });
+  });
+}
+
+function upstreamError(message: string): TaskError {
+  return TaskError.protocol(RpcCode.InternalError, message);
+}
