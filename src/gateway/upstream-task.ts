@@ -44,6 +44,16 @@ const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 const RESULT_WAIT_MS = 24 * 60 * 60 * 1000;
 /** Times a follow that lost its upstream connection re-attaches before the task fails. */
 const MAX_REATTACH = 3;
+/**
+ * Refusals that say "later", not "no": the upstream's rate limit or failed-lookup cool-down
+ * (-32029) and its drain or a busy store (-32003). A gateway re-attaching to many tasks at once
+ * can trip an upstream's failed-lookup guard, which then refuses even the lookups of tasks it
+ * knows; failing those tasks would lose work the upstream still holds.
+ */
+const RETRY_LATER = new Set<number>([RpcCode.RateLimited, RpcCode.Unavailable]);
+/** Refusals in a row a follow waits out (each for its `retryAfterMs`, at most a minute) before the task fails. */
+const MAX_REFUSALS = 10;
+const MAX_REFUSAL_WAIT_MS = 60_000;
 
 /**
  * Runs a tool call as a task of the upstream and follows it to its end: `tools/call` with `task`,
@@ -92,11 +102,21 @@ export async function followUpstreamTask(
 /** `reattached`: the task was created before a gateway restart, so "not found" means the upstream lost it. */
 async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, timeoutMs: number, name: string, reattached: boolean): Promise<CallToolResult> {
   let losses = 0;
+  let refusals = 0;
+  const seen: FollowState = { terminal: false, answered: () => (refusals = 0) };
   for (;;) {
     try {
-      return await followOnce(await host.client(timeoutMs), taskId, ctx, timeoutMs);
+      return await followOnce(await host.client(timeoutMs), taskId, ctx, timeoutMs, seen);
     } catch (error) {
       if (ctx.signal.aborted) throw error;
+      if (error instanceof McpError && RETRY_LATER.has(error.code)) {
+        if (++refusals > MAX_REFUSALS) {
+          throw upstreamError(`The upstream server (${host.name}) refused ${MAX_REFUSALS} times in a row to say how its task ${taskId} (tools/call ${name}) goes: ${error.message}`);
+        }
+        const after = (error.data as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+        await pause(Math.min(typeof after === "number" && after > 0 ? after : 1000, MAX_REFUSAL_WAIT_MS), ctx.signal);
+        continue;
+      }
       if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
         if (++losses > MAX_REATTACH) {
           throw upstreamError(`The upstream server (${host.name}) closed the connection ${losses} times while the gateway followed its task ${taskId} (tools/call ${name})`);
@@ -114,12 +134,23 @@ async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, 
   }
 }
 
+/** What one follow learnt that the next needs after a refusal or a lost connection. */
+interface FollowState {
+  /** The upstream task was seen terminal: only its `tasks/result` is left to fetch (no more polls to be refused). */
+  terminal: boolean;
+  /** Runs at each answer of the upstream. */
+  answered: () => void;
+}
+
 /** Follows the upstream task on one client until its result; a loss of that client throws. */
-async function followOnce(client: Client, taskId: string, ctx: ToolContext, timeoutMs: number): Promise<CallToolResult> {
+async function followOnce(client: Client, taskId: string, ctx: ToolContext, timeoutMs: number, seen: FollowState): Promise<CallToolResult> {
+  if (seen.terminal) return (await client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema, { signal: ctx.signal, timeout: RESULT_WAIT_MS })) as CallToolResult;
   let result: Promise<CallToolResult> | null = null;
   let said: string | undefined;
   for (;;) {
     const task = await client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema, { signal: ctx.signal, timeout: timeoutMs });
+    seen.answered();
+    if (TERMINAL.has(task.status)) seen.terminal = true;
     if (task.statusMessage !== undefined && task.statusMessage !== said && !TERMINAL.has(task.status)) {
       said = task.statusMessage;
       await ctx.setStatusMessage(`Upstream: ${said}`);

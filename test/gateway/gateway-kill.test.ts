@@ -3,9 +3,9 @@
  * a real stdio upstream is SIGKILLed while tasks run, restarted on the same file, and judged as
  * the reliability suite judges a server (test/reliability/sqlite-kill.test.ts): every task whose
  * CreateTaskResult arrived is known afterwards and terminal with the result its arguments imply
- * (T-NEW, T-RES) — a task running at the crash ends as its tool's recovery says (`sleep`, default
- * "fail": failed with a statusMessage saying the server stopped; `steps`, configured "retry":
- * called upstream again and completed). And the stdio upstream dies with the killed gateway
+ * (T-NEW, T-RES) — a task running at the crash is re-attached to its upstream task (the demo
+ * server runs its tools as tasks of its own, on a file of its own) and ends as the upstream's
+ * recovery says (`sleep`: failed saying the server stopped, or completed; `steps`: completed). And the stdio upstream dies with the killed gateway
  * (src/gateway/upstream-lifetime.ts) rather than outliving it.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -71,8 +71,12 @@ function alive(pid: number): boolean {
 describe("gateway: kill -9 under load, restart on the same SQLite file", { timeout: 240_000 }, () => {
   it("demo server over stdio: loses no acknowledged task, leaves none stuck or wrong, and the restarted gateway takes new load", async () => {
     const file = join(scratch(), "gateway.db");
-    // The upstream keeps nothing (its calls are plain; the gateway's file holds the tasks).
-    const upstream = nodeCommand(BIN, "serve", "--stdio", "--demo", "--store", "memory", ...LOAD_LIMITS);
+    // The demo server is a task server itself, so the gateway follows upstream tasks and
+    // re-attaches to them after its restart: the upstream keeps them in a file of its own (a
+    // task-server upstream on a memory store loses them, and the gateway says so). Its drain on
+    // the SIGTERM it gets when the gateway dies is kept short, so the next upstream finds the
+    // file free soon.
+    const upstream = nodeCommand(BIN, "serve", "--stdio", "--demo", "--store", `sqlite:${join(scratch(), "upstream.db")}`, "--drain-timeout", "1000", ...LOAD_LIMITS);
     const config = { tools: { steps: { recovery: "retry" } } };
     const first = await startGateway(file, upstream, config);
     const firstUpstream = first.upstreamPid();

@@ -43,9 +43,9 @@ interface Setup {
   upstream: HttpClient;
 }
 
-async function upstreamServer(): Promise<Setup> {
+async function upstreamServer(...extra: string[]): Promise<Setup> {
   const dir = tempDir();
-  const server = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${join(dir, "upstream.db")}`, "--port", "0", "--no-web"]);
+  const server = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${join(dir, "upstream.db")}`, "--port", "0", "--no-web", ...extra]);
   const upstreamUrl = await server.url(60_000);
   const upstream = await connectHttpClient(upstreamUrl);
   direct.push(upstream);
@@ -65,6 +65,18 @@ function upstreamTaskOf(gateway: GatewayProcess, taskId: string, msg = "created 
 }
 
 describe("gateway in front of a task server (serve --demo over HTTP)", { timeout: 150_000 }, () => {
+  it("waits out the upstream's rate limit (-32029 with retryAfterMs) while following its task, instead of failing the task", async () => {
+    // One task operation a second upstream: the gateway's polls of tasks/get and its tasks/result are refused now and then (T-SEC-4).
+    const setup = await upstreamServer("--rate-limit", "1", "--rate-burst", "1");
+    const gateway = await gatewayOf(setup);
+    const { client } = await gateway.connect();
+    const created = await callToolAsTask(client, "sleep", { ms: 1500 });
+    const result = await taskResult(client, created.task.taskId);
+    expect(result.content).toEqual([{ type: "text", text: "slept 1500 ms" }]);
+    expect((await getTask(client, created.task.taskId)).status).toBe("completed");
+    expect(setup.server.stderr.items.some((l) => l["audit"] === "limit_hit")).toBe(true); // it was refused at least once
+  });
+
   it("calls a task-capable tool task-augmented and follows the upstream task to its result", async () => {
     const setup = await upstreamServer();
     const gateway = await gatewayOf(setup);
