@@ -31,6 +31,7 @@ import { createTaskServer, type TaskServer } from "../src/mcp/task-server.js";
 import { sqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { startSdkBaseline } from "./sdk-baseline-server.js";
 import { exitOnHelp, numberFlag, runBench, type NumberRange } from "./support/command-line.js";
+import { RawLoad, type LoadEra, type LoadOp } from "./support/raw-load.js";
 import { machine } from "./support/machine.js";
 import { spread } from "./support/stats.js";
 
@@ -98,7 +99,7 @@ async function startOurs(): Promise<Target> {
   // Defaults everywhere except maxActivePerOwner: the SDK baseline has no such cap, and the
   // throughput phase must not be throttled by it (every bench task ends within milliseconds).
   // Rate limit off: every session of the bench is one anonymous caller on 127.0.0.1, far over 100 ops/s by design.
-  const app = createTaskServer({ name: "bench", version: "1.0.0", store: sqliteStore(join(dir, "tasks.db")), maxActivePerOwner: 100_000, rateLimit: "off" });
+  const app = createTaskServer({ name: "bench", version: "1.0.0", store: sqliteStore(join(dir, "tasks.db")), maxActivePerOwner: 100_000, rateLimit: "off", inlineWaitMs: 0 });
   // The demo tools, with `sleep` wrapped to stamp the moment its work ends (before the outcome is stored).
   const stamping = Object.create(app) as TaskServer;
   stamping.tool = ((name, definition, handler) =>
@@ -266,74 +267,87 @@ async function wakeLanes(target: Target, pollMs: number): Promise<WakeSummary> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. task creation throughput
+// 2. task creation and tasks/get throughput, with a low-overhead client in its own process
 
 interface Throughput {
   perSecond: number;
-  created: number;
+  count: number;
   roundRates: number[];
+  latencies: number[];
   p50: number;
   p95: number;
 }
 
-class Load {
-  private clients: Client[] = [];
-  readonly latencies: number[] = [];
-  created = 0;
-  measuredMs = 0;
+/** One server and era under load, its rounds added up. */
+class Lanes {
   readonly roundRates: number[] = [];
+  readonly latencies: number[] = [];
+  count = 0;
+  measuredMs = 0;
 
-  constructor(readonly target: Target) {}
+  private constructor(
+    readonly name: string,
+    private readonly load: RawLoad,
+  ) {}
 
-  async open(): Promise<void> {
-    this.clients = (await Promise.all(Array.from({ length: CLIENTS }, () => connect(this.target.url)))).map((c) => c.client);
+  static async open(name: string, url: string, era: LoadEra): Promise<Lanes> {
+    return new Lanes(name, await RawLoad.open({ url, era, concurrency: CONCURRENCY, sessions: CLIENTS, ttlMs: TASK_TTL_MS }));
   }
 
-  /** CONCURRENCY lanes creating `sleep {ms: 0}` tasks for `ms`; counted unless `warmUp`. */
-  async run(ms: number, warmUp: boolean): Promise<void> {
-    const started = now();
-    const end = started + ms;
-    let count = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async (_, lane) => {
-        const client = this.clients[lane % CLIENTS]!;
-        while (now() < end) {
-          const sent = now();
-          await createSleepTask(client, 0);
-          const received = now();
-          if (received <= end) {
-            count++;
-            if (!warmUp) this.latencies.push(received - sent);
-          }
-        }
-      }),
-    );
+  async run(op: LoadOp, ms: number, warmUp: boolean): Promise<void> {
+    const round = await this.load.run(op, ms, !warmUp);
     // Drain: let the last tasks run and their notifications go out before the other server's turn.
     await pause(100);
     if (warmUp) return;
-    this.created += count;
+    this.count += round.count;
     this.measuredMs += ms;
-    this.roundRates.push(count / (ms / 1000));
+    this.roundRates.push(round.count / (ms / 1000));
+    for (const latency of round.latencies) this.latencies.push(latency);
   }
 
-  async close(): Promise<Throughput> {
-    await Promise.all(this.clients.map((c) => c.close()));
+  /** The rounds so far, and starts afresh for the next operation. */
+  take(): Throughput {
     const { p50, p95 } = spread(this.latencies);
-    return { perSecond: this.created / (this.measuredMs / 1000), created: this.created, roundRates: this.roundRates, p50, p95 };
+    const taken = { perSecond: this.count / (this.measuredMs / 1000), count: this.count, roundRates: [...this.roundRates], latencies: [...this.latencies], p50, p95 };
+    this.roundRates.length = 0;
+    this.latencies.length = 0;
+    this.count = 0;
+    this.measuredMs = 0;
+    return taken;
+  }
+
+  close(): Promise<void> {
+    return this.load.close();
   }
 }
 
-async function throughput(ours: Target, sdk: Target): Promise<[Throughput, Throughput]> {
-  const loads = [new Load(ours), new Load(sdk)];
-  for (const load of loads) await load.open();
-  for (const load of loads) await load.run(WARMUP_MS, true);
+/** Ours in both eras and the SDK baseline, `op` in ROUNDS rounds each, the order rotating every round. */
+async function rotate(lanes: Lanes[], op: LoadOp): Promise<Throughput[]> {
+  for (const lane of lanes) await lane.run(op, WARMUP_MS, true);
   for (let round = 0; round < ROUNDS; round++) {
-    // Alternate which server goes first, so neither always follows the other's drain.
-    const order = round % 2 === 0 ? loads : [...loads].reverse();
-    for (const load of order) await load.run(DURATION_MS / ROUNDS, false);
+    // Rotate who goes first, so none always follows another's drain.
+    const order = lanes.map((_, i) => lanes[(i + round) % lanes.length]!);
+    for (const lane of order) await lane.run(op, DURATION_MS / ROUNDS, false);
   }
-  const [a, b] = await Promise.all(loads.map((load) => load.close()));
-  return [a!, b!];
+  return lanes.map((lane) => lane.take());
+}
+
+interface Rates {
+  /** ours 2025-11-25, ours 2026-07-28, SDK 2025-11-25 */
+  create: Throughput[];
+  get: Throughput[];
+}
+
+async function throughput(ours: Target, sdk: Target): Promise<Rates> {
+  const lanes = [await Lanes.open("ours 2025-11-25", ours.url, "2025-11-25"), await Lanes.open("ours 2026-07-28", ours.url, "2026-07-28"), await Lanes.open("SDK", sdk.url, "2025-11-25")];
+  try {
+    const create = await rotate(lanes, "create");
+    // tasks/get of the tasks each lane's session created (completed by now).
+    const get = await rotate(lanes, "get");
+    return { create, get };
+  } finally {
+    for (const lane of lanes) await lane.close();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,8 +416,10 @@ async function main(): Promise<void> {
   progress(`wake-up: SDK (pollInterval ${SDK_POLL_MS} ms), ${SAMPLES} samples, ${SDK_LANES} at a time`);
   const sdkWake = await withTargets([() => startSdk(SDK_POLL_MS)], ([t]) => wakeLanes(t!, SDK_POLL_MS));
 
-  progress(`creation throughput: ${CONCURRENCY} in flight over ${CLIENTS} sessions, ${DURATION_MS / 1000} s each in ${ROUNDS} alternating rounds`);
-  const [oursRate, sdkRate] = await withTargets([startOurs, () => startSdk(SDK_POLL_MS)], ([o, s]) => throughput(o!, s!));
+  progress(`creation, then tasks/get: raw HTTP client process, ${CONCURRENCY} in flight (2025-11-25: over ${CLIENTS} sessions), ${DURATION_MS / 1000} s each in ${ROUNDS} rotating rounds`);
+  const rates = await withTargets([startOurs, () => startSdk(SDK_POLL_MS)], ([o, s]) => throughput(o!, s!));
+  const [oursCreate, modernCreate, sdkCreate] = rates.create as [Throughput, Throughput, Throughput];
+  const [oursGet, modernGet, sdkGet] = rates.get as [Throughput, Throughput, Throughput];
 
   progress(`tasks/list: walks over ${LIST_TASKS} tasks`);
   const [oursList, sdkList] = await withTargets([startOurs, () => startSdk(SDK_POLL_MS)], ([o, s]) => listWalks(o!, s!));
@@ -418,20 +434,19 @@ async function main(): Promise<void> {
     [`tasks/result wake-up p50 (ms), SDK poll ${poll} ms`, f(oursWake.p50), f(sdk.p50), ratio(oursWake.p50, sdk.p50), target ? `ours <= 2 ms: ${oursWake.p50 <= 2 ? "PASS" : "MISS"}` : ""],
     [`tasks/result wake-up p95 (ms), SDK poll ${poll} ms`, f(oursWake.p95), f(sdk.p95), ratio(oursWake.p95, sdk.p95), ""],
   ];
+  const rateRows = (label: string, what: string, mine: Throughput, sdk: Throughput, target: number): string[][] => [
+    [label, f(mine.perSecond, 0), f(sdk.perSecond, 0), ratio(mine.perSecond, sdk.perSecond), `>= ${target}x: ${mine.perSecond >= target * sdk.perSecond ? "PASS" : "MISS"}`],
+    [`  ${what} latency p50 / p95 (ms)`, `${f(mine.p50)} / ${f(mine.p95)}`, `${f(sdk.p50)} / ${f(sdk.p95)}`, ratio(mine.p50, sdk.p50), ""],
+  ];
   const rows: string[][] = [
     ["metric", "ours (SQLite)", "SDK (in-memory)", "ours/SDK", "target"],
     ...wakeRows(sdkWake, SDK_POLL_MS, true),
     ...wakeRows(tunedWake, TUNED_POLL_MS, false),
     ["ping round trip p50 (ms), HTTP stack floor", f(ping[0]), f(ping[1]), ratio(ping[0], ping[1]), ""],
-    [
-      "task creation throughput (tasks/s)",
-      f(oursRate.perSecond, 0),
-      f(sdkRate.perSecond, 0),
-      ratio(oursRate.perSecond, sdkRate.perSecond),
-      `>= 1.0x: ${oursRate.perSecond >= sdkRate.perSecond ? "PASS" : "MISS"}`,
-    ],
-    ["  creation latency p50 (ms)", f(oursRate.p50), f(sdkRate.p50), ratio(oursRate.p50, sdkRate.p50), ""],
-    ["  creation latency p95 (ms)", f(oursRate.p95), f(sdkRate.p95), ratio(oursRate.p95, sdkRate.p95), ""],
+    ...rateRows("task creation (tasks/s)", "creation", oursCreate, sdkCreate, 2),
+    ...rateRows("task creation, ours 2026-07-28 stateless (tasks/s)", "creation", modernCreate, sdkCreate, 2),
+    ...rateRows("tasks/get (answers/s)", "tasks/get", oursGet, sdkGet, 3),
+    ...rateRows("tasks/get, ours 2026-07-28 stateless (answers/s)", "tasks/get", modernGet, sdkGet, 3),
     [`tasks/list walk over ${LIST_TASKS} tasks (ms)`, f(oursList.ms), f(sdkList.ms), ratio(oursList.ms, sdkList.ms), ""],
     ["  pages (page size)", `${oursList.pages} (${Math.ceil(LIST_TASKS / oursList.pages)})`, `${sdkList.pages} (${Math.ceil(LIST_TASKS / sdkList.pages)})`, "", ""],
   ];
@@ -442,7 +457,8 @@ async function main(): Promise<void> {
   const out: string[] = [];
   out.push("mcp-tasks receiver bench");
   out.push(`machine: ${here.cores} CPUs (${here.model}), node ${here.node}, ${here.os}, load average ${here.load}`);
-  out.push("setup:   servers and the SDK Client (StreamableHTTPClientTransport) all in this one process; Streamable HTTP on 127.0.0.1, port 0");
+  out.push("setup:   servers in this one process, Streamable HTTP on 127.0.0.1, port 0; wake-up, ping and list through the SDK Client (StreamableHTTPClientTransport)");
+  out.push("         in this process too (one clock with the servers' stamps); creation and tasks/get from a raw HTTP client in a child process");
   out.push("ours:    serveHttp + createTaskServer + demo tools; sqliteStore (WAL, synchronous=NORMAL) on a temp file, deleted after the run");
   out.push("SDK:     McpServer + experimental.tasks.registerToolTask('sleep'); InMemoryTaskStore + InMemoryTaskMessageQueue (bench/sdk-baseline-server.ts)");
   out.push("");
@@ -462,11 +478,13 @@ async function main(): Promise<void> {
     out.push(`          dropped (tasks/result sent after the work ended): ours ${oursWake.notBlocked}, SDK ${sdkWake.notBlocked} + ${tunedWake.notBlocked}.`);
   }
   out.push(
-    `creation: task-augmented tools/call sleep {ms: 0}, ttl ${TASK_TTL_MS / 1000} s; ${CONCURRENCY} in flight over ${CLIENTS} sessions; ${DURATION_MS / 1000} s per server after ${WARMUP_MS} ms warm-up,`,
+    `creation: task-augmented tools/call sleep {ms: 0} (2025-11-25: params.task, ttl ${TASK_TTL_MS / 1000} s; 2026-07-28: the tasks extension declared, answered at once: inlineWaitMs 0),`,
   );
-  out.push(`          in ${ROUNDS} rounds alternating between the servers; ours created ${oursRate.created} tasks, the SDK ${sdkRate.created}.`);
-  const rates = (t: Throughput): string => t.roundRates.map((r) => f(r, 0)).join(" ");
-  out.push(`          tasks/s per round: ours ${rates(oursRate)}; SDK ${rates(sdkRate)}.`);
+  out.push(`          from a separate client process (node:http, keep-alive, bodies built as strings); ${CONCURRENCY} in flight, the 2025-11-25 ones over ${CLIENTS} sessions;`);
+  out.push(`          ${DURATION_MS / 1000} s per server and era after ${WARMUP_MS} ms warm-up, in ${ROUNDS} rounds rotating between them. Then tasks/get of those tasks, the same way.`);
+  const perRound = (t: Throughput): string => t.roundRates.map((r) => f(r, 0)).join(" ");
+  out.push(`          creations per second per round: ours ${perRound(oursCreate)}; ours 2026 ${perRound(modernCreate)}; SDK ${perRound(sdkCreate)}.`);
+  out.push(`          tasks/get per second per round: ours ${perRound(oursGet)}; ours 2026 ${perRound(modernGet)}; SDK ${perRound(sdkGet)}.`);
   out.push(`list:     ${LIST_TASKS} completed tasks of one session, put into each fresh server's own store; median of 3 walks; each server's own page size.`);
   out.push("ping:     client.ping() round trip, answered by the SDK's own Server code in both; what any message costs on this machine.");
   out.push(`ratios:   ours/SDK; below 1 is better for times, above 1 for throughput. Whole run ${f((now() - began) / 1000, 1)} s.`);
