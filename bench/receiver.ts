@@ -96,10 +96,12 @@ interface Target {
 async function startOurs(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-bench-"));
   const workDone = new Map<string, number>();
-  // Defaults everywhere except maxActivePerOwner: the SDK baseline has no such cap, and the
-  // throughput phase must not be throttled by it (every bench task ends within milliseconds).
+  // Defaults everywhere except the per-owner caps (active and stored tasks): the SDK baseline has
+  // none, and the throughput phase must not be throttled by them (every bench task ends within
+  // milliseconds; a 2026-07-28 client without auth is one requestor for all its tasks). inlineWaitMs 0:
+  // a 2026-07-28 creation answers with its CreateTaskResult at once, as a 2025-11-25 one does.
   // Rate limit off: every session of the bench is one anonymous caller on 127.0.0.1, far over 100 ops/s by design.
-  const app = createTaskServer({ name: "bench", version: "1.0.0", store: sqliteStore(join(dir, "tasks.db")), maxActivePerOwner: 100_000, rateLimit: "off", inlineWaitMs: 0 });
+  const app = createTaskServer({ name: "bench", version: "1.0.0", store: sqliteStore(join(dir, "tasks.db")), maxActivePerOwner: 100_000, maxStoredPerOwner: 10_000_000, rateLimit: "off", inlineWaitMs: 0 });
   // The demo tools, with `sleep` wrapped to stamp the moment its work ends (before the outcome is stored).
   const stamping = Object.create(app) as TaskServer;
   stamping.tool = ((name, definition, handler) =>
@@ -272,6 +274,10 @@ async function wakeLanes(target: Target, pollMs: number): Promise<WakeSummary> {
 interface Throughput {
   perSecond: number;
   count: number;
+  /** CPU of this (the servers') process per answered request, µs: the server's own cost, whatever the machine's load. */
+  serverCpuUs: number;
+  /** The same for the load generator's process. */
+  clientCpuUs: number;
   roundRates: number[];
   latencies: number[];
   p50: number;
@@ -284,6 +290,8 @@ class Lanes {
   readonly latencies: number[] = [];
   count = 0;
   measuredMs = 0;
+  serverCpuMs = 0;
+  clientCpuMs = 0;
 
   private constructor(
     readonly name: string,
@@ -295,12 +303,16 @@ class Lanes {
   }
 
   async run(op: LoadOp, ms: number, warmUp: boolean): Promise<void> {
+    const cpu = process.cpuUsage();
     const round = await this.load.run(op, ms, !warmUp);
+    const used = process.cpuUsage(cpu);
     // Drain: let the last tasks run and their notifications go out before the other server's turn.
     await pause(100);
     if (warmUp) return;
     this.count += round.count;
     this.measuredMs += ms;
+    this.serverCpuMs += (used.user + used.system) / 1000;
+    this.clientCpuMs += round.clientCpuMs;
     this.roundRates.push(round.count / (ms / 1000));
     for (const latency of round.latencies) this.latencies.push(latency);
   }
@@ -308,11 +320,23 @@ class Lanes {
   /** The rounds so far, and starts afresh for the next operation. */
   take(): Throughput {
     const { p50, p95 } = spread(this.latencies);
-    const taken = { perSecond: this.count / (this.measuredMs / 1000), count: this.count, roundRates: [...this.roundRates], latencies: [...this.latencies], p50, p95 };
+    const perRequest = (ms: number): number => (ms * 1000) / this.count;
+    const taken = {
+      perSecond: this.count / (this.measuredMs / 1000),
+      count: this.count,
+      serverCpuUs: perRequest(this.serverCpuMs),
+      clientCpuUs: perRequest(this.clientCpuMs),
+      roundRates: [...this.roundRates],
+      latencies: [...this.latencies],
+      p50,
+      p95,
+    };
     this.roundRates.length = 0;
     this.latencies.length = 0;
     this.count = 0;
     this.measuredMs = 0;
+    this.serverCpuMs = 0;
+    this.clientCpuMs = 0;
     return taken;
   }
 
@@ -437,6 +461,7 @@ async function main(): Promise<void> {
   const rateRows = (label: string, what: string, mine: Throughput, sdk: Throughput, target: number): string[][] => [
     [label, f(mine.perSecond, 0), f(sdk.perSecond, 0), ratio(mine.perSecond, sdk.perSecond), `>= ${target}x: ${mine.perSecond >= target * sdk.perSecond ? "PASS" : "MISS"}`],
     [`  ${what} latency p50 / p95 (ms)`, `${f(mine.p50)} / ${f(mine.p95)}`, `${f(sdk.p50)} / ${f(sdk.p95)}`, ratio(mine.p50, sdk.p50), ""],
+    [`  server CPU per ${what} (µs)`, f(mine.serverCpuUs, 0), f(sdk.serverCpuUs, 0), ratio(mine.serverCpuUs, sdk.serverCpuUs), ""],
   ];
   const rows: string[][] = [
     ["metric", "ours (SQLite)", "SDK (in-memory)", "ours/SDK", "target"],
@@ -485,6 +510,11 @@ async function main(): Promise<void> {
   const perRound = (t: Throughput): string => t.roundRates.map((r) => f(r, 0)).join(" ");
   out.push(`          creations per second per round: ours ${perRound(oursCreate)}; ours 2026 ${perRound(modernCreate)}; SDK ${perRound(sdkCreate)}.`);
   out.push(`          tasks/get per second per round: ours ${perRound(oursGet)}; ours 2026 ${perRound(modernGet)}; SDK ${perRound(sdkGet)}.`);
+  out.push("          server CPU: this process's CPU time over the rounds / requests answered (the idle server's share is nil).");
+  const client = (t: Throughput): string => f(t.clientCpuUs, 0);
+  out.push(
+    `          the client's own CPU per request (µs): creation ${client(oursCreate)} / ${client(modernCreate)} / ${client(sdkCreate)}, tasks/get ${client(oursGet)} / ${client(modernGet)} / ${client(sdkGet)} (ours / ours 2026 / SDK).`,
+  );
   out.push(`list:     ${LIST_TASKS} completed tasks of one session, put into each fresh server's own store; median of 3 walks; each server's own page size.`);
   out.push("ping:     client.ping() round trip, answered by the SDK's own Server code in both; what any message costs on this machine.");
   out.push(`ratios:   ours/SDK; below 1 is better for times, above 1 for throughput. Whole run ${f((now() - began) / 1000, 1)} s.`);

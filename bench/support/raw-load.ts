@@ -29,6 +29,8 @@ export interface LoadRound {
   count: number;
   /** Each answered request's round trip (ms), when the round was recorded. */
   latencies: number[];
+  /** CPU time the load generator itself spent in the round (ms): the client's share of the machine. */
+  clientCpuMs: number;
 }
 
 type Command = { type: "open"; setup: LoadSetup } | { type: "run"; op: LoadOp; ms: number; record: boolean } | { type: "close" };
@@ -127,6 +129,7 @@ class Generator {
 
   async run(op: LoadOp, ms: number, record: boolean): Promise<LoadRound> {
     const end = performance.now() + ms;
+    const cpu = process.cpuUsage();
     const latencies: number[] = [];
     let count = 0;
     await Promise.all(
@@ -146,7 +149,8 @@ class Generator {
         }
       }),
     );
-    return { count, latencies };
+    const used = process.cpuUsage(cpu);
+    return { count, latencies, clientCpuMs: (used.user + used.system) / 1000 };
   }
 
   close(): void {
