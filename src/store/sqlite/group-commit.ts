@@ -14,21 +14,28 @@ interface Job {
  * is still acknowledged only after its own commit returned, so what a caller was told is stored
  * is in the WAL, as durable as before (WAL + synchronous=NORMAL survives a kill -9).
  *
- * Order is kept: the store runs {@link flush} before any statement outside the queue, so
- * statements run in the order their calls were made; only the commits are grouped. When any write
+ * Order is kept: the store runs {@link flush} before any statement outside the queue (a
+ * lookup of one task: {@link flushFor} it), so every statement sees the writes called before it,
+ * as it would have without grouping; only the commits are grouped. When any write
  * of a group fails, the group is rolled back and each write runs again on its own, so one failure
  * (a full disk, a busy file) reaches exactly the callers it would have reached without grouping.
  */
 export class GroupCommit {
   private queue: Job[] = [];
+  /** The tasks the queued writes touch. */
+  private keys = new Set<string>();
   private scheduled = false;
 
   constructor(private readonly db: Database) {}
 
-  /** Runs `work` (synchronous statements) in the next group; resolves once its commit returned. */
-  run<T>(work: () => T): Promise<T> {
+  /**
+   * Runs `work` (synchronous statements writing the one task `key`) in the next group; resolves
+   * once its commit returned.
+   */
+  run<T>(key: string, work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.keys.add(key);
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => {
@@ -38,11 +45,20 @@ export class GroupCommit {
     });
   }
 
+  /**
+   * Runs and commits what is queued for task `key`, now, and whatever was queued before it. A read
+   * of one task needs nothing else flushed: no other task's write changes what it returns.
+   */
+  flushFor(key: string): void {
+    if (this.keys.has(key)) this.flush();
+  }
+
   /** Runs and commits what is queued, now. */
   flush(): void {
     const jobs = this.queue;
     if (jobs.length === 0) return;
     this.queue = [];
+    this.keys = new Set();
     if (jobs.length === 1 || !this.db.open) {
       for (const job of jobs) runAlone(job);
       return;

@@ -113,7 +113,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     async create(task: NewTask): Promise<TaskRecord> {
       // Committed in a group with the other creations and status changes of this turn; resolves
       // after that commit (group-commit.ts).
-      return group.run(() => insertTask(task));
+      return group.run(task.id, () => insertTask(task));
     },
 
     async transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null> {
@@ -121,11 +121,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       // The lifecycle table has the last word even over a caller's `from`: an illegal move never reaches SQL.
       const sources = from.filter((status) => canTransition(status, to));
       if (sources.length === 0) return null;
-      return group.run(() => moveTask(id, sources, to, patch));
+      return group.run(id, () => moveTask(id, sources, to, patch));
     },
 
     async get(id: string, scope: OwnerScope): Promise<TaskRecord | null> {
-      group.flush();
+      group.flushFor(id);
       const row = "any" in scope ? tasks.get.get(id) : tasks.getOwned.get(id, scope.owner);
       return row === undefined ? null : taskFromRow(row);
     },
