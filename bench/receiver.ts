@@ -1,23 +1,25 @@
 /**
  * `npm run bench`: the receiver side, ours (serveHttp + createTaskServer on a SQLite file, demo
  * tools) against a baseline written with the SDK's own experimental tasks (InMemoryTaskStore,
- * bench/sdk-baseline-server.ts), both over real Streamable HTTP on 127.0.0.1, driven by the SDK
- * `Client` in this same process (so both servers' work-end stamps and the client's receive time
- * share one clock).
+ * bench/sdk-baseline-server.ts), both over real Streamable HTTP on 127.0.0.1, in this process.
  *
  *   1. tasks/result wake-up latency: from the moment a `sleep` task's work ends (stamped
  *      server-side, before the outcome is stored) to the moment the client holds the tasks/result
  *      response. tasks/result is sent while the task is still working, so the waiter is blocked.
- *   2. task creation throughput: task-augmented tools/call `sleep {ms: 0}` per second at a fixed
- *      concurrency spread over several sessions; alternating rounds, so both servers see the
- *      same machine conditions.
+ *      Driven by the SDK `Client` in this process, so the stamps and the receive time share a clock.
+ *   2. task creation, then `tasks/get`, per second at a fixed concurrency, from a low-overhead raw
+ *      HTTP client in a child process (bench/support/raw-load.ts: the SDK Client costs more per
+ *      request than either server and capped both near 400/s). Ours in both protocol eras
+ *      (2025-11-25 sessions, 2026-07-28 stateless), the SDK in 2025-11-25, in rotating rounds so
+ *      all see the same machine; with each server's CPU per request.
  *   3. tasks/list walk: time to walk every page over N existing (completed) tasks.
  *
+ * Writes the wake-up and creation latency distributions as SVG (docs/bench/receiver-*.svg).
  * Flags: `npm run bench -- --help`.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setTimeout as pause } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import type { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
@@ -34,6 +36,7 @@ import { exitOnHelp, numberFlag, runBench, type NumberRange } from "./support/co
 import { RawLoad, type LoadEra, type LoadOp } from "./support/raw-load.js";
 import { machine } from "./support/machine.js";
 import { spread } from "./support/stats.js";
+import { distributionChartSvg } from "./support/svg-chart.js";
 
 const HELP = `Usage: npm run bench -- [flags]
   --samples N        tasks/result wake-up samples per server (default 200)
@@ -48,6 +51,8 @@ const HELP = `Usage: npm run bench -- [flags]
   --duration S       seconds of creation throughput per server (default 3), after 0.5 s warm-up
   --rounds N         alternating throughput rounds the duration is split into (default 6)
   --list-tasks N     tasks present for the tasks/list walk (default 2000)
+  --charts DIR       where the latency distribution charts go (receiver-wake-up.svg,
+                     receiver-creation.svg; default docs/bench; "-" for none)
   --help`;
 
 const { values: flags } = parseArgs({
@@ -62,11 +67,12 @@ const { values: flags } = parseArgs({
     duration: { type: "string", default: "3" },
     rounds: { type: "string", default: "6" },
     "list-tasks": { type: "string", default: "2000" },
+    charts: { type: "string", default: "docs/bench" },
     help: { type: "boolean", default: false },
   },
 });
 exitOnHelp(HELP, flags.help);
-const flag = (name: Exclude<keyof typeof flags, "help">, range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
+const flag = (name: Exclude<keyof typeof flags, "help" | "charts">, range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
 const SAMPLES = flag("samples", { min: 1 });
 const SLEEP_MS = flag("sleep-ms", { min: 20 });
 const SDK_POLL_MS = flag("sdk-poll-ms", { min: 1 });
@@ -195,8 +201,8 @@ class WakeSamples {
   /** Samples dropped because tasks/result left the client after the work had ended (not blocked). */
   notBlocked = 0;
 
-  summary(): ReturnType<typeof spread> & { notBlocked: number } {
-    return { ...spread(this.latencies), notBlocked: this.notBlocked };
+  summary(): ReturnType<typeof spread> & { notBlocked: number; latencies: readonly number[] } {
+    return { ...spread(this.latencies), notBlocked: this.notBlocked, latencies: this.latencies };
   }
 }
 type WakeSummary = ReturnType<WakeSamples["summary"]>;
@@ -518,6 +524,37 @@ async function main(): Promise<void> {
   out.push(`list:     ${LIST_TASKS} completed tasks of one session, put into each fresh server's own store; median of 3 walks; each server's own page size.`);
   out.push("ping:     client.ping() round trip, answered by the SDK's own Server code in both; what any message costs on this machine.");
   out.push(`ratios:   ours/SDK; below 1 is better for times, above 1 for throughput. Whole run ${f((now() - began) / 1000, 1)} s.`);
+  if (flags.charts !== "-") {
+    const dir = resolve(flags.charts);
+    mkdirSync(dir, { recursive: true });
+    const load = `load average ${here.load.split(" ")[0]}`;
+    writeFileSync(
+      join(dir, "receiver-wake-up.svg"),
+      distributionChartSvg({
+        title: `tasks/result wake-up: work ends -> client holds the answer (${SAMPLES} samples each, ${load})`,
+        xLabel: "latency (ms, log scale)",
+        series: [
+          { label: "ours (SQLite, event-driven)", samples: oursWake.latencies },
+          { label: `SDK, pollInterval ${TUNED_POLL_MS} ms`, samples: tunedWake.latencies },
+          { label: `SDK, pollInterval ${SDK_POLL_MS} ms`, samples: sdkWake.latencies },
+        ],
+        reference: { x: 2, label: "2 ms" },
+      }),
+    );
+    writeFileSync(
+      join(dir, "receiver-creation.svg"),
+      distributionChartSvg({
+        title: `task creation round trip, ${CONCURRENCY} in flight, raw HTTP client (${load})`,
+        xLabel: "latency (ms, log scale)",
+        series: [
+          { label: "ours 2025-11-25 (SQLite)", samples: oursCreate.latencies },
+          { label: "ours 2026-07-28 (SQLite)", samples: modernCreate.latencies },
+          { label: "SDK (in memory)", samples: sdkCreate.latencies },
+        ],
+      }),
+    );
+    out.push(`charts:   ${join(flags.charts, "receiver-wake-up.svg")}, ${join(flags.charts, "receiver-creation.svg")}`);
+  }
   console.log(out.join("\n"));
 }
 
