@@ -48,8 +48,9 @@ const HELP = `Usage: npm run bench -- [flags]
                      interleaved with ours (default 10)
   --concurrency N    in-flight task creations (default 16)
   --clients N        sessions the in-flight creations are spread over (default 4)
-  --duration S       seconds of creation throughput per server (default 3), after 0.5 s warm-up
-  --rounds N         alternating throughput rounds the duration is split into (default 6)
+  --duration S       seconds of creation, and of tasks/get, per server and era (default 8), after 0.5 s warm-up
+  --rounds N         rotating rounds the duration is split into (default 8; short rounds follow the
+                     load of a shared machine less well)
   --list-tasks N     tasks present for the tasks/list walk (default 2000)
   --charts DIR       where the latency distribution charts go (receiver-wake-up.svg,
                      receiver-creation.svg; default docs/bench; "-" for none)
@@ -64,8 +65,8 @@ const { values: flags } = parseArgs({
     "tuned-poll-ms": { type: "string", default: "10" },
     concurrency: { type: "string", default: "16" },
     clients: { type: "string", default: "4" },
-    duration: { type: "string", default: "3" },
-    rounds: { type: "string", default: "6" },
+    duration: { type: "string", default: "8" },
+    rounds: { type: "string", default: "8" },
     "list-tasks": { type: "string", default: "2000" },
     charts: { type: "string", default: "docs/bench" },
     help: { type: "boolean", default: false },
