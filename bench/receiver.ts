@@ -86,7 +86,7 @@ const ROUNDS = flag("rounds", { min: 1 });
 const WARMUP_MS = 500;
 const LIST_TASKS = flag("list-tasks", { min: 1 });
 /** ttl of every task the bench creates: outlives the run, short enough not to pile up anywhere. */
-const TASK_TTL_MS = 60_000;
+const TASK_TTL_MS = 300_000;
 
 const now = (): number => performance.now();
 
