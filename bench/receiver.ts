@@ -49,8 +49,8 @@ const HELP = `Usage: npm run bench -- [flags]
   --concurrency N    in-flight task creations (default 16)
   --clients N        sessions the in-flight creations are spread over (default 4)
   --duration S       seconds of creation, and of tasks/get, per server and era (default 8), after 0.5 s warm-up
-  --rounds N         rotating rounds the duration is split into (default 8; short rounds follow the
-                     load of a shared machine less well)
+  --rounds N         rotating rounds the duration is split into (default 8), so that all three
+                     see the same load of a shared machine
   --list-tasks N     tasks present for the tasks/list walk (default 2000)
   --charts DIR       where the latency distribution charts go (receiver-wake-up.svg,
                      receiver-creation.svg; default docs/bench; "-" for none)
