@@ -1,23 +1,25 @@
 /**
  * `npm run bench`: the receiver side, ours (serveHttp + createTaskServer on a SQLite file, demo
  * tools) against a baseline written with the SDK's own experimental tasks (InMemoryTaskStore,
- * bench/sdk-baseline-server.ts), both over real Streamable HTTP on 127.0.0.1, driven by the SDK
- * `Client` in this same process (so both servers' work-end stamps and the client's receive time
- * share one clock).
+ * bench/sdk-baseline-server.ts), both over real Streamable HTTP on 127.0.0.1, in this process.
  *
  *   1. tasks/result wake-up latency: from the moment a `sleep` task's work ends (stamped
  *      server-side, before the outcome is stored) to the moment the client holds the tasks/result
  *      response. tasks/result is sent while the task is still working, so the waiter is blocked.
- *   2. task creation throughput: task-augmented tools/call `sleep {ms: 0}` per second at a fixed
- *      concurrency spread over several sessions; alternating rounds, so both servers see the
- *      same machine conditions.
+ *      Driven by the SDK `Client` in this process, so the stamps and the receive time share a clock.
+ *   2. task creation, then `tasks/get`, per second at a fixed concurrency, from a low-overhead raw
+ *      HTTP client in a child process (bench/support/raw-load.ts: the SDK Client costs more per
+ *      request than either server and capped both near 400/s). Ours in both protocol eras
+ *      (2025-11-25 sessions, 2026-07-28 stateless), the SDK in 2025-11-25, in rotating rounds so
+ *      all see the same machine; with each server's CPU per request.
  *   3. tasks/list walk: time to walk every page over N existing (completed) tasks.
  *
+ * Writes the wake-up and creation latency distributions as SVG (docs/bench/receiver-*.svg).
  * Flags: `npm run bench -- --help`.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setTimeout as pause } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import type { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
@@ -31,8 +33,10 @@ import { createTaskServer, type TaskServer } from "../src/mcp/task-server.js";
 import { sqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { startSdkBaseline } from "./sdk-baseline-server.js";
 import { exitOnHelp, numberFlag, runBench, type NumberRange } from "./support/command-line.js";
+import { RawLoad, type LoadEra, type LoadOp } from "./support/raw-load.js";
 import { machine } from "./support/machine.js";
 import { spread } from "./support/stats.js";
+import { distributionChartSvg } from "./support/svg-chart.js";
 
 const HELP = `Usage: npm run bench -- [flags]
   --samples N        tasks/result wake-up samples per server (default 200)
@@ -44,9 +48,12 @@ const HELP = `Usage: npm run bench -- [flags]
                      interleaved with ours (default 10)
   --concurrency N    in-flight task creations (default 16)
   --clients N        sessions the in-flight creations are spread over (default 4)
-  --duration S       seconds of creation throughput per server (default 3), after 0.5 s warm-up
-  --rounds N         alternating throughput rounds the duration is split into (default 6)
+  --duration S       seconds of creation, and of tasks/get, per server and era (default 8), after 0.5 s warm-up
+  --rounds N         rotating rounds the duration is split into (default 8), so that all three
+                     see the same load of a shared machine
   --list-tasks N     tasks present for the tasks/list walk (default 2000)
+  --charts DIR       where the latency distribution charts go (receiver-wake-up.svg,
+                     receiver-creation.svg; default docs/bench; "-" for none)
   --help`;
 
 const { values: flags } = parseArgs({
@@ -58,14 +65,15 @@ const { values: flags } = parseArgs({
     "tuned-poll-ms": { type: "string", default: "10" },
     concurrency: { type: "string", default: "16" },
     clients: { type: "string", default: "4" },
-    duration: { type: "string", default: "3" },
-    rounds: { type: "string", default: "6" },
+    duration: { type: "string", default: "8" },
+    rounds: { type: "string", default: "8" },
     "list-tasks": { type: "string", default: "2000" },
+    charts: { type: "string", default: "docs/bench" },
     help: { type: "boolean", default: false },
   },
 });
 exitOnHelp(HELP, flags.help);
-const flag = (name: Exclude<keyof typeof flags, "help">, range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
+const flag = (name: Exclude<keyof typeof flags, "help" | "charts">, range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
 const SAMPLES = flag("samples", { min: 1 });
 const SLEEP_MS = flag("sleep-ms", { min: 20 });
 const SDK_POLL_MS = flag("sdk-poll-ms", { min: 1 });
@@ -78,7 +86,7 @@ const ROUNDS = flag("rounds", { min: 1 });
 const WARMUP_MS = 500;
 const LIST_TASKS = flag("list-tasks", { min: 1 });
 /** ttl of every task the bench creates: outlives the run, short enough not to pile up anywhere. */
-const TASK_TTL_MS = 60_000;
+const TASK_TTL_MS = 300_000;
 
 const now = (): number => performance.now();
 
@@ -95,10 +103,12 @@ interface Target {
 async function startOurs(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-bench-"));
   const workDone = new Map<string, number>();
-  // Defaults everywhere except maxActivePerOwner: the SDK baseline has no such cap, and the
-  // throughput phase must not be throttled by it (every bench task ends within milliseconds).
+  // Defaults everywhere except the per-owner caps (active and stored tasks): the SDK baseline has
+  // none, and the throughput phase must not be throttled by them (every bench task ends within
+  // milliseconds; a 2026-07-28 client without auth is one requestor for all its tasks). inlineWaitMs 0:
+  // a 2026-07-28 creation answers with its CreateTaskResult at once, as a 2025-11-25 one does.
   // Rate limit off: every session of the bench is one anonymous caller on 127.0.0.1, far over 100 ops/s by design.
-  const app = createTaskServer({ name: "bench", version: "1.0.0", store: sqliteStore(join(dir, "tasks.db")), maxActivePerOwner: 100_000, rateLimit: "off" });
+  const app = createTaskServer({ name: "bench", version: "1.0.0", store: sqliteStore(join(dir, "tasks.db")), maxActivePerOwner: 100_000, maxStoredPerOwner: 10_000_000, rateLimit: "off", inlineWaitMs: 0 });
   // The demo tools, with `sleep` wrapped to stamp the moment its work ends (before the outcome is stored).
   const stamping = Object.create(app) as TaskServer;
   stamping.tool = ((name, definition, handler) =>
@@ -192,8 +202,8 @@ class WakeSamples {
   /** Samples dropped because tasks/result left the client after the work had ended (not blocked). */
   notBlocked = 0;
 
-  summary(): ReturnType<typeof spread> & { notBlocked: number } {
-    return { ...spread(this.latencies), notBlocked: this.notBlocked };
+  summary(): ReturnType<typeof spread> & { notBlocked: number; latencies: readonly number[] } {
+    return { ...spread(this.latencies), notBlocked: this.notBlocked, latencies: this.latencies };
   }
 }
 type WakeSummary = ReturnType<WakeSamples["summary"]>;
@@ -266,74 +276,109 @@ async function wakeLanes(target: Target, pollMs: number): Promise<WakeSummary> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. task creation throughput
+// 2. task creation and tasks/get throughput, with a low-overhead client in its own process
 
 interface Throughput {
   perSecond: number;
-  created: number;
+  count: number;
+  /** CPU of this (the servers') process per answered request, µs: the server's own cost, whatever the machine's load. */
+  serverCpuUs: number;
+  /** The same for the load generator's process. */
+  clientCpuUs: number;
   roundRates: number[];
+  latencies: number[];
   p50: number;
   p95: number;
 }
 
-class Load {
-  private clients: Client[] = [];
-  readonly latencies: number[] = [];
-  created = 0;
-  measuredMs = 0;
+/** One server and era under load, its rounds added up. */
+class Lanes {
   readonly roundRates: number[] = [];
+  readonly latencies: number[] = [];
+  count = 0;
+  measuredMs = 0;
+  serverCpuMs = 0;
+  clientCpuMs = 0;
 
-  constructor(readonly target: Target) {}
+  private constructor(
+    readonly name: string,
+    private readonly load: RawLoad,
+  ) {}
 
-  async open(): Promise<void> {
-    this.clients = (await Promise.all(Array.from({ length: CLIENTS }, () => connect(this.target.url)))).map((c) => c.client);
+  static async open(name: string, url: string, era: LoadEra): Promise<Lanes> {
+    return new Lanes(name, await RawLoad.open({ url, era, concurrency: CONCURRENCY, sessions: CLIENTS, ttlMs: TASK_TTL_MS }));
   }
 
-  /** CONCURRENCY lanes creating `sleep {ms: 0}` tasks for `ms`; counted unless `warmUp`. */
-  async run(ms: number, warmUp: boolean): Promise<void> {
-    const started = now();
-    const end = started + ms;
-    let count = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async (_, lane) => {
-        const client = this.clients[lane % CLIENTS]!;
-        while (now() < end) {
-          const sent = now();
-          await createSleepTask(client, 0);
-          const received = now();
-          if (received <= end) {
-            count++;
-            if (!warmUp) this.latencies.push(received - sent);
-          }
-        }
-      }),
-    );
+  async run(op: LoadOp, ms: number, warmUp: boolean): Promise<void> {
+    const cpu = process.cpuUsage();
+    const round = await this.load.run(op, ms, !warmUp);
+    const used = process.cpuUsage(cpu);
     // Drain: let the last tasks run and their notifications go out before the other server's turn.
     await pause(100);
     if (warmUp) return;
-    this.created += count;
+    this.count += round.count;
     this.measuredMs += ms;
-    this.roundRates.push(count / (ms / 1000));
+    this.serverCpuMs += (used.user + used.system) / 1000;
+    this.clientCpuMs += round.clientCpuMs;
+    this.roundRates.push(round.count / (ms / 1000));
+    for (const latency of round.latencies) this.latencies.push(latency);
   }
 
-  async close(): Promise<Throughput> {
-    await Promise.all(this.clients.map((c) => c.close()));
+  /** The rounds so far, and starts afresh for the next operation. */
+  take(): Throughput {
     const { p50, p95 } = spread(this.latencies);
-    return { perSecond: this.created / (this.measuredMs / 1000), created: this.created, roundRates: this.roundRates, p50, p95 };
+    const perRequest = (ms: number): number => (ms * 1000) / this.count;
+    const taken = {
+      perSecond: this.count / (this.measuredMs / 1000),
+      count: this.count,
+      serverCpuUs: perRequest(this.serverCpuMs),
+      clientCpuUs: perRequest(this.clientCpuMs),
+      roundRates: [...this.roundRates],
+      latencies: [...this.latencies],
+      p50,
+      p95,
+    };
+    this.roundRates.length = 0;
+    this.latencies.length = 0;
+    this.count = 0;
+    this.measuredMs = 0;
+    this.serverCpuMs = 0;
+    this.clientCpuMs = 0;
+    return taken;
+  }
+
+  close(): Promise<void> {
+    return this.load.close();
   }
 }
 
-async function throughput(ours: Target, sdk: Target): Promise<[Throughput, Throughput]> {
-  const loads = [new Load(ours), new Load(sdk)];
-  for (const load of loads) await load.open();
-  for (const load of loads) await load.run(WARMUP_MS, true);
+/** Ours in both eras and the SDK baseline, `op` in ROUNDS rounds each, the order rotating every round. */
+async function rotate(lanes: Lanes[], op: LoadOp): Promise<Throughput[]> {
+  for (const lane of lanes) await lane.run(op, WARMUP_MS, true);
   for (let round = 0; round < ROUNDS; round++) {
-    // Alternate which server goes first, so neither always follows the other's drain.
-    const order = round % 2 === 0 ? loads : [...loads].reverse();
-    for (const load of order) await load.run(DURATION_MS / ROUNDS, false);
+    // Rotate who goes first, so none always follows another's drain.
+    const order = lanes.map((_, i) => lanes[(i + round) % lanes.length]!);
+    for (const lane of order) await lane.run(op, DURATION_MS / ROUNDS, false);
   }
-  const [a, b] = await Promise.all(loads.map((load) => load.close()));
-  return [a!, b!];
+  return lanes.map((lane) => lane.take());
+}
+
+interface Rates {
+  /** ours 2025-11-25, ours 2026-07-28, SDK 2025-11-25 */
+  create: Throughput[];
+  get: Throughput[];
+}
+
+async function throughput(ours: Target, sdk: Target): Promise<Rates> {
+  const lanes = [await Lanes.open("ours 2025-11-25", ours.url, "2025-11-25"), await Lanes.open("ours 2026-07-28", ours.url, "2026-07-28"), await Lanes.open("SDK", sdk.url, "2025-11-25")];
+  try {
+    const create = await rotate(lanes, "create");
+    // tasks/get of the tasks each lane's session created (completed by now).
+    const get = await rotate(lanes, "get");
+    return { create, get };
+  } finally {
+    for (const lane of lanes) await lane.close();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,8 +447,10 @@ async function main(): Promise<void> {
   progress(`wake-up: SDK (pollInterval ${SDK_POLL_MS} ms), ${SAMPLES} samples, ${SDK_LANES} at a time`);
   const sdkWake = await withTargets([() => startSdk(SDK_POLL_MS)], ([t]) => wakeLanes(t!, SDK_POLL_MS));
 
-  progress(`creation throughput: ${CONCURRENCY} in flight over ${CLIENTS} sessions, ${DURATION_MS / 1000} s each in ${ROUNDS} alternating rounds`);
-  const [oursRate, sdkRate] = await withTargets([startOurs, () => startSdk(SDK_POLL_MS)], ([o, s]) => throughput(o!, s!));
+  progress(`creation, then tasks/get: raw HTTP client process, ${CONCURRENCY} in flight (2025-11-25: over ${CLIENTS} sessions), ${DURATION_MS / 1000} s each in ${ROUNDS} rotating rounds`);
+  const rates = await withTargets([startOurs, () => startSdk(SDK_POLL_MS)], ([o, s]) => throughput(o!, s!));
+  const [oursCreate, modernCreate, sdkCreate] = rates.create as [Throughput, Throughput, Throughput];
+  const [oursGet, modernGet, sdkGet] = rates.get as [Throughput, Throughput, Throughput];
 
   progress(`tasks/list: walks over ${LIST_TASKS} tasks`);
   const [oursList, sdkList] = await withTargets([startOurs, () => startSdk(SDK_POLL_MS)], ([o, s]) => listWalks(o!, s!));
@@ -418,20 +465,20 @@ async function main(): Promise<void> {
     [`tasks/result wake-up p50 (ms), SDK poll ${poll} ms`, f(oursWake.p50), f(sdk.p50), ratio(oursWake.p50, sdk.p50), target ? `ours <= 2 ms: ${oursWake.p50 <= 2 ? "PASS" : "MISS"}` : ""],
     [`tasks/result wake-up p95 (ms), SDK poll ${poll} ms`, f(oursWake.p95), f(sdk.p95), ratio(oursWake.p95, sdk.p95), ""],
   ];
+  const rateRows = (label: string, what: string, mine: Throughput, sdk: Throughput, target: number): string[][] => [
+    [label, f(mine.perSecond, 0), f(sdk.perSecond, 0), ratio(mine.perSecond, sdk.perSecond), `>= ${target}x: ${mine.perSecond >= target * sdk.perSecond ? "PASS" : "MISS"}`],
+    [`  ${what} latency p50 / p95 (ms)`, `${f(mine.p50)} / ${f(mine.p95)}`, `${f(sdk.p50)} / ${f(sdk.p95)}`, ratio(mine.p50, sdk.p50), ""],
+    [`  server CPU per ${what} (µs)`, f(mine.serverCpuUs, 0), f(sdk.serverCpuUs, 0), ratio(mine.serverCpuUs, sdk.serverCpuUs), ""],
+  ];
   const rows: string[][] = [
     ["metric", "ours (SQLite)", "SDK (in-memory)", "ours/SDK", "target"],
     ...wakeRows(sdkWake, SDK_POLL_MS, true),
     ...wakeRows(tunedWake, TUNED_POLL_MS, false),
     ["ping round trip p50 (ms), HTTP stack floor", f(ping[0]), f(ping[1]), ratio(ping[0], ping[1]), ""],
-    [
-      "task creation throughput (tasks/s)",
-      f(oursRate.perSecond, 0),
-      f(sdkRate.perSecond, 0),
-      ratio(oursRate.perSecond, sdkRate.perSecond),
-      `>= 1.0x: ${oursRate.perSecond >= sdkRate.perSecond ? "PASS" : "MISS"}`,
-    ],
-    ["  creation latency p50 (ms)", f(oursRate.p50), f(sdkRate.p50), ratio(oursRate.p50, sdkRate.p50), ""],
-    ["  creation latency p95 (ms)", f(oursRate.p95), f(sdkRate.p95), ratio(oursRate.p95, sdkRate.p95), ""],
+    ...rateRows("task creation (tasks/s)", "creation", oursCreate, sdkCreate, 2),
+    ...rateRows("task creation, ours 2026-07-28 stateless (tasks/s)", "creation", modernCreate, sdkCreate, 2),
+    ...rateRows("tasks/get (answers/s)", "tasks/get", oursGet, sdkGet, 3),
+    ...rateRows("tasks/get, ours 2026-07-28 stateless (answers/s)", "tasks/get", modernGet, sdkGet, 3),
     [`tasks/list walk over ${LIST_TASKS} tasks (ms)`, f(oursList.ms), f(sdkList.ms), ratio(oursList.ms, sdkList.ms), ""],
     ["  pages (page size)", `${oursList.pages} (${Math.ceil(LIST_TASKS / oursList.pages)})`, `${sdkList.pages} (${Math.ceil(LIST_TASKS / sdkList.pages)})`, "", ""],
   ];
@@ -442,7 +489,8 @@ async function main(): Promise<void> {
   const out: string[] = [];
   out.push("mcp-tasks receiver bench");
   out.push(`machine: ${here.cores} CPUs (${here.model}), node ${here.node}, ${here.os}, load average ${here.load}`);
-  out.push("setup:   servers and the SDK Client (StreamableHTTPClientTransport) all in this one process; Streamable HTTP on 127.0.0.1, port 0");
+  out.push("setup:   servers in this one process, Streamable HTTP on 127.0.0.1, port 0; wake-up, ping and list through the SDK Client (StreamableHTTPClientTransport)");
+  out.push("         in this process too (one clock with the servers' stamps); creation and tasks/get from a raw HTTP client in a child process");
   out.push("ours:    serveHttp + createTaskServer + demo tools; sqliteStore (WAL, synchronous=NORMAL) on a temp file, deleted after the run");
   out.push("SDK:     McpServer + experimental.tasks.registerToolTask('sleep'); InMemoryTaskStore + InMemoryTaskMessageQueue (bench/sdk-baseline-server.ts)");
   out.push("");
@@ -462,14 +510,52 @@ async function main(): Promise<void> {
     out.push(`          dropped (tasks/result sent after the work ended): ours ${oursWake.notBlocked}, SDK ${sdkWake.notBlocked} + ${tunedWake.notBlocked}.`);
   }
   out.push(
-    `creation: task-augmented tools/call sleep {ms: 0}, ttl ${TASK_TTL_MS / 1000} s; ${CONCURRENCY} in flight over ${CLIENTS} sessions; ${DURATION_MS / 1000} s per server after ${WARMUP_MS} ms warm-up,`,
+    `creation: task-augmented tools/call sleep {ms: 0} (2025-11-25: params.task, ttl ${TASK_TTL_MS / 1000} s; 2026-07-28: the tasks extension declared, answered at once: inlineWaitMs 0),`,
   );
-  out.push(`          in ${ROUNDS} rounds alternating between the servers; ours created ${oursRate.created} tasks, the SDK ${sdkRate.created}.`);
-  const rates = (t: Throughput): string => t.roundRates.map((r) => f(r, 0)).join(" ");
-  out.push(`          tasks/s per round: ours ${rates(oursRate)}; SDK ${rates(sdkRate)}.`);
+  out.push(`          from a separate client process (node:http, keep-alive, bodies built as strings); ${CONCURRENCY} in flight, the 2025-11-25 ones over ${CLIENTS} sessions;`);
+  out.push(`          ${DURATION_MS / 1000} s per server and era after ${WARMUP_MS} ms warm-up, in ${ROUNDS} rounds rotating between them. Then tasks/get of those tasks, the same way.`);
+  const perRound = (t: Throughput): string => t.roundRates.map((r) => f(r, 0)).join(" ");
+  out.push(`          creations per second per round: ours ${perRound(oursCreate)}; ours 2026 ${perRound(modernCreate)}; SDK ${perRound(sdkCreate)}.`);
+  out.push(`          tasks/get per second per round: ours ${perRound(oursGet)}; ours 2026 ${perRound(modernGet)}; SDK ${perRound(sdkGet)}.`);
+  out.push("          server CPU: this process's CPU time over the rounds / requests answered (the idle server's share is nil).");
+  const client = (t: Throughput): string => f(t.clientCpuUs, 0);
+  out.push(
+    `          the client's own CPU per request (µs): creation ${client(oursCreate)} / ${client(modernCreate)} / ${client(sdkCreate)}, tasks/get ${client(oursGet)} / ${client(modernGet)} / ${client(sdkGet)} (ours / ours 2026 / SDK).`,
+  );
   out.push(`list:     ${LIST_TASKS} completed tasks of one session, put into each fresh server's own store; median of 3 walks; each server's own page size.`);
   out.push("ping:     client.ping() round trip, answered by the SDK's own Server code in both; what any message costs on this machine.");
   out.push(`ratios:   ours/SDK; below 1 is better for times, above 1 for throughput. Whole run ${f((now() - began) / 1000, 1)} s.`);
+  if (flags.charts !== "-") {
+    const dir = resolve(flags.charts);
+    mkdirSync(dir, { recursive: true });
+    const load = `load average ${here.load.split(" ")[0]}`;
+    writeFileSync(
+      join(dir, "receiver-wake-up.svg"),
+      distributionChartSvg({
+        title: `tasks/result wake-up: work ends -> client holds the answer (${SAMPLES} samples each, ${load})`,
+        xLabel: "latency (ms, log scale)",
+        series: [
+          { label: "ours (SQLite, event-driven)", samples: oursWake.latencies },
+          { label: `SDK, pollInterval ${TUNED_POLL_MS} ms`, samples: tunedWake.latencies },
+          { label: `SDK, pollInterval ${SDK_POLL_MS} ms`, samples: sdkWake.latencies },
+        ],
+        reference: { x: 2, label: "2 ms" },
+      }),
+    );
+    writeFileSync(
+      join(dir, "receiver-creation.svg"),
+      distributionChartSvg({
+        title: `task creation round trip, ${CONCURRENCY} in flight, raw HTTP client (${load})`,
+        xLabel: "latency (ms, log scale)",
+        series: [
+          { label: "ours 2025-11-25 (SQLite)", samples: oursCreate.latencies },
+          { label: "ours 2026-07-28 (SQLite)", samples: modernCreate.latencies },
+          { label: "SDK (in memory)", samples: sdkCreate.latencies },
+        ],
+      }),
+    );
+    out.push(`charts:   ${join(flags.charts, "receiver-wake-up.svg")}, ${join(flags.charts, "receiver-creation.svg")}`);
+  }
   console.log(out.join("\n"));
 }
 

@@ -1,4 +1,4 @@
-/** A small line chart as SVG text, written by hand so the benches need no charting dependency. */
+/** Small charts as SVG text, written by hand so the benches need no charting dependency. */
 
 export interface ChartSeries {
   label: string;
@@ -74,6 +74,82 @@ export function lineChartSvg(chart: LineChart): string {
     });
     out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" ")}"/>`);
     for (const [x, y] of points) out.push(`<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="3" fill="${color}"/>`);
+    const ly = top + 10 + i * 18;
+    out.push(`<line x1="${left + plotW + 14}" y1="${ly}" x2="${left + plotW + 34}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
+    out.push(`<text x="${left + plotW + 40}" y="${ly + 4}">${escape(series.label)}</text>`);
+  });
+  out.push("</svg>");
+  return `${out.join("\n")}\n`;
+}
+
+export interface DistributionSeries {
+  label: string;
+  /** The samples, in any order (ms). */
+  samples: readonly number[];
+}
+
+export interface DistributionChart {
+  title: string;
+  xLabel: string;
+  series: readonly DistributionSeries[];
+  /** A dashed vertical reference line (e.g. the 2 ms target). */
+  reference?: { x: number; label: string };
+}
+
+/** At most this many points per curve: enough for a smooth line, small enough for a README. */
+const MAX_POINTS = 240;
+
+/**
+ * Latency distributions as cumulative curves (the share of samples at or below each latency), on a
+ * log-10 latency axis: several series a decade or three apart stay readable on one chart.
+ */
+export function distributionChartSvg(chart: DistributionChart): string {
+  const width = 720;
+  const height = 420;
+  const left = 60;
+  const right = 230;
+  const top = 40;
+  const bottom = 50;
+  const plotW = width - left - right;
+  const plotH = height - top - bottom;
+  const all = chart.series.flatMap((s) => s.samples.filter((v) => Number.isFinite(v) && v > 0));
+  const lo = Math.floor(Math.log10(Math.min(...all, chart.reference?.x ?? Infinity)));
+  const hi = Math.ceil(Math.log10(Math.max(...all, chart.reference?.x ?? 0)));
+  const decades = Math.max(1, hi - lo);
+  const px = (ms: number): number => left + ((Math.log10(ms) - lo) / decades) * plotW;
+  const py = (share: number): number => top + plotH - share * plotH;
+
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
+  out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
+  out.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escape(chart.title)}</text>`);
+  out.push(`<line x1="${left}" y1="${top + plotH}" x2="${left + plotW}" y2="${top + plotH}" stroke="#333"/>`);
+  out.push(`<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotH}" stroke="#333"/>`);
+  for (let d = lo; d <= lo + decades; d++) {
+    const x = px(10 ** d);
+    out.push(`<line x1="${x.toFixed(1)}" y1="${top}" x2="${x.toFixed(1)}" y2="${top + plotH}" stroke="#eee"/>`);
+    out.push(`<text x="${x.toFixed(1)}" y="${top + plotH + 16}" text-anchor="middle">${10 ** d >= 1 ? String(10 ** d) : (10 ** d).toFixed(-d)}</text>`);
+  }
+  for (const share of [0, 0.25, 0.5, 0.75, 0.95, 1]) {
+    const y = py(share);
+    out.push(`<line x1="${left}" y1="${y.toFixed(1)}" x2="${left + plotW}" y2="${y.toFixed(1)}" stroke="${share === 0.5 || share === 0.95 ? "#ddd" : "#eee"}"/>`);
+    out.push(`<text x="${left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end">${share === 0.95 ? "p95" : share === 0.5 ? "p50" : `${share * 100}%`}</text>`);
+  }
+  out.push(`<text x="${left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escape(chart.xLabel)}</text>`);
+  out.push(`<text x="16" y="${top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${top + plotH / 2})">share of samples at or below</text>`);
+  if (chart.reference) {
+    const x = px(chart.reference.x);
+    out.push(`<line x1="${x.toFixed(1)}" y1="${top}" x2="${x.toFixed(1)}" y2="${top + plotH}" stroke="#999" stroke-dasharray="6 4"/>`);
+    out.push(`<text x="${(x + 4).toFixed(1)}" y="${top + 14}" fill="#666">${escape(chart.reference.label)}</text>`);
+  }
+  chart.series.forEach((series, i) => {
+    const color = COLORS[i % COLORS.length] ?? "#000";
+    const sorted = series.samples.filter((v) => Number.isFinite(v) && v > 0).sort((a, b) => a - b);
+    const step = Math.max(1, Math.ceil(sorted.length / MAX_POINTS));
+    const points: string[] = [];
+    for (let k = 0; k < sorted.length; k += step) points.push(`${px(sorted[k]!).toFixed(1)},${py((k + 1) / sorted.length).toFixed(1)}`);
+    if (sorted.length > 0) points.push(`${px(sorted[sorted.length - 1]!).toFixed(1)},${py(1).toFixed(1)}`);
+    out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.join(" ")}"/>`);
     const ly = top + 10 + i * 18;
     out.push(`<line x1="${left + plotW + 14}" y1="${ly}" x2="${left + plotW + 34}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
     out.push(`<text x="${left + plotW + 40}" y="${ly + 4}">${escape(series.label)}</text>`);

@@ -103,6 +103,8 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       sendRpcError(res, HttpFailure.unknownEventId, "Bad Request: unknown Last-Event-ID");
       return;
     }
+    // From now on the stream's events are sent and kept for it (resumable after its priming event).
+    if (session) session.standalone.opened = true;
     if (session && events && lastEventId === undefined && session.protocolVersion >= RESUMABLE_SINCE) {
       // The SDK primes the streams of POSTs only: the standalone one gets its priming event here.
       primeStandaloneStream(res, await events.append(session.id, STANDALONE_STREAM, {}), events.retryMs);
@@ -143,10 +145,11 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     // closes the session server (its notification link, in-flight handlers). Assigned after
     // connecting, it would replace that and leave a dead session's server listening forever.
     transport.onclose = () => this.sessions.delete(id);
-    const server = await this.app.connect(transport, id);
+    const standalone = { opened: false };
+    const server = await this.app.connect(transport, id, { standaloneStreamOpened: () => standalone.opened });
     const requested = (body as { params: { protocolVersion: string } }).params.protocolVersion;
     const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-    const session = { id, transport, server, principal, client, openRequests: 0, lastActive: Date.now(), protocolVersion };
+    const session = { id, transport, server, principal, client, openRequests: 0, lastActive: Date.now(), protocolVersion, standalone };
     this.sessions.add(session);
     this.sessions.track(session, res, Date.now);
     await transport.handleRequest(req, res, body);

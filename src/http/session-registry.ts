@@ -16,6 +16,11 @@ export interface HttpSession {
   lastActive: number;
   /** The protocol version negotiated at initialize. */
   protocolVersion: string;
+  /**
+   * Whether the client has asked for the standalone (GET) stream yet. Until then nothing is sent
+   * or stored for it: no client can receive those events, nor resume them without an event id.
+   */
+  readonly standalone: { opened: boolean };
 }
 
 /** Live sessions by id. A session is only ever served to the principal that created it. */

@@ -46,7 +46,19 @@ export interface TaskEra {
    * Starts carrying task notifications to one connected session (status, progress); returns
    * what stops it, called when the session closes.
    */
-  attachSession(session: SessionContext, options: { standaloneStream: boolean }): () => void;
+  attachSession(session: SessionContext, options: StandaloneStreamOptions): () => void;
+}
+
+/** Whether, and when, a session server may send on its session's standalone stream. */
+export interface StandaloneStreamOptions {
+  /** False for a server serving one request of a session whose standalone stream is fed elsewhere. */
+  standaloneStream: boolean;
+  /**
+   * Whether the client has opened that stream yet (Streamable HTTP: a GET). Until it has, what
+   * would go there is not built or sent at all: no client could receive it, nor resume it (the
+   * event id to resume from comes on that stream). Default: always (stdio, in-memory).
+   */
+  standaloneStreamOpened?: () => boolean;
 }
 
 /** What an era's handlers reach besides the request: the engine, the tools, the configuration. */

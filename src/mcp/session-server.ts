@@ -33,6 +33,8 @@ export interface SessionServerOptions {
    * stream is served elsewhere (cluster HTTP).
    */
   standaloneStream?: boolean;
+  /** Whether the client has opened the standalone stream yet (see `StandaloneStreamOptions` in era.ts); default: always. */
+  standaloneStreamOpened?: () => boolean;
   /** The peer of a connection that has one throughout (stdio); HTTP requests carry their own. */
   peer?: string;
   /** Resources, prompts and completions the session serves besides tools (none without). */
@@ -76,7 +78,10 @@ export function createSessionServer(
       }));
     }
   }
-  const detach = era.attachSession(session, { standaloneStream: options.standaloneStream ?? true });
+  const detach = era.attachSession(session, {
+    standaloneStream: options.standaloneStream ?? true,
+    ...(options.standaloneStreamOpened && { standaloneStreamOpened: options.standaloneStreamOpened }),
+  });
   const previousOnClose = server.onclose;
   server.onclose = () => {
     detach();

@@ -261,17 +261,20 @@ export class TaskServer {
    * Serves one connection (stdio, in-memory, or a Streamable HTTP session transport).
    * `clientCapabilities` and `standaloneStream: false` are for a server that serves one request
    * of a session initialized elsewhere, whose standalone stream is not this transport's (cluster HTTP).
+   * `standaloneStreamOpened` says whether the client has opened that stream yet (Streamable HTTP:
+   * a GET); until then task notifications meant for it are skipped.
    * `peer` names the other end of a connection that is one peer throughout (stdio: "stdio"); on
    * HTTP each request's address is used instead.
    */
   async connect(
     transport: Transport,
     connectionId?: string,
-    options: { clientCapabilities?: ClientCapabilities; standaloneStream?: boolean; peer?: string } = {},
+    options: { clientCapabilities?: ClientCapabilities; standaloneStream?: boolean; standaloneStreamOpened?: () => boolean; peer?: string } = {},
   ): Promise<TaskProtocolServer> {
     await this.start();
     const server = await connectSession(this.engine, this.tools, this.config, transport, connectionId, {
       ...(options.standaloneStream !== undefined && { standaloneStream: options.standaloneStream }),
+      ...(options.standaloneStreamOpened && { standaloneStreamOpened: options.standaloneStreamOpened }),
       ...(options.peer !== undefined && { peer: options.peer }),
       features: { registry: this.features, subscriptions: this.subscriptions, listeners: this.listeners },
     });

@@ -2,7 +2,7 @@ import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { isTerminal } from "../../core/task-status.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
-import type { SessionContext } from "../era.js";
+import type { SessionContext, StandaloneStreamOptions } from "../era.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { isLogLevel, type LogThreshold } from "../logging/log-level.js";
 import { logMessage } from "./log-messages.js";
@@ -51,6 +51,7 @@ export class SessionLink {
     private readonly engine: TaskEngine,
     private readonly logThreshold: LogThreshold,
     private readonly standalone = true,
+    private readonly standaloneOpened: () => boolean = () => true,
   ) {}
 
   attach(): void {
@@ -91,12 +92,15 @@ export class SessionLink {
       for (const entry of open?.values() ?? []) entry.ended = event;
       return;
     }
-    const mine = this.standalone && event.sessionId === this.connectionId;
+    // The session created the task: entitled to hear of it, on its standalone stream once the
+    // client opened one (T-NOTE-1 is a MAY: nothing is owed to a stream nobody listens on).
+    const creator = this.standalone && event.sessionId === this.connectionId;
+    const mine = creator && this.standaloneOpened();
     if (!open && !mine) return;
     // Whether this session may hear of the task is decided by the requests open when the event
     // came: one that has been answered since (a result can outrun its notification) does not
     // take that away.
-    if (!mine && !(await this.ownedByAny(event.taskId, [...(open?.values() ?? [])]))) return;
+    if (!creator && !(await this.ownedByAny(event.taskId, [...(open?.values() ?? [])]))) return;
     let relatedRequestId = this.openRequestFor(event.taskId);
     if (event.type === "progress") {
       if (event.progressToken === null || (relatedRequestId === undefined && !mine)) return;
@@ -183,8 +187,8 @@ export class SessionLink {
 const links = new WeakMap<SessionContext, SessionLink>();
 
 /** Starts carrying task notifications to a session (the era's `attachSession`). */
-export function attachStatusNotifications(session: SessionContext, options: { standaloneStream: boolean }): () => void {
-  const link = new SessionLink(session.connectionId, session.server, session.engine, session.logThreshold, options.standaloneStream);
+export function attachStatusNotifications(session: SessionContext, options: StandaloneStreamOptions): () => void {
+  const link = new SessionLink(session.connectionId, session.server, session.engine, session.logThreshold, options.standaloneStream, options.standaloneStreamOpened);
   links.set(session, link);
   link.attach();
   return () => link.detach();

@@ -42,13 +42,14 @@ type Message = { id: string | number | null; method: string; params: LooseParams
 
 /** The body as one JSON-RPC request or notification, or a -32600 (a batch, a response, anything else). */
 function messageOf(body: unknown): Message | TaskError {
-  const invalid = TaskError.protocol(RpcCode.InvalidRequest, "Invalid Request: expected one JSON-RPC 2.0 request object");
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return invalid;
+  // Made only when needed: an error's stack trace costs more than the checks.
+  const invalid = (): TaskError => TaskError.protocol(RpcCode.InvalidRequest, "Invalid Request: expected one JSON-RPC 2.0 request object");
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return invalid();
   const message = body as Record<string, unknown>;
   const { id, method, params } = message;
-  if (message["jsonrpc"] !== "2.0" || typeof method !== "string") return invalid;
-  if (id !== undefined && typeof id !== "string" && typeof id !== "number") return invalid;
-  if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return invalid;
+  if (message["jsonrpc"] !== "2.0" || typeof method !== "string") return invalid();
+  if (id !== undefined && typeof id !== "string" && typeof id !== "number") return invalid();
+  if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return invalid();
   return { id: id ?? null, method, params: params as LooseParams };
 }
 

@@ -56,17 +56,22 @@ export async function toolsCall(
   const inBackground = fallback && (support === "optional" || (support === "required" && host.config.fallbackRequired));
   if (support === "required" && !envelope.declaresTasks && !inBackground) throw missingTasksCapability(`tool ${tool.name} runs only as a task, so it`);
   const now = Date.now();
-  const rounds = await InputRounds.of(await secretOf(host), bindingOf(tool.name, checked.rawArgs, request.caller.owner), params, envelope, now);
+  // Made only when asked for (a task without `gather` needs none: a digest and a MAC key fewer per
+  // creation), but always for a call that carries a requestState: its seal is checked (X-MRTR-5).
+  let rounds: InputRounds | undefined;
+  const roundsOf = async (): Promise<InputRounds> =>
+    (rounds ??= await InputRounds.of(await secretOf(host), bindingOf(tool.name, checked.rawArgs, request.caller.owner), params, envelope, now));
+  if (params?.["requestState"] !== undefined) await roundsOf();
   if (support === "forbidden" || (!envelope.declaresTasks && !inBackground)) {
     // A plain call asks through MRTR rounds (X-MRTR-5): it runs again, from the start, on each one.
-    const outcome = await rounds.run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask, request.caller.owner, progress)), request.signal);
+    const outcome = await (await roundsOf()).run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask, request.caller.owner, progress)), request.signal);
     return "inputRequired" in outcome ? outcome.inputRequired : completeResult(outcome.value);
   }
   // X-MRTR-2: what the tool needs before its work is asked on this request, before the task exists.
   let gathered: { value: unknown } | undefined;
   const gather = tool.definition.gather;
   if (gather) {
-    const outcome = await rounds.run((ask) => gather(args, ask), request.signal);
+    const outcome = await (await roundsOf()).run((ask) => gather(args, ask), request.signal);
     if ("inputRequired" in outcome) return outcome.inputRequired;
     gathered = { value: outcome.value };
   }

@@ -6,6 +6,7 @@ import type { ListPosition } from "../../core/cursor.js";
 import { canTransition, type TaskStatus } from "../../core/task-status.js";
 import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../../core/task.js";
 import { prepareCheckpointStatements } from "./checkpoint-statements.js";
+import { GroupCommit } from "./group-commit.js";
 import { prepareInputStatements } from "./input-statements.js";
 import { prepareMetaStatements } from "./meta-statements.js";
 import { inputFromRow, statusChangeFromRow, taskFromRow, toJson } from "./rows.js";
@@ -72,34 +73,65 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   let secret: Buffer | null = null;
   const writerLock = isFilePath(path) ? new SqliteWriterLock(path) : null;
 
+  const group = new GroupCommit(db);
+
+  // .all(), never .get(), for a write with RETURNING: .get() steps once and resets, and
+  // better-sqlite3 drops the reset's error — a commit that failed (SQLITE_FULL, an I/O error)
+  // would return the row as if it were stored, and the task be acknowledged, then lost.
+  const insertTask = (task: NewTask): TaskRecord => {
+    const [row] = tasks.insert.all({
+      id: task.id,
+      owner: task.owner,
+      method: task.method,
+      name: task.name,
+      request: toJson(task.request),
+      origin: toJson(task.origin),
+      createdAt: task.createdAt,
+      ttlMs: task.ttlMs,
+      expiresAt: expiresAt(task.createdAt, task.ttlMs),
+      pollIntervalMs: task.pollIntervalMs,
+      retryable: task.retryable ? 1 : 0,
+    });
+    if (row === undefined) throw duplicateTaskError(task.id);
+    return taskFromRow(row);
+  };
+
+  const moveTask = (id: string, sources: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): TaskRecord | null => {
+    const [row] = tasks.transition.all({ // .all(): see insertTask
+      id,
+      from: JSON.stringify(sources),
+      to,
+      now: patch.now,
+      keepMessage: patch.statusMessage === undefined ? 1 : 0,
+      statusMessage: patch.statusMessage ?? null,
+      outcome: patch.outcome === undefined ? null : toJson(patch.outcome),
+    });
+    return row === undefined ? null : taskFromRow(row);
+  };
+
   return {
     async create(task: NewTask): Promise<TaskRecord> {
-      // .all(), never .get(), for a write with RETURNING: .get() steps once and resets, and
-      // better-sqlite3 drops the reset's error — a commit that failed (SQLITE_FULL, an I/O error)
-      // would return the row as if it were stored, and the task be acknowledged, then lost.
-      const [row] = tasks.insert.all({
-        id: task.id,
-        owner: task.owner,
-        method: task.method,
-        name: task.name,
-        request: toJson(task.request),
-        origin: toJson(task.origin),
-        createdAt: task.createdAt,
-        ttlMs: task.ttlMs,
-        expiresAt: expiresAt(task.createdAt, task.ttlMs),
-        pollIntervalMs: task.pollIntervalMs,
-        retryable: task.retryable ? 1 : 0,
-      });
-      if (row === undefined) throw duplicateTaskError(task.id);
-      return taskFromRow(row);
+      // Committed in a group with the other creations and status changes of this turn; resolves
+      // after that commit (group-commit.ts).
+      return group.run(task.id, () => insertTask(task));
+    },
+
+    async transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null> {
+      checkTransitionPatch(to, patch);
+      // The lifecycle table has the last word even over a caller's `from`: an illegal move never reaches SQL.
+      const sources = from.filter((status) => canTransition(status, to));
+      if (sources.length === 0) return null;
+      return group.run(id, () => moveTask(id, sources, to, patch));
     },
 
     async get(id: string, scope: OwnerScope): Promise<TaskRecord | null> {
+      group.flushFor(id);
       const row = "any" in scope ? tasks.get.get(id) : tasks.getOwned.get(id, scope.owner);
       return row === undefined ? null : taskFromRow(row);
     },
 
     async list(owner: string | null, after: ListPosition | null, limit: number): Promise<TaskRecord[]> {
+      group.flush();
       const n = wholeLimit(limit);
       if (n === 0) return [];
       const rows =
@@ -110,38 +142,25 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     },
 
     async search(filter: TaskFilter, after: ListPosition | null, limit: number): Promise<TaskRecord[]> {
+      group.flush();
       const n = wholeLimit(limit);
       return n === 0 ? [] : views.search(filter, after, n).map(taskFromRow);
     },
 
     async countByStatus(filter: TaskFilter): Promise<Record<TaskStatus, number>> {
+      group.flush();
       const counts = zeroStatusCounts();
       for (const row of views.countByStatus(filter)) counts[row.status] = row.n;
       return counts;
     },
 
     async history(taskId: string): Promise<StatusChange[]> {
+      group.flush();
       return views.history.all(taskId).map(statusChangeFromRow);
     },
 
-    async transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null> {
-      checkTransitionPatch(to, patch);
-      // The lifecycle table has the last word even over a caller's `from`: an illegal move never reaches SQL.
-      const sources = from.filter((status) => canTransition(status, to));
-      if (sources.length === 0) return null;
-      const [row] = tasks.transition.all({ // .all(): see create
-        id,
-        from: JSON.stringify(sources),
-        to,
-        now: patch.now,
-        keepMessage: patch.statusMessage === undefined ? 1 : 0,
-        statusMessage: patch.statusMessage ?? null,
-        outcome: patch.outcome === undefined ? null : toJson(patch.outcome),
-      });
-      return row === undefined ? null : taskFromRow(row);
-    },
-
     async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number }): Promise<boolean> {
+      group.flush();
       const result = tasks.annotate.run({
         id,
         now: patch.now,
@@ -153,6 +172,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     },
 
     async enqueueInput(request: Omit<InputRequest, "answer">): Promise<void> {
+      group.flush();
       const result = inputs.enqueue.run({
         taskId: request.taskId,
         id: request.id,
@@ -167,58 +187,71 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     },
 
     async pendingInputs(taskId: string): Promise<InputRequest[]> {
+      group.flush();
       return inputs.pending.all(taskId).map(inputFromRow);
     },
 
     async inputs(taskId: string): Promise<InputRequest[]> {
+      group.flush();
       return inputs.all.all(taskId).map(inputFromRow);
     },
 
     async getInput(taskId: string, inputId: string): Promise<InputRequest | null> {
+      group.flush();
       const row = inputs.get.get(taskId, inputId);
       return row === undefined ? null : inputFromRow(row);
     },
 
     async answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
+      group.flush();
       return inputs.answer.run(toJson(answer), taskId, inputId).changes === 1;
     },
 
     async saveCheckpoint(taskId: string, name: string, value: unknown, now: number): Promise<boolean> {
+      group.flush();
       return checkpoints.save.run({ taskId, name, value: toJson(value), createdAt: now }).changes === 1;
     },
 
     async checkpoints(taskId: string): Promise<Checkpoint[]> {
+      group.flush();
       return checkpoints.all.all(taskId).map(checkpointFromRow);
     },
 
     async dropCheckpoints(taskId: string): Promise<number> {
+      group.flush();
       return checkpoints.drop.run(taskId).changes;
     },
 
     async expiredActive(now: number, limit: number): Promise<TaskRecord[]> {
+      group.flush();
       const n = wholeLimit(limit);
       return n === 0 ? [] : sweeps.expiredActive.all(now, n).map(taskFromRow);
     },
 
     async deleteExpired(now: number, limit: number): Promise<number> {
+      group.flush();
       const n = wholeLimit(limit);
       return n === 0 ? 0 : sweeps.deleteExpired(now, n);
     },
 
     async activeTasks(limit: number): Promise<TaskRecord[]> {
+      group.flush();
       const n = wholeLimit(limit);
       return n === 0 ? [] : sweeps.activeTasks.all(n).map(taskFromRow);
     },
 
     async countActive(owner: string | null): Promise<number> {
+      group.flush();
       return sweeps.countActive.get(owner)?.n ?? 0;
     },
 
     async countStored(owner: string | null): Promise<number> {
+      group.flush();
       return sweeps.countStored.get(owner)?.n ?? 0;
     },
 
     async secret(): Promise<Buffer> {
+      group.flush();
       if (!db.open) throw new TypeError("The database connection is not open");
       // Never changes once written, so one read per store is enough.
       secret ??= meta.secret();
@@ -226,6 +259,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     },
 
     async acquireWriterLock(): Promise<void> {
+      group.flush();
       if (!writerLock) return;
       if (!writerLock.acquire()) throw new StoreInUseError(resolve(path), meta.writer());
       meta.recordWriter({ pid: process.pid, host: hostname(), since: Date.now() });
@@ -233,6 +267,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     streamEvents,
 
     async close(): Promise<void> {
+      group.flush();
       if (db.open) db.close();
       writerLock?.release();
     },
