@@ -81,6 +81,8 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
   const pool = new pg.Pool({ connectionString: options.connectionString, max: 2 });
   pool.on("error", (err) => logger.warn({ err }, "event bus pool connection error"));
   const watched = new Map<string, number>();
+  /** How every payload this node's publish() sends begins (JSON.stringify keeps key order). */
+  const ownPrefix = `{"n":${JSON.stringify(nodeId)},`;
 
   let outbox: string[] = [];
   let flushing = false;
@@ -145,6 +147,8 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     const client = new pg.Client({ connectionString: options.connectionString });
     client.on("notification", (message) => {
       if (message.channel !== channel || !message.payload) return;
+      // Every node hears its own NOTIFYs too: recognised by how publish() starts them, unparsed.
+      if (message.payload.startsWith(ownPrefix)) return;
       let parsed: { n?: unknown; e?: TaskEvent; ref?: unknown };
       try {
         parsed = JSON.parse(message.payload) as { n?: unknown; e?: TaskEvent; ref?: unknown };
