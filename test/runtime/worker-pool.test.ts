@@ -9,7 +9,7 @@ import type { TaskRecord } from "../../src/core/task.js";
 import { localEventBus } from "../../src/events/local-event-bus.js";
 import { TaskEngine } from "../../src/runtime/task-engine.js";
 import { postgresStore } from "../../src/store/postgres/postgres-store.js";
-import { deferred } from "../support/conformance.js";
+import { deferred, type Deferred } from "../support/conformance.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 
 const schema = uniqueName("pool");
@@ -77,7 +77,7 @@ describe("worker pool", () => {
         return store.claim(...args);
       },
     };
-    const gates = new Map<string, ReturnType<typeof deferred>>();
+    const gates = new Map<string, Deferred<void>>();
     const started: string[] = [];
     const engine = new TaskEngine({
       store: countingStore,
