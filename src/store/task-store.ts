@@ -10,6 +10,19 @@ export interface TransitionPatch {
   /** Only with a terminal status. */
   outcome?: TaskOutcome;
   now: number;
+  /** Sent with the write by a store that {@link TaskStore.sendsNotify}; ignored by the others. */
+  notify?: StoreNotify;
+}
+
+/**
+ * A notification a cluster store sends from the statement of a write (PostgreSQL: `pg_notify` in
+ * it), so other nodes hear of the write the moment it commits, and never of one that failed its
+ * compare-and-set — without a statement, a round trip and a commit of its own. The payload is
+ * opaque here: the event bus made it.
+ */
+export interface StoreNotify {
+  channel: string;
+  payload: string;
 }
 
 /**
@@ -54,8 +67,16 @@ export interface TaskFilter {
  * - Nothing here knows the wire format of any protocol revision.
  */
 export interface TaskStore {
-  /** Stores a new task in `working`. Rejects a duplicate id. */
-  create(task: NewTask): Promise<TaskRecord>;
+  /**
+   * Stores a new task in `working`. Rejects a duplicate id. `notify`: see {@link sendsNotify}.
+   */
+  create(task: NewTask, notify?: StoreNotify): Promise<TaskRecord>;
+
+  /**
+   * True for a store that sends the `notify` given to `create` and `transition` with the write,
+   * only if it commits (the PostgreSQL store). The others ignore it.
+   */
+  readonly sendsNotify?: boolean;
 
   get(id: string, scope: OwnerScope): Promise<TaskRecord | null>;
 
