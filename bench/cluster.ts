@@ -614,6 +614,7 @@ async function main(): Promise<void> {
 }
 
 async function measure(began: number): Promise<void> {
+  const loadAtStart = machine().load;
   const floor = await calibrate();
   console.log(
     `floor:   a bare HTTP round trip costs ${floor.httpMs.toFixed(2)} ms CPU (client + server); a one-row UPDATE commit ${floor.commitPgMs.toFixed(2)} ms of PostgreSQL CPU + ${floor.commitDriverMs.toFixed(2)} ms in the driver`,
@@ -686,7 +687,7 @@ async function measure(began: number): Promise<void> {
       `  p50 ${s.p50.toFixed(1)} ms   p95 ${s.p95.toFixed(1)} ms   min ${s.min.toFixed(1)} ms   max ${s.max.toFixed(1)} ms   (${s.n} samples of sleep ${SLEEP_MS} ms${wake.skipped ? `, ${wake.skipped} not blocked and left out` : ""})`,
     );
     console.log("");
-    if (flags.charts !== "") writeCharts(flags.charts, { one, two, httpOnlyMs, ceiling, withCommits: (cores * 1000) / withCommitsMs, load: machine().load, cores });
+    if (flags.charts !== "") writeCharts(flags.charts, { one, two, httpOnlyMs, ceiling, withCommits: (cores * 1000) / withCommitsMs, load: loadAtStart, cores });
     console.log(`done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   } finally {
     await stopAll();

@@ -29,6 +29,12 @@ const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b"
 
 const escape = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
+/** The smallest of 1, 2, 2.5, 5 × a power of ten that is at least `raw`: round tick labels. */
+function niceStep(raw: number): number {
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return ([1, 2, 2.5, 5, 10].find((m) => m * power >= raw) ?? 10) * power;
+}
+
 /** The chart as a standalone SVG document. */
 export function stackedBarChartSvg(chart: StackedBarChart): string {
   const width = 720;
@@ -41,7 +47,10 @@ export function stackedBarChartSvg(chart: StackedBarChart): string {
   const plotH = height - top - bottom;
   const decimals = chart.decimals ?? 2;
   const totals = chart.bars.map((bar) => bar.segments.reduce((sum, s) => sum + Math.max(0, s.value), 0));
-  const yMax = Math.max(1e-9, ...totals, ...(chart.references ?? []).map((r) => r.y)) * 1.12;
+  const highest = Math.max(1e-9, ...totals, ...(chart.references ?? []).map((r) => r.y));
+  const step = niceStep(highest / 5);
+  const ticks = Math.ceil((highest * 1.06) / step);
+  const yMax = step * ticks;
   const py = (y: number): number => top + plotH - (y / yMax) * plotH;
   const slot = plotW / Math.max(1, chart.bars.length);
   const barW = Math.min(90, slot * 0.55);
@@ -51,11 +60,11 @@ export function stackedBarChartSvg(chart: StackedBarChart): string {
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
   out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
   out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15">${escape(chart.title)}</text>`);
-  const ticks = 5;
+  const tickDecimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
   for (let i = 0; i <= ticks; i++) {
-    const y = (yMax / ticks) * i;
+    const y = step * i;
     out.push(`<line x1="${left}" y1="${py(y).toFixed(1)}" x2="${left + plotW}" y2="${py(y).toFixed(1)}" stroke="#eee"/>`);
-    out.push(`<text x="${left - 6}" y="${(py(y) + 4).toFixed(1)}" text-anchor="end">${y.toFixed(yMax / ticks < 10 ? 1 : 0)}</text>`);
+    out.push(`<text x="${left - 6}" y="${(py(y) + 4).toFixed(1)}" text-anchor="end">${y.toFixed(tickDecimals + (step / 10 ** Math.floor(Math.log10(step)) === 2.5 ? 1 : 0))}</text>`);
   }
   out.push(`<line x1="${left}" y1="${top + plotH}" x2="${left + plotW}" y2="${top + plotH}" stroke="#333"/>`);
   out.push(`<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotH}" stroke="#333"/>`);
