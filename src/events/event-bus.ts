@@ -1,4 +1,4 @@
-import type { StoreNotify } from "../store/task-store.js";
+import type { StoreNotify } from "../core/store-notify.js";
 import type { TaskEvent } from "./task-event.js";
 
 export type Unsubscribe = () => void;

@@ -1,6 +1,7 @@
 import type { EventBus } from "../events/event-bus.js";
 import type { TaskEvent } from "../events/task-event.js";
-import type { StoreNotify, TaskStore } from "../store/task-store.js";
+import type { StoreNotify } from "../core/store-notify.js";
+import type { TaskStore } from "../store/task-store.js";
 
 /**
  * The NOTIFY to send with the store write that `event` describes, when store and bus can

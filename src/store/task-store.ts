@@ -2,6 +2,7 @@ import type { ListPosition } from "../core/cursor.js";
 import type { TaskStatus } from "../core/task-status.js";
 import type { InputRequest, NewTask, StatusChange, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
 import type { StreamEventStore } from "./stream-event-store.js";
+import type { StoreNotify } from "../core/store-notify.js";
 
 /** Fields a transition may set together with the new status, in the same atomic write. */
 export interface TransitionPatch {
@@ -14,16 +15,6 @@ export interface TransitionPatch {
   notify?: StoreNotify;
 }
 
-/**
- * A notification a cluster store sends from the statement of a write (PostgreSQL: `pg_notify` in
- * it), so other nodes hear of the write the moment it commits, and never of one that failed its
- * compare-and-set — without a statement, a round trip and a commit of its own. The payload is
- * opaque here: the event bus made it.
- */
-export interface StoreNotify {
-  channel: string;
-  payload: string;
-}
 
 /**
  * Who may see a task. `{ any: true }` skips owner filtering (internal use: recovery, sweeps);

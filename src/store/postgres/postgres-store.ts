@@ -29,7 +29,8 @@ import type { Logger } from "../../core/logger.js";
 import { taskStatements } from "./task-statements.js";
 import { viewStatements } from "./view-statements.js";
 import { checkTransitionPatch, countsFromTotals, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
-import type { OwnerScope, StoreNotify, TaskFilter, TransitionPatch } from "../task-store.js";
+import type { StoreNotify } from "../../core/store-notify.js";
+import type { OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow, type CheckpointRow } from "../sql/rows.js";
 
