@@ -34,6 +34,7 @@ export function openBackend(spec: string, logger: Logger): Backend {
   url.searchParams.delete("schema");
   const channel = `mcp_tasks_${schema}`.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 63);
   // The store (opened above, with the same schema) created the table; its name is validated there.
-  const bus = pgEventBus({ connectionString: url.toString(), channel, logger, overflowTable: tablesOf(schema).events });
+  // Same database as the store: its writes may carry the NOTIFYs of creations and outcomes.
+  const bus = pgEventBus({ connectionString: url.toString(), channel, logger, overflowTable: tablesOf(schema).events, storeOnSameDatabase: true });
   return { store, bus, shared: true, ready: bus.ready };
 }

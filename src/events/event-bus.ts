@@ -1,3 +1,4 @@
+import type { StoreNotify } from "../core/store-notify.js";
 import type { TaskEvent } from "./task-event.js";
 
 export type Unsubscribe = () => void;
@@ -9,6 +10,16 @@ export type Unsubscribe = () => void;
  */
 export interface EventBus {
   publish(event: TaskEvent): void;
+  /**
+   * A bus on the database of a store that `sendsNotify` (TaskStore): the NOTIFY that tells
+   * other nodes of `event` when sent by the write the event describes (in its statement, so on
+   * commit, with no statement of its own), or null when it cannot travel so: too large, or
+   * events of the same task are still on their way out, which it must not overtake. After that
+   * write, {@link publishHere} delivers the event to this node's listeners.
+   */
+  notifyFor?(event: TaskEvent): StoreNotify | null;
+  /** Delivers `event` to this node's listeners only (its NOTIFY went with a store write). */
+  publishHere?(event: TaskEvent): void;
   /** Events of one task. */
   onTask(taskId: string, listener: (event: TaskEvent) => void): Unsubscribe;
   /** Every event (observers: notifications to sessions, metrics, the web view). */

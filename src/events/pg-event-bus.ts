@@ -21,6 +21,12 @@ export interface PgEventBusOptions {
    * the NOTIFY carrying only its row id. Without one such an event does not cross nodes.
    */
   overflowTable?: string;
+  /**
+   * True when the engine's store is the PostgreSQL store on this same database: the bus then lets
+   * the store's writes carry the NOTIFYs of creations and outcomes (`notifyFor`), saving their
+   * statements. Not for a store elsewhere (its NOTIFYs would go to the wrong database).
+   */
+  storeOnSameDatabase?: boolean;
 }
 
 /** How long an overflowed event's row is kept for the other nodes to read it. */
@@ -81,8 +87,13 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
   const pool = new pg.Pool({ connectionString: options.connectionString, max: 2 });
   pool.on("error", (err) => logger.warn({ err }, "event bus pool connection error"));
   const watched = new Map<string, number>();
+  /** How every payload this node's publish() sends begins (JSON.stringify keeps key order). */
+  const ownPrefix = `{"n":${JSON.stringify(nodeId)},`;
 
   let outbox: string[] = [];
+  /** Events per task in the outbox or in the flush in flight: a NOTIFY sent with a store write must not overtake them. */
+  const outgoing = new Map<string, number>();
+  let outboxTasks: string[] = [];
   let flushing = false;
   let seq = 0;
   let closed = false;
@@ -96,13 +107,20 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     if (flushing || outbox.length === 0 || closed) return;
     flushing = true;
     const batch = outbox;
+    const batchTasks = outboxTasks;
     outbox = [];
+    outboxTasks = [];
     try {
       await pool.query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS t(payload, n) ORDER BY n", [channel, batch]);
     } catch (err) {
       // Lost wake-ups only delay answers: every waiter keeps a backstop re-check of the store.
       logger.warn({ err, dropped: batch.length }, "could not send task events to other nodes");
     } finally {
+      for (const taskId of batchTasks) {
+        const left = (outgoing.get(taskId) ?? 1) - 1;
+        if (left <= 0) outgoing.delete(taskId);
+        else outgoing.set(taskId, left);
+      }
       flushing = false;
       if (outbox.length > 0) setImmediate(() => void flush());
     }
@@ -145,6 +163,8 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     const client = new pg.Client({ connectionString: options.connectionString });
     client.on("notification", (message) => {
       if (message.channel !== channel || !message.payload) return;
+      // Every node hears its own NOTIFYs too: recognised by how publish() starts them, unparsed.
+      if (message.payload.startsWith(ownPrefix)) return;
       let parsed: { n?: unknown; e?: TaskEvent; ref?: unknown };
       try {
         parsed = JSON.parse(message.payload) as { n?: unknown; e?: TaskEvent; ref?: unknown };
@@ -197,22 +217,35 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
   };
   void connect(0);
 
+  /** The NOTIFY payload of an event, a large outcome left out (then read from the store). */
+  const encode = (event: TaskEvent): { payload: string; bytes: number } => {
+    let shipped = shippable(event);
+    // The sequence number keeps PostgreSQL from folding identical payloads of one transaction.
+    let payload = JSON.stringify({ n: nodeId, s: seq++, e: shipped });
+    if (Buffer.byteLength(payload) > MAX_NOTIFY_BYTES && shipped.type === "status" && shipped.outcome !== undefined) {
+      // A large result stays in the store; the waiters it wakes read it from there.
+      const { outcome: _dropped, ...rest } = shipped;
+      shipped = rest;
+      payload = JSON.stringify({ n: nodeId, s: seq++, e: shipped });
+    }
+    return { payload, bytes: Buffer.byteLength(payload) };
+  };
+
   return {
     nodeId,
     ready,
     listening: () => up,
+    ...(options.storeOnSameDatabase === true && {
+      notifyFor(event: TaskEvent) {
+        if (outgoing.has(event.taskId) || closed) return null;
+        const { payload, bytes } = encode(event);
+        return bytes > MAX_NOTIFY_BYTES ? null : { channel, payload };
+      },
+      publishHere: (event: TaskEvent) => local.publish(event),
+    }),
     publish(event) {
       local.publish(event);
-      let shipped = shippable(event);
-      // The sequence number keeps PostgreSQL from folding identical payloads of one transaction.
-      let payload = JSON.stringify({ n: nodeId, s: seq++, e: shipped });
-      if (Buffer.byteLength(payload) > MAX_NOTIFY_BYTES && shipped.type === "status" && shipped.outcome !== undefined) {
-        // A large result stays in the store; the waiters it wakes read it from there.
-        const { outcome: _dropped, ...rest } = shipped;
-        shipped = rest;
-        payload = JSON.stringify({ n: nodeId, s: seq++, e: shipped });
-      }
-      const bytes = Buffer.byteLength(payload);
+      const { payload, bytes } = encode(event);
       if (bytes > MAX_NOTIFY_BYTES && options.overflowTable !== undefined) {
         void overflow(payload, event);
         return;
@@ -229,6 +262,8 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
         return;
       }
       outbox.push(payload);
+      outboxTasks.push(event.taskId);
+      outgoing.set(event.taskId, (outgoing.get(event.taskId) ?? 0) + 1);
       if (outbox.length === 1) setImmediate(() => void flush());
     },
     onTask(taskId, fn): Unsubscribe {

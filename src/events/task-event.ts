@@ -1,5 +1,5 @@
 import { isTerminal, type TaskStatus } from "../core/task-status.js";
-import type { TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
+import type { NewTask, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
 
 /**
  * Wake-ups that travel between the parts of the engine (and, in cluster mode, between nodes).
@@ -57,5 +57,25 @@ export function statusEvent(task: TaskRecord, created = false): Extract<TaskEven
     pollIntervalMs: task.pollIntervalMs,
     ...(created && { created: true as const }),
     ...(isTerminal(task.status) && { outcome: task.outcome }),
+  };
+}
+
+/**
+ * The creation event of a task about to be stored: {@link statusEvent} of the record the store
+ * will return for it (`working`, no message, updated when created), known before the write so
+ * that the write can carry it (runtime/carried-notify.ts).
+ */
+export function createdEvent(task: NewTask): Extract<TaskEvent, { type: "status" }> {
+  return {
+    type: "status",
+    taskId: task.id,
+    status: "working",
+    sessionId: task.origin.sessionId,
+    statusMessage: null,
+    updatedAt: task.createdAt,
+    createdAt: task.createdAt,
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+    created: true,
   };
 }

@@ -3,7 +3,7 @@ import type { Caller } from "../core/caller.js";
 import { RpcCode, TaskError } from "../core/errors.js";
 import { newTaskId } from "../core/task-id.js";
 import { ACTIVE_STATUSES, allowedSources, isTerminal } from "../core/task-status.js";
-import { isExpired, type InputRequest, type TaskOrigin, type TaskOutcome, type TaskRecord } from "../core/task.js";
+import { isExpired, type InputRequest, type NewTask, type TaskOrigin, type TaskOutcome, type TaskRecord } from "../core/task.js";
 import { DEFAULT_TTL_POLICY, resolveTtl, type TtlPolicy } from "../core/ttl-policy.js";
 import type { EventBus } from "../events/event-bus.js";
 import { isLeaseStore } from "../store/lease-store.js";
@@ -28,7 +28,8 @@ import {
 import { WorkerPool } from "./cluster/worker-pool.js";
 import { TaskExecution } from "./task-execution.js";
 import type { RecoveryPolicy } from "./recovery-policy.js";
-import { statusEvent, type TaskEvent } from "../events/task-event.js";
+import { createdEvent, statusEvent, type TaskEvent } from "../events/task-event.js";
+import { notifyWith, publishAfterWrite } from "./carried-notify.js";
 import { drainHandlers, type DrainReport } from "./drain.js";
 import { hasWriterLock } from "../store/writer-lock.js";
 
@@ -307,20 +308,23 @@ export class TaskEngine {
     const recovery: RecoveryPolicy = input.recovery ?? (input.retryable ? "retry" : "fail");
     const origin = input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer };
     let task: TaskRecord;
+    const fresh: NewTask = {
+      id: newTaskId(),
+      owner: input.owner,
+      method: input.method,
+      name: input.name,
+      request: input.request,
+      // The creator's address, for the audit lines of what happens to the task later (T-SEC-5).
+      origin: recovery === "resume" ? { ...origin, recovery: "resume" } : origin,
+      createdAt: this.now(),
+      ttlMs,
+      pollIntervalMs: this.pollIntervalMs,
+      retryable: recovery !== "fail",
+    };
+    // In a cluster on PostgreSQL the creation's NOTIFY (waking the workers) goes with the insert.
+    const notify = notifyWith(this.store, this.bus, createdEvent(fresh));
     try {
-      task = await this.store.create({
-        id: newTaskId(),
-        owner: input.owner,
-        method: input.method,
-        name: input.name,
-        request: input.request,
-        // The creator's address, for the audit lines of what happens to the task later (T-SEC-5).
-        origin: recovery === "resume" ? { ...origin, recovery: "resume" } : origin,
-        createdAt: this.now(),
-        ttlMs,
-        pollIntervalMs: this.pollIntervalMs,
-        retryable: recovery !== "fail",
-      });
+      task = await this.store.create(fresh, notify);
     } catch (error) {
       this.ownerCounts.settle(input.owner, false);
       throw error;
@@ -339,7 +343,7 @@ export class TaskEngine {
       },
       "task created",
     );
-    this.bus.publish(statusEvent(task, true));
+    publishAfterWrite(this.bus, statusEvent(task, true), notify);
     // In a cluster the created event wakes whichever worker claims it; here it runs in-process.
     if (!this.pool) setImmediate(() => void this.execution.run(task));
     return task;

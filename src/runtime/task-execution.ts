@@ -3,6 +3,7 @@ import { TaskError, RpcCode, toRpcError } from "../core/errors.js";
 import { ACTIVE_STATUSES } from "../core/task-status.js";
 import type { RpcErrorShape, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { EventBus } from "../events/event-bus.js";
+import type { StoreNotify } from "../core/store-notify.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineObserver } from "./engine-observer.js";
 import type { Logger } from "../core/logger.js";
@@ -13,6 +14,7 @@ import { statusEvent } from "../events/task-event.js";
 import type { InputRequest } from "../core/task.js";
 import { RunJournal } from "./run-journal.js";
 import { retryOnStorageCondition } from "./storage-retry.js";
+import { notifyWith, publishAfterWrite } from "./carried-notify.js";
 
 interface ExecutionDeps {
   store: TaskStore;
@@ -153,13 +155,32 @@ export class TaskExecution {
       statusMessage = refused.message;
     }
     try {
+      // In a cluster on PostgreSQL the outcome's NOTIFY (waking the waiting tasks/result) goes
+      // with the write; every field of its event is known before it (the message and outcome are
+      // set, not kept; the times and ttl are the task's). Made again for each attempt: its time.
+      let notify: StoreNotify | undefined;
       const updated = await retryOnStorageCondition(
-        () => store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: now() }),
+        () => {
+          const at = now();
+          notify = notifyWith(store, bus, {
+            type: "status",
+            taskId: task.id,
+            status,
+            sessionId: task.origin.sessionId,
+            statusMessage,
+            updatedAt: at,
+            createdAt: task.createdAt,
+            ttlMs: task.ttlMs,
+            pollIntervalMs: task.pollIntervalMs,
+            outcome,
+          });
+          return store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: at, ...(notify && { notify }) });
+        },
         logger,
         { taskId: task.id },
       );
       if (updated) {
-        bus.publish(statusEvent(updated));
+        publishAfterWrite(bus, statusEvent(updated), notify);
         logger.info({ audit: status, ...taskAuditFields(task), name: task.name }, `task ${status}`);
       } else {
         // T-CANCEL-4: the task was cancelled or expired meanwhile; the late outcome is dropped.

@@ -2,6 +2,7 @@ import type { ListPosition } from "../core/cursor.js";
 import type { TaskStatus } from "../core/task-status.js";
 import type { InputRequest, NewTask, StatusChange, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
 import type { StreamEventStore } from "./stream-event-store.js";
+import type { StoreNotify } from "../core/store-notify.js";
 
 /** Fields a transition may set together with the new status, in the same atomic write. */
 export interface TransitionPatch {
@@ -10,7 +11,10 @@ export interface TransitionPatch {
   /** Only with a terminal status. */
   outcome?: TaskOutcome;
   now: number;
+  /** Sent with the write by a store that {@link TaskStore.sendsNotify}; ignored by the others. */
+  notify?: StoreNotify;
 }
+
 
 /**
  * Who may see a task. `{ any: true }` skips owner filtering (internal use: recovery, sweeps);
@@ -54,8 +58,16 @@ export interface TaskFilter {
  * - Nothing here knows the wire format of any protocol revision.
  */
 export interface TaskStore {
-  /** Stores a new task in `working`. Rejects a duplicate id. */
-  create(task: NewTask): Promise<TaskRecord>;
+  /**
+   * Stores a new task in `working`. Rejects a duplicate id. `notify`: see {@link sendsNotify}.
+   */
+  create(task: NewTask, notify?: StoreNotify): Promise<TaskRecord>;
+
+  /**
+   * True for a store that sends the `notify` given to `create` and `transition` with the write,
+   * only if it commits (the PostgreSQL store). The others ignore it.
+   */
+  readonly sendsNotify?: boolean;
 
   get(id: string, scope: OwnerScope): Promise<TaskRecord | null>;
 

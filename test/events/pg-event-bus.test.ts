@@ -171,4 +171,31 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
   it("refuses a channel name that is not a plain identifier", () => {
     expect(() => pgEventBus({ connectionString: TEST_PG_URL, channel: "x; DROP TABLE y" })).toThrow(/invalid NOTIFY channel/);
   });
+
+  it("hands out the NOTIFY of an event for a write to carry only on a store's database, never ahead of an event of the same task still going out", async () => {
+    const channel = uniqueName("evt");
+    const plain = await node(channel);
+    expect(plain.notifyFor).toBeUndefined();
+    const a = pgEventBus({ connectionString: TEST_PG_URL, channel, maxReconnectDelayMs: 200, storeOnSameDatabase: true });
+    buses.push(a);
+    await a.ready;
+    const b = await node(channel);
+    const done: TaskEvent = { type: "status", taskId: "t9", status: "completed", sessionId: null, statusMessage: null, updatedAt: 2, createdAt: 0, ttlMs: null, pollIntervalMs: null, outcome: null };
+    // A progress event of t9 is still in a's outbox: the outcome's NOTIFY must follow it, not ride ahead.
+    const progressArrived = next(b, "t9", (e) => e.type === "progress");
+    a.publish({ type: "progress", taskId: "t9", sessionId: null, progressToken: 1, progress: { progress: 1 } });
+    expect(a.notifyFor!(done)).toBeNull();
+    expect(a.notifyFor!({ ...done, taskId: "t10" })).not.toBeNull();
+    await progressArrived;
+    for (let i = 0; a.notifyFor!(done) === null; i++) {
+      if (i > 100) throw new Error("the outbox never drained");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Sent by a write (here: by hand, as the store's statement would), heard on b as the event.
+    const notify = a.notifyFor!(done)!;
+    expect(notify.channel).toBe(channel);
+    const arrived = next(b, "t9", (e) => e.type === "status");
+    await pgQuery("SELECT pg_notify($1, $2)", [notify.channel, notify.payload]);
+    expect(await arrived).toEqual(done);
+  });
 });

@@ -1,13 +1,15 @@
 /**
  * The worker pool against the real PostgreSQL: a claimed task's handler starts without reading
- * the task again, so a cancel that lands while the claim is in flight must be caught by the pool.
+ * the task again, so a cancel that lands while the claim is in flight must be caught by the pool;
+ * a full pool claims what queued meanwhile as soon as a slot frees, and a pool that was not full
+ * claims nothing when a handler finishes (the queue announces new work with events).
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { TaskRecord } from "../../src/core/task.js";
 import { localEventBus } from "../../src/events/local-event-bus.js";
 import { TaskEngine } from "../../src/runtime/task-engine.js";
 import { postgresStore } from "../../src/store/postgres/postgres-store.js";
-import { deferred } from "../support/conformance.js";
+import { deferred, type Deferred } from "../support/conformance.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 
 const schema = uniqueName("pool");
@@ -102,5 +104,72 @@ describe("worker pool", () => {
     expect((await view.clusterView(Date.now())).workers.map((w) => w.workerId)).not.toContain("beating-worker");
     await store.close();
     await view.close();
+  });
+
+  it("claims what queued while every slot was taken as soon as a handler finishes, and claims nothing when one finishes in a pool that was not full", async () => {
+    const store = postgresStore(TEST_PG_URL, { schema });
+    let claims = 0;
+    const countingStore = {
+      ...store,
+      claim(...args: Parameters<typeof store.claim>) {
+        claims++;
+        return store.claim(...args);
+      },
+    };
+    const gates = new Map<string, Deferred<void>>();
+    const started: string[] = [];
+    const engine = new TaskEngine({
+      store: countingStore,
+      bus: localEventBus(),
+      runner: async (task) => {
+        started.push(task.id);
+        const gate = deferred();
+        gates.set(task.id, gate);
+        await gate.promise;
+        return { value: { ok: true } };
+      },
+      // A re-check far beyond the test: only events and finishing handlers make it claim.
+      cluster: { workerId: "w2", concurrency: 2, recheckMs: 600_000 },
+    });
+    await engine.start();
+    const caller = { owner: null };
+    const create = () =>
+      engine.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
+    const until = async (what: string, done: () => boolean | Promise<boolean>): Promise<void> => {
+      for (let i = 0; !(await done()); i++) {
+        if (i > 500) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    const completed = (id: string) => async () => (await engine.get(id, caller)).status === "completed";
+    try {
+      const first = await create();
+      const second = await create();
+      await until("two handlers", () => started.length === 2);
+      // Both slots are taken: this one waits in the queue, its event heard by a full pool.
+      const third = await create();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(started).toEqual([first.id, second.id]);
+      gates.get(first.id)!.resolve();
+      await until("the queued task's handler", () => started.length === 3);
+      expect(started[2]).toBe(third.id);
+      gates.get(second.id)!.resolve();
+      gates.get(third.id)!.resolve();
+      for (const task of [first, second, third]) await until(`task ${task.id}`, completed(task.id));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+
+      // One task in a pool of two: its event claims it; its handler finishing claims nothing.
+      const before = claims;
+      const fourth = await create();
+      await until("the fourth handler", () => gates.has(fourth.id));
+      gates.get(fourth.id)!.resolve();
+      await until("the fourth task", completed(fourth.id));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(claims).toBe(before + 1);
+    } finally {
+      for (const gate of gates.values()) gate.resolve();
+      await engine.close();
+      await store.close();
+    }
   });
 });

@@ -40,6 +40,14 @@ export class WorkerPool {
   /** Tasks cancelled or ended while a claim was in flight (see start()). */
   private endedWhileClaiming = new Set<string>();
   private again = false;
+  /**
+   * A wake-up found every slot taken (or a claim filled them): work may be queued that nobody
+   * claimed, so the next handler to finish claims. Otherwise a finishing handler claims nothing:
+   * the queue was empty at the last claim, and whatever arrived since announced itself with an
+   * event (each claim returning nothing was a statement, and under load a handler finishes for
+   * every task).
+   */
+  private full = false;
   private stopped = true;
   /** Draining: no more claims, while the leases of what still runs are renewed. */
   private claimsStopped = false;
@@ -131,7 +139,11 @@ export class WorkerPool {
       return;
     }
     const free = this.options.concurrency - this.running.size;
-    if (free <= 0) return;
+    if (free <= 0) {
+      this.full = true;
+      return;
+    }
+    this.full = false;
     this.claiming = true;
     this.inFlight = this.claim(free).finally(() => {
       this.claiming = false;
@@ -152,6 +164,8 @@ export class WorkerPool {
     } catch (err) {
       logger.warn({ err }, "claiming tasks failed; will retry");
       this.endedWhileClaiming.clear();
+      // The next handler to finish tries again (or the safety re-check, if none runs).
+      this.full = true;
       return;
     }
     const ended = this.endedWhileClaiming;
@@ -160,7 +174,7 @@ export class WorkerPool {
       if (ended.has(task.id)) logger.info({ taskId: task.id }, "handler not started: task ended while it was being claimed");
       else this.runOne(task);
     }
-    // A full batch may mean more is waiting.
+    // A full batch may mean more is waiting (the next kick finds no free slot and marks the pool full).
     if (claimed.length === free) this.again = true;
   }
 
@@ -179,7 +193,7 @@ export class WorkerPool {
       .catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a claimed task failed"))
       .finally(() => {
         this.running.delete(task.id);
-        this.kick();
+        if (this.full) this.kick();
       });
   }
 

@@ -33,6 +33,7 @@ import type { Logger } from "../../core/logger.js";
 import { taskStatements } from "./task-statements.js";
 import { viewStatements } from "./view-statements.js";
 import { checkTransitionPatch, countsFromTotals, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
+import type { StoreNotify } from "../../core/store-notify.js";
 import type { OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow, type CheckpointRow } from "../sql/rows.js";
@@ -68,6 +69,12 @@ export interface PostgresStore extends ClusterStore, CheckpointStore {
 
 /** The parameters of the transition statement: id, sources, to, now, keepMessage, statusMessage, outcome, terminal. */
 type TransitionValues = [string, string[], TaskStatus, number, boolean, string | null, string | null, boolean];
+
+/** One status change for the coalescer: its statement's parameters, and a NOTIFY to send with it. */
+interface TransitionCall {
+  values: TransitionValues;
+  notify: StoreNotify | undefined;
+}
 
 /** The parameters of {@link taskStatements}' insert, in order. */
 function insertValues(task: NewTask): unknown[] {
@@ -197,13 +204,22 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   // keeps its single-row statement on purpose: the array form costs more for one row (measured
   // with npm run bench:cluster, three runs each: cross-node wake-up p50 3.9–4.5 ms with the
   // single-row statements, 5.0–5.9 ms without; throughput about 10 % lower).
-  const insertTask = coalescer<NewTask, TaskRow | undefined>(async (batch) => {
-    if (batch.length === 1) return rows<TaskRow>(tasks.insert, insertValues(batch[0]!));
+  // A NOTIFY given with a write goes out from its statement (channelOf: the batch's one channel).
+  const channelOf = (notifies: ReadonlyArray<StoreNotify | undefined>): string | undefined => notifies.find((n) => n !== undefined)?.channel;
+  const insertTask = coalescer<{ task: NewTask; notify: StoreNotify | undefined }, TaskRow | undefined>(async (calls) => {
+    const batch = calls.map((call) => call.task);
+    const channel = channelOf(calls.map((call) => call.notify));
+    if (batch.length === 1) {
+      const notify = calls[0]!.notify;
+      return notify === undefined
+        ? rows<TaskRow>(tasks.insert, insertValues(batch[0]!))
+        : rows<TaskRow>(tasks.insertNotify, [...insertValues(batch[0]!), notify.channel, notify.payload]);
+    }
     const columns = batch.map(insertValues);
-    const created = await rows<TaskRow>(
-      tasks.insertMany,
-      columns[0]!.map((_, c) => columns.map((values) => values[c])),
-    );
+    const arrays = columns[0]!.map((_, c) => columns.map((values) => values[c]));
+    const created = await (channel === undefined
+      ? rows<TaskRow>(tasks.insertMany, arrays)
+      : rows<TaskRow>(tasks.insertManyNotify, [...arrays, channel, calls.map((call) => call.notify?.payload ?? null)]));
     // Within a batch an id may repeat: only its first occurrence was written.
     const byId = new Map(created.map((row) => [row.id, row]));
     return batch.map((task) => {
@@ -213,26 +229,33 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     });
   });
   // A worker's outcome writes (and any other status change), batched the same way.
-  const moveTask = coalescer<TransitionValues, TaskRow | undefined>(async function moveBatch(batch): Promise<Array<TaskRow | undefined>> {
-    if (batch.length === 1) return rows<TaskRow>(tasks.transition, batch[0]!);
+  const moveTask = coalescer<TransitionCall, TaskRow | undefined>(async function moveBatch(batch): Promise<Array<TaskRow | undefined>> {
+    if (batch.length === 1) {
+      const { values, notify } = batch[0]!;
+      return notify === undefined ? rows<TaskRow>(tasks.transition, values) : rows<TaskRow>(tasks.transitionNotify, [...values, notify.channel, notify.payload]);
+    }
     // One UPDATE changes a row once: a task's second change in a batch waits for the next
     // statement, so it is judged against what the first one left, as if they had gone one by one.
     const seen = new Set<string>();
-    const first: TransitionValues[] = [];
-    const later: TransitionValues[] = [];
-    for (const values of batch) {
-      (seen.has(values[0]) ? later : first).push(values);
-      seen.add(values[0]);
+    const first: TransitionCall[] = [];
+    const later: TransitionCall[] = [];
+    for (const call of batch) {
+      (seen.has(call.values[0]) ? later : first).push(call);
+      seen.add(call.values[0]);
     }
-    const moved = await rows<TaskRow>(tasks.transitionMany, [
-      first.map(([id]) => id),
-      first.map(([, sources]) => sources.join(",")),
-      ...[2, 3, 4, 5, 6, 7].map((c) => first.map((values) => values[c])),
-    ]);
+    const arrays = [
+      first.map(({ values: [id] }) => id),
+      first.map(({ values: [, sources] }) => sources.join(",")),
+      ...[2, 3, 4, 5, 6, 7].map((c) => first.map(({ values }) => values[c])),
+    ];
+    const channel = channelOf(first.map((call) => call.notify));
+    const moved = await (channel === undefined
+      ? rows<TaskRow>(tasks.transitionMany, arrays)
+      : rows<TaskRow>(tasks.transitionManyNotify, [...arrays, channel, first.map((call) => call.notify?.payload ?? null)]));
     const byId = new Map(moved.map((row) => [row.id, row]));
-    const results = new Map(first.map((values) => [values, byId.get(boundText([values[0]])[0] as string)]));
+    const results = new Map(first.map((call) => [call, byId.get(boundText([call.values[0]])[0] as string)]));
     if (later.length > 0) (await moveBatch(later)).forEach((row, i) => results.set(later[i]!, row));
-    return batch.map((values) => results.get(values));
+    return batch.map((call) => results.get(call));
   });
   const readTasks = coalescer<string, TaskRow | undefined>(async (ids) => {
     if (ids.length === 1) return rows<TaskRow>(tasks.get, ids);
@@ -245,8 +268,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
 
     migrate: ready,
 
-    async create(task: NewTask): Promise<TaskRecord> {
-      const row = await insertTask(task);
+    sendsNotify: true,
+
+    async create(task: NewTask, notify?: StoreNotify): Promise<TaskRecord> {
+      const row = await insertTask({ task, notify });
       if (row === undefined) throw duplicateTaskError(task.id);
       return taskFromRow(row);
     },
@@ -303,16 +328,19 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
         await ready(); // a closed store still says so
         return null;
       }
-      const row = await moveTask([
-        id,
-        sources,
-        to,
-        patch.now,
-        patch.statusMessage === undefined,
-        patch.statusMessage ?? null,
-        patch.outcome === undefined ? null : toJson(patch.outcome),
-        isTerminal(to),
-      ]);
+      const row = await moveTask({
+        values: [
+          id,
+          sources,
+          to,
+          patch.now,
+          patch.statusMessage === undefined,
+          patch.statusMessage ?? null,
+          patch.outcome === undefined ? null : toJson(patch.outcome),
+          isTerminal(to),
+        ],
+        notify: patch.notify,
+      });
       return row === undefined ? null : taskFromRow(row);
     },
 

@@ -39,6 +39,28 @@ export interface TaskStatements {
   transitionMany: Statement;
   /** ($1 id, $2 now, $3 keepMessage, $4 statusMessage, $5 progress or null to keep); only non-terminal tasks. */
   annotate: Statement;
+  /**
+   * {@link insert}, {@link insertMany}, {@link transition} and {@link transitionMany} that also
+   * send a NOTIFY per row written, from the same statement (delivered on commit; none for a row
+   * not written): the parameters of their plain form, then the channel and the payload — for the
+   * array forms an array of payloads in the order of the ids, a NULL payload sending nothing.
+   */
+  insertNotify: Statement;
+  insertManyNotify: Statement;
+  transitionNotify: Statement;
+  transitionManyNotify: Statement;
+}
+
+/**
+ * The end of a statement whose CTE `source` holds the rows written: one `pg_notify` per row (the
+ * payload `payload`, an SQL expression over `source`), then those rows. A CTE that nothing reads
+ * is not run, hence the count the rows are joined with.
+ */
+function notifying(source: string, channel: string, payload: string): string {
+  return `notified AS (
+         SELECT pg_notify(${channel}::text, p.payload) FROM ${source} CROSS JOIN LATERAL (SELECT ${payload} AS payload) AS p
+         WHERE p.payload IS NOT NULL)
+       SELECT ${source}.* FROM ${source} CROSS JOIN (SELECT count(*) FROM notified) AS sent`;
 }
 
 /**
@@ -46,21 +68,13 @@ export interface TaskStatements {
  * batch of one goes through the single-row form, which is measurably cheaper (postgres-store.ts).
  */
 export function taskStatements(t: Tables): TaskStatements {
-  return {
-    insert: statement(
-      "insert_task",
-      `WITH created AS (
+  const insert = (tail: string): string => `WITH created AS (
          INSERT INTO ${t.tasks} (${NEW_TASK_COLUMNS})
          VALUES ($1, $2, $3, $4, $5, $6, 'working', NULL, $7, $7, $8, $9, $10, $11)
          ON CONFLICT (id) DO NOTHING
          RETURNING ${TASK_COLUMNS}),
-       ${timelineOf(t, "created", "created_at")}
-       SELECT * FROM created`,
-    ),
-
-    insertMany: statement(
-      "insert_tasks",
-      `WITH created AS (
+       ${timelineOf(t, "created", "created_at")}${tail}`;
+  const insertMany = (tail: string): string => `WITH created AS (
          INSERT INTO ${t.tasks} (${NEW_TASK_COLUMNS})
          SELECT id, owner, method, name, request, origin, 'working', NULL,
                 created_at, created_at, ttl_ms, expires_at, poll_interval_ms, retryable
@@ -69,8 +83,50 @@ export function taskStatements(t: Tables): TaskStatements {
               AS new(id, owner, method, name, request, origin, created_at, ttl_ms, expires_at, poll_interval_ms, retryable)
          ON CONFLICT (id) DO NOTHING
          RETURNING ${TASK_COLUMNS}),
-       ${timelineOf(t, "created", "created_at")}
-       SELECT * FROM created`,
+       ${timelineOf(t, "created", "created_at")}${tail}`;
+  const transition = (tail: string): string => `WITH moved AS (
+         UPDATE ${t.tasks} SET
+           status = $3,
+           updated_at = $4,
+           status_message = CASE WHEN $5::boolean THEN status_message ELSE $6::text END,
+           outcome = COALESCE($7::text, outcome),
+           lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
+           lease_expires_at = CASE WHEN $8::boolean THEN NULL ELSE lease_expires_at END
+         WHERE id = $1 AND status = ANY ($2::text[])
+         RETURNING ${TASK_COLUMNS}),
+       ${timelineOf(t, "moved", "updated_at")}${tail}`;
+  const transitionMany = (tail: string): string => `WITH change AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], $7::text[], $8::bool[])
+                AS c(id, sources, status, at, keep_message, status_message, outcome, terminal)),
+       moved AS (
+         UPDATE ${t.tasks} AS t SET
+           status = c.status,
+           updated_at = c.at,
+           status_message = CASE WHEN c.keep_message THEN t.status_message ELSE c.status_message END,
+           outcome = COALESCE(c.outcome, t.outcome),
+           lease_owner = CASE WHEN c.terminal THEN NULL ELSE t.lease_owner END,
+           lease_expires_at = CASE WHEN c.terminal THEN NULL ELSE t.lease_expires_at END
+         FROM change AS c
+         WHERE t.id = c.id AND t.status = ANY (string_to_array(c.sources, ','))
+         RETURNING ${taskColumnsOf("t")}),
+       ${timelineOf(t, "moved", "updated_at")}${tail}`;
+  const plain = `
+       SELECT * FROM`;
+  return {
+    insert: statement("insert_task", insert(`${plain} created`)),
+    insertMany: statement("insert_tasks", insertMany(`${plain} created`)),
+    transition: statement("transition", transition(`${plain} moved`)),
+    transitionMany: statement("transition_many", transitionMany(`${plain} moved`)),
+    insertNotify: statement("insert_task_notify", insert(`,\n       ${notifying("created", "$12", "$13::text")}`)),
+    // Within a batch an id may repeat (only its first occurrence is written): the first payload goes.
+    insertManyNotify: statement(
+      "insert_tasks_notify",
+      insertMany(`,\n       ${notifying("created", "$12", "($13::text[])[array_position($1::text[], created.id::text)]")}`),
+    ),
+    transitionNotify: statement("transition_notify", transition(`,\n       ${notifying("moved", "$9", "$10::text")}`)),
+    transitionManyNotify: statement(
+      "transition_many_notify",
+      transitionMany(`,\n       ${notifying("moved", "$9", "($10::text[])[array_position($1::text[], moved.id::text)]")}`),
     ),
 
     get: statement("get_task", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = $1`),
@@ -97,42 +153,6 @@ export function taskStatements(t: Tables): TaskStatements {
       `SELECT ${TASK_COLUMNS} FROM ${t.tasks}
        WHERE owner IS NULL AND (created_at, id) > ($1, $2)
        ORDER BY created_at, id LIMIT $3`,
-    ),
-
-    transition: statement(
-      "transition",
-      `WITH moved AS (
-         UPDATE ${t.tasks} SET
-           status = $3,
-           updated_at = $4,
-           status_message = CASE WHEN $5::boolean THEN status_message ELSE $6::text END,
-           outcome = COALESCE($7::text, outcome),
-           lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
-           lease_expires_at = CASE WHEN $8::boolean THEN NULL ELSE lease_expires_at END
-         WHERE id = $1 AND status = ANY ($2::text[])
-         RETURNING ${TASK_COLUMNS}),
-       ${timelineOf(t, "moved", "updated_at")}
-       SELECT * FROM moved`,
-    ),
-
-    transitionMany: statement(
-      "transition_many",
-      `WITH change AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], $7::text[], $8::bool[])
-                AS c(id, sources, status, at, keep_message, status_message, outcome, terminal)),
-       moved AS (
-         UPDATE ${t.tasks} AS t SET
-           status = c.status,
-           updated_at = c.at,
-           status_message = CASE WHEN c.keep_message THEN t.status_message ELSE c.status_message END,
-           outcome = COALESCE(c.outcome, t.outcome),
-           lease_owner = CASE WHEN c.terminal THEN NULL ELSE t.lease_owner END,
-           lease_expires_at = CASE WHEN c.terminal THEN NULL ELSE t.lease_expires_at END
-         FROM change AS c
-         WHERE t.id = c.id AND t.status = ANY (string_to_array(c.sources, ','))
-         RETURNING ${taskColumnsOf("t")}),
-       ${timelineOf(t, "moved", "updated_at")}
-       SELECT * FROM moved`,
     ),
 
     annotate: statement(
