@@ -1,5 +1,5 @@
 import { TaskError } from "../core/errors.js";
-import { AuthenticationError } from "./connection-failure.js";
+import { AuthenticationError } from "./authentication-error.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../mcp/requestor-errors.js";
 
 /** Exit codes of `mcp-tasks call` and `mcp-tasks tasks …` (documented in the README); `serve` uses Usage for its usage errors. */
