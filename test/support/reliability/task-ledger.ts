@@ -73,8 +73,9 @@ export class TaskLedger {
       // A few lookups at once: one at a time, the hundreds of thousands of tasks of a 30-minute
       // soak took longer to judge than to make.
       const queue = [...pending];
+      let taken = 0;
       const lane = async (): Promise<void> => {
-        for (let next = queue.shift(); next !== undefined; next = queue.shift()) await check(...next);
+        for (let next = queue[taken++]; next !== undefined; next = queue[taken++]) await check(...next);
       };
       await Promise.all(Array.from({ length: JUDGE_LANES }, lane));
       if (pending.size === 0 || Date.now() >= deadline) break;
