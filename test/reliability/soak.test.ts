@@ -42,8 +42,8 @@ describe("reliability: a short soak on SQLite", { timeout: 120_000 }, () => {
 
     expect(summary.samples.length).toBeGreaterThanOrEqual(5);
     console.log(`soak: ${describeRss(summary, 5_000)}`);
-    // Measured under twice this load for 12 minutes (README "Reliability"): RSS swings within
-    // 130–270 MiB and does not climb. 400 MiB leaves room for a collection that is late on a
+    // Measured under twice this load for 25 minutes (README "Reliability"): RSS swings within
+    // 160–265 MiB and does not climb. 400 MiB leaves room for a collection that is late on a
     // loaded machine, and is crossed by a retention of ~10 KiB per request over these 20 s.
     expect(summary.max, `max RSS ${mib(summary.max)}`).toBeLessThan(RSS_BOUND);
     const session = await RawSession.open(url);
