@@ -1,18 +1,7 @@
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
-
-/** The server refused our credentials (HTTP 401 or 403): no token, a wrong one, or one without the needed scope. */
-export class AuthenticationError extends ConnectionError {
-  constructor(
-    message: string,
-    readonly httpStatus: number,
-    cause: unknown,
-  ) {
-    super(message, RpcCode.ConnectionClosed, cause);
-    this.name = "AuthenticationError";
-  }
-}
+import { AuthenticationError } from "./authentication-error.js";
 
 /**
  * Why connecting to `url` failed, in words: Node's fetch (undici) rejects with a bare "fetch failed"

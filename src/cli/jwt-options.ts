@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import { InvalidArgumentError } from "commander";
 import type { BearerVerifier } from "../http/bearer-auth.js";
-import { jwtVerifier } from "../http/auth/jwt-verifier.js";
 import type { ProtectedResourceOptions } from "../http/auth/protected-resource.js";
 
 /** The `serve` flags of JWT authentication, as commander parsed them. */
@@ -79,7 +78,7 @@ export function refuseAuthOverStdio(flags: JwtFlags): void {
  * The JWT verifier and metadata document the flags ask for, or null when JWT auth is off.
  * Checked together, before anything listens, so a half-configured server never starts open.
  */
-export function jwtAuthFrom(flags: JwtFlags): { verifier: BearerVerifier; protectedResource: ProtectedResourceOptions } | null {
+export async function jwtAuthFrom(flags: JwtFlags): Promise<{ verifier: BearerVerifier; protectedResource: ProtectedResourceOptions } | null> {
   const dependent = jwtDependentFlagsGiven(flags);
   const issuer = flags.jwtIssuer;
   if (issuer === undefined) {
@@ -103,6 +102,8 @@ export function jwtAuthFrom(flags: JwtFlags): { verifier: BearerVerifier; protec
       throw new AuthFlagsError(`--jwt-public-key ${file}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  // jose is loaded only for a server that verifies JWTs: most starts have no use for it.
+  const { jwtVerifier } = await import("../http/auth/jwt-verifier.js");
   const verifier = jwtVerifier({
     ...keySource,
     issuer,

@@ -1,5 +1,9 @@
+import { createRequire } from "node:module";
 import pino from "pino";
-import pretty from "pino-pretty";
+import type Pretty from "pino-pretty";
+
+/** pino-pretty (and its colour and date libraries) is only loaded when a terminal watches stderr. */
+const requireCjs = createRequire(import.meta.url);
 
 /**
  * Where a token could end up in a line: request headers (an error carrying its request), and any
@@ -28,5 +32,6 @@ export function createLogger(level: string, destination: pino.DestinationStream 
 
 function defaultDestination(): pino.DestinationStream {
   if (!process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json") return pino.destination({ fd: 2, sync: false });
+  const pretty = requireCjs("pino-pretty") as typeof Pretty;
   return pretty({ destination: 2, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,service", sync: false });
 }

@@ -1,12 +1,10 @@
 import { DEFAULT_BACKGROUND_AFTER_MS, DEFAULT_INLINE_WAIT_MS } from "../mcp/task-server-config.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { randomBytes, randomUUID } from "node:crypto";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { staticTokenVerifier } from "../http/bearer-auth.js";
 import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, serveHttp } from "../http/http-server.js";
 import { loadTokenFile } from "../http/token-file.js";
 import type { Redaction } from "../web/task-view.js";
-import { webRoutes } from "../web/web-routes.js";
 import { openBackend } from "./backend.js";
 import type { Logger } from "../core/logger.js";
 import type { TaskServer } from "../mcp/task-server.js";
@@ -147,7 +145,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   const logger = createLogger(opts.logLevel);
   if (opts.stdio) refuseAuthOverStdio(opts);
   // Before opening anything: a bad auth configuration must fail fast, not serve unauthenticated.
-  const jwt = opts.stdio ? null : jwtAuthFrom(opts);
+  const jwt = opts.stdio ? null : await jwtAuthFrom(opts);
   const authFlag = opts.stdio ? null : opts.jwtIssuer !== undefined ? "--jwt-issuer" : opts.authTokens !== undefined ? "--auth-tokens" : null;
   const callers = callerServerOptions(opts, authFlag);
   const backend = openBackend(opts.store, logger);
@@ -184,6 +182,8 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   };
 
   if (opts.stdio) {
+    // Loaded only here, like the web view below: what a run does not serve, it does not load.
+    const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
     const transport = new StdioServerTransport();
     // One session per process: bound to the session, tasks stay with the process that made them.
     await app.connect(transport, opts.bind === "session" ? `stdio-${randomUUID()}` : "stdio", { peer: "stdio" });
@@ -197,7 +197,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   const runToken = opts.web && opts.adminToken === undefined && !verifier ? randomBytes(24).toString("base64url") : undefined;
   const adminToken = opts.adminToken ?? runToken;
   const routes = opts.web
-    ? webRoutes(app, {
+    ? (await import("../web/web-routes.js")).webRoutes(app, {
         ...(adminToken !== undefined && { adminTokens: [adminToken] }),
         ...(verifier && { verifier }),
         ...(opts.redact && { redact: opts.redact }),

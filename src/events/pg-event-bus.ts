@@ -1,10 +1,18 @@
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import { createRequire } from "node:module";
+import type pg from "pg";
 import type { Logger } from "../core/logger.js";
 import { silentLogger } from "../core/logger.js";
 import type { EventBus, Unsubscribe } from "./event-bus.js";
 import { localEventBus } from "./local-event-bus.js";
 import type { TaskEvent } from "./task-event.js";
+
+/** The pg driver, loaded on first use: a server on SQLite never pays for loading it at start. */
+const requireCjs = createRequire(import.meta.url);
+let driver: typeof pg | undefined;
+function pgDriver(): typeof pg {
+  return (driver ??= requireCjs("pg") as typeof pg);
+}
 
 /** Options of {@link pgEventBus}. */
 export interface PgEventBusOptions {
@@ -84,7 +92,7 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
   const maxDelay = options.maxReconnectDelayMs ?? 5000;
   const nodeId = randomUUID();
   const local = localEventBus((err) => logger.error({ err }, "event listener failed"));
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: 2 });
+  const pool = new (pgDriver().Pool)({ connectionString: options.connectionString, max: 2 });
   pool.on("error", (err) => logger.warn({ err }, "event bus pool connection error"));
   const watched = new Map<string, number>();
   /** How every payload this node's publish() sends begins (JSON.stringify keeps key order). */
@@ -160,7 +168,7 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
 
   const connect = async (attempt: number): Promise<void> => {
     if (closed) return;
-    const client = new pg.Client({ connectionString: options.connectionString });
+    const client = new (pgDriver().Client)({ connectionString: options.connectionString });
     client.on("notification", (message) => {
       if (message.channel !== channel || !message.payload) return;
       // Every node hears its own NOTIFYs too: recognised by how publish() starts them, unparsed.

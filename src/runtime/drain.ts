@@ -21,6 +21,19 @@ const SETTLE_MS = 2_000;
 /** The statusMessage of a task a draining worker gave back to the queue. */
 export const HANDED_BACK_MESSAGE = "Handed back by a worker that shut down before the task finished; queued for another worker";
 
+/**
+ * The statusMessage of a task a draining single-node server gave back, until its next start
+ * re-runs it. It is also the mark that start's recovery reads: a drain stopped the handler at a
+ * known point (its checkpoints and questions are as it left them), unlike a crash, so the task is
+ * re-run whatever its tool's recovery — as another worker would re-run it in a cluster.
+ */
+export const HANDED_BACK_LOCAL_MESSAGE = "Handed back by a server that shut down before the task finished; re-run at its next start";
+
+/** Whether a stored active task was handed back by a single-node drain (see {@link HANDED_BACK_LOCAL_MESSAGE}). */
+export function wasHandedBack(task: Pick<TaskRecord, "statusMessage">): boolean {
+  return task.statusMessage === HANDED_BACK_LOCAL_MESSAGE;
+}
+
 /** What a drain did with the handlers that were running when it began. */
 export interface DrainReport {
   /** Tasks whose handlers ended within the grace period (completed, failed or cancelled as usual). */
@@ -28,7 +41,8 @@ export interface DrainReport {
   /**
    * Tasks still running when the grace period ran out: their handlers were aborted with reason
    * "drain" and their tasks left active — in a cluster queued again for another worker, on a
-   * single node left `working` / `input_required` in the store for the next start's recovery.
+   * single node left `working` / `input_required` in the store, marked handed back, for the next
+   * start to re-run.
    */
   handedBack: string[];
 }
@@ -71,15 +85,21 @@ export async function drainHandlers(deps: DrainDeps, graceMs: number, stop: Abor
 
 /**
  * Gives one task back. In a cluster: queued again with its lease dropped, and announced, so
- * another worker claims it now rather than after the lease runs out. On a single node nothing is
- * written: the task stays active, which is what the next start's recovery looks for.
+ * another worker claims it now rather than after the lease runs out. On a single node the task
+ * stays active with the handed-back statusMessage: the next start's recovery re-runs it, where a
+ * task left active without it (a crash) follows its tool's recovery.
  */
 async function handBack(deps: DrainDeps, taskId: string): Promise<boolean> {
   const { cluster, store, bus, logger, now } = deps;
   if (!cluster) {
-    const task = await store.get(taskId, { any: true }).catch(() => null);
+    const marked = await store.annotate(taskId, { statusMessage: HANDED_BACK_LOCAL_MESSAGE, now: now() }).catch((err: unknown) => {
+      // Left unmarked, the next start treats it as interrupted by a crash (its tool's recovery).
+      logger.error({ taskId, err }, "could not mark a drained task handed back");
+      return false;
+    });
+    const task = marked ? await store.get(taskId, { any: true }).catch(() => null) : null;
     if (!task) return false;
-    logger.warn({ audit: "handed_back", ...taskAuditFields(task), status: task.status }, "left a drained task active for the next start");
+    logger.warn({ audit: "handed_back", ...taskAuditFields(task), status: task.status }, "left a drained task active for the next start to re-run");
     return true;
   }
   let handed: TaskRecord | null;

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { jwtVerifier } from "../../src/http/auth/jwt-verifier.js";
-import { AuthenticationError } from "../../src/cli/connection-failure.js";
+import { AuthenticationError } from "../../src/cli/authentication-error.js";
 import { LoopbackRedirect } from "../../src/cli/oauth/loopback-redirect.js";
 import { killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";

@@ -13,6 +13,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliProcess, killAll, runCli } from "../support/cli-process.js";
 import { callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
+import { HANDED_BACK_LOCAL_MESSAGE } from "../../src/runtime/drain.js";
+import { HANDED_BACK_RERUN_MESSAGE, INTERRUPTED_MESSAGE } from "../../src/runtime/upkeep/recovery.js";
 
 let dir: string;
 const clients: HttpClient[] = [];
@@ -42,6 +44,15 @@ function storedTask(id: string): { status: string; outcome: string | null } | un
   const db = new Database(file(), { readonly: true });
   try {
     return db.prepare<[string], { status: string; outcome: string | null }>("SELECT status, outcome FROM tasks WHERE id = ?").get(id);
+  } finally {
+    db.close();
+  }
+}
+
+function storedMessage(id: string): string | null | undefined {
+  const db = new Database(file(), { readonly: true });
+  try {
+    return db.prepare<[string], { status_message: string | null }>("SELECT status_message FROM tasks WHERE id = ?").get(id)?.status_message;
   } finally {
     db.close();
   }
@@ -79,6 +90,48 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
     expect((await getTask(next.client.client, task.taskId)).status).toBe("completed");
   });
 
+  it("a task of a tool without recovery (sleep: \"fail\") handed back by the drain is marked so in the file and re-run to completion by the next start, as another worker would in a cluster", async () => {
+    const { server, client } = await startServer(["--drain-timeout", "200"]);
+    const { task } = await callToolAsTask(client.client, "sleep", { ms: 3000 });
+    await sigterm(server);
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(storedTask(task.taskId)).toEqual({ status: "working", outcome: null });
+    expect(storedMessage(task.taskId)).toBe(HANDED_BACK_LOCAL_MESSAGE);
+
+    const next = await startServer();
+    expect((await taskResult(next.client.client, task.taskId)).content).toEqual([{ type: "text", text: "slept 3000 ms" }]);
+    const done = await getTask(next.client.client, task.taskId);
+    expect(done.status).toBe("completed");
+    expect(next.server.stderr.items.map((l) => [l["audit"], l["handedBack"], l["taskId"]])).toContainEqual(["rerun", true, task.taskId]);
+  });
+
+  it("the same task cut short by kill -9 instead (a crash, no drain) still follows its tool's recovery: failed at the next start, saying why", async () => {
+    const { server, client } = await startServer();
+    const { task } = await callToolAsTask(client.client, "sleep", { ms: 3000 });
+    expect(await server.kill("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
+    expect(storedMessage(task.taskId)).not.toBe(HANDED_BACK_LOCAL_MESSAGE);
+
+    const next = await startServer();
+    const failed = await getTask(next.client.client, task.taskId);
+    expect(failed.status).toBe("failed");
+    expect(failed.statusMessage).toBe(INTERRUPTED_MESSAGE);
+  });
+
+  it("a re-run of a handed-back task loses the mark: killed -9 in turn, it fails at the start after", async () => {
+    const { server, client } = await startServer(["--drain-timeout", "200"]);
+    const { task } = await callToolAsTask(client.client, "sleep", { ms: 60_000 });
+    await sigterm(server);
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+
+    const second = await startServer();
+    await second.server.stderr.waitFor((l) => l["audit"] === "rerun" && l["taskId"] === task.taskId, "the handed-back task to be re-run");
+    expect((await getTask(second.client.client, task.taskId)).statusMessage).toBe(HANDED_BACK_RERUN_MESSAGE);
+    await second.server.kill("SIGKILL");
+
+    const third = await startServer();
+    expect((await getTask(third.client.client, task.taskId)).status).toBe("failed");
+  });
+
   it("while draining, a new task is refused with -32003 (data.reason 'draining'), /readyz answers 503 'draining' and /healthz 200; reads still work", async () => {
     const { server, client, url } = await startServer(["--drain-timeout", "60000"]);
     const { task } = await callToolAsTask(client.client, "sleep", { ms: 60_000 });
@@ -92,13 +145,14 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
     expect((await getTask(client.client, task.taskId)).status).toBe("working");
   });
 
-  it("a second SIGTERM during the drain exits at once (143), leaving the running task active for the next start", async () => {
+  it("a second SIGTERM during the drain exits at once (143), leaving the running task active (unmarked: the next start treats it as a crash)", async () => {
     const { server, client } = await startServer(["--drain-timeout", "60000"]);
     const { task } = await callToolAsTask(client.client, "sleep", { ms: 60_000 });
     await sigterm(server);
     server.child.kill("SIGTERM");
     expect(await server.exited).toEqual({ code: 143, signal: null });
     expect(storedTask(task.taskId)).toEqual({ status: "working", outcome: null });
+    expect(storedMessage(task.taskId)).not.toBe(HANDED_BACK_LOCAL_MESSAGE);
   });
 });
 

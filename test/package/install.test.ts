@@ -122,7 +122,9 @@ export default function register(app: TaskServer): void {
 
 /**
  * Records what an import loads: every module URL resolved (an ESM resolve hook, appending to
- * $LOADED_LOG) and every native addon opened (process.dlopen, which Node uses for each .node file).
+ * $LOADED_LOG), every file require() resolves (Module._resolveFilename: the ESM hook does not see
+ * require, and pg and pino-pretty are required lazily, on first use), and every native addon
+ * opened (process.dlopen, which Node uses for each .node file).
  */
 const LOAD_HOOKS = `import { appendFileSync } from "node:fs";
 export async function resolve(specifier, context, next) {
@@ -132,7 +134,13 @@ export async function resolve(specifier, context, next) {
 }
 `;
 const LOAD_RECORDER = `import { appendFileSync } from "node:fs";
-import { register } from "node:module";
+import Module, { register } from "node:module";
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (...args) {
+  const filename = resolveFilename.apply(this, args);
+  appendFileSync(process.env.LOADED_LOG, "module file://" + filename + "\\n");
+  return filename;
+};
 const dlopen = process.dlopen;
 process.dlopen = function (module, filename, ...rest) {
   appendFileSync(process.env.LOADED_LOG, "addon " + filename + "\\n");
@@ -238,9 +246,11 @@ describe("installed with the newest zod, SDK and TypeScript", { timeout: STEP_TI
   });
 
   it("the load recorder does see SQLite's addon, pg, prom-client and jose when the entries that need them load", async () => {
+    // pg is loaded by the first PostgreSQL store or bus made, not by the import (a SQLite server
+    // does not pay for it at start); nothing connects until the store is used.
     const loaded = await loadedBy(
       project,
-      `const { sqliteStore } = await import("mcp-tasks/sqlite");\nawait import("mcp-tasks/postgres");\nawait import("mcp-tasks/http");\nawait sqliteStore(":memory:").close();\n`,
+      `const { sqliteStore } = await import("mcp-tasks/sqlite");\nconst { postgresStore } = await import("mcp-tasks/postgres");\nawait import("mcp-tasks/http");\nawait sqliteStore(":memory:").close();\nawait postgresStore("postgres://nobody@127.0.0.1:1/none").close();\n`,
     );
     expect(loaded.some((line) => line.startsWith("addon ") && line.endsWith("better_sqlite3.node"))).toBe(true);
     for (const name of ["better-sqlite3", "pg", "prom-client", "jose"]) {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AuthenticationError } from "../connection-failure.js";
+import { AuthenticationError } from "../authentication-error.js";
 
 /** What the authorization server sent back to the redirect URI. */
 export interface Callback {

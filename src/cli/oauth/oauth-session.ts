@@ -1,5 +1,5 @@
 import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
-import { AuthenticationError } from "../connection-failure.js";
+import { AuthenticationError } from "../authentication-error.js";
 import { openBrowser } from "./browser.js";
 import { CliOAuthProvider, type ClientCredentialsGrant, type PreRegisteredClient } from "./cli-provider.js";
 import { CredentialStore } from "./credential-store.js";

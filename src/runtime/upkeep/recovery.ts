@@ -6,15 +6,22 @@ import type { TaskStore } from "../../store/task-store.js";
 import type { Logger } from "../../core/logger.js";
 import { taskAuditFields } from "../task-audit.js";
 import { failInternally } from "../internal-failure.js";
-import { recoveryOf } from "../recovery-policy.js";
+import { recoveryOf, type RecoveryPolicy } from "../recovery-policy.js";
+import { wasHandedBack } from "../drain.js";
 import { statusEvent } from "../../events/task-event.js";
 
 export const INTERRUPTED_MESSAGE =
   'The server stopped while this task was running; it was not re-run because its tool declares no recovery ("resume" or "retry")';
 
+/** The statusMessage of a task a drain handed back, once the next start re-runs it. */
+export const HANDED_BACK_RERUN_MESSAGE = "Re-run after the server that was running it drained";
+
 /**
- * At start, every non-terminal task in a single-node store belongs to a process that died with it
- * running. Such a task never stays stuck (README "Durable execution"):
+ * At start, every non-terminal task in a single-node store belongs to a process that stopped with
+ * it running. Such a task never stays stuck (README "Durable execution"). One that process's drain
+ * handed back (an orderly stop: the handler was aborted, nothing of it half-written) is re-run
+ * whatever its tool's recovery, its checkpoints and questions kept — as a cluster's other worker
+ * re-runs what a draining worker hands back. One left by a crash follows its tool's recovery:
  * - recovery "resume": returned to be re-run with its checkpoints and its questions kept — an
  *   unanswered one stays pending and is delivered again when the new run asks it;
  * - recovery "retry": returned to be re-run from scratch, its checkpoints and pending questions void;
@@ -33,7 +40,9 @@ export async function recoverInterruptedTasks(
     let changed = 0;
     for (const task of active) {
       if (rerun.some((t) => t.id === task.id)) continue;
-      const policy = recoveryOf(task);
+      const handedBack = wasHandedBack(task);
+      // A handed-back task is re-run as a cluster re-runs it: checkpoints and questions kept.
+      const policy: RecoveryPolicy = handedBack ? "resume" : recoveryOf(task);
       if (policy === "fail") {
         if (await failInternally({ store, bus, logger, now }, task, "restart", INTERRUPTED_MESSAGE)) changed++;
         continue;
@@ -50,13 +59,17 @@ export async function recoverInterruptedTasks(
       }
       // Back to working until the new run asks (again): a resumed question moves it back to
       // input_required when the run reaches it.
-      const message = policy === "resume" ? "Resumed after a server restart" : "Re-run after a server restart";
-      const resumed =
-        task.status === "input_required"
-          ? await store.transition(task.id, ["input_required"], "working", { statusMessage: message, now: now() })
-          : task;
+      const message = handedBack ? HANDED_BACK_RERUN_MESSAGE : policy === "resume" ? "Resumed after a server restart" : "Re-run after a server restart";
+      let resumed: TaskRecord | null = task;
+      if (task.status === "input_required") {
+        resumed = await store.transition(task.id, ["input_required"], "working", { statusMessage: message, now: now() });
+      } else if (handedBack) {
+        // The mark goes: should this run be cut short by a crash, the tool's recovery applies.
+        resumed = (await store.annotate(task.id, { statusMessage: message, now: now() })) ? { ...task, statusMessage: message } : null;
+      }
       if (resumed) {
-        logger.warn({ audit: policy === "resume" ? "resumed" : "rerun", ...taskAuditFields(task) }, `${policy === "resume" ? "resuming" : "re-running"} a task interrupted by a restart`);
+        const audit = handedBack ? { audit: "rerun", handedBack: true } : { audit: policy === "resume" ? "resumed" : "rerun" };
+        logger.warn({ ...audit, ...taskAuditFields(task) }, handedBack ? "re-running a task the last drain handed back" : `${policy === "resume" ? "resuming" : "re-running"} a task interrupted by a restart`);
         if (resumed !== task) bus.publish(statusEvent(resumed));
         rerun.push(resumed);
         changed++;

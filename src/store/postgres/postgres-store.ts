@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
+import { createRequire } from "node:module";
+import type pg from "pg";
 import type { ListPosition } from "../../core/cursor.js";
 import { RpcCode } from "../../core/errors.js";
 import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
@@ -37,6 +38,13 @@ import type { StoreNotify } from "../../core/store-notify.js";
 import type { OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow, type CheckpointRow } from "../sql/rows.js";
+
+/** The pg driver, loaded on first use: a server on SQLite never pays for loading it at start. */
+const requireCjs = createRequire(import.meta.url);
+let driver: typeof pg | undefined;
+function pgDriver(): typeof pg {
+  return (driver ??= requireCjs("pg") as typeof pg);
+}
 
 export interface PostgresStoreOptions {
   /**
@@ -104,8 +112,8 @@ const FOREIGN_KEY_VIOLATION = "23503";
  * users of `pg` in the process keep their parsers.
  */
 function storeTypes(): pg.CustomTypesConfig {
-  const types = new pg.TypeOverrides();
-  types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+  const types = new (pgDriver().TypeOverrides)();
+  types.setTypeParser(pgDriver().types.builtins.INT8, (value: string) => Number(value));
   return types;
 }
 
@@ -129,7 +137,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const tables = tablesOf(schemaName);
   const poolSize = Math.max(1, Math.floor(options.poolSize ?? 10));
   const logger = options.logger;
-  const pool = new pg.Pool({
+  const pool = new (pgDriver().Pool)({
     connectionString,
     max: poolSize,
     types: storeTypes(),

@@ -54,22 +54,30 @@ export class TaskLedger {
       verdict[kind]++;
       if (kind !== "completed" && kind !== "failedSaidWhy" && verdict.examples.length < 5) verdict.examples.push(`${kind}: ${what}`);
     };
-    for (;;) {
-      for (const [taskId, ack] of [...pending]) {
-        let task: Record<string, unknown>;
-        try {
-          task = await politely(() => session.request("tasks/get", { taskId }));
-        } catch (error) {
-          if (!(error instanceof RpcAnswerError)) throw error;
-          pending.delete(taskId);
-          note("lost", `${taskId} (${ack.call.tool}): ${error.error.message}`);
-          continue;
-        }
-        const status = String(task["status"]);
-        if (!TERMINAL.has(status)) continue;
+    const check = async (taskId: string, ack: Acknowledged): Promise<void> => {
+      let task: Record<string, unknown>;
+      try {
+        task = await politely(() => session.request("tasks/get", { taskId }));
+      } catch (error) {
+        if (!(error instanceof RpcAnswerError)) throw error;
         pending.delete(taskId);
-        await this.judgeTerminal(session, ack, status, String(task["statusMessage"] ?? ""), note);
+        note("lost", `${taskId} (${ack.call.tool}): ${error.error.message}`);
+        return;
       }
+      const status = String(task["status"]);
+      if (!TERMINAL.has(status)) return;
+      pending.delete(taskId);
+      await this.judgeTerminal(session, ack, status, String(task["statusMessage"] ?? ""), note);
+    };
+    for (;;) {
+      // A few lookups at once: one at a time, the hundreds of thousands of tasks of a 30-minute
+      // soak took longer to judge than to make.
+      const queue = [...pending];
+      let taken = 0;
+      const lane = async (): Promise<void> => {
+        for (let next = queue[taken++]; next !== undefined; next = queue[taken++]) await check(...next);
+      };
+      await Promise.all(Array.from({ length: JUDGE_LANES }, lane));
       if (pending.size === 0 || Date.now() >= deadline) break;
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -106,6 +114,9 @@ export class TaskLedger {
     return right ? note("completed", taskId) : note("wrong", `${taskId} steps ${JSON.stringify(call.args)}: ${text}`);
   }
 }
+
+/** Lookups in flight at once while judging. */
+const JUDGE_LANES = 8;
 
 /** Sends again after `retryAfterMs` while refused as rate-limited (-32029) or unavailable (-32003): a refusal says nothing of the task. */
 async function politely<T>(send: () => Promise<T>): Promise<T> {
