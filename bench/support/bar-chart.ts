@@ -3,6 +3,7 @@
  * charting dependency): one bar per configuration, each split into the parts it adds up from,
  * with dashed horizontal reference lines (a ceiling, a target).
  */
+import { escape, frame } from "./svg-frame.js";
 
 export interface BarSegment {
   /** The part's name, shown in the legend (the same names in the same order on every bar). */
@@ -27,8 +28,6 @@ export interface StackedBarChart {
 
 const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b", "#17becf"];
 
-const escape = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
 /** The smallest of 1, 2, 2.5, 5 × a power of ten that is at least `raw`: round tick labels. */
 function niceStep(raw: number): number {
   const power = 10 ** Math.floor(Math.log10(raw));
@@ -37,14 +36,7 @@ function niceStep(raw: number): number {
 
 /** The chart as a standalone SVG document. */
 export function stackedBarChartSvg(chart: StackedBarChart): string {
-  const width = 720;
-  const height = 420;
-  const left = 64;
-  const right = 200;
-  const top = 44;
-  const bottom = 56;
-  const plotW = width - left - right;
-  const plotH = height - top - bottom;
+  const { width, height, left, top, plotW, plotH } = frame({ left: 64, right: 200, top: 44, bottom: 56 });
   const decimals = chart.decimals ?? 2;
   const totals = chart.bars.map((bar) => bar.segments.reduce((sum, s) => sum + Math.max(0, s.value), 0));
   const highest = Math.max(1e-9, ...totals, ...(chart.references ?? []).map((r) => r.y));

@@ -1,4 +1,5 @@
 /** Small charts as SVG text, written by hand so the benches need no charting dependency. */
+import { escape, frame } from "./svg-frame.js";
 
 export interface ChartSeries {
   label: string;
@@ -19,20 +20,11 @@ export interface LineChart {
 
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"];
 
-const escape = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
 const format = (n: number): string => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1000 ? `${n / 1000}k` : String(n));
 
 /** The chart as a standalone SVG document. */
 export function lineChartSvg(chart: LineChart): string {
-  const width = 720;
-  const height = 420;
-  const left = 60;
-  const right = 190;
-  const top = 40;
-  const bottom = 50;
-  const plotW = width - left - right;
-  const plotH = height - top - bottom;
+  const { width, height, left, top, plotW, plotH } = frame({ left: 60, right: 190, top: 40, bottom: 50 });
   const logs = chart.xs.map((x) => Math.log10(x));
   const xMin = Math.min(...logs);
   const xMax = Math.max(...logs);
@@ -104,14 +96,7 @@ const MAX_POINTS = 240;
  * log-10 latency axis: several series a decade or three apart stay readable on one chart.
  */
 export function distributionChartSvg(chart: DistributionChart): string {
-  const width = 720;
-  const height = 420;
-  const left = 60;
-  const right = 230;
-  const top = 40;
-  const bottom = 50;
-  const plotW = width - left - right;
-  const plotH = height - top - bottom;
+  const { width, height, left, top, plotW, plotH } = frame({ left: 60, right: 230, top: 40, bottom: 50 });
   const all = chart.series.flatMap((s) => s.samples.filter((v) => Number.isFinite(v) && v > 0));
   const lo = Math.floor(Math.log10(Math.min(...all, chart.reference?.x ?? Infinity)));
   const hi = Math.ceil(Math.log10(Math.max(...all, chart.reference?.x ?? 0)));
