@@ -248,13 +248,20 @@ export class UpstreamConnection implements UpstreamTaskHost {
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
       const { level, data, logger } = notification.params;
       if (this.calls.size === 1) for (const ctx of this.calls.values()) ctx.log(level, data, logger);
-      else this.options.logger.debug({ upstream: this.name, level, logger }, "upstream log message (no single call to relay it to)");
+      else this.options.logger.debug({ upstream: this.name, upstreamLevel: level, upstreamLogger: logger }, "upstream log message (no single call to relay it to)");
     });
     for (const route of this.routes) client.setNotificationHandler(route.schema, route.handler);
     client.onerror = (error) => {
       // Garbage on the wire (not JSON, not JSON-RPC) is dropped by the transport; a call it
-      // should have answered ends at its timeout. The message itself stays out of the log.
-      this.options.logger.warn({ upstream: this.name, error: error.name }, "upstream sent something that is not a JSON-RPC message");
+      // should have answered ends at its timeout. The garbage itself stays out of the log.
+      if (error.name === "SyntaxError" || error.name === "ZodError") {
+        this.options.logger.warn({ upstream: this.name, error: error.name }, "upstream sent something that is not a JSON-RPC message");
+        return;
+      }
+      // Anything else the SDK reports is about a well-formed message — most often a progress
+      // notification sent after its call's answer. Its text can quote upstream content, so only
+      // its start is kept, at debug.
+      this.options.logger.debug({ upstream: this.name, error: error.message.slice(0, 120) }, "upstream message the gateway could not use");
     };
     await client.connect(this.transport(), { timeout: this.options.timeoutMs });
     if (this.closing) {

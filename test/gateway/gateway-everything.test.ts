@@ -154,4 +154,14 @@ describe("gateway in front of server-everything (stdio)", { timeout: 90_000 }, (
     const updated = await http.received.waitFor((r) => r.message.method === "notifications/resources/updated", "an updated notification", 30_000);
     expect(updated.message.params).toEqual(expect.objectContaining({ uri }));
   });
+
+  it("logs an upstream log message it cannot relay with the upstream's level beside its own (one `level` key per JSON line)", async () => {
+    // server-everything logs at start-up, when no call is in flight to relay it to.
+    const gateway = await everything();
+    const line = await eventually("the gateway to log an upstream log message", async () =>
+      gateway.cli.stderr.items.find((l) => l["msg"] === "upstream log message (no single call to relay it to)"), 30_000);
+    expect(line["level"]).toBe(20); // pino's debug; the upstream's level used to overwrite it
+    expect(typeof line["upstreamLevel"]).toBe("string");
+    expect(line["raw"].match(/"level":/g)).toHaveLength(1);
+  });
 });
