@@ -3,7 +3,6 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,6 +11,7 @@ import { ExitCode } from "../../src/cli/exit-codes.js";
 import { callToolAsTask, getTask, listTasks, taskResult } from "../support/conformance.js";
 import { CliProcess, cliEnv, killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
 import { connectHttpClient, rawPost, type ConnectOptions, type HttpClient } from "../support/http-fixture.js";
+import { freePort } from "../support/free-port.js";
 
 const clients: HttpClient[] = [];
 const dirs: string[] = [];
@@ -64,19 +64,6 @@ function helpFlags(help: string): FlagTable {
     else if (last && /^ {10,}\S/.test(line)) last[1] += ` ${line.trim()}`;
   }
   return new Map(entries.map(([flag, description]) => [flag, defaultsOf(description)]));
-}
-
-/** A port that was free a moment ago (bind to 0, read it, release it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {

@@ -5,7 +5,6 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,6 +12,7 @@ import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { cliEnv, killAll } from "../support/cli-process.js";
 import { callToolAsTask, taskResult } from "../support/conformance.js";
 import { closeClients, EVERYTHING, eventually, FILESYSTEM, nodeCommand, startGateway } from "./gateway-fixture.js";
+import { freePort } from "../support/free-port.js";
 
 const dirs: string[] = [];
 const children: Array<ReturnType<typeof spawn>> = [];
@@ -27,18 +27,6 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-gateway-"));
   dirs.push(dir);
   return dir;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 // Each test starts real processes (gateway, upstream), seconds each on a shared machine.

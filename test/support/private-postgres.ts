@@ -6,9 +6,9 @@
  */
 import { execFileSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./free-port.js";
 
 export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres (trust auth) */
@@ -24,17 +24,6 @@ function binDir(): string {
   const found = versions.map((v) => join(root, v, "bin")).find((dir) => existsSync(join(dir, "pg_ctl")));
   if (!found) throw new Error(`no PostgreSQL binaries under ${root}: install postgresql`);
   return found;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
