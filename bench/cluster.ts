@@ -38,6 +38,7 @@ import { stackedBarChartSvg } from "./support/bar-chart.js";
 import { exitOnHelp, numberFlag, runBench, type NumberRange } from "./support/command-line.js";
 import { machine } from "./support/machine.js";
 import { spread } from "./support/stats.js";
+import { freePort } from "../test/support/free-port.js";
 
 const HELP = `Usage: npm run bench:cluster -- [flags]
   --pg URL           PostgreSQL (default $MCP_TASKS_BENCH_PG or postgres://postgres@127.0.0.1:5432/test)
@@ -120,18 +121,6 @@ function reportErrors(): void {
 }
 
 let stopping = false;
-
-/** A port that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 /** Waits for a front's /readyz (it listens only once its LISTEN is up and its store migrated). */
 async function ready(url: URL, what: string): Promise<void> {

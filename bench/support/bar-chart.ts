@@ -3,7 +3,7 @@
  * charting dependency): one bar per configuration, each split into the parts it adds up from,
  * with dashed horizontal reference lines (a ceiling, a target).
  */
-import { escape, frame } from "./svg-frame.js";
+import { axes, escape, frame, opening } from "./svg-frame.js";
 
 export interface BarSegment {
   /** The part's name, shown in the legend (the same names in the same order on every bar). */
@@ -36,7 +36,8 @@ function niceStep(raw: number): number {
 
 /** The chart as a standalone SVG document. */
 export function stackedBarChartSvg(chart: StackedBarChart): string {
-  const { width, height, left, top, plotW, plotH } = frame({ left: 64, right: 200, top: 44, bottom: 56 });
+  const f = frame({ left: 64, right: 200, top: 44, bottom: 56 });
+  const { left, top, plotW, plotH } = f;
   const decimals = chart.decimals ?? 2;
   const totals = chart.bars.map((bar) => bar.segments.reduce((sum, s) => sum + Math.max(0, s.value), 0));
   const highest = Math.max(1e-9, ...totals, ...(chart.references ?? []).map((r) => r.y));
@@ -49,17 +50,14 @@ export function stackedBarChartSvg(chart: StackedBarChart): string {
   const legend = chart.bars[0]?.segments.map((s) => s.label) ?? [];
 
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
-  out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
-  out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15">${escape(chart.title)}</text>`);
+  out.push(...opening(f, chart.title, 24));
   const tickDecimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
   for (let i = 0; i <= ticks; i++) {
     const y = step * i;
     out.push(`<line x1="${left}" y1="${py(y).toFixed(1)}" x2="${left + plotW}" y2="${py(y).toFixed(1)}" stroke="#eee"/>`);
     out.push(`<text x="${left - 6}" y="${(py(y) + 4).toFixed(1)}" text-anchor="end">${y.toFixed(tickDecimals + (step / 10 ** Math.floor(Math.log10(step)) === 2.5 ? 1 : 0))}</text>`);
   }
-  out.push(`<line x1="${left}" y1="${top + plotH}" x2="${left + plotW}" y2="${top + plotH}" stroke="#333"/>`);
-  out.push(`<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotH}" stroke="#333"/>`);
+  out.push(...axes(f));
   out.push(`<text x="18" y="${top + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${top + plotH / 2})">${escape(chart.yLabel)}</text>`);
   chart.bars.forEach((bar, i) => {
     const x = left + slot * i + (slot - barW) / 2;

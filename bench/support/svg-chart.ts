@@ -1,5 +1,5 @@
 /** Small charts as SVG text, written by hand so the benches need no charting dependency. */
-import { escape, frame } from "./svg-frame.js";
+import { axes, escape, frame, opening } from "./svg-frame.js";
 
 export interface ChartSeries {
   label: string;
@@ -24,7 +24,8 @@ const format = (n: number): string => (n >= 1_000_000 ? `${n / 1_000_000}M` : n 
 
 /** The chart as a standalone SVG document. */
 export function lineChartSvg(chart: LineChart): string {
-  const { width, height, left, top, plotW, plotH } = frame({ left: 60, right: 190, top: 40, bottom: 50 });
+  const f = frame({ left: 60, right: 190, top: 40, bottom: 50 });
+  const { height, left, top, plotW, plotH } = f;
   const logs = chart.xs.map((x) => Math.log10(x));
   const xMin = Math.min(...logs);
   const xMax = Math.max(...logs);
@@ -34,12 +35,9 @@ export function lineChartSvg(chart: LineChart): string {
   const py = (y: number): number => top + plotH - (y / yMax) * plotH;
 
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
-  out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
-  out.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escape(chart.title)}</text>`);
+  out.push(...opening(f, chart.title));
   // Axes and grid.
-  out.push(`<line x1="${left}" y1="${top + plotH}" x2="${left + plotW}" y2="${top + plotH}" stroke="#333"/>`);
-  out.push(`<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotH}" stroke="#333"/>`);
+  out.push(...axes(f));
   for (const x of chart.xs) {
     out.push(`<line x1="${px(x)}" y1="${top}" x2="${px(x)}" y2="${top + plotH}" stroke="#eee"/>`);
     out.push(`<text x="${px(x)}" y="${top + plotH + 16}" text-anchor="middle">${format(x)}</text>`);
@@ -96,7 +94,8 @@ const MAX_POINTS = 240;
  * log-10 latency axis: several series a decade or three apart stay readable on one chart.
  */
 export function distributionChartSvg(chart: DistributionChart): string {
-  const { width, height, left, top, plotW, plotH } = frame({ left: 60, right: 230, top: 40, bottom: 50 });
+  const f = frame({ left: 60, right: 230, top: 40, bottom: 50 });
+  const { height, left, top, plotW, plotH } = f;
   const all = chart.series.flatMap((s) => s.samples.filter((v) => Number.isFinite(v) && v > 0));
   const lo = Math.floor(Math.log10(Math.min(...all, chart.reference?.x ?? Infinity)));
   const hi = Math.ceil(Math.log10(Math.max(...all, chart.reference?.x ?? 0)));
@@ -105,11 +104,8 @@ export function distributionChartSvg(chart: DistributionChart): string {
   const py = (share: number): number => top + plotH - share * plotH;
 
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
-  out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
-  out.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${escape(chart.title)}</text>`);
-  out.push(`<line x1="${left}" y1="${top + plotH}" x2="${left + plotW}" y2="${top + plotH}" stroke="#333"/>`);
-  out.push(`<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotH}" stroke="#333"/>`);
+  out.push(...opening(f, chart.title));
+  out.push(...axes(f));
   for (let d = lo; d <= lo + decades; d++) {
     const x = px(10 ** d);
     out.push(`<line x1="${x.toFixed(1)}" y1="${top}" x2="${x.toFixed(1)}" y2="${top + plotH}" stroke="#eee"/>`);
