@@ -6,7 +6,7 @@ import { fileJournal, type TaskJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
 import { chooseEra } from "../client/era-choice.js";
 import type { ProtocolRevision } from "../client/requestor-era.js";
-import { StatelessConnection } from "../client/tasks-ext/stateless-connection.js";
+import { StatelessConnection } from "../client/rev2026-07-28/stateless-connection.js";
 import { fileEraCache } from "./era-cache.js";
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";

@@ -1,6 +1,6 @@
 import type { ProtocolRevision } from "./requestor-era.js";
-import { discover } from "./tasks-ext/discover.js";
-import type { StatelessConnection } from "./tasks-ext/stateless-connection.js";
+import { discover } from "./rev2026-07-28/discover.js";
+import type { StatelessConnection } from "./rev2026-07-28/stateless-connection.js";
 
 /** What a requestor remembers of a target's era between runs. */
 export interface CachedEra {

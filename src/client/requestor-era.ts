@@ -51,7 +51,7 @@ export interface HandleOptions {
 /**
  * The seam between TaskClient and a protocol revision's requestor wire, as `src/mcp/era.ts` is on
  * the server side: everything a revision's wire knows (its methods, shapes, how input travels)
- * lives in one folder implementing this (`rev2025-11-25/`, `tasks-ext/`); TaskClient keeps the
+ * lives in one folder implementing this (`rev2025-11-25/`, `rev2026-07-28/`); TaskClient keeps the
  * journal, the log and the handles, and never asks which era it talks.
  */
 export interface RequestorEra {

@@ -12,8 +12,8 @@ import { chooseEra, type EraCache } from "./era-choice.js";
 import { applyingSchemaDefaults } from "./elicitation-defaults.js";
 import type { ProtocolRevision, RequestorEra, ToolTask } from "./requestor-era.js";
 import { Rev20251125Requestor } from "./rev2025-11-25/requestor.js";
-import { TasksExtRequestor } from "./tasks-ext/requestor.js";
-import { StatelessConnection, type StatelessConnectionOptions } from "./tasks-ext/stateless-connection.js";
+import { TasksExtRequestor } from "./rev2026-07-28/requestor.js";
+import { StatelessConnection, type StatelessConnectionOptions } from "./rev2026-07-28/stateless-connection.js";
 
 export type { ToolTask } from "./requestor-era.js";
 
@@ -80,7 +80,7 @@ export interface ConnectOptions extends TaskClientOptions, StatelessConnectionOp
  *   server does, else initializes a 2025-11-25 session (`protocol` forces one; `eraCache` spares the
  *   question on later connects).
  *
- * The wire of each era lives behind {@link RequestorEra} (`rev2025-11-25/`, `tasks-ext/`).
+ * The wire of each era lives behind {@link RequestorEra} (`rev2025-11-25/`, `rev2026-07-28/`).
  */
 export class TaskClient {
   /** The protocol revision this client speaks. */

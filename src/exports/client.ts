@@ -6,7 +6,7 @@
  */
 export { TaskClient, type TaskClientOptions, type ConnectOptions, type CallToolOptions, type ToolCall, type ToolTask } from "../client/task-client.js";
 /** 2026-07-28: the stateless endpoint a TaskClient speaks the tasks extension to, and the era decision. */
-export { StatelessConnection, type StatelessConnectionOptions } from "../client/tasks-ext/stateless-connection.js";
+export { StatelessConnection, type StatelessConnectionOptions } from "../client/rev2026-07-28/stateless-connection.js";
 export { memoryEraCache, ERA_CACHE_MS, type EraCache, type CachedEra } from "../client/era-choice.js";
 export { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
 export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from "../client/task-journal.js";

@@ -1,6 +1,6 @@
 import type { StatelessEra, TaskEra } from "./era.js";
 import { rev20251125 } from "./rev2025-11-25/era.js";
-import { tasksExt } from "./tasks-ext/era.js";
+import { tasksExt } from "./rev2026-07-28/era.js";
 
 /**
  * The eras this server speaks. Sessions opened by `initialize` speak 2025-11-25; stateless

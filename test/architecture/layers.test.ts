@@ -85,8 +85,8 @@ describe("import rules (dependency-cruiser)", () => {
       await plant("src/runtime/planted-cycle-b.ts", 'import { a } from "./planted-cycle-a.js";\nexport const b = (): number => a() - 1;\n');
       await plant("src/store/planted-test-import.ts", 'export { storeContract } from "../../test/store/contract.js";\n');
       await plant("test/store/contract.ts", "export const storeContract = 1;\n");
-      await plant("src/mcp/rev2025-11-25/planted-era.ts", 'import { later } from "../tasks-ext/planted-later.js";\nexport const planted = later;\n');
-      await plant("src/mcp/tasks-ext/planted-later.ts", "export const later = 1;\n");
+      await plant("src/mcp/rev2025-11-25/planted-era.ts", 'import { later } from "../rev2026-07-28/planted-later.js";\nexport const planted = later;\n');
+      await plant("src/mcp/rev2026-07-28/planted-later.ts", "export const later = 1;\n");
       found = await importViolations(copy);
     }, 60_000);
 
@@ -117,7 +117,7 @@ describe("import rules (dependency-cruiser)", () => {
     });
 
     it("one era's folder importing another's fails, an import inside the same era does not", () => {
-      expect(found).toContainEqual({ rule: "era-isolation", from: "src/mcp/rev2025-11-25/planted-era.ts", to: "src/mcp/tasks-ext/planted-later.ts" });
+      expect(found).toContainEqual({ rule: "era-isolation", from: "src/mcp/rev2025-11-25/planted-era.ts", to: "src/mcp/rev2026-07-28/planted-later.ts" });
       expect(found.filter((v) => v.rule === "era-isolation")).toHaveLength(1);
     });
 

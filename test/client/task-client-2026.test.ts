@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { memoryEraCache } from "../../src/client/era-choice.js";
 import { TaskClient, type ConnectOptions } from "../../src/client/task-client.js";
 import { memoryJournal } from "../../src/client/task-journal.js";
-import { StatelessConnection } from "../../src/client/tasks-ext/stateless-connection.js";
+import { StatelessConnection } from "../../src/client/rev2026-07-28/stateless-connection.js";
 import { RemoteError } from "../../src/mcp/requestor-errors.js";
 import { CliProcess } from "../support/cli-process.js";
 import { startSdkTaskServer, type SdkTaskServer } from "../support/sdk-task-server.js";

@@ -94,7 +94,7 @@ function pendingOf(engine: TaskEngine, task: TaskRecord, call: WaitingCall): Ret
  * not; "abandoned" when the call's signal aborted first. With a relay (the client can answer
  * questions on this call's stream), a question is relayed instead, and the clock stops while one
  * is out: a person answering is not a task running late. Own controller and timers (see
- * tasks-ext/tools-call.ts for why not AbortSignal.timeout on Node 20).
+ * rev2026-07-28/tools-call.ts for why not AbortSignal.timeout on Node 20).
  */
 async function settledWithin(engine: TaskEngine, task: TaskRecord, call: WaitingCall, ms: number, beforeRelay: () => void): Promise<TaskRecord | null | "abandoned"> {
   const waited = new AbortController();

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
-import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/tasks-ext/wire.js";
+import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/rev2026-07-28/wire.js";
 
 /** Who a stateless requestor is and how it reaches the server. */
 export interface StatelessConnectionOptions {

@@ -3,7 +3,7 @@ import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../../mcp/requestor-errors.js";
 import { isTerminalStatus, type LifecycleEvent, type TaskOutcome } from "../../mcp/rev2025-11-25/requestor/remote-task.js";
 import type { WireTask } from "../../mcp/rev2025-11-25/wire.js";
-import { METHOD } from "../../mcp/tasks-ext/wire.js";
+import { METHOD } from "../../mcp/rev2026-07-28/wire.js";
 import type { ToolTask } from "../requestor-era.js";
 import { readDetailedTask, type DetailedTask } from "./detailed-task.js";
 import { answerInputs, capabilitiesOf, type InputHandlers } from "./input-answers.js";

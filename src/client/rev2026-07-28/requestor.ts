@@ -2,7 +2,7 @@ import { CallToolResultSchema, ListToolsResultSchema, type Tool } from "@modelco
 import { RpcCode, TaskError } from "../../core/errors.js";
 import { ConnectionError } from "../../mcp/requestor-errors.js";
 import type { WireTask } from "../../mcp/rev2025-11-25/wire.js";
-import { METHOD, RESULT_TYPE } from "../../mcp/tasks-ext/wire.js";
+import { METHOD, RESULT_TYPE } from "../../mcp/rev2026-07-28/wire.js";
 import type { EraCall, EraCallOptions, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
 import { readDetailedTask, withoutResultType } from "./detailed-task.js";
 import { answerInputs, capabilitiesOf, type InputHandlers } from "./input-answers.js";
