@@ -23,6 +23,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { exitOnHelp, numberFlag, runBench } from "./support/command-line.js";
 import { machine } from "./support/machine.js";
+import { treeCpuOf } from "./support/process-cpu.js";
 import { percentile } from "./support/stats.js";
 
 const HELP = `Usage: npm run bench:startup -- [flags]
@@ -42,40 +43,11 @@ const only = new Set(flags.only.split(",").map((s) => s.trim()));
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const NODE = process.execPath;
-/** The ticks of /proc/<pid>/stat's utime and stime (USER_HZ is 100 on Linux). */
-const TICK_MS = 10;
 
 interface Start {
   wallMs: number;
   /** CPU the process had used when it was ready (null where /proc cannot tell, or it already exited). */
   cpuMs: number | null;
-}
-
-/** user + system CPU of `pid` so far, from /proc (Linux); null elsewhere or once it is gone. */
-function cpuOf(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    // Fields after the command name (which may hold spaces): state is the 3rd, utime the 14th.
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-  } catch {
-    return null;
-  }
-}
-
-/** Sum of the CPU of `pid` and its descendants (npm → sh → node, tsx → node). */
-function treeCpuOf(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  let total = cpuOf(pid);
-  if (total === null) return null;
-  let children: string[] = [];
-  try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
-  } catch {
-    // no children file: count the process alone
-  }
-  for (const child of children) total += treeCpuOf(Number(child)) ?? 0;
-  return total;
 }
 
 /**

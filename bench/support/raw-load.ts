@@ -12,7 +12,14 @@ import { fileURLToPath } from "node:url";
 import { openSession, RawRpc, taskIdIn } from "./raw-rpc.js";
 
 export type LoadEra = "2025-11-25" | "2026-07-28";
-export type LoadOp = "create" | "get";
+/**
+ * "create": task-augmented `tools/call sleep {ms: 0}`; "get": `tasks/get` of the lane's tasks;
+ * "wake" (2025-11-25 only): a `sleep {ms: wakeSleepMs}` task, then its blocking `tasks/result`
+ * sent at once; the recorded figure is the time from the task's terminal `lastUpdatedAt` (the
+ * server's stamp, read afterwards with `tasks/get`) to the moment the result was received, on this
+ * machine's one clock. The server stamps whole milliseconds, so the figure reads up to 1 ms high.
+ */
+export type LoadOp = "create" | "get" | "wake";
 
 export interface LoadSetup {
   url: string;
@@ -22,6 +29,8 @@ export interface LoadSetup {
   sessions: number;
   /** ttl asked of each created task (2025-11-25's `params.task.ttl`). */
   ttlMs: number;
+  /** "wake": how long each sleep task works (default 50 ms). */
+  wakeSleepMs?: number;
 }
 
 export interface LoadRound {
@@ -127,7 +136,25 @@ class Generator {
     return { body, headers: modern ? { ...lane.headers, "mcp-method": "tasks/get", "mcp-name": taskId } : lane.headers };
   }
 
+  private async wake(lane: Lane): Promise<number> {
+    const sleepMs = this.setup.wakeSleepMs ?? 50;
+    const created = await this.rpc.post(
+      `{"jsonrpc":"2.0","id":${this.id++},"method":"tools/call","params":{"name":"sleep","arguments":{"ms":${sleepMs}},"task":{"ttl":${this.setup.ttlMs}}}}`,
+      lane.headers,
+    );
+    const taskId = taskIdIn(created.text);
+    if (taskId === "") throw new Error(`wake: creation answered ${created.status}: ${created.text.slice(0, 300)}`);
+    const result = await this.rpc.post(`{"jsonrpc":"2.0","id":${this.id++},"method":"tasks/result","params":{"taskId":"${taskId}"}}`, lane.headers);
+    const received = performance.timeOrigin + performance.now();
+    if (result.status !== 200 || !result.text.includes('"result"')) throw new Error(`wake: tasks/result answered ${result.status}: ${result.text.slice(0, 300)}`);
+    const got = await this.rpc.post(`{"jsonrpc":"2.0","id":${this.id++},"method":"tasks/get","params":{"taskId":"${taskId}"}}`, lane.headers);
+    const stamp = /"lastUpdatedAt":"([^"]+)"/.exec(got.text)?.[1];
+    if (stamp === undefined) throw new Error(`wake: tasks/get carried no lastUpdatedAt: ${got.text.slice(0, 300)}`);
+    return received - Date.parse(stamp);
+  }
+
   async run(op: LoadOp, ms: number, record: boolean): Promise<LoadRound> {
+    if (op === "wake") return this.runWake(ms, record);
     const end = performance.now() + ms;
     const cpu = process.cpuUsage();
     const latencies: number[] = [];
@@ -146,6 +173,25 @@ class Generator {
             count++;
             if (record) latencies.push(received - sent);
           }
+        }
+      }),
+    );
+    const used = process.cpuUsage(cpu);
+    return { count, latencies, clientCpuMs: (used.user + used.system) / 1000 };
+  }
+
+  private async runWake(ms: number, record: boolean): Promise<LoadRound> {
+    if (this.setup.era !== "2025-11-25") throw new Error("wake: tasks/result is a 2025-11-25 method");
+    const end = performance.now() + ms;
+    const cpu = process.cpuUsage();
+    const latencies: number[] = [];
+    let count = 0;
+    await Promise.all(
+      this.lanes.map(async (lane) => {
+        while (performance.now() < end) {
+          const figure = await this.wake(lane);
+          count++;
+          if (record) latencies.push(figure);
         }
       }),
     );
