@@ -17,6 +17,18 @@ function wireStringSelectors() {
   ]);
 }
 
+/** `engine.store` / `x.engine.store`: the engine's store itself. */
+const ENGINE_STORE = 'MemberExpression[property.name="store"]:matches([object.name="engine"], [object.property.name="engine"])';
+
+/**
+ * Above the runtime the store is read through the engine's read port (`engine.inspect`) and
+ * written through its operations; only closing the store it opened is the caller's own business.
+ */
+const ENGINE_STORE_SELECTORS = [
+  { selector: `MemberExpression[property.name!="close"] > ${ENGINE_STORE}.object`, message: "read the store through engine.inspect (TaskReadPort), write it through the engine's operations" },
+  { selector: `:matches(CallExpression, Property, VariableDeclarator, ReturnStatement) > ${ENGINE_STORE}`, message: "hand on engine.inspect (TaskReadPort), not the engine's store" },
+];
+
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "coverage/", ".tmp/", "artifacts/"] },
   js.configs.recommended,
@@ -36,6 +48,13 @@ export default tseslint.config(
     files: ["src/core/**/*.ts", "src/store/**/*.ts", "src/events/**/*.ts", "src/runtime/**/*.ts"],
     rules: {
       "no-restricted-syntax": ["error", ...wireStringSelectors()],
+    },
+  },
+  {
+    files: ["src/**/*.ts"],
+    ignores: ["src/core/**", "src/store/**", "src/events/**", "src/runtime/**"],
+    rules: {
+      "no-restricted-syntax": ["error", ...ENGINE_STORE_SELECTORS],
     },
   },
   {

@@ -32,6 +32,7 @@ import { createdEvent, statusEvent, type TaskEvent } from "../events/task-event.
 import { notifyWith, publishAfterWrite } from "./carried-notify.js";
 import { drainHandlers, type DrainReport } from "./drain.js";
 import { hasWriterLock } from "../store/writer-lock.js";
+import { taskReadPort, type TaskReadPort } from "./task-read-port.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
 export interface CreateTaskInput extends Caller {
@@ -72,7 +73,13 @@ export interface ListPage {
  * of MCP's wire format; the `mcp` layer maps requests onto these calls.
  */
 export class TaskEngine {
+  /**
+   * The store itself, for the composition root that opened it (to close it) and for tests. The
+   * layers above read through {@link inspect} and write through the engine's operations.
+   */
   readonly store: TaskStore;
+  /** What the layers above may read of the store (the web view, probes, cursors, sessions). */
+  readonly inspect: TaskReadPort;
   readonly bus: EventBus;
   readonly logger: Logger;
   /** Monitoring hooks; the layers above report their own limit refusals through it too. */
@@ -151,6 +158,7 @@ export class TaskEngine {
       this.pool = new WorkerPool({ ...deps, execution: this.execution }, options.cluster);
       this.reaper = new LeaseReaper({ ...deps, observer: this.observer }, options.cluster);
     }
+    this.inspect = taskReadPort(this.store, this.pool !== null);
   }
 
   /** True when tasks are distributed through the store to workers (cluster mode). */

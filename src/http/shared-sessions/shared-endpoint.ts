@@ -48,7 +48,7 @@ export class SharedSessionEndpoint implements SessionEndpoint {
 
   static async create(app: TaskServer, options: SharedEndpointOptions = {}): Promise<SharedSessionEndpoint> {
     await app.start();
-    const secret = await app.engine.store.secret();
+    const secret = await app.engine.inspect.secret();
     return new SharedSessionEndpoint(app, new SessionTokenCodec(secret), new ReplyRouter(app.engine.bus, app.engine.logger), new RequestWithdrawals(app.engine.bus), options);
   }
 
