@@ -1,4 +1,5 @@
 import { CursorCodec } from "../core/cursor.js";
+import { checkedAnswer } from "../core/form-answer.js";
 import type { Caller } from "../core/caller.js";
 import { RpcCode, TaskError } from "../core/errors.js";
 import { newTaskId } from "../core/task-id.js";
@@ -509,12 +510,16 @@ export class TaskEngine {
   /**
    * Records the requestor's answer to one of a task's questions and wakes the handler waiting for
    * it. Owner-checked like a lookup; false when the question is unknown or already answered (the
-   * first answer wins), so a late or repeated answer changes nothing.
+   * first answer wins), so a late or repeated answer changes nothing. Every path that answers a
+   * question comes here, so here the answer to a form is checked against the question's
+   * `requestedSchema`: one that does not fit is refused (-32602 naming the field) and the
+   * question stays open.
    */
   async respond(taskId: unknown, caller: Caller, inputId: string, answer: TaskOutcome): Promise<boolean> {
     const task = await this.read(taskId, caller.owner);
     const input = (await this.store.pendingInputs(task.id)).find((pending) => pending.id === inputId);
-    if (!input || !(await this.store.answerInput(task.id, inputId, answer))) return false;
+    if (!input) return false;
+    if (!(await this.store.answerInput(task.id, inputId, checkedAnswer(input, answer)))) return false;
     this.bus.publish({ type: "answer", taskId: task.id, inputId });
     this.logger.info({ audit: "input_answered", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request answered");
     return true;

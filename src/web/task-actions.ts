@@ -106,7 +106,7 @@ export function answerInput(deps: ApiDeps): ApiHandler {
     const input = await engine.inspect.input(task.id, inputId);
     if (!input) throw new WebRequestError("not_found", "Question not found");
     if (input.answer !== null) throw new WebRequestError("terminal", "The question was already answered");
-    const answer = answerOf(input.method, input.params, body);
+    const answer = answerOf(input.method, body);
     const peer = currentRequestPeer();
     ctx.logger.info(
       { audit: "answer_requested", via: "web", taskId: id, owner: task.owner, method: input.method, peer: peer ?? null, principal: viewer.principal, requestId: ctx.requestId },
