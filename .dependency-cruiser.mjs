@@ -62,6 +62,14 @@ export default {
       to: { path: "^src/client/rev[^/]+/", pathNot: "^src/client/$1/" },
     },
     {
+      name: "fronts-era-registry",
+      comment:
+        "the server's fronts (src/gateway, src/web, src/http) reach the eras through src/mcp/era.ts and the registry src/mcp/eras.ts, never an era folder: removing an era is deleting its folders and its registry line",
+      severity: "error",
+      from: { path: "^src/(gateway|web|http)/" },
+      to: { path: "^src/(mcp|client)/rev[^/]+/" },
+    },
+    {
       name: "no-sdk-below-mcp",
       comment: "core, store, events and runtime know nothing of the SDK (its types included)",
       severity: "error",

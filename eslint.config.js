@@ -10,12 +10,40 @@ const WIRE_STRINGS = [
   ["^(tools|sampling|elicitation)\\x2F", "a tools/sampling/elicitation method name"],
 ];
 
-function wireStringSelectors() {
-  return WIRE_STRINGS.flatMap(([pattern, what]) => [
-    { selector: `Literal[value=/${pattern}/]`, message: `${what} is a wire string: it belongs in src/mcp (the era binding), not below it` },
-    { selector: `TemplateElement[value.raw=/${pattern}/]`, message: `${what} is a wire string: it belongs in src/mcp (the era binding), not below it` },
+/**
+ * The wire strings of the task eras, which no era-neutral code above the engine may spell (the
+ * requestor side: src/client outside its era folders, src/cli; the server's fronts: src/gateway,
+ * src/web, src/http): they belong to an era folder (src/client/rev…, src/mcp/rev…). Core MCP
+ * names (tools/list, notifications/progress) are the same in every era and stay allowed there.
+ * One list, extended by every rule that needs it.
+ */
+const TASK_WIRE_STRINGS = [
+  ["^tasks\\x2F", "a tasks/* method name"],
+  ["^notifications\\x2Ftasks", "a task notification name"],
+  ["io\\.modelcontextprotocol\\x2F", "an io.modelcontextprotocol/ _meta key"],
+  ["^mcp-tasks\\x2F", "one of our own _meta keys"],
+  ["^resultType$", "the resultType field"],
+  ["^(inputRequests|inputResponses|requestState)$", "a field of the 2026-07-28 input rounds"],
+];
+
+function wireStringSelectors(strings = WIRE_STRINGS, where = "src/mcp (the era binding), not below it") {
+  return strings.flatMap(([pattern, what]) => [
+    { selector: `Literal[value=/${pattern}/]`, message: `${what} is a wire string: it belongs in ${where}` },
+    { selector: `TemplateElement[value.raw=/${pattern}/]`, message: `${what} is a wire string: it belongs in ${where}` },
   ]);
 }
+
+/** `engine.store` / `x.engine.store`: the engine's store itself. */
+const ENGINE_STORE = 'MemberExpression[property.name="store"]:matches([object.name="engine"], [object.property.name="engine"])';
+
+/**
+ * Above the runtime the store is read through the engine's read port (`engine.inspect`) and
+ * written through its operations; only closing the store it opened is the caller's own business.
+ */
+const ENGINE_STORE_SELECTORS = [
+  { selector: `MemberExpression[property.name!="close"] > ${ENGINE_STORE}.object`, message: "read the store through engine.inspect (TaskReadPort), write it through the engine's operations" },
+  { selector: `:matches(CallExpression, Property, VariableDeclarator, ReturnStatement) > ${ENGINE_STORE}`, message: "hand on engine.inspect (TaskReadPort), not the engine's store" },
+];
 
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "coverage/", ".tmp/", "artifacts/"] },
@@ -36,6 +64,26 @@ export default tseslint.config(
     files: ["src/core/**/*.ts", "src/store/**/*.ts", "src/events/**/*.ts", "src/runtime/**/*.ts"],
     rules: {
       "no-restricted-syntax": ["error", ...wireStringSelectors()],
+    },
+  },
+  {
+    files: ["src/**/*.ts"],
+    ignores: ["src/core/**", "src/store/**", "src/events/**", "src/runtime/**"],
+    rules: {
+      "no-restricted-syntax": ["error", ...ENGINE_STORE_SELECTORS],
+    },
+  },
+  {
+    // The server's fronts (the gateway, the web view, the HTTP layer) speak to the eras through
+    // their interfaces (src/mcp/era.ts, src/mcp/eras.ts): a task-era wire string here would tie
+    // them to one era. (The engine-store rule above holds here too: one rule option per file.)
+    files: ["src/gateway/**/*.ts", "src/web/**/*.ts", "src/http/**/*.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        ...ENGINE_STORE_SELECTORS,
+        ...wireStringSelectors(TASK_WIRE_STRINGS, "an era folder (src/mcp/rev…), behind the era interfaces (src/mcp/era.ts), not in the gateway, the web view or the HTTP layer"),
+      ],
     },
   },
   {

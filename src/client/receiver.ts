@@ -143,7 +143,7 @@ export class ClientReceiver {
   }
 
   private async notifyStatus(taskId: string): Promise<void> {
-    const task = await this.engine?.store.get(taskId, { any: true }).catch(() => null);
+    const task = await this.engine?.inspect.task(taskId).catch(() => null);
     if (!task || !this.client.transport) return;
     // T-NOTE-1 (MAY), T-NOTE-3: the full Task, no related-task _meta.
     await this.client.notification({ method: "notifications/tasks/status", params: { ...toWireTask(task) } } as never).catch(() => {});

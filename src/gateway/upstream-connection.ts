@@ -19,6 +19,7 @@ import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
+import { SESSION_ERA } from "../mcp/eras.js";
 import { tiedToGateway } from "./upstream-lifetime.js";
 import { followUpstreamTask, type UpstreamTaskHost } from "./upstream-task.js";
 import { describeUpstream, type UpstreamTarget } from "./upstream-target.js";
@@ -180,9 +181,8 @@ export class UpstreamConnection implements UpstreamTaskHost {
    * related-task metadata names (T-INPUT-2), else the sole call in flight.
    */
   private callOf(method: string, meta: Record<string, unknown> | undefined): ToolContext {
-    const related = meta?.["io.modelcontextprotocol/related-task"];
-    const taskId = typeof related === "object" && related !== null ? (related as { taskId?: unknown }).taskId : undefined;
-    const ctx = typeof taskId === "string" ? this.tasks.get(taskId) : undefined;
+    const taskId = SESSION_ERA.upstream.relatedTaskOf({ _meta: meta });
+    const ctx = taskId !== null ? this.tasks.get(taskId) : undefined;
     return ctx ?? this.soleCall(method);
   }
 

@@ -1,17 +1,13 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  CallToolResultSchema,
-  CancelTaskResultSchema,
-  CreateTaskResultSchema,
-  ErrorCode,
-  GetTaskResultSchema,
-  McpError,
-  type CallToolResult,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
+import type { UpstreamTaskState } from "../mcp/era.js";
+import { SESSION_ERA } from "../mcp/eras.js";
+
+/** The era the gateway speaks to its upstream (a session, as the SDK client opens one). */
+const UPSTREAM = SESSION_ERA.upstream;
 
 /**
  * Whether the upstream runs `tool` as a task of its own (2025-11-25): it declares
@@ -19,9 +15,7 @@ import type { ToolContext } from "../mcp/tool-definition.js";
  * "forbidden". The gateway then calls it task-augmented and follows the upstream task.
  */
 export function upstreamRunsAsTask(client: Client, tool: Pick<Tool, "execution">): boolean {
-  const call = client.getServerCapabilities()?.tasks?.requests?.tools?.call;
-  const support = tool.execution?.taskSupport;
-  return call !== undefined && (support === "optional" || support === "required");
+  return UPSTREAM.runsAsTask(client, tool.execution?.taskSupport);
 }
 
 /** What following an upstream task needs of the connection (kept apart to avoid an import cycle). */
@@ -39,7 +33,6 @@ interface UpstreamTaskRef {
   taskId: string;
 }
 
-const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 /** A `tasks/result` waits for the upstream task's end: as long as a plain call may (the liveness check is `tasks/get`). */
 const RESULT_WAIT_MS = 24 * 60 * 60 * 1000;
 /** Times a follow that lost its upstream connection re-attaches before the task fails. */
@@ -76,13 +69,13 @@ export async function followUpstreamTask(
   try {
     const ref = await ctx.step<UpstreamTaskRef>(`upstream task of tools/call ${name}`, async () => {
       const client = await host.client(timeoutMs);
-      const result = await client.request(
-        { method: "tools/call", params: { name, arguments: args, task: call.ttl === undefined ? {} : { ttl: call.ttl } } },
-        CreateTaskResultSchema,
+      const taskId = await UPSTREAM.create(
+        client,
+        { name, args, ttl: call.ttl },
         { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => ctx.progress(p.progress, p.total, p.message) },
       );
       created = true;
-      return { taskId: result.task.taskId };
+      return { taskId };
     });
     logger.info({ upstream: host.name, tool: name, taskId: ctx.taskId, upstreamTaskId: ref.taskId }, created ? "created an upstream task" : "re-attached to an upstream task");
     unbind = host.bindTask(ref.taskId, ctx);
@@ -144,23 +137,23 @@ interface FollowState {
 
 /** Follows the upstream task on one client until its result; a loss of that client throws. */
 async function followOnce(client: Client, taskId: string, ctx: ToolContext, timeoutMs: number, seen: FollowState): Promise<CallToolResult> {
-  if (seen.terminal) return (await client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema, { signal: ctx.signal, timeout: RESULT_WAIT_MS })) as CallToolResult;
+  if (seen.terminal) return await UPSTREAM.result(client, taskId, { signal: ctx.signal, timeout: RESULT_WAIT_MS });
   let result: Promise<CallToolResult> | null = null;
   let said: string | undefined;
   for (;;) {
-    const task = await client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema, { signal: ctx.signal, timeout: timeoutMs });
+    const task: UpstreamTaskState = await UPSTREAM.status(client, taskId, { signal: ctx.signal, timeout: timeoutMs });
     seen.answered();
-    if (TERMINAL.has(task.status)) seen.terminal = true;
-    if (task.statusMessage !== undefined && task.statusMessage !== said && !TERMINAL.has(task.status)) {
+    if (task.terminal) seen.terminal = true;
+    if (task.statusMessage !== undefined && task.statusMessage !== said && !task.terminal) {
       said = task.statusMessage;
       await ctx.setStatusMessage(`Upstream: ${said}`);
     }
-    if (result === null && (task.status === "input_required" || TERMINAL.has(task.status))) {
-      result = client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema, { signal: ctx.signal, timeout: RESULT_WAIT_MS }) as Promise<CallToolResult>;
+    if (result === null && (task.status === "input_required" || task.terminal)) {
+      result = UPSTREAM.result(client, taskId, { signal: ctx.signal, timeout: RESULT_WAIT_MS });
       result.catch(() => {}); // awaited below; a rejection while polling is not unhandled
     }
-    if (result !== null && TERMINAL.has(task.status)) return await result;
-    const interval = Math.min(Math.max(task.pollInterval ?? 1000, 100), 5000);
+    if (result !== null && task.terminal) return await result;
+    const interval = Math.min(Math.max(task.pollIntervalMs ?? 1000, 100), 5000);
     const outcome = await Promise.race([result ?? new Promise<never>(() => {}), pause(interval, ctx.signal).then(() => null)]);
     if (outcome !== null) return outcome;
   }
@@ -169,11 +162,11 @@ async function followOnce(client: Client, taskId: string, ctx: ToolContext, time
 async function cancelUpstream(host: UpstreamTaskHost, logger: Logger, taskId: string, timeoutMs: number): Promise<void> {
   try {
     const client = await host.client(timeoutMs);
-    await client.request({ method: "tasks/cancel", params: { taskId } }, CancelTaskResultSchema, { timeout: timeoutMs });
+    await UPSTREAM.cancel(client, taskId, { timeout: timeoutMs });
     logger.info({ upstream: host.name, upstreamTaskId: taskId }, "cancelled the upstream task");
   } catch (error) {
     // Already ended, or the upstream is gone: nothing left to cancel.
-    logger.warn({ upstream: host.name, upstreamTaskId: taskId, error: error instanceof Error ? error.message : String(error) }, "tasks/cancel upstream failed");
+    logger.warn({ upstream: host.name, upstreamTaskId: taskId, error: error instanceof Error ? error.message : String(error) }, "could not cancel the upstream task");
   }
 }
 

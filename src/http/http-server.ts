@@ -51,7 +51,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const authenticate = bearerAuthentication(options.verifier, options.protectedResource && (() => protectedResourceMetadataUrl(resourceOf())));
 
   const allowedHosts = (): string[] | undefined => (LOOPBACK.has(host) ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : undefined);
-  const events = options.resumableStreams === false ? undefined : StreamEventLog.of(app.engine.store, logger, options.resumableStreams);
+  const events = options.resumableStreams === false ? undefined : StreamEventLog.of(app.engine.inspect, logger, options.resumableStreams);
   const local =
     (options.sessions ?? (app.engine.clustered ? "shared" : "local")) === "local"
       ? new LocalSessionEndpoint(app, { ...sessionLimits(options), allowedHosts, ...(events && { events }) })

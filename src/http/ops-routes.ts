@@ -48,7 +48,7 @@ export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[
             timer = setTimeout(() => reject(new Error(`the store did not answer within ${readyTimeoutMs} ms`)), readyTimeoutMs);
           });
           try {
-            await Promise.race([app.engine.store.get(PROBE_ID, { any: true }), timeout]);
+            await Promise.race([app.engine.inspect.task(PROBE_ID), timeout]);
             sendJson(res, 200, { status: "ready" }, { "cache-control": "no-store" });
           } catch (error) {
             const reason = error instanceof Error ? error.message : String(error);

@@ -5,7 +5,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../core/logger.js";
 import { memoryStreamEvents } from "../store/memory/memory-stream-events.js";
 import { DEFAULT_STREAM_EVENT_MAX_AGE_MS, DEFAULT_STREAM_EVENTS_PER_STREAM, type StreamEventStore } from "../store/stream-event-store.js";
-import type { TaskStore } from "../store/task-store.js";
+import type { TaskReadPort } from "../runtime/task-read-port.js";
 
 /** Options of {@link HttpOptions.resumableStreams}. */
 export interface ResumableStreamOptions {
@@ -51,7 +51,7 @@ export class StreamEventLog {
   }
 
   /** The log of `app`'s store: its own stream events, else a private in-memory one. */
-  static of(store: TaskStore, logger: Logger, options: ResumableStreamOptions = {}): StreamEventLog {
+  static of(store: Pick<TaskReadPort, "streamEvents">, logger: Logger, options: ResumableStreamOptions = {}): StreamEventLog {
     return new StreamEventLog(store.streamEvents ?? memoryStreamEvents(), logger, options);
   }
 

@@ -1,5 +1,7 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { TaskEvent } from "../events/task-event.js";
 import type { Caller } from "../core/caller.js";
 import type { TaskRecord } from "../core/task.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
@@ -47,6 +49,51 @@ export interface TaskEra {
    * what stops it, called when the session closes.
    */
   attachSession(session: SessionContext, options: StandaloneStreamOptions): () => void;
+  /**
+   * The method whose response stream carries a task's questions to its requestor while it waits
+   * (2025-11-25: `tasks/result`); a front keeps such a stream out of resumption. Null when none.
+   */
+  readonly questionStreamMethod: string | null;
+  /**
+   * The notification a bus event is on the standalone stream of session `sessionId` (a task's
+   * status, its progress), or null when it is not that session's to see.
+   */
+  streamNotificationOf(event: TaskEvent, sessionId: string): Record<string, unknown> | null;
+  /** This era's requestor side toward an upstream server, for following the upstream's tasks (the gateway). */
+  readonly upstream: UpstreamTasks;
+}
+
+/** What an upstream task reads as, era-neutral. */
+export interface UpstreamTaskState {
+  status: string;
+  terminal: boolean;
+  statusMessage?: string;
+  pollIntervalMs?: number;
+}
+
+/** Options of one upstream request (the SDK's). */
+export interface UpstreamRequestOptions {
+  signal?: AbortSignal;
+  timeout?: number;
+  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+/**
+ * An era's wire toward an upstream server's tasks: the gateway's follow loop runs on these, and
+ * errors are the SDK client's (McpError), so refusals, losses and timeouts read the same in any era.
+ */
+export interface UpstreamTasks {
+  /** Whether the upstream runs a tool with this `taskSupport` as a task of its own. */
+  runsAsTask(client: Client, support: string | undefined): boolean;
+  /** Calls the tool as a task upstream; resolves with the upstream task's id. */
+  create(client: Client, call: { name: string; args: Record<string, unknown>; ttl?: number | undefined }, options: UpstreamRequestOptions): Promise<string>;
+  /** The upstream task as it reads now. */
+  status(client: Client, taskId: string, options: UpstreamRequestOptions): Promise<UpstreamTaskState>;
+  /** The upstream task's result, waiting for its end; its questions arrive on the way (routed by {@link relatedTaskOf}). */
+  result(client: Client, taskId: string, options: UpstreamRequestOptions): Promise<CallToolResult>;
+  cancel(client: Client, taskId: string, options: UpstreamRequestOptions): Promise<void>;
+  /** The upstream task a request from the upstream belongs to (its params' related-task metadata), or null. */
+  relatedTaskOf(params: unknown): string | null;
 }
 
 /** Whether, and when, a session server may send on its session's standalone stream. */

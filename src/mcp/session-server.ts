@@ -65,7 +65,7 @@ export function createSessionServer(
   );
   if (options.features) {
     const notifications = options.standaloneStream ?? true;
-    const features = sessionFeatures(options.features, { store: engine.store, pageSize: config.pageSize }, server, { notifications });
+    const features = sessionFeatures(options.features, { store: engine.inspect, pageSize: config.pageSize }, server, { notifications });
     server.registerCapabilities(features.capabilities);
     for (const [method, run] of Object.entries(features.methods)) {
       server.setRequestHandler(looseRequest(method), async (req, extra) => run(req.params, { signal: extra.signal, caller: callerFor(extra.authInfo) }));

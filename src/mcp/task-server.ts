@@ -2,15 +2,11 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { RECOVERY_POLICIES } from "../runtime/recovery-policy.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { TtlPolicy } from "../core/ttl-policy.js";
-import type { EventBus } from "../events/event-bus.js";
 import { localEventBus } from "../events/local-event-bus.js";
 import type { TaskMetrics } from "../metrics/task-metrics.js";
 import type { EngineOptions } from "../runtime/engine-options.js";
-import type { Logger } from "../core/logger.js";
 import { TaskEngine } from "../runtime/task-engine.js";
 import type { DrainReport } from "../runtime/drain.js";
-import type { TaskStore } from "../store/task-store.js";
 import type { TaskBinding } from "./owner.js";
 import { connectSession } from "./session-server.js";
 import { resolveConfig, type TaskServerConfig } from "./task-server-config.js";
@@ -26,56 +22,43 @@ import { compileTemplate, type ResourceTemplateDefinition, type TemplateReadHand
 import type { ResourceDefinition, ResourceReadHandler } from "./features/resources.js";
 import { ResourceSubscriptions } from "./features/subscriptions.js";
 
-/** Options of {@link createTaskServer}. */
-export interface TaskServerOptions {
+/**
+ * The engine's options a TaskServer takes as they are (each documented in {@link EngineOptions}):
+ * stated once there, so a new engine option cannot drift from its TaskServer twin.
+ */
+type EngineSettings = Pick<
+  EngineOptions,
+  | "store"
+  | "logger"
+  | "ttl"
+  | "pollIntervalMs"
+  | "pageSize"
+  | "maxActivePerOwner"
+  | "maxStoredPerOwner"
+  | "maxQueuedInputs"
+  | "maxResultBytes"
+  | "sweepIntervalMs"
+  | "rateLimit"
+  | "failedLookups"
+  | "auditArguments"
+  | "now"
+  | "cluster"
+> &
+  Partial<Pick<EngineOptions, "bus">>;
+
+/** Options of {@link createTaskServer}: the engine's settings, and what the MCP binding adds. */
+export interface TaskServerOptions extends EngineSettings {
   name: string;
   version: string;
-  /**
-   * Where tasks live: `memoryStore()`, or `sqliteStore(file)` / `postgresStore(url)` from
-   * `mcp-tasks/sqlite` / `mcp-tasks/postgres` for tasks that outlive the process. No default: a
-   * durable server should not pick a file in the working directory, nor lose tasks silently.
-   */
-  store: TaskStore;
   /**
    * Prometheus metrics (`new TaskMetrics()` from `mcp-tasks/http`), which `serveHttp` then serves
    * at /metrics. Default: none (and prom-client is never loaded).
    */
   metrics?: TaskMetrics;
-  /** Event bus. Default: in-process. */
-  bus?: EventBus;
-  logger?: Logger;
   /** Task support; default true. Off: plain MCP server, `params.task` ignored (T-NEW-4). */
   tasks?: boolean;
-  /** ttl defaults: 1 h default, 24 h max, 1 s min. */
-  ttl?: Partial<TtlPolicy>;
-  /** Suggested poll interval (ms) in every task; default 1000. */
-  pollIntervalMs?: number | null;
   /** Largest tools/call `arguments` (JSON bytes); default 1 MiB. */
   maxArgumentBytes?: number;
-  /** tasks/list page size; default 50. */
-  pageSize?: number;
-  /** Non-terminal tasks per owner; default 100. */
-  maxActivePerOwner?: number;
-  /** Stored tasks per owner, any status, until swept; default 10,000 (tasks without an owner share one allowance). */
-  maxStoredPerOwner?: number;
-  /** Unanswered input requests (elicit/sample) one task may have queued; default 16. */
-  maxQueuedInputs?: number;
-  /** Largest task result or error kept, as JSON bytes; default 4 MiB (over it the task fails). */
-  maxResultBytes?: number;
-  /** Sweep interval for expired tasks (ms); default 1000. */
-  sweepIntervalMs?: number;
-  /**
-   * Task operations (create, get, result, list, cancel) per owner — per address for callers bound
-   * to nobody — as a token bucket; default 100/s, bursts of 200; "off" for none (T-SEC-4).
-   */
-  rateLimit?: EngineOptions["rateLimit"];
-  /**
-   * Failed lookups (unknown, foreign or expired ids, bad cursors) tolerated per owner (default 20)
-   * and per address (100) a minute before a 60 s cool-down; "off" for none (T-SEC-4).
-   */
-  failedLookups?: EngineOptions["failedLookups"];
-  /** Log each request's arguments with its `created` audit line; default false (T-SEC-5). */
-  auditArguments?: boolean;
   /**
    * Without authentication, bind tasks to nobody ("owner", the default: any session reaches a task
    * by id) or to the MCP session that created them ("session": no reconnecting to them). With
@@ -105,13 +88,6 @@ export interface TaskServerOptions {
   taskResultWaitMs?: number;
   /** Fallback: keep-alive progress interval of a waiting plain call that sent a progressToken (default 5000 ms). */
   keepAliveMs?: number;
-  /** Clock, for tests. */
-  now?: () => number;
-  /**
-   * Cluster mode (needs a lease store such as PostgreSQL, and a shared bus such as pgEventBus):
-   * tasks are claimed by workers — `concurrency` of them in this process, 0 for a pure front.
-   */
-  cluster?: EngineOptions["cluster"];
 }
 
 /**

@@ -10,12 +10,19 @@ import type { WorkerPoolOptions } from "./cluster/worker-pool.js";
 
 /** Engine configuration. Every default is listed in the README ("Limits and defaults"). */
 export interface EngineOptions extends CallerLimitOptions {
+  /**
+   * Where tasks live: `memoryStore()`, or `sqliteStore(file)` / `postgresStore(url)` from
+   * `mcp-tasks/sqlite` / `mcp-tasks/postgres` for tasks that outlive the process. No default: a
+   * durable server should not pick a file in the working directory, nor lose tasks silently.
+   */
   store: TaskStore;
+  /** Event bus (a TaskServer's default: in-process; a cluster needs a shared one such as pgEventBus). */
   bus: EventBus;
   runner: TaskRunner;
   logger?: Logger;
   /** Monitoring hooks (wake-up latency, limit refusals). Default: none. */
   observer?: EngineObserver;
+  /** ttl defaults: 1 h default, 24 h max, 1 s min (T-TTL). */
   ttl?: Partial<TtlPolicy>;
   /** Suggested polling interval returned with every task (T-TTL-6). Default 1000 ms. */
   pollIntervalMs?: number | null;

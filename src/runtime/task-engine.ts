@@ -1,4 +1,5 @@
 import { CursorCodec } from "../core/cursor.js";
+import { checkedAnswer } from "../core/form-answer.js";
 import type { Caller } from "../core/caller.js";
 import { RpcCode, TaskError } from "../core/errors.js";
 import { newTaskId } from "../core/task-id.js";
@@ -32,6 +33,7 @@ import { createdEvent, statusEvent, type TaskEvent } from "../events/task-event.
 import { notifyWith, publishAfterWrite } from "./carried-notify.js";
 import { drainHandlers, type DrainReport } from "./drain.js";
 import { hasWriterLock } from "../store/writer-lock.js";
+import { taskReadPort, type TaskReadPort } from "./task-read-port.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
 export interface CreateTaskInput extends Caller {
@@ -72,7 +74,13 @@ export interface ListPage {
  * of MCP's wire format; the `mcp` layer maps requests onto these calls.
  */
 export class TaskEngine {
+  /**
+   * The store itself, for the composition root that opened it (to close it) and for tests. The
+   * layers above read through {@link inspect} and write through the engine's operations.
+   */
   readonly store: TaskStore;
+  /** What the layers above may read of the store (the web view, probes, cursors, sessions). */
+  readonly inspect: TaskReadPort;
   readonly bus: EventBus;
   readonly logger: Logger;
   /** Monitoring hooks; the layers above report their own limit refusals through it too. */
@@ -151,6 +159,7 @@ export class TaskEngine {
       this.pool = new WorkerPool({ ...deps, execution: this.execution }, options.cluster);
       this.reaper = new LeaseReaper({ ...deps, observer: this.observer }, options.cluster);
     }
+    this.inspect = taskReadPort(this.store, this.pool !== null);
   }
 
   /** True when tasks are distributed through the store to workers (cluster mode). */
@@ -501,12 +510,16 @@ export class TaskEngine {
   /**
    * Records the requestor's answer to one of a task's questions and wakes the handler waiting for
    * it. Owner-checked like a lookup; false when the question is unknown or already answered (the
-   * first answer wins), so a late or repeated answer changes nothing.
+   * first answer wins), so a late or repeated answer changes nothing. Every path that answers a
+   * question comes here, so here the answer to a form is checked against the question's
+   * `requestedSchema`: one that does not fit is refused (-32602 naming the field) and the
+   * question stays open.
    */
   async respond(taskId: unknown, caller: Caller, inputId: string, answer: TaskOutcome): Promise<boolean> {
     const task = await this.read(taskId, caller.owner);
     const input = (await this.store.pendingInputs(task.id)).find((pending) => pending.id === inputId);
-    if (!input || !(await this.store.answerInput(task.id, inputId, answer))) return false;
+    if (!input) return false;
+    if (!(await this.store.answerInput(task.id, inputId, checkedAnswer(input, answer)))) return false;
     this.bus.publish({ type: "answer", taskId: task.id, inputId });
     this.logger.info({ audit: "input_answered", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request answered");
     return true;

@@ -14,6 +14,7 @@ import type { RouteContext } from "../http/route-table.js";
 import { httpStatusOf } from "../http/rpc-http-errors.js";
 import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { StoredToolCall } from "../mcp/tool-runner.js";
+import { checkToolArguments, createToolTaskRecord } from "../mcp/handlers/tools-call.js";
 import { answerOf } from "./input-answer.js";
 import { toSummary } from "./task-view.js";
 import type { Viewer } from "./viewer.js";
@@ -60,7 +61,7 @@ export function cancelTasks(deps: ApiDeps): ApiHandler {
 
 async function cancelOne(deps: ApiDeps, viewer: Viewer, ctx: RouteContext, id: string): Promise<TaskRecord> {
   const engine = deps.app.engine;
-  const task = await engine.store.get(id, viewer.scope);
+  const task = await engine.inspect.task(id, viewer.scope);
   if (!task) throw new WebRequestError("not_found", "Task not found");
   const peer = currentRequestPeer();
   ctx.logger.info(
@@ -98,14 +99,14 @@ export function answerInput(deps: ApiDeps): ApiHandler {
     const id = ctx.params["id"] ?? "";
     const inputId = ctx.params["inputId"] ?? "";
     const engine = deps.app.engine;
-    const task = await engine.store.get(id, viewer.scope);
+    const task = await engine.inspect.task(id, viewer.scope);
     if (!task) throw new WebRequestError("not_found", "Task not found");
     const body = await readJson(req);
     if (isTerminal(task.status)) throw new WebRequestError("terminal", `The task has ended (status '${task.status}'): its questions need no answer`);
-    const input = await engine.store.getInput(task.id, inputId);
+    const input = await engine.inspect.input(task.id, inputId);
     if (!input) throw new WebRequestError("not_found", "Question not found");
     if (input.answer !== null) throw new WebRequestError("terminal", "The question was already answered");
-    const answer = answerOf(input.method, input.params, body);
+    const answer = answerOf(input.method, body);
     const peer = currentRequestPeer();
     ctx.logger.info(
       { audit: "answer_requested", via: "web", taskId: id, owner: task.owner, method: input.method, peer: peer ?? null, principal: viewer.principal, requestId: ctx.requestId },
@@ -114,7 +115,7 @@ export function answerInput(deps: ApiDeps): ApiHandler {
     if (!(await engine.respond(task.id, callerFor(viewer, task), inputId, answer))) {
       throw new WebRequestError("terminal", "The question was already answered");
     }
-    return { task: toSummary((await engine.store.get(task.id, viewer.scope)) ?? task) };
+    return { task: toSummary((await engine.inspect.task(task.id, viewer.scope)) ?? task) };
   };
 }
 
@@ -128,23 +129,22 @@ export function rerunTask(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
     const id = ctx.params["id"] ?? "";
     const engine = deps.app.engine;
-    const task = await engine.store.get(id, viewer.scope);
+    const task = await engine.inspect.task(id, viewer.scope);
     if (!task) throw new WebRequestError("not_found", "Task not found");
     if (!isTerminal(task.status)) throw new WebRequestError("terminal", `Only a finished task can be re-run: this one is '${task.status}'`);
     const call = task.request as Partial<StoredToolCall> | null;
     if (task.method !== "tools/call" || typeof call?.name !== "string") {
       throw new WebRequestError("invalid_params", `Only a tool call can be re-run, not ${task.method}`);
     }
-    const tool = deps.app.host.tools.get(call.name);
-    if (!tool) throw new WebRequestError("method_not_found", `The tool ${call.name} is no longer served here`);
+    const host = deps.app.host;
+    if (!host.tools.get(call.name)) throw new WebRequestError("method_not_found", `The tool ${call.name} is no longer served here`);
     const peer = currentRequestPeer();
-    // Arguments only: what a tool's gather collected belongs to the first run, the re-run asks again.
-    const request: StoredToolCall = { name: call.name, arguments: call.arguments ?? {} };
-    const created = await engine.create({
-      ...callerFor(viewer, task),
-      method: "tools/call",
-      name: call.name,
-      request,
+    // Arguments only: what a tool's gather collected belongs to the first run, the re-run asks
+    // again. Checked against the tool as it is served now, and created the one way every tool
+    // task is (its recovery, retryability and default ttl come from the tool's definition).
+    const checked = checkToolArguments(host, { name: call.name, arguments: call.arguments ?? {} });
+    const created = await createToolTaskRecord(host, checked, {
+      caller: callerFor(viewer, task),
       origin: {
         sessionId: null,
         progressToken: null,
@@ -152,7 +152,6 @@ export function rerunTask(deps: ApiDeps): ApiHandler {
         ...(task.origin.era !== undefined && { era: task.origin.era }),
       },
       ttl: task.ttlMs ?? undefined,
-      retryable: tool.definition.retryable ?? false,
     });
     ctx.logger.info(
       { audit: "rerun_requested", via: "web", taskId: created.id, rerunOf: task.id, owner: task.owner, peer: peer ?? null, principal: viewer.principal, requestId: ctx.requestId },

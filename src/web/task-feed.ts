@@ -97,7 +97,7 @@ export class TaskFeed {
     this.pending = new Map();
     for (const [taskId, { progress }] of batch) {
       try {
-        const task = await this.engine.store.get(taskId, { any: true });
+        const task = await this.engine.inspect.task(taskId);
         if (!task) continue;
         const summary = toSummary(task);
         // The bus can be ahead of the store for progress (it is written after being published).
@@ -132,7 +132,7 @@ export class TaskFeed {
       const first = group[0];
       if (!first) continue;
       try {
-        const counts = await this.engine.store.countByStatus(first.counting);
+        const counts = await this.engine.inspect.countByStatus(first.counting);
         for (const subscriber of group) subscriber.send({ event: "counts", data: counts });
       } catch (error) {
         this.logger.warn({ err: error }, "web view: could not count tasks");

@@ -7,7 +7,8 @@
 import { isTerminal, type TaskStatus } from "../core/task-status.js";
 import type { TaskRecord } from "../core/task.js";
 import type { ListPosition } from "../core/cursor.js";
-import type { TaskFilter, TaskStore } from "../store/task-store.js";
+import type { TaskFilter } from "../store/task-store.js";
+import type { TaskReadPort } from "../runtime/task-read-port.js";
 
 /** Most tasks one stats request reads; beyond, the answer says `truncated`. */
 export const MAX_SCANNED = 5000;
@@ -43,7 +44,7 @@ export interface TaskStats {
 const DURATION_BINS = [100, 1000, 10_000, 60_000, 600_000, 3_600_000];
 
 /** Reads the window's tasks (creation time within [from, to)) and sums them up. */
-export async function taskStats(store: TaskStore, filter: TaskFilter, now: number): Promise<TaskStats> {
+export async function taskStats(store: Pick<TaskReadPort, "search">, filter: TaskFilter, now: number): Promise<TaskStats> {
   const to = filter.createdTo ?? now;
   const from = filter.createdFrom ?? to - DEFAULT_WINDOW_MS;
   const windowed: TaskFilter = { ...filter, createdFrom: from, createdTo: to };

@@ -6,7 +6,6 @@ import type { TaskServer } from "../mcp/task-server.js";
 import { toDetail, toSummary, type Redaction } from "./task-view.js";
 import { countingFilter, encodeCursor, parseViewFilter, parseViewQuery } from "./view-query.js";
 import { taskStats } from "./task-stats.js";
-import { isLeaseStore } from "../store/lease-store.js";
 import type { Viewer } from "./viewer.js";
 import { SECURITY_HEADERS } from "./static-assets.js";
 import { WebRequestError } from "./web-error.js";
@@ -78,7 +77,7 @@ export function sessionInfo(deps: ApiDeps): ApiHandler {
 export function listTasks(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
     const query = parseViewQuery(ctx.url.searchParams, viewer);
-    const store = deps.app.engine.store;
+    const store = deps.app.engine.inspect;
     const rows = await store.search(query.filter, query.after, query.limit + 1);
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
@@ -101,8 +100,9 @@ export function taskStatsOf(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
     const filter = parseViewFilter(ctx.url.searchParams, viewer);
     const engine = deps.app.engine;
-    const stats = await taskStats(engine.store, filter, Date.now());
-    if (engine.clustered && isLeaseStore(engine.store)) stats.queueDepth = await engine.store.queueDepth();
+    const stats = await taskStats(engine.inspect, filter, Date.now());
+    const queueDepth = await engine.inspect.queueDepth();
+    if (queueDepth !== null) stats.queueDepth = queueDepth;
     return stats;
   };
 }
@@ -116,9 +116,9 @@ export function clusterState(deps: ApiDeps): ApiHandler {
   return async (viewer) => {
     if (!viewer.admin) throw new WebRequestError("forbidden", "The workers and leases of the cluster are shown to admins only");
     const engine = deps.app.engine;
-    if (!engine.clustered || !isLeaseStore(engine.store)) return { clustered: false };
     const now = Date.now();
-    return { clustered: true, now, ...(await engine.store.clusterView(now)) };
+    const view = await engine.inspect.clusterView(now);
+    return view === null ? { clustered: false } : { clustered: true, now, ...view };
   };
 }
 
@@ -126,8 +126,8 @@ export function clusterState(deps: ApiDeps): ApiHandler {
 export function taskDetail(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
     const id = ctx.params["id"] ?? "";
-    const store = deps.app.engine.store;
-    const task = await store.get(id, viewer.scope);
+    const store = deps.app.engine.inspect;
+    const task = await store.task(id, viewer.scope);
     // Another owner's task is "not found", exactly like an unknown id: ids cannot be probed (T-SEC-3).
     if (!task) throw new WebRequestError("not_found", "Task not found");
     const [history, inputs] = await Promise.all([store.history(id), store.inputs(id)]);

@@ -100,6 +100,19 @@ describe("gateway under 2026-07-28: the official requestor (@modelcontextprotoco
     expect(asked).toEqual([{ kind: "elicitation", params: expect.objectContaining({ message: "Please provide inputs for the following fields:", requestedSchema: expect.objectContaining({ required: ["name"] }) }) }]);
   });
 
+  it("an answer that does not fit the relayed form is refused with -32602 (X-UPD-4): the gateway's task keeps the question", async () => {
+    const { session } = await requestor({ endpointId: "gateway", onInputRequest: async () => ({ action: "accept", content: { name: 42 } }) as never });
+    const execution = await session.callTool(ELICIT, {});
+    expect(execution.kind).toBe("task");
+    const { outcome } = await execution.settle();
+    expect(outcome).toMatchObject({ status: "failed", error: { code: -32602 } });
+    if (execution.kind !== "task") return;
+    const { session: other } = await requestor({ endpointId: "gateway-look" });
+    expect((await other.task(execution.handle.taskId).snapshot()).status).toBe("input_required");
+    // The upstream's question would stay open on the shared upstream otherwise.
+    await other.task(execution.handle.taskId).cancel();
+  });
+
   it("cancels a running upstream call: tasks/cancel, then cancelled for any requestor (X-CANCEL-1, X-CANCEL-2); the upstream keeps serving", async () => {
     const { session } = await requestor();
     const execution = await session.callTool(LONG, { duration: 60, steps: 60 });

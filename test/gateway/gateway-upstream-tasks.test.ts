@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { CliProcess, killAll } from "../support/cli-process.js";
-import { callToolAsTask, cancelTask, getTask, taskResult } from "../support/conformance.js";
+import { callToolAsTask, cancelTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 import { closeClients, EVERYTHING, eventually, nodeCommand, startGateway, type GatewayProcess } from "./gateway-fixture.js";
 
@@ -179,15 +179,19 @@ describe("gateway in front of server-everything's own tasks (stdio)", { timeout:
     const asked: string[] = [];
     http.client.setRequestHandler(ElicitRequestSchema, async (request) => {
       asked.push(request.params.message);
-      return { action: "accept", content: { interpretation: "the programming language" } };
+      // A first answer outside the question's enum, then one of its choices.
+      return { action: "accept", content: { interpretation: asked.length === 1 ? "the programming language" : "programming" } };
     });
     const created = await callToolAsTask(http.client, "simulate-research-query", { topic: "python", ambiguous: true });
     const upstreamTaskId = await upstreamTaskOf(gateway, created.task.taskId);
     expect(upstreamTaskId).toBeTruthy();
+    // The relayed question keeps the upstream's form: an answer that does not fit is refused by
+    // the gateway (-32602 naming the field) and the question stays open for the next tasks/result.
+    await expectRpcError(taskResult(http.client, created.task.taskId), -32602, /Invalid field "interpretation": expected one of "programming", "snake", "comedy"/);
     const result = await taskResult(http.client, created.task.taskId);
-    expect(asked).toHaveLength(1);
+    expect(asked).toHaveLength(2);
     expect(asked[0]).toContain('"python" could have multiple interpretations');
-    expect(JSON.stringify(result.content)).toContain("the programming language");
+    expect(JSON.stringify(result.content)).toContain("programming");
     expect((await getTask(http.client, created.task.taskId)).status).toBe("completed");
   });
 });

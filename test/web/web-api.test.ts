@@ -498,6 +498,19 @@ describe("web API re-run and bulk cancel", () => {
     await expect(getTask(alice.client, rerun.id)).resolves.toMatchObject({ status: "completed" });
   });
 
+  it("a re-run keeps the tool's recovery: a re-run of a \"resume\" tool is stored to resume after a crash, like a task tools/call creates", async () => {
+    const server = await start();
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const first = await callToolAsTask(alice.client, "steps", { count: 1, ms: 1 });
+    await taskResult(alice.client, first.task.taskId);
+    const answer = await post(`/tasks/api/tasks/${first.task.taskId}/rerun`, "tok-alice-secret");
+    expect(answer.status).toBe(200);
+    const rerun = await server.app.engine.inspect.task((answer.json["task"] as Summary).id);
+    const original = await server.app.engine.inspect.task(first.task.taskId);
+    expect(original).toMatchObject({ retryable: true, origin: { recovery: "resume" } });
+    expect(rerun).toMatchObject({ retryable: true, origin: { recovery: "resume" } });
+  });
+
   it("re-running another owner's task answers 404 and creates nothing; a running task 409", async () => {
     const server = await start();
     const alice = await server.connect({ token: "tok-alice-secret" });

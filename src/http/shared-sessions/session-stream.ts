@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
-import { wireTaskOf, withRelatedTask } from "../../mcp/rev2025-11-25/wire.js";
+import type { TaskEra } from "../../mcp/era.js";
 import { primingEvent, STANDALONE_STREAM, type StreamEventLog } from "../resumable-streams.js";
 
 const KEEPALIVE_MS = 15_000;
@@ -13,23 +13,6 @@ const RESUMED_TOPIC = "stream-resumed";
  * client resuming (on any front) gets what came meanwhile. Ends early when it resumes anywhere.
  */
 export const GET_STREAM_GRACE_MS = 60_000;
-
-/** The notification a bus event is on a session's GET stream, or null. */
-function notificationOf(event: TaskEvent, sessionId: string): JSONRPCMessage | null {
-  if (event.type === "status") {
-    if (event.sessionId !== sessionId || event.created) return null;
-    return { jsonrpc: "2.0", method: "notifications/tasks/status", params: wireTaskOf(event) } as unknown as JSONRPCMessage;
-  }
-  if (event.type === "progress") {
-    if (event.sessionId !== sessionId || event.progressToken === null) return null;
-    return {
-      jsonrpc: "2.0",
-      method: "notifications/progress",
-      params: withRelatedTask({ progressToken: event.progressToken, ...event.progress }, event.taskId),
-    } as JSONRPCMessage;
-  }
-  return null;
-}
 
 function openSse(res: ServerResponse, sessionId: string): void {
   res.writeHead(200, {
@@ -56,10 +39,11 @@ function sseEvent(message: JSONRPCMessage, id: string | undefined): string {
 export async function openSessionStream(
   res: ServerResponse,
   sessionId: string,
-  engine: TaskEngine,
+  { engine, era }: { engine: TaskEngine; era: Pick<TaskEra, "streamNotificationOf"> },
   events?: StreamEventLog,
   resumeAfter?: string,
 ): Promise<void> {
+  const notificationOf = (event: TaskEvent, session: string): JSONRPCMessage | null => era.streamNotificationOf(event, session) as JSONRPCMessage | null;
   if (events && resumeAfter !== undefined) engine.bus.publish({ type: "reply", taskId: RESUMED_TOPIC, message: null, sessionId });
   // Subscribed before the replay reads the store: nothing published meanwhile is missed.
   const live: JSONRPCMessage[] = [];
@@ -77,7 +61,7 @@ export async function openSessionStream(
     closed = true;
     unsubscribe();
     clearInterval(keepalive);
-    if (events) keepStoring(sessionId, engine, events);
+    if (events) keepStoring(sessionId, engine, events, notificationOf);
   });
   openSse(res, sessionId);
   if (!events) {
@@ -111,7 +95,7 @@ export async function openSessionStream(
  * After a GET stream dropped: stores the session's notifications for {@link GET_STREAM_GRACE_MS},
  * or until a front announces it resumed the stream, so the resumption replays them.
  */
-function keepStoring(sessionId: string, engine: TaskEngine, events: StreamEventLog): void {
+function keepStoring(sessionId: string, engine: TaskEngine, events: StreamEventLog, notificationOf: (event: TaskEvent, sessionId: string) => JSONRPCMessage | null): void {
   const unsubscribe = engine.bus.onAny((event) => {
     const message = notificationOf(event, sessionId);
     if (message) void events.append(sessionId, STANDALONE_STREAM, message).catch(() => {});

@@ -48,7 +48,7 @@ export class SharedSessionEndpoint implements SessionEndpoint {
 
   static async create(app: TaskServer, options: SharedEndpointOptions = {}): Promise<SharedSessionEndpoint> {
     await app.start();
-    const secret = await app.engine.store.secret();
+    const secret = await app.engine.inspect.secret();
     return new SharedSessionEndpoint(app, new SessionTokenCodec(secret), new ReplyRouter(app.engine.bus, app.engine.logger), new RequestWithdrawals(app.engine.bus), options);
   }
 
@@ -134,12 +134,12 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     const events = claims.protocolVersion >= RESUMABLE_SINCE ? this.options.events : undefined;
     const lastEventId = req.headers["last-event-id"];
     if (typeof lastEventId !== "string" || !this.options.events) {
-      await openSessionStream(res, header, this.app.engine, events);
+      await openSessionStream(res, header, this.app.host, events);
       return;
     }
     const streamId = await this.options.events.streamOf(header, lastEventId);
     if (streamId === null) sendRpcError(res, HttpFailure.unknownEventId, "Bad Request: unknown Last-Event-ID");
-    else if (streamId === STANDALONE_STREAM) await openSessionStream(res, header, this.app.engine, this.options.events, lastEventId);
+    else if (streamId === STANDALONE_STREAM) await openSessionStream(res, header, this.app.host, this.options.events, lastEventId);
     else await resumePostStream(res, header, streamId, lastEventId, this.options.events);
   }
 
@@ -174,7 +174,7 @@ export class SharedSessionEndpoint implements SessionEndpoint {
       res.once("close", close);
       return;
     }
-    if (method === "tasks/result") {
+    if (method === this.app.host.era.questionStreamMethod) {
       // Not kept up: a question out on a dropped tasks/result must go back to the task's queue,
       // for the next tasks/result (on any front, of any session of the owner: T-INPUT-5) — not
       // wait in this server for a resumption that may never come. A resumption gets an error

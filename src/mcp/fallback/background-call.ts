@@ -127,7 +127,11 @@ async function settledWithin(engine: TaskEngine, task: TaskRecord, call: Waiting
     if (!asked || !call.relay) return null;
     // From the first question on, the era's relay waits, delivering questions on this call's stream.
     beforeRelay();
-    await call.relay(task.id, waited.signal).catch(() => {});
+    await call.relay(task.id, waited.signal).catch((error: unknown) => {
+      // An answer that does not fit the question's form is this call's answer (-32602 naming the
+      // field); the question stays open for the next relay (task_result) or the web view.
+      if (error instanceof TaskError && error.kind === "invalid_params") throw error;
+    });
     if (call.signal.aborted) return "abandoned";
     const now = await engine.get(task.id, call.caller);
     return isTerminal(now.status) ? now : null;

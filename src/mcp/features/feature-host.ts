@@ -1,11 +1,11 @@
-import type { TaskStore } from "../../store/task-store.js";
+import type { TaskReadPort } from "../../runtime/task-read-port.js";
 import type { FeatureContext } from "./feature-context.js";
 import type { FeatureRegistry } from "./feature-registry.js";
 
 /** What the feature methods reach, in either era: the registry, the store (for cursors), the page size. */
 export interface FeatureHost {
   features: FeatureRegistry;
-  store: TaskStore;
+  store: Pick<TaskReadPort, "secret">;
   pageSize: number;
 }
 

@@ -1,5 +1,5 @@
 import { CursorCodec } from "../../core/cursor.js";
-import type { TaskStore } from "../../store/task-store.js";
+import type { TaskReadPort } from "../../runtime/task-read-port.js";
 
 /** One page of a listing, and the cursor of the next when there is one. */
 export interface ListPage<T> {
@@ -7,13 +7,13 @@ export interface ListPage<T> {
   nextCursor?: string;
 }
 
-const codecs = new WeakMap<TaskStore, Promise<CursorCodec>>();
+const codecs = new WeakMap<Pick<TaskReadPort, "secret">, Promise<CursorCodec>>();
 
 /**
  * The cursor codec of a store: keyed with the store's secret, so every node of a cluster reads
  * the cursors any other node issued (one per store, made once).
  */
-function codecOf(store: TaskStore): Promise<CursorCodec> {
+function codecOf(store: Pick<TaskReadPort, "secret">): Promise<CursorCodec> {
   let codec = codecs.get(store);
   if (!codec) {
     codec = store.secret().then((secret) => new CursorCodec(secret));
@@ -31,7 +31,7 @@ function codecOf(store: TaskStore): Promise<CursorCodec> {
  * one of another's; a cursor this server did not issue for it is -32602 (bad_cursor).
  */
 export async function listPage<T>(
-  store: TaskStore,
+  store: Pick<TaskReadPort, "secret">,
   listing: string,
   items: readonly T[],
   keyOf: (item: T) => string,

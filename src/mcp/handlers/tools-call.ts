@@ -163,7 +163,7 @@ async function fallbackCall(session: SessionContext, params: LooseParams, reques
   if (support === "forbidden" || (support === "required" && !session.config.fallbackRequired)) return undefined;
   // No session id: the client would not understand task status notifications, and the progress
   // token is this call's, relayed only while it waits (answerWithin).
-  const task = await createToolTaskRecord(session, checked, params, {
+  const task = await createToolTaskRecord(session, checked, {
     caller: request.caller,
     origin: { sessionId: null, progressToken: null, accepts: acceptedMethods(capabilities) },
     ttl: undefined,
@@ -210,7 +210,7 @@ function toRequestorError(logger: Logger, tool: string, error: unknown): TaskErr
 }
 
 async function createToolTask(host: EraHost, checked: CheckedCall, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
-  const task = await createToolTaskRecord(host, checked, params, {
+  const task = await createToolTaskRecord(host, checked, {
     caller: origin.caller,
     origin: { sessionId: origin.sessionId, progressToken: progressTokenOf(params), accepts: acceptedMethods(origin.capabilities) },
     ttl: checked.task?.["ttl"],
@@ -222,12 +222,12 @@ async function createToolTask(host: EraHost, checked: CheckedCall, params: Loose
 
 /**
  * Creates the task of a checked tools/call, in any era: resolves once the store holds it, so a
- * lookup of its id succeeds from then on (T-NEW-2, X-NEW-3).
+ * lookup of its id succeeds from then on (T-NEW-2, X-NEW-3). The only way a tool task is made
+ * (the web view's re-run too): the tool's recovery, retryability and default ttl are applied here.
  */
 export function createToolTaskRecord(
   { engine }: Pick<EraHost, "engine">,
-  checked: CheckedArguments,
-  _params: LooseParams,
+  checked: Pick<CheckedArguments, "tool" | "rawArgs">,
   how: { caller: Caller; origin: TaskOrigin; ttl: unknown; gathered?: { value: unknown } },
 ): Promise<TaskRecord> {
   const { tool, rawArgs } = checked;

@@ -8,6 +8,8 @@ import { tasksGet } from "./tasks-get.js";
 import { tasksList } from "./tasks-list.js";
 import { awaitResultOf, tasksResult } from "./tasks-result.js";
 import { MODEL_IMMEDIATE_RESPONSE_META_KEY, toWireTask } from "./wire.js";
+import { streamNotificationOf } from "./stream-notifications.js";
+import { upstreamTasks2025 } from "./requestor/upstream-tasks.js";
 
 /** The operations that need nothing but the engine (T-GET-1, T-LIST, T-CANCEL). */
 const get: ReceiverMethod = async (engine, params, request) => ({ ...(await tasksGet(engine, params, request.caller)) });
@@ -68,4 +70,11 @@ export const rev20251125: TaskEra = {
   }),
 
   attachSession: attachStatusNotifications,
+
+  // T-INPUT-3: a task's questions travel on the stream of the tasks/result waiting on it.
+  questionStreamMethod: "tasks/result",
+
+  streamNotificationOf,
+
+  upstream: upstreamTasks2025,
 };

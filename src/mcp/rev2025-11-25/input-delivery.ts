@@ -1,5 +1,6 @@
 import type { Caller } from "../../core/caller.js";
 import type { InputRequest, TaskOutcome, TaskRecord } from "../../core/task.js";
+import { TaskError } from "../../core/errors.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 
 /**
@@ -20,9 +21,17 @@ const inFlight = new WeakMap<TaskEngine, Set<string>>();
  * T-INPUT-3 (2025-11-25): a task's queued questions travel on the stream of a `tasks/result`
  * waiting on it. Delivers each pending one not already out, records the answer through the
  * engine (owner-checked, audited, wakes the handler) and forgets a failed delivery, so the next
- * wait delivers it again. Returns at once: answers arrive while the wait goes on.
+ * wait delivers it again. Returns at once: answers arrive while the wait goes on. An answer the
+ * engine refuses (it does not fit the question's form: -32602) goes to `refused`, and the
+ * question stays queued.
  */
-export async function deliverPendingInputs(engine: TaskEngine, task: TaskRecord, caller: Caller, deliver: InputDelivery): Promise<void> {
+export async function deliverPendingInputs(
+  engine: TaskEngine,
+  task: TaskRecord,
+  caller: Caller,
+  deliver: InputDelivery,
+  refused: (error: TaskError) => void = () => {},
+): Promise<void> {
   let out = inFlight.get(engine);
   if (!out) inFlight.set(engine, (out = new Set()));
   const sent = out;
@@ -33,7 +42,12 @@ export async function deliverPendingInputs(engine: TaskEngine, task: TaskRecord,
     engine.inputDelivered(task, input, caller);
     deliver(input, task)
       .then(
-        (answer) => engine.respond(task.id, caller, input.id, answer),
+        (answer) =>
+          engine.respond(task.id, caller, input.id, answer).catch((error: unknown) => {
+            if (!(error instanceof TaskError && error.kind === "invalid_params")) throw error;
+            engine.logger.info({ taskId: task.id, inputId: input.id, reason: error.message }, "answer refused: it does not fit the question");
+            refused(error);
+          }),
         (error: unknown) => {
           // Delivery failed (stream gone): kept queued for the next tasks/result.
           engine.logger.debug({ taskId: task.id, inputId: input.id, err: String(error) }, "input delivery failed; will redeliver");

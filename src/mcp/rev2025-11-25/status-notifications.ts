@@ -160,7 +160,7 @@ export class SessionLink {
   /** Whether the caller of any of these requests owns the task: the store is asked once per request. */
   private async ownedByAny(taskId: string, entries: OpenResult[]): Promise<boolean> {
     for (const entry of entries) {
-      entry.owned ??= this.engine.store.get(taskId, { owner: entry.owner }).then(
+      entry.owned ??= this.engine.inspect.task(taskId, { owner: entry.owner }).then(
         (task) => task !== null,
         () => false,
       );

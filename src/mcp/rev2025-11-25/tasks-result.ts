@@ -36,8 +36,19 @@ export async function tasksResult(
   // ends (cancelled, expired, answered elsewhere) is withdrawn with notifications/cancelled
   // instead of lingering on the client.
   const deliveries = new AbortController();
-  const onAbandon = (): void => deliveries.abort(request.signal.reason);
+  // The wait ends early when an answer it delivered is refused: that refusal is this request's answer.
+  const waiting = new AbortController();
+  let refusal: TaskError | null = null;
+  const refused = (error: TaskError): void => {
+    refusal ??= error;
+    waiting.abort(error);
+  };
+  const onAbandon = (): void => {
+    deliveries.abort(request.signal.reason);
+    waiting.abort(request.signal.reason);
+  };
   request.signal.addEventListener("abort", onAbandon, { once: true });
+  if (request.signal.aborted) onAbandon();
   try {
     const deliver = async (input: InputRequest): Promise<TaskOutcome> => {
       // Its own signal, unlinked once answered: the SDK would otherwise withdraw (with
@@ -70,11 +81,17 @@ export async function tasksResult(
         deliveries.signal.removeEventListener("abort", withdraw);
       }
     };
-    const task = await engine.awaitOutcome(taskId, caller, request.signal, async (change) => {
-      // A task queues its question, then moves to input_required, then publishes an `input`
-      // event: a `working` task with no such event since has nothing queued (one query less).
-      if (change.inputsMayHaveChanged) await deliverPendingInputs(engine, change.task, caller, deliver);
-    });
+    const task = await engine
+      .awaitOutcome(taskId, caller, waiting.signal, async (change) => {
+        // A task queues its question, then moves to input_required, then publishes an `input`
+        // event: a `working` task with no such event since has nothing queued (one query less).
+        if (change.inputsMayHaveChanged && !waiting.signal.aborted) await deliverPendingInputs(engine, change.task, caller, deliver, refused);
+      })
+      .catch((error: unknown) => {
+        // T-INPUT-3 with a form: an answer that does not fit is refused (-32602 naming the field)
+        // and the question stays queued; the next tasks/result delivers it again.
+        throw refusal ?? error;
+      });
     await link.announceEnd(taskId, request.requestId);
     return resultOf(task);
   } catch (error) {

@@ -27,7 +27,7 @@ export const FEATURE_CORE: Readonly<Record<string, Method>> = Object.fromEntries
     async (host, params, _envelope, request) => {
       const { features } = host;
       if (!features || !serves(features, needs)) throw new TaskError("method_not_found", `Method not found: ${method}`);
-      const result = await run({ features, store: host.engine.store, pageSize: host.config.pageSize }, params, { signal: request.signal, caller: request.caller });
+      const result = await run({ features, store: host.engine.inspect, pageSize: host.config.pageSize }, params, { signal: request.signal, caller: request.caller });
       return { resultType: RESULT_TYPE.complete, ...result, ...(CACHEABLE.has(method) && CACHE) };
     },
   ]),

@@ -1,5 +1,6 @@
 import { CreateMessageResultSchema, ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../../core/errors.js";
+import { checkedAnswer } from "../../core/form-answer.js";
 import { CapabilityError } from "../capability-error.js";
 import type { LooseParams } from "../request-schemas.js";
 import { ELICIT, SAMPLE } from "../tool-context.js";
@@ -62,6 +63,13 @@ export class InputRounds {
       if (Object.hasOwn(this.answers, key)) {
         const parsed = schema.safeParse(this.answers[key]);
         if (!parsed.success) throw TaskError.invalidParams(`Invalid params: inputResponses.${key} is not a valid ${method} result`);
+        // The same check of a form's answer as a task's question gets (the engine's respond).
+        try {
+          checkedAnswer({ params }, { kind: "result", value: parsed.data });
+        } catch (error) {
+          if (error instanceof TaskError) throw TaskError.invalidParams(`Invalid params: inputResponses.${key}: ${error.message}`);
+          throw error;
+        }
         return parsed.data;
       }
       this.open.set(key, { method, params });

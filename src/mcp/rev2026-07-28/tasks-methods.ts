@@ -1,5 +1,6 @@
 import { CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../../core/errors.js";
+import { checkedAnswer } from "../../core/form-answer.js";
 import { isTerminal } from "../../core/task-status.js";
 import type { TaskOutcome } from "../../core/task.js";
 import type { StatelessHost, StatelessHttpRequest } from "../era.js";
@@ -42,15 +43,21 @@ export async function tasksUpdate({ engine }: StatelessHost, params: LooseParams
   // X-UPD-7: an unknown task is an error, before any key is looked at.
   const task = await engine.get(params?.["taskId"], request.caller);
   if (isTerminal(task.status)) return { ...ACK };
-  const outstanding = new Map((await engine.pendingInputs(task.id, request.caller)).map((input) => [input.id, input.method]));
+  const outstanding = new Map((await engine.pendingInputs(task.id, request.caller)).map((input) => [input.id, input]));
   const answers: Array<[key: string, answer: TaskOutcome]> = [];
   for (const [key, value] of Object.entries(responses as Record<string, unknown>)) {
-    const method = outstanding.get(key);
-    if (method === undefined) continue;
-    // X-UPD-4: checked before anything is written, so a malformed answer changes nothing.
-    const schema = RESULT_SCHEMAS[method];
-    if (schema && !schema.safeParse(value).success) throw TaskError.invalidParams(`Invalid params: inputResponses.${key} is not a valid ${method} result`);
-    answers.push([key, { kind: "result", value }]);
+    const input = outstanding.get(key);
+    if (input === undefined) continue;
+    // X-UPD-4: checked before anything is written, so a malformed answer changes nothing — the
+    // form's fields too (the engine's respond checks them again, as on every path).
+    const schema = RESULT_SCHEMAS[input.method];
+    if (schema && !schema.safeParse(value).success) throw TaskError.invalidParams(`Invalid params: inputResponses.${key} is not a valid ${input.method} result`);
+    try {
+      answers.push([key, checkedAnswer(input, { kind: "result", value })]);
+    } catch (error) {
+      if (error instanceof TaskError) throw TaskError.invalidParams(`Invalid params: inputResponses.${key}: ${error.message}`);
+      throw error;
+    }
   }
   // The engine's first-answer-wins write: one that lost a race is ignored like an answered key.
   for (const [key, answer] of answers) await engine.respond(task.id, request.caller, key, answer);

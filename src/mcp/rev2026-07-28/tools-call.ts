@@ -76,7 +76,7 @@ export async function toolsCall(
     gathered = { value: outcome.value };
   }
   // X-NEW-3: create resolves once the store holds the task, so a tasks/get of its id succeeds.
-  const task = await createToolTaskRecord(host, checked, params, {
+  const task = await createToolTaskRecord(host, checked, {
     caller: request.caller,
     origin: {
       sessionId: null,
@@ -105,7 +105,7 @@ const secrets = new WeakMap<StatelessHost["engine"], Promise<Buffer>>();
 function secretOf({ engine }: StatelessHost): Promise<Buffer> {
   let secret = secrets.get(engine);
   if (!secret) {
-    secret = engine.store.secret();
+    secret = engine.inspect.secret();
     secrets.set(engine, secret);
   }
   return secret;

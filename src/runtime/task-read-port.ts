@@ -1,0 +1,55 @@
+import type { ListPosition } from "../core/cursor.js";
+import type { InputRequest, StatusChange, TaskRecord } from "../core/task.js";
+import type { TaskStatus } from "../core/task-status.js";
+import type { ClusterView } from "../store/cluster-view.js";
+import { isLeaseStore } from "../store/lease-store.js";
+import type { StreamEventStore } from "../store/stream-event-store.js";
+import type { OwnerScope, TaskFilter, TaskStore } from "../store/task-store.js";
+
+/**
+ * What the layers above the engine may read of its store (the web view, the readiness probe, the
+ * HTTP sessions, the bindings' cursors). Reads only: every write goes through an engine operation,
+ * so its owner check, limits, audit line and events cannot be skipped.
+ */
+export interface TaskReadPort {
+  /** The task as `scope` may see it (default: any owner, for operators), or null. No expiry check, no audit. */
+  task(id: string, scope?: OwnerScope): Promise<TaskRecord | null>;
+  /** Up to `limit` tasks matching `filter`, newest first, older than `after`. */
+  search(filter: TaskFilter, after: ListPosition | null, limit: number): Promise<TaskRecord[]>;
+  /** How many tasks matching `filter` are in each status. */
+  countByStatus(filter: TaskFilter): Promise<Record<TaskStatus, number>>;
+  /** The task's status timeline, oldest first. */
+  history(taskId: string): Promise<StatusChange[]>;
+  /** Every question the task asked, answered or not, oldest first. */
+  inputs(taskId: string): Promise<InputRequest[]>;
+  /** One of the task's questions, or null. */
+  input(taskId: string, inputId: string): Promise<InputRequest | null>;
+  /** The task's questions still unanswered, oldest first (no owner check: see TaskEngine.pendingInputs for requests). */
+  pendingInputs(taskId: string): Promise<InputRequest[]>;
+  /** Tasks waiting for a worker, in cluster mode; null on a single node. */
+  queueDepth(): Promise<number | null>;
+  /** The cluster's workers and leases as the store sees them now, in cluster mode; null on a single node. */
+  clusterView(now: number): Promise<ClusterView | null>;
+  /** The random secret kept with the data: keys for cursors and session tokens that every node shares. */
+  secret(): Promise<Buffer>;
+  /** The store's log of Streamable HTTP stream events (resumption), when it keeps one. */
+  readonly streamEvents: StreamEventStore | undefined;
+}
+
+/** The read port over `store`; `clustered` says whether the engine distributes tasks through it. */
+export function taskReadPort(store: TaskStore, clustered: boolean): TaskReadPort {
+  const leases = clustered && isLeaseStore(store) ? store : null;
+  return {
+    task: (id, scope = { any: true }) => store.get(id, scope),
+    search: (filter, after, limit) => store.search(filter, after, limit),
+    countByStatus: (filter) => store.countByStatus(filter),
+    history: (taskId) => store.history(taskId),
+    inputs: (taskId) => store.inputs(taskId),
+    input: (taskId, inputId) => store.getInput(taskId, inputId),
+    pendingInputs: (taskId) => store.pendingInputs(taskId),
+    queueDepth: async () => (leases ? leases.queueDepth() : null),
+    clusterView: async (now) => (leases ? leases.clusterView(now) : null),
+    secret: () => store.secret(),
+    streamEvents: store.streamEvents,
+  };
+}
