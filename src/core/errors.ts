@@ -23,7 +23,7 @@ export const RpcCode = {
    * which would tell the client its id is wrong, nor -32603, which would say the server broke:
    * a code of its own lets a client back off for `data.retryAfterMs` and try again.
    */
-  RateLimited: -32029,
+  RateLimited: -32029, // under 2026-07-28 the era answers another code: mcp/own-error-codes.ts
   /**
    * The server cannot take this request now but another one (or this one shortly) can: it is
    * draining before a restart or a deploy and takes no new task work (README "What happens when
@@ -31,7 +31,7 @@ export const RpcCode = {
    * the SDK's -32000/-32001; `data.retryAfterMs` says when to try again, like
    * {@link RpcCode.RateLimited}.
    */
-  Unavailable: -32003,
+  Unavailable: -32003, // likewise (mcp/own-error-codes.ts)
   /**
    * The Streamable HTTP answer to a request the endpoint cannot take as it stands (no session id
    * on a request that needs one, an unsupported protocol version): the code the SDK's transport
@@ -47,7 +47,7 @@ export const RpcCode = {
    */
   SessionNotFound: -32001,
   /** An HTTP request without a valid bearer token (401) or without a required scope (403). */
-  Unauthorized: -32001,
+  Unauthorized: -32001, // likewise (mcp/own-error-codes.ts)
   /** The SDK client's own code for a request that got no answer in time. */
   RequestTimeout: -32001,
   /**

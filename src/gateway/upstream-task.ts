@@ -2,6 +2,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ErrorCode, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { ownErrorOf } from "../mcp/own-error-codes.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
 import type { UpstreamTaskState } from "../mcp/era.js";
 import { SESSION_ERA } from "../mcp/eras.js";
@@ -39,11 +40,15 @@ const RESULT_WAIT_MS = 24 * 60 * 60 * 1000;
 const MAX_REATTACH = 3;
 /**
  * Refusals that say "later", not "no": the upstream's rate limit or failed-lookup cool-down
- * (-32029) and its drain or a busy store (-32003). A gateway re-attaching to many tasks at once
- * can trip an upstream's failed-lookup guard, which then refuses even the lookups of tasks it
- * knows; failing those tasks would lose work the upstream still holds.
+ * and its drain or a busy store, in either era's code (mcp/own-error-codes.ts: -32029/-31429,
+ * -32003/-31503). A gateway re-attaching to many tasks at once can trip an upstream's
+ * failed-lookup guard, which then refuses even the lookups of tasks it knows; failing those
+ * tasks would lose work the upstream still holds.
  */
-const RETRY_LATER = new Set<number>([RpcCode.RateLimited, RpcCode.Unavailable]);
+const retryLater = (code: number): boolean => {
+  const own = ownErrorOf(code);
+  return own === "rateLimited" || own === "unavailable";
+};
 /** Refusals in a row a follow waits out (each for its `retryAfterMs`, at most a minute) before the task fails. */
 const MAX_REFUSALS = 10;
 const MAX_REFUSAL_WAIT_MS = 60_000;
@@ -102,7 +107,7 @@ async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, 
       return await followOnce(await host.client(timeoutMs), taskId, ctx, timeoutMs, seen);
     } catch (error) {
       if (ctx.signal.aborted) throw error;
-      if (error instanceof McpError && RETRY_LATER.has(error.code)) {
+      if (error instanceof McpError && retryLater(error.code)) {
         if (++refusals > MAX_REFUSALS) {
           throw upstreamError(`The upstream server (${host.name}) refused ${MAX_REFUSALS} times in a row to say how its task ${taskId} (tools/call ${name}) goes: ${error.message}`);
         }

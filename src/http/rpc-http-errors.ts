@@ -1,4 +1,5 @@
 import { RpcCode, TaskError, type TaskErrorKind } from "../core/errors.js";
+import { ownErrorStatusOf } from "../mcp/own-error-codes.js";
 
 /**
  * The HTTP status of every error this server answers over HTTP, in one place.
@@ -102,7 +103,7 @@ const STATUS_OF_KIND: Readonly<Record<Exclude<TaskErrorKind, "protocol">, number
 
 /** The HTTP status of a JSON-RPC code; 500 for a code this table does not know (a handler's own). */
 export function httpStatusOfCode(code: number): number {
-  return STATUS_OF_CODE.get(code) ?? 500;
+  return STATUS_OF_CODE.get(code) ?? ownErrorStatusOf(code) ?? 500;
 }
 
 /** The HTTP status of a TaskError's kind; `protocol` (a handler's own code) is 500 here, see {@link httpStatusOf}. */

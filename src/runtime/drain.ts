@@ -1,3 +1,4 @@
+import { deadlineSignal } from "../core/deadline-signal.js";
 import type { Logger } from "../core/logger.js";
 import type { TaskRecord } from "../core/task.js";
 import type { EventBus } from "../events/event-bus.js";
@@ -69,12 +70,16 @@ export async function drainHandlers(deps: DrainDeps, graceMs: number, stop: Abor
   await cluster?.pool.stopClaiming();
   const running = [...new Set([...runningAtStart, ...execution.runningIds()])];
   logger.info({ running: running.length, graceMs }, "draining: no new tasks; waiting for running handlers");
-  const grace = AbortSignal.any([stop, AbortSignal.timeout(Math.max(0, graceMs))]);
-  await execution.whenNoneRunning(null, grace);
+  // Not AbortSignal.any([stop, AbortSignal.timeout(graceMs)]): see deadline-signal.ts (Node 20).
+  const grace = deadlineSignal({ signals: [stop], timeoutMs: graceMs });
+  await execution.whenNoneRunning(null, grace.signal).finally(() => grace.clear());
 
   const aborted = execution.abortAll("drain");
   const finished = running.filter((id) => !aborted.includes(id));
-  if (aborted.length > 0) await execution.whenNoneRunning(aborted, AbortSignal.timeout(SETTLE_MS));
+  if (aborted.length > 0) {
+    const settle = deadlineSignal({ timeoutMs: SETTLE_MS });
+    await execution.whenNoneRunning(aborted, settle.signal).finally(() => settle.clear());
+  }
   const handedBack: string[] = [];
   for (const id of aborted) {
     if (await handBack(deps, id)) handedBack.push(id);

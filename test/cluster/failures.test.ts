@@ -59,7 +59,7 @@ describe("cluster: a worker SIGKILLed mid-task", { timeout: 30_000 }, () => {
     const error = await waiting;
     const answeredAfterMs = Date.now() - killedAt;
     expect(error.code).toBe(-32603);
-    expect(error.message).toMatch(/worker stopped responding \(lease expired\); it was not re-run because its tool declares no recovery \("resume" or "retry"\)/);
+    expect(error.message).toMatch(/worker stopped responding \(lease expired\); it was not re-run because it was created when its tool declared no recovery \("resume" or "retry"\)/);
     // A lease renewed at most a third of LEASE_MS before the kill, then one reaper pass, then the
     // bus: well within twice the lease.
     expect(answeredAfterMs).toBeLessThan(LEASE_MS + REAPER_INTERVAL_MS + 1500);
@@ -67,7 +67,7 @@ describe("cluster: a worker SIGKILLed mid-task", { timeout: 30_000 }, () => {
     const failed = await getTask(c.client, task.taskId);
     expect(failed.status).toBe("failed");
     expect(failed.statusMessage).toBe(
-      'The task\'s worker stopped responding (lease expired); it was not re-run because its tool declares no recovery ("resume" or "retry")',
+      'The task\'s worker stopped responding (lease expired); it was not re-run because it was created when its tool declared no recovery ("resume" or "retry")',
     );
     await cluster.startWorker();
   });

@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliProcess, killAll, runCli } from "../support/cli-process.js";
 import { callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
+import { SAME_REQUEST_MS } from "../../src/cli/drain-options.js";
 import { HANDED_BACK_LOCAL_MESSAGE } from "../../src/runtime/drain.js";
 import { HANDED_BACK_RERUN_MESSAGE, INTERRUPTED_MESSAGE } from "../../src/runtime/upkeep/recovery.js";
 
@@ -145,10 +146,12 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
     expect((await getTask(client.client, task.taskId)).status).toBe("working");
   });
 
-  it("a second SIGTERM during the drain exits at once (143), leaving the running task active (unmarked: the next start treats it as a crash)", async () => {
+  it("a second SIGTERM during the drain, more than a second after the first, exits at once (143), leaving the running task active (unmarked: the next start treats it as a crash)", async () => {
     const { server, client } = await startServer(["--drain-timeout", "60000"]);
     const { task } = await callToolAsTask(client.client, "sleep", { ms: 60_000 });
     await sigterm(server);
+    // Sooner, it would be the same request (a process group's relayed signals): see drain-signals.test.ts.
+    await new Promise((resolve) => setTimeout(resolve, SAME_REQUEST_MS + 200));
     server.child.kill("SIGTERM");
     expect(await server.exited).toEqual({ code: 143, signal: null });
     expect(storedTask(task.taskId)).toEqual({ status: "working", outcome: null });

@@ -197,7 +197,7 @@ describe("gateway on the PostgreSQL cluster (2 fronts, 2 workers, server-everyth
       },
       30_000,
     );
-    expect(failed.statusMessage).toBe('The task\'s worker stopped responding (lease expired); it was not re-run because its tool declares no recovery ("resume" or "retry")');
+    expect(failed.statusMessage).toBe('The task\'s worker stopped responding (lease expired); it was not re-run because it was created when its tool declared no recovery ("resume" or "retry")');
     // Noticed once the lease ran out: within a few leases, not at some far timeout.
     expect(Date.now() - killedAt).toBeLessThan(6 * LEASE_MS);
     for (const other of cluster.workers) expect(claimedBy(other, created.task.taskId)).toBe(false);

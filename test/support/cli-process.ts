@@ -100,13 +100,21 @@ export class CliProcess {
     });
   }
 
-  /** `node bin/mcp-tasks-dev.js <args>` in the repository root. stdin is a pipe unless `stdin: "ignore"`. */
-  static spawn(args: string[], options: { env?: Record<string, string>; stdin?: "pipe" | "ignore" } = {}): CliProcess {
-    const child = spawn(process.execPath, [BIN, ...args], {
+  /**
+   * `node bin/mcp-tasks-dev.js <args>` in the repository root. stdin is a pipe unless `stdin: "ignore"`.
+   * `nodeArgs`: options for node itself, before the entry point (`--expose-gc`, `--import …`).
+   */
+  static spawn(args: string[], options: { env?: Record<string, string>; stdin?: "pipe" | "ignore"; nodeArgs?: string[] } = {}): CliProcess {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
       cwd: REPO_ROOT,
       env: cliEnv(options.env),
       stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
     });
+    return new CliProcess(child);
+  }
+
+  /** A process spawned some other way (`npm start`), read like the CLI's own. */
+  static of(child: ChildProcess): CliProcess {
     return new CliProcess(child);
   }
 

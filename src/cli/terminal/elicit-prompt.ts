@@ -1,6 +1,7 @@
 import { emitKeypressEvents } from "node:readline";
 import { checkbox, confirm, input, number, select } from "@inquirer/prompts";
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { deadlineSignal } from "../../core/deadline-signal.js";
 
 /** Where a prompt renders and what withdraws it (inquirer's context). */
 type Context = NonNullable<Parameters<typeof input>[1]>;
@@ -21,7 +22,9 @@ export const ELICIT_KEYS_HINT = "Esc: decline · Ctrl-D: cancel";
  */
 export async function promptElicitation(params: ElicitRequestFormParams, context: Context): Promise<ElicitResult> {
   const chosen = new AbortController();
-  const signal = context.signal ? AbortSignal.any([context.signal, chosen.signal]) : chosen.signal;
+  // Not AbortSignal.any(): on Node 20 its result can be collected while a prompt waits on it.
+  const withdrawn = deadlineSignal({ signals: [context.signal, chosen.signal] });
+  const signal = withdrawn.signal;
   const keys = process.stdin;
   // readline parses keys into "keypress" events; inquirer's prompts do the same on this stream.
   emitKeypressEvents(keys);
@@ -48,6 +51,7 @@ export async function promptElicitation(params: ElicitRequestFormParams, context
     throw error;
   } finally {
     keys.off("keypress", onKey);
+    withdrawn.clear();
   }
 }
 

@@ -3,7 +3,20 @@ import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { ScopeRequiredError, type BearerVerifier } from "../bearer-auth.js";
 import { sendRpcError } from "../json-rpc-response.js";
-import { HttpFailure } from "../rpc-http-errors.js";
+import { STATELESS_ERAS } from "../../mcp/eras.js";
+import { wireCodeIn } from "../../mcp/own-error-codes.js";
+import { HttpFailure, type HttpRpcFailure } from "../rpc-http-errors.js";
+
+/**
+ * The refusal with the code of the era the request names in its MCP-Protocol-Version header (a
+ * stateless era's requests always carry it, X-HTTP-3): authentication runs before the body is
+ * read, so the header is what says which era's code the requestor reads.
+ */
+function inEraOf(req: IncomingMessage, failure: HttpRpcFailure): HttpRpcFailure {
+  const header = req.headers["mcp-protocol-version"];
+  const era = STATELESS_ERAS.find((e) => e.id === header);
+  return era ? { ...failure, code: wireCodeIn(era.id, failure.code) } : failure;
+}
 
 /**
  * A `WWW-Authenticate: Bearer` challenge (RFC 6750 §3): quoted-string values escaped, and
@@ -33,18 +46,18 @@ export function bearerAuthentication(verifier: BearerVerifier | undefined, resou
       if (auth) return auth;
       // RFC 6750 §3.1: a request that carries no credentials gets a bare challenge, no error code.
       const presented = req.headers.authorization !== undefined;
-      sendRpcError(res, HttpFailure.unauthorized, "Unauthorized: a valid bearer token is required", {
+      sendRpcError(res, inEraOf(req, HttpFailure.unauthorized), "Unauthorized: a valid bearer token is required", {
         headers: { "www-authenticate": challenge(presented ? { error: "invalid_token", error_description: "a valid bearer token is required" } : {}) },
       });
     } catch (error) {
       // Order matters: the scope error is the more specific OAuth error. The descriptions come
       // from the verifier's own fixed wording, never from the token.
       if (error instanceof ScopeRequiredError) {
-        sendRpcError(res, HttpFailure.forbidden, `Forbidden: ${error.message}`, {
+        sendRpcError(res, inEraOf(req, HttpFailure.forbidden), `Forbidden: ${error.message}`, {
           headers: { "www-authenticate": challenge({ error: "insufficient_scope", scope: error.requiredScopes.join(" "), error_description: error.message }) },
         });
       } else if (error instanceof InvalidTokenError) {
-        sendRpcError(res, HttpFailure.unauthorized, `Unauthorized: ${error.message}`, {
+        sendRpcError(res, inEraOf(req, HttpFailure.unauthorized), `Unauthorized: ${error.message}`, {
           headers: { "www-authenticate": challenge({ error: "invalid_token", error_description: error.message }) },
         });
       } else throw error;

@@ -93,8 +93,8 @@ function pendingOf(engine: TaskEngine, task: TaskRecord, call: WaitingCall): Ret
  * The task once it ended (or, without a relay, asked for input) within `ms`; null when it did
  * not; "abandoned" when the call's signal aborted first. With a relay (the client can answer
  * questions on this call's stream), a question is relayed instead, and the clock stops while one
- * is out: a person answering is not a task running late. Own controller and timers (see
- * rev2026-07-28/tools-call.ts for why not AbortSignal.timeout on Node 20).
+ * is out: a person answering is not a task running late. A controller and timers of its own,
+ * not AbortSignal.timeout (see core/deadline-signal.ts): this clock stops and starts again.
  */
 async function settledWithin(engine: TaskEngine, task: TaskRecord, call: WaitingCall, ms: number, beforeRelay: () => void): Promise<TaskRecord | null | "abandoned"> {
   const waited = new AbortController();

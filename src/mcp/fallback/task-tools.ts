@@ -1,6 +1,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Caller } from "../../core/caller.js";
+import { deadlineSignal } from "../../core/deadline-signal.js";
 import { TaskError } from "../../core/errors.js";
 import { isTerminal } from "../../core/task-status.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
@@ -93,19 +94,14 @@ export async function callTaskTool(
 }
 
 async function taskResult(engine: TaskEngine, waitMs: number, taskId: string, call: TaskToolCall): Promise<CallToolResult> {
-  const waited = new AbortController();
-  const timer = setTimeout(() => waited.abort("task_result wait over"), waitMs);
-  const onHangUp = (): void => waited.abort("the requestor hung up");
-  call.signal.addEventListener("abort", onHangUp, { once: true });
-  if (call.signal.aborted) onHangUp();
+  const waited = deadlineSignal({ signals: [call.signal], timeoutMs: waitMs, reason: "task_result wait over" });
   try {
     if (call.relay) await call.relay(taskId, waited.signal);
     else await engine.awaitOutcome(taskId, call.caller, waited.signal);
   } catch {
     // Out of time, hung up, or the task ended in an error: the read below says which.
   } finally {
-    clearTimeout(timer);
-    call.signal.removeEventListener("abort", onHangUp);
+    waited.clear();
   }
   const task = await lookup(() => engine.get(taskId, call.caller));
   if (isTerminal(task.status)) return endedAnswer(task);

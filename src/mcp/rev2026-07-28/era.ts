@@ -1,4 +1,5 @@
 import { RpcCode, TaskError, toRpcError } from "../../core/errors.js";
+import { wireCodeIn, wireErrorIn } from "../own-error-codes.js";
 import type { StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest } from "../era.js";
 import type { LooseParams } from "../request-schemas.js";
 import { declaredVersionOf, readEnvelope, type Envelope } from "./envelope.js";
@@ -96,19 +97,19 @@ export const tasksExt: StatelessEra = {
 
   async answer(host, body, request): Promise<StatelessAnswer> {
     const message = messageOf(body);
-    if (message instanceof TaskError) return { id: null, error: { code: message.code, message: message.message } };
+    if (message instanceof TaskError) return { id: null, error: { code: wireCodeIn(PROTOCOL_VERSION, message.code), message: message.message } };
     // A notification gets no answer; none of this era's needs handling (cancel is tasks/cancel, X-CANCEL-1).
     const { id } = message;
     if (id === null) return null;
     try {
       return { id, ...(await answerRequest(host, { ...message, id }, request)) };
     } catch (error) {
-      const { body: rpcError, known } = toRpcError(error);
+      const { known } = toRpcError(error);
       if (!known) {
         const taskId = typeof message.params?.["taskId"] === "string" ? message.params["taskId"] : undefined;
         host.engine.logger.error({ err: error, method: message.method, taskId }, "2026-07-28 request failed");
       }
-      return { id: message.id, error: rpcError };
+      return { id: message.id, error: wireErrorIn(PROTOCOL_VERSION, error) };
     }
   },
 };

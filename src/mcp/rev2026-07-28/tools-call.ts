@@ -1,3 +1,4 @@
+import { deadlineSignal } from "../../core/deadline-signal.js";
 import { isTerminal } from "../../core/task-status.js";
 import type { TaskProgress, TaskRecord } from "../../core/task.js";
 import type { StatelessHost, StatelessHttpRequest } from "../era.js";
@@ -118,15 +119,9 @@ function secretOf({ engine }: StatelessHost): Promise<Buffer> {
  * error would say the request itself was wrong).
  */
 async function settledWithin(host: StatelessHost, task: TaskRecord, request: StatelessHttpRequest, ms: number): Promise<TaskRecord | null> {
-  // A controller and a timer of our own, not AbortSignal.any([…, AbortSignal.timeout(ms)]): on
-  // Node 20 the timeout signal held only by any() can be garbage-collected before it fires, and
-  // the call then waited for the whole handler (seen in the full suite; reproduced on 20.20 with
-  // --expose-gc: gc() before the timeout, and the combined signal never aborts).
-  const waited = new AbortController();
-  const timer = setTimeout(() => waited.abort("inline wait over"), ms);
-  const onHangUp = (): void => waited.abort("the requestor hung up");
-  request.signal.addEventListener("abort", onHangUp, { once: true });
-  if (request.signal.aborted) onHangUp();
+  // Not AbortSignal.any([…, AbortSignal.timeout(ms)]): on Node 20 the call then waited for the
+  // whole handler (see deadline-signal.ts).
+  const waited = deadlineSignal({ signals: [request.signal], timeoutMs: ms, reason: "inline wait over" });
   try {
     for await (const { task: now } of host.engine.watch(task.id, request.caller, waited.signal)) {
       if (isTerminal(now.status) || now.status === "input_required") return now;
@@ -135,8 +130,7 @@ async function settledWithin(host: StatelessHost, task: TaskRecord, request: Sta
     if (waited.signal.aborted) return null;
     throw error;
   } finally {
-    clearTimeout(timer);
-    request.signal.removeEventListener("abort", onHangUp);
+    waited.clear();
   }
   return null;
 }

@@ -70,7 +70,7 @@ export class LeaseReaper {
       }
       const message = task.retryable
         ? `The task's worker stopped responding (lease expired) and it already ran ${attempts} times; not re-run again`
-        : 'The task\'s worker stopped responding (lease expired); it was not re-run because its tool declares no recovery ("resume" or "retry")';
+        : 'The task\'s worker stopped responding (lease expired); it was not re-run because it was created when its tool declared no recovery ("resume" or "retry")';
       const failed = await failInternally(this.deps, task, "lease_lost", message, {
         audit: { workerId },
         // Only while the lease is still the expired one: a worker that renewed in time keeps its task.

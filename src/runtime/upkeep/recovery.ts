@@ -10,8 +10,12 @@ import { recoveryOf, type RecoveryPolicy } from "../recovery-policy.js";
 import { wasHandedBack } from "../drain.js";
 import { statusEvent } from "../../events/task-event.js";
 
+/**
+ * Tasks keep the recovery they were created with (a tool's new declaration applies to new tasks),
+ * so the message names the declaration the task was created under, not the tool's current one.
+ */
 export const INTERRUPTED_MESSAGE =
-  'The server stopped while this task was running; it was not re-run because its tool declares no recovery ("resume" or "retry")';
+  'The server stopped while this task was running; it was not re-run because it was created when its tool declared no recovery ("resume" or "retry")';
 
 /** The statusMessage of a task a drain handed back, once the next start re-runs it. */
 export const HANDED_BACK_RERUN_MESSAGE = "Re-run after the server that was running it drained";

@@ -3,6 +3,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import { deadlineSignal } from "../../../core/deadline-signal.js";
 import { readWireTask, type WireTask } from "../wire.js";
 import { fromSdkError } from "../../requestor-errors.js";
 import { isSdkClient } from "../../sdk-shapes.js";
@@ -69,10 +70,12 @@ export function peerOf(protocol: Protocolish, defaults: { relatedRequestId?: Req
   return {
     async request<T>(method: string, params: Record<string, unknown>, schema: z.ZodType<T>, options: PeerRequestOptions = {}): Promise<T> {
       const relatedRequestId = options.relatedRequestId ?? defaults.relatedRequestId;
+      // A signal of its own per request, let go of when the request ends: the SDK never removes
+      // the abort listener it adds, and a long-lived caller signal (a polling loop's) would
+      // collect one per request. Not AbortSignal.any([signal]): see deadline-signal.ts.
+      const own = options.signal !== undefined ? deadlineSignal({ signals: [options.signal] }) : undefined;
       const sdkOptions = {
-        // A signal of its own per request: the SDK never removes the abort listener it adds, and a
-        // long-lived caller signal (a polling loop's) would collect one per request.
-        ...(options.signal !== undefined && { signal: AbortSignal.any([options.signal]) }),
+        ...(own !== undefined && { signal: own.signal }),
         ...(options.timeout !== undefined && { timeout: Math.min(options.timeout, NO_TIMEOUT_MS) }),
         ...(relatedRequestId !== undefined && { relatedRequestId }),
         ...(options.onprogress !== undefined && { onprogress: options.onprogress, resetTimeoutOnProgress: true }),
@@ -84,6 +87,8 @@ export function peerOf(protocol: Protocolish, defaults: { relatedRequestId?: Req
         // An abort by the caller is the caller's, not the receiver's answer.
         if (options.signal?.aborted) throw options.signal.reason;
         throw fromSdkError(error);
+      } finally {
+        own?.clear();
       }
     },
     capabilities(): unknown {
