@@ -18,7 +18,7 @@ function wireStringSelectors() {
 }
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "coverage/", ".tmp/", "artifacts/"] },
+  { ignores: ["dist/", "node_modules/", "coverage/", ".tmp/", "artifacts/", "api-docs/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
