@@ -163,6 +163,9 @@ const FORBIDDEN = /\/node_modules\/(better-sqlite3|bindings|pg|pg-pool|pg-protoc
 let work: string;
 let project: string;
 let tarball: string;
+/** Whether this Node strips TypeScript types itself (22.18 and later, 24): then `--tools x.ts` needs no tsx. */
+const NATIVE_TYPE_STRIPPING = Boolean((process.features as { typescript?: unknown }).typescript);
+
 /** What `npm install` of the tarball printed (npm writes its warnings to stderr). */
 let installOutput: string;
 
@@ -297,8 +300,14 @@ describe("installed with the newest zod, SDK and TypeScript", { timeout: STEP_TI
     copyFileSync(join(project, "tools.ts"), join(elsewhere, "tools.ts"));
     const served = await runToEnd(join(project, "node_modules/.bin/mcp-tasks"), ["serve", "--stdio", "--store", "memory", "--tools", "tools.ts"], elsewhere);
     expect(served.code).not.toBe(0);
-    expect(served.stderr).toContain("npm install --save-dev tsx");
-    expect(served.stderr).toContain("compile tools.ts to JavaScript");
+    if (NATIVE_TYPE_STRIPPING) {
+      // This Node loads .ts itself: the module loads, and what fails is its own import of zod,
+      // which nothing installed beside it provides.
+      expect(served.stderr).toContain("Cannot find package 'zod'");
+    } else {
+      expect(served.stderr).toContain("npm install --save-dev tsx");
+      expect(served.stderr).toContain("compile tools.ts to JavaScript");
+    }
   });
 
   it("serves a TaskClient whose SDK Client comes from another copy of the SDK (no instanceof across copies)", async () => {
