@@ -209,9 +209,10 @@ beforeAll(async () => {
   installOutput = installed.stdout + installed.stderr;
 }, INSTALL_TIMEOUT_MS + 5 * 60_000);
 
+// Removing the project (two installs of node_modules) can take longer than the default 20 s on a loaded machine.
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
-});
+}, 120_000);
 
 /** Type-checks the example and its driver with the project's TypeScript, runs them, and returns what the tool answered. */
 async function typecheckAndRunExample(): Promise<unknown> {
