@@ -46,7 +46,7 @@ const ENGINE_STORE_SELECTORS = [
 ];
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "coverage/", ".tmp/", "artifacts/"] },
+  { ignores: ["dist/", "node_modules/", "coverage/", ".tmp/", "artifacts/", "api-docs/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,5 +1,5 @@
 /**
- * The `serve` flags about who is calling (README "Limits and defaults", "Security"): the
+ * The `serve` flags about who is calling (docs/limits.md, "Security"): the
  * per-caller rate limits (T-SEC-4), how peers are told apart, what tasks are bound to without
  * authentication, and what the audit log may carry (T-SEC-5).
  */

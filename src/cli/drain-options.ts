@@ -1,5 +1,5 @@
 /**
- * How `serve` and `worker` stop (README "What happens when something fails"): the first SIGTERM
+ * How `serve` and `worker` stop (docs/deployment.md): the first SIGTERM
  * or SIGINT drains — no new tasks, running handlers get `--drain-timeout` ms to finish, the rest
  * are handed back, never failed — and then the process exits 0; a second signal during the
  * drain exits at once (128 + the signal's number), leaving what still runs to the lease reaper

@@ -2,7 +2,7 @@ import { TaskError } from "../core/errors.js";
 import { authenticationErrorIn } from "./connection-failure.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../mcp/requestor-errors.js";
 
-/** Exit codes of `mcp-tasks call` and `mcp-tasks tasks …` (documented in the README); `serve` uses Usage for its usage errors. */
+/** Exit codes of `mcp-tasks call` and `mcp-tasks tasks …` (documented in docs/cli.md); `serve` uses Usage for its usage errors. */
 export const ExitCode = {
   /** The call or task completed; or the tasks command did what it was asked. */
   Ok: 0,

@@ -1,5 +1,5 @@
 /**
- * The quota flags (README "Limits and defaults"), shared by `serve` and `worker`: the per-owner
+ * The quota flags (docs/limits.md), shared by `serve` and `worker`: the per-owner
  * limits are checked where tasks are created (a front), the per-run limits where handlers run
  * (a front with workers, or a worker process).
  */

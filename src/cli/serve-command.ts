@@ -219,7 +219,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   onStopSignals(logger, () => stop(http));
   logger.info({ url: http.url, web, store: opts.store, auth: jwt ? "jwt" : verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
   if (runToken !== undefined) {
-    // Not through the logger: log lines never carry a token (README "Audit log"). The fragment
+    // Not through the logger: log lines never carry a token (docs/security.md). The fragment
     // never reaches a server log either; the page reads it and drops it from the address bar.
     process.stderr.write(`Web view: open ${web}#token=${runToken} to sign in as admin (a token for this run only; --admin-token sets your own)\n`);
   }

@@ -2,7 +2,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { LifecycleEvent, TaskOutcome } from "../mcp/rev2025-11-25/requestor/remote-task.js";
 import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
 
-/** The protocol revisions a TaskClient speaks (README "Protocol eras"). */
+/** The protocol revisions a TaskClient speaks (docs/protocol-eras.md). */
 export const PROTOCOL_REVISIONS = ["2025-11-25", "2026-07-28"] as const;
 export type ProtocolRevision = (typeof PROTOCOL_REVISIONS)[number];
 

@@ -80,7 +80,7 @@ export interface ConnectOptions extends TaskClientOptions, StatelessConnectionOp
  *   server does, else initializes a 2025-11-25 session (`protocol` forces one; `eraCache` spares the
  *   question on later connects).
  *
- * The wire of each era lives behind {@link RequestorEra} (`rev2025-11-25/`, `rev2026-07-28/`).
+ * The wire of each era lives behind `RequestorEra` (`rev2025-11-25/`, `rev2026-07-28/`).
  */
 export class TaskClient {
   /** The protocol revision this client speaks. */

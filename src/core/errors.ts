@@ -2,7 +2,7 @@ import { BUSY_RETRY_AFTER_MS, storageCondition } from "./storage-condition.js";
 
 /**
  * Typed errors. Each carries the JSON-RPC code it maps to, so the `mcp` layer translates any of
- * them with one normalizer ({@link toRpcError}) and never guesses.
+ * them with one normalizer (`toRpcError`) and never guesses.
  */
 export const RpcCode = {
   // JSON-RPC 2.0 §5.1.
@@ -26,8 +26,8 @@ export const RpcCode = {
   RateLimited: -32029, // under 2026-07-28 the era answers another code: mcp/own-error-codes.ts
   /**
    * The server cannot take this request now but another one (or this one shortly) can: it is
-   * draining before a restart or a deploy and takes no new task work (README "What happens when
-   * something fails"). In the implementation-defined range (-32000..-32019, X-ERR-6), clear of
+   * draining before a restart or a deploy and takes no new task work (docs/deployment.md). In the
+   * implementation-defined range (-32000..-32019, X-ERR-6), clear of
    * the SDK's -32000/-32001; `data.retryAfterMs` says when to try again, like
    * {@link RpcCode.RateLimited}.
    */
@@ -130,15 +130,15 @@ export class TaskError extends Error {
   }
 
   /**
-   * The caller is over a rate limit (T-SEC-4). `data`: `name` says which (README "Limits and
-   * defaults"), `limit` its allowance, `retryAfterMs` how long until the same request can succeed.
+   * The caller is over a rate limit (T-SEC-4). `data`: `name` says which (docs/limits.md), `limit`
+   * its allowance, `retryAfterMs` how long until the same request can succeed.
    */
   static rateLimited(name: string, limit: number, retryAfterMs: number): TaskError {
     return new TaskError("rate_limited", `Rate limit exceeded (${name}): retry in ${retryAfterMs} ms`, { data: { name, limit, retryAfterMs } });
   }
 
   /**
-   * A quota was hit (README "Limits and defaults"). `data` names the limit and its value, so a
+   * A quota was hit (docs/limits.md). `data` names the limit and its value, so a
    * client can tell which one without parsing the message. `code` is for the limits a handler hits
    * while running, whose error ends up as the task's outcome rather than a refused request.
    */

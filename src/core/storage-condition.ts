@@ -3,7 +3,7 @@
  * another connection holds locked, a database server restarting — recognised by the string `code` the drivers put on their
  * errors (better-sqlite3's `SQLITE_*`, PostgreSQL's SQLSTATE, Node's errno names). The requestor
  * learns which one it is, in words and in `data.reason`, instead of a bare "Internal error": it
- * names no internals (no path, no SQL), only what to wait for (README "Reliability").
+ * names no internals (no path, no SQL), only what to wait for (docs/reliability.md).
  */
 export type StorageReason = "store_full" | "store_read_only" | "store_busy" | "store_unreachable";
 

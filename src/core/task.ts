@@ -34,7 +34,7 @@ export interface TaskOrigin {
   era?: string;
   /**
    * "resume" when the task's tool declared `recovery: "resume"`: after a crash it re-runs with its
-   * checkpoints and stored answers replayed (README "Durable execution"). Absent otherwise; then
+   * checkpoints and stored answers replayed (docs/durable-execution.md). Absent otherwise; then
    * `retryable` alone says whether it re-runs (from scratch) or fails. Kept here, in the JSON every
    * store already round-trips, so no store needed a new column for it.
    */

@@ -1,6 +1,6 @@
 import { TaskError } from "./errors.js";
 
-/** How long tasks live. Defaults are documented in the README ("Limits and defaults"). */
+/** How long tasks live. Defaults are documented in the (docs/limits.md). */
 export interface TtlPolicy {
   /** Used when the requestor asks for no ttl. null = unlimited. */
   defaultTtlMs: number | null;

@@ -13,6 +13,10 @@ export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from 
 export type { ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "../client/receiver-options.js";
 export { RemoteTask, type TaskOutcome, type LifecycleEvent } from "../mcp/rev2025-11-25/requestor/remote-task.js";
 export { RemoteError, TaskCancelledError, ConnectionError } from "../mcp/requestor-errors.js";
+export type { TaskErrorKind } from "../core/errors.js";
+export type { RemoteTaskOptions } from "../mcp/rev2025-11-25/requestor/remote-task.js";
+export type { TaskPeer, PeerRequestOptions } from "../mcp/rev2025-11-25/requestor/peer.js";
+export type { StatelessRequestOptions } from "../client/rev2026-07-28/stateless-connection.js";
 export { TaskError, RpcCode } from "../core/errors.js";
 /** A task as the server reports it on the 2025-11-25 wire (`RemoteTask.info`). */
 export type { WireTask as RemoteTaskInfo } from "../mcp/rev2025-11-25/wire.js";

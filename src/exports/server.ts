@@ -6,7 +6,7 @@
  * so importing this one loads no native addon, no PostgreSQL driver and no metrics library.
  */
 export { createTaskServer, TaskServer, type TaskServerOptions } from "../mcp/task-server.js";
-export type { AskOptions, ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "../mcp/tool-definition.js";
+export type { AskOptions, GatherContext, ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "../mcp/tool-definition.js";
 export { LOG_LEVELS, type LogLevel } from "../mcp/logging/log-level.js";
 export type { ResourceDefinition, ResourcePart, ResourceReadHandler, ResourceReadResult } from "../mcp/features/resources.js";
 export type { ResourceTemplateDefinition, TemplateReadHandler, TemplateVariables } from "../mcp/features/resource-templates.js";
@@ -33,4 +33,9 @@ export type { TtlPolicy } from "../core/ttl-policy.js";
 export type { RateLimit } from "../runtime/limits/rate-limiter.js";
 export type { FailedLookupLimit } from "../runtime/limits/failed-lookup-guard.js";
 export type { DrainReport } from "../runtime/drain.js";
+export type { EngineObserver, LimitName } from "../runtime/engine-observer.js";
+export type { TaskErrorKind } from "../core/errors.js";
+export type { StreamEventStore, StoredStreamEvent } from "../store/stream-event-store.js";
+export type { WorkerPoolOptions } from "../runtime/cluster/worker-pool.js";
+export type { LeaseReaperOptions } from "../runtime/cluster/lease-reaper.js";
 export { StoreInUseError } from "../store/writer-lock.js";

@@ -15,3 +15,5 @@ export { TASK_STATUSES, TERMINAL_STATUSES, ACTIVE_STATUSES, isTerminal, canTrans
 export { StoreError, type StoreErrorReason } from "../store/store-rules.js";
 export type { EventBus, Unsubscribe } from "../events/event-bus.js";
 export type { TaskEvent } from "../events/task-event.js";
+export type { StoreNotify } from "../core/store-notify.js";
+export type { StreamEventStore, StoredStreamEvent } from "../store/stream-event-store.js";

@@ -26,7 +26,7 @@ export interface SpawnCommand {
  * rather than as setpriv's exit status.
  *
  * Elsewhere (macOS, Windows, a Linux without setpriv) the command runs as it is, and an upstream
- * that ignores the end of its stdin outlives a killed gateway (README "Gateway").
+ * that ignores the end of its stdin outlives a killed gateway (docs/gateway.md).
  * The signal follows the thread that spawned the upstream: the gateway spawns from its main
  * thread, so that is the process's life. Grandchildren the upstream starts are its own affair.
  */

@@ -67,8 +67,8 @@ export class TaskProtocolServer extends Server {
    * CreateTaskResult whenever `params.task` is present — wrong when tasks are switched off).
    * Our handler validates the request and shapes the result itself, so it is installed directly.
    *
-   * Every handler (the SDK's own, such as initialize, and ours) also answers as the README's
-   * Errors table says, which the SDK alone does not: a request failing its schema is the
+   * Every handler (the SDK's own, such as initialize, and ours) also answers as the errors table
+   * (docs/errors.md) says, which the SDK alone does not: a request failing its schema is the
    * requestor's error, -32602 (the SDK answers -32603 with the validator's dump — e.g. for params
    * with a `constructor` key, which zod does not take for a record); anything thrown without a
    * JSON-RPC code is -32603 "Internal error", its details in the log only (T-ERR-4), not echoed.

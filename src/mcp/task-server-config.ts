@@ -22,7 +22,7 @@ export interface TaskServerConfig {
    */
   inlineWaitMs: number;
   /**
-   * The fallback for clients that declared no task support (README "Hosts without tasks"): how
+   * The fallback for clients that declared no task support (docs/hosts/README.md): how
    * long a plain call of a task-capable tool waits for its task before it answers that the work
    * goes on in the background; null switches the fallback off (strict spec behaviour).
    */
@@ -46,7 +46,7 @@ export const DEFAULT_INLINE_WAIT_MS = 250;
 
 /**
  * Default of {@link TaskServerConfig.backgroundAfterMs}: below the shortest common host timeout we
- * know of (README "Hosts without tasks"), so the host gets an answer before it gives up.
+ * know of (docs/hosts/README.md), so the host gets an answer before it gives up.
  */
 export const DEFAULT_BACKGROUND_AFTER_MS = 10_000;
 /** Default of {@link TaskServerConfig.taskResultWaitMs}: under the same host timeouts, with room. */
@@ -56,7 +56,7 @@ export const DEFAULT_KEEP_ALIVE_MS = 5_000;
 
 export const DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024;
 
-/** The configuration `options` describe, every default filled in (README "Limits and defaults"). */
+/** The configuration `options` describe, every default filled in (docs/limits.md). */
 export function resolveConfig(
   options: Pick<TaskServerConfig, "name" | "version"> & Partial<Omit<TaskServerConfig, "name" | "version" | "ttl">> & { ttl?: Partial<TtlPolicy> },
 ): TaskServerConfig {

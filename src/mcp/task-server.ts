@@ -72,8 +72,9 @@ export interface TaskServerOptions extends EngineSettings {
    */
   inlineWaitMs?: number;
   /**
-   * The fallback for clients that declared no task support, in either era (README "Hosts without
-   * tasks"): a plain call of an `optional` tool (and a `required` one with `fallbackRequired`) runs as a task; done within this many
+   * The fallback for clients that declared no task support, in either era (docs/hosts/README.md): a
+   * plain call of an `optional` tool (and a `required` one with `fallbackRequired`) runs as a task;
+   * done within this many
    * ms it answers with the tool's result, else with a CallToolResult giving the task id to poll with
    * the `task_*` tools these clients see. Default 10000; null switches the fallback off.
    */

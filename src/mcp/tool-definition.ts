@@ -37,7 +37,7 @@ export interface ToolContext {
    * Sends the requestor a log message (`notifications/message`), unless the session asked for a
    * higher level (`logging/setLevel`). A plain call's message rides the call's own stream; a
    * task's carries the related-task `_meta` and travels as the task's progress does. Dropped
-   * where nothing can carry it (see README "Tool metadata and logging").
+   * where nothing can carry it (see docs/writing-tools.md).
    */
   log(level: LogLevel, data: unknown, logger?: string): void;
   /** Sets the task's statusMessage (no-op for a plain call). */
@@ -61,7 +61,7 @@ export interface ToolContext {
   /** What the tool's {@link ToolDefinition.gather} returned, when it has one (else undefined). */
   readonly gathered?: unknown;
   /**
-   * Durable execution (README "Durable execution"): runs `fn` once per task. For a tool with
+   * Durable execution (docs/durable-execution.md): runs `fn` once per task. For a tool with
    * `recovery: "resume"` running as a task, the result is checkpointed in the store and a re-run
    * after a crash gets it back without running `fn` again; the n-th call with one name in a run
    * is its own step. The result must be JSON (it comes back through JSON, on the first run too) and
@@ -113,7 +113,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   taskSupport?: TaskSupport;
   /**
    * What happens to a task of this tool interrupted by a crash, a restart or a lost worker
-   * (README "Durable execution"): "resume" re-runs the handler from the start with its `ctx.step`
+   * (docs/durable-execution.md): "resume" re-runs the handler from the start with its `ctx.step`
    * checkpoints and the requestor's stored answers replayed (a question still unanswered is
    * delivered again, not asked twice); "retry" re-runs it from scratch; "fail" (the default) fails
    * the task, because re-running side effects nobody declared safe to repeat could do harm.

@@ -9,7 +9,7 @@ import type { WorkerPool } from "./cluster/worker-pool.js";
 import { taskAuditFields } from "./task-audit.js";
 import type { TaskExecution } from "./task-execution.js";
 
-/** Default grace period of a drain: how long running handlers get to finish (README "Limits and defaults"). */
+/** Default grace period of a drain: how long running handlers get to finish (docs/limits.md). */
 export const DEFAULT_DRAIN_GRACE_MS = 30_000;
 
 /**

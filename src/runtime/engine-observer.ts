@@ -1,6 +1,6 @@
 import type { TaskRecord } from "../core/task.js";
 
-/** The limits whose refusals are counted (README "Limits and defaults"). */
+/** The limits whose refusals are counted (docs/limits.md). */
 export type LimitName =
   | "active_tasks"
   | "stored_tasks"

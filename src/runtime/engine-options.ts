@@ -8,7 +8,7 @@ import type { LeaseReaperOptions } from "./cluster/lease-reaper.js";
 import type { TaskRunner } from "./task-context.js";
 import type { WorkerPoolOptions } from "./cluster/worker-pool.js";
 
-/** Engine configuration. Every default is listed in the README ("Limits and defaults"). */
+/** Engine configuration. Every default is listed in the (docs/limits.md). */
 export interface EngineOptions extends CallerLimitOptions {
   /**
    * Where tasks live: `memoryStore()`, or `sqliteStore(file)` / `postgresStore(url)` from

@@ -1,8 +1,7 @@
 import type { TaskRecord } from "../core/task.js";
 
 /**
- * How a task interrupted by a crash, a restart or a lost worker is recovered (README "Durable
- * execution"):
+ * How a task interrupted by a crash, a restart or a lost worker is recovered (docs/durable-execution.md):
  * - `resume`: re-run from the start with its checkpoints (`step`) and stored answers replayed, a
  *   still-unanswered question re-attached rather than asked again;
  * - `retry`: re-run from scratch (checkpoints and the lost run's questions dropped);

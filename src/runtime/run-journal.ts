@@ -25,8 +25,7 @@ const ABANDONED: TaskOutcome = {
 };
 
 /**
- * One run's memory of what earlier runs of its task left behind (durable execution, README
- * "Durable execution"): the checkpointed results of `step()` and the questions asked, by their
+ * One run's memory of what earlier runs of its task left behind (docs/durable-execution.md): the checkpointed results of `step()` and the questions asked, by their
  * position in the run. Only tasks whose tool declared `recovery: "resume"` keep or replay
  * anything; for the others `step()` just runs its function and every question is new.
  *

@@ -30,7 +30,7 @@ export interface TaskContext {
   /**
    * Durable execution: runs `fn` and checkpoints its (JSON) result, or — when an earlier run of
    * this task already did — returns that result without running `fn`. Only tasks whose recovery is
-   * "resume" keep checkpoints; for the others it just runs `fn`. See README "Durable execution".
+   * "resume" keep checkpoints; for the others it just runs `fn`. See docs/durable-execution.md.
    */
   step<T>(name: string, fn: () => Promise<T>): Promise<T>;
 }

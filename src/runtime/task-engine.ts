@@ -45,7 +45,7 @@ export interface CreateTaskInput extends Caller {
   ttl: unknown;
   /** Compatibility alias of `recovery: "retry"` (when no `recovery` is given). */
   retryable?: boolean;
-  /** How the task is recovered when its process dies (README "Durable execution"). Default "fail". */
+  /** How the task is recovered when its process dies (docs/durable-execution.md). Default "fail". */
   recovery?: RecoveryPolicy;
 }
 

@@ -31,7 +31,7 @@ interface ExecutionDeps {
 
 /**
  * Why a running handler's signal was aborted; the reason is visible to the handler. "drain": the
- * process is going away and hands the task back (README "What happens when something fails"):
+ * process is going away and hands the task back (docs/deployment.md):
  * whatever the handler ends with afterwards is not stored, the task runs again elsewhere.
  */
 export type AbortReason = "cancelled" | "expired" | "shutdown" | "lease_lost" | "drain";

@@ -9,7 +9,7 @@ export interface Checkpoint {
 }
 
 /**
- * Durable execution (README "Durable execution"): the results of a handler's `ctx.step()` calls,
+ * Durable execution (docs/durable-execution.md): the results of a handler's `ctx.step()` calls,
  * kept per task so a re-run after a crash gets them back instead of running the step again.
  *
  * The contract (checked by `src/testing/store-contract.ts` against every implementation):

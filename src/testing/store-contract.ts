@@ -709,7 +709,7 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
       });
     });
 
-    describe("countByStatus: the kept counts (issue #14 part 4)", () => {
+    describe("countByStatus: the kept counts", () => {
       /** The same counts recounted from the rows: a creation-time filter never uses the kept counts. */
       const recount = (filter: TaskFilter): Promise<Record<TaskStatus, number>> => store.countByStatus({ ...filter, createdFrom: 0 });
       const expectExact = async (filter: TaskFilter, expected: Record<TaskStatus, number>): Promise<void> => {

@@ -1,5 +1,5 @@
 /**
- * The layer table (issue 10 §4): the import rules of `.dependency-cruiser.mjs` and the wire-string
+ * The layer table: the import rules of `.dependency-cruiser.mjs` and the wire-string
  * rule of `eslint.config.js`, run on the real tree and shown to fail on planted violations.
  * Planting happens in a copy of src/ under .tmp/ (imports) or in memory (wire strings); src/ is never touched.
  */

@@ -1,6 +1,6 @@
 /**
  * A cancelled task's outcome keeps the JSON-RPC error the receiver sent for its tasks/result
- * (issue #11: `--json` reported -32800 whatever code the server sent). The receiver here is the
+ * (`--json` reports the code the server sent). The receiver here is the
  * SDK's own low-level Server with hand-installed task handlers that use a code of their own.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -1,4 +1,4 @@
-/** The README's requestor example, through the package's public entry points only (`mcp-tasks`, `mcp-tasks/client`). */
+/** The requestor guide's example (docs/requestor.md), through the package's public entry points only (`mcp-tasks`, `mcp-tasks/client`). */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterEach, expect, it } from "vitest";
@@ -12,7 +12,7 @@ afterEach(async () => {
   app = null;
 });
 
-it("README example: a render tool asking with { asTask: true }, called through TaskClient, resumed by id in a new session", async () => {
+it("the requestor guide's example: a render tool asking with { asTask: true }, called through TaskClient, resumed by id in a new session", async () => {
   app = createTaskServer({ name: "render-farm", version: "1.0.0", store: memoryStore(), pollIntervalMs: 50 });
   app.tool("render", { input: z.object({ scene: z.string() }), taskSupport: "optional" }, async ({ scene }, ctx) => {
     ctx.progress(1, 2, "loading");

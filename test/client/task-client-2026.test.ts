@@ -1,5 +1,5 @@
 /**
- * TaskClient as a 2026-07-28 requestor (issue 12 §6): against our own server (serveHttp, both eras
+ * TaskClient as a 2026-07-28 requestor: against our own server (serveHttp, both eras
  * on one endpoint, a real SQLite file) it discovers the era and speaks the tasks extension —
  * stateless requests, tasks/get polling, inputRequests answered through tasks/update, MRTR rounds,
  * cancel, resume by id; against a 2025-11-25-only server (the SDK's own McpServer over

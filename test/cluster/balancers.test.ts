@@ -2,8 +2,8 @@
  * The example balancer configurations of docs/deploy/ (nginx, HAProxy), run as they are — only
  * the fronts' addresses, the port and nginx's log directory replaced — in front of a real cluster
  * (two `serve --workers 0` fronts, one worker, a fresh PostgreSQL schema), driven by the official
- * SDK client. What a balancer without sticky sessions must do (README, "A balancer without sticky
- * sessions"): pass event streams event by event, keep a blocked tasks/result and the GET stream
+ * SDK client. What a balancer without sticky sessions must do (docs/deployment.md, "A balancer
+ * without sticky sessions"): pass event streams event by event, keep a blocked tasks/result and the GET stream
  * open, pass the session's headers, and spread requests over the fronts.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";

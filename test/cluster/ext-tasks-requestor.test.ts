@@ -1,5 +1,5 @@
 /**
- * The official tasks-extension requestor, @modelcontextprotocol/ext-tasks 0.2.2 (issue 12, Proof),
+ * The official tasks-extension requestor, @modelcontextprotocol/ext-tasks 0.2.2,
  * on the PostgreSQL cluster: two `serve --workers 0` fronts and a worker process on one schema
  * (as test/cluster/tasks-ext.test.ts starts them). Lifecycle, input through tasks/update and
  * resumeTask, with the task created through one front and followed, answered and resumed through

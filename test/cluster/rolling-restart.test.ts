@@ -1,5 +1,5 @@
 /**
- * A rolling restart of a cluster's workers fails nothing (issue 14, part 2): real `worker`
+ * A rolling restart of a cluster's workers fails nothing: real `worker`
  * processes and a `serve --workers 0` front on a fresh PostgreSQL schema. A worker SIGTERMed
  * mid-task drains — claims nothing more, its handlers get `--drain-timeout`, what still runs is
  * handed back — and another worker claims the task at once (not after the 30 s lease runs out)

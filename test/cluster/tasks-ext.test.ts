@@ -2,7 +2,7 @@
  * The tasks extension (2026-07-28) on a real cluster: two `serve --workers 0` fronts and a worker
  * process on one PostgreSQL schema. Stateless requests carry no session, so any front answers any
  * of them: a task created on one front is read, answered and cancelled on the other, the work runs
- * on the worker, and the answer crosses nodes through the store and LISTEN/NOTIFY (issue 12 §5).
+ * on the worker, and the answer crosses nodes through the store and LISTEN/NOTIFY.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Cluster } from "../support/cluster.js";

@@ -1,5 +1,5 @@
 /**
- * The web view's workers, leases and queue in cluster mode (issue 11, "What to build" 3), on a real
+ * The web view's workers, leases and queue in cluster mode, on a real
  * cluster: one `serve --workers 0` front with the web view and two `worker` processes (concurrency
  * 2) on a fresh PostgreSQL schema. Five 20 s tasks: four leased (two per worker), one queued — as
  * `GET /tasks/api/cluster` reports them and as headless Chromium shows them; then a worker is

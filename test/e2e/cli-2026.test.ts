@@ -1,5 +1,5 @@
 /**
- * `mcp-tasks call` and `mcp-tasks tasks …` as a 2026-07-28 requestor (issue 12 §6), real CLI
+ * `mcp-tasks call` and `mcp-tasks tasks …` as a 2026-07-28 requestor, real CLI
  * processes against our own server (serveHttp with both eras on one endpoint, a real SQLite file):
  * the era comes from server/discover (and is cached in the state directory), a 2025-only server
  * (the SDK's McpServer) gets 2025-11-25, and a task's era is journaled so `tasks result <id>`

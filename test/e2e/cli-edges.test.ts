@@ -1,5 +1,5 @@
 /**
- * The CLI's rough edges (issue 11): `tools list`, a suggestion for a misspelt tool, `tasks list`
+ * The CLI's rough edges: `tools list`, a suggestion for a misspelt tool, `tasks list`
  * as a table with filters, connection errors that say their cause, authentication failures with
  * their own exit code, and a detach hint naming the real target. Real `mcp-tasks` processes
  * against real `mcp-tasks serve --demo` processes over HTTP, no terminal.
@@ -55,7 +55,7 @@ describe("mcp-tasks tools list", { timeout: 60_000 }, () => {
     expect(header).toEqual(["name", "taskSupport", "description"]);
     expect(rows).toContainEqual(["echo", "forbidden", "Echoes text (not callable as a task)."]);
     expect(rows).toContainEqual(["batch", "required", "Like sleep, but must be called as a task."]);
-    // The CLI declares no tasks capability, so it also sees the fallback's task tools (README "Hosts without tasks").
+    // The CLI declares no tasks capability, so it also sees the fallback's task tools (docs/hosts/README.md).
     expect(rows.map((r) => r[0])).toEqual(["echo", "sleep", "fail", "throw", "ask", "sample", "batch", "steps", "task_status", "task_result", "task_cancel", "task_list"]);
   });
 

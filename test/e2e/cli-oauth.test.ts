@@ -1,6 +1,6 @@
 /**
- * OAuth in the requestor CLI (issue 11: "OAuth 2.1 for call/tasks, the SDK's client auth provider
- * with a loopback redirect, tokens kept in the state dir"), end to end with real processes: our
+ * OAuth 2.1 in the requestor CLI (the SDK's client auth provider with a loopback redirect, tokens
+ * kept in the state directory), end to end with real processes: our
  * server with JWT auth (its protected-resource metadata names the authorization server), a real
  * authorization server on loopback (test/support/oauth-authorization-server.ts: DCR, exact
  * redirect URI match, PKCE, refresh tokens, JWTs), and `mcp-tasks` with $BROWSER set to a headless

@@ -43,9 +43,9 @@ function defaultsOf(description: string): { default?: string; env?: string } {
   return { ...(value !== undefined && { default: value }), ...(env !== undefined && { env }) };
 }
 
-/** The `mcp-tasks serve [options]` block of the README's CLI section. */
-function readmeServeFlags(readme: string): FlagTable {
-  const block = readme.split("\nmcp-tasks serve [options]\n")[1]?.split("\n\n")[0] ?? "";
+/** The `mcp-tasks serve [options]` block of the CLI guide (docs/cli.md). */
+function documentedServeFlags(guide: string): FlagTable {
+  const block = guide.split("\nmcp-tasks serve [options]\n")[1]?.split("\n\n")[0] ?? "";
   const table: FlagTable = new Map();
   for (const line of block.split("\n")) {
     const match = /^ {2}(--\S+(?: [<[][^>\]]+[>\]])?) {2,}(.*)$/.exec(line);
@@ -119,12 +119,12 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     expect(flat).toMatch(/--host <address> [^-]*\(default: "127\.0\.0\.1"\)/);
     expect(flat).toMatch(/--port <n> [^-]*\(default: 3000, env: PORT\)/);
     expect(flat).toMatch(/--store <spec> .*?\(default: "sqlite:mcp-tasks\.db"\)/);
-    // T-SEC-4 defaults, as the README's "Limits and defaults" lists them.
+    // T-SEC-4 defaults, as docs/limits.md lists them.
     expect(flat).toMatch(/--rate-limit <ops\/s> .*?\(default: 100\)/);
     expect(flat).toMatch(/--rate-burst <n> .*?\(default: 200\)/);
     expect(flat).toMatch(/--failed-lookups <n> .*?\(default: 20\)/);
     expect(flat).toMatch(/--bind <what> .*?\(choices: "owner", "session", default: "owner"\)/);
-    // The documented quota defaults (README "Limits and defaults").
+    // The documented quota defaults (docs/limits.md).
     expect(flat).toMatch(/--max-active-tasks <n> .*?\(default: 100\)/);
     expect(flat).toMatch(/--max-stored-tasks <n> .*?\(default: 10000\)/);
     expect(flat).toMatch(/--max-queued-inputs <n> .*?\(default: 16\)/);
@@ -135,10 +135,10 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     expect(top.stdout).toMatch(/\bserve\b/);
   });
 
-  it("lists the same flags, defaults and environment variables in serve --help as the README's CLI section", async () => {
+  it("lists the same flags, defaults and environment variables in serve --help as the CLI guide", async () => {
     const help = await runCli(["serve", "--help"]);
     expect(help.code).toBe(0);
-    const documented = readmeServeFlags(readFileSync(join(REPO_ROOT, "README.md"), "utf8"));
+    const documented = documentedServeFlags(readFileSync(join(REPO_ROOT, "docs", "cli.md"), "utf8"));
     const listed = helpFlags(help.stdout);
     listed.delete("--help");
     expect(documented.size).toBeGreaterThan(30);
@@ -153,7 +153,7 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
 
     const c = await connect(url);
     const { tools } = await c.client.listTools();
-    // The client declares no tasks capability, so it also sees the fallback's task tools (README "Hosts without tasks").
+    // The client declares no tasks capability, so it also sees the fallback's task tools (docs/hosts/README.md).
     expect(tools.map((t) => t.name).sort()).toEqual(["ask", "batch", "echo", "fail", "sample", "sleep", "steps", "task_cancel", "task_list", "task_result", "task_status", "throw"]);
     await c.close();
 
@@ -230,7 +230,7 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     const server = CliProcess.spawn(["serve", "--tools", "test/support/user-tools.ts", "--store", "memory", "--port", "0"]);
     const c = await connect(await server.url());
     const { tools } = await c.client.listTools();
-    // The fallback's task_* tools are listed too: this client declares no tasks (README "Hosts without tasks").
+    // The fallback's task_* tools are listed too: this client declares no tasks (docs/hosts/README.md).
     expect(tools.filter((t) => !t.name.startsWith("task_")).map((t) => [t.name, t.execution?.taskSupport])).toEqual([["render", "optional"]]);
     c.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "4K" } }));
     const created = await callToolAsTask(c.client, "render", { scene: "teapot" }, {}, { onprogress: () => {} });

@@ -1,5 +1,5 @@
 /**
- * SIGTERM drains `mcp-tasks serve --demo` on a SQLite file (issue 14, part 2), in real processes
+ * SIGTERM drains `mcp-tasks serve --demo` on a SQLite file, in real processes
  * with the SDK client over HTTP: a task that ends within the grace period completes; one that does
  * not is handed back — left active in the file, never failed — and the next start takes it over;
  * while draining, new tasks are refused with -32003 and /readyz says "draining"; a second signal

@@ -1,4 +1,4 @@
-/** `mcp-tasks serve` logs readable lines on a terminal and JSON lines otherwise (issue 11 part 3). */
+/** `mcp-tasks serve` logs readable lines on a terminal and JSON lines otherwise. */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, CliProcess, killAll, REPO_ROOT } from "../support/cli-process.js";
 import { hasTmux, shellQuote, TmuxTerminal } from "../support/tmux.js";

@@ -9,9 +9,9 @@ afterEach(async () => {
   await killAll();
 });
 
-/** The flags (name and argument placeholder) of a README block that starts with `heading`. */
-function readmeFlags(readme: string, heading: string): Set<string> {
-  const block = readme.split(`\n${heading}`)[1]?.split("\n\n")[0] ?? "";
+/** The flags (name and argument placeholder) of a docs/cli.md block that starts with `heading`. */
+function documentedFlags(guide: string, heading: string): Set<string> {
+  const block = guide.split(`\n${heading}`)[1]?.split("\n\n")[0] ?? "";
   const flags = new Set<string>();
   for (const line of block.split("\n")) {
     const match = /^ {2}(--\S+(?: [<[][^>\]]+[>\]])?) {2,}/.exec(line);
@@ -21,12 +21,12 @@ function readmeFlags(readme: string, heading: string): Set<string> {
 }
 
 describe("mcp-tasks gateway (CLI)", { timeout: 60_000 }, () => {
-  it("documents every flag of gateway --help in the README's CLI section (its own block, or serve's)", async () => {
+  it("documents every flag of gateway --help in the CLI guide (its own block, or serve's)", async () => {
     const help = await runCli(["gateway", "--help"]);
     expect(help.code).toBe(0);
     const shown = [...help.stdout.matchAll(/^ {2}(?:-\w, )?(--[\w-]+(?: [<[][^>\]]+[>\]])?)/gm)].map((m) => m[1] as string).filter((f) => f !== "--help");
-    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
-    const documented = new Set([...readmeFlags(readme, "mcp-tasks serve [options]"), ...readmeFlags(readme, "mcp-tasks gateway (")]);
+    const guide = readFileSync(join(REPO_ROOT, "docs", "cli.md"), "utf8");
+    const documented = new Set([...documentedFlags(guide, "mcp-tasks serve [options]"), ...documentedFlags(guide, "mcp-tasks gateway (")]);
     expect(shown.filter((flag) => !documented.has(flag))).toEqual([]);
     expect(shown).toEqual(expect.arrayContaining(["--upstream-stdio <command>", "--upstream-url <url>", "--upstream-header <header>", "--config <file>"]));
   });

@@ -1,5 +1,5 @@
 /**
- * Retry on upstream crash (issue #15): kill -9 of the real server-everything mid-call. A tool
+ * Retry on upstream crash: kill -9 of the real server-everything mid-call. A tool
  * configured with recovery "retry" has its call re-sent to the restarted upstream (bounded by
  * `retries`); one without fails (gateway-everything.test.ts); a blanket `defaults` recovery never
  * re-sends a tool the upstream does not declare safe to repeat.

@@ -1,5 +1,5 @@
 /**
- * `--upstream-per-principal` (issue #15 part 3): two bearer principals, alice and mallory, in front
+ * `--upstream-per-principal`: two bearer principals, alice and mallory, in front
  * of a real server-everything over stdio. Each gets a process of their own (distinct pids), their
  * elicitations asked at the same time each reach their owner only (T-SEC-1, T-INPUT), a process
  * without calls is ended after --upstream-idle, and at --upstream-max-processes a busy pool refuses

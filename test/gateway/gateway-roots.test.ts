@@ -1,5 +1,5 @@
 /**
- * Roots through the gateway (issue #15): an upstream's `roots/list` during a task-run call becomes
+ * Roots through the gateway: an upstream's `roots/list` during a task-run call becomes
  * the task's question to the requestor (T-INPUT; both eras allow it, X-UPD-1 names roots/list), and
  * is otherwise answered from the gateway's own `--root` flags / config `roots` — which is what
  * server-filesystem, asking at initialization, sees as its allowed directories.

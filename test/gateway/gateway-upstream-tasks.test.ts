@@ -1,5 +1,5 @@
 /**
- * An upstream that is itself a task server (issue #15): our own `mcp-tasks serve --demo` on a
+ * An upstream that is itself a task server: our own `mcp-tasks serve --demo` on a
  * SQLite file of its own over HTTP. Its task-capable tools are called task-augmented (T-NEW) and
  * the gateway follows the upstream task (tasks/get, tasks/result: T-GET, T-RES); the upstream
  * task's question reaches the requestor (T-INPUT); a cancel becomes tasks/cancel upstream

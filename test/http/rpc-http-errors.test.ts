@@ -1,6 +1,6 @@
 /**
  * The one table from JSON-RPC error to HTTP status (src/http/rpc-http-errors.ts), against what
- * the README's Errors and Limits tables document (and Streamable HTTP / RFC 6750 require).
+ * docs/errors.md and docs/limits.md document (and Streamable HTTP / RFC 6750 require).
  */
 import { describe, expect, it } from "vitest";
 import { RpcCode, TaskError, type TaskErrorKind } from "../../src/core/errors.js";

@@ -1,6 +1,6 @@
 /**
  * The official tasks-extension requestor, @modelcontextprotocol/ext-tasks 0.2.2 on
- * @modelcontextprotocol/client 2.x (issue 12, Proof), drives `npm run conformance-server` — a real
+ * @modelcontextprotocol/client 2.x, drives `npm run conformance-server` — a real
  * process, the fixture tools of Appendix B, on a real SQLite file — under 2026-07-28.
  */
 import { spawn, type ChildProcess } from "node:child_process";

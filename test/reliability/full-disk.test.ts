@@ -1,5 +1,5 @@
 /**
- * Reliability (issue 14, item 6): the disk under the SQLite file fills up under load. Requests
+ * Reliability: the disk under the SQLite file fills up under load. Requests
  * that need to write are refused with a JSON-RPC error whose message names the condition, the
  * log says what happened, the process keeps running, and once space is back it serves again;
  * no acknowledged task is lost or left stuck.

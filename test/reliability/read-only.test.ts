@@ -1,5 +1,5 @@
 /**
- * Reliability (issue 14, item 6): the SQLite file's filesystem is read-only (a read-only
+ * Reliability: the SQLite file's filesystem is read-only (a read-only
  * remount; as root, chmod 444 would not stop the writes). A server refuses to start on it with a
  * message naming the file and the condition, rather than SQLite's bare "unable to open database
  * file"; once the filesystem is writable again the next start serves every acknowledged task.

@@ -1,5 +1,5 @@
 /**
- * Reliability (issue 14, item 6), the short soak: 20 s of steady load on SQLite with the server's
+ * Reliability, the short soak: 20 s of steady load on SQLite with the server's
  * RSS sampled every 5 s (after a warm-up, so the first sample is not the empty process). Every
  * acknowledged task ends right, and RSS stays under a bound. Flatness (the second half's peak
  * against the first's) needs minutes to mean anything — RSS swings by tens of MiB between
@@ -30,7 +30,7 @@ describe("reliability: a short soak on SQLite", { timeout: 120_000 }, () => {
 
     expect(summary.samples.length).toBeGreaterThanOrEqual(5);
     console.log(`soak: ${describeRss(summary, 5_000)}`);
-    // Measured under twice this load for 25 minutes (README "Reliability"): RSS swings within
+    // Measured under twice this load for 25 minutes (docs/reliability.md): RSS swings within
     // 160–265 MiB and does not climb. 400 MiB leaves room for a collection that is late on a
     // loaded machine, and is crossed by a retention of ~10 KiB per request over these 20 s.
     expect(summary.max, `max RSS ${mib(summary.max)}`).toBeLessThan(RSS_BOUND);

@@ -1,5 +1,5 @@
 /**
- * Reliability (issue 14, item 6): kill -9 of the SQLite server under concurrent load, once, then a
+ * Reliability: kill -9 of the SQLite server under concurrent load, once, then a
  * restart. Every task whose CreateTaskResult reached the client is known afterwards and terminal
  * with the result its arguments imply — `steps` (recovery "resume") completes from its
  * checkpoints, `sleep` (no recovery) is failed with a message saying the server stopped. The

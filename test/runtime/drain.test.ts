@@ -1,5 +1,5 @@
 /**
- * Draining an engine (issue 14, part 2): new tasks are refused with a retryable error, running
+ * Draining an engine: new tasks are refused with a retryable error, running
  * handlers get the grace period, and what still runs at its end is handed back — left active on
  * a single node (for the next start's recovery), queued again for another worker in a cluster —
  * never failed. Real stores: a SQLite file, and PostgreSQL for the cluster case.

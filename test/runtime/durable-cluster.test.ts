@@ -1,5 +1,5 @@
 /**
- * Durable execution in cluster mode (README "Durable execution"): a worker SIGKILLed in the
+ * Durable execution in cluster mode (docs/durable-execution.md): a worker SIGKILLed in the
  * middle of a `steps` task loses its lease; the reaper re-queues the task (recovery "resume") and
  * the other worker resumes it from its checkpoints in PostgreSQL. Real processes on a fresh
  * schema, short leases so the test is quick.

@@ -1,5 +1,5 @@
 /**
- * Durable execution across real processes (README "Durable execution"): `mcp-tasks serve --demo`
+ * Durable execution across real processes (docs/durable-execution.md): `mcp-tasks serve --demo`
  * on one SQLite file, killed with SIGKILL in the middle of a task and started again on the same
  * file, with the official SDK client over HTTP as the requestor.
  */

@@ -1,5 +1,5 @@
 /**
- * Durable execution in the engine (README "Durable execution"): a run interrupted by a shutdown
+ * Durable execution in the engine (docs/durable-execution.md): a run interrupted by a shutdown
  * is resumed by the next engine on the same SQLite file, with its checkpoints and the requestor's
  * stored answers replayed. Each test stops one engine mid-run and starts another on the file.
  */

@@ -1,5 +1,5 @@
 /**
- * The fallback for hosts without tasks (README "Hosts without tasks", issue #15) on an SDK
+ * The fallback for hosts without tasks (docs/hosts/README.md) on an SDK
  * McpServer given tasks with withTasks: the real SDK McpServer over its own
  * StreamableHTTPServerTransport (fixtures/http-server.ts), a real SQLite file, and a plain SDK
  * Client that declares no task support. A marked tool's plain call runs as a task answered inline

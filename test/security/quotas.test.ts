@@ -1,5 +1,5 @@
 /**
- * Quotas (issue #4, T-TTL-7) through the real MCP path: stored tasks per owner, queued input
+ * Quotas through the real MCP path: stored tasks per owner, queued input
  * requests per task, result size. Each refusal answers with its documented code, message and data,
  * and nothing already accepted is lost.
  */

@@ -85,7 +85,7 @@ describe("the web view API with another principal's token (T-SEC-3)", () => {
       for (const mark of aliceMarks(victim)) expect(page.text).not.toContain(mark);
       const ids = (page.json["tasks"] as { id: string }[]).map((t) => t.id);
       expect(ids.every((id) => id === own)).toBe(true);
-      // The counts follow the filters (issue 11): her one sleep task, or nothing for a tool she never called.
+      // The counts follow the filters: her one sleep task, or nothing for a tool she never called.
       const completed = query === "?tool=ask" ? 0 : 1;
       expect(page.json["counts"]).toEqual({ working: 0, input_required: 0, completed, failed: 0, cancelled: 0 });
     }

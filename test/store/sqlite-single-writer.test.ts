@@ -1,5 +1,5 @@
 /**
- * One writer per SQLite file (issue 14, part 3): a second server on a file another one runs
+ * One writer per SQLite file: a second server on a file another one runs
  * tasks from refuses to start — exit code 7 and a message naming the file from the CLI, a
  * StoreInUseError from the library — and touches none of the first one's tasks. The lock dies
  * with its process: after kill -9 the next server starts. Readers of the file are not locked out.

@@ -1,6 +1,6 @@
 /**
- * A user's tools module, as `mcp-tasks serve --tools MODULE` loads it: the shape of the issue's
- * "What a user writes" example. Used by the CLI end-to-end test.
+ * A user's tools module, as `mcp-tasks serve --tools MODULE` loads it: a default export taking
+ * the app. Used by the CLI end-to-end test.
  */
 import { z } from "zod";
 import type { TaskServer } from "../../src/mcp/task-server.js";

@@ -1,9 +1,9 @@
 /**
- * The web view in a real headless Chromium (issue 5 "Proof"): tasks started by an SDK client
+ * The web view in a real headless Chromium: tasks started by an SDK client
  * appear live, with progress and input_required; the page cancels a task; the client answers an
  * input request and the page sees the task complete; the page answers a question itself, re-runs
  * a task, cancels several, follows a deep link, filters with counts that follow, and holds its
- * layout at 900 and 1400 px (issue 11). Screenshots go to artifacts/ (gitignored);
+ * layout at 900 and 1400 px. Screenshots go to artifacts/ (gitignored);
  * UPDATE_DOCS_SCREENSHOT=1 also writes docs/web-view.png and docs/screenshots/*.png for the README.
  */
 import { join } from "node:path";

@@ -27,7 +27,7 @@ export interface WaitingCall {
 }
 
 /**
- * A fallback call (README "Hosts without tasks"): the tool already runs as `task`; waits up to
+ * A fallback call (docs/hosts/README.md): the tool already runs as `task`; waits up to
  * `backgroundAfterMs` for it. Ended by then: the answer a plain call of the tool would have had
  * (its CallToolResult, or its JSON-RPC error replayed). Still running, or asking a question: a
  * CallToolResult saying the work goes on in the background, with the task id to poll. A question

@@ -11,7 +11,7 @@ import type { RegisteredTool } from "../tool-definition.js";
 import { endedAnswer } from "./background-call.js";
 import { statusAnswer, taskSummary } from "./task-summary.js";
 
-/** The task operations as tools, for clients that declared no task support (README "Hosts without tasks"). */
+/** The task operations as tools, for clients that declared no task support (docs/hosts/README.md). */
 export const TASK_TOOLS = ["task_status", "task_result", "task_cancel", "task_list"] as const;
 export type TaskToolName = (typeof TASK_TOOLS)[number];
 

@@ -16,7 +16,7 @@ import { usesFallback } from "../fallback/fallback-client.js";
 import { answerWithin } from "../fallback/background-call.js";
 import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
 
-/** Deepest nesting of arrays and objects accepted in tools/call `arguments` (README "Limits and defaults"). */
+/** Deepest nesting of arrays and objects accepted in tools/call `arguments` (docs/limits.md). */
 export const MAX_ARGUMENT_DEPTH = 100;
 
 interface CallRequest {
@@ -147,7 +147,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
 }
 
 /**
- * A plain call from a client without task support (README "Hosts without tasks"): our `task_*`
+ * A plain call from a client without task support (docs/hosts/README.md): our `task_*`
  * tools, and a task-capable tool run as a task answered within `backgroundAfterMs` or in the
  * background; undefined for a call the ordinary path serves (a forbidden tool runs plainly).
  */

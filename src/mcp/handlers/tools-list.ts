@@ -17,7 +17,7 @@ export function toolsList(session: SessionContext): { tools: Tool[] } {
       ...(session.config.tasks && { execution: { taskSupport: tool.definition.taskSupport ?? "forbidden" } }),
     });
   }
-  // README "Hosts without tasks": the task operations as tools, for clients that cannot call them as methods.
+  // docs/hosts/README.md: the task operations as tools, for clients that cannot call them as methods.
   if (fallback) {
     tools.push(...taskToolsBeside(session.tools).map((tool) => ({ ...tool, execution: { taskSupport: "forbidden" as const } })));
   }

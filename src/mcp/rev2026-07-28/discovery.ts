@@ -36,8 +36,8 @@ export function discover({ config, features }: StatelessHost): Record<string, un
 
 /**
  * `tools/list`: no `execution.taskSupport` under 2026-07-28 (X-LEG-6): the server decides (X-CAP-4).
- * A request without the extension also lists the fallback's `task_*` tools (README "Hosts without
- * tasks"); the answer then depends on the envelope, so its cache scope is the caller's.
+ * A request without the extension also lists the fallback's `task_*` tools (docs/hosts/README.md);
+ * the answer then depends on the envelope, so its cache scope is the caller's.
  */
 export function toolsList({ tools, config }: StatelessHost, envelope: Envelope): Record<string, unknown> {
   const listed = [...tools.values()].map(describeTool);

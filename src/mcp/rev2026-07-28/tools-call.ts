@@ -30,7 +30,7 @@ import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
  *   answered with the CreateTaskResult. Either way the work ran as a durable task.
  *
  * A client that did not declare the extension gets the fallback for hosts without tasks instead,
- * unless it is switched off (README "Hosts without tasks"): our `task_*` tools, and an `optional`
+ * unless it is switched off (docs/hosts/README.md): our `task_*` tools, and an `optional`
  * or `required` tool run as a task answered within `backgroundAfterMs`, or else with a plain
  * CallToolResult giving its task id — core behaviour, as X-CAP-10 allows, never a CreateTaskResult
  * (X-CAP-5), so X-CAP-6's -32021 is not needed.

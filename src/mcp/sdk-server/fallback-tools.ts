@@ -7,8 +7,9 @@ import type { RegisteredTool } from "../tool-definition.js";
 import { registeredToolsOf } from "./sdk-internals.js";
 
 /**
- * Whether the client of `mcpServer` gets the fallback for hosts without tasks (README "Hosts
- * without tasks"), as a TaskServer session decides it: the client declared no `capabilities.tasks`.
+ * Whether the client of `mcpServer` gets the fallback for hosts without tasks
+ * (docs/hosts/README.md), as a TaskServer session decides it: the client declared no
+ * `capabilities.tasks`.
  */
 export function servesFallback(mcpServer: McpServer, config: Pick<TaskServerConfig, "tasks" | "backgroundAfterMs">): boolean {
   return usesFallback(config, mcpServer.server.getClientCapabilities()?.tasks !== undefined);

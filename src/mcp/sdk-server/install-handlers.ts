@@ -78,7 +78,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
       const task = marked.has(tool.name) ? host.tools.get(tool.name) : undefined;
       return task ? { ...tool, execution: { ...tool.execution, taskSupport: task.definition.taskSupport ?? "forbidden" } } : tool;
     });
-    // README "Hosts without tasks": the task operations as tools, for a client that declared no tasks.
+    // docs/hosts/README.md: the task operations as tools, for a client that declared no tasks.
     if (servesFallback(mcpServer, config)) tools.push(...fallbackTaskTools(mcpServer, host.tools));
     return { ...listed, tools };
   });
@@ -129,7 +129,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
   return detach;
 }
 
-/** Our handlers' errors as the README's Errors table says: a JSON-RPC error as thrown, anything else -32603 with details only in the log (T-ERR-4). */
+/** Our handlers' errors as the errors table (docs/errors.md) says: a JSON-RPC error as thrown, anything else -32603 with details only in the log (T-ERR-4). */
 async function answered<T>(engine: TaskEngine, method: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();

@@ -4,7 +4,7 @@ import type { SdkToolTasks } from "./sdk-tool.js";
 /**
  * Options of {@link withTasks} / {@link createSdkTasks}: TaskServer's engine options, its fallback
  * for hosts without tasks (`backgroundAfterMs`, null for off; `fallbackRequired`; `taskResultWaitMs`;
- * `keepAliveMs`: same defaults, README "Hosts without tasks"), and which tools become task-capable.
+ * `keepAliveMs`: same defaults, docs/hosts/README.md), and which tools become task-capable.
  */
 export interface SdkTasksOptions
   extends Pick<

@@ -6,7 +6,7 @@ import type { Logger } from "../../core/logger.js";
 import type { TaskExecution } from "../task-execution.js";
 import { IntervalLoop } from "../upkeep/interval-loop.js";
 
-/** Options of a {@link WorkerPool}; defaults are listed in the README's deployment section. */
+/** Options of the cluster worker pool (`--workers`, `--lease-ms`); defaults are listed in docs/deployment.md. */
 export interface WorkerPoolOptions {
   /** Unique per process: leases are held in its name. */
   workerId: string;

@@ -22,7 +22,7 @@ export const HANDED_BACK_RERUN_MESSAGE = "Re-run after the server that was runni
 
 /**
  * At start, every non-terminal task in a single-node store belongs to a process that stopped with
- * it running. Such a task never stays stuck (README "Durable execution"). One that process's drain
+ * it running. Such a task never stays stuck (docs/durable-execution.md). One that process's drain
  * handed back (an orderly stop: the handler was aborted, nothing of it half-written) is re-run
  * whatever its tool's recovery, its checkpoints and questions kept — as a cluster's other worker
  * re-runs what a draining worker hands back. One left by a crash follows its tool's recovery:

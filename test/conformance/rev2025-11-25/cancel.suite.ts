@@ -26,7 +26,7 @@ export function cancelSuite(path: ConformancePath): void {
   const streaming = on(path, STREAMING);
   let fx: ConformanceFixture | undefined;
 
-  /** tasks/result of a cancelled task: -32800 (documented in src/core/errors.ts and the README). */
+  /** tasks/result of a cancelled task: -32800 (documented in src/core/errors.ts and docs/errors.md). */
   const TASK_CANCELLED = -32800;
 
   describe("T-CANCEL: cancellation", () => {

@@ -1,7 +1,7 @@
 /**
  * Both eras on one endpoint, one engine, one store: a 2025-11-25 session and stateless 2026-07-28
  * requests side by side, the same owner binding (X-SEC-2, T-SEC-1), and each era serving the
- * other's tasks (the decision in the README's "Protocol eras").
+ * other's tasks (the decision in docs/protocol-eras.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";

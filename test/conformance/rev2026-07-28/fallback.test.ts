@@ -1,5 +1,5 @@
 /**
- * The fallback for hosts without tasks under 2026-07-28 (README "Hosts without tasks"): stateless
+ * The fallback for hosts without tasks under 2026-07-28 (docs/hosts/README.md): stateless
  * requests whose envelope lacks the tasks extension get plain CallToolResults (core behaviour,
  * X-CAP-10) and the task_* tools; a declaring client sees none of it.
  */

@@ -1,5 +1,5 @@
 /**
- * When a 2026-07-28 tools/call becomes a task (issue 12 §3, X-CAP-4): the server decides, by the
+ * When a 2026-07-28 tools/call becomes a task: the server decides, by the
  * tool's taskSupport, the client's declaration on this request, and how soon an optional tool ends.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

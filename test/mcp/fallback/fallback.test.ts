@@ -1,5 +1,5 @@
 /**
- * The fallback for hosts without tasks (README "Hosts without tasks"), 2025-11-25 sessions: a real
+ * The fallback for hosts without tasks (docs/hosts/README.md), 2025-11-25 sessions: a real
  * SDK Client that declares no `tasks` capability, over the in-memory transport and real HTTP.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -48,7 +48,7 @@ export function isTerminalStatus(status: WireTask["status"]): boolean {
 
 /**
  * A task on the other side of a connection: poll it, follow its status, wait for its result,
- * cancel it. Works over any {@link TaskPeer}, so the same code serves a client waiting on a
+ * cancel it. Works over any `TaskPeer`, so the same code serves a client waiting on a
  * server's tool task and a server waiting on a client's elicitation task.
  *
  * - Polling honours the receiver's `pollInterval` (T-GET-2, T-TTL-6) and notifications only
