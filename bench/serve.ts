@@ -36,6 +36,7 @@ const HELP = `Usage: npm run bench:serve -- [flags]
   --wake-lanes N     tasks/result waiters at once (default 50)
   --wake-sleep-ms MS how long each wake-up sample's task works (default 50)
   --wake-duration S  seconds of wake-up samples (default 6)
+  --profile DIR      run our server under --cpu-prof, its profile written to DIR when it stops
   --build            run \`npm run build\` first (default: only when dist/ is missing)
   --help`;
 
@@ -49,6 +50,7 @@ const { values: flags } = parseArgs({
     "wake-sleep-ms": { type: "string", default: "50" },
     "wake-duration": { type: "string", default: "6" },
     build: { type: "boolean", default: false },
+    profile: { type: "string" },
     help: { type: "boolean", default: false },
   },
 });
@@ -159,7 +161,7 @@ async function main(): Promise<void> {
   try {
     const ours = await startServer(
       "mcp-tasks serve",
-      [process.execPath, "bin/mcp-tasks.js", "serve", "--demo", "--port", "0", "--store", `sqlite:${join(dir, "bench.db")}`, ...NO_CALLER_LIMITS, ...TASK_AT_ONCE],
+      [process.execPath, ...(flags.profile ? ["--cpu-prof", "--cpu-prof-dir", flags.profile] : []), "bin/mcp-tasks.js", "serve", "--demo", "--port", "0", "--store", `sqlite:${join(dir, "bench.db")}`, ...NO_CALLER_LIMITS, ...TASK_AT_ONCE],
       join(dir, "serve.log"),
     );
     servers.push(ours);
@@ -215,7 +217,14 @@ async function main(): Promise<void> {
     console.log(`load avg at the end: ${machine().load}`);
   } finally {
     await Promise.all(loads.map((load) => load.close().catch(() => {})));
-    for (const server of servers) server.process.kill("SIGKILL");
+    // A profiled server stops in order (SIGTERM drains, then node writes the profile); the rest die.
+    await Promise.all(
+      servers.map(async (server) => {
+        const gone = new Promise((resolve) => server.process.once("exit", resolve));
+        server.process.kill(flags.profile && server.name === "mcp-tasks serve" ? "SIGTERM" : "SIGKILL");
+        await gone;
+      }),
+    );
     rmSync(dir, { recursive: true, force: true });
   }
 }
