@@ -11,9 +11,9 @@ export const DEFAULT_OPERATION_RATE: RateLimit = { perSecond: 100, burst: 200 };
 
 /** The per-caller limits of T-SEC-4, each on by default, each switched off with "off". */
 export interface CallerLimitOptions {
-  /** Task operations (create, get, result, list, cancel) per caller. Default {@link DEFAULT_OPERATION_RATE}. */
+  /** Task operations (create, get, result, list, cancel) per caller. Default 100 per second with bursts of 200. */
   rateLimit?: RateLimit | "off";
-  /** Failed lookups per owner and per address, then a cool-down. Default {@link DEFAULT_FAILED_LOOKUP_LIMIT}. */
+  /** Failed lookups per owner and per address, then a cool-down. Default 20 per owner and 100 per address a minute, then a 60 s cool-down. */
   failedLookups?: Partial<FailedLookupLimit> | "off";
 }
 
