@@ -7,7 +7,7 @@ import { stateDir } from "./state-dir.js";
 import { renderTable } from "./table.js";
 import { connectTarget, type Target } from "./target.js";
 import { terminalHandlers } from "./terminal/interactive.js";
-import { summaryOf, taskSupportOf } from "./tool-list.js";
+import { summaryOf, taskSupportShown } from "./tool-list.js";
 
 /** `mcp-tasks tools list <target>`: what can be called, and how (T-TOOL-2 taskSupport). */
 export function toolsCommand(): Command {
@@ -41,10 +41,12 @@ async function list(target: Target, out: Output): Promise<number> {
   }
   try {
     const tools = await connection.tasks.listTools();
-    const protocol = connection.tasks.protocol;
-    if (out.json) out.stdout.write(`${JSON.stringify({ tools })}\n`);
+    const tasks = connection.tasks;
+    const support = await Promise.all(tools.map((t) => taskSupportShown(tasks, t)));
+    // --json: the tools as listed, each with the task support read from the era's wire (`taskSupport`).
+    if (out.json) out.stdout.write(`${JSON.stringify({ tools: tools.map((t, i) => ({ ...t, taskSupport: support[i] })) })}\n`);
     else if (tools.length === 0) out.stderr.write("no tools\n");
-    else out.stdout.write(renderTable(["name", "taskSupport", "description"], tools.map((t) => [t.name, taskSupportOf(t, protocol), summaryOf(t)])));
+    else out.stdout.write(renderTable(["name", "taskSupport", "description"], tools.map((t, i) => [t.name, support[i] ?? "", summaryOf(t)])));
     return ExitCode.Ok;
   } catch (error) {
     printError(out, error);

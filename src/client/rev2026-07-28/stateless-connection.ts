@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
+import { connectionCause } from "../connection-cause.js";
 import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/rev2026-07-28/wire.js";
 
 /** Who a stateless requestor is and how it reaches the server. */
@@ -87,7 +88,7 @@ export class StatelessConnection {
       response = await (this.options.fetch ?? fetch)(this.url, { method: "POST", headers, body, ...(options.signal !== undefined && { signal: options.signal }) });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      throw new ConnectionError(error instanceof Error ? error.message : String(error), RpcCode.ConnectionClosed, error);
+      throw new ConnectionError(`Cannot connect to ${this.url.href}: ${connectionCause(this.url.href, error)}`, RpcCode.ConnectionClosed, error);
     }
     if (response.status === 401 || response.status === 403) {
       await response.body?.cancel().catch(() => {});
@@ -141,7 +142,7 @@ export class StatelessConnection {
       }
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      throw new ConnectionError(`The answer stream broke off: ${error instanceof Error ? error.message : String(error)}`, RpcCode.ConnectionClosed, error);
+      throw new ConnectionError(`The connection to ${this.url.host} broke off before the answer: ${connectionCause(this.url.href, error)}`, RpcCode.ConnectionClosed, error);
     } finally {
       reader.releaseLock();
       await response.body?.cancel().catch(() => {});
