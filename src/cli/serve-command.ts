@@ -49,7 +49,7 @@ export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, Run
 export function serveCommand(): Command {
   const command = serverOptions(new Command("serve").description(COMMAND_SUMMARIES.serve.description), (c) =>
     c
-      .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch)")
+      .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch, steps)")
       .option("--tools <module>", "load tools from a module exporting default (app) => void"),
   );
   return withServeAction(command, (opts) => {
