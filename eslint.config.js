@@ -10,10 +10,23 @@ const WIRE_STRINGS = [
   ["^(tools|sampling|elicitation)\\x2F", "a tools/sampling/elicitation method name"],
 ];
 
-function wireStringSelectors() {
-  return WIRE_STRINGS.flatMap(([pattern, what]) => [
-    { selector: `Literal[value=/${pattern}/]`, message: `${what} is a wire string: it belongs in src/mcp (the era binding), not below it` },
-    { selector: `TemplateElement[value.raw=/${pattern}/]`, message: `${what} is a wire string: it belongs in src/mcp (the era binding), not below it` },
+/**
+ * The wire strings of the task eras, which the requestor side (src/client outside its era folders,
+ * src/cli) must not spell: they belong to an era folder (src/client/rev…, src/mcp/rev…). Core MCP
+ * names (tools/list, notifications/progress) are the same in every era and stay allowed there.
+ */
+const TASK_WIRE_STRINGS = [
+  ["^tasks\\x2F", "a tasks/* method name"],
+  ["^notifications\\x2Ftasks", "a task notification name"],
+  ["io\\.modelcontextprotocol\\x2F", "an io.modelcontextprotocol/ _meta key"],
+  ["^mcp-tasks\\x2F", "one of our own _meta keys"],
+  ["^resultType$", "the resultType field"],
+];
+
+function wireStringSelectors(strings = WIRE_STRINGS, where = "src/mcp (the era binding), not below it") {
+  return strings.flatMap(([pattern, what]) => [
+    { selector: `Literal[value=/${pattern}/]`, message: `${what} is a wire string: it belongs in ${where}` },
+    { selector: `TemplateElement[value.raw=/${pattern}/]`, message: `${what} is a wire string: it belongs in ${where}` },
   ]);
 }
 
@@ -36,6 +49,15 @@ export default tseslint.config(
     files: ["src/core/**/*.ts", "src/store/**/*.ts", "src/events/**/*.ts", "src/runtime/**/*.ts"],
     rules: {
       "no-restricted-syntax": ["error", ...wireStringSelectors()],
+    },
+  },
+  {
+    // The requestor side speaks through its era registry (src/client/requestor-eras.ts) and each
+    // era's features: a task-era wire string outside src/client/rev… would tie it to one era.
+    files: ["src/client/**/*.ts", "src/cli/**/*.ts"],
+    ignores: ["src/client/rev*/**"],
+    rules: {
+      "no-restricted-syntax": ["error", ...wireStringSelectors(TASK_WIRE_STRINGS, "an era folder (src/client/rev…, src/mcp/rev…), not in the requestor's era-neutral code")],
     },
   },
   {
