@@ -49,7 +49,7 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
   }
   const out: Output = { json: opts.json === true, stdout: process.stdout, stderr: process.stderr };
   const view = isInteractive() && !opts.detach ? new ProgressView(process.stderr) : null;
-  const handlers = terminalHandlers(view, opts.answer);
+  const handlers = terminalHandlers(view, opts.answer, targetArgs(parsed.target));
   let connection;
   try {
     connection = await connectTarget(parsed.target, handlers, stateDir());

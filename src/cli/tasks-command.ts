@@ -73,7 +73,7 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
   if (op === "list") return await list(target, out, { ...(opts.status !== undefined && { status: opts.status }), ...(opts.limit !== undefined && { limit: opts.limit }) });
   const id = taskId as string;
   const view = op === "result" && isInteractive() ? new ProgressView(process.stderr) : null;
-  const handlers = terminalHandlers(view, opts.answer);
+  const handlers = terminalHandlers(view, opts.answer, targetArgs(target));
   let connection: Connection;
   try {
     connection = await connectTarget(target, handlers, stateDir(), { taskId: id });

@@ -22,11 +22,17 @@ interface Era {
   quickTaskCall: "task" | "inline";
   /** Where `tasks list` reads from. */
   listSource: "server" | "journal";
+  /**
+   * Whether a question left open by a run that exited is asked again at once by a later run.
+   * 2025-11-25 puts it on the first run's `tasks/result` stream, and our server hands it to another
+   * stream only once that delivery fails, which it does not notice when the requestor just exits.
+   */
+  reasksOpenQuestion: boolean;
 }
 
 const ERAS: readonly Era[] = [
-  { name: "2025-11-25", protocol: "2025-11-25", quickTaskCall: "task", listSource: "server" },
-  { name: "2026-07-28", protocol: "auto", quickTaskCall: "inline", listSource: "journal" },
+  { name: "2025-11-25", protocol: "2025-11-25", quickTaskCall: "task", listSource: "server", reasksOpenQuestion: false },
+  { name: "2026-07-28", protocol: "auto", quickTaskCall: "inline", listSource: "journal", reasksOpenQuestion: true },
 ];
 
 const json = (stdout: string): Record<string, unknown> => JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
@@ -174,6 +180,26 @@ describe.each(ERAS)("mcp-tasks requestor commands under $name", (era) => {
       expect(table.stderr).toContain(`mcp-tasks tasks list ${server.url} --protocol 2025-11-25`);
     } else expect(table.stderr).not.toContain("journal");
     await cli(["tasks", "cancel", server.url, id], { state: dirState });
+  });
+
+  it("an --answer that does not fit the question's schema is not sent: exit 2 naming the field, and the question stays open for a later --answer", { timeout: 60_000 }, async () => {
+    const dirState = state();
+    const run = await cli(["call", server.url, "ask", '{"question":"Name?"}', "--task", "--answer", '{"answer":5}'], { state: dirState });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain('does not fit the question "Name?": Invalid field "answer": expected a string');
+    const id = /mcp-tasks tasks result \S+ ([0-9a-f-]{36}) --answer/.exec(run.stderr)?.[1];
+    expect(id, run.stderr).toBeDefined();
+    expect(json((await cli(["tasks", "get", server.url, id as string, "--json"], { state: dirState })).stdout)).toMatchObject({ status: "input_required" });
+    if (!era.reasksOpenQuestion) {
+      await cli(["tasks", "cancel", server.url, id as string], { state: dirState });
+      return;
+    }
+    const missing = await cli(["tasks", "result", server.url, id as string, "--answer", "{}"], { state: dirState });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('Missing required field "answer"');
+    const answered = await cli(["tasks", "result", server.url, id as string, "--answer", '{"answer":"Ada"}', "--json"], { state: dirState });
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(json(answered.stdout)).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "answer: Ada" }] } });
   });
 
   it("shows the task's progress on the bar in a terminal (T-PROG-1; 2026-07-28: from tasks/get)", { timeout: 40_000 }, async () => {
