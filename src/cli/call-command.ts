@@ -4,7 +4,7 @@ import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
 import { reattachTo } from "./reattach.js";
 import { printError, printOutcome, type Output } from "./output.js";
-import { requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
+import { positionalArguments, requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
 import { stateDir } from "./state-dir.js";
 import { closest } from "./edit-distance.js";
 import { connectTarget, type Connection } from "./target.js";
@@ -23,16 +23,21 @@ export function callCommand(): Command {
   const command: Command = requestorCommand("call")
     .description(COMMAND_SUMMARIES.call.description)
     .usage("<target> <tool> [json-args] [options]\n       mcp-tasks call --stdio <command> <tool> [json-args] [options]")
-    .argument("[positionals...]", "<target> <tool> [json-args]; without <target> under --stdio")
     .option("--task", "call as a task (refused if the server or the tool does not allow it)")
     .option("--no-task", "call plainly (refused if the tool requires a task)")
     .option("--ttl <ms>", "requested task ttl in ms", nonNegativeInt)
     .option("--detach", "print the task id and exit; collect it later with `mcp-tasks tasks result`")
-    .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order)", answerObject)
-    .action(async (positionals: string[], opts: CallOptions) => {
+    .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order; checked against the question's schema)", answerObject);
+  return positionalArguments(
+    command,
+    [
+      ["tool", "the tool to call"],
+      ["json-args", "its arguments, a JSON object (default {})"],
+    ],
+    async (positionals, opts: CallOptions) => {
       process.exitCode = await runCall(command, positionals, opts);
-    });
-  return command;
+    },
+  );
 }
 
 async function runCall(command: Command, positionals: string[], opts: CallOptions): Promise<number> {

@@ -2,7 +2,7 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
 import { AuthenticationError } from "./authentication-error.js";
-import { connectionCause } from "../client/connection-cause.js";
+import { connectionCause, notFoundCause } from "../client/connection-cause.js";
 
 /**
  * Why connecting to `url` failed, in words: Node's fetch (undici) rejects with a bare "fetch failed"
@@ -20,7 +20,7 @@ export function connectionFailure(url: string, error: unknown, hadToken: boolean
     return new AuthenticationError(`Authentication failed at ${url}: the server ${what}; ${fix}`, error.code, error);
   }
   if (error instanceof ConnectionError && error.message.startsWith("Cannot connect to ")) return error;
-  if (httpStatusOf(error) === 404) return new ConnectionError(`Cannot connect to ${url}: HTTP 404, no MCP endpoint at this path${pathHint(url)}`, RpcCode.ConnectionClosed, error);
+  if (httpStatusOf(error) === 404) return new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url)}`, RpcCode.ConnectionClosed, error);
   return new ConnectionError(`Cannot connect to ${url}: ${connectionCause(url, error)}`, RpcCode.ConnectionClosed, error);
 }
 
@@ -34,17 +34,4 @@ export function authenticationErrorIn(error: unknown): AuthenticationError | und
 function httpStatusOf(error: unknown): number | undefined {
   if (error instanceof StreamableHTTPError && typeof error.code === "number") return error.code;
   return undefined;
-}
-
-/** "; did you mean http://host/mcp?" for a path that is not /mcp (the path `serve` listens on). */
-function pathHint(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.pathname === "/mcp") return "";
-    parsed.pathname = "/mcp";
-    parsed.search = "";
-    return `; did you mean ${parsed.href}?`;
-  } catch {
-    return "";
-  }
 }

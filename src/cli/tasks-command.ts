@@ -8,7 +8,7 @@ import { answerObject, positiveInt } from "./options.js";
 import { reattachTo } from "./reattach.js";
 import { printError, printTask, type Output } from "./output.js";
 import { printTaskTable, selectTasks, type ListSource } from "./task-list-view.js";
-import { requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
+import { positionalArguments, requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
 import { journalPath, stateDir } from "./state-dir.js";
 import { connectTarget, storedSessions, type Connection, type Target } from "./target.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
@@ -38,11 +38,10 @@ export function tasksCommand(): Command {
     const needsId = op !== "list";
     const command: Command = requestorCommand(op)
       .description(describe[op])
-      .usage(needsId ? "<target> <taskId> [options]\n       mcp-tasks tasks " + op + " --stdio <command> <taskId>" : "<target> [options]")
-      .argument("[positionals...]", needsId ? "<target> <taskId>; without <target> under --stdio" : "<target>; none under --stdio")
-      .action(async (positionals: string[], opts: ListOptions) => {
-        process.exitCode = await run(command, op, positionals, opts);
-      });
+      .usage(needsId ? "<target> <taskId> [options]\n       mcp-tasks tasks " + op + " --stdio <command> <taskId>" : "<target> [options]");
+    positionalArguments(command, needsId ? [["taskId", "the task's id"]] : [], async (positionals, opts: ListOptions) => {
+      process.exitCode = await run(command, op, positionals, opts);
+    });
     if (op === "list") {
       command
         .addOption(new Option("--status <status>", "only tasks in this status").choices(TASK_STATUSES))

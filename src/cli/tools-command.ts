@@ -2,7 +2,7 @@ import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { Command } from "commander";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { printError, type Output } from "./output.js";
-import { requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
+import { positionalArguments, requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
 import { stateDir } from "./state-dir.js";
 import { renderTable } from "./table.js";
 import { connectTarget, type Target } from "./target.js";
@@ -15,18 +15,18 @@ export function toolsCommand(): Command {
   const command: Command = requestorCommand("list")
     .description("list the server's tools (every page of tools/list) with their taskSupport")
     .usage("<target> [options]\n       mcp-tasks tools list --stdio <command>")
-    .argument("[positionals...]", "<target>; none under --stdio")
-    .action(async (positionals: string[], opts: RequestorOptions) => {
-      let target: Target;
-      try {
-        const taken = takeTarget(positionals, opts);
-        if (taken.rest.length > 0) throw new Error(`unexpected arguments: ${taken.rest.join(" ")}`);
-        target = taken.target;
-      } catch (error) {
-        usageError(command, error);
-      }
-      process.exitCode = await list(target, { json: opts.json === true, stdout: process.stdout, stderr: process.stderr });
-    });
+;
+  positionalArguments(command, [], async (positionals, opts: RequestorOptions) => {
+    let target: Target;
+    try {
+      const taken = takeTarget(positionals, opts);
+      if (taken.rest.length > 0) throw new Error(`unexpected arguments: ${taken.rest.join(" ")}`);
+      target = taken.target;
+    } catch (error) {
+      usageError(command, error);
+    }
+    process.exitCode = await list(target, { json: opts.json === true, stdout: process.stdout, stderr: process.stderr });
+  });
   tools.addCommand(command);
   return tools;
 }

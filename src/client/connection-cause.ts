@@ -69,3 +69,21 @@ function hostOf(url: string): string {
 function hostnameOf(host: string): string {
   return host.replace(/:\d+$/, "");
 }
+
+/** An HTTP 404 where an MCP endpoint was expected, in words, with the path `serve` listens on when the URL has another. */
+export function notFoundCause(url: string): string {
+  return `HTTP 404, no MCP endpoint at this path${pathHint(url)}`;
+}
+
+/** "; did you mean http://host/mcp?" for a path that is not /mcp. */
+function pathHint(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.pathname === "/mcp") return "";
+    parsed.pathname = "/mcp";
+    parsed.search = "";
+    return `; did you mean ${parsed.href}?`;
+  } catch {
+    return "";
+  }
+}

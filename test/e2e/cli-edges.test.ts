@@ -185,3 +185,24 @@ async function journalledTask(path: string, timeoutMs = 20_000): Promise<string>
   }
   throw new Error("no task was created in time");
 }
+
+describe("help texts", { timeout: 60_000 }, () => {
+  it("the top-level help names both protocol revisions", async () => {
+    const run = await runCli(["--help"]);
+    expect(run.stdout.replace(/\s+/g, " ")).toContain("both protocol revisions (2025-11-25, and 2026-07-28 with the tasks extension)");
+  });
+
+  it.each(["call", "tasks list", "tasks result", "tools list"])("%s --help: named arguments, the ordinary options before the OAuth block", async (command) => {
+    const run = await runCli([...command.split(" "), "--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain("positionals");
+    expect(run.stdout).toMatch(/^Arguments:\n {2}target /m);
+    expect(run.stdout.indexOf("\nOptions:")).toBeGreaterThan(0);
+    expect(run.stdout.indexOf("\nOptions:")).toBeLessThan(run.stdout.indexOf("\nOAuth ("));
+  });
+
+  it("serve --help lists every demo tool, steps included", async () => {
+    const run = await runCli(["serve", "--help"]);
+    expect(run.stdout.replace(/\s+/g, " ")).toContain("(echo, sleep, fail, throw, ask, sample, batch, steps)");
+  });
+});

@@ -202,6 +202,14 @@ describe.each(ERAS)("mcp-tasks requestor commands under $name", (era) => {
     expect(json(answered.stdout)).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "answer: Ada" }] } });
   });
 
+  it("a wrong path reads as HTTP 404 with the /mcp path suggested, exit 4", { timeout: 40_000 }, async () => {
+    const wrong = server.url.replace(/\/mcp$/, "/mpc");
+    const run = await cli(["tools", "list", wrong], { env: { MCP_TASKS_PROTOCOL: era.name } });
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain(`Cannot connect to ${wrong}: HTTP 404, no MCP endpoint at this path; did you mean ${server.url}?`);
+    expect(run.stderr).not.toContain("Error POSTing");
+  });
+
   it("shows the task's progress on the bar in a terminal (T-PROG-1; 2026-07-28: from tasks/get)", { timeout: 40_000 }, async () => {
     if (!hasTmux()) throw new Error("tmux is not installed: the pseudo-terminal tests need it (apt-get install tmux)");
     const dirState = state();

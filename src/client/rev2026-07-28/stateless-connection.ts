@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
-import { connectionCause } from "../connection-cause.js";
+import { connectionCause, notFoundCause } from "../connection-cause.js";
 import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/rev2026-07-28/wire.js";
 
 /** Who a stateless requestor is and how it reaches the server. */
@@ -98,7 +98,7 @@ export class StatelessConnection {
     const message = type.includes("text/event-stream")
       ? await this.fromStream(response, id, progressToken, options)
       : await response.json().catch(() => undefined);
-    return answerOf(message, method, response.status);
+    return answerOf(message, method, response.status, this.url.href);
   }
 
   /** The SSE answer's events until the response to `id`: progress goes to the listener on the way (X-PROG). */
@@ -151,7 +151,7 @@ export class StatelessConnection {
 }
 
 /** The result of a JSON-RPC response, or its error thrown. */
-function answerOf(message: unknown, method: string, status: number): Record<string, unknown> {
+function answerOf(message: unknown, method: string, status: number, url: string): Record<string, unknown> {
   if (isObject(message)) {
     const error = message["error"];
     if (isObject(error) && typeof error["code"] === "number") {
@@ -160,5 +160,6 @@ function answerOf(message: unknown, method: string, status: number): Record<stri
     }
     if (isObject(message["result"])) return message["result"];
   }
+  if (status === 404) throw new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url)}`, RpcCode.ConnectionClosed);
   throw new ConnectionError(`The server answered ${method} with HTTP ${status} and no JSON-RPC response`, status >= 400 ? RpcCode.ConnectionClosed : RpcCode.InternalError);
 }
