@@ -206,3 +206,21 @@ describe("help texts", { timeout: 60_000 }, () => {
     expect(run.stdout.replace(/\s+/g, " ")).toContain("(echo, sleep, fail, throw, ask, sample, batch, steps)");
   });
 });
+
+describe("serve that cannot start", { timeout: 60_000 }, () => {
+  it("a --port in use is one line naming --port, exit 1", async () => {
+    const taken = new URL(demoUrl).port;
+    const run = await runCli(["serve", "--demo", "--port", taken, "--store", "memory"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`mcp-tasks: cannot listen on 127.0.0.1:${taken}: the port is in use (another server?); choose another with --port (0 picks a free one)`);
+    expect(run.stderr).not.toContain("EADDRINUSE: address already in use");
+  });
+
+  it("an unreachable PostgreSQL --store is one line naming --store, its password hidden, exit 1", async () => {
+    const run = await runCli(["serve", "--demo", "--port", "0", "--store", "postgres://u:secret@127.0.0.1:1/x"], { timeoutMs: 40_000 });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("mcp-tasks: cannot reach the PostgreSQL store postgres://u:***@127.0.0.1:1/x: connection refused");
+    expect(run.stderr).toContain("check --store");
+    expect(run.stderr).not.toContain("secret");
+  });
+});
