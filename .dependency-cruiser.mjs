@@ -70,6 +70,14 @@ export default {
       to: { path: "^src/(mcp|client)/rev[^/]+/" },
     },
     {
+      name: "requestor-era-registry",
+      comment:
+        "on the requestor side (src/client, src/cli, src/exports) only the era folders and the one registry (src/client/requestor-eras.ts) import an era folder: everything else asks the registry and the era's features, so removing an era is deleting its folders and its registry lines",
+      severity: "error",
+      from: { path: "^src/(client|cli|exports)/", pathNot: "^src/client/(rev[^/]+/|requestor-eras\\.ts$)" },
+      to: { path: "^src/(mcp|client)/rev[^/]+/" },
+    },
+    {
       name: "no-sdk-below-mcp",
       comment: "core, store, events and runtime know nothing of the SDK (its types included)",
       severity: "error",

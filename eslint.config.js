@@ -87,6 +87,15 @@ export default tseslint.config(
     },
   },
   {
+    // The requestor side speaks through its era registry (src/client/requestor-eras.ts) and each
+    // era's features: a task-era wire string outside src/client/rev… would tie it to one era.
+    files: ["src/client/**/*.ts", "src/cli/**/*.ts"],
+    ignores: ["src/client/rev*/**"],
+    rules: {
+      "no-restricted-syntax": ["error", ...ENGINE_STORE_SELECTORS, ...wireStringSelectors(TASK_WIRE_STRINGS, "an era folder (src/client/rev…, src/mcp/rev…), not in the requestor's era-neutral code")],
+    },
+  },
+  {
     // The web view's page script runs in the browser.
     files: ["src/web/static/**/*.js"],
     languageOptions: {

@@ -2,8 +2,9 @@ import { Command } from "commander";
 import { answerObject, nonNegativeInt } from "./options.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
+import { reattachTo } from "./reattach.js";
 import { printError, printOutcome, type Output } from "./output.js";
-import { requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
+import { positionalArguments, requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
 import { stateDir } from "./state-dir.js";
 import { closest } from "./edit-distance.js";
 import { connectTarget, type Connection } from "./target.js";
@@ -22,16 +23,21 @@ export function callCommand(): Command {
   const command: Command = requestorCommand("call")
     .description(COMMAND_SUMMARIES.call.description)
     .usage("<target> <tool> [json-args] [options]\n       mcp-tasks call --stdio <command> <tool> [json-args] [options]")
-    .argument("[positionals...]", "<target> <tool> [json-args]; without <target> under --stdio")
     .option("--task", "call as a task (refused if the server or the tool does not allow it)")
     .option("--no-task", "call plainly (refused if the tool requires a task)")
     .option("--ttl <ms>", "requested task ttl in ms", nonNegativeInt)
     .option("--detach", "print the task id and exit; collect it later with `mcp-tasks tasks result`")
-    .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order)", answerObject)
-    .action(async (positionals: string[], opts: CallOptions) => {
+    .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order; checked against the question's schema)", answerObject);
+  return positionalArguments(
+    command,
+    [
+      ["tool", "the tool to call"],
+      ["json-args", "its arguments, a JSON object (default {})"],
+    ],
+    async (positionals, opts: CallOptions) => {
       process.exitCode = await runCall(command, positionals, opts);
-    });
-  return command;
+    },
+  );
 }
 
 async function runCall(command: Command, positionals: string[], opts: CallOptions): Promise<number> {
@@ -48,16 +54,17 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
   }
   const out: Output = { json: opts.json === true, stdout: process.stdout, stderr: process.stderr };
   const view = isInteractive() && !opts.detach ? new ProgressView(process.stderr) : null;
+  const handlers = terminalHandlers(view, opts.answer, targetArgs(parsed.target));
   let connection;
   try {
-    connection = await connectTarget(parsed.target, terminalHandlers(view, opts.answer), stateDir());
+    connection = await connectTarget(parsed.target, handlers, stateDir());
   } catch (error) {
     printError(out, error);
     return exitCodeOf(error);
   }
-  if (opts.ttl !== undefined && connection.tasks.protocol === "2026-07-28") {
+  if (opts.ttl !== undefined && !connection.tasks.features.sendsTtl) {
     // X-CAP-4: the client states no task preference under 2026-07-28, its ttl included.
-    process.stderr.write("Note: --ttl is not sent under 2026-07-28: the server's default ttl applies.\n");
+    process.stderr.write(`Note: --ttl is not sent under ${connection.tasks.protocol}: the server's default ttl applies.\n`);
   }
   const unknown = await unknownToolMessage(connection, parsed.tool);
   if (unknown !== null) {
@@ -83,11 +90,18 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
     if (call.kind === "result") {
       const outcome = call.result.isError ? { status: "failed" as const, result: call.result } : { status: "completed" as const, result: call.result };
       view?.finish(outcome.status);
+      // The server answered at once (2026-07-28: it decides, X-CAP-4): there is no task to detach from.
+      if (opts.detach) process.stderr.write("No task was created: the server answered the call at once; its result follows.\n");
       return printOutcome(out, null, outcome);
     }
     if (opts.detach) {
       // The id alone on a line (or JSON with taskId): scripts capture it.
       out.stdout.write(out.json ? `${JSON.stringify({ taskId: call.task.id, status: call.task.last?.status ?? "working" })}\n` : `${call.task.id}\n`);
+      if (parsed.target.kind === "stdio") {
+        // Detach means now: the spawned server keeps the task in its store and is not waited for.
+        await connection.settle();
+        process.exit(ExitCode.Ok);
+      }
       return ExitCode.Ok;
     }
     // T-NEW-3: what the server says while the task runs, for the human.
@@ -95,7 +109,11 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
       if (view) view.line(call.immediateResponse);
       else process.stderr.write(`${call.immediateResponse}\n`);
     }
-    return await followTask(call.task, out, view, targetArgs(parsed.target));
+    const taskId = call.task.id;
+    const target = parsed.target;
+    const onProgress = (p: { progress: number; total?: number; message?: string }): void => view?.progress(p.progress, p.total, p.message);
+    const reattach = reattachTo(target, taskId, handlers, stateDir(), onProgress);
+    return await followTask(call.task, out, view, { target: targetArgs(target), ...(reattach && { reattach }) });
   } catch (error) {
     view?.finish(interrupted.signal.aborted ? "cancelled" : "failed");
     if (interrupted.signal.aborted) {

@@ -2,6 +2,7 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
 import { AuthenticationError } from "./authentication-error.js";
+import { connectionCause, notFoundCause } from "../client/connection-cause.js";
 
 /**
  * Why connecting to `url` failed, in words: Node's fetch (undici) rejects with a bare "fetch failed"
@@ -18,9 +19,9 @@ export function connectionFailure(url: string, error: unknown, hadToken: boolean
     const fix = !hadToken ? "pass one with --token or MCP_TASKS_TOKEN" : error.code === 403 ? "use a token with the needed rights" : "pass a valid one with --token or MCP_TASKS_TOKEN";
     return new AuthenticationError(`Authentication failed at ${url}: the server ${what}; ${fix}`, error.code, error);
   }
-  const host = hostOf(url);
-  const reason = describeCode(systemCode(error), host) ?? messageChain(error);
-  return new ConnectionError(`Cannot connect to ${url}: ${reason}`, RpcCode.ConnectionClosed, error);
+  if (error instanceof ConnectionError && error.message.startsWith("Cannot connect to ")) return error;
+  if (httpStatusOf(error) === 404) return new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url)}`, RpcCode.ConnectionClosed, error);
+  return new ConnectionError(`Cannot connect to ${url}: ${connectionCause(url, error)}`, RpcCode.ConnectionClosed, error);
 }
 
 /** The AuthenticationError along `error`'s cause chain: the fetch of a transport threw it, a layer above wrapped it. */
@@ -29,65 +30,8 @@ export function authenticationErrorIn(error: unknown): AuthenticationError | und
   return undefined;
 }
 
-function describeCode(code: string | undefined, host: string): string | undefined {
-  switch (code) {
-    case "ECONNREFUSED":
-      return `connection refused (nothing listens at ${host}; is the server running?) [ECONNREFUSED]`;
-    case "ENOTFOUND":
-      return `cannot resolve the host name ${hostnameOf(host)} (DNS lookup failed) [ENOTFOUND]`;
-    case "EAI_AGAIN":
-      return `cannot resolve the host name ${hostnameOf(host)} (DNS temporarily unavailable) [EAI_AGAIN]`;
-    case "UND_ERR_CONNECT_TIMEOUT":
-    case "ETIMEDOUT":
-      return `timed out connecting to ${host} [${code}]`;
-    case "UND_ERR_HEADERS_TIMEOUT":
-      return `${host} accepted the connection but sent no answer in time [${code}]`;
-    case "ECONNRESET":
-    case "UND_ERR_SOCKET":
-      return `the connection to ${host} was closed by the other side [${code}]`;
-    case "EHOSTUNREACH":
-    case "ENETUNREACH":
-      return `no route to ${host} [${code}]`;
-    case "CERT_HAS_EXPIRED":
-    case "DEPTH_ZERO_SELF_SIGNED_CERT":
-    case "SELF_SIGNED_CERT_IN_CHAIN":
-    case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
-    case "ERR_TLS_CERT_ALTNAME_INVALID":
-      return `the TLS certificate of ${host} is not trusted [${code}]`;
-    default:
-      return undefined;
-  }
-}
-
-/** The first system error code (a string `code`) along the cause chain and inside AggregateErrors. */
-function systemCode(error: unknown, depth = 0): string | undefined {
-  if (depth > 8 || typeof error !== "object" || error === null) return undefined;
-  const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof code === "string") return code;
-  if (Array.isArray(errors)) {
-    for (const inner of errors) {
-      const found = systemCode(inner, depth + 1);
-      if (found !== undefined) return found;
-    }
-  }
-  return systemCode(cause, depth + 1);
-}
-
-/** "fetch failed: bad port": the message and those of its causes, which say what fetch does not. */
-function messageChain(error: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) parts.push(e.message);
-  return parts.length > 0 ? parts.join(": ") : String(error);
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
-
-function hostnameOf(host: string): string {
-  return host.replace(/:\d+$/, "");
+/** The HTTP status an SDK transport error carries (StreamableHTTPError.code), if any. */
+function httpStatusOf(error: unknown): number | undefined {
+  if (error instanceof StreamableHTTPError && typeof error.code === "number") return error.code;
+  return undefined;
 }

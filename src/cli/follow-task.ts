@@ -1,28 +1,58 @@
 import type { ToolTask } from "../client/task-client.js";
+import { TaskError } from "../core/errors.js";
+import { ConnectionError } from "../mcp/requestor-errors.js";
+import { authenticationErrorIn } from "./connection-failure.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { printError, printOutcome, type Output } from "./output.js";
 import { askInterrupt } from "./terminal/interactive.js";
 import type { ProgressView } from "./terminal/progress-view.js";
 
+/** A new handle on the same task over a new connection (a new session where the era has them), and how to close it. */
+export type Reattach = () => Promise<{ task: ToolTask; close(): Promise<void> }>;
+
+export interface FollowOptions {
+  /** The target as the person would type it again, for the hints on how to collect the task. */
+  target: string;
+  /** How to reach the task again when the connection is lost; without it a lost connection ends the command. */
+  reattach?: Reattach;
+  /** How long to keep trying to reach the task again, ms. Default {@link REATTACH_MS} (MCP_TASKS_REATTACH_MS). */
+  reattachMs?: number;
+}
+
+/** How long a lost connection is retried before the command gives up (the task is not given up: it goes on). */
+export const REATTACH_MS = 60_000;
+const RETRY_DELAY_MS = 500;
+
 /**
  * Waits for a task's outcome while showing its status (and progress) live, prints how it ended and
- * returns the exit code. `tasks/result` is called at once, so questions the task asks reach the
- * terminal whenever they come (T-INPUT-3); status is polled meanwhile (T-GET-2). Ctrl-C asks
- * whether to detach or cancel (without a terminal: detach). `target` is the target as the person
- * would type it again, for the hint on how to collect a detached task.
+ * returns the exit code. The era's handle waits for the outcome (2025-11-25: `tasks/result` at once,
+ * so questions reach the terminal whenever they come, T-INPUT-3; 2026-07-28: polling `tasks/get`),
+ * and the status is followed meanwhile (T-GET-2). Ctrl-C asks whether to detach or cancel (without
+ * a terminal: detach).
+ *
+ * A lost connection (the server killed or restarted, a network cut) is not the task's end: the task
+ * is reached again by id (a new connection, and a new session under 2025-11-25) and followed to its
+ * real end; when it cannot be reached within `reattachMs`, the command says the task may still be
+ * running and how to collect it, and exits with the connection code (4). A poll that fails while the
+ * outcome wait still hangs counts as a lost connection too, so the bar never freezes on a dead one.
  */
-export async function followTask(task: ToolTask, out: Output, view: ProgressView | null, target: string): Promise<number> {
-  const waiting = new AbortController();
-  const stopUpdates = new AbortController();
+export async function followTask(first: ToolTask, out: Output, view: ProgressView | null, options: FollowOptions | string): Promise<number> {
+  const { target, reattach, reattachMs = reattachWindow() } = typeof options === "string" ? { target: options } : options;
+  let task = first;
+  let closeCurrent: (() => Promise<void>) | null = null;
+  const detached = new AbortController();
   let interrupting = false;
   const onSigint = (): void => {
     if (interrupting) return;
     interrupting = true;
     void (async () => {
       const choice = view ? await view.suspend(() => askInterrupt(task.id)) : "detach";
-      if (choice === "detach") waiting.abort("detach");
+      if (choice === "detach") detached.abort("detach");
       else if (choice === "cancel") {
-        await task.cancel().catch((error: unknown) => printError(out, error));
+        await task.cancel().catch((error: unknown) => {
+          if (error instanceof ConnectionError) out.stderr.write(`mcp-tasks: could not cancel the task: the connection to the server is lost; try again with: mcp-tasks tasks cancel ${target} ${task.id}\n`);
+          else printError(out, error);
+        });
       }
       interrupting = false;
     })();
@@ -31,30 +61,111 @@ export async function followTask(task: ToolTask, out: Output, view: ProgressView
   view?.task(task.id);
   view?.start();
   if (task.last) view?.status(task.last.status, task.last.statusMessage);
-  void (async () => {
-    try {
-      for await (const update of task.updates({ signal: stopUpdates.signal })) view?.status(update.status, update.statusMessage);
-    } catch {
-      // Polling stops with the command; a failed poll is not the outcome.
-    }
-  })();
   try {
-    const outcome = await task.outcome({ signal: waiting.signal });
-    view?.finish(outcome.status);
-    return printOutcome(out, task.id, outcome);
-  } catch (error) {
-    if (waiting.signal.aborted) {
-      view?.stop();
-      if (out.json) out.stdout.write(`${JSON.stringify({ taskId: task.id, status: "detached" })}\n`);
-      else out.stdout.write(`${task.id}\n`);
-      out.stderr.write(`Detached; the task goes on. Collect it with: mcp-tasks tasks result ${target} ${task.id}\n`);
-      return ExitCode.Detached;
+    for (;;) {
+      const attempt = await followOnce(task, view, detached.signal);
+      if (attempt.kind === "outcome") {
+        view?.finish(attempt.outcome.status);
+        return printOutcome(out, task.id, attempt.outcome);
+      }
+      if (attempt.kind === "detached") {
+        view?.stop();
+        if (out.json) out.stdout.write(`${JSON.stringify({ taskId: task.id, status: "detached" })}\n`);
+        else out.stdout.write(`${task.id}\n`);
+        out.stderr.write(`Detached; the task goes on. Collect it with: mcp-tasks tasks result ${target} ${task.id}\n`);
+        return ExitCode.Detached;
+      }
+      if (attempt.kind === "error" && !(attempt.error instanceof ConnectionError)) {
+        view?.finish("failed");
+        printError(out, attempt.error, { taskId: task.id, ttl: task.last?.ttl });
+        return exitCodeOf(attempt.error);
+      }
+      // The connection is lost: reach the task again, or say it may still be running.
+      view?.status(task.last?.status ?? "working", "connection lost — reconnecting…");
+      const again = reattach ? await reach(reattach, reattachMs, detached.signal) : null;
+      if (again === "detached") continue;
+      if (again === null || "error" in again) {
+        if (again !== null && !(again.error instanceof ConnectionError)) {
+          view?.finish("failed");
+          printError(out, again.error, { taskId: task.id, ttl: task.last?.ttl });
+          return exitCodeOf(again.error);
+        }
+        view?.stop();
+        const lost = { taskId: task.id, status: "connection_lost", error: { message: "connection lost; the task may still be running" } };
+        if (out.json) out.stdout.write(`${JSON.stringify(lost)}\n`);
+        out.stderr.write(`mcp-tasks: connection lost; the task may still be running: mcp-tasks tasks result ${target} ${task.id}\n`);
+        return ExitCode.Connection;
+      }
+      task.dispose();
+      await closeCurrent?.();
+      task = again.task;
+      closeCurrent = again.close;
+      if (task.last) view?.status(task.last.status, task.last.statusMessage);
     }
-    view?.finish("failed");
-    printError(out, error, { taskId: task.id, ttl: task.last?.ttl });
-    return exitCodeOf(error);
   } finally {
     process.off("SIGINT", onSigint);
-    stopUpdates.abort();
+    await closeCurrent?.();
   }
+}
+
+type Attempt =
+  | { kind: "outcome"; outcome: Awaited<ReturnType<ToolTask["outcome"]>> }
+  | { kind: "detached" }
+  | { kind: "error"; error: unknown };
+
+/** One connection's worth of following: the outcome, a detach, or the error that ended it (a failed poll included). */
+async function followOnce(task: ToolTask, view: ProgressView | null, detached: AbortSignal): Promise<Attempt> {
+  const stop = new AbortController();
+  const onDetach = (): void => stop.abort("detach");
+  detached.addEventListener("abort", onDetach, { once: true });
+  if (detached.aborted) onDetach();
+  const polled = (async (): Promise<Attempt> => {
+    try {
+      for await (const update of task.updates({ signal: stop.signal })) view?.status(update.status, update.statusMessage);
+    } catch (error) {
+      // A poll that cannot reach the server: the outcome wait would hang on the same dead connection.
+      // Only the server's own answer (a RemoteError: not found, …) is about the task.
+      if (!stop.signal.aborted) return { kind: "error", error: asLost(error) };
+    }
+    return new Promise<never>(() => {});
+  })();
+  const waited = task.outcome({ signal: stop.signal }).then(
+    (outcome): Attempt => ({ kind: "outcome", outcome }),
+    (error: unknown): Attempt => (detached.aborted ? { kind: "detached" } : { kind: "error", error: asLost(error) }),
+  );
+  try {
+    return await Promise.race([waited, polled]);
+  } finally {
+    stop.abort("done");
+    detached.removeEventListener("abort", onDetach);
+  }
+}
+
+/** Tries `reattach` until it works, the server answers that the task is not there, the window closes, or the person detaches. */
+async function reach(reattach: Reattach, windowMs: number, detached: AbortSignal): Promise<Awaited<ReturnType<Reattach>> | { error: unknown } | "detached" | null> {
+  const deadline = Date.now() + windowMs;
+  let last: unknown = null;
+  while (Date.now() < deadline) {
+    if (detached.aborted) return "detached";
+    try {
+      return await reattach();
+    } catch (error) {
+      if (!(error instanceof ConnectionError) || authenticationErrorIn(error)) return { error };
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
+  }
+  return last === null ? null : { error: last };
+}
+
+/** A failure that is not the server's answer about the task (a closed stream, a refused connection, a lost session) as a lost connection. */
+function asLost(error: unknown): unknown {
+  // Ours say what they are (a ConnectionError, the server's RemoteError, a cancellation, a local refusal).
+  if (error instanceof TaskError) return error;
+  return new ConnectionError(error instanceof Error ? error.message : String(error), undefined, error);
+}
+
+function reattachWindow(): number {
+  const given = Number(process.env["MCP_TASKS_REATTACH_MS"]);
+  return Number.isFinite(given) && given >= 0 && process.env["MCP_TASKS_REATTACH_MS"] !== undefined ? given : REATTACH_MS;
 }

@@ -19,7 +19,7 @@ const commands: Record<CommandName, () => Promise<Command>> = {
 const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(commands, name);
 
 const program = new Command("mcp-tasks")
-  .description("Durable MCP Tasks (revision 2025-11-25): serve tools as pollable, cancellable tasks")
+  .description("Durable MCP Tasks in both protocol revisions (2025-11-25, and 2026-07-28 with the tasks extension): serve tools as pollable, cancellable tasks, and call them")
   .version("0.1.0")
   .configureHelp({
     subcommandTerm(command) {

@@ -1,6 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { TaskOutcome } from "../mcp/rev2025-11-25/requestor/remote-task.js";
-import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
+import type { RemoteTaskInfo, TaskOutcome } from "../client/remote-task-info.js";
 import { RpcCode, toRpcError } from "../core/errors.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -24,13 +23,13 @@ export function renderToolResult(result: CallToolResult): string {
   return parts.join("\n");
 }
 
-/** Prints how a call or task ended and returns the exit code for it. */
+/** Prints how a call or task ended and returns the exit code for it; under --json, `"task": null` says no task was made of the call. */
 export function printOutcome(out: Output, taskId: string | null, outcome: TaskOutcome<CallToolResult>): number {
   if (out.json) {
     const body =
       "result" in outcome
-        ? { ...(taskId && { taskId }), status: outcome.status, result: outcome.result }
-        : { ...(taskId && { taskId }), status: outcome.status, error: errorJson(outcome.error) };
+        ? { ...(taskId ? { taskId } : { task: null }), status: outcome.status, result: outcome.result }
+        : { ...(taskId ? { taskId } : { task: null }), status: outcome.status, error: errorJson(outcome.error) };
     out.stdout.write(`${JSON.stringify(body)}\n`);
   } else if ("result" in outcome) {
     const text = renderToolResult(outcome.result);
@@ -82,7 +81,7 @@ function isExpiry(error: unknown): boolean {
   return error instanceof Error && error.name === "RemoteError" && (error as { code?: unknown }).code === RpcCode.InvalidParams && /\bexpired\b/i.test(error.message);
 }
 
-export function printTask(out: Output, task: WireTask): void {
+export function printTask(out: Output, task: RemoteTaskInfo): void {
   if (out.json) {
     out.stdout.write(`${JSON.stringify(task)}\n`);
     return;

@@ -23,18 +23,38 @@ export interface RequestorOptions {
 
 /** Adds --stdio, --token, --protocol, --json and the OAuth options; makes usage errors exit 2 (help and version still exit 0). */
 export function requestorCommand(name: string): Command {
-  return addOAuthOptions(new Command(name))
-    .addOption(new Option("--stdio <command>", "talk to a server spawned with this command over stdio (instead of <target>)"))
-    .addOption(new Option("--token <token>", "HTTP bearer token").env("MCP_TASKS_TOKEN"))
+  // The ordinary options are put in commander's default group ("Options:") before the OAuth ones,
+  // so help lists them first; a command's own options join that group.
+  const command = new Command(name)
+    .addOption(new Option("--stdio <command>", "talk to a server spawned with this command over stdio (instead of <target>)").helpGroup(ORDINARY))
+    .addOption(new Option("--token <token>", "HTTP bearer token").env("MCP_TASKS_TOKEN").helpGroup(ORDINARY))
     .addOption(
       new Option("--protocol <revision>", "speak this protocol revision; auto: server/discover decides, cached per target for an hour (default: auto)")
         .choices([...PROTOCOL_REVISIONS, "auto"])
-        .env("MCP_TASKS_PROTOCOL"),
+        .env("MCP_TASKS_PROTOCOL")
+        .helpGroup(ORDINARY),
     )
-    .option("--json", "machine-readable output on stdout")
-    .exitOverride((error) => {
-      process.exit(error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2);
-    });
+    .addOption(new Option("--json", "machine-readable output on stdout").helpGroup(ORDINARY));
+  return addOAuthOptions(command).exitOverride((error) => {
+    process.exit(error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2);
+  });
+}
+
+/** Commander's heading of the options without a group of their own. */
+const ORDINARY = "Options:";
+
+/**
+ * The command's positional arguments, each with a name and description for help: `[target]` first,
+ * which under --stdio is absent (the words then shift left: takeTarget sorts them out). The
+ * action receives them as one list.
+ */
+export function positionalArguments(command: Command, names: ReadonlyArray<readonly [string, string]>, action: (positionals: string[], options: never) => Promise<void>): Command {
+  command.argument("[target]", "the server's Streamable HTTP URL (none under --stdio)");
+  for (const [name, description] of names) command.argument(`[${name}]`, description);
+  return command.action(async (...given: unknown[]) => {
+    const positionals = given.slice(0, names.length + 1).filter((value): value is string => typeof value === "string");
+    await action(positionals, given[names.length + 1] as never);
+  });
 }
 
 /** The OAuth client options (used when an HTTP target asks for OAuth and no --token is given). */

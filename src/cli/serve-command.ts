@@ -18,6 +18,7 @@ import { callerOptions, callerServerOptions, type CallerFlags } from "./caller-o
 import { ExitCode } from "./exit-codes.js";
 import { usageError } from "./requestor-options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
+import { exitIfStartupRefused } from "./startup-failure.js";
 import { drainTimeoutOption, exitIfStoreInUse, onStopSignals, type DrainFlags } from "./drain-options.js";
 
 /** The options every serving command (`serve`, `gateway`) takes. */
@@ -49,7 +50,7 @@ export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, Run
 export function serveCommand(): Command {
   const command = serverOptions(new Command("serve").description(COMMAND_SUMMARIES.serve.description), (c) =>
     c
-      .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch)")
+      .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch, steps)")
       .option("--tools <module>", "load tools from a module exporting default (app) => void"),
   );
   return withServeAction(command, (opts) => {
@@ -127,6 +128,8 @@ export function withServeAction<O extends ServeOptions>(command: Command, run: (
       if (error instanceof AuthFlagsError || error instanceof InvalidArgumentError) usageError(command, error);
       // Another server runs tasks from this SQLite file: refused before touching any of them.
       exitIfStoreInUse(error);
+      // A port in use, an unreachable PostgreSQL: one line naming the flag to change.
+      exitIfStartupRefused(error, opts);
       throw error;
     }
   });

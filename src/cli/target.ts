@@ -5,8 +5,8 @@ import { PrivateRequestIds } from "../client/private-request-ids.js";
 import { fileJournal, type TaskJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
 import { chooseEra } from "../client/era-choice.js";
-import type { ProtocolRevision } from "../client/requestor-era.js";
-import { StatelessConnection } from "../client/rev2026-07-28/stateless-connection.js";
+import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
+import { featuresOf, SESSION_REVISION, StatelessConnection } from "../client/requestor-eras.js";
 import { fileEraCache } from "./era-cache.js";
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
@@ -24,10 +24,12 @@ export interface Connection {
   tasks: TaskClient;
   /** The target as a human reads it (journal entries, messages). */
   label: string;
+  /** Waits for what the run wrote to the journal, without closing anything (a detach that leaves at once). */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
-type Handlers = Pick<TaskClientOptions, "elicit" | "sample" | "logger">;
+export type Handlers = Pick<TaskClientOptions, "elicit" | "sample" | "logger">;
 
 /** Which MCP session to talk in (HTTP only). */
 export interface SessionChoice {
@@ -69,7 +71,7 @@ export async function connectTarget(target: Target, handlers: Handlers, dir: str
   if (target.kind === "stdio") return connectStdio(target.command, handlers, journal);
   const fetchFn = target.oauth !== undefined ? new OAuthSession(target.url, dir, target.oauth).fetch : undefined;
   const protocol = await eraOf(target, journal, dir, choice.taskId, fetchFn);
-  if (protocol === "2026-07-28") return openStateless(target, handlers, journal, fetchFn);
+  if (!featuresOf(protocol).sessions) return openStateless(target, handlers, journal, fetchFn);
   const sessions = new SessionStore(dir);
   const key = sessionKey(target.url, target.token);
   const wanted = choice.sessionId ?? (choice.taskId !== undefined ? await creatingSession(journal, target.url, choice.taskId) : undefined);
@@ -103,7 +105,7 @@ async function eraOf(target: HttpTarget, journal: TaskJournal, dir: string, task
     const entries = await journal.entries().catch(() => []);
     const created = entries.findLast((e) => e.op === "created" && e.taskId === taskId && e.target === target.url);
     // Entries from before 2026-07-28 carry no protocol: they were 2025-11-25.
-    if (created) return created.protocol === "2026-07-28" ? "2026-07-28" : "2025-11-25";
+    if (created) return created.protocol !== undefined && isRevision(created.protocol) ? created.protocol : SESSION_REVISION;
   }
   try {
     return await chooseEra(statelessConnection(target, fetchFn), { cache: fileEraCache(dir) });
@@ -118,10 +120,12 @@ function statelessConnection(target: HttpTarget, fetchFn: typeof fetch | undefin
 
 /** A 2026-07-28 connection: nothing to open; the first request is the first contact. */
 function openStateless(target: HttpTarget, handlers: Handlers, journal: TaskJournal, fetchFn: typeof fetch | undefined): Connection {
-  const tasks = new TaskClient(statelessConnection(target, fetchFn), { ...handlers, journal, target: target.url });
+  const written = trackedJournal(journal);
+  const tasks = new TaskClient(statelessConnection(target, fetchFn), { ...handlers, journal: written, target: target.url });
   return {
     tasks,
     label: target.url,
+    settle: () => written.settle(),
     async close() {
       await tasks.close();
     },
@@ -160,7 +164,7 @@ async function openHttp(
       saved ??= sessions.save(key, {
         target: target.url,
         sessionId,
-        protocolVersion: transport.protocolVersion ?? "2025-11-25",
+        protocolVersion: transport.protocolVersion ?? SESSION_REVISION,
         serverCapabilities: client.getServerCapabilities() ?? resume?.serverCapabilities ?? {},
         savedAt: new Date().toISOString(),
       });
@@ -197,6 +201,9 @@ async function openHttp(
   return {
     tasks,
     label: target.url,
+    async settle() {
+      await Promise.allSettled([...pending]);
+    },
     async close() {
       await tasks.close();
       await Promise.allSettled([...pending]);
@@ -215,7 +222,8 @@ async function connectStdio(command: string, handlers: Handlers, journal: TaskJo
     stderr = (stderr + chunk.toString("utf8")).slice(-4000);
   });
   const client = new Client({ name: "mcp-tasks-cli", version: VERSION });
-  const tasks = new TaskClient(client, { ...handlers, journal, target: `stdio:${command}` });
+  const written = trackedJournal(journal);
+  const tasks = new TaskClient(client, { ...handlers, journal: written, target: `stdio:${command}` });
   try {
     await client.connect(transport);
   } catch (error) {
@@ -226,9 +234,31 @@ async function connectStdio(command: string, handlers: Handlers, journal: TaskJo
   return {
     tasks,
     label: `stdio:${command}`,
+    settle: () => written.settle(),
     async close() {
       await tasks.close();
       await client.close().catch(() => {});
+    },
+  };
+}
+
+function isRevision(value: string): value is ProtocolRevision {
+  return (PROTOCOL_REVISIONS as readonly string[]).includes(value);
+}
+
+/** A journal whose writes can be waited for. */
+function trackedJournal(journal: TaskJournal): TaskJournal & { settle(): Promise<void> } {
+  const pending = new Set<Promise<void>>();
+  return {
+    record(entry) {
+      const write = journal.record(entry);
+      pending.add(write);
+      void write.finally(() => pending.delete(write)).catch(() => {});
+      return write;
+    },
+    entries: () => journal.entries(),
+    async settle() {
+      await Promise.allSettled([...pending]);
     },
   };
 }

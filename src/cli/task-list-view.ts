@@ -1,4 +1,4 @@
-import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
+import type { RemoteTaskInfo } from "../client/remote-task-info.js";
 import type { Output } from "./output.js";
 import { renderTable } from "./table.js";
 
@@ -9,11 +9,12 @@ const UNKNOWN = "—";
  * `tasks list` for humans: a table, newest first. tasks/list carries Task fields only (T-LIST),
  * no tool; the tool comes from this CLI's journal (`toolOf`), for the tasks its runs created.
  */
-export function printTaskTable(out: Output, tasks: readonly WireTask[], toolOf: ReadonlyMap<string, string>, now: number): void {
+export function printTaskTable(out: Output, tasks: readonly RemoteTaskInfo[], toolOf: ReadonlyMap<string, string>, now: number, source: ListSource = { kind: "server" }): void {
   if (out.json) {
-    out.stdout.write(`${JSON.stringify({ tasks })}\n`);
+    out.stdout.write(`${JSON.stringify({ tasks, source: source.kind })}\n`);
     return;
   }
+  if (source.kind === "journal") out.stderr.write(`${source.note}\n`);
   if (tasks.length === 0) {
     out.stderr.write("no tasks\n");
     return;
@@ -22,8 +23,11 @@ export function printTaskTable(out: Output, tasks: readonly WireTask[], toolOf: 
   out.stdout.write(renderTable(["id", "tool", "status", "age", "message"], rows));
 }
 
+/** Where a listing comes from: the server's own list, or the tasks this state directory's runs created (its journal), each read from the server. */
+export type ListSource = { kind: "server" } | { kind: "journal"; note: string };
+
 /** Newest first (by createdAt), those with `status` only, at most `limit`. */
-export function selectTasks(tasks: readonly WireTask[], filter: { status?: string; limit?: number }): WireTask[] {
+export function selectTasks(tasks: readonly RemoteTaskInfo[], filter: { status?: string; limit?: number }): RemoteTaskInfo[] {
   const chosen = tasks.filter((t) => filter.status === undefined || t.status === filter.status).sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
   return filter.limit === undefined ? chosen : chosen.slice(0, filter.limit);
 }

@@ -1,13 +1,14 @@
 import { Command, Option } from "commander";
-import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
+import type { RemoteTaskInfo } from "../client/remote-task-info.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
 import { TASK_STATUSES } from "../core/task-status.js";
 import { fileJournal } from "../client/task-journal.js";
 import { answerObject, positiveInt } from "./options.js";
+import { reattachTo } from "./reattach.js";
 import { printError, printTask, type Output } from "./output.js";
-import { printTaskTable, selectTasks } from "./task-list-view.js";
-import { requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
+import { printTaskTable, selectTasks, type ListSource } from "./task-list-view.js";
+import { positionalArguments, requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
 import { journalPath, stateDir } from "./state-dir.js";
 import { connectTarget, storedSessions, type Connection, type Target } from "./target.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
@@ -28,7 +29,7 @@ interface ListOptions extends RequestorOptions {
 export function tasksCommand(): Command {
   const tasks = new Command("tasks").description(COMMAND_SUMMARIES.tasks.description);
   const describe: Record<Operation, string> = {
-    list: "list the tasks the server lets you see (every page of tasks/list)",
+    list: "list the tasks the server lets you see (every page of tasks/list); where the era has no tasks/list (2026-07-28), the tasks this state directory's runs created (its journal), each read from the server",
     get: "show a task's status (tasks/get)",
     result: "wait for a task's result (tasks/result), answering its questions; exit code as `call`",
     cancel: "cancel a task (tasks/cancel)",
@@ -37,11 +38,10 @@ export function tasksCommand(): Command {
     const needsId = op !== "list";
     const command: Command = requestorCommand(op)
       .description(describe[op])
-      .usage(needsId ? "<target> <taskId> [options]\n       mcp-tasks tasks " + op + " --stdio <command> <taskId>" : "<target> [options]")
-      .argument("[positionals...]", needsId ? "<target> <taskId>; without <target> under --stdio" : "<target>; none under --stdio")
-      .action(async (positionals: string[], opts: ListOptions) => {
-        process.exitCode = await run(command, op, positionals, opts);
-      });
+      .usage(needsId ? "<target> <taskId> [options]\n       mcp-tasks tasks " + op + " --stdio <command> <taskId>" : "<target> [options]");
+    positionalArguments(command, needsId ? [["taskId", "the task's id"]] : [], async (positionals, opts: ListOptions) => {
+      process.exitCode = await run(command, op, positionals, opts);
+    });
     if (op === "list") {
       command
         .addOption(new Option("--status <status>", "only tasks in this status").choices(TASK_STATUSES))
@@ -72,9 +72,10 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
   if (op === "list") return await list(target, out, { ...(opts.status !== undefined && { status: opts.status }), ...(opts.limit !== undefined && { limit: opts.limit }) });
   const id = taskId as string;
   const view = op === "result" && isInteractive() ? new ProgressView(process.stderr) : null;
+  const handlers = terminalHandlers(view, opts.answer, targetArgs(target));
   let connection: Connection;
   try {
-    connection = await connectTarget(target, terminalHandlers(view, opts.answer), stateDir(), { taskId: id });
+    connection = await connectTarget(target, handlers, stateDir(), { taskId: id });
   } catch (error) {
     printError(out, error);
     return exitCodeOf(error);
@@ -88,7 +89,9 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
       printTask(out, await connection.tasks.cancel(id));
       return ExitCode.Ok;
     }
-    return await followTask(await connection.tasks.resume(id), out, view, targetArgs(target));
+    const onProgress = (p: { progress: number; total?: number; message?: string }): void => view?.progress(p.progress, p.total, p.message);
+    const reattach = reattachTo(target, id, handlers, stateDir(), onProgress);
+    return await followTask(await connection.tasks.resume(id, { onProgress }), out, view, { target: targetArgs(target), ...(reattach && { reattach }) });
   } catch (error) {
     view?.stop();
     printError(out, error, { taskId: id, ...(await expiryFromJournal(error, id)) });
@@ -111,7 +114,7 @@ const LISTED_SESSIONS = 20;
  */
 async function list(target: Target, out: Output, filter: { status?: string; limit?: number }): Promise<number> {
   const dir = stateDir();
-  const found = new Map<string, WireTask>();
+  const found = new Map<string, RemoteTaskInfo>();
   const handlers = terminalHandlers(null);
   const connections: Connection[] = [];
   try {
@@ -119,17 +122,26 @@ async function list(target: Target, out: Output, filter: { status?: string; limi
       const resumed = await connectTarget(target, handlers, dir, { sessionId }).catch(() => null);
       if (resumed) connections.push(resumed);
       // A stateless connection ignores the session: one is all it takes.
-      if (resumed?.tasks.protocol === "2026-07-28") break;
+      if (resumed && !resumed.tasks.features.sessions) break;
     }
     if (connections.length === 0) connections.push(await connectTarget(target, handlers, dir));
     const entries = await fileJournal(journalPath(dir)).entries().catch(() => []);
+    let source: ListSource = { kind: "server" };
     for (const connection of connections) {
-      if (connection.tasks.protocol === "2026-07-28") {
-        const ids = new Set(entries.filter((e) => e.op === "created" && e.target === connection.label && e.protocol === "2026-07-28").map((e) => e.taskId));
+      if (!connection.tasks.features.canList) {
+        const protocol = connection.tasks.protocol;
+        const ids = new Set(entries.filter((e) => e.op === "created" && e.target === connection.label && e.protocol === protocol).map((e) => e.taskId));
+        // Nothing to read back still asks the server once: an unreachable one is an error, not "no tasks".
+        if (ids.size === 0) await connection.tasks.listTools();
         for (const id of ids) {
-          const task = await connection.tasks.get(id).catch(() => null);
+          // A task the server no longer knows (expired, swept) is left out; an unreachable server is an error.
+          const task = await connection.tasks.get(id).catch((error: unknown) => {
+            if (error instanceof RemoteError) return null;
+            throw error;
+          });
           if (task && !found.has(id)) found.set(id, task);
         }
+        source = { kind: "journal", note: journalNote(connection.label, protocol, journalPath(dir)) };
         continue;
       }
       for await (const task of connection.tasks.list()) if (!found.has(task.taskId)) found.set(task.taskId, task);
@@ -139,7 +151,7 @@ async function list(target: Target, out: Output, filter: { status?: string; limi
     for (const e of entries) {
       if (e.op === "created" && e.name !== undefined && e.target === label) toolOf.set(e.taskId, e.name);
     }
-    printTaskTable(out, selectTasks([...found.values()], filter), toolOf, Date.now());
+    printTaskTable(out, selectTasks([...found.values()], filter), toolOf, Date.now(), source);
     return ExitCode.Ok;
   } catch (error) {
     printError(out, error);
@@ -147,6 +159,14 @@ async function list(target: Target, out: Output, filter: { status?: string; limi
   } finally {
     for (const connection of connections) await connection.close();
   }
+}
+
+/** What a journal-only listing says about itself, and how to ask the server instead. */
+function journalNote(target: string, protocol: string, journal: string): string {
+  return (
+    `Listed from the local journal (${journal}): ${protocol} has no tasks/list, so these are the tasks this state directory's runs created on ${target}, each read from the server. ` +
+    `Tasks created elsewhere are not here; if the server also speaks 2025-11-25, it lists every task you may see: mcp-tasks tasks list ${target} --protocol 2025-11-25`
+  );
 }
 
 /**

@@ -1,13 +1,15 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ProtocolRevision } from "../client/requestor-era.js";
+import type { TaskClient } from "../client/task-client.js";
 
 /**
- * T-TOOL-2: a tool without `execution.taskSupport` is "forbidden". Under 2026-07-28 `tools/list`
- * says nothing of it (X-LEG-6): the server decides per call (X-CAP-4).
+ * A tool's task support as the table shows it: what the server lists (T-TOOL-2: absent is
+ * "forbidden" under 2025-11-25); "server decides" where the era lets the server decide per call
+ * (X-CAP-4) and the server does not say how.
  */
-export function taskSupportOf(tool: Tool, protocol: ProtocolRevision = "2025-11-25"): string {
-  if (protocol === "2026-07-28") return tool.execution?.taskSupport ?? "server decides";
-  return tool.execution?.taskSupport ?? "forbidden";
+export async function taskSupportShown(tasks: TaskClient, tool: Tool): Promise<string> {
+  const listed = await tasks.taskSupportOf(tool.name).catch(() => null);
+  if (listed !== null) return listed;
+  return tasks.features.serverDecidesTasks ? "server decides" : "forbidden";
 }
 
 /** What a tool does, on one line: its title, else the first line of its description. */

@@ -2,12 +2,12 @@ import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { Command } from "commander";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { printError, type Output } from "./output.js";
-import { requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
+import { positionalArguments, requestorCommand, takeTarget, usageError, type RequestorOptions } from "./requestor-options.js";
 import { stateDir } from "./state-dir.js";
 import { renderTable } from "./table.js";
 import { connectTarget, type Target } from "./target.js";
 import { terminalHandlers } from "./terminal/interactive.js";
-import { summaryOf, taskSupportOf } from "./tool-list.js";
+import { summaryOf, taskSupportShown } from "./tool-list.js";
 
 /** `mcp-tasks tools list <target>`: what can be called, and how (T-TOOL-2 taskSupport). */
 export function toolsCommand(): Command {
@@ -15,18 +15,18 @@ export function toolsCommand(): Command {
   const command: Command = requestorCommand("list")
     .description("list the server's tools (every page of tools/list) with their taskSupport")
     .usage("<target> [options]\n       mcp-tasks tools list --stdio <command>")
-    .argument("[positionals...]", "<target>; none under --stdio")
-    .action(async (positionals: string[], opts: RequestorOptions) => {
-      let target: Target;
-      try {
-        const taken = takeTarget(positionals, opts);
-        if (taken.rest.length > 0) throw new Error(`unexpected arguments: ${taken.rest.join(" ")}`);
-        target = taken.target;
-      } catch (error) {
-        usageError(command, error);
-      }
-      process.exitCode = await list(target, { json: opts.json === true, stdout: process.stdout, stderr: process.stderr });
-    });
+;
+  positionalArguments(command, [], async (positionals, opts: RequestorOptions) => {
+    let target: Target;
+    try {
+      const taken = takeTarget(positionals, opts);
+      if (taken.rest.length > 0) throw new Error(`unexpected arguments: ${taken.rest.join(" ")}`);
+      target = taken.target;
+    } catch (error) {
+      usageError(command, error);
+    }
+    process.exitCode = await list(target, { json: opts.json === true, stdout: process.stdout, stderr: process.stderr });
+  });
   tools.addCommand(command);
   return tools;
 }
@@ -41,10 +41,12 @@ async function list(target: Target, out: Output): Promise<number> {
   }
   try {
     const tools = await connection.tasks.listTools();
-    const protocol = connection.tasks.protocol;
-    if (out.json) out.stdout.write(`${JSON.stringify({ tools })}\n`);
+    const tasks = connection.tasks;
+    const support = await Promise.all(tools.map((t) => taskSupportShown(tasks, t)));
+    // --json: the tools as listed, each with the task support read from the era's wire (`taskSupport`).
+    if (out.json) out.stdout.write(`${JSON.stringify({ tools: tools.map((t, i) => ({ ...t, taskSupport: support[i] })) })}\n`);
     else if (tools.length === 0) out.stderr.write("no tools\n");
-    else out.stdout.write(renderTable(["name", "taskSupport", "description"], tools.map((t) => [t.name, taskSupportOf(t, protocol), summaryOf(t)])));
+    else out.stdout.write(renderTable(["name", "taskSupport", "description"], tools.map((t, i) => [t.name, support[i] ?? "", summaryOf(t)])));
     return ExitCode.Ok;
   } catch (error) {
     printError(out, error);

@@ -1,6 +1,5 @@
 import type { ProtocolRevision } from "./requestor-era.js";
-import { discover } from "./rev2026-07-28/discover.js";
-import type { StatelessConnection } from "./rev2026-07-28/stateless-connection.js";
+import { discover, DISCOVERED_REVISION, SESSION_REVISION, type StatelessConnection } from "./requestor-eras.js";
 
 /** What a requestor remembers of a target's era between runs. */
 export interface CachedEra {
@@ -34,7 +33,7 @@ export async function chooseEra(
   const cached = await options.cache?.load(target).catch(() => null);
   if (cached && now - Date.parse(cached.checkedAt) < ERA_CACHE_MS) return cached.revision;
   const discovery = await discover(connection, options.signal);
-  const revision: ProtocolRevision = discovery ? "2026-07-28" : "2025-11-25";
+  const revision: ProtocolRevision = discovery ? DISCOVERED_REVISION : SESSION_REVISION;
   await options.cache?.save(target, { revision, checkedAt: new Date(now).toISOString() }).catch(() => {});
   return revision;
 }

@@ -4,7 +4,7 @@ import type { TaskRecord } from "../core/task.js";
 import type { RunResult, TaskContext } from "../runtime/task-context.js";
 import type { ClientReceiverOptions } from "./receiver-options.js";
 import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
-import { relatedTaskIdOf } from "../mcp/rev2025-11-25/wire.js";
+import { relatedTaskIdOf } from "./requestor-eras.js";
 
 /**
  * The engine's runner for client-hosted tasks: runs the stored sampling/elicitation request

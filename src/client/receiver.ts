@@ -22,7 +22,7 @@ import { SESSION_ERA } from "../mcp/eras.js";
 import { cancelRequestIdZeroToo } from "../mcp/sdk-cancel-fix.js";
 import { baseSetRequestHandler } from "../mcp/sdk-shapes.js";
 import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
-import { relatedTaskIdOf, toWireTask } from "../mcp/rev2025-11-25/wire.js";
+import { relatedTaskIdOf, taskStatusNotification, toWireTask } from "./requestor-eras.js";
 
 /**
  * The client side as a receiver of the server's requests: routes `elicitation/create` and
@@ -146,7 +146,7 @@ export class ClientReceiver {
     const task = await this.engine?.inspect.task(taskId).catch(() => null);
     if (!task || !this.client.transport) return;
     // T-NOTE-1 (MAY), T-NOTE-3: the full Task, no related-task _meta.
-    await this.client.notification({ method: "notifications/tasks/status", params: { ...toWireTask(task) } } as never).catch(() => {});
+    await this.client.notification(taskStatusNotification(task) as never).catch(() => {});
   }
 }
 

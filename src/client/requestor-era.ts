@@ -1,6 +1,6 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { LifecycleEvent, TaskOutcome } from "../mcp/rev2025-11-25/requestor/remote-task.js";
-import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
+import type { TaskSupport } from "../mcp/tool-definition.js";
+import type { LifecycleEvent, RemoteTaskInfo, RemoteTaskProgress, TaskOutcome } from "./remote-task-info.js";
 
 /** The protocol revisions a TaskClient speaks (docs/protocol-eras.md). */
 export const PROTOCOL_REVISIONS = ["2025-11-25", "2026-07-28"] as const;
@@ -14,23 +14,23 @@ export type ProtocolRevision = (typeof PROTOCOL_REVISIONS)[number];
 export interface ToolTask {
   readonly id: string;
   /** The task as last seen (a poll, a notification, the CreateTaskResult), or null. */
-  readonly last: WireTask | null;
+  readonly last: RemoteTaskInfo | null;
   /** `tasks/get`. Rejects with a RemoteError (e.g. -32602 not found) or a ConnectionError. */
-  status(options?: { signal?: AbortSignal }): Promise<WireTask>;
+  status(options?: { signal?: AbortSignal }): Promise<RemoteTaskInfo>;
   /** The status changes, polled at the task's poll interval; ends after a terminal status. */
-  updates(options?: { signal?: AbortSignal }): AsyncGenerator<WireTask, void, undefined>;
+  updates(options?: { signal?: AbortSignal }): AsyncGenerator<RemoteTaskInfo, void, undefined>;
   /** How the task ended (answering its questions meanwhile); rejects only when no answer could be had. */
   outcome(options?: { signal?: AbortSignal }): Promise<TaskOutcome<CallToolResult>>;
   /** The result, or the outcome's error thrown. */
   result(options?: { signal?: AbortSignal }): Promise<CallToolResult>;
   /** `tasks/cancel`: the task as it reads afterwards. */
-  cancel(options?: { signal?: AbortSignal }): Promise<WireTask>;
+  cancel(options?: { signal?: AbortSignal }): Promise<RemoteTaskInfo>;
   /** Stops polling and listening; a pending wait rejects. */
   dispose(): void;
 }
 
 /** What a call sent: a plain result, or the task the server made of it. */
-export type EraCall = { kind: "result"; result: CallToolResult } | { kind: "task"; created: WireTask; immediateResponse?: string };
+export type EraCall = { kind: "result"; result: CallToolResult } | { kind: "task"; created: RemoteTaskInfo; immediateResponse?: string };
 
 export interface EraCallOptions {
   task?: boolean;
@@ -39,13 +39,34 @@ export interface EraCallOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * What a revision's requestor can do, so callers (the CLI, TaskClient) test a capability instead
+ * of a revision string.
+ */
+export interface EraFeatures {
+  /** The server lists the tasks a requestor may see (2025-11-25 `tasks/list`; 2026-07-28 has none, X-LEG-1). */
+  readonly canList: boolean;
+  /** A call can ask for its task's ttl (2025-11-25 `params.task.ttl`; 2026-07-28: the server's default, X-CAP-4). */
+  readonly sendsTtl: boolean;
+  /** Requests run in a session opened by `initialize` (2025-11-25); else each stands alone (2026-07-28). */
+  readonly sessions: boolean;
+  /** The server, not the client, decides per call whether it becomes a task (2026-07-28, X-CAP-4). */
+  readonly serverDecidesTasks: boolean;
+  /** A task's result comes on a blocking stream that also carries its questions (2025-11-25 `tasks/result`); else it is polled. */
+  readonly streamsResult: boolean;
+  /** The server can host client-side tasks and send the requestor questions outside a call (2025-11-25). */
+  readonly clientHostedTasks: boolean;
+}
+
 /** How a handle reports to its TaskClient. */
 export interface HandleOptions {
-  initial?: WireTask;
+  initial?: RemoteTaskInfo;
   /** Answer the task's questions as they come (off for a one-off look, `tasks get`). */
   answerInput: boolean;
   onLifecycle: (event: LifecycleEvent) => void;
   defaultPollIntervalMs?: number;
+  /** The task's progress reports, where the era reads them from the task (2026-07-28 `tasks/get`). */
+  onProgress?: (progress: RemoteTaskProgress) => void;
 }
 
 /**
@@ -56,6 +77,9 @@ export interface HandleOptions {
  */
 export interface RequestorEra {
   readonly revision: ProtocolRevision;
+  readonly features: EraFeatures;
+  /** A tool's task support as the server lists it (cached); null when unknown or the server does not say. */
+  taskSupportOf(tool: string, options?: { refresh?: boolean }): Promise<TaskSupport | null>;
   /** Every page of `tools/list`. */
   listTools(): Promise<Tool[]>;
   /** Calls a tool; the era decides (2025: the client, T-TOOL) or learns (2026: the server, X-CAP-4) whether it is a task. */
@@ -63,7 +87,7 @@ export interface RequestorEra {
   /** A handle on a task by id. */
   task(taskId: string, options: HandleOptions): ToolTask;
   /** Every task the server lets this client see; refused where the era has no listing (2026: X-LEG-1). */
-  list(options: { signal?: AbortSignal }): AsyncGenerator<WireTask, void, undefined>;
+  list(options: { signal?: AbortSignal }): AsyncGenerator<RemoteTaskInfo, void, undefined>;
   /** Stops what the era runs in the background (not the SDK client's connection). */
   close(): Promise<void>;
 }

@@ -3,19 +3,16 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../core/errors.js";
 import { ClientReceiver, type ClientReceiverOptions } from "./receiver.js";
-import type { LifecycleEvent } from "../mcp/rev2025-11-25/requestor/remote-task.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
-import type { WireTask } from "../mcp/rev2025-11-25/wire.js";
+import type { LifecycleEvent, RemoteTaskInfo, RemoteTaskProgress } from "./remote-task-info.js";
 import { silentLogger, type Logger } from "../core/logger.js";
 import type { TaskJournal } from "./task-journal.js";
 import { chooseEra, type EraCache } from "./era-choice.js";
 import { applyingSchemaDefaults } from "./elicitation-defaults.js";
-import type { ProtocolRevision, RequestorEra, ToolTask } from "./requestor-era.js";
-import { Rev20251125Requestor } from "./rev2025-11-25/requestor.js";
-import { TasksExtRequestor } from "./rev2026-07-28/requestor.js";
-import { StatelessConnection, type StatelessConnectionOptions } from "./rev2026-07-28/stateless-connection.js";
+import type { EraFeatures, ProtocolRevision, RequestorEra, ToolTask } from "./requestor-era.js";
+import { DISCOVERED_REVISION, Rev20251125Requestor, StatelessConnection, TasksExtRequestor, type StatelessConnectionOptions } from "./requestor-eras.js";
 
-export type { ToolTask } from "./requestor-era.js";
+export type { EraFeatures, ToolTask } from "./requestor-era.js";
 
 /** What {@link TaskClient.callTool} started: a task to follow, or (a plain call) its result. */
 export type ToolCall =
@@ -105,6 +102,10 @@ export class TaskClient {
     } else {
       this.sdkClient = client;
       this.sdkReceiver = new ClientReceiver(client, options);
+      // A requestor that follows its tasks itself says so at initialize (the one task declaration
+      // of 2025-11-25, whatever it holds): the server then serves it tasks, not the fallback for
+      // hosts without tasks. Merged with what the receiver declared (client-hosted tasks).
+      client.registerCapabilities({ tasks: {} });
       this.era = new Rev20251125Requestor(client, options.serverCapabilities);
     }
     this.protocol = this.era.revision;
@@ -120,7 +121,7 @@ export class TaskClient {
       ...(options.protocol !== undefined && { forced: options.protocol }),
       ...(options.eraCache !== undefined && { cache: options.eraCache }),
     });
-    if (revision === "2026-07-28") return new TaskClient(connection, options);
+    if (revision === DISCOVERED_REVISION) return new TaskClient(connection, options);
     const client = new Client(options.clientInfo ?? { name: "mcp-tasks", version: "0.1.0" });
     const tasks = new TaskClient(client, options);
     const headers = { ...options.headers, ...(options.token !== undefined && { Authorization: `Bearer ${options.token}` }) };
@@ -141,6 +142,11 @@ export class TaskClient {
     return this.sdkReceiver;
   }
 
+  /** What this client's era can do (list tasks, send a ttl, …): test these rather than {@link protocol}. */
+  get features(): EraFeatures {
+    return this.era.features;
+  }
+
   /** Whether the server declared `tasks.requests.tools.call` (T-CAP-3, T-TOOL-1); 2026-07-28: true (the server decides per call). */
   get serverSupportsToolTasks(): boolean {
     return this.era instanceof Rev20251125Requestor ? this.era.serverSupportsToolTasks : true;
@@ -153,10 +159,11 @@ export class TaskClient {
 
   /**
    * A tool's `execution.taskSupport` from `tools/list` (cached; "forbidden" when absent, T-TOOL-2).
-   * Null for an unknown tool, and under 2026-07-28, where `tools/list` says nothing of it (X-LEG-6).
+   * Null for an unknown tool; under 2026-07-28, where the extension lists none (X-LEG-6), what our
+   * server lists in its own `_meta` key, null from other servers.
    */
   async taskSupportOf(tool: string, options: { refresh?: boolean } = {}): Promise<TaskSupport | null> {
-    return this.era instanceof Rev20251125Requestor ? this.era.taskSupportOf(tool, options) : null;
+    return this.era.taskSupportOf(tool, options);
   }
 
   /**
@@ -169,7 +176,7 @@ export class TaskClient {
     if (call.kind === "result") return call;
     const { created } = call;
     this.record({ type: "created", taskId: created.taskId, name, status: created.status, ttl: created.ttl });
-    const handle = this.handle(created.taskId, created);
+    const handle = this.handle(created.taskId, created, true, options.onProgress);
     return { kind: "task", task: handle, ...(call.immediateResponse !== undefined && { immediateResponse: call.immediateResponse }) };
   }
 
@@ -183,8 +190,8 @@ export class TaskClient {
    * with `tasks/get` and returns its handle. Rejects with a RemoteError (-32602) when the server
    * does not know it (never existed, expired, another owner's).
    */
-  async resume(taskId: string): Promise<ToolTask> {
-    const handle = this.handle(taskId);
+  async resume(taskId: string, options: { onProgress?: (progress: RemoteTaskProgress) => void } = {}): Promise<ToolTask> {
+    const handle = this.handle(taskId, undefined, true, options.onProgress);
     try {
       await handle.status();
     } catch (error) {
@@ -196,7 +203,7 @@ export class TaskClient {
   }
 
   /** `tasks/get`. */
-  async get(taskId: string): Promise<WireTask> {
+  async get(taskId: string): Promise<RemoteTaskInfo> {
     const handle = this.handle(taskId, undefined, false);
     try {
       return await handle.status();
@@ -210,7 +217,7 @@ export class TaskClient {
    * drop a cancelled task). 2026-07-28 answers an ack, also for a terminal task (X-CONF-1): the
    * task is read back with `tasks/get`.
    */
-  async cancel(taskId: string): Promise<WireTask> {
+  async cancel(taskId: string): Promise<RemoteTaskInfo> {
     const handle = this.handle(taskId, undefined, false);
     try {
       return await handle.cancel();
@@ -220,7 +227,7 @@ export class TaskClient {
   }
 
   /** Every task the server lets this client see, walking `tasks/list` pages (T-LIST-3). 2026-07-28 has none: -32601. */
-  list(options: { signal?: AbortSignal } = {}): AsyncGenerator<WireTask, void, undefined> {
+  list(options: { signal?: AbortSignal } = {}): AsyncGenerator<RemoteTaskInfo, void, undefined> {
     return this.era.list(options);
   }
 
@@ -233,9 +240,10 @@ export class TaskClient {
     if (this.ownsClient) await this.sdkClient?.close().catch(() => {});
   }
 
-  private handle(taskId: string, initial?: WireTask, answerInput = true): ToolTask {
+  private handle(taskId: string, initial?: RemoteTaskInfo, answerInput = true, onProgress?: (progress: RemoteTaskProgress) => void): ToolTask {
     const handle: ToolTask = this.era.task(taskId, {
       answerInput,
+      ...(onProgress !== undefined && { onProgress }),
       onLifecycle: (event) => {
         this.record(event);
         // Once the outcome is in, close() has nothing left to stop on this handle.

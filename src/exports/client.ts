@@ -6,17 +6,14 @@
  */
 export { TaskClient, type TaskClientOptions, type ConnectOptions, type CallToolOptions, type ToolCall, type ToolTask } from "../client/task-client.js";
 /** 2026-07-28: the stateless endpoint a TaskClient speaks the tasks extension to, and the era decision. */
-export { StatelessConnection, type StatelessConnectionOptions } from "../client/rev2026-07-28/stateless-connection.js";
+export { StatelessConnection, type StatelessConnectionOptions, RemoteTask } from "../client/requestor-eras.js";
 export { memoryEraCache, ERA_CACHE_MS, type EraCache, type CachedEra } from "../client/era-choice.js";
 export { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
 export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from "../client/task-journal.js";
 export type { ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "../client/receiver-options.js";
-export { RemoteTask, type TaskOutcome, type LifecycleEvent } from "../mcp/rev2025-11-25/requestor/remote-task.js";
+export type { TaskOutcome, LifecycleEvent, RemoteTaskInfo, RemoteTaskStatus, RemoteTaskProgress } from "../client/remote-task-info.js";
+export type { EraFeatures } from "../client/requestor-era.js";
 export { RemoteError, TaskCancelledError, ConnectionError } from "../mcp/requestor-errors.js";
 export type { TaskErrorKind } from "../core/errors.js";
-export type { RemoteTaskOptions } from "../mcp/rev2025-11-25/requestor/remote-task.js";
-export type { TaskPeer, PeerRequestOptions } from "../mcp/rev2025-11-25/requestor/peer.js";
-export type { StatelessRequestOptions } from "../client/rev2026-07-28/stateless-connection.js";
+export type { RemoteTaskOptions, TaskPeer, PeerRequestOptions, StatelessRequestOptions } from "../client/requestor-eras.js";
 export { TaskError, RpcCode } from "../core/errors.js";
-/** A task as the server reports it on the 2025-11-25 wire (`RemoteTask.info`). */
-export type { WireTask as RemoteTaskInfo } from "../mcp/rev2025-11-25/wire.js";

@@ -53,9 +53,9 @@ describe("client-hosted tasks: capabilities (T-CAP-1, T-CAP-2)", () => {
     });
   });
 
-  it("T-CAP-1: a client that does not host tasks declares no tasks capability", async () => {
+  it("T-CAP-1, T-CAP-4: a TaskClient that hosts no tasks declares an empty tasks capability — task-aware, no request type augmentable — so the server serves it tasks, not the fallback", async () => {
     const { server } = await rawPair({ elicit: async () => ({ action: "decline" }) });
-    expect(server.getClientCapabilities()?.tasks).toBeUndefined();
+    expect(server.getClientCapabilities()?.tasks).toEqual({});
   });
 });
 

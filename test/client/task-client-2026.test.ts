@@ -149,10 +149,16 @@ describe("TaskClient under 2026-07-28 — lifecycle (X-NEW-1, X-GET)", () => {
     expect("error" in outcome && outcome.error).toMatchObject({ code: -32603, message: "API rate limit exceeded" });
   });
 
-  it("with task: false does not declare the extension: an optional tool runs plainly (X-CAP-10), a required one is refused with -32021 (X-CAP-6)", async () => {
+  it("with task: false does not declare the extension: an optional tool runs plainly (X-CAP-10); a required one, as our server lists it, is refused before sending, as under 2025-11-25 (T-TOOL-4)", async () => {
     const tasks = stateless();
     expect(await tasks.callTool("wait_ms", { ms: 400 }, { task: false })).toEqual({ kind: "result", result: { content: [{ type: "text", text: "waited 400 ms" }] } });
-    await expect(tasks.callTool("count_required", {}, { task: false })).rejects.toMatchObject({ code: -32021 });
+    await expect(tasks.callTool("count_required", {}, { task: false })).rejects.toMatchObject({ code: -32601, message: expect.stringContaining("must be called as a task") });
+  });
+
+  it("reads each tool's task support from our server's tools/list (the extension lists none, X-LEG-6)", async () => {
+    const tasks = stateless();
+    expect(await tasks.taskSupportOf("count_required")).toBe("required");
+    expect(await tasks.taskSupportOf("wait_ms")).toBe("optional");
   });
 
   it("refuses tasks.list() under 2026-07-28 (no tasks/list, X-LEG-1)", async () => {

@@ -55,8 +55,8 @@ describe("mcp-tasks tools list", { timeout: 60_000 }, () => {
     expect(header).toEqual(["name", "taskSupport", "description"]);
     expect(rows).toContainEqual(["echo", "forbidden", "Echoes text (not callable as a task)."]);
     expect(rows).toContainEqual(["batch", "required", "Like sleep, but must be called as a task."]);
-    // The CLI declares no tasks capability, so it also sees the fallback's task tools (docs/hosts/README.md).
-    expect(rows.map((r) => r[0])).toEqual(["echo", "sleep", "fail", "throw", "ask", "sample", "batch", "steps", "task_status", "task_result", "task_cancel", "task_list"]);
+    // The CLI declares capabilities.tasks: it follows tasks itself, so it is not served the fallback's task_* tools (docs/hosts/README.md).
+    expect(rows.map((r) => r[0])).toEqual(["echo", "sleep", "fail", "throw", "ask", "sample", "batch", "steps"]);
   });
 
   it("--json prints the raw tools/list tools, schemas and execution included", async () => {
@@ -185,3 +185,42 @@ async function journalledTask(path: string, timeoutMs = 20_000): Promise<string>
   }
   throw new Error("no task was created in time");
 }
+
+describe("help texts", { timeout: 60_000 }, () => {
+  it("the top-level help names both protocol revisions", async () => {
+    const run = await runCli(["--help"]);
+    expect(run.stdout.replace(/\s+/g, " ")).toContain("both protocol revisions (2025-11-25, and 2026-07-28 with the tasks extension)");
+  });
+
+  it.each(["call", "tasks list", "tasks result", "tools list"])("%s --help: named arguments, the ordinary options before the OAuth block", async (command) => {
+    const run = await runCli([...command.split(" "), "--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain("positionals");
+    expect(run.stdout).toMatch(/^Arguments:\n {2}target /m);
+    expect(run.stdout.indexOf("\nOptions:")).toBeGreaterThan(0);
+    expect(run.stdout.indexOf("\nOptions:")).toBeLessThan(run.stdout.indexOf("\nOAuth ("));
+  });
+
+  it("serve --help lists every demo tool, steps included", async () => {
+    const run = await runCli(["serve", "--help"]);
+    expect(run.stdout.replace(/\s+/g, " ")).toContain("(echo, sleep, fail, throw, ask, sample, batch, steps)");
+  });
+});
+
+describe("serve that cannot start", { timeout: 60_000 }, () => {
+  it("a --port in use is one line naming --port, exit 1", async () => {
+    const taken = new URL(demoUrl).port;
+    const run = await runCli(["serve", "--demo", "--port", taken, "--store", "memory"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`mcp-tasks: cannot listen on 127.0.0.1:${taken}: the port is in use (another server?); choose another with --port (0 picks a free one)`);
+    expect(run.stderr).not.toContain("EADDRINUSE: address already in use");
+  });
+
+  it("an unreachable PostgreSQL --store is one line naming --store, its password hidden, exit 1", async () => {
+    const run = await runCli(["serve", "--demo", "--port", "0", "--store", "postgres://u:secret@127.0.0.1:1/x"], { timeoutMs: 40_000 });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("mcp-tasks: cannot reach the PostgreSQL store postgres://u:***@127.0.0.1:1/x: connection refused");
+    expect(run.stderr).toContain("check --store");
+    expect(run.stderr).not.toContain("secret");
+  });
+});

@@ -1,6 +1,8 @@
 import { select } from "@inquirer/prompts";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ElicitHandler, SampleHandler } from "../../client/receiver.js";
+import { ExitCode } from "../exit-codes.js";
+import { answerProblem } from "./answer-check.js";
 import { promptElicitation } from "./elicit-prompt.js";
 import type { ProgressView } from "./progress-view.js";
 import { promptSampling } from "./sample-prompt.js";
@@ -17,17 +19,24 @@ export function isInteractive(): boolean {
  * user did not respond) and sampling is refused, each with a note on stderr. `answers` (the
  * `--answer` options) accept elicitations in order, before any of that.
  */
-export function terminalHandlers(view: ProgressView | null, answers: Array<Record<string, unknown>> = []): { elicit: ElicitHandler; sample: SampleHandler } {
+export function terminalHandlers(view: ProgressView | null, answers: Array<Record<string, unknown>> = [], target = "<target>"): { elicit: ElicitHandler; sample: SampleHandler } {
   const context = (signal: AbortSignal) => ({ output: process.stderr, signal, clearPromptOnDone: false });
   const note = (text: string) => (view ? view.line(text) : process.stderr.write(`${text}\n`));
   const given = [...answers];
   return {
     async elicit(params, info) {
-      // --answer: the next given content accepts the question, prompt or not (scripts, CI).
+      // --answer: the next given content accepts the question, prompt or not (scripts, CI), once
+      // it fits the question's schema; one that does not is never sent, so the question stays open.
       const content = given.shift();
       if (content !== undefined) {
-        note(`The server asked "${params.message}": answered with --answer ${JSON.stringify(content)}.`);
-        return { action: "accept", content: content as never };
+        const problem = params.mode === "url" ? null : answerProblem(params, content);
+        if (problem === null) {
+          note(`The server asked "${params.message}": answered with --answer ${JSON.stringify(content)}.`);
+          return { action: "accept", content: content as never };
+        }
+        const refused = `--answer ${JSON.stringify(content)} does not fit the question "${params.message}": ${problem}`;
+        if (!isInteractive() || params.mode === "url") leaveUnanswered(view, refused, info.relatedTaskId, target);
+        note(`${refused}. Asking instead.`);
       }
       if (params.mode === "url" || !isInteractive()) {
         note(`The server asked "${params.message}" but there is no terminal to answer: answered "cancel".`);
@@ -45,6 +54,17 @@ export function terminalHandlers(view: ProgressView | null, answers: Array<Recor
       return view ? view.suspend(ask) : ask();
     },
   };
+}
+
+/**
+ * Ends the command without answering (exit 2, a usage error): nothing is sent, so the question
+ * stays open on the server — a task's to be answered by a later `tasks result --answer`.
+ */
+function leaveUnanswered(view: ProgressView | null, refused: string, taskId: string | null, target: string): never {
+  view?.stop();
+  const later = taskId !== null ? ` Nothing was sent; the question stays open: answer it with mcp-tasks tasks result ${target} ${taskId} --answer '{…}'` : " Nothing was sent.";
+  process.stderr.write(`mcp-tasks: ${refused}.${later}\n`);
+  process.exit(ExitCode.Usage);
 }
 
 /** Ctrl-C while a task runs: what the person wants. A second Ctrl-C means "detach". */

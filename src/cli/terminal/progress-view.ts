@@ -24,7 +24,8 @@ export class ProgressView {
   private taskId: string | null = null;
   private value = 0;
   private total = 0;
-  private status_ = "running";
+  /** The task's status once one is known; until then the line says what is happening instead ("calling"). */
+  private status_ = "";
   private message = "";
 
   constructor(private readonly stream: NodeJS.WriteStream) {
@@ -127,7 +128,8 @@ export class ProgressView {
       const spinner = SPINNER[Math.floor(now / SPINNER_FRAME_MS) % SPINNER.length];
       parts.push(this.value > 0 ? `${spinner} ${this.value}` : `${spinner}`);
     }
-    parts.push(this.message ? `${this.status_} — ${this.message}` : this.status_);
+    const what = this.status_ || "calling";
+    parts.push(this.message ? `${what} — ${this.message}` : what);
     parts.push(clock(now - (this.startedAt ?? now)));
     if (this.taskId) parts.push(`task ${this.taskId}`);
     return parts.join(" | ");

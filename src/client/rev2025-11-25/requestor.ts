@@ -7,10 +7,20 @@ import { NO_TIMEOUT_MS, peerOf, type TaskPeer } from "../../mcp/rev2025-11-25/re
 import { RemoteTask } from "../../mcp/rev2025-11-25/requestor/remote-task.js";
 import { declaresTaskSupport, immediateResponseOf, readCreatedTask, readWireTask, type WireTask } from "../../mcp/rev2025-11-25/wire.js";
 import type { TaskSupport } from "../../mcp/tool-definition.js";
-import type { EraCall, EraCallOptions, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
+import type { EraCall, EraCallOptions, EraFeatures, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
 import { decideTaskCall } from "../task-support.js";
 
 const AnyObject = z.record(z.string(), z.unknown());
+
+/** 2025-11-25: sessions, the client's choice of task (T-TOOL), `tasks/list`, a blocking `tasks/result` stream. */
+export const REV_2025_11_25_FEATURES: EraFeatures = {
+  canList: true,
+  sendsTtl: true,
+  sessions: true,
+  serverDecidesTasks: false,
+  streamsResult: true,
+  clientHostedTasks: true,
+};
 
 /**
  * The 2025-11-25 requestor on an SDK `Client` (a session opened by `initialize`): the client
@@ -19,6 +29,7 @@ const AnyObject = z.record(z.string(), z.unknown());
  */
 export class Rev20251125Requestor implements RequestorEra {
   readonly revision = "2025-11-25" as const;
+  readonly features = REV_2025_11_25_FEATURES;
   private readonly peer: TaskPeer;
   private toolSupport: Map<string, TaskSupport> | null = null;
 

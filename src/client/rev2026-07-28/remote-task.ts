@@ -1,8 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../../mcp/requestor-errors.js";
-import { isTerminalStatus, type LifecycleEvent, type TaskOutcome } from "../../mcp/rev2025-11-25/requestor/remote-task.js";
-import type { WireTask } from "../../mcp/rev2025-11-25/wire.js";
+import { isTerminalTaskStatus as isTerminalStatus, type LifecycleEvent, type RemoteTaskInfo, type RemoteTaskProgress, type TaskOutcome } from "../remote-task-info.js";
 import { METHOD } from "../../mcp/rev2026-07-28/wire.js";
 import type { ToolTask } from "../requestor-era.js";
 import { readDetailedTask, type DetailedTask } from "./detailed-task.js";
@@ -15,9 +14,11 @@ export interface StatelessTaskOptions {
   /** Answer `inputRequests` through `tasks/update` while waiting for the outcome (off for `tasks get`). */
   answerInput: boolean;
   onLifecycle: (event: LifecycleEvent) => void;
-  initial?: WireTask;
+  initial?: RemoteTaskInfo;
   /** When the task suggests no `pollIntervalMs`. Default 1000 ms. */
   defaultPollIntervalMs?: number;
+  /** Each new progress report a poll shows (our server's `tasks/get` carries it). */
+  onProgress?: (progress: RemoteTaskProgress) => void;
 }
 
 /** Never poll faster than this, whatever pollIntervalMs says. */
@@ -33,13 +34,14 @@ const MIN_POLL_MS = 50;
  */
 export class StatelessTask implements ToolTask {
   readonly id: string;
-  private latest: WireTask | null = null;
+  private latest: RemoteTaskInfo | null = null;
   private detail: DetailedTask | null = null;
   private readonly answered = new Set<string>();
   private readonly stop = new AbortController();
   private readonly wakers = new Set<() => void>();
   private waiting: Promise<TaskOutcome<CallToolResult>> | null = null;
   private lastLogged = "";
+  private lastProgress = "";
 
   constructor(
     taskId: string,
@@ -49,15 +51,15 @@ export class StatelessTask implements ToolTask {
     if (options.initial) this.observe({ task: options.initial });
   }
 
-  get last(): WireTask | null {
+  get last(): RemoteTaskInfo | null {
     return this.latest;
   }
 
-  async status(options: { signal?: AbortSignal } = {}): Promise<WireTask> {
+  async status(options: { signal?: AbortSignal } = {}): Promise<RemoteTaskInfo> {
     return (await this.fetch(options.signal)).task;
   }
 
-  async *updates(options: { signal?: AbortSignal } = {}): AsyncGenerator<WireTask, void, undefined> {
+  async *updates(options: { signal?: AbortSignal } = {}): AsyncGenerator<RemoteTaskInfo, void, undefined> {
     let lastYielded = "";
     for (;;) {
       options.signal?.throwIfAborted();
@@ -98,7 +100,7 @@ export class StatelessTask implements ToolTask {
   }
 
   /** `tasks/cancel` (X-CANCEL-1: an ack, also on a terminal task), then the task as it now reads. */
-  async cancel(options: { signal?: AbortSignal } = {}): Promise<WireTask> {
+  async cancel(options: { signal?: AbortSignal } = {}): Promise<RemoteTaskInfo> {
     this.options.onLifecycle({ type: "cancel", taskId: this.id });
     await this.send(METHOD.tasksCancel, { taskId: this.id }, options.signal);
     try {
@@ -107,7 +109,7 @@ export class StatelessTask implements ToolTask {
       // A receiver may drop a cancelled task at once: the ack was the answer.
       if (!(error instanceof RemoteError)) throw error;
       const now = new Date().toISOString();
-      const cancelled: WireTask = { ...(this.latest ?? { taskId: this.id, createdAt: now, ttl: null }), status: "cancelled", lastUpdatedAt: now };
+      const cancelled: RemoteTaskInfo = { ...(this.latest ?? { taskId: this.id, createdAt: now, ttl: null }), status: "cancelled", lastUpdatedAt: now };
       this.observe({ task: cancelled });
       return cancelled;
     }
@@ -188,6 +190,11 @@ export class StatelessTask implements ToolTask {
     if (previous && isTerminalStatus(previous.status) && !isTerminalStatus(task.status)) return;
     this.latest = task;
     this.detail = detail;
+    const progress = task.progress ? JSON.stringify(task.progress) : "";
+    if (task.progress && progress !== this.lastProgress) {
+      this.lastProgress = progress;
+      this.options.onProgress?.(task.progress);
+    }
     const key = `${task.status}\u0000${task.statusMessage ?? ""}`;
     if (key !== this.lastLogged) {
       this.lastLogged = key;

@@ -1,9 +1,11 @@
 import { CallToolResultSchema, ListToolsResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode, TaskError } from "../../core/errors.js";
-import { ConnectionError } from "../../mcp/requestor-errors.js";
-import type { WireTask } from "../../mcp/rev2025-11-25/wire.js";
-import { METHOD, RESULT_TYPE } from "../../mcp/rev2026-07-28/wire.js";
-import type { EraCall, EraCallOptions, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
+import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
+import { METHOD, OWN_META, RESULT_TYPE } from "../../mcp/rev2026-07-28/wire.js";
+import type { TaskSupport } from "../../mcp/tool-definition.js";
+import type { RemoteTaskInfo } from "../remote-task-info.js";
+import type { EraCall, EraCallOptions, EraFeatures, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
+import { decideTaskCall } from "../task-support.js";
 import { readDetailedTask, withoutResultType } from "./detailed-task.js";
 import { answerInputs, capabilitiesOf, type InputHandlers } from "./input-answers.js";
 import { StatelessTask } from "./remote-task.js";
@@ -13,6 +15,18 @@ import type { StatelessConnection } from "./stateless-connection.js";
 const INPUT_REQUIRED = "input_required";
 /** A server asking more rounds than this for one call is looping: given up on. */
 const MAX_ROUNDS = 64;
+
+/** 2026-07-28: stateless requests, the server decides what becomes a task (X-CAP-4), no `tasks/list` (X-LEG-1), polling. */
+export const REV_2026_07_28_FEATURES: EraFeatures = {
+  canList: false,
+  sendsTtl: false,
+  sessions: false,
+  serverDecidesTasks: true,
+  streamsResult: false,
+  clientHostedTasks: false,
+};
+
+const SUPPORTS = new Set<string>(["forbidden", "optional", "required"]);
 
 /**
  * The 2026-07-28 requestor with the tasks extension (SEP-2663) over a {@link StatelessConnection}:
@@ -28,6 +42,8 @@ const MAX_ROUNDS = 64;
  */
 export class TasksExtRequestor implements RequestorEra {
   readonly revision = "2026-07-28" as const;
+  readonly features = REV_2026_07_28_FEATURES;
+  private toolSupport: Map<string, TaskSupport | null> | null = null;
 
   constructor(
     readonly connection: StatelessConnection,
@@ -43,17 +59,48 @@ export class TasksExtRequestor implements RequestorEra {
       tools.push(...page.data.tools);
       cursor = page.data.nextCursor;
     } while (cursor !== undefined);
+    // The extension lists no taskSupport (X-LEG-6); our server says it in its own _meta key.
+    this.toolSupport = new Map(
+      tools.map((tool) => {
+        const declared = tool._meta?.[OWN_META.taskSupport];
+        return [tool.name, typeof declared === "string" && SUPPORTS.has(declared) ? (declared as TaskSupport) : null];
+      }),
+    );
     return tools;
   }
 
+  /** A tool's task support as the server lists it (our server's `_meta`), or null where it does not say. */
+  async taskSupportOf(tool: string, options: { refresh?: boolean } = {}): Promise<TaskSupport | null> {
+    if (!this.toolSupport || options.refresh) await this.listTools();
+    return this.toolSupport?.get(tool) ?? null;
+  }
+
+  /**
+   * Where the server lists how it decides on the tool, a task wish it would not honour is refused
+   * here, before anything is sent, as under 2025-11-25 (T-TOOL-2..4): `task: true` on a
+   * `forbidden` tool, `task: false` on a `required` one. Elsewhere the server decides (X-CAP-4) and
+   * a refused `task: false` comes back as -32021 (X-CAP-6).
+   */
   async callTool(name: string, args: Record<string, unknown>, options: EraCallOptions): Promise<EraCall> {
+    if (options.task !== undefined) {
+      const support = await this.taskSupportOf(name).catch(() => null);
+      if (support !== null) decideTaskCall({ tool: name, serverSupportsTasks: true, support, wanted: options.task });
+    }
     const declare = options.task !== false;
     let round: Record<string, unknown> = {};
     for (let n = 0; n < MAX_ROUNDS; n++) {
-      const answer = await this.connection.request(METHOD.toolsCall, { name, arguments: args, ...round }, {
-        ...this.requestOptions(declare, options.signal),
-        ...(options.onProgress !== undefined && { onProgress: options.onProgress }),
-      });
+      const answer = await this.connection
+        .request(METHOD.toolsCall, { name, arguments: args, ...round }, {
+          ...this.requestOptions(declare, options.signal),
+          ...(options.onProgress !== undefined && { onProgress: options.onProgress }),
+        })
+        .catch((error: unknown) => {
+          // X-CAP-6: the tool runs only as a task, and this call did not declare the extension.
+          if (!declare && error instanceof RemoteError && error.code === RpcCode.MissingRequiredClientCapability) {
+            throw new TaskError("method_not_found", `Tool ${name} must be called as a task (the server runs it only as a task)`);
+          }
+          throw error;
+        });
       const type = answer["resultType"];
       if (type === RESULT_TYPE.task) {
         const created = readDetailedTask(answer);
@@ -82,11 +129,12 @@ export class TasksExtRequestor implements RequestorEra {
       onLifecycle: options.onLifecycle,
       ...(options.initial !== undefined && { initial: options.initial }),
       ...(options.defaultPollIntervalMs !== undefined && { defaultPollIntervalMs: options.defaultPollIntervalMs }),
+      ...(options.onProgress !== undefined && { onProgress: options.onProgress }),
     });
   }
 
   // eslint-disable-next-line require-yield
-  async *list(): AsyncGenerator<WireTask, void, undefined> {
+  async *list(): AsyncGenerator<RemoteTaskInfo, void, undefined> {
     throw new TaskError("method_not_found", "2026-07-28 has no tasks/list (X-LEG-1): a requestor keeps its own task ids");
   }
 

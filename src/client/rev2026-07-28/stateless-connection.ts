@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
+import { connectionCause, notFoundCause } from "../connection-cause.js";
 import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/rev2026-07-28/wire.js";
 
 /** Who a stateless requestor is and how it reaches the server. */
@@ -87,7 +88,7 @@ export class StatelessConnection {
       response = await (this.options.fetch ?? fetch)(this.url, { method: "POST", headers, body, ...(options.signal !== undefined && { signal: options.signal }) });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      throw new ConnectionError(error instanceof Error ? error.message : String(error), RpcCode.ConnectionClosed, error);
+      throw new ConnectionError(`Cannot connect to ${this.url.href}: ${connectionCause(this.url.href, error)}`, RpcCode.ConnectionClosed, error);
     }
     if (response.status === 401 || response.status === 403) {
       await response.body?.cancel().catch(() => {});
@@ -97,7 +98,7 @@ export class StatelessConnection {
     const message = type.includes("text/event-stream")
       ? await this.fromStream(response, id, progressToken, options)
       : await response.json().catch(() => undefined);
-    return answerOf(message, method, response.status);
+    return answerOf(message, method, response.status, this.url.href);
   }
 
   /** The SSE answer's events until the response to `id`: progress goes to the listener on the way (X-PROG). */
@@ -141,7 +142,7 @@ export class StatelessConnection {
       }
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      throw new ConnectionError(`The answer stream broke off: ${error instanceof Error ? error.message : String(error)}`, RpcCode.ConnectionClosed, error);
+      throw new ConnectionError(`The connection to ${this.url.host} broke off before the answer: ${connectionCause(this.url.href, error)}`, RpcCode.ConnectionClosed, error);
     } finally {
       reader.releaseLock();
       await response.body?.cancel().catch(() => {});
@@ -150,7 +151,7 @@ export class StatelessConnection {
 }
 
 /** The result of a JSON-RPC response, or its error thrown. */
-function answerOf(message: unknown, method: string, status: number): Record<string, unknown> {
+function answerOf(message: unknown, method: string, status: number, url: string): Record<string, unknown> {
   if (isObject(message)) {
     const error = message["error"];
     if (isObject(error) && typeof error["code"] === "number") {
@@ -159,5 +160,6 @@ function answerOf(message: unknown, method: string, status: number): Record<stri
     }
     if (isObject(message["result"])) return message["result"];
   }
+  if (status === 404) throw new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url)}`, RpcCode.ConnectionClosed);
   throw new ConnectionError(`The server answered ${method} with HTTP ${status} and no JSON-RPC response`, status >= 400 ? RpcCode.ConnectionClosed : RpcCode.InternalError);
 }

@@ -4,7 +4,9 @@ import { describeTool } from "../handlers/tools-list.js";
 import type { Envelope } from "./envelope.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { taskToolsBeside } from "../fallback/task-tools.js";
-import { PROTOCOL_VERSION, RESULT_TYPE, TASKS_EXTENSION } from "./wire.js";
+import { OWN_META, PROTOCOL_VERSION, RESULT_TYPE, TASKS_EXTENSION } from "./wire.js";
+import type { RegisteredTool } from "../tool-definition.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 
 /** The other revision this server speaks, through `initialize` sessions on the same endpoint. */
 const SESSION_VERSION = "2025-11-25";
@@ -35,12 +37,19 @@ export function discover({ config, features }: StatelessHost): Record<string, un
 }
 
 /**
- * `tools/list`: no `execution.taskSupport` under 2026-07-28 (X-LEG-6): the server decides (X-CAP-4).
- * A request without the extension also lists the fallback's `task_*` tools (docs/hosts/README.md);
- * the answer then depends on the envelope, so its cache scope is the caller's.
+ * `tools/list`: no `execution.taskSupport` under 2026-07-28 (X-LEG-6): the server decides (X-CAP-4),
+ * and says how in our own `_meta` key (OWN_META.taskSupport) when task support is on.
+ * A request without the extension also lists the fallback's `task_*` tools (docs/hosts/README.md); the answer then depends on the envelope, so its cache scope is the caller's.
  */
 export function toolsList({ tools, config }: StatelessHost, envelope: Envelope): Record<string, unknown> {
-  const listed = [...tools.values()].map(describeTool);
+  const listed = [...tools.values()].map((tool) => withTaskSupport(tool, config.tasks));
   if (!usesFallback(config, envelope.declaresTasks)) return { resultType: RESULT_TYPE.complete, tools: listed, ...CACHE };
   return { resultType: RESULT_TYPE.complete, tools: [...listed, ...taskToolsBeside(tools)], ...CACHE, cacheScope: "private" };
+}
+
+/** A tool as listed here: how a call of it is decided in `_meta` (OWN_META), beside the tool's own `_meta`. */
+function withTaskSupport(tool: RegisteredTool, tasks: boolean): Tool {
+  const described = describeTool(tool);
+  if (!tasks) return described;
+  return { ...described, _meta: { ...described._meta, [OWN_META.taskSupport]: tool.definition.taskSupport ?? "forbidden" } };
 }

@@ -1,6 +1,6 @@
 import { RpcCode } from "../../core/errors.js";
 import type { InputRequest, TaskRecord } from "../../core/task.js";
-import { META, RESULT_TYPE } from "./wire.js";
+import { META, OWN_META, RESULT_TYPE } from "./wire.js";
 
 /** The Task fields (X-TASK-1): `ttlMs` always present (null = unlimited), no `ttl`/`pollInterval` (X-LEG-6, X-CONF-3). */
 function taskFields(task: TaskRecord, status: string): Record<string, unknown> {
@@ -45,12 +45,18 @@ export function detailedTask(task: TaskRecord, pending: readonly InputRequest[])
   const status = shownStatus(task, pending);
   const fields: Record<string, unknown> = { resultType: RESULT_TYPE.complete, ...taskFields(task, status) };
   if (status === "input_required") fields["inputRequests"] = inputRequestsOf(pending);
+  // Where the task's own progress reports got to (OWN_META: the extension has no field for it).
+  if (task.progress !== null && !isTerminalShown(status)) fields["_meta"] = { [OWN_META.progress]: { ...task.progress } };
   if (status === "completed") fields["result"] = inlinedResult(task.outcome?.kind === "result" ? task.outcome.value : {});
   if (status === "failed") {
     // X-GET-7: MUST carry the JSON-RPC error; a failed task always has one (failInternally writes -32603).
     fields["error"] = task.outcome?.kind === "error" ? task.outcome.error : { code: RpcCode.InternalError, message: "Internal error" };
   }
   return fields;
+}
+
+function isTerminalShown(status: string): boolean {
+  return status === "completed" || status === "failed" || status === "cancelled";
 }
 
 /** X-UPD-1: key → `{method, params}` (MRTR InputRequests); the 2025-only `task` augmentation left out. */

@@ -35,6 +35,19 @@ export const NOTIFICATION = {
 /** X-NOTE-8: every notification of a subscription carries the listen request's id under this key. */
 export const META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
+/**
+ * Our own `_meta` keys, for what the extension has no field for (`_meta` is open to
+ * implementations; the `io.modelcontextprotocol/` prefix is not ours to use):
+ * - `progress` on a DetailedTask (`tasks/get`, `notifications/tasks`): the task's last
+ *   `notifications/progress` report `{progress, total?, message?}`. The extension carries no
+ *   progress for tasks (X-NOTE-7), yet a requestor's bar should move as under 2025-11-25 (T-PROG-1);
+ * - `taskSupport` on a listed tool: how the server decides on a call of it (X-CAP-4:
+ *   `forbidden` never a task, `optional` a task when it takes long, `required` always), where
+ *   2025-11-25 had `execution.taskSupport` (gone, X-LEG-6), so a requestor can refuse a task wish
+ *   the tool does not allow before it calls.
+ */
+export const OWN_META = { progress: "mcp-tasks/progress", taskSupport: "mcp-tasks/taskSupport" } as const;
+
 /** X-RT-1: the `resultType` discriminator. */
 export const RESULT_TYPE = { complete: "complete", task: "task" } as const;
 
