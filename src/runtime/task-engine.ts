@@ -236,6 +236,9 @@ export class TaskEngine {
     await this.pool?.stop();
     this.reaper?.stop();
     const interrupted = this.execution.abortAll("shutdown");
+    // Read now, while the runs are still registered: a worker fails a task only under its claim,
+    // so a task whose lease it lost (another worker runs it now) is left alone.
+    const claims = new Map(interrupted.map((id) => [id, this.execution.claimOf(id)]));
     for (const id of interrupted) {
       const task = await this.store.get(id, { any: true });
       if (!task) continue;
@@ -253,6 +256,7 @@ export class TaskEngine {
         statusMessage: "The server shut down while this task was running",
         outcome: { kind: "error", error: { code: RpcCode.InternalError, message: "The server shut down while this task was running" } },
         now: this.now(),
+        ...(claims.get(id) && { claim: claims.get(id) }),
       });
       if (failed) {
         this.logger.warn({ audit: "interrupted", ...taskAuditFields(failed) }, "failed a task interrupted by a shutdown");

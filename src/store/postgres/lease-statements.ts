@@ -8,7 +8,8 @@ import { ACTIVE_SQL, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type St
 export interface LeaseStatements {
   /**
    * ($1 workerId, $2 limit, $3 now, $4 leaseMs): leases the oldest unclaimed `working` tasks,
-   * skipping rows another claimer has locked, and counts the run in `attempts`. `claimNamed` adds
+   * skipping rows another claimer has locked, counts the run in `attempts` and the claim in
+   * `claim_generation` (returned with them: the fence of the run's writes). `claimNamed` adds
    * ($5 names[]).
    */
   claim: Statement;
@@ -59,9 +60,10 @@ function claimText(t: Tables, names: boolean): string {
       lease_owner = $1,
       lease_expires_at = $3::bigint + $4::bigint,
       leased_at = $3::bigint,
-      attempts = t.attempts + 1
+      attempts = t.attempts + 1,
+      claim_generation = t.claim_generation + 1
     FROM next WHERE t.id = next.id
-    RETURNING ${taskColumnsOf("t")}`;
+    RETURNING ${taskColumnsOf("t")}, t.lease_owner, t.attempts, t.claim_generation`;
 }
 
 export function leaseStatements(t: Tables): LeaseStatements {

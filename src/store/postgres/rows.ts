@@ -17,6 +17,11 @@ export interface LeasedTaskRow extends TaskRow {
   attempts: number;
 }
 
+/** A task as a claim returned it, with the claim. */
+export interface ClaimedTaskRow extends LeasedTaskRow {
+  claim_generation: number;
+}
+
 /** A worker's row, with the number of leases it holds (`count(*)`, parsed as a number like every int8). */
 export interface WorkerRow {
   worker_id: string;
