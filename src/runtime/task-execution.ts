@@ -357,9 +357,24 @@ export class TaskExecution {
     // Counted from here (no await since the check) until this request is answered or abandoned.
     queued.count++;
     try {
+      // A question and its wait go on across a store that is unreachable for a while (a database
+      // restarting): failing here would fail the task for what clears by itself. A claimed run
+      // waits while it holds its lease (the pool aborts it once it is lost).
+      const durable = <T>(op: () => Promise<T>): Promise<T> =>
+        retryOnStorageCondition(op, logger, { taskId: task.id, inputId }, claim ? { while: () => !signal.aborted, signal } : {});
       if (earlier === null) {
+        let tries = 0;
         try {
-          await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() }, claim);
+          await durable(async () => {
+            try {
+              tries++;
+              await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() }, claim);
+            } catch (error) {
+              // Sent again after a connection dropped under it: the first one was written.
+              if (tries > 1 && error instanceof StoreError && error.reason === "duplicate_input") return;
+              throw error;
+            }
+          });
         } catch (error) {
           if (claim && error instanceof StoreError && error.reason === "claim_lost") {
             logger.warn({ ...claimFields(task.id, claim), dropped: "input request", method }, "write of a superseded claim dropped: the input request was not queued");
@@ -369,15 +384,15 @@ export class TaskExecution {
         }
       }
       // T-INPUT-1: waiting on the requestor → input_required (a no-op when already there).
-      const moved = await store.transition(task.id, ["working"], "input_required", { now: now(), ...fenced });
+      const moved = await durable(() => store.transition(task.id, ["working"], "input_required", { now: now(), ...fenced }));
       if (moved) bus.publish(statusEvent(moved));
       bus.publish({ type: "input", taskId: task.id, inputId });
       for (;;) {
         signal.throwIfAborted();
         const waiting = new Promise<void>((resolve) => (wake = resolve));
-        const input = await store.getInput(task.id, inputId);
+        const input = await durable(() => store.getInput(task.id, inputId));
         if (input?.answer) {
-          await this.resumeIfAnswered(task, claim);
+          await durable(() => this.resumeIfAnswered(task, claim));
           return answerValue(input.answer);
         }
         await waiting;
