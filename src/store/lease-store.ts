@@ -22,8 +22,8 @@ export interface LeaseStore {
   /** Extends the leases `workerId` still holds among `taskIds`; returns the ids still held. */
   renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]>;
 
-  /** Non-terminal tasks whose lease ran out before `now`, with the worker that held it. */
-  expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number }>>;
+  /** Non-terminal tasks whose lease ran out before `now`, with the worker that held it and when it ran out. */
+  expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number; expiresAt: number }>>;
 
   /**
    * Puts a task back in the queue (unclaimed, `working`) if `workerId` still holds its expired

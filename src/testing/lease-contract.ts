@@ -161,16 +161,16 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
     });
 
     describe("expiredLeases", () => {
-      it("lists non-terminal tasks whose lease ran out (expiry ≤ now), soonest deadline first, with worker and attempts", async () => {
+      it("lists non-terminal tasks whose lease ran out (expiry ≤ now), soonest deadline first, with worker, attempts and expiry", async () => {
         const a = await leasedTo("w1", T0, 3000);
         const b = await leasedTo("w2", T0, 1000);
         const c = await leasedTo("w1", T0, 2000);
         await leasedTo("w3", T0, 10_000);
         expect(await expiredIds(T0 + 999)).toEqual([]);
         expect(await store.expiredLeases(T0 + 3000, 10)).toEqual([
-          { task: await store.get(b.id, { any: true }), workerId: "w2", attempts: 1 },
-          { task: await store.get(c.id, { any: true }), workerId: "w1", attempts: 1 },
-          { task: await store.get(a.id, { any: true }), workerId: "w1", attempts: 1 },
+          { task: await store.get(b.id, { any: true }), workerId: "w2", attempts: 1, expiresAt: T0 + 1000 },
+          { task: await store.get(c.id, { any: true }), workerId: "w1", attempts: 1, expiresAt: T0 + 2000 },
+          { task: await store.get(a.id, { any: true }), workerId: "w1", attempts: 1, expiresAt: T0 + 3000 },
         ]);
         expect((await store.expiredLeases(T0 + 3000, 2)).map((e) => e.task.id)).toEqual([b.id, c.id]);
         expect(await store.expiredLeases(T0 + 3000, 0)).toEqual([]);

@@ -78,16 +78,17 @@ export class LeaseReaper {
       logger.info({ graceMs: this.graceMs }, "task store reachable again: leases are reaped after a lease's time, so workers can renew them or store their outcomes");
     }
     if (now() < this.holdUntil) return;
-    /** Workers alive now (read once a round, only when a task is to be failed). */
-    let alive: Promise<Set<string>> | null = null;
-    const isAlive = (workerId: string): Promise<boolean> => {
-      alive ??= store.clusterView(now(), { leaseLimit: 0 }).then(
-        (view) => new Set(view.workers.map((w) => w.workerId)),
-        () => new Set<string>(),
+    /** The last heartbeat of each worker alive now (read once a round, only when a task is to be failed). */
+    let beats: Promise<Map<string, number>> | null = null;
+    /** The worker beat after its lease ran out: it is alive, and lost the store rather than its life. */
+    const beatSince = (workerId: string, expiresAt: number): Promise<boolean> => {
+      beats ??= store.clusterView(now(), { leaseLimit: 0 }).then(
+        (view) => new Map(view.workers.map((w) => [w.workerId, w.heartbeatAt])),
+        () => new Map<string, number>(),
       );
-      return alive.then((ids) => ids.has(workerId));
+      return beats.then((known) => (known.get(workerId) ?? -Infinity) > expiresAt);
     };
-    for (const { task, workerId, attempts } of expired) {
+    for (const { task, workerId, attempts, expiresAt } of expired) {
       const policy = recoveryOf(task);
       if (policy !== "fail" && attempts < this.maxAttempts) {
         // resume: the next run replays checkpoints and asks the same questions, still pending;
@@ -102,9 +103,9 @@ export class LeaseReaper {
         }
         continue;
       }
-      // A worker that still beats lost the store, not its life: whatever it computed meanwhile
+      // A worker that beat after its lease ran out lost the store, not its life: whatever it computed meanwhile
       // could not be stored before its lease ran out (its late writes are fenced off).
-      const what = (await isAlive(workerId))
+      const what = (await beatSince(workerId, expiresAt))
         ? "The task's worker could not reach the task store for longer than its lease: the outcome could not be stored before the lease ran out"
         : "The task's worker stopped responding (lease expired)";
       const message = task.retryable

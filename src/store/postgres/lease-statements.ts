@@ -17,8 +17,8 @@ export interface LeaseStatements {
   /** ($1 workerId, $2 taskIds[], $3 now, $4 leaseMs): extends leases still held and not yet expired; returns their ids. */
   renew: Statement;
   /**
-   * ($1 now, $2 limit): tasks whose lease ran out, soonest deadline first, with lease_owner and
-   * attempts. Only non-terminal tasks hold leases (a CHECK constraint), so no status filter: the
+   * ($1 now, $2 limit): tasks whose lease ran out, soonest deadline first, with lease_owner,
+   * attempts and lease_expires_at. Only non-terminal tasks hold leases (a CHECK constraint), so no status filter: the
    * query matches the partial index exactly.
    */
   expiredLeases: Statement;
@@ -80,7 +80,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
 
     expiredLeases: statement(
       "expired_leases",
-      `SELECT ${TASK_COLUMNS}, lease_owner, attempts FROM ${t.tasks}
+      `SELECT ${TASK_COLUMNS}, lease_owner, attempts, lease_expires_at FROM ${t.tasks}
        WHERE lease_owner IS NOT NULL AND lease_expires_at <= $1
        ORDER BY lease_expires_at, id LIMIT $2`,
     ),

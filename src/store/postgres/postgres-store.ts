@@ -21,7 +21,7 @@ import {
   type InputRow,
   type HeldLeaseRow,
   type ClaimedTaskRow,
-  type LeasedTaskRow,
+  type ExpiredLeaseRow,
   type TaskRow,
   type WorkerRow,
 } from "./rows.js";
@@ -498,13 +498,14 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return taskIds.filter((id) => held.has(id));
     },
 
-    async expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number }>> {
+    async expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number; expiresAt: number }>> {
       const n = wholeLimit(limit);
       if (n === 0) return [];
-      return (await rows<LeasedTaskRow>(leases.expiredLeases, [now, n])).map((row) => ({
+      return (await rows<ExpiredLeaseRow>(leases.expiredLeases, [now, n])).map((row) => ({
         task: taskFromRow(row),
         workerId: row.lease_owner,
         attempts: row.attempts,
+        expiresAt: row.lease_expires_at,
       }));
     },
 
