@@ -1,7 +1,9 @@
 /**
  * Conditions of the task store an operator can clear — a full disk, a read-only file, a file
- * another connection holds locked, a database server restarting — recognised by the string `code` the drivers put on their
- * errors (better-sqlite3's `SQLITE_*`, PostgreSQL's SQLSTATE, Node's errno names). The requestor
+ * another connection holds locked, a database server restarting or out of reach — recognised by
+ * the string `code` the drivers put on their errors (better-sqlite3's `SQLITE_*`, PostgreSQL's
+ * SQLSTATE, Node's errno names) or, for node-postgres's lost connections, which carry no code, by
+ * their words. The requestor
  * learns which one it is, in words and in `data.reason`, instead of a bare "Internal error": it
  * names no internals (no path, no SQL), only what to wait for (docs/reliability.md).
  */
@@ -32,18 +34,49 @@ const CONDITIONS: ReadonlyArray<{ match: (code: string) => boolean; condition: S
     match: (code) => code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"),
     condition: { reason: "store_busy", message: "The task store is locked by another connection: nothing was written; retry shortly", retryable: true },
   },
-  {
-    // A PostgreSQL server restarting: 57P01-57P03 (admin/crash shutdown, cannot connect now),
-    // class 08 (connection exceptions), or no server listening at all.
-    match: (code) => /^57P0[123]$/.test(code) || /^08\d{3}$/.test(code) || code === "ECONNREFUSED" || code === "ECONNRESET",
-    condition: { reason: "store_unreachable", message: "The task store is unreachable: the request may not have been carried out; retry shortly", retryable: true },
-  },
 ];
 
-/** The storage condition `error` reports, if it reports one. */
+/**
+ * A store that cannot be reached right now: PostgreSQL restarting or going away — 57P01-57P03
+ * (admin/crash shutdown, cannot connect now), class 08 (connection exceptions) — or the network
+ * between here and it failing (Node's errno names for a refused, reset, broken or timed-out
+ * connection, an unreachable host or network, a DNS lookup that may succeed shortly).
+ */
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "EHOSTDOWN", "ENETUNREACH", "ENETDOWN", "EAI_AGAIN"]);
+
+function unreachableCode(code: string): boolean {
+  return /^57P0[123]$/.test(code) || /^08[0-9A-Z]{3}$/.test(code) || UNREACHABLE_CODES.has(code);
+}
+
+/**
+ * node-postgres reports a connection that dropped, was ended or never came up as a plain Error
+ * with no `code` at all, only these words (pg 8: "Connection terminated unexpectedly" for a socket
+ * closed under a query, "Connection terminated" for one ended meanwhile, "… due to connection
+ * timeout" and pg-pool's "timeout exceeded when trying to connect", and the two refusals of a
+ * client whose connection is gone). Matched only on errors that carry no code of their own.
+ */
+const UNREACHABLE_MESSAGES: readonly RegExp[] = [
+  /^Connection terminated( unexpectedly| due to connection timeout)?$/,
+  /^timeout exceeded when trying to connect$/,
+  /^Client (was closed|has encountered a connection error) and is not queryable$/,
+  /^Query read timeout$/,
+];
+
+const UNREACHABLE: StorageCondition = {
+  reason: "store_unreachable",
+  message: "The task store is unreachable: the request may not have been carried out; retry shortly",
+  retryable: true,
+};
+
+/**
+ * The storage condition `error` reports, if it reports one: by its string `code`, or — a dropped
+ * connection of node-postgres, which has none — by its words. The error's `cause` is not followed:
+ * a handler's own failed call (`fetch failed`, caused by ECONNREFUSED) is not the store's.
+ */
 export function storageCondition(error: unknown): StorageCondition | undefined {
   if (typeof error !== "object" || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code !== "string") return undefined;
-  return CONDITIONS.find((c) => c.match(code))?.condition;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === "string") return CONDITIONS.find((c) => c.match(code))?.condition ?? (unreachableCode(code) ? UNREACHABLE : undefined);
+  if (code === undefined && typeof message === "string" && UNREACHABLE_MESSAGES.some((m) => m.test(message))) return UNREACHABLE;
+  return undefined;
 }

@@ -8,6 +8,7 @@ import type { EngineObserver } from "./engine-observer.js";
 import { reportLimitHit } from "./limits/quotas.js";
 import { recoveryOf } from "./recovery-policy.js";
 import { taskAuditFields } from "./task-audit.js";
+import { claimFields, type Claim } from "../store/claim.js";
 
 interface JournalDeps {
   store: TaskStore;
@@ -42,6 +43,8 @@ export class RunJournal {
   constructor(
     private readonly deps: JournalDeps,
     private readonly task: TaskRecord,
+    /** The claim the run holds (a worker of a cluster): its checkpoints and abandonments name it. */
+    private readonly claim?: Claim,
   ) {
     const resumable = recoveryOf(task) === "resume";
     this.store = resumable && isCheckpointStore(deps.store) ? deps.store : null;
@@ -75,7 +78,7 @@ export class RunJournal {
     const value = await fn();
     const stored = this.checkStep(name, value);
     // A step that ran must not be lost to a full disk or a locked file: its side effects are done.
-    const saved = await retryOnStorageCondition(() => store.saveCheckpoint(this.task.id, key, stored, this.deps.now()), this.deps.logger, {
+    const saved = await retryOnStorageCondition(() => store.saveCheckpoint(this.task.id, key, stored, this.deps.now(), this.claim), this.deps.logger, {
       taskId: this.task.id,
       step: key,
     });
@@ -86,6 +89,8 @@ export class RunJournal {
         kept.set(key, winner.value);
         return unwrap(winner.value) as T;
       }
+      // Not kept and no other run's either: this run's claim was superseded (its lease was lost).
+      if (this.claim) this.deps.logger.warn({ ...claimFields(this.task.id, this.claim), dropped: "checkpoint", step: key }, "write of a superseded claim dropped: the checkpoint was not stored");
     }
     kept.set(key, stored);
     return unwrap(stored) as T;
@@ -108,7 +113,7 @@ export class RunJournal {
     if (input !== undefined && input.method === method) return input;
     this.replaying = false;
     for (const stale of earlier.slice(position)) {
-      if (stale.answer === null) await this.store.answerInput(this.task.id, stale.id, ABANDONED);
+      if (stale.answer === null) await this.store.answerInput(this.task.id, stale.id, ABANDONED, this.claim);
     }
     return null;
   }

@@ -6,23 +6,54 @@ const FIRST_DELAY_MS = 250;
 const MAX_DELAY_MS = 5_000;
 const ATTEMPTS = 30;
 
+export interface RetryBound {
+  /**
+   * Retry for as long as this says so, however many attempts that takes, instead of giving up
+   * after about two minutes: a claimed task's outcome is retried for as long as its worker holds
+   * the claim. Read before each wait; false ends the retries with the last error.
+   */
+  while?: () => boolean;
+  /** Cuts a wait short (the claim was lost meanwhile): the next attempt, if any, is made at once. */
+  signal?: AbortSignal;
+}
+
 /**
  * Runs a write the engine must not drop — a finished handler's outcome — again while it fails on
- * a storage condition an operator can clear (a full disk, a read-only or locked file): giving up
- * at once would leave the task `working` in the store with no handler behind it, stuck until the
- * next restart. Other errors, and the last attempt's, propagate.
+ * a storage condition an operator can clear or that clears by itself (a full disk, a read-only or
+ * locked file, a database restarting or out of reach): giving up at once would leave the task
+ * `working` in the store with no handler behind it, stuck until the next restart or until its
+ * lease runs out. Other errors, and the last attempt's, propagate.
  */
-export async function retryOnStorageCondition<T>(write: () => Promise<T>, logger: Logger, fields: Record<string, unknown>): Promise<T> {
+export async function retryOnStorageCondition<T>(
+  write: () => Promise<T>,
+  logger: Logger,
+  fields: Record<string, unknown>,
+  bound: RetryBound = {},
+): Promise<T> {
   let delay = FIRST_DELAY_MS;
   for (let attempt = 1; ; attempt++) {
     try {
       return await write();
     } catch (error) {
       const condition = storageCondition(error);
-      if (!condition || attempt >= ATTEMPTS) throw error;
+      const goOn = bound.while ? bound.while() : attempt < ATTEMPTS;
+      if (!condition || !goOn) throw error;
       logger.warn({ ...fields, reason: condition.reason, attempt, retryInMs: delay, err: error }, "task store write failed; retrying");
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await pause(delay, bound.signal);
       delay = Math.min(delay * 2, MAX_DELAY_MS);
     }
   }
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }

@@ -19,6 +19,7 @@ import { OwnerCounts } from "./limits/owner-counts.js";
 import { taskAuditFields } from "./task-audit.js";
 import { Sweeper } from "./upkeep/sweeper.js";
 import { LeaseReaper } from "./cluster/lease-reaper.js";
+import { storageCondition } from "../core/storage-condition.js";
 import {
   DEFAULT_MAX_ACTIVE_PER_OWNER,
   DEFAULT_MAX_QUEUED_INPUTS,
@@ -245,6 +246,9 @@ export class TaskEngine {
     await this.pool?.stop();
     this.reaper?.stop();
     const interrupted = this.execution.abortAll("shutdown");
+    // Read now, while the runs are still registered: a worker fails a task only under its claim,
+    // so a task whose lease it lost (another worker runs it now) is left alone.
+    const claims = new Map(interrupted.map((id) => [id, this.execution.claimOf(id)]));
     for (const id of interrupted) {
       const task = await this.store.get(id, { any: true });
       if (!task) continue;
@@ -262,6 +266,7 @@ export class TaskEngine {
         statusMessage: "The server shut down while this task was running",
         outcome: { kind: "error", error: { code: RpcCode.InternalError, message: "The server shut down while this task was running" } },
         now: this.now(),
+        ...(claims.get(id) && { claim: claims.get(id) }),
       });
       if (failed) {
         this.logger.warn({ audit: "interrupted", ...taskAuditFields(failed) }, "failed a task interrupted by a shutdown");
@@ -440,7 +445,7 @@ export class TaskEngine {
       };
       let woke = arm();
       let hinted = takeHint();
-      let task = await this.lookup({ caller, operation, taskId: id }, () => this.read(id, caller.owner));
+      let task = await this.lookup({ caller, operation, taskId: id }, () => this.reread(id, caller.owner, signal));
       let woken = false;
       for (;;) {
         yield { task, woken, inputsMayHaveChanged: hinted || task.status === "input_required" };
@@ -455,7 +460,7 @@ export class TaskEngine {
         hinted = takeHint();
         // Read again before judging a close or an abort: the task may have ended meanwhile (a close
         // fails its own running tasks first), and then its waiter gets the outcome.
-        task = ended ? endedAs(task, ended, this.now()) : await this.read(id, caller.owner);
+        task = ended ? endedAs(task, ended, this.now()) : await this.reread(id, caller.owner, signal);
         woken = true;
       }
     } finally {
@@ -537,6 +542,35 @@ export class TaskEngine {
     if (!task) throw TaskError.notFound();
     if (isExpired(task, this.now())) throw TaskError.expired();
     return task;
+  }
+
+  /**
+   * A waiter's read. A store that cannot be reached right now (a database restarting: the bus's
+   * reconnection is often the wake-up) does not end the wait: the requestor is waiting anyway, so
+   * the read is made again shortly, until the store answers, the request is abandoned or the
+   * engine closes.
+   */
+  private async reread(id: string, owner: string | null, signal: AbortSignal): Promise<TaskRecord> {
+    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+      try {
+        return await this.read(id, owner);
+      } catch (error) {
+        const condition = storageCondition(error);
+        if (!condition || signal.aborted || this.closing.signal.aborted) throw error;
+        this.logger.debug({ taskId: id, reason: condition.reason, retryInMs: delay, err: error }, "a waiter's read failed; reading again");
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            clearTimeout(timer);
+            signal.removeEventListener("abort", done);
+            this.closing.signal.removeEventListener("abort", done);
+            resolve();
+          };
+          const timer = setTimeout(done, delay);
+          signal.addEventListener("abort", done, { once: true });
+          this.closing.signal.addEventListener("abort", done, { once: true });
+        });
+      }
+    }
   }
 
   /**

@@ -15,6 +15,8 @@ import type { InputRequest } from "../core/task.js";
 import { RunJournal } from "./run-journal.js";
 import { retryOnStorageCondition } from "./storage-retry.js";
 import { notifyWith, publishAfterWrite } from "./carried-notify.js";
+import { claimFields, type Claim } from "../store/claim.js";
+import { StoreError } from "../store/store-rules.js";
 
 interface ExecutionDeps {
   store: TaskStore;
@@ -42,6 +44,8 @@ export type AbortReason = "cancelled" | "expired" | "shutdown" | "lease_lost" | 
  */
 export class TaskExecution {
   private readonly running = new Map<string, AbortController>();
+  /** The claims the runs here hold (a worker of a cluster), by task id. */
+  private readonly claims = new Map<string, Claim>();
   /** Resolved each time a run ends (see {@link whenNoneRunning}). */
   private ended: Array<() => void> = [];
 
@@ -65,6 +69,11 @@ export class TaskExecution {
       ids.push(id);
     }
     return ids;
+  }
+
+  /** The claim the run of `taskId` here holds, if it runs here under one. */
+  claimOf(taskId: string): Claim | undefined {
+    return this.claims.get(taskId);
   }
 
   /** The ids of the tasks whose handlers run in this process now. */
@@ -94,8 +103,11 @@ export class TaskExecution {
    * Runs the task's handler to its end. Never throws: every outcome is stored or logged.
    * `claimed`: the task was just claimed from the store as active, and the claimer watched for
    * cancels meanwhile (WorkerPool), so it is not read again before its handler starts.
+   * `claim`: the claim it runs under (a worker of a cluster): every write of the run names it, so
+   * once the claim is superseded (the lease was lost and the task re-queued or taken over) the
+   * run's writes change nothing and are logged as dropped.
    */
-  async run(task: TaskRecord, options: { claimed?: boolean } = {}): Promise<void> {
+  async run(task: TaskRecord, options: { claimed?: boolean; claim?: Claim } = {}): Promise<void> {
     const { store, bus, runner, logger, now } = this.deps;
     const controller = new AbortController();
     this.running.set(task.id, controller);
@@ -111,7 +123,9 @@ export class TaskExecution {
       this.finish(task.id, stopListening);
       return;
     }
-    const ctx = this.context(task, controller.signal);
+    const claim = options.claim;
+    if (claim) this.claims.set(task.id, claim);
+    const ctx = this.context(task, controller.signal, claim);
     let status: "completed" | "failed";
     let outcome: TaskOutcome;
     let statusMessage: string | null = null;
@@ -154,6 +168,11 @@ export class TaskExecution {
       status = "failed";
       statusMessage = refused.message;
     }
+    // A worker's outcome is retried for as long as it holds the claim: the pool keeps renewing the
+    // lease meanwhile (the task still runs here), so no reaper takes a task whose outcome is on its
+    // way. Only a renewal that finds the lease gone ends the retries (after one last attempt: a
+    // lease that ran out but was not taken yet still accepts the write).
+    const leaseLost = (): boolean => controller.signal.reason === "lease_lost";
     try {
       // In a cluster on PostgreSQL the outcome's NOTIFY (waking the waiting tasks/result) goes
       // with the write; every field of its event is known before it (the message and outcome are
@@ -174,22 +193,47 @@ export class TaskExecution {
             pollIntervalMs: task.pollIntervalMs,
             outcome,
           });
-          return store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: at, ...(notify && { notify }) });
+          return store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: at, ...(notify && { notify }), ...(claim && { claim }) });
         },
         logger,
-        { taskId: task.id },
+        { taskId: task.id, ...(claim && { workerId: claim.workerId, attempt: claim.attempt }) },
+        claim ? { while: () => !leaseLost(), signal: controller.signal } : {},
       );
       if (updated) {
         publishAfterWrite(bus, statusEvent(updated), notify);
         logger.info({ audit: status, ...taskAuditFields(task), name: task.name }, `task ${status}`);
+      } else if (claim) {
+        await this.logDroppedOutcome(task, claim, status);
       } else {
         // T-CANCEL-4: the task was cancelled or expired meanwhile; the late outcome is dropped.
         logger.info({ taskId: task.id, dropped: status }, "late outcome dropped: task already terminal");
       }
     } catch (error) {
-      logger.error({ taskId: task.id, err: error }, "could not store task outcome");
+      if (claim && leaseLost()) {
+        logger.error({ ...claimFields(task.id, claim), dropped: status, err: error }, "the outcome could not be stored before the lease ran out");
+      } else {
+        logger.error({ taskId: task.id, err: error }, "could not store task outcome");
+      }
     }
     this.finish(task.id, stopListening);
+  }
+
+  /**
+   * A worker's outcome matched nothing: the task ended meanwhile (cancelled, expired — T-CANCEL-4)
+   * or the claim was superseded (its lease ran out and the task was re-queued, taken over by
+   * another worker, or failed by the reaper): either way the outcome is not the task's.
+   */
+  private async logDroppedOutcome(task: TaskRecord, claim: Claim, status: string): Promise<void> {
+    const { store, logger } = this.deps;
+    const now = await store.get(task.id, { any: true }).catch(() => null);
+    if (now !== null && (now.status === "cancelled" || (now.expiresAt !== null && now.expiresAt <= this.deps.now()))) {
+      logger.info({ taskId: task.id, dropped: status }, "late outcome dropped: task already terminal");
+      return;
+    }
+    logger.warn(
+      { ...claimFields(task.id, claim), dropped: status, status: now?.status ?? "deleted" },
+      "write of a superseded claim dropped: the outcome was not stored (the task's lease was lost; another run holds it)",
+    );
   }
 
   /**
@@ -221,18 +265,23 @@ export class TaskExecution {
   private finish(taskId: string, stopListening: () => void): void {
     stopListening();
     this.running.delete(taskId);
+    this.claims.delete(taskId);
     const waiting = this.ended;
     this.ended = [];
     for (const wake of waiting) wake();
   }
 
-  private context(task: TaskRecord, signal: AbortSignal): TaskContext {
+  private context(task: TaskRecord, signal: AbortSignal, claim: Claim | undefined): TaskContext {
     const { store, bus, logger, now } = this.deps;
+    const fenced = claim ? { claim } : {};
+    const dropped = (what: string): void => {
+      if (claim) logger.warn({ ...claimFields(task.id, claim), dropped: what }, `write of a superseded claim dropped: the ${what} was not stored`);
+    };
     // One run of a handler is the only writer of its task's queue (a re-run supersedes what an
     // earlier run left), so its own count is the task's pending count: no store query, and no race
     // between concurrent requests of one handler.
     const queued = { count: 0 };
-    const journal = new RunJournal(this.deps, task);
+    const journal = new RunJournal(this.deps, task, claim);
     return {
       taskId: task.id,
       signal,
@@ -246,9 +295,12 @@ export class TaskExecution {
           progressToken: task.origin.progressToken,
           progress: report,
         });
-        store.annotate(task.id, { progress: report, now: now() }).catch((err: unknown) => {
-          logger.warn({ taskId: task.id, err }, "could not store progress");
-        });
+        store.annotate(task.id, { progress: report, now: now(), ...fenced }).then(
+          (written) => {
+            if (!written) dropped("progress");
+          },
+          (err: unknown) => logger.warn({ taskId: task.id, err }, "could not store progress"),
+        );
       },
       log(level, data, source) {
         if (signal.aborted) return;
@@ -256,12 +308,12 @@ export class TaskExecution {
       },
       async setStatusMessage(message) {
         if (signal.aborted) return;
-        await store.annotate(task.id, { statusMessage: message, now: now() });
+        if (!(await store.annotate(task.id, { statusMessage: message, now: now(), ...fenced }))) dropped("status message");
       },
       accepts(method) {
         return task.origin.accepts.includes(method);
       },
-      request: (method, params) => this.requestInput(task, signal, queued, journal, method, params),
+      request: (method, params) => this.requestInput(task, signal, queued, journal, method, params, claim),
       step: (name, fn) => journal.step(name, fn),
     };
   }
@@ -273,8 +325,10 @@ export class TaskExecution {
     journal: RunJournal,
     method: string,
     params: unknown,
+    claim: Claim | undefined,
   ): Promise<unknown> {
     const { store, bus, now, logger, observer, maxQueuedInputs } = this.deps;
+    const fenced = claim ? { claim } : {};
     if (!task.origin.accepts.includes(method)) {
       throw new TaskError("method_not_found", `The requestor cannot answer ${method}: it did not declare that capability`);
     }
@@ -303,17 +357,42 @@ export class TaskExecution {
     // Counted from here (no await since the check) until this request is answered or abandoned.
     queued.count++;
     try {
-      if (earlier === null) await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() });
+      // A question and its wait go on across a store that is unreachable for a while (a database
+      // restarting): failing here would fail the task for what clears by itself. A claimed run
+      // waits while it holds its lease (the pool aborts it once it is lost).
+      const durable = <T>(op: () => Promise<T>): Promise<T> =>
+        retryOnStorageCondition(op, logger, { taskId: task.id, inputId }, claim ? { while: () => !signal.aborted, signal } : {});
+      if (earlier === null) {
+        let tries = 0;
+        try {
+          await durable(async () => {
+            try {
+              tries++;
+              await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() }, claim);
+            } catch (error) {
+              // Sent again after a connection dropped under it: the first one was written.
+              if (tries > 1 && error instanceof StoreError && error.reason === "duplicate_input") return;
+              throw error;
+            }
+          });
+        } catch (error) {
+          if (claim && error instanceof StoreError && error.reason === "claim_lost") {
+            logger.warn({ ...claimFields(task.id, claim), dropped: "input request", method }, "write of a superseded claim dropped: the input request was not queued");
+            throw new TaskError("internal", "This run of the task lost its lease: another run holds the task now");
+          }
+          throw error;
+        }
+      }
       // T-INPUT-1: waiting on the requestor → input_required (a no-op when already there).
-      const moved = await store.transition(task.id, ["working"], "input_required", { now: now() });
+      const moved = await durable(() => store.transition(task.id, ["working"], "input_required", { now: now(), ...fenced }));
       if (moved) bus.publish(statusEvent(moved));
       bus.publish({ type: "input", taskId: task.id, inputId });
       for (;;) {
         signal.throwIfAborted();
         const waiting = new Promise<void>((resolve) => (wake = resolve));
-        const input = await store.getInput(task.id, inputId);
+        const input = await durable(() => store.getInput(task.id, inputId));
         if (input?.answer) {
-          await this.resumeIfAnswered(task);
+          await durable(() => this.resumeIfAnswered(task, claim));
           return answerValue(input.answer);
         }
         await waiting;
@@ -326,11 +405,11 @@ export class TaskExecution {
   }
 
   /** T-INPUT-4: once nothing is pending, input_required → working. */
-  private async resumeIfAnswered(task: TaskRecord): Promise<void> {
+  private async resumeIfAnswered(task: TaskRecord, claim: Claim | undefined): Promise<void> {
     const { store, bus, now } = this.deps;
     const pending = await store.pendingInputs(task.id);
     if (pending.length > 0) return;
-    const moved = await store.transition(task.id, ["input_required"], "working", { now: now() });
+    const moved = await store.transition(task.id, ["input_required"], "working", { now: now(), ...(claim && { claim }) });
     if (moved) bus.publish(statusEvent(moved));
   }
 }

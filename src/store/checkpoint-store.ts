@@ -1,4 +1,5 @@
 import type { TaskStore } from "./task-store.js";
+import type { Claim } from "./claim.js";
 
 /** One checkpointed step of a task's handler: its name within the run and the JSON it returned. */
 export interface Checkpoint {
@@ -19,8 +20,11 @@ export interface Checkpoint {
  *   deleted (expiry sweep), and `dropCheckpoints` removes them all (a task re-run from scratch).
  */
 export interface CheckpointStore {
-  /** Keeps `value` (JSON) as the result of step `name` of the task; false when one was already kept or the task is unknown. */
-  saveCheckpoint(taskId: string, name: string, value: unknown, now: number): Promise<boolean>;
+  /**
+   * Keeps `value` (JSON) as the result of step `name` of the task; false when one was already kept
+   * or the task is unknown — or, with a `claim`, when that claim is no longer the task's current one.
+   */
+  saveCheckpoint(taskId: string, name: string, value: unknown, now: number, claim?: Claim): Promise<boolean>;
 
   /** Every checkpoint of the task, oldest first; empty for an unknown task. */
   checkpoints(taskId: string): Promise<Checkpoint[]>;

@@ -1,6 +1,7 @@
 import type { TaskOutcome, TaskRecord } from "../core/task.js";
 import type { ClusterView, WorkerBeat } from "./cluster-view.js";
 import type { TaskStore } from "./task-store.js";
+import type { ClaimedTask } from "./claim.js";
 
 /**
  * Work distribution for a cluster: tasks wait unclaimed in the store until a worker leases them.
@@ -14,15 +15,15 @@ export interface LeaseStore {
    * Leases up to `limit` unclaimed `working` tasks (oldest first) to `workerId` until
    * `now + leaseMs`. Concurrent claimers never get the same task (FOR UPDATE SKIP LOCKED).
    * `names`, when given, restricts claims to tasks of those names (a worker that lacks a tool
-   * never takes its tasks).
+   * never takes its tasks). Each task comes with its claim: the fence of every write of the run.
    */
-  claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[]): Promise<TaskRecord[]>;
+  claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[]): Promise<ClaimedTask[]>;
 
   /** Extends the leases `workerId` still holds among `taskIds`; returns the ids still held. */
   renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]>;
 
-  /** Non-terminal tasks whose lease ran out before `now`, with the worker that held it. */
-  expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number }>>;
+  /** Non-terminal tasks whose lease ran out before `now`, with the worker that held it and when it ran out. */
+  expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number; expiresAt: number }>>;
 
   /**
    * Puts a task back in the queue (unclaimed, `working`) if `workerId` still holds its expired

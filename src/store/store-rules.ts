@@ -7,7 +7,7 @@ import { isTerminal, TASK_STATUSES, type TaskStatus } from "../core/task-status.
 import type { TaskRecord } from "../core/task.js";
 import type { TaskFilter, TransitionPatch } from "./task-store.js";
 
-export type StoreErrorReason = "duplicate_task" | "duplicate_input" | "unknown_task" | "invalid_patch";
+export type StoreErrorReason = "duplicate_task" | "duplicate_input" | "unknown_task" | "invalid_patch" | "claim_lost";
 
 /**
  * A store refused a write because of the caller, not because storage failed. Receivers generate
@@ -29,6 +29,11 @@ export function duplicateTaskError(id: string): StoreError {
 
 export function duplicateInputError(taskId: string, inputId: string): StoreError {
   return new StoreError("duplicate_input", `input request ${inputId} of task ${taskId} already exists`);
+}
+
+/** A write naming a claim that is no longer the task's current one (the worker lost its lease). */
+export function claimLostError(taskId: string): StoreError {
+  return new StoreError("claim_lost", `task ${taskId} is no longer held by this claim: its lease was lost`);
 }
 
 export function unknownTaskError(taskId: string): StoreError {

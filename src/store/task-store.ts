@@ -3,6 +3,7 @@ import type { TaskStatus } from "../core/task-status.js";
 import type { InputRequest, NewTask, StatusChange, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
 import type { StreamEventStore } from "./stream-event-store.js";
 import type { StoreNotify } from "../core/store-notify.js";
+import type { Claim } from "./claim.js";
 
 /** Fields a transition may set together with the new status, in the same atomic write. */
 export interface TransitionPatch {
@@ -13,6 +14,8 @@ export interface TransitionPatch {
   now: number;
   /** Sent with the write by a store that {@link TaskStore.sendsNotify}; ignored by the others. */
   notify?: StoreNotify;
+  /** A worker's write: applied only while this claim is the task's current one (see {@link Claim}). */
+  claim?: Claim;
 }
 
 
@@ -93,11 +96,17 @@ export interface TaskStore {
    */
   transition(id: string, from: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): Promise<TaskRecord | null>;
 
-  /** Sets statusMessage / progress on a non-terminal task without changing its status. */
-  annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number }): Promise<boolean>;
+  /**
+   * Sets statusMessage / progress on a non-terminal task without changing its status; with a
+   * `claim`, only while it is the task's current one (false otherwise).
+   */
+  annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim }): Promise<boolean>;
 
-  /** Queues a request for the requestor. */
-  enqueueInput(request: Omit<InputRequest, "answer">): Promise<void>;
+  /**
+   * Queues a request for the requestor. With a `claim` that is no longer the task's current one,
+   * nothing is queued and a StoreError "claim_lost" is thrown.
+   */
+  enqueueInput(request: Omit<InputRequest, "answer">, claim?: Claim): Promise<void>;
 
   /** Queued requests of a task that have no answer yet, oldest first. */
   pendingInputs(taskId: string): Promise<InputRequest[]>;
@@ -107,8 +116,11 @@ export interface TaskStore {
   /** Every request of a task, answered or not, oldest first (the input_required exchange). */
   inputs(taskId: string): Promise<InputRequest[]>;
 
-  /** Records the answer once; false when already answered or unknown. */
-  answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean>;
+  /**
+   * Records the answer once; false when already answered or unknown — or, with a `claim` (a run
+   * abandoning a question of an earlier run), when that claim is no longer the task's current one.
+   */
+  answerInput(taskId: string, inputId: string, answer: TaskOutcome, claim?: Claim): Promise<boolean>;
 
   /** Non-terminal tasks whose expiresAt ≤ now, at most `limit`. */
   expiredActive(now: number, limit: number): Promise<TaskRecord[]>;

@@ -12,6 +12,8 @@ import { allowedSources, TERMINAL_STATUSES, type TaskStatus } from "../core/task
 import type { NewTask, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { WorkerBeat } from "../store/cluster-view.js";
 import type { ClusterStore } from "../store/lease-store.js";
+import type { Claim } from "../store/claim.js";
+import { isCheckpointStore } from "../store/checkpoint-store.js";
 import { newTask } from "./store-contract.js";
 
 const T0 = 1_700_000_000_000;
@@ -68,9 +70,11 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
       it("returns the tasks as stored, still working", async () => {
         const task = await queued();
         const [claimed] = await store.claim("w1", 1, LEASE, T0 + 5);
-        expect(claimed).toEqual(await store.get(task.id, { any: true }));
-        expect(claimed?.status).toBe("working");
-        expect(claimed).toEqual(task);
+        const { claim, ...record } = claimed!;
+        expect(record).toEqual(await store.get(task.id, { any: true }));
+        expect(record.status).toBe("working");
+        expect(record).toEqual(task);
+        expect(claim).toEqual({ workerId: "w1", generation: 1, attempt: 1 });
       });
 
       it("never hands out a claimed, input_required or terminal task", async () => {
@@ -157,16 +161,16 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
     });
 
     describe("expiredLeases", () => {
-      it("lists non-terminal tasks whose lease ran out (expiry ≤ now), soonest deadline first, with worker and attempts", async () => {
+      it("lists non-terminal tasks whose lease ran out (expiry ≤ now), soonest deadline first, with worker, attempts and expiry", async () => {
         const a = await leasedTo("w1", T0, 3000);
         const b = await leasedTo("w2", T0, 1000);
         const c = await leasedTo("w1", T0, 2000);
         await leasedTo("w3", T0, 10_000);
         expect(await expiredIds(T0 + 999)).toEqual([]);
         expect(await store.expiredLeases(T0 + 3000, 10)).toEqual([
-          { task: await store.get(b.id, { any: true }), workerId: "w2", attempts: 1 },
-          { task: await store.get(c.id, { any: true }), workerId: "w1", attempts: 1 },
-          { task: await store.get(a.id, { any: true }), workerId: "w1", attempts: 1 },
+          { task: await store.get(b.id, { any: true }), workerId: "w2", attempts: 1, expiresAt: T0 + 1000 },
+          { task: await store.get(c.id, { any: true }), workerId: "w1", attempts: 1, expiresAt: T0 + 2000 },
+          { task: await store.get(a.id, { any: true }), workerId: "w1", attempts: 1, expiresAt: T0 + 3000 },
         ]);
         expect((await store.expiredLeases(T0 + 3000, 2)).map((e) => e.task.id)).toEqual([b.id, c.id]);
         expect(await store.expiredLeases(T0 + 3000, 0)).toEqual([]);
@@ -400,6 +404,113 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(await store.handBack(task.id, "w1", T0 + 8, HANDED)).toBeNull();
         expect((await store.get(task.id, { any: true }))?.status).toBe("completed");
         expect(await store.handBack(newTaskId(), "w1", T0 + 8, HANDED)).toBeNull();
+      });
+    });
+
+    describe("fencing: a worker's writes name its claim, and a superseded claim changes nothing", () => {
+      /** Leases a task to w1, loses it (re-queued), and leases it to w2: the first claim and the current one. */
+      async function takenOver(overrides: Partial<NewTask> = {}): Promise<{ task: TaskRecord; stale: Claim; current: Claim }> {
+        const task = await queued(overrides);
+        const [first] = await store.claim("w1", 1, 1000, T0);
+        expect(await store.requeue(task.id, "w1", 3, T0 + 1000, { keepInputs: true })).toBe(true);
+        const [second] = await store.claim("w2", 1, LEASE, T0 + 2000);
+        return { task, stale: first!.claim, current: second!.claim };
+      }
+
+      it("each claim is a new generation and the next attempt; the same worker claiming again is a new claim too", async () => {
+        const task = await queued();
+        const [first] = await store.claim("w1", 1, 1000, T0);
+        expect(first?.claim).toEqual({ workerId: "w1", generation: 1, attempt: 1 });
+        await store.requeue(task.id, "w1", 3, T0 + 1000);
+        const [again] = await store.claim("w1", 1, 1000, T0 + 2000);
+        expect(again?.claim).toEqual({ workerId: "w1", generation: 2, attempt: 2 });
+        // A hand-back un-counts the attempt, never the generation.
+        await store.handBack(task.id, "w1", T0 + 2001, "handed back");
+        const [third] = await store.claim("w1", 1, 1000, T0 + 2002);
+        expect(third?.claim).toEqual({ workerId: "w1", generation: 3, attempt: 2 });
+      });
+
+      it("the outcome of the current claim is stored; that of a superseded one is not, even when it comes first", async () => {
+        const { task, stale, current } = await takenOver();
+        const late: TaskOutcome = { kind: "result", value: { content: [{ type: "text", text: "late" }] } };
+        expect(await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 3000, outcome: late, claim: stale })).toBeNull();
+        expect((await store.get(task.id, { any: true }))?.status).toBe("working");
+        const done = await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 3001, outcome: RESULT, claim: current });
+        expect(done).toMatchObject({ status: "completed", outcome: RESULT });
+      });
+
+      it("a superseded claim cannot move the status (input_required), report progress or set a status message", async () => {
+        const { task, stale } = await takenOver();
+        const before = await store.get(task.id, { any: true });
+        expect(await store.transition(task.id, ["working"], "input_required", { now: T0 + 3000, claim: stale })).toBeNull();
+        expect(await store.annotate(task.id, { progress: { progress: 9, total: 10 }, now: T0 + 3000, claim: stale })).toBe(false);
+        expect(await store.annotate(task.id, { statusMessage: "stale", now: T0 + 3000, claim: stale })).toBe(false);
+        expect(await store.get(task.id, { any: true })).toEqual(before);
+      });
+
+      it("the current claim's progress and status message are stored", async () => {
+        const { task, current } = await takenOver();
+        expect(await store.annotate(task.id, { progress: { progress: 1, total: 2 }, now: T0 + 3000, claim: current })).toBe(true);
+        expect(await store.annotate(task.id, { statusMessage: "half", now: T0 + 3000, claim: current })).toBe(true);
+        expect(await store.get(task.id, { any: true })).toMatchObject({ progress: { progress: 1, total: 2 }, statusMessage: "half" });
+      });
+
+      it("a superseded claim's checkpoint is not kept; the current claim's is", async () => {
+        if (!isCheckpointStore(store)) return;
+        const { task, stale, current } = await takenOver();
+        expect(await store.saveCheckpoint(task.id, "fetch#1", { by: "stale" }, T0 + 3000, stale)).toBe(false);
+        expect(await store.checkpoints(task.id)).toEqual([]);
+        expect(await store.saveCheckpoint(task.id, "fetch#1", { by: "current" }, T0 + 3001, current)).toBe(true);
+        expect((await store.checkpoints(task.id)).map((c) => c.value)).toEqual([{ by: "current" }]);
+      });
+
+      it("a superseded claim cannot queue a question (claim_lost) nor abandon the current run's", async () => {
+        const { task, stale, current } = await takenOver();
+        const ask = { taskId: task.id, method: "elicitation/create", params: { message: "?" } };
+        await expect(store.enqueueInput({ ...ask, id: "stale", createdAt: T0 + 3000 }, stale)).rejects.toMatchObject({ reason: "claim_lost" });
+        await store.enqueueInput({ ...ask, id: "current", createdAt: T0 + 3001 }, current);
+        const abandoned: TaskOutcome = { kind: "error", error: { code: -32603, message: "Superseded" } };
+        expect(await store.answerInput(task.id, "current", abandoned, stale)).toBe(false);
+        expect((await store.pendingInputs(task.id)).map((i) => i.id)).toEqual(["current"]);
+        expect(await store.answerInput(task.id, "current", abandoned, current)).toBe(true);
+      });
+
+      it("a claim whose lease ran out but was not taken yet still writes (the reaper's CAS and the write decide the race)", async () => {
+        const task = await queued();
+        const [claimed] = await store.claim("w1", 1, 1000, T0);
+        const done = await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 5000, outcome: RESULT, claim: claimed!.claim });
+        expect(done?.status).toBe("completed");
+        expect(await store.failExpired(task.id, "w1", T0 + 5001, "lost", LOST)).toBeNull();
+      });
+
+      it("after the reaper failed the task, the late outcome is not stored", async () => {
+        const task = await queued();
+        const [claimed] = await store.claim("w1", 1, 1000, T0);
+        expect(await store.failExpired(task.id, "w1", T0 + 1000, "lost", LOST)).not.toBeNull();
+        expect(await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 1001, outcome: RESULT, claim: claimed!.claim })).toBeNull();
+        expect(await store.get(task.id, { any: true })).toMatchObject({ status: "failed", outcome: LOST });
+      });
+
+      it("a claimed write never moves updatedAt back, whatever time the worker's clock says", async () => {
+        const task = await queued({ createdAt: Date.now() + 60_000 });
+        const [claimed] = await store.claim("w1", 1, LEASE, T0);
+        await store.annotate(task.id, { progress: { progress: 1 }, now: T0, claim: claimed!.claim });
+        const after = await store.get(task.id, { any: true });
+        expect(after!.updatedAt).toBeGreaterThanOrEqual(task.updatedAt);
+        const done = await store.transition(task.id, allowedSources("completed"), "completed", { now: T0, outcome: RESULT, claim: claimed!.claim });
+        expect(done!.updatedAt).toBeGreaterThanOrEqual(after!.updatedAt);
+      });
+
+      it("concurrent: the stale and the current claim's outcomes race, and the current one's is the one kept", async () => {
+        const { task, stale, current } = await takenOver();
+        const late: TaskOutcome = { kind: "result", value: { by: "stale" } };
+        const mine: TaskOutcome = { kind: "result", value: { by: "current" } };
+        const [a, b] = await Promise.all([
+          store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 3000, outcome: late, claim: stale }),
+          store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 3000, outcome: mine, claim: current }),
+        ]);
+        expect(a).toBeNull();
+        expect(b?.outcome).toEqual(mine);
       });
     });
 

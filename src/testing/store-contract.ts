@@ -854,6 +854,39 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
       });
     });
 
+    describe("fencing: a write naming a claim the task is not held by changes nothing (every store)", () => {
+      // No task here was ever claimed (memory and SQLite hand out no claims at all): any claim is
+      // superseded. The lease contract covers claims a store did hand out.
+      const stray = { workerId: "w-gone", generation: 1, attempt: 1 };
+      const OUTCOME: TaskOutcome = { kind: "result", value: { content: [{ type: "text", text: "late" }] } };
+
+      it("the outcome, a status move, progress and a status message are not written", async () => {
+        const task = await taskIn("working");
+        expect(await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 5, outcome: OUTCOME, claim: stray })).toBeNull();
+        expect(await store.transition(task.id, ["working"], "input_required", { now: T0 + 5, claim: stray })).toBeNull();
+        expect(await store.annotate(task.id, { progress: { progress: 1 }, statusMessage: "late", now: T0 + 5, claim: stray })).toBe(false);
+        expect(await store.get(task.id, { any: true })).toEqual(task);
+        expect((await store.history(task.id)).map((c) => c.status)).toEqual(["working"]);
+      });
+
+      it("a question is not queued (claim_lost), and no question is answered", async () => {
+        const task = await taskIn("working");
+        const ask = { taskId: task.id, method: "elicitation/create", params: { message: "?" } };
+        await expect(store.enqueueInput({ ...ask, id: "late", createdAt: T0 + 5 }, stray)).rejects.toMatchObject({ reason: "claim_lost" });
+        expect(await store.inputs(task.id)).toEqual([]);
+        await store.enqueueInput({ ...ask, id: "open", createdAt: T0 + 6 });
+        expect(await store.answerInput(task.id, "open", OUTCOME, stray)).toBe(false);
+        expect((await store.pendingInputs(task.id)).map((i) => i.id)).toEqual(["open"]);
+      });
+
+      it("a checkpoint is not kept", async () => {
+        const task = await taskIn("working");
+        if (!isCheckpointStore(store)) return expect(isCheckpointStore(store)).toBe(false);
+        expect(await store.saveCheckpoint(task.id, "step#1", { v: 1 }, T0 + 5, stray)).toBe(false);
+        expect(await store.checkpoints(task.id)).toEqual([]);
+      });
+    });
+
     describe("checkpoints (durable execution)", () => {
       /** Every built-in store keeps checkpoints; a store without them cannot resume handlers. */
       function checkpointing(): TaskStore & CheckpointStore {

@@ -122,7 +122,7 @@ describe("postgresStore: schema, migrations and connections", () => {
     await pgQuery(
       `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas, "${schema}".workers;
        DROP FUNCTION "${schema}".task_counts_delta() CASCADE;
-       ALTER TABLE "${schema}".tasks DROP COLUMN leased_at;
+       ALTER TABLE "${schema}".tasks DROP COLUMN leased_at, DROP COLUMN claim_generation;
        DELETE FROM "${schema}".migrations WHERE version > 1`,
     );
     await old.close();

@@ -106,9 +106,14 @@ export class Cluster {
     return front;
   }
 
-  /** Starts one more `worker` and waits until it claims work. */
-  async startWorker(): Promise<CliProcess> {
-    const worker = CliProcess.spawn(["worker", ...this.common(), "--concurrency", String(this.options.concurrency), ...this.options.workerArgs]);
+  /**
+   * Starts one more `worker` and waits until it claims work. `store`: another way to the same
+   * store (a proxy in between); `env`: more environment for its process.
+   */
+  async startWorker(options: { store?: string; env?: Record<string, string> } = {}): Promise<CliProcess> {
+    const args = ["worker", ...this.common(), "--concurrency", String(this.options.concurrency), ...this.options.workerArgs];
+    if (options.store !== undefined) args[args.indexOf(this.store)] = options.store;
+    const worker = CliProcess.spawn(args, options.env ? { env: options.env } : {});
     this.all.push(worker);
     const died = worker.exited.then((exit) => {
       throw new Error(`the worker exited (${JSON.stringify(exit)}) before starting; stderr:\n${worker.stderrText}`);

@@ -4,7 +4,8 @@
  * Built from the PostgreSQL binaries the machine has (Debian: /usr/lib/postgresql/<v>/bin); run
  * as the `postgres` user when the tests run as root, since PostgreSQL refuses to run as root.
  */
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,8 +14,13 @@ import { freePort } from "./free-port.js";
 export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres (trust auth) */
   url: string;
-  /** Stops the server (fast shutdown: connections are cut) and starts it again on the same port. */
-  restart(): Promise<void>;
+  /**
+   * Stops the server and starts it again on the same port: `fast` (the default) ends every
+   * session with 57P01, `immediate` kills the server as a crash would (crash recovery on start).
+   * `downMs`: how long it stays down in between. Run without blocking the test's event loop, so
+   * requestors in the test go on sending meanwhile.
+   */
+  restart(mode?: "fast" | "immediate", downMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -45,12 +51,18 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   // Sockets in the test's own directory; no fsync: nothing here needs to survive a crash.
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
   const pgCtl = (...args: string[]): void => run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-w", ...args]);
+  const pgCtlAsync = async (...args: string[]): Promise<void> => {
+    const argv = [join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w", ...args];
+    const [file, rest] = asRoot ? ["runuser", ["-u", "postgres", "--", ...argv]] : [argv[0]!, argv.slice(1)];
+    await promisify(execFile)(file, rest, { timeout: 60_000 });
+  };
   pgCtl("-o", options, "start");
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    async restart() {
-      pgCtl("-m", "fast", "stop");
-      pgCtl("-o", options, "start");
+    async restart(mode = "fast", downMs = 0) {
+      await pgCtlAsync("-m", mode, "stop");
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+      await pgCtlAsync("-o", options, "start");
     },
     async stop() {
       try {

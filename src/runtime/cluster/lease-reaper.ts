@@ -8,6 +8,7 @@ import { failInternally } from "../internal-failure.js";
 import { IntervalLoop } from "../upkeep/interval-loop.js";
 import { isCheckpointStore } from "../../store/checkpoint-store.js";
 import { recoveryOf } from "../recovery-policy.js";
+import { storageCondition } from "../../core/storage-condition.js";
 
 export interface LeaseReaperOptions {
   /** How often expired leases are looked for. Default 1 s. */
@@ -15,6 +16,12 @@ export interface LeaseReaperOptions {
   /** Runs of a retryable task before it is failed instead of re-queued. Default 3. */
   maxAttempts?: number;
   batch?: number;
+  /**
+   * The cluster's lease duration (the workers' `leaseMs`). After this node could not reach the
+   * store, no lease is reaped for that long once it can again: the workers lost the store too, and
+   * each gets a lease's time to renew, or to store the outcome it computed meanwhile. Default 30 s.
+   */
+  leaseMs?: number;
 }
 
 /**
@@ -28,6 +35,11 @@ export class LeaseReaper {
   private readonly loop: IntervalLoop;
   private readonly maxAttempts: number;
   private readonly batch: number;
+  private readonly graceMs: number;
+  /** The last round could not reach the store. */
+  private blind = false;
+  /** No lease is reaped before this time (the store was unreachable until a moment ago). */
+  private holdUntil = 0;
 
   constructor(
     private readonly deps: { store: ClusterStore; bus: EventBus; logger: Logger; now: () => number; observer: EngineObserver },
@@ -35,6 +47,7 @@ export class LeaseReaper {
   ) {
     this.maxAttempts = options.maxAttempts ?? 3;
     this.batch = options.batch ?? 100;
+    this.graceMs = options.leaseMs ?? 30_000;
     this.loop = new IntervalLoop({ run: () => this.reap(), intervalMs: options.intervalMs ?? 1000, logger: deps.logger, failure: "lease reaping failed; will retry" });
   }
 
@@ -52,8 +65,30 @@ export class LeaseReaper {
 
   private async reap(): Promise<void> {
     const { store, bus, logger, now } = this.deps;
-    const expired = await store.expiredLeases(now(), this.batch);
-    for (const { task, workerId, attempts } of expired) {
+    let expired: Awaited<ReturnType<ClusterStore["expiredLeases"]>>;
+    try {
+      expired = await store.expiredLeases(now(), this.batch);
+    } catch (error) {
+      if (storageCondition(error)) this.blind = true;
+      throw error;
+    }
+    if (this.blind) {
+      this.blind = false;
+      this.holdUntil = now() + this.graceMs;
+      logger.info({ graceMs: this.graceMs }, "task store reachable again: leases are reaped after a lease's time, so workers can renew them or store their outcomes");
+    }
+    if (now() < this.holdUntil) return;
+    /** The last heartbeat of each worker alive now (read once a round, only when a task is to be failed). */
+    let beats: Promise<Map<string, number>> | null = null;
+    /** The worker beat after its lease ran out: it is alive, and lost the store rather than its life. */
+    const beatSince = (workerId: string, expiresAt: number): Promise<boolean> => {
+      beats ??= store.clusterView(now(), { leaseLimit: 0 }).then(
+        (view) => new Map(view.workers.map((w) => [w.workerId, w.heartbeatAt])),
+        () => new Map<string, number>(),
+      );
+      return beats.then((known) => (known.get(workerId) ?? -Infinity) > expiresAt);
+    };
+    for (const { task, workerId, attempts, expiresAt } of expired) {
       const policy = recoveryOf(task);
       if (policy !== "fail" && attempts < this.maxAttempts) {
         // resume: the next run replays checkpoints and asks the same questions, still pending;
@@ -68,9 +103,14 @@ export class LeaseReaper {
         }
         continue;
       }
+      // A worker that beat after its lease ran out lost the store, not its life: whatever it computed meanwhile
+      // could not be stored before its lease ran out (its late writes are fenced off).
+      const what = (await beatSince(workerId, expiresAt))
+        ? "The task's worker could not reach the task store for longer than its lease: the outcome could not be stored before the lease ran out"
+        : "The task's worker stopped responding (lease expired)";
       const message = task.retryable
-        ? `The task's worker stopped responding (lease expired) and it already ran ${attempts} times; not re-run again`
-        : 'The task\'s worker stopped responding (lease expired); it was not re-run because it was created when its tool declared no recovery ("resume" or "retry")';
+        ? `${what} and it already ran ${attempts} times; not re-run again`
+        : `${what}; it was not re-run because it was created when its tool declared no recovery ("resume" or "retry")`;
       const failed = await failInternally(this.deps, task, "lease_lost", message, {
         audit: { workerId },
         // Only while the lease is still the expired one: a worker that renewed in time keeps its task.

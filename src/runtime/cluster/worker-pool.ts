@@ -1,5 +1,5 @@
 import { isTerminal } from "../../core/task-status.js";
-import type { TaskRecord } from "../../core/task.js";
+import type { ClaimedTask } from "../../store/claim.js";
 import type { EventBus } from "../../events/event-bus.js";
 import type { ClusterStore } from "../../store/lease-store.js";
 import type { Logger } from "../../core/logger.js";
@@ -157,7 +157,7 @@ export class WorkerPool {
 
   private async claim(free: number): Promise<void> {
     const { store, logger, now } = this.deps;
-    let claimed: TaskRecord[];
+    let claimed: ClaimedTask[];
     try {
       const names = typeof this.options.names === "function" ? this.options.names() : this.options.names;
       claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names);
@@ -178,10 +178,14 @@ export class WorkerPool {
     if (claimed.length === free) this.again = true;
   }
 
-  private runOne(task: TaskRecord): void {
+  private runOne(claimed: ClaimedTask): void {
     const { execution, logger } = this.deps;
+    const { claim, ...task } = claimed;
     this.running.add(task.id);
-    logger.debug({ taskId: task.id, workerId: this.options.workerId }, "claimed task");
+    logger.debug({ taskId: task.id, workerId: this.options.workerId, attempt: claim.attempt }, "claimed task");
+    // The task stays in `running` (its lease renewed) until run() returns, which includes the
+    // retries of an outcome write the store refused for a while (a database restarting): the
+    // lease stays this worker's for as long as the outcome is on its way.
     // No release afterwards: the terminal transition that stored the outcome (or the cancel or
     // expiry that ended the run) dropped the lease in the same statement. The other ways a run
     // ends leave it alone on purpose: a lost lease is another worker's, a shutdown is handled by
@@ -189,7 +193,7 @@ export class WorkerPool {
     // reaper applies the retry rules (released, the task would be re-claimed and re-run at once,
     // retryable or not).
     void execution
-      .run(task, { claimed: true })
+      .run(task, { claimed: true, claim })
       .catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a claimed task failed"))
       .finally(() => {
         this.running.delete(task.id);

@@ -13,7 +13,9 @@ import {
   unknownTaskError,
   wholeLimit,
   zeroStatusCounts,
+  claimLostError,
 } from "../store-rules.js";
+import type { Claim } from "../claim.js";
 import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { memoryStreamEvents } from "./memory-stream-events.js";
@@ -129,6 +131,9 @@ export function memoryStore(): TaskStore & CheckpointStore {
       checkTransitionPatch(to, patch);
       const record = tasks.get(id);
       if (record === undefined) return null;
+      // This store hands out no claims (one process runs every task): a claim named here is no
+      // task's current one, so the write changes nothing (the Claim contract).
+      if (patch.claim !== undefined) return null;
       // Same guard the SQL compare-and-set applies: the caller's `from`, narrowed to the lifecycle table.
       if (!from.includes(record.status) || !canTransition(record.status, to)) return null;
       recount(record, -1);
@@ -141,18 +146,19 @@ export function memoryStore(): TaskStore & CheckpointStore {
       return copy(record);
     },
 
-    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number }): Promise<boolean> {
+    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim }): Promise<boolean> {
       open();
       const record = tasks.get(id);
-      if (record === undefined || isTerminal(record.status)) return false;
+      if (record === undefined || isTerminal(record.status) || patch.claim !== undefined) return false;
       record.updatedAt = patch.now;
       if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
       if (patch.progress !== undefined) record.progress = copy(patch.progress);
       return true;
     },
 
-    async enqueueInput(request: Omit<InputRequest, "answer">): Promise<void> {
+    async enqueueInput(request: Omit<InputRequest, "answer">, claim?: Claim): Promise<void> {
       open();
+      if (claim !== undefined) throw claimLostError(request.taskId);
       if (!tasks.has(request.taskId)) throw unknownTaskError(request.taskId);
       let queue = inputs.get(request.taskId);
       if (queue === undefined) {
@@ -187,17 +193,17 @@ export function memoryStore(): TaskStore & CheckpointStore {
       return [...queue.values()].sort((a, b) => a.createdAt - b.createdAt).map(copy);
     },
 
-    async answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
+    async answerInput(taskId: string, inputId: string, answer: TaskOutcome, claim?: Claim): Promise<boolean> {
       open();
       const input = inputs.get(taskId)?.get(inputId);
-      if (input === undefined || input.answer !== null) return false;
+      if (input === undefined || input.answer !== null || claim !== undefined) return false;
       input.answer = copy(answer);
       return true;
     },
 
-    async saveCheckpoint(taskId: string, name: string, value: unknown, now: number): Promise<boolean> {
+    async saveCheckpoint(taskId: string, name: string, value: unknown, now: number, claim?: Claim): Promise<boolean> {
       open();
-      if (!tasks.has(taskId)) return false;
+      if (!tasks.has(taskId) || claim !== undefined) return false;
       let kept = steps.get(taskId);
       if (kept === undefined) {
         kept = new Map();

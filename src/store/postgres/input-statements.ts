@@ -1,5 +1,5 @@
 /** The per-task queue of requests waiting for the requestor's answer (T-INPUT). */
-import { INPUT_COLUMNS, statement, type Statement, type Tables } from "./sql.js";
+import { claimHeld, INPUT_COLUMNS, statement, type Statement, type Tables } from "./sql.js";
 
 export interface InputStatements {
   /**
@@ -7,6 +7,11 @@ export interface InputStatements {
    * a foreign-key violation (23503) when the task does not exist.
    */
   enqueue: Statement;
+  /**
+   * {@link enqueue} of a worker, fenced by its claim: (… $6 claim owner, $7 claim generation).
+   * One row: `held` 0 when the claim is no longer the task's (nothing written), `n` rows written.
+   */
+  enqueueClaimed: Statement;
   /** ($1 taskId): unanswered requests, in queue order. */
   pending: Statement;
   /** ($1 taskId): every request, answered or not, in queue order. */
@@ -15,6 +20,8 @@ export interface InputStatements {
   get: Statement;
   /** ($1 answer, $2 taskId, $3 id). Answers at most once: 0 rows when already answered or unknown. */
   answer: Statement;
+  /** {@link answer} of a worker abandoning an earlier run's question, fenced: (… $4 claim owner, $5 claim generation). */
+  answerClaimed: Statement;
 }
 
 export function inputStatements(t: Tables): InputStatements {
@@ -24,6 +31,20 @@ export function inputStatements(t: Tables): InputStatements {
       `INSERT INTO ${t.inputs} (task_id, id, method, params, created_at, answer)
        VALUES ($1, $2, $3, $4, $5, NULL)
        ON CONFLICT (task_id, id) DO NOTHING`,
+    ),
+
+    // FOR SHARE: a re-queue of the task (which answers or keeps the pending inputs) waits for this
+    // insert or makes it match nothing, never leaves it half-seen.
+    enqueueClaimed: statement(
+      "enqueue_input_claimed",
+      `WITH held AS (
+         SELECT id FROM ${t.tasks} WHERE id = $1 AND ${claimHeld("$6", "$7")} FOR SHARE),
+       queued AS (
+         INSERT INTO ${t.inputs} (task_id, id, method, params, created_at, answer)
+         SELECT held.id, $2, $3, $4, $5, NULL FROM held
+         ON CONFLICT (task_id, id) DO NOTHING
+         RETURNING 1)
+       SELECT (SELECT count(*) FROM held) AS held, (SELECT count(*) FROM queued) AS n`,
     ),
 
     // seq is insertion order: it breaks ties between requests queued in the same millisecond.
@@ -39,6 +60,13 @@ export function inputStatements(t: Tables): InputStatements {
     answer: statement(
       "answer_input",
       `UPDATE ${t.inputs} SET answer = $1 WHERE task_id = $2 AND id = $3 AND answer IS NULL`,
+    ),
+
+    answerClaimed: statement(
+      "answer_input_claimed",
+      `WITH held AS (
+         SELECT id FROM ${t.tasks} WHERE id = $2 AND ${claimHeld("$4", "$5")} FOR SHARE)
+       UPDATE ${t.inputs} SET answer = $1 WHERE task_id IN (SELECT id FROM held) AND id = $3 AND answer IS NULL`,
     ),
   };
 }

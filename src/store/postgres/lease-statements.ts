@@ -8,7 +8,8 @@ import { ACTIVE_SQL, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type St
 export interface LeaseStatements {
   /**
    * ($1 workerId, $2 limit, $3 now, $4 leaseMs): leases the oldest unclaimed `working` tasks,
-   * skipping rows another claimer has locked, and counts the run in `attempts`. `claimNamed` adds
+   * skipping rows another claimer has locked, counts the run in `attempts` and the claim in
+   * `claim_generation` (returned with them: the fence of the run's writes). `claimNamed` adds
    * ($5 names[]).
    */
   claim: Statement;
@@ -16,8 +17,8 @@ export interface LeaseStatements {
   /** ($1 workerId, $2 taskIds[], $3 now, $4 leaseMs): extends leases still held and not yet expired; returns their ids. */
   renew: Statement;
   /**
-   * ($1 now, $2 limit): tasks whose lease ran out, soonest deadline first, with lease_owner and
-   * attempts. Only non-terminal tasks hold leases (a CHECK constraint), so no status filter: the
+   * ($1 now, $2 limit): tasks whose lease ran out, soonest deadline first, with lease_owner,
+   * attempts and lease_expires_at. Only non-terminal tasks hold leases (a CHECK constraint), so no status filter: the
    * query matches the partial index exactly.
    */
   expiredLeases: Statement;
@@ -59,9 +60,10 @@ function claimText(t: Tables, names: boolean): string {
       lease_owner = $1,
       lease_expires_at = $3::bigint + $4::bigint,
       leased_at = $3::bigint,
-      attempts = t.attempts + 1
+      attempts = t.attempts + 1,
+      claim_generation = t.claim_generation + 1
     FROM next WHERE t.id = next.id
-    RETURNING ${taskColumnsOf("t")}`;
+    RETURNING ${taskColumnsOf("t")}, t.lease_owner, t.attempts, t.claim_generation`;
 }
 
 export function leaseStatements(t: Tables): LeaseStatements {
@@ -78,7 +80,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
 
     expiredLeases: statement(
       "expired_leases",
-      `SELECT ${TASK_COLUMNS}, lease_owner, attempts FROM ${t.tasks}
+      `SELECT ${TASK_COLUMNS}, lease_owner, attempts, lease_expires_at FROM ${t.tasks}
        WHERE lease_owner IS NOT NULL AND lease_expires_at <= $1
        ORDER BY lease_expires_at, id LIMIT $2`,
     ),

@@ -20,7 +20,8 @@ import {
   type HistoryRow,
   type InputRow,
   type HeldLeaseRow,
-  type LeasedTaskRow,
+  type ClaimedTaskRow,
+  type ExpiredLeaseRow,
   type TaskRow,
   type WorkerRow,
 } from "./rows.js";
@@ -33,7 +34,8 @@ import { postgresStreamEvents } from "./stream-event-statements.js";
 import type { Logger } from "../../core/logger.js";
 import { taskStatements } from "./task-statements.js";
 import { viewStatements } from "./view-statements.js";
-import { checkTransitionPatch, countsFromTotals, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
+import type { Claim, ClaimedTask } from "../claim.js";
+import { checkTransitionPatch, claimLostError, countsFromTotals, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { StoreNotify } from "../../core/store-notify.js";
 import type { OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
@@ -75,8 +77,16 @@ export interface PostgresStore extends ClusterStore, CheckpointStore {
   migrate(): Promise<void>;
 }
 
-/** The parameters of the transition statement: id, sources, to, now, keepMessage, statusMessage, outcome, terminal. */
-type TransitionValues = [string, string[], TaskStatus, number, boolean, string | null, string | null, boolean];
+/**
+ * The parameters of the transition statement: id, sources, to, now, keepMessage, statusMessage,
+ * outcome, terminal, claim owner, claim generation.
+ */
+type TransitionValues = [string, string[], TaskStatus, number, boolean, string | null, string | null, boolean, string | null, number | null];
+
+/** A claim as the fence parameters of a statement (owner, generation); nulls for a write that names none. */
+function fence(claim: Claim | undefined): [string | null, number | null] {
+  return claim === undefined ? [null, null] : [claim.workerId, claim.generation];
+}
 
 /** One status change for the coalescer: its statement's parameters, and a NOTIFY to send with it. */
 interface TransitionCall {
@@ -254,7 +264,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     const arrays = [
       first.map(({ values: [id] }) => id),
       first.map(({ values: [, sources] }) => sources.join(",")),
-      ...[2, 3, 4, 5, 6, 7].map((c) => first.map(({ values }) => values[c])),
+      ...[2, 3, 4, 5, 6, 7, 8, 9].map((c) => first.map(({ values }) => values[c])),
     ];
     const channel = channelOf(first.map((call) => call.notify));
     const moved = await (channel === undefined
@@ -346,24 +356,39 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
           patch.statusMessage ?? null,
           patch.outcome === undefined ? null : toJson(patch.outcome),
           isTerminal(to),
+          ...fence(patch.claim),
         ],
         notify: patch.notify,
       });
       return row === undefined ? null : taskFromRow(row);
     },
 
-    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number }): Promise<boolean> {
+    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim }): Promise<boolean> {
       const result = await run(tasks.annotate, [
         id,
         patch.now,
         patch.statusMessage === undefined,
         patch.statusMessage ?? null,
         patch.progress === undefined ? null : toJson(patch.progress),
+        ...fence(patch.claim),
       ]);
       return result.rowCount === 1;
     },
 
-    async enqueueInput(request: Omit<InputRequest, "answer">): Promise<void> {
+    async enqueueInput(request: Omit<InputRequest, "answer">, claim?: Claim): Promise<void> {
+      if (claim !== undefined) {
+        const [row] = await rows<{ held: number; n: number }>(inputs.enqueueClaimed, [
+          request.taskId,
+          request.id,
+          request.method,
+          toJson(request.params),
+          request.createdAt,
+          ...fence(claim),
+        ]);
+        if (row?.held !== 1) throw claimLostError(request.taskId);
+        if (row.n !== 1) throw duplicateInputError(request.taskId, request.id);
+        return;
+      }
       let written: number | null;
       try {
         written = (
@@ -389,11 +414,13 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return row === undefined ? null : inputFromRow(row);
     },
 
-    async answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
+    async answerInput(taskId: string, inputId: string, answer: TaskOutcome, claim?: Claim): Promise<boolean> {
+      if (claim !== undefined) return (await run(inputs.answerClaimed, [toJson(answer), taskId, inputId, ...fence(claim)])).rowCount === 1;
       return (await run(inputs.answer, [toJson(answer), taskId, inputId])).rowCount === 1;
     },
 
-    async saveCheckpoint(taskId: string, name: string, value: unknown, now: number): Promise<boolean> {
+    async saveCheckpoint(taskId: string, name: string, value: unknown, now: number, claim?: Claim): Promise<boolean> {
+      if (claim !== undefined) return (await run(checkpoints.saveClaimed, [taskId, name, toJson(value), now, ...fence(claim)])).rowCount === 1;
       try {
         return (await run(checkpoints.save, [taskId, name, toJson(value), now])).rowCount === 1;
       } catch (error) {
@@ -452,17 +479,17 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return Buffer.from(secret);
     },
 
-    async claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[]): Promise<TaskRecord[]> {
+    async claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[]): Promise<ClaimedTask[]> {
       const n = wholeLimit(limit);
       if (n === 0 || names?.length === 0) return [];
       const claimed =
         names === undefined
-          ? await rows<TaskRow>(leases.claim, [workerId, n, now, leaseMs])
-          : await rows<TaskRow>(leases.claimNamed, [workerId, n, now, leaseMs, [...names]]);
+          ? await rows<ClaimedTaskRow>(leases.claim, [workerId, n, now, leaseMs])
+          : await rows<ClaimedTaskRow>(leases.claimNamed, [workerId, n, now, leaseMs, [...names]]);
       // RETURNING follows no ORDER BY: restore the queue order.
       return claimed
         .sort((a, b) => (a.created_at !== b.created_at ? a.created_at - b.created_at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map(taskFromRow);
+        .map((row) => ({ ...taskFromRow(row), claim: { workerId: row.lease_owner, generation: row.claim_generation, attempt: row.attempts } }));
     },
 
     async renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]> {
@@ -471,13 +498,14 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return taskIds.filter((id) => held.has(id));
     },
 
-    async expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number }>> {
+    async expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number; expiresAt: number }>> {
       const n = wholeLimit(limit);
       if (n === 0) return [];
-      return (await rows<LeasedTaskRow>(leases.expiredLeases, [now, n])).map((row) => ({
+      return (await rows<ExpiredLeaseRow>(leases.expiredLeases, [now, n])).map((row) => ({
         task: taskFromRow(row),
         workerId: row.lease_owner,
         attempts: row.attempts,
+        expiresAt: row.lease_expires_at,
       }));
     },
 

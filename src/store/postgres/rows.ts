@@ -17,6 +17,16 @@ export interface LeasedTaskRow extends TaskRow {
   attempts: number;
 }
 
+/** A task found with an expired lease: when it ran out, too. */
+export interface ExpiredLeaseRow extends LeasedTaskRow {
+  lease_expires_at: number;
+}
+
+/** A task as a claim returned it, with the claim. */
+export interface ClaimedTaskRow extends LeasedTaskRow {
+  claim_generation: number;
+}
+
 /** A worker's row, with the number of leases it holds (`count(*)`, parsed as a number like every int8). */
 export interface WorkerRow {
   worker_id: string;

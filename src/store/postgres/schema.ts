@@ -55,6 +55,15 @@ const COUNTS_MIGRATION = (t: Tables): string => `
     FROM ${t.tasks} GROUP BY 1, 2, 3;
   `;
 
+// ── Fencing of worker writes ─────────────────────────────────────────────────────────────────
+// Every claim of a task counts one more generation, never less (attempts, which a hand-back
+// un-counts, cannot tell two claims of one worker apart). A worker's writes for the task name
+// (lease_owner, claim_generation) in their WHERE: a write of a superseded claim matches nothing.
+const CLAIM_GENERATION_MIGRATION = (t: Tables): string => `
+  ALTER TABLE ${t.tasks} ADD COLUMN claim_generation BIGINT NOT NULL DEFAULT 0;
+  UPDATE ${t.tasks} SET claim_generation = attempts WHERE attempts > 0;
+  `;
+
 /**
  * Schema history, oldest first; `migrations` records each version applied. Never edit an applied
  * entry: append a new one.
@@ -187,6 +196,7 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   );
   ALTER TABLE ${t.tasks} ADD COLUMN leased_at BIGINT;
   `,
+  CLAIM_GENERATION_MIGRATION,
 ];
 
 /** The schema version this code writes. */

@@ -131,3 +131,29 @@ export function timelineOf(t: Tables, source: string, at: "created_at" | "update
 /** The columns a new task row is written with, in the order the insert statements give them. */
 export const NEW_TASK_COLUMNS = `id, owner, method, name, request, origin, status, status_message,
                                  created_at, updated_at, ttl_ms, expires_at, poll_interval_ms, retryable`;
+
+/**
+ * The database's clock in epoch milliseconds, for stamping a worker's writes: whichever node's
+ * clock is off, a task's updatedAt never goes back (they are written as GREATEST(updated_at, …)).
+ */
+export const DB_NOW_MS = "(extract(epoch FROM statement_timestamp()) * 1000)::bigint";
+
+/**
+ * The fence of a worker's write, over parameters `owner` (text, NULL for a write that names no
+ * claim) and `generation` (int8): the claim must still be the task's current one. `alias` qualifies
+ * the tasks table's columns.
+ */
+export function claimHeld(owner: string, generation: string, alias = ""): string {
+  const c = alias === "" ? "" : `${alias}.`;
+  return `(${owner}::text IS NULL OR (${c}lease_owner = ${owner}::text AND ${c}claim_generation = ${generation}::bigint))`;
+}
+
+/**
+ * updated_at of a write that may name a claim: the database's clock when it does (a worker's),
+ * the caller's time when it names none — never earlier than the task's updated_at already is,
+ * whichever node's clock is behind.
+ */
+export function stampOf(owner: string, now: string, alias = ""): string {
+  const c = alias === "" ? "" : `${alias}.`;
+  return `GREATEST(${c}updated_at, CASE WHEN ${owner}::text IS NULL THEN ${now}::bigint ELSE ${DB_NOW_MS} END)`;
+}

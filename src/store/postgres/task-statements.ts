@@ -1,5 +1,5 @@
 /** Creating, reading, listing and moving single tasks. */
-import { ACTIVE_SQL, NEW_TASK_COLUMNS, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
+import { ACTIVE_SQL, claimHeld, NEW_TASK_COLUMNS, stampOf, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
 
 export interface TaskStatements {
   /**
@@ -25,19 +25,23 @@ export interface TaskStatements {
   listAfterAnonymous: Statement;
   /**
    * The compare-and-set every status change goes through: ($1 id, $2 from[], $3 to, $4 now,
-   * $5 keepMessage, $6 statusMessage, $7 outcome or null to keep, $8 terminal). A terminal move
-   * drops the lease in the same write, and the timeline entry is written by the same statement.
-   * No row when the CAS failed.
+   * $5 keepMessage, $6 statusMessage, $7 outcome or null to keep, $8 terminal, $9 claim owner or
+   * null, $10 claim generation). A terminal move drops the lease in the same write, and the
+   * timeline entry is written by the same statement. A write naming a claim is fenced by it and
+   * stamped with the database's clock (sql.ts claimHeld, stampOf). No row when the CAS failed.
    */
   transition: Statement;
   /**
    * {@link transition} of many tasks in one statement, each parameter the array of that column:
    * ($1 ids, $2 sources as comma-separated statuses, $3 to, $4 now, $5 keepMessage,
-   * $6 statusMessage, $7 outcome, $8 terminal). The ids must be distinct (one UPDATE changes a row
+   * $6 statusMessage, $7 outcome, $8 terminal, $9 claim owners, $10 claim generations). The ids must be distinct (one UPDATE changes a row
    * once); the tasks whose CAS held come back.
    */
   transitionMany: Statement;
-  /** ($1 id, $2 now, $3 keepMessage, $4 statusMessage, $5 progress or null to keep); only non-terminal tasks. */
+  /**
+   * ($1 id, $2 now, $3 keepMessage, $4 statusMessage, $5 progress or null to keep, $6 claim owner
+   * or null, $7 claim generation); only non-terminal tasks, fenced like {@link transition}.
+   */
   annotate: Statement;
   /**
    * {@link insert}, {@link insertMany}, {@link transition} and {@link transitionMany} that also
@@ -87,27 +91,28 @@ export function taskStatements(t: Tables): TaskStatements {
   const transition = (tail: string): string => `WITH moved AS (
          UPDATE ${t.tasks} SET
            status = $3,
-           updated_at = $4,
+           updated_at = ${stampOf("$9", "$4")},
            status_message = CASE WHEN $5::boolean THEN status_message ELSE $6::text END,
            outcome = COALESCE($7::text, outcome),
            lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
            lease_expires_at = CASE WHEN $8::boolean THEN NULL ELSE lease_expires_at END
-         WHERE id = $1 AND status = ANY ($2::text[])
+         WHERE id = $1 AND status = ANY ($2::text[]) AND ${claimHeld("$9", "$10")}
          RETURNING ${TASK_COLUMNS}),
        ${timelineOf(t, "moved", "updated_at")}${tail}`;
   const transitionMany = (tail: string): string => `WITH change AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], $7::text[], $8::bool[])
-                AS c(id, sources, status, at, keep_message, status_message, outcome, terminal)),
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], $7::text[], $8::bool[],
+                              $9::text[], $10::int8[])
+                AS c(id, sources, status, at, keep_message, status_message, outcome, terminal, claim_owner, claim_generation)),
        moved AS (
          UPDATE ${t.tasks} AS t SET
            status = c.status,
-           updated_at = c.at,
+           updated_at = ${stampOf("c.claim_owner", "c.at", "t")},
            status_message = CASE WHEN c.keep_message THEN t.status_message ELSE c.status_message END,
            outcome = COALESCE(c.outcome, t.outcome),
            lease_owner = CASE WHEN c.terminal THEN NULL ELSE t.lease_owner END,
            lease_expires_at = CASE WHEN c.terminal THEN NULL ELSE t.lease_expires_at END
          FROM change AS c
-         WHERE t.id = c.id AND t.status = ANY (string_to_array(c.sources, ','))
+         WHERE t.id = c.id AND t.status = ANY (string_to_array(c.sources, ',')) AND ${claimHeld("c.claim_owner", "c.claim_generation", "t")}
          RETURNING ${taskColumnsOf("t")}),
        ${timelineOf(t, "moved", "updated_at")}${tail}`;
   const plain = `
@@ -123,10 +128,10 @@ export function taskStatements(t: Tables): TaskStatements {
       "insert_tasks_notify",
       insertMany(`,\n       ${notifying("created", "$12", "($13::text[])[array_position($1::text[], created.id::text)]")}`),
     ),
-    transitionNotify: statement("transition_notify", transition(`,\n       ${notifying("moved", "$9", "$10::text")}`)),
+    transitionNotify: statement("transition_notify", transition(`,\n       ${notifying("moved", "$11", "$12::text")}`)),
     transitionManyNotify: statement(
       "transition_many_notify",
-      transitionMany(`,\n       ${notifying("moved", "$9", "($10::text[])[array_position($1::text[], moved.id::text)]")}`),
+      transitionMany(`,\n       ${notifying("moved", "$11", "($12::text[])[array_position($1::text[], moved.id::text)]")}`),
     ),
 
     get: statement("get_task", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = $1`),
@@ -158,10 +163,10 @@ export function taskStatements(t: Tables): TaskStatements {
     annotate: statement(
       "annotate",
       `UPDATE ${t.tasks} SET
-         updated_at = $2,
+         updated_at = ${stampOf("$6", "$2")},
          status_message = CASE WHEN $3::boolean THEN status_message ELSE $4::text END,
          progress = COALESCE($5::text, progress)
-       WHERE id = $1 AND status IN ${ACTIVE_SQL}`,
+       WHERE id = $1 AND status IN ${ACTIVE_SQL} AND ${claimHeld("$6", "$7")}`,
     ),
   };
 }

@@ -15,7 +15,8 @@ import { prepareSweepStatements } from "./sweep-statements.js";
 import { sqliteStreamEvents } from "./stream-event-statements.js";
 import { prepareTaskStatements } from "./task-statements.js";
 import { prepareViewStatements } from "./view-statements.js";
-import { checkTransitionPatch, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
+import type { Claim } from "../claim.js";
+import { checkTransitionPatch, claimLostError, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow } from "../sql/rows.js";
@@ -121,6 +122,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       // The lifecycle table has the last word even over a caller's `from`: an illegal move never reaches SQL.
       const sources = from.filter((status) => canTransition(status, to));
       if (sources.length === 0) return null;
+      // This store hands out no claims (one process runs every task): a claim named here is no
+      // task's current one, so the write changes nothing (the Claim contract).
+      if (patch.claim !== undefined) {
+        group.flushFor(id);
+        return null;
+      }
       return group.run(id, () => moveTask(id, sources, to, patch));
     },
 
@@ -159,8 +166,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       return views.history.all(taskId).map(statusChangeFromRow);
     },
 
-    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number }): Promise<boolean> {
+    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim }): Promise<boolean> {
       group.flush();
+      if (patch.claim !== undefined) return false;
       const result = tasks.annotate.run({
         id,
         now: patch.now,
@@ -171,8 +179,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       return result.changes === 1;
     },
 
-    async enqueueInput(request: Omit<InputRequest, "answer">): Promise<void> {
+    async enqueueInput(request: Omit<InputRequest, "answer">, claim?: Claim): Promise<void> {
       group.flush();
+      if (claim !== undefined) throw claimLostError(request.taskId);
       const result = inputs.enqueue.run({
         taskId: request.taskId,
         id: request.id,
@@ -202,13 +211,15 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       return row === undefined ? null : inputFromRow(row);
     },
 
-    async answerInput(taskId: string, inputId: string, answer: TaskOutcome): Promise<boolean> {
+    async answerInput(taskId: string, inputId: string, answer: TaskOutcome, claim?: Claim): Promise<boolean> {
       group.flush();
+      if (claim !== undefined) return false;
       return inputs.answer.run(toJson(answer), taskId, inputId).changes === 1;
     },
 
-    async saveCheckpoint(taskId: string, name: string, value: unknown, now: number): Promise<boolean> {
+    async saveCheckpoint(taskId: string, name: string, value: unknown, now: number, claim?: Claim): Promise<boolean> {
       group.flush();
+      if (claim !== undefined) return false;
       return checkpoints.save.run({ taskId, name, value: toJson(value), createdAt: now }).changes === 1;
     },
 
