@@ -55,6 +55,29 @@ const COUNTS_MIGRATION = (t: Tables): string => `
     FROM ${t.tasks} GROUP BY 1, 2, 3;
   `;
 
+// Idempotency keys (README "Idempotent creation", SEP-3182): the primary key makes a key unique
+// per owner, so of concurrent creations under one key — on any node — exactly one stores its task
+// (the key and the task are written by one statement, key-statements.ts); deleted with the task.
+// owner_key as in task_counts ('N' without an owner, 'O' || owner otherwise).
+const KEYS_MIGRATION = (t: Tables): string => `
+  CREATE TABLE ${t.keys} (
+    owner_key   TEXT COLLATE "C" NOT NULL,
+    key         TEXT COLLATE "C" NOT NULL,
+    task_id     TEXT COLLATE "C" NOT NULL,
+    fingerprint TEXT NOT NULL,
+    PRIMARY KEY (owner_key, key)
+  );
+  CREATE INDEX task_keys_task ON ${t.keys} (task_id);
+  CREATE FUNCTION ${t.schema}.task_keys_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  BEGIN
+    DELETE FROM ${t.keys} WHERE task_id = OLD.id;
+    RETURN NULL;
+  END
+  $fn$;
+  CREATE TRIGGER task_keys_deleted AFTER DELETE ON ${t.tasks}
+    FOR EACH ROW EXECUTE FUNCTION ${t.schema}.task_keys_deleted();
+  `;
+
 /**
  * Schema history, oldest first; `migrations` records each version applied. Never edit an applied
  * entry: append a new one.
@@ -187,6 +210,7 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   );
   ALTER TABLE ${t.tasks} ADD COLUMN leased_at BIGINT;
   `,
+  KEYS_MIGRATION,
 ];
 
 /** The schema version this code writes. */
