@@ -253,3 +253,24 @@ describe.each(ERAS)("idempotent tools/call ($name)", (era) => {
     expect(answer.error).toBeUndefined();
   });
 });
+
+describe.each([
+  ["2025-11-25", async (method: string, params: Record<string, unknown>): Promise<Answer> => {
+    try {
+      return { result: await fx.alice.client.request({ method, params } as never, ANY) };
+    } catch (error) {
+      if (error instanceof McpError) return { error: { code: error.code, message: error.message } };
+      throw error;
+    }
+  }],
+  ["2026-07-28", async (method: string, params: Record<string, unknown>): Promise<Answer> => {
+    const { body } = await statelessRpc(fx.fx.url, method, params, { token: ALICE.token });
+    return { ...(body.result && { result: body.result }), ...(body.error && { error: body.error }) };
+  }],
+])("an idempotencyKey on another method (%s)", (_era, send) => {
+  it.each(["tools/list", "tasks/get"])("%s with an idempotencyKey: -32602 naming it", async (method) => {
+    const answer = await send(method, { idempotencyKey: "k1", ...(method === "tasks/get" && { taskId: "00000000-0000-4000-8000-000000000000" }) });
+    expect(answer.error?.code).toBe(-32602);
+    expect(answer.error?.message).toMatch(/idempotencyKey is defined only for tools\/call/);
+  });
+});
