@@ -13,6 +13,7 @@ import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { ALICE, MALLORY, startTwoPrincipals, type TwoPrincipals } from "../support/two-principals.js";
 import { statelessRpc } from "../support/stateless-client.js";
 import { rawPost, type HttpClient } from "../support/http-fixture.js";
+import { TaskClient } from "../../src/client/task-client.js";
 
 const ANY = z.looseObject({});
 
@@ -272,5 +273,25 @@ describe.each([
     const answer = await send(method, { idempotencyKey: "k1", ...(method === "tasks/get" && { taskId: "00000000-0000-4000-8000-000000000000" }) });
     expect(answer.error?.code).toBe(-32602);
     expect(answer.error?.message).toMatch(/idempotencyKey is defined only for tools\/call/);
+  });
+});
+
+describe.each(["2025-11-25", "2026-07-28"] as const)("TaskClient idempotencyKey (%s)", (protocol) => {
+  it("two TaskClients sending one call with one key get one task, run once", async () => {
+    const { tag, key } = fresh();
+    const first = await TaskClient.connect(fx.fx.url, { protocol, token: ALICE.token });
+    const second = await TaskClient.connect(fx.fx.url, { protocol, token: ALICE.token });
+    try {
+      const a = await first.callTool("count", { tag, ms: 300 }, { task: true, idempotencyKey: key });
+      const b = await second.callTool("count", { tag, ms: 300 }, { task: true, idempotencyKey: key });
+      if (a.kind !== "task" || b.kind !== "task") throw new Error("both calls should have answered with a task");
+      expect(a.task.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(b.task.id).toBe(a.task.id);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(ran(tag)).toBe(1);
+    } finally {
+      await first.close();
+      await second.close();
+    }
   });
 });

@@ -48,7 +48,8 @@ export class TasksExtRequestor implements RequestorEra {
 
   async callTool(name: string, args: Record<string, unknown>, options: EraCallOptions): Promise<EraCall> {
     const declare = options.task !== false;
-    let round: Record<string, unknown> = {};
+    // The key names the call; its MRTR continuations are the same call resumed (not retries).
+    let round: Record<string, unknown> = options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {};
     for (let n = 0; n < MAX_ROUNDS; n++) {
       const answer = await this.connection.request(METHOD.toolsCall, { name, arguments: args, ...round }, {
         ...this.requestOptions(declare, options.signal),
