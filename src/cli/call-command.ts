@@ -15,6 +15,7 @@ import { COMMAND_SUMMARIES } from "./command-summaries.js";
 interface CallOptions extends RequestorOptions {
   task?: boolean;
   ttl?: number;
+  idempotencyKey?: string;
   detach?: boolean;
   answer?: Array<Record<string, unknown>>;
 }
@@ -26,6 +27,7 @@ export function callCommand(): Command {
     .option("--task", "call as a task (refused if the server or the tool does not allow it)")
     .option("--no-task", "call plainly (refused if the tool requires a task)")
     .option("--ttl <ms>", "requested task ttl in ms", nonNegativeInt)
+    .option("--idempotency-key <key>", "name the call (SEP-3182): the same call sent again with this key gets the same task or result, and does not run twice")
     .option("--detach", "print the task id and exit; collect it later with `mcp-tasks tasks result`")
     .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order; checked against the question's schema)", answerObject);
   return positionalArguments(
@@ -83,6 +85,7 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
       ...(opts.task !== undefined && { task: opts.task }),
       ...(opts.detach && { task: true }),
       ...(opts.ttl !== undefined && { ttl: opts.ttl }),
+      ...(opts.idempotencyKey !== undefined && { idempotencyKey: opts.idempotencyKey }),
       signal: interrupted.signal,
       onProgress: (p) => view?.progress(p.progress, p.total, p.message),
     });

@@ -35,6 +35,7 @@ export type EraCall = { kind: "result"; result: CallToolResult } | { kind: "task
 export interface EraCallOptions {
   task?: boolean;
   ttl?: number;
+  idempotencyKey?: string;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   signal?: AbortSignal;
 }

@@ -34,6 +34,13 @@ export interface CallToolOptions {
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** Gives up a plain call (notifications/cancelled) or the creation of a task. */
   signal?: AbortSignal;
+  /**
+   * Names the operation (SEP-3182, `params.idempotencyKey`, 1–255 characters): sending the call
+   * again with the same key — after a lost answer, from another process — gets the same task, or
+   * the recorded result, and the tool does not run twice. Honoured by servers that declare
+   * `capabilities.tools.idempotency`.
+   */
+  idempotencyKey?: string;
 }
 
 export interface TaskClientOptions extends ClientReceiverOptions {

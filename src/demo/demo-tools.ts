@@ -29,6 +29,8 @@ export function registerDemoTools(app: TaskServer): TaskServer {
       description: "Waits ms milliseconds; with a progressToken, reports `steps` evenly spaced progress notifications.",
       input: z.object({ ms: z.number().int().min(0).max(86_400_000), steps: z.number().int().min(0).max(10_000).optional() }),
       taskSupport: "optional",
+      // Waiting twice is the same as waiting once: a host's retried plain call joins the running one.
+      annotations: { idempotentHint: true },
       immediateResponse: ({ ms }) => `Sleeping for ${ms} ms; the result will follow.`,
     },
     async ({ ms, steps }, ctx) => {

@@ -27,6 +27,8 @@ export function plainRequestOf(app: TaskServer, body: unknown): PlainRequestMess
   const { id, method, params } = message;
   if (message["jsonrpc"] !== "2.0" || typeof method !== "string" || (typeof id !== "string" && typeof id !== "number")) return null;
   if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return null;
+  // A key where it is not defined goes the SDK's way, whose routing schema refuses it (-32602).
+  if (method !== "tools/call" && (params as LooseParams)?.["idempotencyKey"] !== undefined) return null;
   const answer = Object.hasOwn(app.host.era.plainMethods, method) ? app.host.era.plainMethods[method] : undefined;
   return answer ? { id, method, params: params as LooseParams, answer } : null;
 }

@@ -42,6 +42,11 @@ export interface TaskEra {
    * (2025-11-25: `params.task`).
    */
   taskParamsOf(params: LooseParams): unknown;
+  /**
+   * The idempotency key a `tools/call` names its operation with (SEP-3182: `params.idempotencyKey`),
+   * unchecked; undefined when it sent none.
+   */
+  idempotencyKeyOf(params: LooseParams): unknown;
   /** What a `tools/call` that became a task answers with (T-NEW-2, T-NEW-3). */
   encodeCreated(task: TaskRecord, immediateResponse: string | undefined): Record<string, unknown>;
   /**

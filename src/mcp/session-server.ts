@@ -19,10 +19,13 @@ import type { RegisteredTool } from "./tool-definition.js";
 
 /**
  * Capabilities (T-CAP-1/2): tools, logging (tools log through `ctx.log`), plus what the era
- * declares for tasks when they are on.
+ * declares for tasks when they are on — and then `tools.idempotency` (SEP-3182): tools/call
+ * honours `idempotencyKey` (docs/idempotency.md).
  */
 export function serverCapabilities(config: TaskServerConfig, era: TaskEra = SESSION_ERA) {
-  return { tools: {}, logging: {}, ...(config.tasks && era.serverCapabilities(config)) };
+  // The SDK's capability type predates SEP-3182; its schema keeps unknown members.
+  const tools = (config.tasks ? { idempotency: {} } : {}) as { listChanged?: boolean };
+  return { tools, logging: {}, ...(config.tasks && era.serverCapabilities(config)) };
 }
 
 /** How a session server is connected. */

@@ -103,8 +103,19 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * through, with `input: z.looseObject({})` and the upstream checking the arguments itself).
    */
   listedSchemas?: { input?: Tool["inputSchema"]; output?: Tool["outputSchema"] };
-  /** Behaviour hints for clients (readOnlyHint, destructiveHint, …), listed as they are. */
+  /**
+   * Behaviour hints for clients (readOnlyHint, destructiveHint, …), listed as they are.
+   * `idempotentHint: true` also makes a repeated identical keyless plain call of the same caller,
+   * while the first still runs, attach to its task (see {@link dedupe}).
+   */
   annotations?: ToolAnnotations;
+  /**
+   * Whether a repeated identical plain call without an idempotency key (a host without tasks
+   * retrying), from the same caller while the first is still running, attaches to the first one's
+   * task instead of starting another (docs/idempotency.md). Default:
+   * `annotations.idempotentHint`.
+   */
+  dedupe?: boolean;
   /** Icons a client may show for the tool, listed as they are. */
   icons?: Icon[];
   /** The tool's `_meta` in tools/list, listed as it is. */

@@ -1,5 +1,5 @@
 import type { TaskRecord } from "../core/task.js";
-import type { TaskStore } from "../store/task-store.js";
+import type { KeyedCreation, TaskStore } from "../store/task-store.js";
 
 /** What {@link instrumentStore} reports. */
 export interface StoreHooks {
@@ -45,6 +45,7 @@ export function instrumentStore<S extends TaskStore>(store: S, hooks: StoreHooks
             (resolved: unknown) => {
               done(false);
               if (property === "create") hooks.created(resolved as TaskRecord);
+              else if (property === "createKeyed" && (resolved as KeyedCreation).created) hooks.created((resolved as KeyedCreation).task);
               else if (property === "transition" && resolved !== null) hooks.moved(resolved as TaskRecord);
               return resolved;
             },

@@ -35,6 +35,7 @@ import { notifyWith, publishAfterWrite } from "./carried-notify.js";
 import { drainHandlers, type DrainReport } from "./drain.js";
 import { hasWriterLock } from "../store/writer-lock.js";
 import { taskReadPort, type TaskReadPort } from "./task-read-port.js";
+import { isDerivedKey, keyConflict, requestorKeyOf, type TaskKey } from "../core/idempotency.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
 export interface CreateTaskInput extends Caller {
@@ -63,6 +64,13 @@ export interface TaskChange {
    * {@link TaskEngine.pendingInputs}. A task in `input_required` always may have some.
    */
   inputsMayHaveChanged: boolean;
+}
+
+/** What {@link TaskEngine.createKeyed} did: created the task, or found the one the key names. */
+export interface KeyedTask {
+  task: TaskRecord;
+  /** False when the key already named this task (nothing created, nothing run). */
+  created: boolean;
 }
 
 export interface ListPage {
@@ -289,10 +297,27 @@ export class TaskEngine {
    * chance to answer with the snapshot (T-NEW-2: returned before the work runs).
    */
   async create(input: CreateTaskInput): Promise<TaskRecord> {
+    return (await this.creation(input, null)).task;
+  }
+
+  /**
+   * {@link create} under an idempotency key (SEP-3182): the first creation with the caller's key
+   * stores and runs the task; every later one with an equivalent call (the same fingerprint) gets
+   * that task back as it is now, created and run nothing. Uniqueness is the store's, so this holds
+   * across the nodes of a cluster and across restarts. A different call under the same key is a
+   * conflict (-32602, nothing run). A key whose task has expired names nothing any more: the call
+   * is new. A key the server derived (a keyless retry of an idempotent tool) names its task only
+   * while it runs: once the task has ended the next identical call is new.
+   */
+  async createKeyed(input: CreateTaskInput, key: TaskKey): Promise<KeyedTask> {
+    return this.creation(input, key);
+  }
+
+  private async creation(input: CreateTaskInput, key: TaskKey | null): Promise<KeyedTask> {
     this.assertOpen();
     // Retryable: another node (or this one's successor) takes the same request.
     if (this.drained) throw TaskError.draining(DRAINING_RETRY_AFTER_MS);
-    const creating = this.createTask(input);
+    const creating = this.createTask(input, key);
     this.creating.add(creating);
     try {
       return await creating;
@@ -301,7 +326,7 @@ export class TaskEngine {
     }
   }
 
-  private async createTask(input: CreateTaskInput): Promise<TaskRecord> {
+  private async createTask(input: CreateTaskInput, key: TaskKey | null): Promise<KeyedTask> {
     this.limits.admit({ caller: input, operation: "create" });
     const ttlMs = resolveTtl(input.ttl, this.ttlPolicy);
     // Tasks without an owner share one allowance of each: without authentication the server cannot
@@ -338,7 +363,16 @@ export class TaskEngine {
     // In a cluster on PostgreSQL the creation's NOTIFY (waking the workers) goes with the insert.
     const notify = notifyWith(this.store, this.bus, createdEvent(fresh));
     try {
-      task = await this.store.create(fresh, notify);
+      if (key === null) {
+        task = await this.store.create(fresh, notify);
+      } else {
+        const keyed = await this.storeKeyed(fresh, key, notify);
+        if (!keyed.created) {
+          this.ownerCounts.settle(input.owner, false);
+          return keyed;
+        }
+        task = keyed.task;
+      }
     } catch (error) {
       this.ownerCounts.settle(input.owner, false);
       throw error;
@@ -360,7 +394,31 @@ export class TaskEngine {
     publishAfterWrite(this.bus, statusEvent(task, true), notify);
     // In a cluster the created event wakes whichever worker claims it; here it runs in-process.
     if (!this.pool) setImmediate(() => void this.execution.run(task));
-    return task;
+    return { task, created: true };
+  }
+
+  /**
+   * Stores `fresh` under `key`, or finds the live task the key already names. A key naming a task it should no longer name (expired; or derived, and
+   * the task ended) is let go and claimed again, so a few rounds at most.
+   */
+  private async storeKeyed(fresh: NewTask, key: TaskKey, notify: ReturnType<typeof notifyWith>): Promise<KeyedTask> {
+    for (let round = 0; round < 3; round++) {
+      const outcome = await this.store.createKeyed(fresh, key, notify);
+      if (outcome.created) return outcome;
+      const { task, fingerprint } = outcome;
+      const stale = isExpired(task, this.now()) || (isDerivedKey(key) && isTerminal(task.status));
+      if (stale) {
+        await this.store.releaseKey(fresh.owner, key.key, task.id);
+        continue;
+      }
+      if (fingerprint !== key.fingerprint) {
+        this.logger.info({ audit: "key_conflict", owner: fresh.owner, name: fresh.name, taskId: task.id }, "idempotency key reused for another call");
+        throw keyConflict(requestorKeyOf(key));
+      }
+      this.logger.info({ audit: "deduplicated", owner: fresh.owner, name: fresh.name, taskId: task.id, status: task.status }, "creation answered with the task its key names");
+      return { task, created: false };
+    }
+    throw TaskError.internal();
   }
 
   /** T-GET-1; a foreign, unknown or malformed id is "not found" (T-ERR-1, T-SEC-3). */

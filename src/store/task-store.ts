@@ -4,6 +4,13 @@ import type { InputRequest, NewTask, StatusChange, TaskOutcome, TaskProgress, Ta
 import type { StreamEventStore } from "./stream-event-store.js";
 import type { StoreNotify } from "../core/store-notify.js";
 import type { Claim } from "./claim.js";
+import type { TaskKey } from "../core/idempotency.js";
+
+/**
+ * What {@link TaskStore.createKeyed} did: stored the new task, or found the task the caller's key
+ * already names (nothing written) with the fingerprint the key was first used with.
+ */
+export type KeyedCreation = { created: true; task: TaskRecord } | { created: false; task: TaskRecord; fingerprint: string };
 
 /** Fields a transition may set together with the new status, in the same atomic write. */
 export interface TransitionPatch {
@@ -65,6 +72,22 @@ export interface TaskStore {
    * Stores a new task in `working`. Rejects a duplicate id. `notify`: see {@link sendsNotify}.
    */
   create(task: NewTask, notify?: StoreNotify): Promise<TaskRecord>;
+
+  /**
+   * {@link create} under an idempotency key: the key is unique per (owner, key), enforced by the
+   * store in the same atomic write that stores the task (a unique index, `INSERT … ON CONFLICT`),
+   * so concurrent creations with one key — from any number of processes sharing the store — store
+   * exactly one task and every other one gets that task back. The key lives as long as its task:
+   * deleting the task (the sweeper) deletes it too.
+   */
+  createKeyed(task: NewTask, key: TaskKey, notify?: StoreNotify): Promise<KeyedCreation>;
+
+  /**
+   * Forgets `owner`'s key if it still names `taskId` (compare-and-delete); false when it names
+   * another task or nothing. For keys the server derived itself, which stop naming a task once
+   * it has ended.
+   */
+  releaseKey(owner: string | null, key: string, taskId: string): Promise<boolean>;
 
   /**
    * True for a store that sends the `notify` given to `create` and `transition` with the write,

@@ -964,6 +964,78 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
       });
     });
 
+    describe("idempotency keys (one task per owner and key)", () => {
+      const KEY = { key: "r:order-17", fingerprint: "fp-1" };
+
+      it("the first creation under a key stores its task", async () => {
+        const task = newTask();
+        const first = await store.createKeyed(task, KEY);
+        expect(first.created).toBe(true);
+        expect(first.task).toMatchObject({ id: task.id, status: "working", owner: "alice" });
+        expect((await store.get(task.id, { any: true }))?.id).toBe(task.id);
+      });
+
+      it("a later creation under the same owner and key stores nothing and gets the first task, as it is now, with the first fingerprint", async () => {
+        const first = await store.createKeyed(newTask(), KEY);
+        await store.transition(first.task.id, allowedSources("completed"), "completed", { now: T0 + 5, outcome: RESULT });
+        const again = newTask({ name: "other" });
+        const second = await store.createKeyed(again, { key: KEY.key, fingerprint: "fp-2" });
+        expect(second.created).toBe(false);
+        expect(second.task.id).toBe(first.task.id);
+        expect(second.task.status).toBe("completed");
+        expect(second.task.outcome).toEqual(RESULT);
+        expect(second.created ? null : second.fingerprint).toBe("fp-1");
+        expect(await store.get(again.id, { any: true })).toBeNull();
+        expect(await store.countStored("alice")).toBe(1);
+      });
+
+      it("keys are scoped to the owner: another owner's, and the unowned tasks', same key is another task", async () => {
+        const alice = await store.createKeyed(newTask({ owner: "alice" }), KEY);
+        const bob = await store.createKeyed(newTask({ owner: "bob" }), KEY);
+        const nobody = await store.createKeyed(newTask({ owner: null }), KEY);
+        const empty = await store.createKeyed(newTask({ owner: "" }), KEY);
+        expect([alice.created, bob.created, nobody.created, empty.created]).toEqual([true, true, true, true]);
+        expect(new Set([alice.task.id, bob.task.id, nobody.task.id, empty.task.id]).size).toBe(4);
+        const again = await store.createKeyed(newTask({ owner: null }), KEY);
+        expect(again.created ? null : again.task.id).toBe(nobody.task.id);
+      });
+
+      it("of 20 concurrent creations under one key exactly one stores a task, and all get it", async () => {
+        const outcomes = await Promise.all(Array.from({ length: 20 }, () => store.createKeyed(newTask(), KEY)));
+        expect(outcomes.filter((o) => o.created)).toHaveLength(1);
+        expect(new Set(outcomes.map((o) => o.task.id)).size).toBe(1);
+        expect(await store.countStored("alice")).toBe(1);
+      });
+
+      it("a plain creation takes no key", async () => {
+        await store.create(newTask());
+        expect((await store.createKeyed(newTask(), KEY)).created).toBe(true);
+      });
+
+      it("releaseKey forgets a key only while it names the given task", async () => {
+        const first = await store.createKeyed(newTask(), KEY);
+        expect(await store.releaseKey("alice", KEY.key, newTaskId())).toBe(false);
+        expect(await store.releaseKey("bob", KEY.key, first.task.id)).toBe(false);
+        expect((await store.createKeyed(newTask(), KEY)).created).toBe(false);
+        expect(await store.releaseKey("alice", KEY.key, first.task.id)).toBe(true);
+        expect(await store.releaseKey("alice", KEY.key, first.task.id)).toBe(false);
+        const next = await store.createKeyed(newTask(), KEY);
+        expect(next.created).toBe(true);
+        expect(next.task.id).not.toBe(first.task.id);
+        expect((await store.get(first.task.id, { any: true }))?.id).toBe(first.task.id);
+      });
+
+      it("a key is kept as long as its task: the expiry sweep deletes it with the task", async () => {
+        const first = await store.createKeyed(newTask({ ttlMs: 100 }), KEY);
+        await store.transition(first.task.id, allowedSources("completed"), "completed", { now: T0 + 1, outcome: RESULT });
+        expect((await store.createKeyed(newTask(), KEY)).created).toBe(false);
+        expect(await store.deleteExpired(T0 + 100, 10)).toBe(1);
+        const next = await store.createKeyed(newTask(), KEY);
+        expect(next.created).toBe(true);
+        expect(next.task.id).not.toBe(first.task.id);
+      });
+    });
+
     describe("close", () => {
       it("operations after close are rejected", async () => {
         await store.close();

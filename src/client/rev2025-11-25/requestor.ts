@@ -74,12 +74,13 @@ export class Rev20251125Requestor implements RequestorEra {
       ...(options.signal !== undefined && { signal: options.signal }),
       ...(options.onProgress !== undefined && { onprogress: options.onProgress }),
     };
+    const key = options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {};
     if (!asTask) {
-      const result = await this.peer.request("tools/call", { name, arguments: args }, CallToolResultSchema, { ...common, timeout: NO_TIMEOUT_MS });
+      const result = await this.peer.request("tools/call", { name, arguments: args, ...key }, CallToolResultSchema, { ...common, timeout: NO_TIMEOUT_MS });
       return { kind: "result", result };
     }
     const task = { ...(options.ttl !== undefined && { ttl: options.ttl }) };
-    const answer = await this.peer.request("tools/call", { name, arguments: args, task }, AnyObject, common);
+    const answer = await this.peer.request("tools/call", { name, arguments: args, task, ...key }, AnyObject, common);
     const created = readCreatedTask(answer);
     if (!created) {
       // The server ran it normally (T-NEW-4: task metadata ignored): that is the result.

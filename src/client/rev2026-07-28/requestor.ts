@@ -87,7 +87,8 @@ export class TasksExtRequestor implements RequestorEra {
       if (support !== null) decideTaskCall({ tool: name, serverSupportsTasks: true, support, wanted: options.task });
     }
     const declare = options.task !== false;
-    let round: Record<string, unknown> = {};
+    // The key names the call; its MRTR continuations are the same call resumed (not retries).
+    let round: Record<string, unknown> = options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {};
     for (let n = 0; n < MAX_ROUNDS; n++) {
       const answer = await this.connection
         .request(METHOD.toolsCall, { name, arguments: args, ...round }, {

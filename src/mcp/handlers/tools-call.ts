@@ -15,6 +15,9 @@ import { logMessage } from "../rev2025-11-25/log-messages.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { answerWithin } from "../fallback/background-call.js";
 import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
+import type { TaskKey } from "../../core/idempotency.js";
+import type { KeyedTask } from "../../runtime/task-engine.js";
+import { answerKeyedPlainly, fallbackKey, requestorKey } from "./keyed-call.js";
 
 /** Deepest nesting of arrays and objects accepted in tools/call `arguments` (docs/limits.md). */
 export const MAX_ARGUMENT_DEPTH = 100;
@@ -113,7 +116,7 @@ function checkToolCall(host: EraHost, params: LooseParams): CheckedCall {
 export async function createToolTaskFromParams(host: EraHost, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
   const checked = checkToolCall(host, params);
   if (!checked.task) throw TaskError.invalidParams("Not a task-augmented call");
-  return createToolTask(host, checked, params, origin);
+  return createToolTask(host, checked, params, origin, requestorKey(host.config, host.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs));
 }
 
 /**
@@ -126,12 +129,23 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
     if (fallback) return fallback;
   }
   const checked = checkToolCall(session, params);
+  const key = requestorKey(session.config, session.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs);
   if (checked.task) {
     return createToolTask(session, checked, params, {
       caller: request.caller,
       sessionId: session.connectionId,
       capabilities: session.server.getClientCapabilities(),
+    }, key);
+  }
+  if (key) {
+    // Recorded as a task under the key, so a retry replays its answer instead of running it again.
+    const keyed = await createKeyedToolTask(session, checked, {
+      caller: request.caller,
+      origin: { sessionId: null, progressToken: null, accepts: [] },
+      ttl: undefined,
+      key,
     });
+    return answerKeyedPlainly(session.engine, keyed, key, request.caller, request.signal);
   }
   const { tool, args } = checked;
   const progressToken = progressTokenOf(params);
@@ -161,12 +175,16 @@ async function fallbackCall(session: SessionContext, params: LooseParams, reques
   const support = checked.tool.definition.taskSupport ?? "forbidden";
   // A required tool is refused on the ordinary path (T-TOOL-4) unless the server opted in.
   if (support === "forbidden" || (support === "required" && !session.config.fallbackRequired)) return undefined;
+  // A retry with the same key — or, for a tool that dedupes, the same call while it still runs —
+  // waits on the same task.
+  const key = fallbackKey(requestorKey(session.config, session.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs), checked.tool, checked.rawArgs);
   // No session id: the client would not understand task status notifications, and the progress
   // token is this call's, relayed only while it waits (answerWithin).
-  const task = await createToolTaskRecord(session, checked, {
+  const { task } = await createKeyedToolTask(session, checked, {
     caller: request.caller,
     origin: { sessionId: null, progressToken: null, accepts: acceptedMethods(capabilities) },
     ttl: undefined,
+    key,
   });
   const progressToken = progressTokenOf(params);
   const answers = capabilities?.elicitation !== undefined || capabilities?.sampling !== undefined;
@@ -209,11 +227,13 @@ function toRequestorError(logger: Logger, tool: string, error: unknown): TaskErr
   return TaskError.protocol(code, message, data);
 }
 
-async function createToolTask(host: EraHost, checked: CheckedCall, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
-  const task = await createToolTaskRecord(host, checked, {
+async function createToolTask(host: EraHost, checked: CheckedCall, params: LooseParams, origin: CallOrigin, key: TaskKey | null): Promise<Record<string, unknown>> {
+  // A key that names a task already: that task, as it is now (its CreateTaskResult again).
+  const { task } = await createKeyedToolTask(host, checked, {
     caller: origin.caller,
     origin: { sessionId: origin.sessionId, progressToken: progressTokenOf(params), accepts: acceptedMethods(origin.capabilities) },
     ttl: checked.task?.["ttl"],
+    key,
   });
   const immediate = checked.tool.definition.immediateResponse;
   const text = typeof immediate === "function" ? immediate(checked.args) : immediate;
@@ -225,14 +245,34 @@ async function createToolTask(host: EraHost, checked: CheckedCall, params: Loose
  * lookup of its id succeeds from then on (T-NEW-2, X-NEW-3). The only way a tool task is made
  * (the web view's re-run too): the tool's recovery, retryability and default ttl are applied here.
  */
-export function createToolTaskRecord(
+export async function createToolTaskRecord(
+  host: Pick<EraHost, "engine">,
+  checked: Pick<CheckedArguments, "tool" | "rawArgs">,
+  how: ToolTaskCreation,
+): Promise<TaskRecord> {
+  return (await createKeyedToolTask(host, checked, { ...how, key: null })).task;
+}
+
+/** How a tools/call's task is created: for whom, from where, with which ttl. */
+interface ToolTaskCreation {
+  caller: Caller;
+  origin: TaskOrigin;
+  ttl: unknown;
+  gathered?: { value: unknown };
+}
+
+/**
+ * {@link createToolTaskRecord} under an idempotency key, when there is one: the task the key
+ * names already (`created` false, nothing run) or the new one.
+ */
+export async function createKeyedToolTask(
   { engine }: Pick<EraHost, "engine">,
   checked: Pick<CheckedArguments, "tool" | "rawArgs">,
-  how: { caller: Caller; origin: TaskOrigin; ttl: unknown; gathered?: { value: unknown } },
-): Promise<TaskRecord> {
+  how: ToolTaskCreation & { key: TaskKey | null },
+): Promise<KeyedTask> {
   const { tool, rawArgs } = checked;
   const stored: StoredToolCall = { name: tool.name, arguments: rawArgs, ...(how.gathered && { gathered: how.gathered.value }) };
-  return engine.create({
+  const input = {
     ...how.caller,
     method: "tools/call",
     name: tool.name,
@@ -241,7 +281,8 @@ export function createToolTaskRecord(
     ttl: how.ttl === undefined ? tool.definition.defaultTtlMs : how.ttl,
     ...(tool.definition.recovery !== undefined && { recovery: tool.definition.recovery }),
     retryable: tool.definition.retryable ?? false,
-  });
+  };
+  return how.key ? engine.createKeyed(input, how.key) : { task: await engine.create(input), created: true };
 }
 
 export function progressTokenOf(params: LooseParams): string | number | null {

@@ -62,6 +62,7 @@ export const rev20251125: TaskEra = {
 
   // T-NEW-1: a request is task-augmented by its `task` param.
   taskParamsOf: (params) => params?.["task"],
+  idempotencyKeyOf: (params) => params?.["idempotencyKey"],
 
   // T-NEW-2: a CreateTaskResult, not the tool's result; T-NEW-3: optional model-immediate-response.
   encodeCreated: (task, immediateResponse) => ({

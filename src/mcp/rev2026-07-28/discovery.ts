@@ -24,12 +24,15 @@ const CACHE = { ttlMs: 0, cacheScope: "public" } as const;
  * completions once something of theirs is registered.
  */
 export function discover({ config, features }: StatelessHost): Record<string, unknown> {
+  // No listChanged nor subscribe: this era's subscriptions/listen serves only task filters.
+  const base: Record<string, unknown> = features ? featureCapabilities(features, { notifications: false }) : { tools: {} };
   return {
     resultType: RESULT_TYPE.complete,
     supportedVersions: [PROTOCOL_VERSION, SESSION_VERSION],
     capabilities: {
-      // No listChanged nor subscribe: this era's subscriptions/listen serves only task filters.
-      ...(features ? featureCapabilities(features, { notifications: false }) : { tools: {} }),
+      ...base,
+      // SEP-3182: tools/call honours params.idempotencyKey (docs/idempotency.md).
+      ...(config.tasks && { tools: { ...(base["tools"] as Record<string, unknown>), idempotency: {} } }),
       ...(config.tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
     },
     ...CACHE,

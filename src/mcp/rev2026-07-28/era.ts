@@ -1,3 +1,4 @@
+import { KEY_ELSEWHERE } from "../request-schemas.js";
 import { RpcCode, TaskError, toRpcError } from "../../core/errors.js";
 import { wireCodeIn, wireErrorIn } from "../own-error-codes.js";
 import type { StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest } from "../era.js";
@@ -73,6 +74,8 @@ async function answerRequest(
   if (method === METHOD.subscriptionsListen && host.config.tasks) return { stream: await subscriptionsListen(host, params, envelope, request, message.id) };
   const served = methodOf(host, method);
   if (!served) throw new TaskError("method_not_found", `Method not found: ${method}`);
+  // SEP-3182 defines the key for tools/call only: elsewhere it would be ignored, so it is refused.
+  if (method !== METHOD.toolsCall && params?.["idempotencyKey"] !== undefined) throw TaskError.invalidParams(`Invalid params: ${KEY_ELSEWHERE}`);
   if (served.isTasks && !envelope.declaresTasks) throw missingTasksCapability(method);
   // A plain call's progress rides an SSE answer once the handler reports some (progress-stream.ts).
   const token = method === METHOD.toolsCall ? progressTokenOf(params) : null;

@@ -2,7 +2,8 @@ import { deadlineSignal } from "../../core/deadline-signal.js";
 import { isTerminal } from "../../core/task-status.js";
 import type { TaskProgress, TaskRecord } from "../../core/task.js";
 import type { StatelessHost, StatelessHttpRequest } from "../era.js";
-import { checkToolArguments, createToolTaskRecord, progressTokenOf, runToolPlainly } from "../handlers/tools-call.js";
+import { checkToolArguments, createKeyedToolTask, progressTokenOf, runToolPlainly } from "../handlers/tools-call.js";
+import { answerKeyedPlainly, fallbackKey, requestorKey } from "../handlers/keyed-call.js";
 import type { LooseParams } from "../request-schemas.js";
 import { acceptedMethods } from "../tool-context.js";
 import type { Envelope } from "./envelope.js";
@@ -52,6 +53,10 @@ export async function toolsCall(
   }
   const checked = checkToolArguments(host, params);
   const { tool, args } = checked;
+  // SEP-3182: params.idempotencyKey. An MRTR continuation (it carries requestState) is outside
+  // the SEP's scope: it is the same operation resumed, not a retry, so its key is not looked at.
+  const continuing = params?.["requestState"] !== undefined || params?.["inputResponses"] !== undefined;
+  const requested = continuing ? null : requestorKey(host.config, params?.["idempotencyKey"], tool, checked.rawArgs);
   const support = host.config.tasks ? (tool.definition.taskSupport ?? "forbidden") : "forbidden";
   // A required tool stays refused (X-CAP-6) unless the server opted in to run it in the fallback.
   const inBackground = fallback && (support === "optional" || (support === "required" && host.config.fallbackRequired));
@@ -63,6 +68,16 @@ export async function toolsCall(
   const roundsOf = async (): Promise<InputRounds> =>
     (rounds ??= await InputRounds.of(await secretOf(host), bindingOf(tool.name, checked.rawArgs, request.caller.owner), params, envelope, now));
   if (params?.["requestState"] !== undefined) await roundsOf();
+  if (requested && (support === "forbidden" || (!envelope.declaresTasks && !inBackground))) {
+    // Recorded as a task under the key, so a retry replays its answer instead of running it again.
+    const keyed = await createKeyedToolTask(host, checked, {
+      caller: request.caller,
+      origin: { sessionId: null, progressToken: null, accepts: [], era: PROTOCOL_VERSION },
+      ttl: undefined,
+      key: requested,
+    });
+    return completeResult(await answerKeyedPlainly(host.engine, keyed, requested, request.caller, request.signal));
+  }
   if (support === "forbidden" || (!envelope.declaresTasks && !inBackground)) {
     // A plain call asks through MRTR rounds (X-MRTR-5): it runs again, from the start, on each one.
     const outcome = await (await roundsOf()).run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask, request.caller.owner, progress)), request.signal);
@@ -77,7 +92,10 @@ export async function toolsCall(
     gathered = { value: outcome.value };
   }
   // X-NEW-3: create resolves once the store holds the task, so a tasks/get of its id succeeds.
-  const task = await createToolTaskRecord(host, checked, {
+  // Under a key that names a task already, that task as it is now (nothing created, nothing run);
+  // in the fallback, a tool that dedupes keyless calls attaches a repeat to the running one.
+  const key = inBackground ? fallbackKey(requested, tool, checked.rawArgs) : requested;
+  const { task } = await createKeyedToolTask(host, checked, {
     caller: request.caller,
     origin: {
       sessionId: null,
@@ -88,6 +106,7 @@ export async function toolsCall(
     // The client states no task preference (X-CAP-4): the server's default ttl.
     ttl: undefined,
     ...(gathered && { gathered }),
+    key,
   });
   // A plain stateless call carries no question; its progress (and keep-alives) only when it streams.
   if (inBackground) {

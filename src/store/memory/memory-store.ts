@@ -16,7 +16,8 @@ import {
   claimLostError,
 } from "../store-rules.js";
 import type { Claim } from "../claim.js";
-import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { KeyedCreation, OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { memoryStreamEvents } from "./memory-stream-events.js";
 
@@ -49,6 +50,10 @@ export function memoryStore(): TaskStore & CheckpointStore {
       if (byName.size === 0) counts.delete(task.owner);
     }
   };
+  // Idempotency keys per (owner, key), and the key of each keyed task, which goes with the task.
+  const keys = new Map<string, { taskId: string; fingerprint: string }>();
+  const keyOfTask = new Map<string, string>();
+  const keySlot = (owner: string | null, key: string): string => `${owner === null ? "N" : `O${owner}`}\n${key}`;
   let secret: Buffer | null = null;
   let closed = false;
 
@@ -57,23 +62,48 @@ export function memoryStore(): TaskStore & CheckpointStore {
   };
   const copy = <T>(value: T): T => structuredClone(value);
 
+  const insert = (task: NewTask): TaskRecord => {
+    if (tasks.has(task.id)) throw duplicateTaskError(task.id);
+    const record: TaskRecord = {
+      ...copy(task),
+      status: "working", // T-LIFE-1
+      statusMessage: null,
+      updatedAt: task.createdAt,
+      expiresAt: expiresAt(task.createdAt, task.ttlMs),
+      outcome: null,
+      progress: null,
+    };
+    tasks.set(record.id, record);
+    recount(record, 1);
+    histories.set(record.id, [{ status: "working", statusMessage: null, at: record.createdAt }]);
+    return copy(record);
+  };
+
   return {
     async create(task: NewTask): Promise<TaskRecord> {
       open();
-      if (tasks.has(task.id)) throw duplicateTaskError(task.id);
-      const record: TaskRecord = {
-        ...copy(task),
-        status: "working", // T-LIFE-1
-        statusMessage: null,
-        updatedAt: task.createdAt,
-        expiresAt: expiresAt(task.createdAt, task.ttlMs),
-        outcome: null,
-        progress: null,
-      };
-      tasks.set(record.id, record);
-      recount(record, 1);
-      histories.set(record.id, [{ status: "working", statusMessage: null, at: record.createdAt }]);
-      return copy(record);
+      return insert(task);
+    },
+
+    async createKeyed(task: NewTask, key: TaskKey): Promise<KeyedCreation> {
+      open();
+      const slot = keySlot(task.owner, key.key);
+      const taken = keys.get(slot);
+      const existing = taken && tasks.get(taken.taskId);
+      if (taken && existing) return { created: false, task: copy(existing), fingerprint: taken.fingerprint };
+      const record = insert(task);
+      keys.set(slot, { taskId: record.id, fingerprint: key.fingerprint });
+      keyOfTask.set(record.id, slot);
+      return { created: true, task: record };
+    },
+
+    async releaseKey(owner: string | null, key: string, taskId: string): Promise<boolean> {
+      open();
+      const slot = keySlot(owner, key);
+      if (keys.get(slot)?.taskId !== taskId) return false;
+      keys.delete(slot);
+      keyOfTask.delete(taskId);
+      return true;
     },
 
     async get(id: string, scope: OwnerScope): Promise<TaskRecord | null> {
@@ -248,6 +278,9 @@ export function memoryStore(): TaskStore & CheckpointStore {
         inputs.delete(task.id);
         histories.delete(task.id);
         steps.delete(task.id);
+        const slot = keyOfTask.get(task.id);
+        if (slot !== undefined) keys.delete(slot);
+        keyOfTask.delete(task.id);
       }
       return doomed.length;
     },

@@ -37,7 +37,9 @@ import { viewStatements } from "./view-statements.js";
 import type { Claim, ClaimedTask } from "../claim.js";
 import { checkTransitionPatch, claimLostError, countsFromTotals, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { StoreNotify } from "../../core/store-notify.js";
-import type { OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
+import type { KeyedCreation, OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
+import type { TaskKey } from "../../core/idempotency.js";
+import { keyStatements } from "./key-statements.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow, type CheckpointRow } from "../sql/rows.js";
 
@@ -166,6 +168,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const leases = leaseStatements(tables);
   const workers = workerStatements(tables);
   const meta = metaStatements(tables);
+  const keys = keyStatements(tables);
   const views = viewStatements(tables);
 
   let closed = false;
@@ -287,6 +290,24 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     migrate: ready,
 
     sendsNotify: true,
+
+    async createKeyed(task: NewTask, key: TaskKey, notify?: StoreNotify): Promise<KeyedCreation> {
+      // Not batched: the claim of a key must see every other claim committed before it.
+      const ownerKey = ownerKeyOf(task.owner);
+      const values = [...insertValues(task), ownerKey, key.key, key.fingerprint];
+      const [row] = await (notify === undefined
+        ? rows<TaskRow>(keys.insert, values)
+        : rows<TaskRow>(keys.insertNotify, [...values, notify.channel, notify.payload]));
+      if (row !== undefined) return { created: true, task: taskFromRow(row) };
+      // The claim waited for the key's first writer to commit: this statement sees its task.
+      const [found] = await rows<TaskRow & { key_fingerprint: string }>(keys.find, [ownerKey, key.key]);
+      if (found === undefined) throw duplicateTaskError(task.id);
+      return { created: false, task: taskFromRow(found), fingerprint: found.key_fingerprint };
+    },
+
+    async releaseKey(owner: string | null, key: string, taskId: string): Promise<boolean> {
+      return ((await run(keys.release, [ownerKeyOf(owner), key, taskId])).rowCount ?? 0) === 1;
+    },
 
     async create(task: NewTask, notify?: StoreNotify): Promise<TaskRecord> {
       const row = await insertTask({ task, notify });
@@ -581,4 +602,9 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       await pool.end();
     },
   };
+}
+
+/** The owner as the key table holds it: a task without one has a key too (a NULL never conflicts). */
+function ownerKeyOf(owner: string | null): string {
+  return owner === null ? "N" : `O${owner}`;
 }

@@ -64,6 +64,29 @@ const CLAIM_GENERATION_MIGRATION = (t: Tables): string => `
   UPDATE ${t.tasks} SET claim_generation = attempts WHERE attempts > 0;
   `;
 
+// Idempotency keys (docs/idempotency.md, SEP-3182): the primary key makes a key unique
+// per owner, so of concurrent creations under one key — on any node — exactly one stores its task
+// (the key and the task are written by one statement, key-statements.ts); deleted with the task.
+// owner_key as in task_counts ('N' without an owner, 'O' || owner otherwise).
+const KEYS_MIGRATION = (t: Tables): string => `
+  CREATE TABLE ${t.keys} (
+    owner_key   TEXT COLLATE "C" NOT NULL,
+    key         TEXT COLLATE "C" NOT NULL,
+    task_id     TEXT COLLATE "C" NOT NULL,
+    fingerprint TEXT NOT NULL,
+    PRIMARY KEY (owner_key, key)
+  );
+  CREATE INDEX task_keys_task ON ${t.keys} (task_id);
+  CREATE FUNCTION ${t.schema}.task_keys_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  BEGIN
+    DELETE FROM ${t.keys} WHERE task_id = OLD.id;
+    RETURN NULL;
+  END
+  $fn$;
+  CREATE TRIGGER task_keys_deleted AFTER DELETE ON ${t.tasks}
+    FOR EACH ROW EXECUTE FUNCTION ${t.schema}.task_keys_deleted();
+  `;
+
 /**
  * Schema history, oldest first; `migrations` records each version applied. Never edit an applied
  * entry: append a new one.
@@ -197,6 +220,7 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   ALTER TABLE ${t.tasks} ADD COLUMN leased_at BIGINT;
   `,
   CLAIM_GENERATION_MIGRATION,
+  KEYS_MIGRATION,
 ];
 
 /** The schema version this code writes. */

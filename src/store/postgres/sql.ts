@@ -33,6 +33,8 @@ export interface Tables {
   readonly countDeltas: string;
   /** The cluster's workers and their heartbeats (worker-statements.ts). */
   readonly workers: string;
+  /** Idempotency keys, one per (owner key, key), each naming its task (key-statements.ts). */
+  readonly keys: string;
 }
 
 /**
@@ -66,6 +68,7 @@ export function tablesOf(schemaName: string): Tables {
     counts: `${schema}.task_counts`,
     countDeltas: `${schema}.task_count_deltas`,
     workers: `${schema}.workers`,
+    keys: `${schema}.task_keys`,
   };
 }
 

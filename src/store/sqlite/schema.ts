@@ -44,6 +44,24 @@ const COUNTS_MIGRATION = `
     FROM tasks GROUP BY 1, 2, 3;
   `;
 
+// Idempotency keys (docs/idempotency.md, SEP-3182): the primary key makes a key unique
+// per owner, so of concurrent creations under one key exactly one stores its task; the key is
+// written in the same transaction as its task and deleted with it, whichever path deletes.
+// owner_key as in task_counts ('N' without an owner, 'O' || owner otherwise).
+const KEYS_MIGRATION = `
+  CREATE TABLE task_keys (
+    owner_key   TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    task_id     TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    PRIMARY KEY (owner_key, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX task_keys_task ON task_keys (task_id);
+  CREATE TRIGGER task_keys_deleted AFTER DELETE ON tasks BEGIN
+    DELETE FROM task_keys WHERE task_id = OLD.id;
+  END;
+  `;
+
 /**
  * Schema history, oldest first. `PRAGMA user_version` records how many have been applied, so a
  * migration runs exactly once per file. Never edit an applied entry: append a new one.
@@ -154,6 +172,7 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX stream_events_created ON stream_events (created_at);
   `,
   COUNTS_MIGRATION,
+  KEYS_MIGRATION,
 ];
 
 /** The schema version this code writes. */

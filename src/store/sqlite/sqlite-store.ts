@@ -8,6 +8,7 @@ import { expiresAt, type InputRequest, type NewTask, type StatusChange, type Tas
 import { prepareCheckpointStatements } from "./checkpoint-statements.js";
 import { GroupCommit } from "./group-commit.js";
 import { prepareInputStatements } from "./input-statements.js";
+import { prepareKeyStatements } from "./key-statements.js";
 import { prepareMetaStatements } from "./meta-statements.js";
 import { inputFromRow, statusChangeFromRow, taskFromRow, toJson } from "./rows.js";
 import { migrate } from "./schema.js";
@@ -17,7 +18,8 @@ import { prepareTaskStatements } from "./task-statements.js";
 import { prepareViewStatements } from "./view-statements.js";
 import type { Claim } from "../claim.js";
 import { checkTransitionPatch, claimLostError, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
-import type { OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { KeyedCreation, OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow } from "../sql/rows.js";
 import { StoreInUseError, type WriterLockStore } from "../writer-lock.js";
@@ -66,6 +68,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
   const tasks = prepareTaskStatements(db);
   const inputs = prepareInputStatements(db);
+  const keys = prepareKeyStatements(db);
   const checkpoints = prepareCheckpointStatements(db);
   const sweeps = prepareSweepStatements(db);
   const meta = prepareMetaStatements(db);
@@ -110,7 +113,27 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     return row === undefined ? null : taskFromRow(row);
   };
 
+  // The key and its task in one transaction (the group's): a taken key writes nothing.
+  const insertKeyed = (task: NewTask, key: TaskKey): KeyedCreation => {
+    const ownerKey = ownerKeyOf(task.owner);
+    if (keys.claim.run({ ownerKey, key: key.key, taskId: task.id, fingerprint: key.fingerprint }).changes === 1) {
+      return { created: true, task: insertTask(task) };
+    }
+    const found = keys.find.get({ ownerKey, key: key.key });
+    if (found === undefined) throw new Error("idempotency key names no task");
+    return { created: false, task: taskFromRow(found), fingerprint: found.key_fingerprint };
+  };
+
   return {
+    async createKeyed(task: NewTask, key: TaskKey): Promise<KeyedCreation> {
+      return group.run(task.id, () => insertKeyed(task, key));
+    },
+
+    async releaseKey(owner: string | null, key: string, taskId: string): Promise<boolean> {
+      group.flush();
+      return keys.release.run({ ownerKey: ownerKeyOf(owner), key, taskId }).changes === 1;
+    },
+
     async create(task: NewTask): Promise<TaskRecord> {
       // Committed in a group with the other creations and status changes of this turn; resolves
       // after that commit (group-commit.ts).
@@ -283,4 +306,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       writerLock?.release();
     },
   };
+}
+
+/** The owner as the key table holds it: a task without one has a key too (a NULL never conflicts). */
+function ownerKeyOf(owner: string | null): string {
+  return owner === null ? "N" : `O${owner}`;
 }
