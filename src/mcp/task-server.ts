@@ -60,6 +60,12 @@ export interface TaskServerOptions {
   maxStoredPerOwner?: number;
   /** Unanswered input requests (elicit/sample) one task may have queued; default 16. */
   maxQueuedInputs?: number;
+  /** Single node: handlers run at once, the rest queued (README "Fair share"); default unlimited. */
+  maxRunning?: number;
+  /** Handlers of one owner running at once, across a cluster too; default no cap. */
+  maxRunningPerOwner?: number;
+  /** Tasks of one owner waiting for a handler; one more creation is refused at once. Default no bound. */
+  maxQueuedPerOwner?: number;
   /** Largest task result or error kept, as JSON bytes; default 4 MiB (over it the task fails). */
   maxResultBytes?: number;
   /** Sweep interval for expired tasks (ms); default 1000. */
@@ -148,6 +154,11 @@ export class TaskServer {
       maxActivePerOwner: this.config.maxActivePerOwner,
       ...(options.maxStoredPerOwner !== undefined && { maxStoredPerOwner: options.maxStoredPerOwner }),
       ...(options.maxQueuedInputs !== undefined && { maxQueuedInputs: options.maxQueuedInputs }),
+      ...(options.maxRunning !== undefined && { maxRunning: options.maxRunning }),
+      ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
+      ...(options.maxQueuedPerOwner !== undefined && { maxQueuedPerOwner: options.maxQueuedPerOwner }),
+      // Tools' own caps, read at each claim (tools register after construction).
+      concurrencyByName: () => this.toolConcurrency(),
       ...(options.maxResultBytes !== undefined && { maxResultBytes: options.maxResultBytes }),
       ...(options.sweepIntervalMs !== undefined && { sweepIntervalMs: options.sweepIntervalMs }),
       ...(options.rateLimit !== undefined && { rateLimit: options.rateLimit }),
@@ -161,11 +172,21 @@ export class TaskServer {
     this.features.onChange((kind) => this.listChanged(kind));
   }
 
+  /** The `concurrency` of each tool that declares one. */
+  private toolConcurrency(): Record<string, number> {
+    const caps: Record<string, number> = {};
+    for (const [name, tool] of this.tools) if (tool.definition.concurrency !== undefined) caps[name] = tool.definition.concurrency;
+    return caps;
+  }
+
   /** Registers a tool. Call before connecting. */
   tool<S extends z.ZodType>(name: string, definition: ToolDefinition<S>, handler: ToolHandler<S>): this {
     if (this.tools.has(name)) throw new Error(`Tool ${name} is already registered`);
     if (definition.recovery !== undefined && !RECOVERY_POLICIES.includes(definition.recovery)) {
       throw new Error(`Tool ${name}: recovery must be one of ${RECOVERY_POLICIES.join(", ")}`);
+    }
+    if (definition.concurrency !== undefined && !(Number.isSafeInteger(definition.concurrency) && definition.concurrency > 0)) {
+      throw new Error(`Tool ${name}: concurrency must be a positive integer`);
     }
     this.tools.set(name, { name, definition: definition as unknown as ToolDefinition, handler: handler as unknown as ToolHandler });
     this.listChanged("tools");

@@ -123,6 +123,7 @@ describe("postgresStore: schema, migrations and connections", () => {
       `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas, "${schema}".workers;
        DROP FUNCTION "${schema}".task_counts_delta() CASCADE;
        ALTER TABLE "${schema}".tasks DROP COLUMN leased_at;
+       DROP INDEX "${schema}".tasks_queue_owner;
        DELETE FROM "${schema}".migrations WHERE version > 1`,
     );
     await old.close();

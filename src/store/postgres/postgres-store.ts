@@ -10,6 +10,7 @@ import { checkpointStatements } from "./checkpoint-statements.js";
 import { inputStatements } from "./input-statements.js";
 import { leaseStatements } from "./lease-statements.js";
 import { workerStatements } from "./worker-statements.js";
+import { NO_CAPS, type ClaimCaps, type QueueDepth } from "../run-queue.js";
 import type { ClusterView, WorkerBeat } from "../cluster-view.js";
 import { metaStatements, SECRET_KEY } from "./meta-statements.js";
 import {
@@ -452,13 +453,14 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return Buffer.from(secret);
     },
 
-    async claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[]): Promise<TaskRecord[]> {
+    async claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[], caps: ClaimCaps = NO_CAPS): Promise<TaskRecord[]> {
       const n = wholeLimit(limit);
       if (n === 0 || names?.length === 0) return [];
+      const capped = [JSON.stringify(caps.perName), caps.perOwner];
       const claimed =
         names === undefined
-          ? await rows<TaskRow>(leases.claim, [workerId, n, now, leaseMs])
-          : await rows<TaskRow>(leases.claimNamed, [workerId, n, now, leaseMs, [...names]]);
+          ? await rows<TaskRow>(leases.claim, [workerId, n, now, leaseMs, ...capped])
+          : await rows<TaskRow>(leases.claimNamed, [workerId, n, now, leaseMs, ...capped, [...names]]);
       // RETURNING follows no ORDER BY: restore the queue order.
       return claimed
         .sort((a, b) => (a.created_at !== b.created_at ? a.created_at - b.created_at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
@@ -503,6 +505,19 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
 
     async queueDepth(): Promise<number> {
       return count(leases.queueDepth, []);
+    },
+
+    async queuedAhead(taskId: string): Promise<number | null> {
+      const [row] = await rows<{ n: string | number }>(leases.queuedAhead, [taskId]);
+      return row === undefined ? null : Number(row.n);
+    },
+
+    async countQueued(owner: string | null): Promise<number> {
+      return owner === null ? count(leases.countQueuedAnonymous, []) : count(leases.countQueued, [owner]);
+    },
+
+    async queueDepths(): Promise<QueueDepth[]> {
+      return (await rows<{ owner: string | null; name: string; n: number }>(leases.queueDepths, [])).map((row) => ({ owner: row.owner, name: row.name, queued: row.n }));
     },
 
     async heartbeat(worker: WorkerBeat, now: number): Promise<void> {
