@@ -46,7 +46,7 @@ async function connect(url: string, token: string): Promise<HttpClient> {
 const SLEEP = { ms: 300 };
 
 /** A's 200 sleeps, then B's 4: B's results are all in within 2 s while most of A's still wait. */
-async function floodThenFew(a: HttpClient, b: HttpClient): Promise<void> {
+async function floodThenFew(url: string, a: HttpClient, b: HttpClient): Promise<void> {
   const flood = await Promise.all(Array.from({ length: 200 }, () => callToolAsTask(a.client, "sleep", SLEEP)));
   const submitted = Date.now();
   const few = await Promise.all(Array.from({ length: 4 }, () => callToolAsTask(b.client, "sleep", SLEEP)));
@@ -63,12 +63,16 @@ async function floodThenFew(a: HttpClient, b: HttpClient): Promise<void> {
   const ahead = Number(/^queued \((\d+) ahead\)$/.exec(last.statusMessage ?? "")?.[1]);
   expect(ahead).toBeGreaterThan(90);
   expect(ahead).toBeLessThan(200);
+  // /metrics shows the queue per owner and tool.
+  const metrics = await (await fetch(new URL("/metrics", url))).text();
+  const line = metrics.split("\n").find((l) => l.startsWith('mcp_tasks_queued{owner="local|principal-a",tool="sleep"}'));
+  expect(Number(line?.split(" ")[1])).toBeGreaterThan(50);
 }
 
 describe("a fair share for every caller (real processes)", { timeout: 120_000 }, () => {
   it("single node, SQLite, --workers 4 --max-running-per-principal 4: B's 4 tasks finish within 2 s behind A's 200", async () => {
     const url = await serve("fair", ["--workers", "4", "--max-running-per-principal", "4", "--max-active-tasks", "1000"]);
-    await floodThenFew(await connect(url, A), await connect(url, B));
+    await floodThenFew(url, await connect(url, A), await connect(url, B));
   });
 
   it("the PostgreSQL cluster with two workers: B's 4 tasks finish within 2 s behind A's 200", async () => {
@@ -81,7 +85,7 @@ describe("a fair share for every caller (real processes)", { timeout: 120_000 },
       workerArgs: ["--max-running-per-principal", "4"],
     });
     const url = cluster.urls[0] as string;
-    await floodThenFew(await connect(url, A), await connect(url, B));
+    await floodThenFew(url, await connect(url, A), await connect(url, B));
   });
 
   it("over --max-queued-per-principal a creation is refused at once, nothing stored, and the server stays responsive to others", async () => {
