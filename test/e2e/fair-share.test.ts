@@ -13,6 +13,7 @@ import { CliProcess } from "../support/cli-process.js";
 import { Cluster } from "../support/cluster.js";
 import { callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
+import { statelessRpc } from "../support/stateless-client.js";
 
 const A = "tok-fair-a-41c2";
 const B = "tok-fair-b-9e07";
@@ -102,6 +103,11 @@ describe("a fair share for every caller (real processes)", { timeout: 120_000 },
     );
     expect(Date.now() - started).toBeLessThan(2000);
     expect(refusals[0]?.data).toEqual({ name: "queued_tasks", limit: 10, retryAfterMs: 1000 });
+    // Plain HTTP (2026-07-28, one JSON response): 429 with Retry-After.
+    const plain = await statelessRpc(url, "tools/call", { name: "sleep", arguments: { ms: 10_000 } }, { token: A });
+    expect(plain.status).toBe(429);
+    expect(plain.headers.get("retry-after")).toBe("1");
+    expect(plain.body.error).toMatchObject({ code: -32600, data: { name: "queued_tasks", limit: 10, retryAfterMs: 1000 } });
     const listed = await a.client.request({ method: "tasks/list", params: {} }, (await import("@modelcontextprotocol/sdk/types.js")).ListTasksResultSchema);
     expect(listed.tasks).toHaveLength(11);
     // B has a queue of its own: its task takes the handler A may not use (A runs its one) and is
