@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { TaskError } from "../core/errors.js";
 import type { RouteContext, RouteHandler } from "../http/route-table.js";
 import { HttpFailure, httpStatusOf } from "../http/rpc-http-errors.js";
+import { isQueueView } from "../store/run-queue.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { toDetail, toSummary, type Redaction } from "./task-view.js";
 import { countingFilter, encodeCursor, parseViewFilter, parseViewQuery } from "./view-query.js";
@@ -103,6 +104,12 @@ export function taskStatsOf(deps: ApiDeps): ApiHandler {
     const engine = deps.app.engine;
     const stats = await taskStats(engine.store, filter, Date.now());
     if (engine.clustered && isLeaseStore(engine.store)) stats.queueDepth = await engine.store.queueDepth();
+    if (isQueueView(engine.store)) {
+      const scope = filter.scope;
+      stats.queued = (await engine.store.queueDepths())
+        .filter((depth) => "any" in scope || depth.owner === scope.owner)
+        .map((depth) => ({ owner: depth.owner, tool: depth.name, queued: depth.queued }));
+    }
     return stats;
   };
 }
