@@ -47,3 +47,16 @@ export function maxResultBytesOption(): Option {
     .argParser(positiveInt)
     .default(DEFAULT_MAX_RESULT_BYTES);
 }
+
+/** The fair share (README "Fair share"): caps on what one requestor runs and queues. */
+export interface FairShareFlags {
+  maxRunningPerPrincipal?: number;
+}
+
+export function maxRunningPerPrincipalOption(): Option {
+  return new Option("--max-running-per-principal <n>", "handlers one requestor's tasks hold at once, across the cluster too; more wait queued (default: no cap)").argParser(positiveInt);
+}
+
+export function maxQueuedPerPrincipalOption(): Option {
+  return new Option("--max-queued-per-principal <n>", "tasks one requestor may have waiting for a handler; one more creation is refused at once (default: no bound)").argParser(positiveInt);
+}

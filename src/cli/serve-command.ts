@@ -12,7 +12,17 @@ import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
 import { AuthFlagsError, httpUrl, jwtAuthFrom, refuseAuthOverStdio, scopeList, type JwtFlags } from "./jwt-options.js";
 import { msOrOff, nonNegativeInt, port, positiveInt, ttlMs } from "./options.js";
-import { maxActiveTasksOption, maxQueuedInputsOption, maxResultBytesOption, maxStoredTasksOption, type RunLimitFlags, type TaskLimitFlags } from "./limit-options.js";
+import {
+  maxActiveTasksOption,
+  maxQueuedInputsOption,
+  maxQueuedPerPrincipalOption,
+  maxResultBytesOption,
+  maxRunningPerPrincipalOption,
+  maxStoredTasksOption,
+  type FairShareFlags,
+  type RunLimitFlags,
+  type TaskLimitFlags,
+} from "./limit-options.js";
 import { redactFields } from "./web-options.js";
 import { callerOptions, callerServerOptions, type CallerFlags } from "./caller-options.js";
 import { ExitCode } from "./exit-codes.js";
@@ -22,7 +32,7 @@ import { exitIfStartupRefused } from "./startup-failure.js";
 import { drainTimeoutOption, exitIfStoreInUse, onStopSignals, type DrainFlags } from "./drain-options.js";
 
 /** The options every serving command (`serve`, `gateway`) takes. */
-export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags {
+export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags {
   port: number;
   host: string;
   store: string;
@@ -41,11 +51,16 @@ export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, Run
   adminToken?: string;
   redact?: Partial<Redaction>;
   metricsToken?: string;
-  workers: number;
+  /** Absent: 8 in a cluster, unlimited on a single node. */
+  workers?: number;
+  maxQueuedPerPrincipal?: number;
   leaseMs: number;
   maxSessions: number;
   maxSessionsPerClient: number;
 }
+
+/** Handlers a cluster node runs at once without `--workers`. */
+const DEFAULT_CLUSTER_WORKERS = 8;
 
 export function serveCommand(): Command {
   const command = serverOptions(new Command("serve").description(COMMAND_SUMMARIES.serve.description), (c) =>
@@ -98,7 +113,9 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .addOption(maxResultBytesOption())
     .option("--max-sessions <n>", "HTTP sessions this process holds at most (local sessions; beyond: 503)", positiveInt, DEFAULT_MAX_SESSIONS)
     .option("--max-sessions-per-client <n>", "HTTP sessions one principal (or address, without auth) holds at once (beyond: 429)", positiveInt, DEFAULT_MAX_SESSIONS_PER_CLIENT)
-    .option("--workers <n>", "cluster (postgres store): handlers this node runs at once; 0 = pure front node", nonNegativeInt, 8)
+    .option("--workers <n>", "handlers this node runs at once, more tasks wait queued (default: 8 in a cluster, where 0 makes a pure front node; unlimited on a single node)", nonNegativeInt)
+    .addOption(maxRunningPerPrincipalOption())
+    .addOption(maxQueuedPerPrincipalOption())
     .option("--lease-ms <ms>", "cluster: how long a worker's claim on a task lasts without renewal", nonNegativeInt, 30_000)
     .addOption(drainTimeoutOption())
     .option("--no-tasks", "switch task support off (params.task is then ignored)")
@@ -152,8 +169,13 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   const authFlag = opts.stdio ? null : opts.jwtIssuer !== undefined ? "--jwt-issuer" : opts.authTokens !== undefined ? "--auth-tokens" : null;
   const callers = callerServerOptions(opts, authFlag);
   const backend = openBackend(opts.store, logger);
+  if (!backend.shared && opts.workers === 0) {
+    await backend.store.close();
+    throw new InvalidArgumentError("--workers 0 makes a pure front node, which only a cluster (a postgres store) has: a single node would never run a task");
+  }
   const register = hooks.register;
-  const { app } = await startApp("serve", backend, logger, { ...opts, concurrency: opts.workers, ...(register && { register: (a: TaskServer) => register(a, logger) }) }, {
+  const concurrency = opts.workers ?? DEFAULT_CLUSTER_WORKERS;
+  const { app } = await startApp("serve", backend, logger, { ...opts, concurrency, ...(register && { register: (a: TaskServer) => register(a, logger) }) }, {
     tasks: opts.tasks,
     ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
     pollIntervalMs: opts.pollInterval,
@@ -164,6 +186,9 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
     maxStoredPerOwner: opts.maxStoredTasks,
     maxQueuedInputs: opts.maxQueuedInputs,
     maxResultBytes: opts.maxResultBytes,
+    ...(!backend.shared && opts.workers !== undefined && { maxRunning: opts.workers }),
+    ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
+    ...(opts.maxQueuedPerPrincipal !== undefined && { maxQueuedPerOwner: opts.maxQueuedPerPrincipal }),
     ...callers,
   });
 

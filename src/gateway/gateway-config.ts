@@ -25,6 +25,8 @@ export interface GatewayToolConfig {
   timeoutMs?: number;
   /** Re-sends of a call whose upstream died under it, when recovery is "retry" (see crash-retry.ts). */
   retries?: number;
+  /** Tasks of this tool running at once, across callers (the tool's `concurrency`); more wait queued. */
+  concurrency?: number;
 }
 
 const ToolEntry = z
@@ -35,6 +37,7 @@ const ToolEntry = z
     immediateResponse: z.string().optional(),
     timeoutMs: z.number().int().positive().optional(),
     retries: z.number().int().min(0).max(MAX_CRASH_RETRIES).optional(),
+    concurrency: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -91,6 +94,7 @@ export class GatewayConfig {
       ...(merged.immediateResponse !== undefined && { immediateResponse: merged.immediateResponse }),
       ...(merged.timeoutMs !== undefined && { timeoutMs: merged.timeoutMs }),
       ...(merged.retries !== undefined && { retries: merged.retries }),
+      ...(merged.concurrency !== undefined && { concurrency: merged.concurrency }),
     };
   }
 

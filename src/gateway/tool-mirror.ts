@@ -95,6 +95,7 @@ export class ToolMirror {
         ...(recovery !== undefined && { recovery }),
         ...(config.ttl !== undefined && { defaultTtlMs: config.ttl }),
         ...(config.immediateResponse !== undefined && { immediateResponse: config.immediateResponse }),
+        ...(config.concurrency !== undefined && { concurrency: config.concurrency }),
       },
       (args, ctx) => this.calls.callTool(name, args, ctx, call),
     );

@@ -116,3 +116,17 @@ export function httpStatusOf(error: TaskError | { code: number }): number {
   if (error instanceof TaskError && error.kind !== "protocol") return STATUS_OF_KIND[error.kind];
   return httpStatusOfCode(error.code);
 }
+
+/**
+ * The HTTP status and headers of a JSON-RPC error answered as one plain HTTP response: by code
+ * ({@link httpStatusOfCode}), except a creation refused by the queue bound, which is the caller's
+ * own load and temporary (429); an error that says when to retry (`data.retryAfterMs`) carries
+ * `Retry-After` in whole seconds.
+ */
+export function httpAnswerOfError(error: { code: number; data?: unknown }): { status: number; headers: Record<string, string> } {
+  const data = typeof error.data === "object" && error.data !== null ? (error.data as Record<string, unknown>) : {};
+  const status = data["name"] === "queued_tasks" ? 429 : httpStatusOfCode(error.code);
+  const retryAfterMs = data["retryAfterMs"];
+  const headers: Record<string, string> = typeof retryAfterMs === "number" && retryAfterMs >= 0 ? { "retry-after": String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } : {};
+  return { status, headers };
+}

@@ -6,13 +6,14 @@ import { callerOf } from "../mcp/owner.js";
 import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
-import { HttpFailure, httpStatusOfCode } from "./rpc-http-errors.js";
+import { HttpFailure, httpAnswerOfError } from "./rpc-http-errors.js";
 
 /**
  * The MCP endpoint's stateless path (2026-07-28, SEP-2575): a POST one of the stateless eras
  * claims is answered on its own, as one JSON response, with no `initialize` and no session. The
  * HTTP status follows the JSON-RPC code (core 2026-07-28: -32602/-32020/-32021 → 400, -32601 → 404,
- * X-CAP-8, X-HTTP-4, X-HTTP-6, X-CAP-6); results are 200.
+ * X-CAP-8, X-HTTP-4, X-HTTP-6, X-CAP-6), a creation over the queue bound is 429, and an error
+ * with `data.retryAfterMs` carries Retry-After; results are 200.
  */
 export class StatelessEndpoint {
   constructor(
@@ -51,8 +52,10 @@ export class StatelessEndpoint {
         await sendStream(res, answer.stream, abandoned.signal);
         return;
       }
-      const status = "error" in answer ? httpStatusOfCode(answer.error.code) : 200;
-      sendJson(res, status, { jsonrpc: "2.0", ...answer });
+      if ("error" in answer) {
+        const { status, headers } = httpAnswerOfError(answer.error);
+        sendJson(res, status, { jsonrpc: "2.0", ...answer }, headers);
+      } else sendJson(res, 200, { jsonrpc: "2.0", ...answer });
     } finally {
       res.off("close", onClose);
     }

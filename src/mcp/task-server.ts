@@ -36,6 +36,9 @@ type EngineSettings = Pick<
   | "maxActivePerOwner"
   | "maxStoredPerOwner"
   | "maxQueuedInputs"
+  | "maxRunning"
+  | "maxRunningPerOwner"
+  | "maxQueuedPerOwner"
   | "maxResultBytes"
   | "sweepIntervalMs"
   | "rateLimit"
@@ -125,6 +128,11 @@ export class TaskServer {
       maxActivePerOwner: this.config.maxActivePerOwner,
       ...(options.maxStoredPerOwner !== undefined && { maxStoredPerOwner: options.maxStoredPerOwner }),
       ...(options.maxQueuedInputs !== undefined && { maxQueuedInputs: options.maxQueuedInputs }),
+      ...(options.maxRunning !== undefined && { maxRunning: options.maxRunning }),
+      ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
+      ...(options.maxQueuedPerOwner !== undefined && { maxQueuedPerOwner: options.maxQueuedPerOwner }),
+      // Tools' own caps, read at each claim (tools register after construction).
+      concurrencyByName: () => this.toolConcurrency(),
       ...(options.maxResultBytes !== undefined && { maxResultBytes: options.maxResultBytes }),
       ...(options.sweepIntervalMs !== undefined && { sweepIntervalMs: options.sweepIntervalMs }),
       ...(options.rateLimit !== undefined && { rateLimit: options.rateLimit }),
@@ -138,11 +146,21 @@ export class TaskServer {
     this.features.onChange((kind) => this.listChanged(kind));
   }
 
+  /** The `concurrency` of each tool that declares one. */
+  private toolConcurrency(): Record<string, number> {
+    const caps: Record<string, number> = {};
+    for (const [name, tool] of this.tools) if (tool.definition.concurrency !== undefined) caps[name] = tool.definition.concurrency;
+    return caps;
+  }
+
   /** Registers a tool. Call before connecting. */
   tool<S extends z.ZodType>(name: string, definition: ToolDefinition<S>, handler: ToolHandler<S>): this {
     if (this.tools.has(name)) throw new Error(`Tool ${name} is already registered`);
     if (definition.recovery !== undefined && !RECOVERY_POLICIES.includes(definition.recovery)) {
       throw new Error(`Tool ${name}: recovery must be one of ${RECOVERY_POLICIES.join(", ")}`);
+    }
+    if (definition.concurrency !== undefined && !(Number.isSafeInteger(definition.concurrency) && definition.concurrency > 0)) {
+      throw new Error(`Tool ${name}: concurrency must be a positive integer`);
     }
     this.tools.set(name, { name, definition: definition as unknown as ToolDefinition, handler: handler as unknown as ToolHandler });
     this.listChanged("tools");

@@ -130,6 +130,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * the task, because re-running side effects nobody declared safe to repeat could do harm.
    */
   recovery?: RecoveryPolicy;
+  /**
+   * Tasks of this tool whose handlers run at once, across every caller (and a cluster's every
+   * worker); more wait in the queue in `working` ("queued (n ahead)") and start as slots free.
+   * Default: no cap of its own.
+   */
+  concurrency?: number;
   /** ttl (ms) of this tool's tasks when the requestor asks for none (the server's default otherwise); capped like any ttl. */
   defaultTtlMs?: number;
   /** Compatibility alias of `recovery: "retry"` (ignored when `recovery` is given). */

@@ -3,6 +3,7 @@ import { ACTIVE_STATUSES, isTerminal } from "../core/task-status.js";
 import type { TaskRecord } from "../core/task.js";
 import type { EngineObserver, LimitName } from "../runtime/engine-observer.js";
 import { isLeaseStore } from "../store/lease-store.js";
+import { isQueueView } from "../store/run-queue.js";
 import type { TaskStore } from "../store/task-store.js";
 import { instrumentStore } from "./instrumented-store.js";
 
@@ -67,7 +68,7 @@ export class TaskMetrics implements EngineObserver {
 
   private readonly rejections = new Counter({
     name: `${METRIC_PREFIX}limit_rejections_total`,
-    help: "Refusals by a limit: active_tasks and stored_tasks (per owner), queued_inputs (per task), result_bytes, argument_bytes, body_bytes; task_operations and failed_lookups (per owner or address, T-SEC-4); sessions and sessions_per_client (local HTTP sessions).",
+    help: "Refusals by a limit: active_tasks and stored_tasks (per owner), queued_inputs (per task), queued_tasks (per owner, the queue bound), result_bytes, argument_bytes, body_bytes; task_operations and failed_lookups (per owner or address, T-SEC-4); sessions and sessions_per_client (local HTTP sessions).",
     labelNames: ["limit"] as const,
     registers: [this.registry],
   });
@@ -109,6 +110,21 @@ export class TaskMetrics implements EngineObserver {
         registers: [this.registry],
         async collect() {
           this.set(await leases.queueDepth());
+        },
+      });
+    }
+    if (isQueueView(store)) {
+      const queue = store;
+      new Gauge({
+        name: `${METRIC_PREFIX}queued`,
+        help: 'Tasks waiting in the queue for a handler (created, not started), by owner ("" for tasks without one) and tool; sum by (owner) or by (tool).',
+        labelNames: ["owner", "tool"] as const,
+        registers: [this.registry],
+        async collect() {
+          const depths = await queue.queueDepths();
+          // Pairs whose queue emptied go: a gauge keeps every label set it was ever given.
+          this.reset();
+          for (const depth of depths) this.set({ owner: depth.owner ?? "", tool: depth.name }, depth.queued);
         },
       });
     }

@@ -5,6 +5,7 @@ export type LimitName =
   | "active_tasks"
   | "stored_tasks"
   | "queued_inputs"
+  | "queued_tasks"
   | "result_bytes"
   | "argument_bytes"
   | "body_bytes"

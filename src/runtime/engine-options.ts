@@ -39,6 +39,21 @@ export interface EngineOptions extends CallerLimitOptions {
   maxQueuedInputs?: number;
   /** Largest result or error a task may end with, as JSON bytes; over it the task fails instead. Default 4 MiB. */
   maxResultBytes?: number;
+  /**
+   * Single node: handlers run at once (the CLI's `--workers`); more tasks wait in the store's queue
+   * and start as slots free, in the fair order (round-robin over owners, FIFO within one). Default:
+   * unlimited. In a cluster each worker's `concurrency` is this.
+   */
+  maxRunning?: number;
+  /** Handlers of one owner running at once, store-wide (a whole cluster). Default: no cap. */
+  maxRunningPerOwner?: number;
+  /**
+   * Tasks of one owner waiting in the queue (created, no handler started yet); one more creation
+   * is refused at once (-32600, `data.name` "queued_tasks", `retryAfterMs`). Default: no bound.
+   */
+  maxQueuedPerOwner?: number;
+  /** Handlers of a task name (a tool's `concurrency`) running at once, store-wide; read at each claim. */
+  concurrencyByName?: () => Readonly<Record<string, number>>;
   /** How often expired tasks are failed and swept (T-TTL-7). Default 1000 ms. */
   sweepIntervalMs?: number;
   /** Rows handled per sweep statement. Default 500. */

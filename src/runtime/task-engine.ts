@@ -36,6 +36,8 @@ import { drainHandlers, type DrainReport } from "./drain.js";
 import { hasWriterLock } from "../store/writer-lock.js";
 import { taskReadPort, type TaskReadPort } from "./task-read-port.js";
 import { isDerivedKey, keyConflict, requestorKeyOf, type TaskKey } from "../core/idempotency.js";
+import { isQueueView, isRunQueueStore, type ClaimCaps } from "../store/run-queue.js";
+import { LocalDispatcher } from "./local-dispatch.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
 export interface CreateTaskInput extends Caller {
@@ -112,6 +114,9 @@ export class TaskEngine {
   /** Cluster mode only: this process's workers and the reaper of lost leases. */
   private readonly pool: WorkerPool | null = null;
   private readonly reaper: LeaseReaper | null = null;
+  /** Single node with a queue-keeping store: starts queued tasks as slots free (see LocalDispatcher). */
+  private readonly dispatcher: LocalDispatcher | null = null;
+  private readonly maxQueuedPerOwner: number | null;
   private cursors: CursorCodec | null = null;
   private started = false;
   private closed = false;
@@ -161,12 +166,21 @@ export class TaskEngine {
       intervalMs: options.sweepIntervalMs ?? 1000,
       batch: options.sweepBatch ?? 500,
     });
+    this.maxQueuedPerOwner = options.maxQueuedPerOwner ?? null;
+    const perOwner = options.maxRunningPerOwner ?? null;
+    const byName = options.concurrencyByName;
+    const caps = (): ClaimCaps => ({ perOwner, perName: byName?.() ?? {} });
     if (options.cluster) {
       const store = options.store;
       if (!isLeaseStore(store)) throw new Error("cluster mode needs a store with leases (PostgreSQL)");
       const deps = { store, bus: this.bus, logger: this.logger, now: this.now };
-      this.pool = new WorkerPool({ ...deps, execution: this.execution }, options.cluster);
+      this.pool = new WorkerPool({ ...deps, execution: this.execution, caps }, options.cluster);
       this.reaper = new LeaseReaper({ ...deps, observer: this.observer }, options.cluster);
+    } else if (isRunQueueStore(options.store)) {
+      this.dispatcher = new LocalDispatcher(
+        { store: options.store, execution: this.execution, logger: this.logger, now: this.now },
+        { slots: options.maxRunning ?? Number.POSITIVE_INFINITY, caps },
+      );
     }
     this.inspect = taskReadPort(this.store, this.pool !== null);
   }
@@ -199,7 +213,12 @@ export class TaskEngine {
       this.pool.start();
     } else {
       const rerun = await recoverInterruptedTasks(this.store, this.bus, this.logger, this.now);
-      for (const task of rerun) void this.execution.run(task);
+      for (const task of rerun) {
+        if (this.dispatcher) this.dispatcher.adopt(task);
+        else void this.execution.run(task);
+      }
+      // Queued tasks were left alone by recovery: they start now, as slots allow.
+      this.dispatcher?.start();
     }
     this.sweeper.start();
   }
@@ -220,6 +239,8 @@ export class TaskEngine {
 
   private async runDrain(graceMs: number): Promise<DrainReport> {
     if (!this.started || this.closed) return { finished: [], handedBack: [] };
+    // Queued tasks stay queued (in the store) for the next start; nothing more starts here.
+    this.dispatcher?.stop();
     const runningAtStart = this.execution.runningIds();
     // A creation that passed the open check before the drain began still runs its task here.
     while (this.creating.size > 0) await Promise.allSettled([...this.creating]);
@@ -251,6 +272,7 @@ export class TaskEngine {
     this.drainStop.abort();
     await this.drained;
     this.sweeper.stop();
+    this.dispatcher?.stop();
     await this.pool?.stop();
     this.reaper?.stop();
     const interrupted = this.execution.abortAll("shutdown");
@@ -344,6 +366,7 @@ export class TaskEngine {
         `Too many stored tasks: at most ${this.maxStoredPerOwner} per requestor, finished ones included until their ttl runs out`,
       );
     }
+    await this.admitQueued(input);
     const recovery: RecoveryPolicy = input.recovery ?? (input.retryable ? "retry" : "fail");
     const origin = input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer };
     let task: TaskRecord;
@@ -392,8 +415,10 @@ export class TaskEngine {
       "task created",
     );
     publishAfterWrite(this.bus, statusEvent(task, true), notify);
-    // In a cluster the created event wakes whichever worker claims it; here it runs in-process.
-    if (!this.pool) setImmediate(() => void this.execution.run(task));
+    // In a cluster the created event wakes whichever worker claims it; here it runs in-process,
+    // through the queue when the store keeps one.
+    if (this.dispatcher) setImmediate(() => this.dispatcher?.kick());
+    else if (!this.pool) setImmediate(() => void this.execution.run(task));
     return { task, created: true };
   }
 
@@ -421,9 +446,35 @@ export class TaskEngine {
     throw TaskError.internal();
   }
 
+  /**
+   * The bounded queue: with `maxQueuedPerOwner`, a creation while the owner already has that many
+   * tasks waiting for a handler is refused at once, nothing stored. Retryable: the queue drains as
+   * handlers end.
+   */
+  private async admitQueued(input: CreateTaskInput): Promise<void> {
+    const max = this.maxQueuedPerOwner;
+    if (max === null || !isQueueView(this.store)) return;
+    if ((await this.store.countQueued(input.owner)) < max) return;
+    this.ownerCounts.settle(input.owner, false);
+    reportLimitHit(this.observer, this.logger, { limit: "queued_tasks", owner: input.owner, method: input.method, peer: input.peer ?? null });
+    throw TaskError.limitExceeded("queued_tasks", max, `Too many queued tasks: at most ${max} per requestor may wait for a handler; retry later`, {
+      data: { retryAfterMs: QUEUED_RETRY_AFTER_MS },
+    });
+  }
+
+  /**
+   * The task as a get answers it: a task still waiting in the queue says so in its statusMessage,
+   * computed now ("queued (3 ahead)": tasks of the same owner that start before it), never stored.
+   */
+  private async withQueuePosition(task: TaskRecord): Promise<TaskRecord> {
+    if (task.status !== "working" || !isQueueView(this.store)) return task;
+    const ahead = await this.store.queuedAhead(task.id);
+    return ahead === null ? task : { ...task, statusMessage: `queued (${ahead} ahead)` };
+  }
+
   /** T-GET-1; a foreign, unknown or malformed id is "not found" (T-ERR-1, T-SEC-3). */
   async get(taskId: unknown, caller: Caller): Promise<TaskRecord> {
-    return this.lookup({ caller, operation: "get", taskId }, () => this.read(taskId, caller.owner));
+    return this.lookup({ caller, operation: "get", taskId }, async () => this.withQueuePosition(await this.read(taskId, caller.owner)));
   }
 
   /** T-LIST: keyset pages of the owner's tasks with an opaque signed cursor. */
@@ -669,6 +720,9 @@ export class TaskEngine {
     if (!this.started) throw new Error("TaskEngine.start() must be awaited before serving requests");
   }
 }
+
+/** `retryAfterMs` of the refusal of a creation over the queue bound: about one short task's run. */
+const QUEUED_RETRY_AFTER_MS = 1000;
 
 /** `retryAfterMs` of the refusal of new tasks while draining: a balancer's next pick, or the restarted process. */
 const DRAINING_RETRY_AFTER_MS = 1000;

@@ -3,6 +3,7 @@ import type { InputRequest, StatusChange, TaskRecord } from "../core/task.js";
 import type { TaskStatus } from "../core/task-status.js";
 import type { ClusterView } from "../store/cluster-view.js";
 import { isLeaseStore } from "../store/lease-store.js";
+import { isQueueView, type QueueDepth } from "../store/run-queue.js";
 import type { StreamEventStore } from "../store/stream-event-store.js";
 import type { OwnerScope, TaskFilter, TaskStore } from "../store/task-store.js";
 
@@ -28,6 +29,8 @@ export interface TaskReadPort {
   pendingInputs(taskId: string): Promise<InputRequest[]>;
   /** Tasks waiting for a worker, in cluster mode; null on a single node. */
   queueDepth(): Promise<number | null>;
+  /** Tasks waiting for a handler per (owner, tool), when the store keeps a queue; null otherwise. */
+  queueDepths(): Promise<QueueDepth[] | null>;
   /** The cluster's workers and leases as the store sees them now, in cluster mode; null on a single node. */
   clusterView(now: number): Promise<ClusterView | null>;
   /** The random secret kept with the data: keys for cursors and session tokens that every node shares. */
@@ -48,6 +51,7 @@ export function taskReadPort(store: TaskStore, clustered: boolean): TaskReadPort
     input: (taskId, inputId) => store.getInput(taskId, inputId),
     pendingInputs: (taskId) => store.pendingInputs(taskId),
     queueDepth: async () => (leases ? leases.queueDepth() : null),
+    queueDepths: async () => (isQueueView(store) ? store.queueDepths() : null),
     clusterView: async (now) => (leases ? leases.clusterView(now) : null),
     secret: () => store.secret(),
     streamEvents: store.streamEvents,

@@ -2,6 +2,7 @@ import type { TaskOutcome, TaskRecord } from "../core/task.js";
 import type { ClusterView, WorkerBeat } from "./cluster-view.js";
 import type { TaskStore } from "./task-store.js";
 import type { ClaimedTask } from "./claim.js";
+import type { ClaimCaps, QueueView } from "./run-queue.js";
 
 /**
  * Work distribution for a cluster: tasks wait unclaimed in the store until a worker leases them.
@@ -12,12 +13,14 @@ import type { ClaimedTask } from "./claim.js";
  */
 export interface LeaseStore {
   /**
-   * Leases up to `limit` unclaimed `working` tasks (oldest first) to `workerId` until
-   * `now + leaseMs`. Concurrent claimers never get the same task (FOR UPDATE SKIP LOCKED).
-   * `names`, when given, restricts claims to tasks of those names (a worker that lacks a tool
-   * never takes its tasks). Each task comes with its claim: the fence of every write of the run.
+   * Leases up to `limit` unclaimed `working` tasks to `workerId` until `now + leaseMs`, in the
+   * fair order within `caps` (see {@link QueueView}: round-robin over owners, FIFO within one;
+   * without caps and with one owner, oldest first). Concurrent claimers never get the same task
+   * (FOR UPDATE SKIP LOCKED). `names`, when given, restricts claims to tasks of those names (a
+   * worker that lacks a tool never takes its tasks). Each task comes with its claim: the fence of
+   * every write of the run.
    */
-  claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[]): Promise<ClaimedTask[]>;
+  claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[], caps?: ClaimCaps): Promise<ClaimedTask[]>;
 
   /** Extends the leases `workerId` still holds among `taskIds`; returns the ids still held. */
   renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]>;
@@ -68,7 +71,7 @@ export interface LeaseStore {
   clusterView(now: number, options?: { leaseLimit?: number }): Promise<ClusterView>;
 }
 
-export type ClusterStore = TaskStore & LeaseStore;
+export type ClusterStore = TaskStore & LeaseStore & QueueView;
 
 export function isLeaseStore(store: TaskStore): store is ClusterStore {
   return typeof (store as Partial<LeaseStore>).claim === "function" && typeof (store as Partial<LeaseStore>).renew === "function";

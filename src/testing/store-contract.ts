@@ -15,6 +15,7 @@ import {
 import type { NewTask, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { TaskFilter, TaskStore } from "../store/task-store.js";
 import { isCheckpointStore, type CheckpointStore } from "../store/checkpoint-store.js";
+import { queueContract } from "./queue-contract.js";
 
 const T0 = 1_700_000_000_000;
 
@@ -1035,6 +1036,8 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         expect(next.task.id).not.toBe(first.task.id);
       });
     });
+
+    queueContract(() => store, newTask);
 
     describe("close", () => {
       it("operations after close are rejected", async () => {

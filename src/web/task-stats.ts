@@ -38,6 +38,8 @@ export interface TaskStats {
   truncated: boolean;
   /** Cluster mode: unclaimed `working` tasks waiting for a worker (all owners); absent otherwise. */
   queueDepth?: number;
+  /** Tasks waiting for a handler, per owner and tool, within the viewer's scope; absent for a store that keeps no queue. */
+  queued?: Array<{ owner: string | null; tool: string; queued: number }>;
 }
 
 /** Upper bounds of the duration histogram's bins (ms); a last bin (upToMs null) holds everything longer. */

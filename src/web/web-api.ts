@@ -103,6 +103,13 @@ export function taskStatsOf(deps: ApiDeps): ApiHandler {
     const stats = await taskStats(engine.inspect, filter, Date.now());
     const queueDepth = await engine.inspect.queueDepth();
     if (queueDepth !== null) stats.queueDepth = queueDepth;
+    const queued = await engine.inspect.queueDepths();
+    if (queued !== null) {
+      const scope = filter.scope;
+      stats.queued = queued
+        .filter((depth) => "any" in scope || depth.owner === scope.owner)
+        .map((depth) => ({ owner: depth.owner, tool: depth.name, queued: depth.queued }));
+    }
     return stats;
   };
 }

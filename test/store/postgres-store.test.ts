@@ -124,6 +124,7 @@ describe("postgresStore: schema, migrations and connections", () => {
        DROP FUNCTION "${schema}".task_counts_delta() CASCADE;
        DROP FUNCTION "${schema}".task_keys_deleted() CASCADE;
        ALTER TABLE "${schema}".tasks DROP COLUMN leased_at, DROP COLUMN claim_generation;
+       DROP INDEX "${schema}".tasks_queue_owner;
        DELETE FROM "${schema}".migrations WHERE version > 1`,
     );
     await old.close();

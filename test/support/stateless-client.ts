@@ -21,6 +21,7 @@ export interface StatelessOptions {
 
 export interface StatelessResponse {
   status: number;
+  headers: Headers;
   body: { jsonrpc: string; id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 }
 
@@ -57,7 +58,7 @@ export async function statelessRpc(url: URL | string, method: string, params: Re
   const sent = Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined));
   const body = { jsonrpc: "2.0", id: options.id ?? nextId++, method, params: { ...params, ...(meta !== null && { _meta: meta }) } };
   const response = await fetch(url, { method: "POST", headers: sent, body: JSON.stringify(body) });
-  return { status: response.status, body: (await response.json()) as StatelessResponse["body"] };
+  return { status: response.status, headers: response.headers, body: (await response.json()) as StatelessResponse["body"] };
 }
 
 /** The result of a request that must succeed (HTTP 200, no error). */

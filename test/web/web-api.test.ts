@@ -584,6 +584,21 @@ describe("web API stats (the charts)", () => {
     expect(sleeps.durations.count).toBe(2);
   });
 
+  it("lists the tasks waiting for a handler per tool and owner, within the viewer's scope", async () => {
+    const server = await start({}, captureLogger(), { maxRunningPerOwner: 1 });
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const bob = await server.connect({ token: "tok-bob-secret" });
+    for (let i = 0; i < 3; i++) await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
+    for (let i = 0; i < 2; i++) await callToolAsTask(bob.client, "sleep", { ms: 60_000 });
+    type Queued = { queued?: Array<{ owner: string | null; tool: string; queued: number }> };
+    await expect.poll(async () => ((await get("/tasks/api/stats", "tok-alice-secret")).json as unknown as Queued).queued).toEqual([{ owner: "local|alice", tool: "sleep", queued: 2 }]);
+    const all = ((await get("/tasks/api/stats", ADMIN)).json as unknown as Queued).queued ?? [];
+    expect(all.sort((a, b) => String(a.owner).localeCompare(String(b.owner)))).toEqual([
+      { owner: "local|alice", tool: "sleep", queued: 2 },
+      { owner: "local|bob", tool: "sleep", queued: 1 },
+    ]);
+  });
+
   it("refuses a bad filter with 400 like the listing", async () => {
     await start();
     const answer = await get("/tasks/api/stats?from=later", ADMIN);

@@ -5,6 +5,7 @@ import type { ClusterStore } from "../../store/lease-store.js";
 import type { Logger } from "../../core/logger.js";
 import type { TaskExecution } from "../task-execution.js";
 import { IntervalLoop } from "../upkeep/interval-loop.js";
+import type { ClaimCaps } from "../../store/run-queue.js";
 
 /** Options of the cluster worker pool (`--workers`, `--lease-ms`); defaults are listed in docs/deployment.md. */
 export interface WorkerPoolOptions {
@@ -26,6 +27,8 @@ interface PoolDeps {
   execution: TaskExecution;
   logger: Logger;
   now: () => number;
+  /** The caps of each claim (per owner, per tool), read at each claim. */
+  caps?: () => ClaimCaps;
 }
 
 /**
@@ -160,7 +163,10 @@ export class WorkerPool {
     let claimed: ClaimedTask[];
     try {
       const names = typeof this.options.names === "function" ? this.options.names() : this.options.names;
-      claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names);
+      const caps = this.deps.caps?.();
+      claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names, caps);
+      // Under caps a short claim may have left tasks waiting for a cap: a handler's end may free it.
+      if (caps && (caps.perOwner !== null || Object.keys(caps.perName).length > 0)) this.full = true;
     } catch (err) {
       logger.warn({ err }, "claiming tasks failed; will retry");
       this.endedWhileClaiming.clear();

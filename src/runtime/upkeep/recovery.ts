@@ -9,6 +9,7 @@ import { failInternally } from "../internal-failure.js";
 import { recoveryOf, type RecoveryPolicy } from "../recovery-policy.js";
 import { wasHandedBack } from "../drain.js";
 import { statusEvent } from "../../events/task-event.js";
+import { isRunQueueStore } from "../../store/run-queue.js";
 
 /**
  * Tasks keep the recovery they were created with (a tool's new declaration applies to new tasks),
@@ -30,6 +31,7 @@ export const HANDED_BACK_RERUN_MESSAGE = "Re-run after the server that was runni
  *   unanswered one stays pending and is delivered again when the new run asks it;
  * - recovery "retry": returned to be re-run from scratch, its checkpoints and pending questions void;
  * - otherwise failed with a statusMessage that says why.
+ * Tasks still waiting in a store's queue were never started: they are left to wait.
  * (Cluster mode replaces this with leases.)
  */
 export async function recoverInterruptedTasks(
@@ -40,7 +42,8 @@ export async function recoverInterruptedTasks(
 ): Promise<TaskRecord[]> {
   const rerun: TaskRecord[] = [];
   for (;;) {
-    const active = await store.activeTasks(500);
+    // A store that keeps a queue tells started tasks from queued ones: only the started were interrupted.
+    const active = isRunQueueStore(store) ? await store.startedTasks(500) : await store.activeTasks(500);
     let changed = 0;
     for (const task of active) {
       if (rerun.some((t) => t.id === task.id)) continue;

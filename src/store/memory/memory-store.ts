@@ -20,6 +20,8 @@ import type { KeyedCreation, OwnerScope, TaskFilter, TaskStore, TransitionPatch 
 import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { memoryStreamEvents } from "./memory-stream-events.js";
+import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
+import { fairPick } from "../fair-order.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
@@ -29,7 +31,7 @@ import { memoryStreamEvents } from "./memory-stream-events.js";
  * Records are deep-copied on the way in and out, so a caller holding a returned record cannot
  * change what other callers see (a durable store gives that for free by serializing).
  */
-export function memoryStore(): TaskStore & CheckpointStore {
+export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
   const tasks = new Map<string, TaskRecord>();
   // Map iteration follows insertion order, which is the tie-break for inputs created in the same ms.
   const inputs = new Map<string, Map<string, InputRequest>>();
@@ -54,6 +56,9 @@ export function memoryStore(): TaskStore & CheckpointStore {
   const keys = new Map<string, { taskId: string; fingerprint: string }>();
   const keyOfTask = new Map<string, string>();
   const keySlot = (owner: string | null, key: string): string => `${owner === null ? "N" : `O${owner}`}\n${key}`;
+  // Tasks whose handler has started (the SQL stores' started_at); the others in `working` are queued.
+  const started = new Set<string>();
+  const isQueued = (t: TaskRecord): boolean => t.status === "working" && !started.has(t.id);
   let secret: Buffer | null = null;
   let closed = false;
 
@@ -281,6 +286,7 @@ export function memoryStore(): TaskStore & CheckpointStore {
         const slot = keyOfTask.get(task.id);
         if (slot !== undefined) keys.delete(slot);
         keyOfTask.delete(task.id);
+        started.delete(task.id);
       }
       return doomed.length;
     },
@@ -306,6 +312,53 @@ export function memoryStore(): TaskStore & CheckpointStore {
       let count = 0;
       for (const t of tasks.values()) if (t.owner === owner) count++;
       return count;
+    },
+
+    async claimRunnable(limit: number, _now: number, caps: ClaimCaps): Promise<TaskRecord[]> {
+      open();
+      const all = [...tasks.values()];
+      const running = all.filter((t) => started.has(t.id) && !isTerminal(t.status));
+      const picked = fairPick(all.filter(isQueued), running, caps, wholeLimit(limit));
+      for (const id of picked) started.add(id);
+      return picked.map((id) => copy(tasks.get(id) as TaskRecord));
+    },
+
+    async startedTasks(limit: number): Promise<TaskRecord[]> {
+      open();
+      return [...tasks.values()]
+        .filter((t) => !isTerminal(t.status) && started.has(t.id))
+        .sort(compareByCreation)
+        .slice(0, wholeLimit(limit))
+        .map(copy);
+    },
+
+    async queuedAhead(taskId: string): Promise<number | null> {
+      open();
+      const task = tasks.get(taskId);
+      if (task === undefined || !isQueued(task)) return null;
+      let ahead = 0;
+      for (const t of tasks.values()) if (t.owner === task.owner && isQueued(t) && compareByCreation(t, task) < 0) ahead++;
+      return ahead;
+    },
+
+    async countQueued(owner: string | null): Promise<number> {
+      open();
+      let n = 0;
+      for (const t of tasks.values()) if (t.owner === owner && isQueued(t)) n++;
+      return n;
+    },
+
+    async queueDepths(): Promise<QueueDepth[]> {
+      open();
+      const depths = new Map<string, QueueDepth>();
+      for (const t of tasks.values()) {
+        if (!isQueued(t)) continue;
+        const key = JSON.stringify([t.owner, t.name]);
+        const depth = depths.get(key) ?? { owner: t.owner, name: t.name, queued: 0 };
+        depth.queued++;
+        depths.set(key, depth);
+      }
+      return [...depths.values()];
     },
 
     async secret(): Promise<Buffer> {

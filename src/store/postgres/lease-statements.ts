@@ -7,10 +7,10 @@ import { ACTIVE_SQL, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type St
 
 export interface LeaseStatements {
   /**
-   * ($1 workerId, $2 limit, $3 now, $4 leaseMs): leases the oldest unclaimed `working` tasks,
-   * skipping rows another claimer has locked, counts the run in `attempts` and the claim in
-   * `claim_generation` (returned with them: the fence of the run's writes). `claimNamed` adds
-   * ($5 names[]).
+   * ($1 workerId, $2 limit, $3 now, $4 leaseMs, $5 caps per name (JSON object), $6 cap per owner
+   * or null): leases unclaimed `working` tasks in the fair order, skipping rows another claimer
+   * has locked, counts the run in `attempts` and the claim in `claim_generation` (returned with
+   * them: the fence of the run's writes). `claimNamed` adds ($7 names[]).
    */
   claim: Statement;
   claimNamed: Statement;
@@ -46,16 +46,59 @@ export interface LeaseStatements {
   handBack: Statement;
   /** () */
   queueDepth: Statement;
+  /** ($1 taskId): queued tasks of its owner created before it; no row when it is not queued. */
+  queuedAhead: Statement;
+  /** ($1 owner) */
+  countQueued: Statement;
+  /** () */
+  countQueuedAnonymous: Statement;
+  /** (): queued tasks per (owner, name). */
+  queueDepths: Statement;
 }
 
 function claimText(t: Tables, names: boolean): string {
-  // The CTE is materialised (it locks rows), so the LIMIT holds however the UPDATE is planned.
-  return `WITH next AS (
-      SELECT id FROM ${t.tasks}
-      WHERE status = 'working' AND lease_owner IS NULL${names ? " AND name = ANY ($5::text[])" : ""}
-      ORDER BY created_at, id
+  const queued = "status = 'working' AND lease_owner IS NULL";
+  const named = names ? " AND q.name = ANY ($7::text[])" : "";
+  // The fair order of QueueView (fair-order.ts writes it in plain code): rank within the owner's
+  // queue plus the owner's running handlers, then oldest first; tools at their cap are left out
+  // before ranking. Each owner's head comes from tasks_queue_owner (a loose index scan finds the
+  // owners, a LATERAL takes at most $2 of each), so a claim reads owners × $2 queue rows, not the
+  // whole queue; the running counts come from the leases (few: the workers' slots). The last CTE
+  // locks the pick (materialised, so the LIMIT holds however the UPDATE is planned).
+  const heads = (ownerTest: string): string => `
+      SELECT q.id, q.owner, q.name, q.created_at FROM ${t.tasks} AS q
+      WHERE q.${queued} AND ${ownerTest}${named} AND q.name NOT IN (SELECT name FROM saturated)
+      ORDER BY q.created_at, q.id LIMIT $2`;
+  return `WITH RECURSIVE
+    running AS (SELECT owner, name FROM ${t.tasks} WHERE lease_owner IS NOT NULL),
+    by_owner AS (SELECT owner, count(*) AS n FROM running GROUP BY owner),
+    by_name AS (SELECT name, count(*) AS n FROM running GROUP BY name),
+    caps AS (SELECT key AS name, value::int AS cap FROM jsonb_each_text($5::jsonb)),
+    saturated AS (SELECT c.name FROM caps AS c JOIN by_name AS b ON b.name = c.name WHERE b.n >= c.cap),
+    owners AS (
+      (SELECT owner FROM ${t.tasks} WHERE ${queued} AND owner IS NOT NULL ORDER BY owner LIMIT 1)
+      UNION ALL
+      SELECT (SELECT q.owner FROM ${t.tasks} AS q WHERE q.${queued} AND q.owner > o.owner ORDER BY q.owner LIMIT 1)
+      FROM owners AS o WHERE o.owner IS NOT NULL),
+    candidates AS (
+      SELECT h.* FROM owners AS o CROSS JOIN LATERAL (${heads("q.owner = o.owner")}) AS h WHERE o.owner IS NOT NULL
+      UNION ALL
+      (${heads("q.owner IS NULL")})),
+    ranked AS (
+      SELECT c.id, c.created_at, caps.cap,
+             row_number() OVER (PARTITION BY c.owner ORDER BY c.created_at, c.id) + coalesce(o.n, 0) AS score,
+             row_number() OVER (PARTITION BY c.name ORDER BY c.created_at, c.id) + coalesce(b.n, 0) AS load
+      FROM candidates AS c
+      LEFT JOIN by_owner AS o ON o.owner IS NOT DISTINCT FROM c.owner
+      LEFT JOIN by_name AS b ON b.name = c.name
+      LEFT JOIN caps ON caps.name = c.name),
+    next AS (
+      SELECT t.id FROM ranked AS r JOIN ${t.tasks} AS t ON t.id = r.id
+      WHERE ($6::int IS NULL OR r.score <= $6::int) AND (r.cap IS NULL OR r.load <= r.cap)
+        AND t.${queued}
+      ORDER BY r.score, r.created_at, r.id
       LIMIT $2
-      FOR UPDATE SKIP LOCKED)
+      FOR UPDATE OF t SKIP LOCKED)
     UPDATE ${t.tasks} AS t SET
       lease_owner = $1,
       lease_expires_at = $3::bigint + $4::bigint,
@@ -144,6 +187,29 @@ export function leaseStatements(t: Tables): LeaseStatements {
          RETURNING ${TASK_COLUMNS}),
        ${timelineOf(t, "handed", "updated_at")}
        SELECT * FROM handed`,
+    ),
+
+    queuedAhead: statement(
+      "queued_ahead",
+      `SELECT (SELECT count(*) FROM ${t.tasks} AS q
+               WHERE q.status = 'working' AND q.lease_owner IS NULL AND q.owner IS NOT DISTINCT FROM t.owner
+                 AND (q.created_at, q.id) < (t.created_at, t.id)) AS n
+       FROM ${t.tasks} AS t WHERE t.id = $1 AND t.status = 'working' AND t.lease_owner IS NULL`,
+    ),
+
+    countQueued: statement(
+      "count_queued",
+      `SELECT count(*) AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL AND owner = $1`,
+    ),
+
+    countQueuedAnonymous: statement(
+      "count_queued_anonymous",
+      `SELECT count(*) AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL AND owner IS NULL`,
+    ),
+
+    queueDepths: statement(
+      "queue_depths",
+      `SELECT owner, name, count(*)::int AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL GROUP BY owner, name`,
     ),
 
     queueDepth: statement(

@@ -10,6 +10,7 @@ import { checkpointStatements } from "./checkpoint-statements.js";
 import { inputStatements } from "./input-statements.js";
 import { leaseStatements } from "./lease-statements.js";
 import { workerStatements } from "./worker-statements.js";
+import { NO_CAPS, type ClaimCaps, type QueueDepth } from "../run-queue.js";
 import type { ClusterView, WorkerBeat } from "../cluster-view.js";
 import { metaStatements, SECRET_KEY } from "./meta-statements.js";
 import {
@@ -500,13 +501,14 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return Buffer.from(secret);
     },
 
-    async claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[]): Promise<ClaimedTask[]> {
+    async claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[], caps: ClaimCaps = NO_CAPS): Promise<ClaimedTask[]> {
       const n = wholeLimit(limit);
       if (n === 0 || names?.length === 0) return [];
+      const capped = [JSON.stringify(caps.perName), caps.perOwner];
       const claimed =
         names === undefined
-          ? await rows<ClaimedTaskRow>(leases.claim, [workerId, n, now, leaseMs])
-          : await rows<ClaimedTaskRow>(leases.claimNamed, [workerId, n, now, leaseMs, [...names]]);
+          ? await rows<ClaimedTaskRow>(leases.claim, [workerId, n, now, leaseMs, ...capped])
+          : await rows<ClaimedTaskRow>(leases.claimNamed, [workerId, n, now, leaseMs, ...capped, [...names]]);
       // RETURNING follows no ORDER BY: restore the queue order.
       return claimed
         .sort((a, b) => (a.created_at !== b.created_at ? a.created_at - b.created_at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
@@ -552,6 +554,19 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
 
     async queueDepth(): Promise<number> {
       return count(leases.queueDepth, []);
+    },
+
+    async queuedAhead(taskId: string): Promise<number | null> {
+      const [row] = await rows<{ n: string | number }>(leases.queuedAhead, [taskId]);
+      return row === undefined ? null : Number(row.n);
+    },
+
+    async countQueued(owner: string | null): Promise<number> {
+      return owner === null ? count(leases.countQueuedAnonymous, []) : count(leases.countQueued, [owner]);
+    },
+
+    async queueDepths(): Promise<QueueDepth[]> {
+      return (await rows<{ owner: string | null; name: string; n: number }>(leases.queueDepths, [])).map((row) => ({ owner: row.owner, name: row.name, queued: row.n }));
     },
 
     async heartbeat(worker: WorkerBeat, now: number): Promise<void> {

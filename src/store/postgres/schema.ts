@@ -87,6 +87,13 @@ const KEYS_MIGRATION = (t: Tables): string => `
     FOR EACH ROW EXECUTE FUNCTION ${t.schema}.task_keys_deleted();
   `;
 
+// The fair claim (appended as its own migration): the queue per owner in creation order, so the
+// claim's loose index scan finds each owner and reads only the head of each owner's queue
+// (lease-statements.ts). The running counts it needs come from tasks_leases.
+const QUEUE_MIGRATION = (t: Tables): string => `
+  CREATE INDEX tasks_queue_owner ON ${t.tasks} (owner, created_at, id) WHERE status = 'working' AND lease_owner IS NULL;
+  `;
+
 /**
  * Schema history, oldest first; `migrations` records each version applied. Never edit an applied
  * entry: append a new one.
@@ -221,6 +228,7 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   `,
   CLAIM_GENERATION_MIGRATION,
   KEYS_MIGRATION,
+  QUEUE_MIGRATION,
 ];
 
 /** The schema version this code writes. */

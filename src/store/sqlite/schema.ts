@@ -62,6 +62,20 @@ const KEYS_MIGRATION = `
   END;
   `;
 
+// The run queue (appended as its own migration): `started_at` is when a handler first took the
+// task; NULL while it waits in the queue. The dispatcher's claim (queue-statements.ts) sets it in
+// the statement that picks the task, so a queued task survives a restart as queued and recovery
+// looks only at tasks whose handler had started. Live tasks of files written before were all
+// started (every task ran as soon as it was created).
+const QUEUE_MIGRATION = `
+  ALTER TABLE tasks ADD COLUMN started_at INTEGER;
+  UPDATE tasks SET started_at = created_at WHERE status IN ('working', 'input_required');
+  -- The queue, per owner in creation order: the fair claim reads each owner's head from it.
+  CREATE INDEX tasks_queued ON tasks (owner, created_at, id) WHERE status = 'working' AND started_at IS NULL;
+  -- The handlers running now, per owner and tool (the caps), and recovery's look at them.
+  CREATE INDEX tasks_started ON tasks (owner, name) WHERE started_at IS NOT NULL AND status IN ('working', 'input_required');
+  `;
+
 /**
  * Schema history, oldest first. `PRAGMA user_version` records how many have been applied, so a
  * migration runs exactly once per file. Never edit an applied entry: append a new one.
@@ -173,6 +187,7 @@ const MIGRATIONS: readonly string[] = [
   `,
   COUNTS_MIGRATION,
   KEYS_MIGRATION,
+  QUEUE_MIGRATION,
 ];
 
 /** The schema version this code writes. */

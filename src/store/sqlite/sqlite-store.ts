@@ -25,6 +25,8 @@ import { checkpointFromRow } from "../sql/rows.js";
 import { StoreInUseError, type WriterLockStore } from "../writer-lock.js";
 import { SqliteWriterLock } from "./writer-lock.js";
 import { explainOpenFailure } from "./open-failure.js";
+import { prepareQueueStatements } from "./queue-statements.js";
+import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
 
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
@@ -46,7 +48,7 @@ function isFilePath(path: string): boolean {
  * Every status change is a single compare-and-set `UPDATE … WHERE status IN (…)`, so concurrent
  * writers (other requests, other processes) can never move a terminal task (T-LIFE-3, T-CANCEL-4).
  */
-export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore & CheckpointStore & WriterLockStore {
+export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
   let db: Database.Database;
   try {
@@ -74,6 +76,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   const meta = prepareMetaStatements(db);
   const views = prepareViewStatements(db);
   const streamEvents = sqliteStreamEvents(db);
+  const queue = prepareQueueStatements(db);
   let secret: Buffer | null = null;
   const writerLock = isFilePath(path) ? new SqliteWriterLock(path) : null;
 
@@ -282,6 +285,35 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     async countStored(owner: string | null): Promise<number> {
       group.flush();
       return sweeps.countStored.get(owner)?.n ?? 0;
+    },
+
+    async claimRunnable(limit: number, now: number, caps: ClaimCaps): Promise<TaskRecord[]> {
+      group.flush();
+      const n = wholeLimit(limit);
+      if (n === 0) return [];
+      // .all(): see insertTask.
+      return queue.claim.all({ limit: n, now, perOwner: caps.perOwner, caps: JSON.stringify(caps.perName) }).map(taskFromRow);
+    },
+
+    async startedTasks(limit: number): Promise<TaskRecord[]> {
+      group.flush();
+      const n = wholeLimit(limit);
+      return n === 0 ? [] : queue.started.all(n).map(taskFromRow);
+    },
+
+    async queuedAhead(taskId: string): Promise<number | null> {
+      group.flushFor(taskId);
+      return queue.ahead.get(taskId)?.n ?? null;
+    },
+
+    async countQueued(owner: string | null): Promise<number> {
+      group.flush();
+      return queue.countQueued.get(owner)?.n ?? 0;
+    },
+
+    async queueDepths(): Promise<QueueDepth[]> {
+      group.flush();
+      return queue.depths.all().map((row) => ({ owner: row.owner, name: row.name, queued: row.n }));
     },
 
     async secret(): Promise<Buffer> {

@@ -644,7 +644,23 @@ function renderCharts() {
       ]),
     );
   }
+  if (Array.isArray(stats.queued) && stats.queued.length > 0) charts.push(queueCard(stats.queued));
   box.replaceChildren(...charts);
+}
+
+/** Tasks waiting for a handler, per tool and (for admins, who see every owner) per owner. */
+function queueCard(queued) {
+  const total = queued.reduce((sum, q) => sum + q.queued, 0);
+  const rows = [...queued]
+    .sort((a, b) => b.queued - a.queued)
+    .slice(0, 8)
+    .map((q) => el("li", { text: `${q.tool}${state.session && state.session.admin ? ` · ${q.owner ?? "(no owner)"}` : ""}: ${q.queued}` }));
+  return el("div", { className: "chart card queue", dataset: { chart: "waiting" } }, [
+    el("h3", { text: "Queued" }),
+    el("b", { className: "big", text: total }),
+    el("small", { className: "muted", text: "tasks waiting for a handler" }),
+    el("ul", {}, rows),
+  ]);
 }
 
 function throughputChart(stats, span) {

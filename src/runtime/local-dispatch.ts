@@ -1,0 +1,105 @@
+import type { TaskRecord } from "../core/task.js";
+import type { Logger } from "../core/logger.js";
+import type { ClaimCaps, RunQueueStore } from "../store/run-queue.js";
+import type { TaskExecution } from "./task-execution.js";
+
+interface DispatchDeps {
+  store: RunQueueStore;
+  execution: TaskExecution;
+  logger: Logger;
+  now: () => number;
+}
+
+export interface DispatchOptions {
+  /** Handlers run at once by this node (`--workers`); Infinity: as many as there are tasks. */
+  slots: number;
+  /** The caps of each claim, read at each claim (tools can be added while serving). */
+  caps: () => ClaimCaps;
+}
+
+/** Most tasks one claim statement takes, however many slots are free. */
+const CLAIM_BATCH = 256;
+
+/**
+ * A single node's scheduler: a created task waits in the store's queue (no handler, no timer) and
+ * starts when this node has a free slot and the store's fair claim picks it, as a cluster's
+ * workers claim from PostgreSQL. Claims are coalesced: one in flight at a time.
+ */
+export class LocalDispatcher {
+  private running = 0;
+  private claiming = false;
+  private again = false;
+  private stopped = true;
+  /** A claim came back short because of a cap, not an empty queue: a handler's end may free it. */
+  private capped = false;
+
+  constructor(
+    private readonly deps: DispatchDeps,
+    private readonly options: DispatchOptions,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.kick();
+  }
+
+  /** Claims nothing more (a drain or a close); handlers running go on. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Runs a task whose handler had started before a restart (recovery), in one of the slots. */
+  adopt(task: TaskRecord): void {
+    this.runOne(task);
+  }
+
+  /** New work may be queued (a creation): claim if a slot is free. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.again = true;
+      return;
+    }
+    const free = Math.min(this.options.slots - this.running, CLAIM_BATCH);
+    if (free <= 0) {
+      this.capped = true;
+      return;
+    }
+    this.claiming = true;
+    void this.claim(free).finally(() => {
+      this.claiming = false;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async claim(free: number): Promise<void> {
+    const { store, logger, now } = this.deps;
+    const caps = this.options.caps();
+    let claimed: TaskRecord[];
+    try {
+      claimed = await store.claimRunnable(free, now(), caps);
+    } catch (err) {
+      logger.warn({ err }, "claiming queued tasks failed; the next task to end or be created tries again");
+      this.capped = true;
+      return;
+    }
+    for (const task of claimed) this.runOne(task);
+    // A full batch: more may wait. A short one under caps: what is left may be waiting for a cap.
+    if (claimed.length === free) this.again = true;
+    this.capped = claimed.length === free || caps.perOwner !== null || Object.keys(caps.perName).length > 0;
+  }
+
+  private runOne(task: TaskRecord): void {
+    this.running++;
+    void this.deps.execution
+      .run(task)
+      .catch((err: unknown) => this.deps.logger.error({ err, taskId: task.id }, "running a task failed"))
+      .finally(() => {
+        this.running--;
+        if (this.capped) this.kick();
+      });
+  }
+}

@@ -1,0 +1,69 @@
+/** The single node's run queue (run-queue.ts): the fair claim, and what it shows of the queue. */
+import type { Database, Statement } from "better-sqlite3";
+import { ACTIVE_SQL, type TaskRow } from "./rows.js";
+
+export interface ClaimParams {
+  limit: number;
+  now: number;
+  /** null: no per-owner cap. */
+  perOwner: number | null;
+  /** JSON object name → cap. */
+  caps: string;
+}
+
+export interface QueueStatements {
+  /** The fair claim: marks the picked tasks started and returns them (in no particular order). */
+  claim: Statement<[ClaimParams], TaskRow>;
+  started: Statement<[number], TaskRow>;
+  /** No row when the task is not queued. */
+  ahead: Statement<[string], { n: number }>;
+  countQueued: Statement<[string | null], { n: number }>;
+  depths: Statement<[], { owner: string | null; name: string; n: number }>;
+}
+
+const QUEUED = "status = 'working' AND started_at IS NULL";
+
+export function prepareQueueStatements(db: Database): QueueStatements {
+  return {
+    // One statement, so the pick and the mark cannot be separated. The rule is the one of
+    // QueueView (fair-order.ts writes it in plain code): rank within the owner's queue plus the
+    // owner's running handlers, then oldest first; tools at their cap are left out before ranking.
+    claim: db.prepare<[ClaimParams], TaskRow>(`
+      WITH running AS (
+        SELECT owner, name FROM tasks INDEXED BY tasks_started WHERE started_at IS NOT NULL AND status IN ${ACTIVE_SQL}),
+      by_owner AS (SELECT owner, count(*) AS n FROM running GROUP BY owner),
+      by_name AS (SELECT name, count(*) AS n FROM running GROUP BY name),
+      caps AS (SELECT key AS name, value AS cap FROM json_each(@caps)),
+      ranked AS (
+        SELECT q.id, q.created_at, c.cap,
+               row_number() OVER (PARTITION BY q.owner ORDER BY q.created_at, q.id) + coalesce(o.n, 0) AS score,
+               row_number() OVER (PARTITION BY q.name ORDER BY q.created_at, q.id) + coalesce(b.n, 0) AS load
+        FROM tasks AS q INDEXED BY tasks_queued
+        LEFT JOIN by_owner AS o ON o.owner IS q.owner
+        LEFT JOIN by_name AS b ON b.name = q.name
+        LEFT JOIN caps AS c ON c.name = q.name
+        WHERE q.${QUEUED} AND (c.cap IS NULL OR coalesce(b.n, 0) < c.cap)),
+      picked AS (
+        SELECT id FROM ranked
+        WHERE (@perOwner IS NULL OR score <= @perOwner) AND (cap IS NULL OR load <= cap)
+        ORDER BY score, created_at, id LIMIT @limit)
+      UPDATE tasks SET started_at = @now WHERE id IN (SELECT id FROM picked) AND ${QUEUED}
+      RETURNING *`),
+
+    started: db.prepare<[number], TaskRow>(`
+      SELECT * FROM tasks INDEXED BY tasks_started WHERE started_at IS NOT NULL AND status IN ${ACTIVE_SQL}
+      ORDER BY created_at, id LIMIT ?`),
+
+    ahead: db.prepare<[string], { n: number }>(`
+      SELECT (SELECT count(*) FROM tasks AS q INDEXED BY tasks_queued
+              WHERE q.${QUEUED} AND q.owner IS t.owner
+                AND (q.created_at < t.created_at OR (q.created_at = t.created_at AND q.id < t.id))) AS n
+      FROM tasks AS t WHERE t.id = ? AND t.${QUEUED}`),
+
+    countQueued: db.prepare<[string | null], { n: number }>(`
+      SELECT count(*) AS n FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED} AND owner IS ?`),
+
+    depths: db.prepare<[], { owner: string | null; name: string; n: number }>(`
+      SELECT owner, name, count(*) AS n FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED} GROUP BY owner, name`),
+  };
+}
