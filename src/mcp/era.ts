@@ -8,6 +8,20 @@ import type { LooseParams } from "./request-schemas.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
+import type { TraceCarrier } from "./tracing/trace-carrier.js";
+import type { OperationRecorder } from "./tracing/operation-span.js";
+
+/** What a request's params tell its span, as its era reads them. */
+export interface OperationTrace {
+  /** The trace context the params carry (SEP-414), if any. */
+  carrier?: TraceCarrier;
+  /** The tool or prompt the request names. */
+  target?: string;
+  /** The task the request names. */
+  taskId?: string;
+  /** True for a request a session server answers on a stream even when it came as plain JSON (its span is made there). */
+  servedOnStream?: boolean;
+}
 
 /**
  * The seam between the engine and a protocol revision. Everything a revision's wire knows —
@@ -47,6 +61,8 @@ export interface TaskEra {
    * what stops it, called when the session closes.
    */
   attachSession(session: SessionContext, options: StandaloneStreamOptions): () => void;
+  /** What a request of this era tells its span (its trace context, the tool or task it names). */
+  operationTrace(method: string, params: LooseParams, plain?: Pick<PlainRequest, "sessionStreamCarriesOwnTasks">): OperationTrace;
 }
 
 /** Whether, and when, a session server may send on its session's standalone stream. */
@@ -69,6 +85,8 @@ export interface EraHost {
   era: TaskEra;
   /** Resources, resource templates and prompts, when the server has a registry for them. */
   features?: FeatureRegistry;
+  /** Where each request's duration goes besides the OpenTelemetry meter (the `/metrics` histogram). */
+  recordOperation?: OperationRecorder;
 }
 
 /** One request as a session server received it. */
@@ -126,7 +144,7 @@ export interface SessionContext {
 }
 
 /** What a stateless era's handlers reach: the engine, the tools, the configuration (no session, no SDK server). */
-export type StatelessHost = Pick<EraHost, "engine" | "tools" | "config" | "features">;
+export type StatelessHost = Pick<EraHost, "engine" | "tools" | "config" | "features" | "recordOperation">;
 
 /** The HTTP request one stateless message came in, as far as an era needs it. */
 export interface StatelessHttpRequest {

@@ -32,6 +32,7 @@ import { createdEvent, statusEvent, type TaskEvent } from "../events/task-event.
 import { notifyWith, publishAfterWrite } from "./carried-notify.js";
 import { drainHandlers, type DrainReport } from "./drain.js";
 import { hasWriterLock } from "../store/writer-lock.js";
+import { untraced, type TaskTracing } from "./task-tracing.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
 export interface CreateTaskInput extends Caller {
@@ -77,6 +78,7 @@ export class TaskEngine {
   readonly logger: Logger;
   /** Monitoring hooks; the layers above report their own limit refusals through it too. */
   readonly observer: EngineObserver;
+  private readonly tracing: TaskTracing;
   readonly ttlPolicy: TtlPolicy;
   readonly pollIntervalMs: number | null;
   private readonly pageSize: number;
@@ -115,6 +117,7 @@ export class TaskEngine {
     this.bus = options.bus;
     this.logger = options.logger ?? silentLogger;
     this.observer = options.observer ?? silentObserver;
+    this.tracing = options.tracing ?? untraced;
     this.ttlPolicy = { ...DEFAULT_TTL_POLICY, ...options.ttl };
     this.pollIntervalMs = options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs;
     this.pageSize = options.pageSize ?? 50;
@@ -523,6 +526,7 @@ export class TaskEngine {
     const task = await this.store.get(id, { owner });
     if (!task) throw TaskError.notFound();
     if (isExpired(task, this.now())) throw TaskError.expired();
+    this.tracing.taskRead(task);
     return task;
   }
 

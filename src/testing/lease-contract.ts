@@ -65,12 +65,20 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(await store.claim("w3", 5, LEASE, T0 + 100)).toEqual([]);
       });
 
-      it("returns the tasks as stored, still working", async () => {
+      it("returns the tasks as stored, still working, with the number of this run (attempt 1 for the first claim)", async () => {
         const task = await queued();
         const [claimed] = await store.claim("w1", 1, LEASE, T0 + 5);
-        expect(claimed).toEqual(await store.get(task.id, { any: true }));
+        expect(claimed).toEqual({ ...(await store.get(task.id, { any: true })), attempt: 1 });
         expect(claimed?.status).toBe("working");
-        expect(claimed).toEqual(task);
+        expect(claimed).toEqual({ ...task, attempt: 1 });
+      });
+
+      it("counts each claim of a task in its attempt: a re-queued task is claimed as attempt 2", async () => {
+        const task = await queued();
+        await store.claim("w1", 1, LEASE, T0 + 5);
+        expect(await store.requeue(task.id, "w1", 3, T0 + 5 + LEASE)).toBe(true);
+        const [again] = await store.claim("w2", 1, LEASE, T0 + 10 + LEASE);
+        expect(again).toMatchObject({ id: task.id, attempt: 2 });
       });
 
       it("never hands out a claimed, input_required or terminal task", async () => {

@@ -1,4 +1,6 @@
 import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { noteCreatedTask } from "../tracing/task-links.js";
+import { currentCarrier } from "../tracing/trace-carrier.js";
 import type { Caller } from "../../core/caller.js";
 import { TaskError, toRpcError } from "../../core/errors.js";
 import { nestsDeeperThan } from "../json-depth.js";
@@ -224,7 +226,7 @@ async function createToolTask(host: EraHost, checked: CheckedCall, params: Loose
  * Creates the task of a checked tools/call, in any era: resolves once the store holds it, so a
  * lookup of its id succeeds from then on (T-NEW-2, X-NEW-3).
  */
-export function createToolTaskRecord(
+export async function createToolTaskRecord(
   { engine }: Pick<EraHost, "engine">,
   checked: CheckedArguments,
   _params: LooseParams,
@@ -232,16 +234,21 @@ export function createToolTaskRecord(
 ): Promise<TaskRecord> {
   const { tool, rawArgs } = checked;
   const stored: StoredToolCall = { name: tool.name, arguments: rawArgs, ...(how.gathered && { gathered: how.gathered.value }) };
-  return engine.create({
+  // The creating request's span is the task's root: its context goes with the task to whichever
+  // process runs it, and every later request on the task links to it.
+  const trace = currentCarrier();
+  const task = await engine.create({
     ...how.caller,
     method: "tools/call",
     name: tool.name,
     request: stored,
-    origin: how.origin,
+    origin: trace ? { ...how.origin, trace } : how.origin,
     ttl: how.ttl === undefined ? tool.definition.defaultTtlMs : how.ttl,
     ...(tool.definition.recovery !== undefined && { recovery: tool.definition.recovery }),
     retryable: tool.definition.retryable ?? false,
   });
+  noteCreatedTask(task);
+  return task;
 }
 
 export function progressTokenOf(params: LooseParams): string | number | null {

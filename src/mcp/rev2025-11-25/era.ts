@@ -8,6 +8,7 @@ import { tasksGet } from "./tasks-get.js";
 import { tasksList } from "./tasks-list.js";
 import { awaitResultOf, tasksResult } from "./tasks-result.js";
 import { MODEL_IMMEDIATE_RESPONSE_META_KEY, toWireTask } from "./wire.js";
+import { operationTrace } from "./operation-trace.js";
 
 /** The operations that need nothing but the engine (T-GET-1, T-LIST, T-CANCEL). */
 const get: ReceiverMethod = async (engine, params, request) => ({ ...(await tasksGet(engine, params, request.caller)) });
@@ -21,6 +22,8 @@ const cancel: ReceiverMethod = async (engine, params, request) => ({ ...(await t
  */
 export const rev20251125: TaskEra = {
   id: "2025-11-25",
+
+  operationTrace,
 
   // T-CAP-1/2: tasks.list, tasks.cancel and tasks.requests.tools.call.
   serverCapabilities: () => ({ tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }),

@@ -61,7 +61,7 @@ function claimText(t: Tables, names: boolean): string {
       leased_at = $3::bigint,
       attempts = t.attempts + 1
     FROM next WHERE t.id = next.id
-    RETURNING ${taskColumnsOf("t")}`;
+    RETURNING ${taskColumnsOf("t")}, t.attempts`;
 }
 
 export function leaseStatements(t: Tables): LeaseStatements {

@@ -457,12 +457,12 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       if (n === 0 || names?.length === 0) return [];
       const claimed =
         names === undefined
-          ? await rows<TaskRow>(leases.claim, [workerId, n, now, leaseMs])
-          : await rows<TaskRow>(leases.claimNamed, [workerId, n, now, leaseMs, [...names]]);
+          ? await rows<TaskRow & { attempts: number }>(leases.claim, [workerId, n, now, leaseMs])
+          : await rows<TaskRow & { attempts: number }>(leases.claimNamed, [workerId, n, now, leaseMs, [...names]]);
       // RETURNING follows no ORDER BY: restore the queue order.
       return claimed
         .sort((a, b) => (a.created_at !== b.created_at ? a.created_at - b.created_at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map(taskFromRow);
+        .map((row) => ({ ...taskFromRow(row), attempt: row.attempts }));
     },
 
     async renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]> {
