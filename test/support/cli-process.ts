@@ -110,6 +110,11 @@ export class CliProcess {
     return new CliProcess(child);
   }
 
+  /** A process spawned otherwise (other node flags), tracked and read like the ones spawned here. */
+  static adopt(child: ChildProcess): CliProcess {
+    return new CliProcess(child);
+  }
+
   get pid(): number {
     if (this.child.pid === undefined) throw new Error("the process did not start");
     return this.child.pid;
