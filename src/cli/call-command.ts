@@ -10,12 +10,14 @@ import { connectTarget, type Connection } from "./target.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
+import { traceparentValue, underTraceparent } from "./traceparent-option.js";
 
 interface CallOptions extends RequestorOptions {
   task?: boolean;
   ttl?: number;
   detach?: boolean;
   answer?: Array<Record<string, unknown>>;
+  traceparent?: string;
 }
 
 export function callCommand(): Command {
@@ -28,8 +30,9 @@ export function callCommand(): Command {
     .option("--ttl <ms>", "requested task ttl in ms", nonNegativeInt)
     .option("--detach", "print the task id and exit; collect it later with `mcp-tasks tasks result`")
     .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order)", answerObject)
+    .option("--traceparent <value>", "run the call as a child of this W3C traceparent (a script's trace): its requests carry it in _meta", traceparentValue)
     .action(async (positionals: string[], opts: CallOptions) => {
-      process.exitCode = await runCall(command, positionals, opts);
+      process.exitCode = await underTraceparent(opts.traceparent, () => runCall(command, positionals, opts));
     });
   return command;
 }

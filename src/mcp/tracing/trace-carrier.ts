@@ -1,4 +1,4 @@
-import { context, propagation, ROOT_CONTEXT, trace, type Context, type SpanContext } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, trace, TraceFlags, type Context, type SpanContext } from "@opentelemetry/api";
 
 /** A propagation carrier: W3C Trace Context (and baggage) fields by name. */
 export type TraceCarrier = Readonly<Record<string, string>>;
@@ -19,9 +19,23 @@ export function carrierFrom(record: unknown): TraceCarrier | undefined {
   return carrier;
 }
 
-/** The context a carrier names, on top of `base` (the global propagator decides what it reads). */
+/** The context a carrier names, on top of `base` (the global propagator decides what it reads; W3C Trace Context without one). */
 export function contextFrom(carrier: TraceCarrier, base: Context = ROOT_CONTEXT): Context {
-  return propagation.extract(base, carrier);
+  const extracted = propagation.extract(base, carrier);
+  if (trace.getSpanContext(extracted) !== undefined) return extracted;
+  const parent = parseTraceparent(carrier["traceparent"]);
+  return parent ? trace.setSpanContext(base, parent) : extracted;
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** A W3C `traceparent` (version 00) as a remote span context; undefined when malformed or all-zero. */
+export function parseTraceparent(value: string | undefined): SpanContext | undefined {
+  const match = value === undefined ? null : TRACEPARENT.exec(value.trim());
+  if (!match) return undefined;
+  const [, traceId = "", spanId = "", flags = "00"] = match;
+  const span: SpanContext = { traceId, spanId, traceFlags: Number.parseInt(flags, 16) & TraceFlags.SAMPLED, isRemote: true };
+  return trace.isSpanContextValid(span) ? span : undefined;
 }
 
 /** The span context a carrier names, or undefined when it names none (no propagator, malformed). */
@@ -37,5 +51,7 @@ export function currentCarrier(active: Context = context.active()): TraceCarrier
   if (!span || !trace.isSpanContextValid(span)) return undefined;
   const carrier: Record<string, string> = {};
   propagation.inject(active, carrier);
-  return carrier["traceparent"] === undefined ? undefined : carrier;
+  // No propagator registered (a process without the SDK given a parent, `call --traceparent`): W3C Trace Context.
+  carrier["traceparent"] ??= `00-${span.traceId}-${span.spanId}-0${span.traceFlags & TraceFlags.SAMPLED}`;
+  return carrier;
 }

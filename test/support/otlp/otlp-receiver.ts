@@ -33,8 +33,8 @@ export class OtlpReceiver {
         requests.push({ path, contentType });
         if (path === "/v1/traces") {
           try {
-            const spans = contentType === "application/json" ? decodeJsonTraces(body.toString("utf8")) : decodeProtobufTraces(body);
-            for (const span of spans) spans.push(span);
+            const decoded = contentType === "application/json" ? decodeJsonTraces(body.toString("utf8")) : decodeProtobufTraces(body);
+            for (const span of decoded) spans.push(span);
           } catch (error) {
             failures.push(`${contentType}: ${error instanceof Error ? error.message : String(error)}`);
             res.writeHead(400).end();
