@@ -1,4 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { inClientSpan, traceMetaParams } from "../mcp/tracing/client-span.js";
 import {
   CallToolResultSchema,
   CancelTaskResultSchema,
@@ -76,10 +77,13 @@ export async function followUpstreamTask(
   try {
     const ref = await ctx.step<UpstreamTaskRef>(`upstream task of tools/call ${name}`, async () => {
       const client = await host.client(timeoutMs);
-      const result = await client.request(
-        { method: "tools/call", params: { name, arguments: args, task: call.ttl === undefined ? {} : { ttl: call.ttl } } },
-        CreateTaskResultSchema,
-        { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => ctx.progress(p.progress, p.total, p.message) },
+      // A CLIENT span of the execution, its context in `_meta`: the upstream's task joins this task's trace.
+      const result = await inClientSpan("tools/call", name, () =>
+        client.request(
+          { method: "tools/call", params: { name, arguments: args, task: call.ttl === undefined ? {} : { ttl: call.ttl }, ...traceMetaParams() } },
+          CreateTaskResultSchema,
+          { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => ctx.progress(p.progress, p.total, p.message) },
+        ),
       );
       created = true;
       return { taskId: result.task.taskId };

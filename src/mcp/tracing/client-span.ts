@@ -34,3 +34,9 @@ export function traceMeta(meta: Record<string, unknown> = {}): Record<string, un
   const carrier = currentCarrier();
   return carrier ? { ...meta, ...carrier } : meta;
 }
+
+/** `{ _meta }` with the active trace context, to spread into a request's params; nothing when none is active. */
+export function traceMetaParams(): { _meta?: Record<string, unknown> } {
+  const carrier = currentCarrier();
+  return carrier ? { _meta: { ...carrier } } : {};
+}
