@@ -37,8 +37,10 @@ function traceparent(): { traceId: string; parentId: string; header: string } {
   return { traceId, parentId, header: `00-${traceId}-${parentId}-01` };
 }
 
+let server: CliProcess;
+
 async function serve(protocol: "http/protobuf" | "http/json", service: string): Promise<URL> {
-  const server = CliProcess.spawn(["serve", "--tools", "test/support/user-tools.ts", "--store", "memory", "--port", "0", "--inline-wait-ms", "0"], {
+  server = CliProcess.spawn(["serve", "--tools", "test/support/user-tools.ts", "--store", "memory", "--port", "0", "--inline-wait-ms", "0"], {
     env: receiver.env(protocol, service),
   });
   return new URL(await server.url());
@@ -97,7 +99,7 @@ const ERAS: Era[] = [
 ];
 
 describe.each(ERAS)("a task's trace under $name ($protocol)", { timeout: 60_000 }, (era) => {
-  it("the creating tools/call is the task's root under the caller's trace, its execution a child with progress and question events, and every later request a span linked to it", async () => {
+  it("the creating tools/call is the task's root under the caller's trace, its execution a child with progress and question events, and every later request a span linked to it; the creation's log line carries trace_id and span_id", async () => {
     const service = `trace-${era.name}`;
     const url = await serve(era.protocol, service);
     const { traceId, parentId, header } = traceparent();
@@ -133,6 +135,9 @@ describe.each(ERAS)("a task's trace under $name ($protocol)", { timeout: 60_000 
       expect(followUp.links).toEqual([expect.objectContaining({ traceId, spanId: root.spanId })]);
       expect(followUp.attributes["mcp.task.status"]).toEqual(expect.any(String));
     }
+    // The server's log lines about the request carry its trace and span: logs and traces join.
+    const createdLine = await server.stderr.waitFor((l) => l["audit"] === "created" && l["taskId"] === taskId, "the created audit line");
+    expect(createdLine).toMatchObject({ trace_id: traceId, span_id: root.spanId });
     expect(receiver.failures).toEqual([]);
     expect(receiver.requests.filter((r) => r.path === "/v1/traces").map((r) => r.contentType)).toContain(era.protocol === "http/json" ? "application/json" : "application/x-protobuf");
   });
