@@ -11,6 +11,7 @@ import { connectTarget, type Connection } from "./target.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
+import { traceparentValue, underTraceparent } from "./traceparent-option.js";
 
 interface CallOptions extends RequestorOptions {
   task?: boolean;
@@ -18,6 +19,7 @@ interface CallOptions extends RequestorOptions {
   idempotencyKey?: string;
   detach?: boolean;
   answer?: Array<Record<string, unknown>>;
+  traceparent?: string;
 }
 
 export function callCommand(): Command {
@@ -29,7 +31,8 @@ export function callCommand(): Command {
     .option("--ttl <ms>", "requested task ttl in ms", nonNegativeInt)
     .option("--idempotency-key <key>", "name the call (SEP-3182): the same call sent again with this key gets the same task or result, and does not run twice")
     .option("--detach", "print the task id and exit; collect it later with `mcp-tasks tasks result`")
-    .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order; checked against the question's schema)", answerObject);
+    .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order; checked against the question's schema)", answerObject)
+    .option("--traceparent <value>", "run the call as a child of this W3C traceparent (a script's trace): its requests carry it in _meta", traceparentValue);
   return positionalArguments(
     command,
     [
@@ -37,7 +40,7 @@ export function callCommand(): Command {
       ["json-args", "its arguments, a JSON object (default {})"],
     ],
     async (positionals, opts: CallOptions) => {
-      process.exitCode = await runCall(command, positionals, opts);
+      process.exitCode = await underTraceparent(opts.traceparent, () => runCall(command, positionals, opts));
     },
   );
 }

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { trace } from "@opentelemetry/api";
 import pino from "pino";
 import type Pretty from "pino-pretty";
 
@@ -27,7 +28,18 @@ const REDACTED_PATHS = [
  * fields, redaction included. `destination` is for tests.
  */
 export function createLogger(level: string, destination: pino.DestinationStream = defaultDestination()): pino.Logger {
-  return pino({ level, base: { service: "mcp-tasks" }, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } }, destination);
+  return pino({ level, base: { service: "mcp-tasks" }, redact: { paths: REDACTED_PATHS, censor: "[redacted]" }, mixin: traceFields }, destination);
+}
+
+/**
+ * The trace and span of the request or task a line is about, when one is traced: logs and traces
+ * join on them (Grafana, Datadog). Nothing when tracing is off (no span is active).
+ */
+function traceFields(): Record<string, string> {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const { traceId, spanId } = span.spanContext();
+  return trace.isSpanContextValid(span.spanContext()) ? { trace_id: traceId, span_id: spanId } : {};
 }
 
 function defaultDestination(): pino.DestinationStream {

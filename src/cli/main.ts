@@ -1,5 +1,6 @@
 import { Command, Help } from "commander";
 import { COMMAND_SUMMARIES, type CommandName } from "./command-summaries.js";
+import { telemetryRequested, TRACED_COMMANDS } from "./telemetry-env.js";
 
 /**
  * Subcommands, loaded on demand: each pulls in its own dependencies (the server side is heavy:
@@ -31,11 +32,23 @@ const program = new Command("mcp-tasks")
 // `mcp-tasks <command> …` and `mcp-tasks help <command>` need that command itself; anything else
 // (top-level help, --version, an unknown command) only its name and summary.
 const wanted = process.argv[2] === "help" ? process.argv[3] : process.argv[2];
+// Tracing: the SDK only when the environment asks for it, before the command's first span.
+const asksHelp = process.argv[2] === "help" || process.argv.includes("--help") || process.argv.includes("-h");
+const traced = !asksHelp && wanted !== undefined && TRACED_COMMANDS.has(wanted) && telemetryRequested(process.env);
+const telemetry = traced ? await import("./telemetry.js") : null;
+if (telemetry && wanted) await telemetry.startTelemetry(wanted);
 for (const name of Object.keys(commands) as CommandName[]) {
   program.addCommand(name === wanted ? await commands[name]() : new Command(name).description(COMMAND_SUMMARIES[name].description));
 }
 
-program.parseAsync(process.argv).catch((error: unknown) => {
-  process.stderr.write(`mcp-tasks: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+program
+  .parseAsync(process.argv)
+  // A requestor's command is done when its action is: what its spans buffered goes out before
+  // it exits. A server's keeps running and flushes on its way out.
+  .then(async () => {
+    if (telemetry && wanted !== "serve" && wanted !== "worker" && wanted !== "gateway") await telemetry.shutdownTelemetry();
+  })
+  .catch((error: unknown) => {
+    process.stderr.write(`mcp-tasks: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });

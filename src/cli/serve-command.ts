@@ -1,4 +1,5 @@
 import { DEFAULT_BACKGROUND_AFTER_MS, DEFAULT_INLINE_WAIT_MS } from "../mcp/task-server-config.js";
+import { shutdownTelemetry } from "./telemetry.js";
 import { randomBytes, randomUUID } from "node:crypto";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { staticTokenVerifier } from "../http/bearer-auth.js";
@@ -205,6 +206,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
     await app.close();
     await hooks.close?.();
     await http?.close();
+    await shutdownTelemetry();
     logger.flush();
     process.exit(0);
   };

@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { shutdownTelemetry } from "./telemetry.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { openBackend } from "./backend.js";
 import { startApp } from "./start-app.js";
@@ -76,6 +77,7 @@ async function work(opts: WorkerOptions): Promise<void> {
     await app.drain(opts.drainTimeout);
     await app.close();
     await gateway?.close();
+    await shutdownTelemetry();
     logger.flush();
     process.exit(0);
   });

@@ -1,4 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { inClientSpan } from "../mcp/tracing/client-span.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../core/errors.js";
@@ -179,7 +180,7 @@ export class TaskClient {
    * call resolves with its result. Rejects with a RemoteError when the server refuses the call.
    */
   async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<ToolCall> {
-    const call = await this.era.callTool(name, args, options);
+    const call = await inClientSpan("tools/call", name, () => this.era.callTool(name, args, options));
     if (call.kind === "result") return call;
     const { created } = call;
     this.record({ type: "created", taskId: created.taskId, name, status: created.status, ttl: created.ttl });

@@ -39,6 +39,12 @@ export interface TaskOrigin {
    * store already round-trips, so no store needed a new column for it.
    */
   recovery?: "resume";
+  /**
+   * The creating request's trace context, as a propagator wrote it (W3C Trace Context fields by
+   * name), so whichever process runs, resumes or serves the task continues or links to the same
+   * trace. Opaque here: only the binding reads or writes it. Absent when the request was not traced.
+   */
+  trace?: Readonly<Record<string, string>>;
 }
 
 /** What the runtime hands a store to create a task. Always created in `working` (T-LIFE-1). */
@@ -74,6 +80,11 @@ export interface TaskRecord extends NewTask {
   outcome: TaskOutcome | null;
   /** Last progress report, kept so a late observer can see where the task is. */
   progress: TaskProgress | null;
+  /**
+   * Which run of the task this is (1 for the first), set only on a task a cluster worker has just
+   * claimed: the store counts claims, so a re-run after a lost worker says so in its trace.
+   */
+  attempt?: number;
 }
 
 export interface TaskProgress {

@@ -1,4 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { inClientSpan, traceMetaParams } from "../mcp/tracing/client-span.js";
+import { currentCarrier } from "../mcp/tracing/trace-carrier.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -140,16 +142,19 @@ export class UpstreamConnection implements UpstreamTaskHost {
       const id = this.nextCall++;
       this.calls.set(id, ctx);
       try {
-        return (await client.callTool({ name, arguments: args }, undefined, {
-          signal: ctx.signal,
-          timeout: timeoutMs,
-          resetTimeoutOnProgress: true,
-          onprogress: (p) => {
-            if (p.progress <= furthest) return;
-            furthest = p.progress;
-            ctx.progress(p.progress, p.total, p.message);
-          },
-        })) as CallToolResult;
+        // The upstream's own spans join the task's trace: the call is a CLIENT span of the execution, its context in `_meta`.
+        return await inClientSpan("tools/call", name, async () =>
+          (await client.callTool({ name, arguments: args, ...traceMetaParams() }, undefined, {
+            signal: ctx.signal,
+            timeout: timeoutMs,
+            resetTimeoutOnProgress: true,
+            onprogress: (p) => {
+              if (p.progress <= furthest) return;
+              furthest = p.progress;
+              ctx.progress(p.progress, p.total, p.message);
+            },
+          })) as CallToolResult,
+        );
       } catch (error) {
         if (attempt < retries && !ctx.signal.aborted && isConnectionLoss(error)) {
           this.options.logger.warn({ upstream: this.name, tool: name, retry: attempt + 1, of: retries }, "upstream lost during a call; re-sending it once restarted");
@@ -314,7 +319,8 @@ export class UpstreamConnection implements UpstreamTaskHost {
       const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
       return new StdioClientTransport({ ...tiedToGateway(this.target, env), env, stderr: "inherit" });
     }
-    return new StreamableHTTPClientTransport(this.target.url, { requestInit: { headers: this.target.headers } });
+    // W3C Trace Context headers too, for an upstream whose HTTP instrumentation reads only those.
+    return new StreamableHTTPClientTransport(this.target.url, { requestInit: { headers: this.target.headers }, fetch: fetchWithTraceHeaders });
   }
 
   /** Stops restarting and closes the client (a stdio upstream is ended). */
@@ -332,3 +338,12 @@ export class UpstreamConnection implements UpstreamTaskHost {
 function upstreamError(message: string): TaskError {
   return TaskError.protocol(RpcCode.InternalError, message);
 }
+
+/** `fetch` with the active trace context's W3C headers (`traceparent`, `tracestate`, `baggage`) added. */
+const fetchWithTraceHeaders = (url: string | URL, init?: RequestInit): Promise<Response> => {
+  const carrier = currentCarrier();
+  if (!carrier) return fetch(url, init);
+  const headers = new Headers(init?.headers);
+  for (const [name, value] of Object.entries(carrier)) headers.set(name, value);
+  return fetch(url, { ...init, headers });
+};

@@ -1,5 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ErrorCode, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { inClientSpan, traceMetaParams } from "../mcp/tracing/client-span.js";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { ownErrorOf } from "../mcp/own-error-codes.js";
@@ -74,10 +75,13 @@ export async function followUpstreamTask(
   try {
     const ref = await ctx.step<UpstreamTaskRef>(`upstream task of tools/call ${name}`, async () => {
       const client = await host.client(timeoutMs);
-      const taskId = await UPSTREAM.create(
-        client,
-        { name, args, ttl: call.ttl },
-        { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => ctx.progress(p.progress, p.total, p.message) },
+      // A CLIENT span of the execution, its context in `_meta`: the upstream's task joins this task's trace.
+      const taskId = await inClientSpan("tools/call", name, () =>
+        UPSTREAM.create(
+          client,
+          { name, args, ttl: call.ttl, meta: traceMetaParams()._meta },
+          { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => ctx.progress(p.progress, p.total, p.message) },
+        ),
       );
       created = true;
       return { taskId };

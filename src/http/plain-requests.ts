@@ -8,6 +8,9 @@ import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { LooseParams } from "../mcp/request-schemas.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson } from "./json-rpc-response.js";
+import type { OperationTrace } from "../mcp/era.js";
+import { inOperationSpan, type ServerOperation } from "../mcp/tracing/operation-span.js";
+import { carrierFrom } from "../mcp/tracing/trace-carrier.js";
 
 /** A single JSON-RPC request that the session's era can answer as plain JSON. */
 export interface PlainRequestMessage {
@@ -64,13 +67,17 @@ export async function answerPlain(
   let body: object;
   try {
     const caller = callerOf(auth, app.config.bind, session.id, currentRequestPeer());
-    const result = await request.answer(app.host, request.params, {
-      caller,
-      sessionId: session.id,
-      clientCapabilities: session.clientCapabilities,
-      signal: abandoned.signal,
-      sessionStreamCarriesOwnTasks: session.sessionStreamCarriesOwnTasks,
-    });
+    const answer = () =>
+      request.answer(app.host, request.params, {
+        caller,
+        sessionId: session.id,
+        clientCapabilities: session.clientCapabilities,
+        signal: abandoned.signal,
+        sessionStreamCarriesOwnTasks: session.sessionStreamCarriesOwnTasks,
+      });
+    const traced = app.host.era.operationTrace(request.method, request.params, session);
+    // A request the session server will serve on a stream gets its span there, not a second one here.
+    const result = traced.servedOnStream ? await answer() : await inOperationSpan(plainOperation(request, session, req, traced), answer, undefined, app.host.recordOperation);
     if (result === NEEDS_STREAM) return "needs-stream";
     body = { jsonrpc: "2.0", id: request.id, result };
   } catch (error) {
@@ -87,4 +94,20 @@ export async function answerPlain(
   }
   sendJson(res, 200, body, { "mcp-session-id": session.id });
   return "answered";
+}
+
+/** The span's view of a plain request: its method, what its era read from its params, its session and headers. */
+function plainOperation(request: PlainRequestMessage, session: PlainSession, req: IncomingMessage, traced: OperationTrace): ServerOperation {
+  const version = req.headers["mcp-protocol-version"];
+  const headerCarrier = carrierFrom(req.headers);
+  const { servedOnStream: _servedOnStream, ...trace } = traced;
+  return {
+    method: request.method,
+    ...trace,
+    requestId: request.id,
+    sessionId: session.id,
+    ...(typeof version === "string" && { protocolVersion: version }),
+    transport: "tcp",
+    ...(headerCarrier && { headerCarrier }),
+  };
 }

@@ -10,6 +10,20 @@ import type { LooseParams } from "./request-schemas.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
+import type { TraceCarrier } from "./tracing/trace-carrier.js";
+import type { OperationRecorder } from "./tracing/operation-span.js";
+
+/** What a request's params tell its span, as its era reads them. */
+export interface OperationTrace {
+  /** The trace context the params carry (SEP-414), if any. */
+  carrier?: TraceCarrier;
+  /** The tool or prompt the request names. */
+  target?: string;
+  /** The task the request names. */
+  taskId?: string;
+  /** True for a request a session server answers on a stream even when it came as plain JSON (its span is made there). */
+  servedOnStream?: boolean;
+}
 
 /**
  * The seam between the engine and a protocol revision. Everything a revision's wire knows —
@@ -66,6 +80,8 @@ export interface TaskEra {
   streamNotificationOf(event: TaskEvent, sessionId: string): Record<string, unknown> | null;
   /** This era's requestor side toward an upstream server, for following the upstream's tasks (the gateway). */
   readonly upstream: UpstreamTasks;
+  /** What a request of this era tells its span (its trace context, the tool or task it names). */
+  operationTrace(method: string, params: LooseParams, plain?: Pick<PlainRequest, "sessionStreamCarriesOwnTasks">): OperationTrace;
 }
 
 /** What an upstream task reads as, era-neutral. */
@@ -91,7 +107,11 @@ export interface UpstreamTasks {
   /** Whether the upstream runs a tool with this `taskSupport` as a task of its own. */
   runsAsTask(client: Client, support: string | undefined): boolean;
   /** Calls the tool as a task upstream; resolves with the upstream task's id. */
-  create(client: Client, call: { name: string; args: Record<string, unknown>; ttl?: number | undefined }, options: UpstreamRequestOptions): Promise<string>;
+  create(
+    client: Client,
+    call: { name: string; args: Record<string, unknown>; ttl?: number | undefined; /** Sent as the request's `_meta` (its trace context). */ meta?: Record<string, unknown> | undefined },
+    options: UpstreamRequestOptions,
+  ): Promise<string>;
   /** The upstream task as it reads now. */
   status(client: Client, taskId: string, options: UpstreamRequestOptions): Promise<UpstreamTaskState>;
   /** The upstream task's result, waiting for its end; its questions arrive on the way (routed by {@link relatedTaskOf}). */
@@ -121,6 +141,8 @@ export interface EraHost {
   era: TaskEra;
   /** Resources, resource templates and prompts, when the server has a registry for them. */
   features?: FeatureRegistry;
+  /** Where each request's duration goes besides the OpenTelemetry meter (the `/metrics` histogram). */
+  recordOperation?: OperationRecorder;
 }
 
 /** One request as a session server received it. */
@@ -178,7 +200,7 @@ export interface SessionContext {
 }
 
 /** What a stateless era's handlers reach: the engine, the tools, the configuration (no session, no SDK server). */
-export type StatelessHost = Pick<EraHost, "engine" | "tools" | "config" | "features">;
+export type StatelessHost = Pick<EraHost, "engine" | "tools" | "config" | "features" | "recordOperation">;
 
 /** The HTTP request one stateless message came in, as far as an era needs it. */
 export interface StatelessHttpRequest {

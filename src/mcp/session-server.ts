@@ -14,6 +14,7 @@ import { looseRequest } from "./request-schemas.js";
 import { setLevel } from "./rev2025-11-25/log-messages.js";
 import type { SessionContext } from "./era.js";
 import { TaskProtocolServer } from "./task-protocol-server.js";
+import type { OperationRecorder } from "./tracing/operation-span.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
 
@@ -42,6 +43,8 @@ export interface SessionServerOptions {
   peer?: string;
   /** Resources, prompts and completions the session serves besides tools (none without). */
   features?: SessionFeatures;
+  /** Where each request's duration goes besides the OpenTelemetry meter (the `/metrics` histogram). */
+  recordOperation?: OperationRecorder;
 }
 
 /**
@@ -57,7 +60,11 @@ export function createSessionServer(
   options: SessionServerOptions = {},
 ): { server: TaskProtocolServer; session: SessionContext } {
   const era = SESSION_ERA;
-  const server = new TaskProtocolServer({ name: config.name, version: config.version }, { capabilities: serverCapabilities(config, era), logger: engine.logger });
+  const server = new TaskProtocolServer({ name: config.name, version: config.version }, {
+    capabilities: serverCapabilities(config, era),
+    logger: engine.logger,
+    tracing: { operationTrace: era.operationTrace, protocolVersion: era.id, ...(options.recordOperation && { record: options.recordOperation }) },
+  });
   const session: SessionContext = { server, engine, tools, config, era, connectionId, logThreshold: server.logThreshold };
   const callerFor = (auth: AuthInfo | undefined): Caller => callerOf(auth, config.bind, connectionId, currentRequestPeer() ?? options.peer);
 

@@ -9,6 +9,25 @@ import { z } from "zod";
 import { TaskError, toRpcError } from "../core/errors.js";
 import { silentLogger, type Logger } from "../core/logger.js";
 import { LogThreshold } from "./logging/log-level.js";
+import type { OperationTrace } from "./era.js";
+import type { LooseParams } from "./request-schemas.js";
+import { inOperationSpan, toolCallOutcome, type OperationRecorder } from "./tracing/operation-span.js";
+import { carrierFrom } from "./tracing/trace-carrier.js";
+
+/** How a session server's requests are traced: its era's reading of their params, where durations go. */
+export interface SessionTracing {
+  operationTrace(method: string, params: LooseParams): OperationTrace;
+  /** The protocol revision, when the transport does not say it per request. */
+  protocolVersion: string;
+  record?: OperationRecorder;
+}
+
+/** The parts of the SDK's handler `extra` a span reads. */
+interface RequestExtra {
+  requestId?: string | number;
+  sessionId?: string;
+  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
+}
 
 /**
  * The SDK's Ajv validator, built on first use. The SDK builds one per `Server` (an Ajv instance
@@ -37,10 +56,14 @@ export class TaskProtocolServer extends Server {
   readonly logThreshold = new LogThreshold();
 
   /** @param options.logger where the details of unexpected handler failures go (never to the requestor). */
-  constructor(info: Implementation, options: ServerOptions & { logger?: Logger }) {
-    const { logger, ...serverOptions } = options;
+  /** Set once the constructor has run: the SDK registers its own handlers (initialize) from within `super`. */
+  private tracing: SessionTracing | undefined;
+
+  constructor(info: Implementation, options: ServerOptions & { logger?: Logger; tracing?: SessionTracing }) {
+    const { logger, tracing, ...serverOptions } = options;
     super(info, { jsonSchemaValidator: new LazyAjvValidator(), ...serverOptions });
     this.logger = logger ?? silentLogger;
+    this.tracing = tracing;
   }
 
   /**
@@ -84,14 +107,37 @@ export class TaskProtocolServer extends Server {
       } catch {
         parsed = null; // zod throws on some shapes, e.g. a `constructor` key that is null
       }
-      if (!parsed?.success) throw TaskError.invalidParams(`Invalid params for ${method}: ${describeIssues(parsed?.error)}`);
-      try {
-        return await (handler as (request: unknown, extra: unknown) => unknown)(parsed.data, extra);
-      } catch (error) {
-        const { body, known } = toRpcError(error);
-        if (!known) this.logger.error({ err: error, method }, "request handler failed");
-        throw TaskError.protocol(body.code, body.message, body.data);
-      }
+      const answer = async (): Promise<unknown> => {
+        if (!parsed?.success) throw TaskError.invalidParams(`Invalid params for ${method}: ${describeIssues(parsed?.error)}`);
+        try {
+          return await (handler as (request: unknown, extra: unknown) => unknown)(parsed.data, extra);
+        } catch (error) {
+          const { body, known } = toRpcError(error);
+          if (!known) this.logger.error({ err: error, method }, "request handler failed");
+          throw TaskError.protocol(body.code, body.message, body.data);
+        }
+      };
+      const tracing = this.tracing;
+      if (!tracing) return answer();
+      const { requestId, sessionId, requestInfo } = (extra ?? {}) as RequestExtra;
+      const headers = requestInfo?.headers;
+      const versionHeader = headers?.["mcp-protocol-version"];
+      const params = (request as { params?: LooseParams } | null)?.params;
+      const headerCarrier = carrierFrom(headers);
+      return inOperationSpan(
+        {
+          method,
+          ...tracing.operationTrace(method, params),
+          ...(requestId !== undefined && { requestId }),
+          ...(sessionId !== undefined && { sessionId }),
+          protocolVersion: typeof versionHeader === "string" ? versionHeader : tracing.protocolVersion,
+          transport: requestInfo ? "tcp" : "pipe",
+          ...(headerCarrier && { headerCarrier }),
+        },
+        answer,
+        method === "tools/call" ? toolCallOutcome : undefined,
+        tracing.record,
+      );
     };
     Protocol.prototype.setRequestHandler.call(this, routing as never, guarded as never);
   }

@@ -14,6 +14,8 @@ import type { TaskProtocolServer } from "./task-protocol-server.js";
 import type { EraHost } from "./era.js";
 import { SESSION_ERA } from "./eras.js";
 import { toolTaskRunner } from "./tool-runner.js";
+import { tracedRunner } from "./tracing/execution-span.js";
+import { linkingTaskTracing } from "./tracing/task-links.js";
 import type { RegisteredTool, ToolDefinition, ToolHandler } from "./tool-definition.js";
 import { FeatureRegistry, type ListKind } from "./features/feature-registry.js";
 import { ListChangedSessions } from "./features/list-changed.js";
@@ -120,7 +122,8 @@ export class TaskServer {
       store: this.metrics ? this.metrics.instrument(options.store) : options.store,
       ...(this.metrics && { observer: this.metrics }),
       bus: options.bus ?? localEventBus(),
-      runner: toolTaskRunner(this.tools),
+      runner: tracedRunner(toolTaskRunner(this.tools)),
+      tracing: linkingTaskTracing,
       ...(options.logger !== undefined && { logger: options.logger }),
       ttl: this.config.ttl,
       pollIntervalMs: this.config.pollIntervalMs,
@@ -142,7 +145,15 @@ export class TaskServer {
       // A worker claims only tasks of tools it has (read at each claim: tools register later).
       ...(options.cluster !== undefined && { cluster: { names: () => this.toolNames, ...options.cluster } }),
     });
-    this.host = { engine: this.engine, tools: this.tools, config: this.config, era: SESSION_ERA, features: this.features };
+    const metrics = this.metrics;
+    this.host = {
+      engine: this.engine,
+      tools: this.tools,
+      config: this.config,
+      era: SESSION_ERA,
+      features: this.features,
+      ...(metrics && { recordOperation: (operation, seconds) => metrics.recordOperation(operation, seconds) }),
+    };
     this.features.onChange((kind) => this.listChanged(kind));
   }
 
@@ -272,6 +283,7 @@ export class TaskServer {
       ...(options.standaloneStreamOpened && { standaloneStreamOpened: options.standaloneStreamOpened }),
       ...(options.peer !== undefined && { peer: options.peer }),
       features: { registry: this.features, subscriptions: this.subscriptions, listeners: this.listeners },
+      ...(this.host.recordOperation && { recordOperation: this.host.recordOperation }),
     });
     if (options.clientCapabilities) server.useClientCapabilities(options.clientCapabilities);
     this.sessions.add(server);

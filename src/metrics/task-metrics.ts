@@ -6,6 +6,7 @@ import { isLeaseStore } from "../store/lease-store.js";
 import { isQueueView } from "../store/run-queue.js";
 import type { TaskStore } from "../store/task-store.js";
 import { instrumentStore } from "./instrumented-store.js";
+import { OPERATION_DURATION_BUCKETS } from "./operation-buckets.js";
 
 /** Every metric name starts with this. */
 export const METRIC_PREFIX = "mcp_tasks_";
@@ -44,6 +45,18 @@ export class TaskMetrics implements EngineObserver {
     registers: [this.registry],
   });
 
+  /**
+   * The OpenTelemetry MCP conventions' `mcp.server.operation.duration`, under its Prometheus name
+   * and with the conventions' buckets; the labels are its attributes, dots as underscores.
+   */
+  private readonly operations = new Histogram({
+    name: "mcp_server_operation_duration_seconds",
+    help: "MCP request duration as observed on the server, from receipt until the result or error is sent, by method, tool and error type.",
+    labelNames: ["mcp_method_name", "gen_ai_tool_name", "error_type"] as const,
+    buckets: OPERATION_DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
   private readonly wakeup = new Histogram({
     name: `${METRIC_PREFIX}result_wakeup_seconds`,
     help: "For a tasks/result that waited: time from the task's terminal status write to the answer.",
@@ -72,6 +85,18 @@ export class TaskMetrics implements EngineObserver {
     labelNames: ["limit"] as const,
     registers: [this.registry],
   });
+
+  /** One MCP request answered: `seconds` from its receipt to its answer (see {@link operations}). */
+  recordOperation(operation: { method: string; target?: string; errorType?: string }, seconds: number): void {
+    this.operations.observe(
+      {
+        mcp_method_name: operation.method,
+        gen_ai_tool_name: operation.method === "tools/call" ? (operation.target ?? "") : "",
+        error_type: operation.errorType ?? "",
+      },
+      seconds,
+    );
+  }
 
   private readonly leaseLosses = new Counter({
     name: `${METRIC_PREFIX}lease_losses_total`,

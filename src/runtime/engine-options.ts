@@ -3,6 +3,7 @@ import type { EventBus } from "../events/event-bus.js";
 import type { CallerLimitOptions } from "./limits/caller-limits.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { EngineObserver } from "./engine-observer.js";
+import type { TaskTracing } from "./task-tracing.js";
 import type { Logger } from "../core/logger.js";
 import type { LeaseReaperOptions } from "./cluster/lease-reaper.js";
 import type { TaskRunner } from "./task-context.js";
@@ -22,6 +23,8 @@ export interface EngineOptions extends CallerLimitOptions {
   logger?: Logger;
   /** Monitoring hooks (wake-up latency, limit refusals). Default: none. */
   observer?: EngineObserver;
+  /** Told of every task a request reads, so its span can link to the task's trace. Default: nothing. */
+  tracing?: TaskTracing;
   /** ttl defaults: 1 h default, 24 h max, 1 s min (T-TTL). */
   ttl?: Partial<TtlPolicy>;
   /** Suggested polling interval returned with every task (T-TTL-6). Default 1000 ms. */

@@ -38,6 +38,7 @@ import { taskReadPort, type TaskReadPort } from "./task-read-port.js";
 import { isDerivedKey, keyConflict, requestorKeyOf, type TaskKey } from "../core/idempotency.js";
 import { isQueueView, isRunQueueStore, type ClaimCaps } from "../store/run-queue.js";
 import { LocalDispatcher } from "./local-dispatch.js";
+import { untraced, type TaskTracing } from "./task-tracing.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
 export interface CreateTaskInput extends Caller {
@@ -96,6 +97,7 @@ export class TaskEngine {
   readonly logger: Logger;
   /** Monitoring hooks; the layers above report their own limit refusals through it too. */
   readonly observer: EngineObserver;
+  private readonly tracing: TaskTracing;
   readonly ttlPolicy: TtlPolicy;
   readonly pollIntervalMs: number | null;
   private readonly pageSize: number;
@@ -137,6 +139,7 @@ export class TaskEngine {
     this.bus = options.bus;
     this.logger = options.logger ?? silentLogger;
     this.observer = options.observer ?? silentObserver;
+    this.tracing = options.tracing ?? untraced;
     this.ttlPolicy = { ...DEFAULT_TTL_POLICY, ...options.ttl };
     this.pollIntervalMs = options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs;
     this.pageSize = options.pageSize ?? 50;
@@ -650,6 +653,7 @@ export class TaskEngine {
     const task = await this.store.get(id, { owner });
     if (!task) throw TaskError.notFound();
     if (isExpired(task, this.now())) throw TaskError.expired();
+    this.tracing.taskRead(task);
     return task;
   }
 

@@ -67,14 +67,23 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(await store.claim("w3", 5, LEASE, T0 + 100)).toEqual([]);
       });
 
-      it("returns the tasks as stored, still working", async () => {
+      it("returns the tasks as stored, still working, with the number of this run (attempt 1 for the first claim)", async () => {
         const task = await queued();
         const [claimed] = await store.claim("w1", 1, LEASE, T0 + 5);
-        const { claim, ...record } = claimed!;
+        const { claim, attempt, ...record } = claimed!;
         expect(record).toEqual(await store.get(task.id, { any: true }));
         expect(record.status).toBe("working");
         expect(record).toEqual(task);
         expect(claim).toEqual({ workerId: "w1", generation: 1, attempt: 1 });
+        expect(attempt).toBe(1);
+      });
+
+      it("counts each claim of a task in its attempt: a re-queued task is claimed as attempt 2", async () => {
+        const task = await queued();
+        await store.claim("w1", 1, LEASE, T0 + 5);
+        expect(await store.requeue(task.id, "w1", 3, T0 + 5 + LEASE)).toBe(true);
+        const [again] = await store.claim("w2", 1, LEASE, T0 + 10 + LEASE);
+        expect(again).toMatchObject({ id: task.id, attempt: 2, claim: { workerId: "w2", attempt: 2 } });
       });
 
       it("never hands out a claimed, input_required or terminal task", async () => {

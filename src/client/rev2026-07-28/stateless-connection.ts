@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { currentCarrier } from "../../mcp/tracing/trace-carrier.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
@@ -64,8 +65,11 @@ export class StatelessConnection {
     const id = `${this.prefix}.${++this.next}`;
     const progressToken = options.onProgress ? id : undefined;
     const capabilities = { ...options.capabilities, ...(options.declareTasks && { extensions: { [TASKS_EXTENSION]: {} } }) };
+    const carrier = currentCarrier();
     const meta = {
       ...(isObject(params["_meta"]) ? params["_meta"] : {}),
+      // SEP-414: the active trace context, so the server's spans join the requestor's trace.
+      ...carrier,
       [META.protocolVersion]: PROTOCOL_VERSION,
       [META.clientInfo]: this.options.clientInfo ?? { name: "mcp-tasks", version: "0.1.0" },
       [META.clientCapabilities]: capabilities,
@@ -81,6 +85,8 @@ export class StatelessConnection {
       "mcp-method": method,
       ...(typeof name === "string" && { "mcp-name": headerValue(name) }),
       ...(this.options.token !== undefined && { authorization: `Bearer ${this.options.token}` }),
+      // W3C Trace Context and Baggage headers have the same names as the `_meta` keys.
+      ...carrier,
     };
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } });
     let response: Response;

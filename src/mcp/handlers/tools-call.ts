@@ -1,4 +1,6 @@
 import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { noteCreatedTask } from "../tracing/task-links.js";
+import { currentCarrier } from "../tracing/trace-carrier.js";
 import type { Caller } from "../../core/caller.js";
 import { TaskError, toRpcError } from "../../core/errors.js";
 import { nestsDeeperThan } from "../json-depth.js";
@@ -272,17 +274,22 @@ export async function createKeyedToolTask(
 ): Promise<KeyedTask> {
   const { tool, rawArgs } = checked;
   const stored: StoredToolCall = { name: tool.name, arguments: rawArgs, ...(how.gathered && { gathered: how.gathered.value }) };
+  // The creating request's span is the task's root: its context goes with the task to whichever
+  // process runs it, and every later request on the task links to it.
+  const trace = currentCarrier();
   const input = {
     ...how.caller,
     method: "tools/call",
     name: tool.name,
     request: stored,
-    origin: how.origin,
+    origin: trace ? { ...how.origin, trace } : how.origin,
     ttl: how.ttl === undefined ? tool.definition.defaultTtlMs : how.ttl,
     ...(tool.definition.recovery !== undefined && { recovery: tool.definition.recovery }),
     retryable: tool.definition.retryable ?? false,
   };
-  return how.key ? engine.createKeyed(input, how.key) : { task: await engine.create(input), created: true };
+  const made = how.key ? await engine.createKeyed(input, how.key) : { task: await engine.create(input), created: true };
+  if (made.created) noteCreatedTask(made.task);
+  return made;
 }
 
 export function progressTokenOf(params: LooseParams): string | number | null {

@@ -10,6 +10,7 @@ import { awaitResultOf, tasksResult } from "./tasks-result.js";
 import { MODEL_IMMEDIATE_RESPONSE_META_KEY, toWireTask } from "./wire.js";
 import { streamNotificationOf } from "./stream-notifications.js";
 import { upstreamTasks2025 } from "./requestor/upstream-tasks.js";
+import { operationTrace } from "./operation-trace.js";
 
 /** The operations that need nothing but the engine (T-GET-1, T-LIST, T-CANCEL). */
 const get: ReceiverMethod = async (engine, params, request) => ({ ...(await tasksGet(engine, params, request.caller)) });
@@ -23,6 +24,8 @@ const cancel: ReceiverMethod = async (engine, params, request) => ({ ...(await t
  */
 export const rev20251125: TaskEra = {
   id: "2025-11-25",
+
+  operationTrace,
 
   // T-CAP-1/2: tasks.list, tasks.cancel and tasks.requests.tools.call.
   serverCapabilities: () => ({ tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }),

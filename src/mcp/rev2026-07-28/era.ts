@@ -13,6 +13,9 @@ import { toolsCall } from "./tools-call.js";
 import { withProgressStream } from "./progress-stream.js";
 import { progressTokenOf } from "../handlers/tools-call.js";
 import { METHOD, missingTasksCapability, PROTOCOL_VERSION, RESULT_TYPE } from "./wire.js";
+import { operationTrace } from "./operation-trace.js";
+import { inOperationSpan } from "../tracing/operation-span.js";
+import { carrierFrom } from "../tracing/trace-carrier.js";
 
 type Method = (host: StatelessHost, params: LooseParams, envelope: Envelope, request: StatelessHttpRequest) => Promise<Record<string, unknown>> | Record<string, unknown>;
 
@@ -105,7 +108,21 @@ export const tasksExt: StatelessEra = {
     const { id } = message;
     if (id === null) return null;
     try {
-      return { id, ...(await answerRequest(host, { ...message, id }, request)) };
+      const headerCarrier = carrierFrom(request.headers);
+      const answered = await inOperationSpan(
+        {
+          method: message.method,
+          ...operationTrace(message.method, message.params),
+          requestId: id,
+          protocolVersion: PROTOCOL_VERSION,
+          transport: "tcp",
+          ...(headerCarrier && { headerCarrier }),
+        },
+        () => answerRequest(host, { ...message, id }, request),
+        (answer) => ("result" in answer && answer.result["isError"] === true ? { errorType: "tool_error" } : undefined),
+        host.recordOperation,
+      );
+      return { id, ...answered };
     } catch (error) {
       const { known } = toRpcError(error);
       if (!known) {

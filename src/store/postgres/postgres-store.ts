@@ -512,7 +512,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       // RETURNING follows no ORDER BY: restore the queue order.
       return claimed
         .sort((a, b) => (a.created_at !== b.created_at ? a.created_at - b.created_at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map((row) => ({ ...taskFromRow(row), claim: { workerId: row.lease_owner, generation: row.claim_generation, attempt: row.attempts } }));
+        .map((row) => ({ ...taskFromRow(row), attempt: row.attempts, claim: { workerId: row.lease_owner, generation: row.claim_generation, attempt: row.attempts } }));
     },
 
     async renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]> {

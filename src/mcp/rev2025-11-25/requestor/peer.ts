@@ -1,4 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { traceMeta } from "../../tracing/client-span.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -82,7 +83,11 @@ export function peerOf(protocol: Protocolish, defaults: { relatedRequestId?: Req
       };
       try {
         // The SDK types requests per role; tasks/* and task-augmented params are valid in both.
-        return (await protocol.request({ method, params } as never, schema as never, sdkOptions)) as T;
+        // SEP-414: the active trace context rides in `_meta`, so the receiver's spans join it.
+        const meta = params["_meta"];
+        const traced = { ...params, _meta: traceMeta(typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>) : {}) };
+        const sent = Object.keys(traced._meta).length === 0 ? params : traced;
+        return (await protocol.request({ method, params: sent } as never, schema as never, sdkOptions)) as T;
       } catch (error) {
         // An abort by the caller is the caller's, not the receiver's answer.
         if (options.signal?.aborted) throw options.signal.reason;

@@ -1,0 +1,107 @@
+import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Link } from "@opentelemetry/api";
+import { toRpcError } from "../../core/errors.js";
+import { OPERATION_DURATION_BUCKETS } from "../../metrics/operation-buckets.js";
+import { contextFrom, type TraceCarrier } from "./trace-carrier.js";
+import { INSTRUMENTATION_NAME, tracer } from "./tracer.js";
+
+/** One MCP request as the server received it, in the conventions' terms. */
+export interface ServerOperation {
+  /** `mcp.method.name`: the JSON-RPC method. */
+  method: string;
+  /** The tool (or prompt) the request names: the span's target and `gen_ai.tool.name`. */
+  target?: string;
+  requestId?: string | number;
+  sessionId?: string;
+  protocolVersion?: string;
+  /** `network.transport`: "tcp" for HTTP, "pipe" for stdio. */
+  transport?: "tcp" | "pipe";
+  /** The trace context the request carried in its params' metadata (SEP-414), read by its era. */
+  carrier?: TraceCarrier;
+  /** The HTTP request's trace context (its `traceparent` header), used when the params carry none. */
+  headerCarrier?: TraceCarrier;
+  /** `mcp.task.id`, when the request names a task. */
+  taskId?: string;
+}
+
+/** What a request's answer says about its outcome: a tool result with `isError` is a failure of its own kind. */
+export type OutcomeOf<T> = (value: T) => { errorType: string } | undefined;
+
+let duration: Histogram | undefined;
+
+/** `mcp.server.operation.duration`, on whichever meter provider is registered (a no-op without one). */
+function operationDuration(): Histogram {
+  duration ??= metrics.getMeter(INSTRUMENTATION_NAME).createHistogram("mcp.server.operation.duration", {
+    unit: "s",
+    description: "MCP request duration as observed on the receiver, from receipt until the result or error is sent",
+    advice: { explicitBucketBoundaries: OPERATION_DURATION_BUCKETS },
+  });
+  return duration;
+}
+
+/** Where else a finished operation's duration goes (the Prometheus histogram of `/metrics`). */
+export type OperationRecorder = (attributes: { method: string; target?: string; errorType?: string }, seconds: number) => void;
+
+/**
+ * Runs one request's handler inside its SERVER span, named and attributed as the OpenTelemetry
+ * MCP semantic conventions say (`{mcp.method.name} {target}`). The parent is the context the
+ * params carry (SEP-414), else the HTTP request's, else whatever span is active (an HTTP server
+ * instrumentation's); with a parent from the params, an active HTTP span is linked instead.
+ */
+export async function inOperationSpan<T>(operation: ServerOperation, run: () => Promise<T>, outcomeOf?: OutcomeOf<T>, record?: OperationRecorder): Promise<T> {
+  const started = performance.now();
+  const active = context.active();
+  const ambient = trace.getSpanContext(active);
+  const links: Link[] = [];
+  let parent = active;
+  if (operation.carrier) {
+    parent = contextFrom(operation.carrier);
+    if (ambient && trace.isSpanContextValid(ambient)) links.push({ context: ambient });
+  } else if (operation.headerCarrier && !(ambient && trace.isSpanContextValid(ambient))) {
+    parent = contextFrom(operation.headerCarrier, active);
+  }
+  const name = operation.target === undefined ? operation.method : `${operation.method} ${operation.target}`;
+  const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes: attributesOf(operation), links }, parent);
+  let errorType: string | undefined;
+  try {
+    const value = await context.with(trace.setSpan(parent, span), run);
+    errorType = outcomeOf?.(value)?.errorType;
+    return value;
+  } catch (error) {
+    const { body } = toRpcError(error);
+    errorType = String(body.code);
+    span.setAttribute("rpc.response.status_code", String(body.code));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: body.message });
+    throw error;
+  } finally {
+    if (errorType !== undefined) {
+      span.setAttribute("error.type", errorType);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
+    const seconds = (performance.now() - started) / 1000;
+    const metricAttributes: Attributes = { "mcp.method.name": operation.method };
+    if (operation.target !== undefined && operation.method === "tools/call") metricAttributes["gen_ai.tool.name"] = operation.target;
+    if (errorType !== undefined) metricAttributes["error.type"] = errorType;
+    operationDuration().record(seconds, metricAttributes);
+    record?.({ method: operation.method, ...(operation.target !== undefined && { target: operation.target }), ...(errorType !== undefined && { errorType }) }, seconds);
+  }
+}
+
+function attributesOf(operation: ServerOperation): Attributes {
+  const attributes: Attributes = { "mcp.method.name": operation.method };
+  if (operation.requestId !== undefined) attributes["jsonrpc.request.id"] = String(operation.requestId);
+  if (operation.sessionId !== undefined) attributes["mcp.session.id"] = operation.sessionId;
+  if (operation.protocolVersion !== undefined) attributes["mcp.protocol.version"] = operation.protocolVersion;
+  if (operation.transport !== undefined) attributes["network.transport"] = operation.transport;
+  if (operation.taskId !== undefined) attributes["mcp.task.id"] = operation.taskId;
+  if (operation.method === "tools/call" && operation.target !== undefined) {
+    attributes["gen_ai.tool.name"] = operation.target;
+    attributes["gen_ai.operation.name"] = "execute_tool";
+  }
+  return attributes;
+}
+
+/** A tools/call answer that is a tool result with `isError: true` failed as `tool_error` (the conventions' value). */
+export function toolCallOutcome(value: unknown): { errorType: string } | undefined {
+  return typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true ? { errorType: "tool_error" } : undefined;
+}

@@ -1,0 +1,6 @@
+/**
+ * The bucket boundaries (seconds) the OpenTelemetry MCP semantic conventions advise for
+ * `mcp.server.operation.duration` and `mcp.client.operation.duration`; the Prometheus histogram
+ * uses the same ones, so both views of the metric agree.
+ */
+export const OPERATION_DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
