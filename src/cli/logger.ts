@@ -45,5 +45,7 @@ function traceFields(): Record<string, string> {
 function defaultDestination(): pino.DestinationStream {
   if (!process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json") return pino.destination({ fd: 2, sync: false });
   const pretty = requireCjs("pino-pretty") as typeof Pretty;
-  return pretty({ destination: 2, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,service", sync: false });
+  // One line per event: a terminal shows the banner and the web view's sign-in link above a stream
+  // of audit events, and multi-line objects would push them off screen.
+  return pretty({ destination: 2, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,service", singleLine: true, sync: false });
 }

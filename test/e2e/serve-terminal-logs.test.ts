@@ -24,6 +24,35 @@ describe("serve's logs", { timeout: 60_000 }, () => {
     expect(line).not.toContain('"level"');
   });
 
+  it("are one line per event on a terminal, an audit event's fields on its own line", async () => {
+    const serve = [process.execPath, BIN, "serve", "--demo", "--store", "memory", "--port", "0"].map(shellQuote).join(" ");
+    terminal = await TmuxTerminal.start(`cd ${shellQuote(REPO_ROOT)} && ${serve}`, { width: 400 });
+    const listening = await terminal.waitFor("listening on http://127.0.0.1:");
+    const url = /listening on (http:\/\/\S+)/.exec(listening)![1]!;
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "sleep" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "sleep",
+          arguments: { ms: 10 },
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+            "io.modelcontextprotocol/clientInfo": { name: "terminal-test", version: "1.0.0" },
+          },
+        },
+      }),
+    });
+    expect(response.ok).toBe(true);
+    const screen = await terminal.waitFor("task completed");
+    const created = screen.split("\n").find((l) => l.includes("task created"))!;
+    expect(created).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*task created.*"audit":\s*"created".*"taskId":/);
+  });
+
   it("are JSON lines when stderr is not a terminal", async () => {
     const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0"]);
     const url = await server.url();
