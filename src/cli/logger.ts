@@ -26,6 +26,12 @@ const REDACTED_PATHS = [
  * Logs on stderr (in stdio mode stdout carries protocol messages only): JSON lines for log
  * shipping, or readable lines when stderr is a terminal and someone is watching it — the same
  * fields, redaction included. `destination` is for tests.
+ *
+ * Each line is written synchronously: the `write` has returned before the call that logged it
+ * goes on, so an audit line logged before an answer (a task's `created` line before its
+ * CreateTaskResult) is in the kernel — the pipe or file behind stderr — before the answer is
+ * sent, and a kill -9 of the process cannot take it along. An asynchronous destination kept
+ * the lines logged while a write was in flight in the process's memory, acknowledged or not.
  */
 export function createLogger(level: string, destination: pino.DestinationStream = defaultDestination()): pino.Logger {
   return pino({ level, base: { service: "mcp-tasks" }, redact: { paths: REDACTED_PATHS, censor: "[redacted]" }, mixin: traceFields }, destination);
@@ -43,9 +49,9 @@ function traceFields(): Record<string, string> {
 }
 
 function defaultDestination(): pino.DestinationStream {
-  if (!process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json") return pino.destination({ fd: 2, sync: false });
+  if (!process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json") return pino.destination({ fd: 2, sync: true });
   const pretty = requireCjs("pino-pretty") as typeof Pretty;
   // One line per event: a terminal shows the banner and the web view's sign-in link above a stream
   // of audit events, and multi-line objects would push them off screen.
-  return pretty({ destination: 2, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,service", singleLine: true, sync: false });
+  return pretty({ destination: 2, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,service", singleLine: true, sync: true });
 }

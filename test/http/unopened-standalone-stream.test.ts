@@ -72,6 +72,21 @@ describe("the standalone stream of a local session", () => {
     expect(storedStatusNotifications()).toEqual([]);
   });
 
+  it("gets none either of a task whose tasks/result was waiting when it ended, once that request has its answer", async () => {
+    const headers = await rawSession(fx.url, {});
+    const created = await rpc(headers, 1, "tools/call", { name: "sleep", arguments: { ms: 200 }, task: { ttl: 60_000 } });
+    const taskId = (created["task"] as { taskId: string }).taskId;
+    const answer = await fetch(fx.url, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tasks/result", params: { taskId } }),
+    });
+    expect(await answer.text()).toContain("slept 200 ms");
+    // The status notification goes out a turn after the transition (after the waiter): let it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(storedStatusNotifications()).toEqual([]);
+  });
+
   it("once opened, keeps them while it is down and replays them after Last-Event-ID", async () => {
     const headers = await rawSession(fx.url, {});
     const stream = await openSse(fx.url, { method: "GET", headers: { ...headers, accept: "text/event-stream" } });

@@ -122,6 +122,10 @@ export class SessionLink {
     // notification, and the SDK's validation of an outgoing notification costs about a millisecond.
     await new Promise((resolve) => setImmediate(resolve));
     relatedRequestId = this.openRequestFor(event.taskId);
+    // The request it was for has been answered meanwhile (with the outcome, for an end), and the
+    // client never opened its standalone stream: there is nowhere to send it. Sent anyway, the
+    // SDK's transport would store it as an event of a stream nobody can resume.
+    if (relatedRequestId === undefined && !(this.standalone && this.standaloneOpened())) return;
     if (isTerminal(event.status) && relatedRequestId !== undefined) {
       // The open tasks/result answers with the outcome itself; only the creator's own stream
       // still gets the status.
