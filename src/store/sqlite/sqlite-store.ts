@@ -76,11 +76,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   const meta = prepareMetaStatements(db);
   const views = prepareViewStatements(db);
   const queue = prepareQueueStatements(db);
+  const streamEvents = sqliteStreamEvents(db);
   let secret: Buffer | null = null;
   const writerLock = isFilePath(path) ? new SqliteWriterLock(path) : null;
 
   const group = new GroupCommit(db);
-  const streamEvents = sqliteStreamEvents(db, group);
 
   // .all(), never .get(), for a write with RETURNING: .get() steps once and resets, and
   // better-sqlite3 drops the reset's error — a commit that failed (SQLITE_FULL, an I/O error)

@@ -1,15 +1,8 @@
 /** The SSE events of Streamable HTTP streams, for Last-Event-ID resumption. */
 import type { Database } from "better-sqlite3";
 import type { StreamEventStore } from "../stream-event-store.js";
-import type { GroupCommit } from "./group-commit.js";
 
-/**
- * With `group`, appends are committed with the task writes of their turn (group-commit.ts): a
- * tasks/result stream on a local session stores its priming event and its answer, so 50 waiters
- * woken by one group of outcomes were 100 commits of one row each. An append still resolves
- * after its commit, and every read flushes the queue first, so it sees every append before it.
- */
-export function sqliteStreamEvents(db: Database, group?: GroupCommit): StreamEventStore {
+export function sqliteStreamEvents(db: Database): StreamEventStore {
   const insert = db.prepare<[string, string, string, number], { id: number }>(
     `INSERT INTO stream_events (session_key, stream_id, message, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
   );
@@ -26,26 +19,19 @@ export function sqliteStreamEvents(db: Database, group?: GroupCommit): StreamEve
 
   return {
     async append({ sessionKey, streamId, message, now }) {
-      const insertOne = (): number => {
-        // .all(), not .get(), for a write with RETURNING: .get() hands back the row even when the
-        // commit then fails (a full disk), which would give out an event id never stored.
-        const [row] = insert.all(sessionKey, streamId, message, now);
-        if (row === undefined) throw new Error("stream event insert returned no id");
-        return row.id;
-      };
-      // Keyed apart from task ids: a lookup of one task (flushFor) needs no stream event committed.
-      return group ? group.run(`stream-event\u0000${sessionKey}`, insertOne) : insertOne();
+      // .all(), not .get(), for a write with RETURNING: .get() hands back the row even when the
+      // commit then fails (a full disk), which would give out an event id never stored.
+      const [row] = insert.all(sessionKey, streamId, message, now);
+      if (row === undefined) throw new Error("stream event insert returned no id");
+      return row.id;
     },
     async streamOf(sessionKey, eventId) {
-      group?.flush();
       return streamOf.get(eventId, sessionKey)?.stream_id ?? null;
     },
     async after(sessionKey, streamId, afterId, limit) {
-      group?.flush();
       return after.all(sessionKey, streamId, afterId, Math.max(0, Math.floor(limit)));
     },
     async prune(retention) {
-      group?.flush();
       if ("before" in retention) return pruneOld.run(retention.before).changes;
       const keep = Math.max(1, Math.floor(retention.keep));
       return pruneStream.run({ sessionKey: retention.sessionKey, streamId: retention.streamId, keep }).changes;
