@@ -32,6 +32,8 @@ export class LocalDispatcher {
   private stopped = true;
   /** A claim came back short because of a cap, not an empty queue: a handler's end may free it. */
   private capped = false;
+  /** The claim in flight, if any (a drain waits for it: what it returns runs here). */
+  private inFlight: Promise<void> | null = null;
 
   constructor(
     private readonly deps: DispatchDeps,
@@ -43,9 +45,23 @@ export class LocalDispatcher {
     this.kick();
   }
 
-  /** Claims nothing more (a drain or a close); handlers running go on. */
+  /** Claims nothing more (a close); handlers running go on. */
   stop(): void {
     this.stopped = true;
+  }
+
+  /**
+   * A drain's end of claiming: the claim in flight returns, then one last claim within the free
+   * slots and the caps starts what was acknowledged before the drain (a task created a moment
+   * before the signal, whose claim was still to come, runs in the grace period as it would have a
+   * moment earlier); then nothing more. What the slots or caps leave stays queued for the next start.
+   */
+  async stopAfterLastClaim(): Promise<void> {
+    if (this.stopped) return;
+    while (this.inFlight) await this.inFlight;
+    this.stopped = true;
+    const free = Math.min(this.options.slots - this.running, CLAIM_BATCH);
+    if (free > 0) await this.claim(free);
   }
 
   /** Runs a task whose handler had started before a restart (recovery), in one of the slots. */
@@ -66,8 +82,9 @@ export class LocalDispatcher {
       return;
     }
     this.claiming = true;
-    void this.claim(free).finally(() => {
+    this.inFlight = this.claim(free).finally(() => {
       this.claiming = false;
+      this.inFlight = null;
       if (this.again) {
         this.again = false;
         this.kick();

@@ -103,6 +103,8 @@ export class TaskEngine {
   private readonly pageSize: number;
   private readonly maxActivePerOwner: number;
   private readonly maxStoredPerOwner: number;
+  /** Whether a cap can hold a created task back (then reads say where it waits). */
+  private readonly mayQueue: () => boolean;
   /** The two per-owner caps' counts, read from the store only now and then (see OwnerCounts). */
   private readonly ownerCounts: OwnerCounts;
   private readonly backstopMs: number;
@@ -173,6 +175,9 @@ export class TaskEngine {
     const perOwner = options.maxRunningPerOwner ?? null;
     const byName = options.concurrencyByName;
     const caps = (): ClaimCaps => ({ perOwner, perName: byName?.() ?? {} });
+    // A queued task is only held back by a cap: without one (an unbounded single node) it starts
+    // within the turn, and a "queued" message would be noise on nearly every first read.
+    this.mayQueue = () => options.cluster !== undefined || options.maxRunning !== undefined || perOwner !== null || Object.keys(byName?.() ?? {}).length > 0;
     if (options.cluster) {
       const store = options.store;
       if (!isLeaseStore(store)) throw new Error("cluster mode needs a store with leases (PostgreSQL)");
@@ -242,12 +247,13 @@ export class TaskEngine {
 
   private async runDrain(graceMs: number): Promise<DrainReport> {
     if (!this.started || this.closed) return { finished: [], handedBack: [] };
-    // Queued tasks stay queued (in the store) for the next start; nothing more starts here.
-    this.dispatcher?.stop();
     const runningAtStart = this.execution.runningIds();
-    // A creation that passed the open check before the drain began still runs its task here.
+    // A creation that passed the open check before the drain began still runs its task here: the
+    // dispatcher's last claim starts it (within the slots and caps). What is left stays queued in
+    // the store for the next start; nothing more starts here.
     while (this.creating.size > 0) await Promise.allSettled([...this.creating]);
     await new Promise((resolve) => setImmediate(resolve));
+    await this.dispatcher?.stopAfterLastClaim();
     return drainHandlers(
       {
         execution: this.execution,
@@ -470,7 +476,7 @@ export class TaskEngine {
    * computed now ("queued (3 ahead)": tasks of the same owner that start before it), never stored.
    */
   private async withQueuePosition(task: TaskRecord): Promise<TaskRecord> {
-    if (task.status !== "working" || !isQueueView(this.store)) return task;
+    if (task.status !== "working" || !isQueueView(this.store) || !this.mayQueue()) return task;
     const ahead = await this.store.queuedAhead(task.id);
     return ahead === null ? task : { ...task, statusMessage: `queued (${ahead} ahead)` };
   }
