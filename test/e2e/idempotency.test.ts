@@ -3,6 +3,7 @@
  * in both eras from one table of cases: a key names one operation of one caller; its retries get
  * the same task (or the recorded answer) and never run the tool again.
  */
+import { OWN_ERROR_CODES, type EraId } from "../../src/mcp/own-error-codes.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -202,7 +203,7 @@ describe.each(ERAS)("idempotent tools/call ($name)", (era) => {
     const first = era.callPlainly("alice", { name: "count-plain", arguments: { tag, ms: 400 }, idempotencyKey: key });
     await new Promise((resolve) => setTimeout(resolve, 150));
     const during = await era.callPlainly("alice", { name: "count-plain", arguments: { tag, ms: 400 }, idempotencyKey: key });
-    expect(during.error?.code).toBe(-32003);
+    expect(during.error?.code).toBe(OWN_ERROR_CODES.unavailable.codes[era.name as EraId]);
     expect(during.error?.data).toMatchObject({ type: "idempotency_key_in_progress", idempotencyKey: key });
     const answered = await first;
     expect(JSON.stringify(answered.result)).toContain(`counted ${tag}`);

@@ -5,13 +5,15 @@
  * HTTP connection), and every JSON-RPC error answered is kept, so the test can say which codes a
  * requestor saw and how each task ended.
  */
+import { OWN_ERROR_CODES } from "../../src/mcp/own-error-codes.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { callToolAsTask, getTask, taskResult } from "./conformance.js";
 import { PlainJsonClient } from "./plain-json-client.js";
 import { isTerminal, statelessRpc } from "./stateless-client.js";
 
 /** -32003: the store is unreachable (or busy, or the node draining): the same request may succeed shortly. */
-const RETRYABLE = -32003;
+/** The store-unreachable (or draining) refusal in each era: worth retrying, never a failure. */
+const RETRYABLE = { "2025-11-25": OWN_ERROR_CODES.unavailable.codes["2025-11-25"], "2026-07-28": OWN_ERROR_CODES.unavailable.codes["2026-07-28"] } as const;
 
 export interface AnsweredError {
   era: "2025-11-25" | "2026-07-28";
@@ -102,7 +104,7 @@ export class TaskLoad {
       const error = answer.body.error;
       if (error) {
         this.errors.push({ era: "2026-07-28", method, code: error.code, message: error.message });
-        if (error.code === RETRYABLE) {
+        if (error.code === RETRYABLE["2026-07-28"]) {
           await pause(100);
           continue;
         }
@@ -122,7 +124,7 @@ export class TaskLoad {
           continue;
         }
         this.errors.push({ era: "2025-11-25", method, code: error.code, message: error.message });
-        if (error.code === RETRYABLE) {
+        if (error.code === RETRYABLE["2025-11-25"]) {
           await pause(100);
           continue;
         }
