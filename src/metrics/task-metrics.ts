@@ -86,7 +86,7 @@ export class TaskMetrics implements EngineObserver {
     registers: [this.registry],
   });
 
-  /** One MCP request answered: `seconds` from its receipt to its answer (see {@link operations}). */
+  /** One MCP request answered: `seconds` from its receipt to its answer (see the `operations` histogram). */
   recordOperation(operation: { method: string; target?: string; errorType?: string }, seconds: number): void {
     this.operations.observe(
       {

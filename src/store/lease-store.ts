@@ -14,7 +14,7 @@ import type { ClaimCaps, QueueView } from "./run-queue.js";
 export interface LeaseStore {
   /**
    * Leases up to `limit` unclaimed `working` tasks to `workerId` until `now + leaseMs`, in the
-   * fair order within `caps` (see {@link QueueView}: round-robin over owners, FIFO within one;
+   * fair order within `caps` (see `QueueView`: round-robin over owners, FIFO within one;
    * without caps and with one owner, oldest first). Concurrent claimers never get the same task
    * (FOR UPDATE SKIP LOCKED). `names`, when given, restricts claims to tasks of those names (a
    * worker that lacks a tool never takes its tasks). Each task comes with its claim: the fence of

@@ -50,7 +50,7 @@ export interface QueueView {
  */
 export interface RunQueueStore extends QueueView {
   /**
-   * Marks up to `limit` queued `working` tasks as started, in the fair order (see {@link QueueView})
+   * Marks up to `limit` queued `working` tasks as started, in the fair order (see `QueueView`)
    * within `caps`, in one write, and returns them.
    */
   claimRunnable(limit: number, now: number, caps: ClaimCaps): Promise<TaskRecord[]>;

@@ -21,7 +21,7 @@ export interface TransitionPatch {
   now: number;
   /** Sent with the write by a store that {@link TaskStore.sendsNotify}; ignored by the others. */
   notify?: StoreNotify;
-  /** A worker's write: applied only while this claim is the task's current one (see {@link Claim}). */
+  /** A worker's write: applied only while this claim is the task's current one (see `Claim`). */
   claim?: Claim;
 }
 
