@@ -36,11 +36,11 @@ function countOrOff(value: string): number | "off" {
 /** The flags, in the order `serve --help` lists them. */
 export function callerOptions(): Option[] {
   return [
-    new Option("--rate-limit <ops/s>", 'task operations per second per owner (per address without auth), or "off" (else -32029)')
+    new Option("--rate-limit <ops/s>", 'task operations per second per owner (per address without auth), or "off" (else the rate-limit error, HTTP 429)')
       .argParser(rateOrOff)
       .default(DEFAULT_OPERATION_RATE.perSecond),
     new Option("--rate-burst <n>", "task operations one owner may make at once after a quiet spell").argParser(positiveInt).default(DEFAULT_OPERATION_RATE.burst),
-    new Option("--failed-lookups <n>", 'failed task lookups per owner per minute before a 60 s cool-down (else -32029), or "off"')
+    new Option("--failed-lookups <n>", 'failed task lookups per owner per minute before a 60 s cool-down (else the rate-limit error, HTTP 429), or "off"')
       .argParser(countOrOff)
       .default(DEFAULT_FAILED_LOOKUP_LIMIT.perOwner),
     new Option("--failed-lookups-per-peer <n>", "failed task lookups per address per minute, whatever owners it speaks for")
