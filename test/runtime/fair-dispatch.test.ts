@@ -24,6 +24,15 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * A clock that moves on by a millisecond at each reading: FIFO within an owner is (createdAt, id)
+ * order, and tasks created within one real millisecond would otherwise be ordered by their random ids.
+ */
+function steppingClock(): () => number {
+  let t = Date.now();
+  return () => ++t;
+}
+
 /** An engine whose handlers run until released, recording which run at once. */
 function gatedEngine(file: string, options: Partial<EngineOptions>) {
   const running = new Set<string>();
@@ -39,6 +48,7 @@ function gatedEngine(file: string, options: Partial<EngineOptions>) {
       running.delete(task.id);
       return { value: { content: [] } };
     },
+    now: steppingClock(),
     ...options,
   });
   engines.push(engine);
