@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import type { RemoteTaskInfo } from "../client/remote-task-info.js";
+import type { RemoteTaskInfo } from "../mcp/remote-task-info.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
 import { TASK_STATUSES } from "../core/task-status.js";

@@ -1,6 +1,6 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
-import type { LifecycleEvent, RemoteTaskInfo, RemoteTaskProgress, TaskOutcome } from "./remote-task-info.js";
+import type { LifecycleEvent, RemoteTaskInfo, RemoteTaskProgress, TaskOutcome } from "../mcp/remote-task-info.js";
 
 /** The protocol revisions a TaskClient speaks (docs/protocol-eras.md). */
 export const PROTOCOL_REVISIONS = ["2025-11-25", "2026-07-28"] as const;

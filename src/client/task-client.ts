@@ -5,7 +5,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../core/errors.js";
 import { ClientReceiver, type ClientReceiverOptions } from "./receiver.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
-import type { LifecycleEvent, RemoteTaskInfo, RemoteTaskProgress } from "./remote-task-info.js";
+import type { LifecycleEvent, RemoteTaskInfo, RemoteTaskProgress } from "../mcp/remote-task-info.js";
 import { silentLogger, type Logger } from "../core/logger.js";
 import type { TaskJournal } from "./task-journal.js";
 import { chooseEra, type EraCache } from "./era-choice.js";

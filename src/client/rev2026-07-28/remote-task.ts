@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../../mcp/requestor-errors.js";
-import { isTerminalTaskStatus as isTerminalStatus, type LifecycleEvent, type RemoteTaskInfo, type RemoteTaskProgress, type TaskOutcome } from "../remote-task-info.js";
+import { isTerminalTaskStatus as isTerminalStatus, type LifecycleEvent, type RemoteTaskInfo, type RemoteTaskProgress, type TaskOutcome } from "../../mcp/remote-task-info.js";
 import { METHOD } from "../../mcp/rev2026-07-28/wire.js";
 import type { ToolTask } from "../requestor-era.js";
 import { readDetailedTask, type DetailedTask } from "./detailed-task.js";

@@ -3,21 +3,9 @@ import { RpcCode } from "../../../core/errors.js";
 import { readWireTask, type WireTask } from "../wire.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../../requestor-errors.js";
 import { NO_TIMEOUT_MS, type TaskPeer } from "./peer.js";
+import type { LifecycleEvent, TaskOutcome } from "../../remote-task-info.js";
 
-/** How a task ended, as its requestor learns it from `tasks/result` (T-RES). */
-export type TaskOutcome<R> =
-  | { status: "completed"; result: R }
-  /** A result that reports failure (a CallToolResult with isError, T-LIFE-4). */
-  | { status: "failed"; result: R }
-  /** The JSON-RPC error the request ended with, replayed by the receiver (T-RES-4). */
-  | { status: "failed"; error: RemoteError }
-  | { status: "cancelled"; error: TaskCancelledError };
-
-/** Requestor-side lifecycle events (T-SEC-5: requestors SHOULD log task lifecycle events). */
-export type LifecycleEvent =
-  | { type: "status"; taskId: string; status: WireTask["status"]; statusMessage?: string }
-  | { type: "result"; taskId: string; status: TaskOutcome<unknown>["status"] }
-  | { type: "cancel"; taskId: string };
+export type { TaskOutcome, LifecycleEvent } from "../../remote-task-info.js";
 
 export interface RemoteTaskOptions<R> {
   peer: TaskPeer;

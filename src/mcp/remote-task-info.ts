@@ -1,4 +1,4 @@
-import type { RemoteError, TaskCancelledError } from "../mcp/requestor-errors.js";
+import type { RemoteError, TaskCancelledError } from "./requestor-errors.js";
 
 /** The statuses a task has in every era (T-LIFE-1, X-TASK-2). */
 export type RemoteTaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
