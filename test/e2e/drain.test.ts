@@ -50,6 +50,21 @@ function storedTask(id: string): { status: string; outcome: string | null } | un
   }
 }
 
+/** Waits until the task's handler has started (the run queue's claim is in the file). */
+async function handlerStarted(id: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const db = new Database(file(), { readonly: true });
+    try {
+      if (db.prepare<[string], { started_at: number | null }>("SELECT started_at FROM tasks WHERE id = ?").get(id)?.started_at != null) return;
+    } finally {
+      db.close();
+    }
+    if (Date.now() > deadline) throw new Error(`the handler of ${id} never started`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 function storedMessage(id: string): string | null | undefined {
   const db = new Database(file(), { readonly: true });
   try {
@@ -79,7 +94,7 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
 
   it("a task still running when the grace period ends is left active in the file, not failed, and the next start runs it to completion", async () => {
     const { server, client } = await startServer(["--drain-timeout", "200"]);
-    // batch is retryable: today's recovery re-runs it from the start.
+    // batch is retryable: its recovery re-runs it from the start.
     const { task } = await callToolAsTask(client.client, "batch", { ms: 4000 });
     await sigterm(server);
     expect(await server.exited).toEqual({ code: 0, signal: null });
@@ -109,6 +124,8 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
   it("the same task cut short by kill -9 instead (a crash, no drain) still follows its tool's recovery: failed at the next start, saying why", async () => {
     const { server, client } = await startServer();
     const { task } = await callToolAsTask(client.client, "sleep", { ms: 3000 });
+    // Killed once its handler runs: a task still queued (acknowledged, never started) is simply started by the next start.
+    await handlerStarted(task.taskId);
     expect(await server.kill("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
     expect(storedMessage(task.taskId)).not.toBe(HANDED_BACK_LOCAL_MESSAGE);
 
@@ -116,6 +133,18 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
     const failed = await getTask(next.client.client, task.taskId);
     expect(failed.status).toBe("failed");
     expect(failed.statusMessage).toBe(INTERRUPTED_MESSAGE);
+  });
+
+  it("a task acknowledged but still queued when the server is killed -9 never ran: the next start runs it to completion", async () => {
+    const { server, client } = await startServer(["--workers", "1"]);
+    const { task: running } = await callToolAsTask(client.client, "sleep", { ms: 60_000 });
+    await handlerStarted(running.taskId);
+    const { task: queued } = await callToolAsTask(client.client, "sleep", { ms: 500 });
+    expect(await server.kill("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
+
+    const next = await startServer(["--workers", "1"]);
+    expect((await taskResult(next.client.client, queued.taskId)).content).toEqual([{ type: "text", text: "slept 500 ms" }]);
+    expect((await getTask(next.client.client, running.taskId)).statusMessage).toBe(INTERRUPTED_MESSAGE);
   });
 
   it("a re-run of a handed-back task loses the mark: killed -9 in turn, it fails at the start after", async () => {
