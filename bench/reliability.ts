@@ -1,5 +1,5 @@
 /**
- * `npm run bench:reliability`: the long reliability scenarios of issue 14 (item 6), in real
+ * `npm run bench:reliability`: the long reliability scenarios, in real
  * processes on this machine, each under steady concurrent load of task-augmented `tools/call`s
  * (`sleep`, `steps`, and plain `echo` calls) from a raw-HTTP load generator in this process
  * (test/support/reliability/). The fast ones are tests under test/reliability/.

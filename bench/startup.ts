@@ -1,6 +1,6 @@
 /**
- * `npm run bench:startup`: how long the CLI takes to be useful (issue 14, item 5: "server
- * listening ≤ 1 s after start; `mcp-tasks --help` ≤ 300 ms"), in fresh processes on this machine.
+ * `npm run bench:startup`: how long the CLI takes to be useful (goals: server listening
+ * ≤ 1 s after start; `mcp-tasks --help` ≤ 300 ms), in fresh processes on this machine.
  *
  *   npm start        the repository's `npm start` as package.json defines it, through npm, with
  *                    `--port 0 --store sqlite:<scratch>` appended: spawn → the "listening on" line

@@ -1,6 +1,5 @@
 /**
- * The mcp-tasks CLI as the client of the official MCP conformance suite's client scenarios
- * (issue 11, "Proof"):
+ * The mcp-tasks CLI as the client of the official MCP conformance suite's client scenarios:
  *
  *   conformance client --command "/usr/bin/node node_modules/tsx/dist/cli.mjs scripts/conformance-client.ts" --scenario <name>
  *
@@ -142,7 +141,7 @@ async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000):
 /**
  * Scenario name (as the suite's `list` prints it) → how the CLI plays it; the suite's server
  * decides what passes. The first four are the non-auth client scenarios; the auth/* entries are 0.1.16's 2025-11-25 auth
- * scenarios (the 14 of issue 11), its two 2025-03-26 back-compat ones, its three draft ones and
+ * scenarios (all 14), its two 2025-03-26 back-compat ones, its three draft ones and
  * the two client credentials "extension" ones.
  */
 const SCENARIOS: Record<string, Handler> = {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const WIRE_RULE = "no-restricted-syntax";
 
-/** Wire strings that stand in the lower layers today, each as "file string": none since the era seam (main 6ace31f). */
+/** Wire strings allowed to stand in the lower layers, each as "file string": none (the era seam keeps them in the era folders). */
 const KNOWN_WIRE_STRINGS: readonly string[] = [];
 
 interface Violation {
@@ -25,9 +25,7 @@ interface Violation {
 }
 
 /**
- * Import rules the real tree breaks today, for the lead to fix (then empty this list); a new one
- * fails the test below. The era seam left a type-only cycle: TaskEra's methods take a
- * SessionContext, and SessionContext holds its TaskEra.
+ * Import rules the real tree is allowed to break (none); a new violation fails the test below.
  */
 const KNOWN_IMPORT_VIOLATIONS: readonly Violation[] = [];
 

@@ -160,7 +160,7 @@ describe("gateway in front of server-everything (stdio)", { timeout: 90_000 }, (
     const gateway = await everything();
     const line = await eventually("the gateway to log an upstream log message", async () =>
       gateway.cli.stderr.items.find((l) => l["msg"] === "upstream log message (no single call to relay it to)"), 30_000);
-    expect(line["level"]).toBe(20); // pino's debug; the upstream's level used to overwrite it
+    expect(line["level"]).toBe(20); // pino's debug, not the upstream's level
     expect(typeof line["upstreamLevel"]).toBe("string");
     expect(line["raw"].match(/"level":/g)).toHaveLength(1);
   });

@@ -1,5 +1,5 @@
 /**
- * Issue 15's proof, "kill -9 … of the gateway under load": a gateway on a SQLite file in front of
+ * kill -9 of the gateway under load: a gateway on a SQLite file in front of
  * a real stdio upstream is SIGKILLed while tasks run, restarted on the same file, and judged as
  * the reliability suite judges a server (test/reliability/sqlite-kill.test.ts): every task whose
  * CreateTaskResult arrived is known afterwards and terminal with the result its arguments imply

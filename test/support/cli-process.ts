@@ -8,8 +8,8 @@ export const BIN = fileURLToPath(new URL("../../bin/mcp-tasks-dev.js", import.me
 
 /**
  * The environment for spawned CLIs: ours, minus anything that would change their defaults. The
- * requestor commands are pinned to 2025-11-25 (MCP_TASKS_PROTOCOL), the era the tests written
- * before 2026-07-28 are about, unless `extra` says otherwise (`auto`: server/discover decides,
+ * requestor commands are pinned to 2025-11-25 (MCP_TASKS_PROTOCOL), the era most CLI tests are
+ * about, unless `extra` says otherwise (`auto`: server/discover decides,
  * test/e2e/cli-2026.test.ts).
  */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

@@ -50,10 +50,22 @@ export class TaskLoad {
     return load;
   }
 
-  /** Stops starting tasks, lets every task in flight end, and returns. */
-  async stop(): Promise<void> {
+  /**
+   * Stops starting tasks and lets every task in flight end; a lane still busy after `timeoutMs`
+   * (a task that never ends, a request never answered) is recorded in `broken` instead of hanging
+   * the test.
+   */
+  async stop(timeoutMs = 30_000): Promise<void> {
     this.running = false;
-    await Promise.all(this.lanes);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.broken.push(`a lane was still waiting for its task ${timeoutMs} ms after the load stopped`);
+        resolve();
+      }, timeoutMs);
+    });
+    await Promise.race([Promise.all(this.lanes), late]);
+    clearTimeout(timer);
   }
 
   /** How many tasks have ended so far. */
