@@ -70,7 +70,13 @@ async function work(opts: WorkerOptions): Promise<void> {
   });
   logger.info({ workerId, concurrency: opts.concurrency, tools: app.toolNames }, "worker started");
 
+  // A worker listens on no port: its PostgreSQL connections are all that keep the process alive,
+  // and the upkeep timers are unref'd. When every connection drops at once (a database restart, a
+  // network cut) while no handler runs, the process would end quietly with code 0 in the middle
+  // of reconnecting. It lives until it is told to stop.
+  const alive = setInterval(() => {}, 2 ** 30);
   onStopSignals(logger, async () => {
+    clearInterval(alive);
     logger.info({ workerId, drainTimeoutMs: opts.drainTimeout }, "worker shutting down: draining (a second signal stops at once)");
     // Claims stop now; what still runs after the grace period goes back to the queue for the
     // other workers instead of failing.

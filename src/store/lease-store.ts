@@ -22,6 +22,14 @@ export interface LeaseStore {
    */
   claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[], caps?: ClaimCaps): Promise<ClaimedTask[]>;
 
+  /**
+   * The tasks whose lease `workerId` holds at `now`, each with its claim. A worker asks after a
+   * claim whose answer it lost (the connection dropped while the statement committed): those
+   * tasks are leased to it although it never heard of them, and would otherwise wait for their
+   * leases to run out as if the worker had died.
+   */
+  heldLeases(workerId: string, now: number): Promise<ClaimedTask[]>;
+
   /** Extends the leases `workerId` still holds among `taskIds`; returns the ids still held. */
   renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]>;
 

@@ -169,6 +169,24 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
       });
     });
 
+    describe("heldLeases (a worker that lost a claim's answer asks what it holds)", () => {
+      it("lists the worker's unexpired leases with the claims the claim statement handed out", async () => {
+        const a = await leasedTo("w1", T0, 1000);
+        const b = await leasedTo("w1", T0, 1000);
+        await leasedTo("w2", T0, 1000);
+        const held = await store.heldLeases("w1", T0 + 10);
+        expect(held.map((t) => t.id).sort()).toEqual([a.id, b.id].sort());
+        for (const task of held) expect(task.claim).toEqual({ workerId: "w1", generation: 1, attempt: 1 });
+      });
+
+      it("leaves out expired leases and ended tasks", async () => {
+        await leasedTo("w1", T0, 100);
+        const ended = await leasedTo("w1", T0, 1000);
+        await store.transition(ended.id, allowedSources("completed"), "completed", { now: T0 + 50, outcome: RESULT });
+        expect(await store.heldLeases("w1", T0 + 200)).toEqual([]);
+      });
+    });
+
     describe("expiredLeases", () => {
       it("lists non-terminal tasks whose lease ran out (expiry ≤ now), soonest deadline first, with worker, attempts and expiry", async () => {
         const a = await leasedTo("w1", T0, 3000);

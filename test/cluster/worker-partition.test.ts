@@ -49,7 +49,10 @@ async function moreTasks(load: TaskLoad, n: number, timeoutMs = 30_000): Promise
   const goal = load.count + n;
   const deadline = Date.now() + timeoutMs;
   while (load.count < goal) {
-    if (Date.now() > deadline) throw new Error(`only ${load.count} of ${goal} tasks ended; lanes broken: ${load.broken.join("; ")}`);
+    if (Date.now() > deadline) {
+      const worker = cutOff.child.exitCode !== null || cutOff.child.signalCode !== null ? `exited (${cutOff.child.exitCode ?? cutOff.child.signalCode})` : "running";
+      throw new Error(`only ${load.count} of ${goal} tasks ended; lanes broken: ${load.broken.join("; ")}; the cut-off worker is ${worker}; its last lines: ${cutOff.stderrText.split("\n").slice(-12).join("\n")}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -58,6 +61,20 @@ const claimedBy = (worker: CliProcess, taskId: string, attempt: number) =>
   worker.stderr.waitFor((l) => l["msg"] === "claimed task" && l["taskId"] === taskId && l["attempt"] === attempt, `attempt ${attempt} of ${taskId}`, 30_000);
 
 describe("cluster: one worker's connections to PostgreSQL cut", { timeout: 120_000 }, () => {
+  it("an idle worker whose every connection drops keeps running (it listens on no port) and claims the next task", async () => {
+    await cutOff.stderr.waitFor((l) => l["msg"] === "worker started", "the worker to start");
+    // Cut again and again: some cut lands while nothing but the dropped sockets held the process.
+    for (let i = 0; i < 20; i++) {
+      proxy.cut();
+      await new Promise((resolve) => setTimeout(resolve, 37 * (i % 7) + 20));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect({ exitCode: cutOff.child.exitCode, signal: cutOff.child.signalCode }).toEqual({ exitCode: null, signal: null });
+    const taskId = String((await statelessResult(front(), "tools/call", { name: "whoami", arguments: { ms: 10 } }))["taskId"]);
+    await claimedBy(cutOff, taskId, 1);
+    expect(await pollTask(front(), taskId, isTerminal)).toMatchObject({ status: "completed", result: { structuredContent: { worker: "A" } } });
+  });
+
   it("cut twice under load: 0 finished tasks failed, 0 -32603, and the worker goes on", async () => {
     const load = await TaskLoad.start(cluster.urls);
     try {

@@ -56,6 +56,13 @@ export class WorkerPool {
   private claimsStopped = false;
   /** The claim in flight, if any (a drain waits for it: what it returns runs here). */
   private inFlight: Promise<void> | null = null;
+  /**
+   * A claim failed without an answer: its statement may have committed, leasing tasks to this
+   * worker that it never heard of. The next claim first asks the store which leases are ours.
+   */
+  private unsure = false;
+  /** The prompt retry after a failed claim (the safety re-check is too slow for a lease). */
+  private retryTimer: NodeJS.Timeout | null = null;
   /** The slow safety re-check of the queue. */
   private readonly recheck: IntervalLoop;
   /** Lease renewal, every third of the lease: a slow renewal is joined, not overlapped. */
@@ -129,6 +136,8 @@ export class WorkerPool {
     this.unsubscribe = null;
     this.recheck.stop();
     this.renewal.stop();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     if (!wasRunning) return;
     await this.beating;
     await this.deps.store.retire(this.options.workerId).catch((err: unknown) => this.deps.logger.warn({ err }, "could not remove this worker from the cluster view; it drops out when its heartbeat runs out"));
@@ -162,6 +171,20 @@ export class WorkerPool {
     const { store, logger, now } = this.deps;
     let claimed: ClaimedTask[];
     try {
+      if (this.unsure) {
+        // Tasks a lost answer leased to us: run them (their handlers never started), within the slots.
+        const ours = (await store.heldLeases(this.options.workerId, now())).filter((task) => !this.running.has(task.id));
+        this.unsure = false;
+        for (const task of ours) {
+          logger.warn({ taskId: task.id, workerId: this.options.workerId, attempt: task.claim.attempt }, "running a task a claim leased to this worker although its answer was lost");
+          this.runOne(task);
+        }
+        free -= ours.length;
+        if (free <= 0) {
+          this.full = true;
+          return;
+        }
+      }
       const names = typeof this.options.names === "function" ? this.options.names() : this.options.names;
       const caps = this.deps.caps?.();
       claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names, caps);
@@ -170,8 +193,14 @@ export class WorkerPool {
     } catch (err) {
       logger.warn({ err }, "claiming tasks failed; will retry");
       this.endedWhileClaiming.clear();
-      // The next handler to finish tries again (or the safety re-check, if none runs).
+      this.unsure = true;
+      // The next handler to finish tries again, or this retry, well within a lease: a claim that
+      // committed unheard holds its tasks until their leases run out.
       this.full = true;
+      this.retryTimer ??= setTimeout(() => {
+        this.retryTimer = null;
+        this.kick();
+      }, Math.min(500, Math.floor(this.leaseMs / 6))).unref();
       return;
     }
     const ended = this.endedWhileClaiming;

@@ -16,6 +16,8 @@ export interface LeaseStatements {
   claimNamed: Statement;
   /** ($1 workerId, $2 taskIds[], $3 now, $4 leaseMs): extends leases still held and not yet expired; returns their ids. */
   renew: Statement;
+  /** ($1 workerId, $2 now): the tasks leased to the worker and not yet expired, with their claims. */
+  heldLeases: Statement;
   /**
    * ($1 now, $2 limit): tasks whose lease ran out, soonest deadline first, with lease_owner,
    * attempts and lease_expires_at. Only non-terminal tasks hold leases (a CHECK constraint), so no status filter: the
@@ -119,6 +121,12 @@ export function leaseStatements(t: Tables): LeaseStatements {
       `UPDATE ${t.tasks} SET lease_expires_at = $3::bigint + $4::bigint
        WHERE id = ANY ($2::text[]) AND lease_owner = $1 AND lease_expires_at > $3::bigint
        RETURNING id`,
+    ),
+
+    heldLeases: statement(
+      "held_leases",
+      `SELECT ${TASK_COLUMNS}, lease_owner, attempts, claim_generation FROM ${t.tasks}
+       WHERE lease_owner = $1 AND lease_expires_at > $2::bigint`,
     ),
 
     expiredLeases: statement(

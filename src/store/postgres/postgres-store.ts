@@ -130,6 +130,11 @@ function storeTypes(): pg.CustomTypesConfig {
   return types;
 }
 
+/** A task as a claim returned it, with its claim (the fence of the run's writes). */
+function claimedFromRow(row: ClaimedTaskRow): ClaimedTask {
+  return { ...taskFromRow(row), attempt: row.attempts, claim: { workerId: row.lease_owner, generation: row.claim_generation, attempt: row.attempts } };
+}
+
 /**
  * A durable {@link ClusterStore} on PostgreSQL, shared by every node of a cluster: the same
  * `TaskStore` contract as the SQLite store (checked by the same suite), plus leases for
@@ -512,7 +517,11 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       // RETURNING follows no ORDER BY: restore the queue order.
       return claimed
         .sort((a, b) => (a.created_at !== b.created_at ? a.created_at - b.created_at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map((row) => ({ ...taskFromRow(row), attempt: row.attempts, claim: { workerId: row.lease_owner, generation: row.claim_generation, attempt: row.attempts } }));
+        .map(claimedFromRow);
+    },
+
+    async heldLeases(workerId: string, now: number): Promise<ClaimedTask[]> {
+      return (await rows<ClaimedTaskRow>(leases.heldLeases, [workerId, now])).map(claimedFromRow);
     },
 
     async renew(workerId: string, taskIds: readonly string[], leaseMs: number, now: number): Promise<string[]> {
