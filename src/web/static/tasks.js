@@ -341,8 +341,9 @@ function dispatch(block) {
     state.counts = payload;
     renderCounts();
     // A task finished: the "Finished" chart must show it as soon as the counters do, not up to
-    // STATS_EVERY_MS later; other changes (a task started, asked a question) leave the chart as is.
-    if (finishedOf(payload) !== finishedBefore) void loadStats();
+    // STATS_EVERY_MS later; other changes (a task started, asked a question) reload the charts at
+    // that pace. The page's first counts come with its snapshot, which loads the charts itself.
+    if (finishedBefore !== null && finishedOf(payload) !== finishedBefore) void loadStats();
     else loadStatsSoon();
   }
 }
