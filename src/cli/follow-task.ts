@@ -19,6 +19,9 @@ export interface FollowOptions {
   reattachMs?: number;
 }
 
+/** Why following ended when Ctrl-C → Cancel could not reach the server (the other reason is "detach"). */
+const CANCEL_UNSENT = "cancel_unsent";
+
 /** How long a lost connection is retried before the command gives up (the task is not given up: it goes on). */
 export const REATTACH_MS = 60_000;
 const RETRY_DELAY_MS = 500;
@@ -50,7 +53,10 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
       if (choice === "detach") detached.abort("detach");
       else if (choice === "cancel") {
         await task.cancel().catch((error: unknown) => {
-          if (error instanceof ConnectionError) out.stderr.write(`mcp-tasks: could not cancel the task: the connection to the server is lost; try again with: mcp-tasks tasks cancel ${target} ${task.id}\n`);
+          // The person asked to stop waiting; with the server out of reach the command ends here and
+          // says how to send the cancel later (written once the bar is gone, not into it).
+          // A transport failure of any shape (a refused connection, a body cut off by a killed server) is that.
+          if (asLost(error) instanceof ConnectionError) detached.abort(CANCEL_UNSENT);
           else printError(out, error);
         });
       }
@@ -70,6 +76,11 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
       }
       if (attempt.kind === "detached") {
         view?.stop();
+        if (detached.signal.reason === CANCEL_UNSENT) {
+          if (out.json) out.stdout.write(`${JSON.stringify({ taskId: task.id, status: "connection_lost", error: { message: "connection lost; the cancel was not sent" } })}\n`);
+          out.stderr.write(`mcp-tasks: could not cancel the task: the connection to the server is lost; try again with: mcp-tasks tasks cancel ${target} ${task.id}\n`);
+          return ExitCode.Connection;
+        }
         if (out.json) out.stdout.write(`${JSON.stringify({ taskId: task.id, status: "detached" })}\n`);
         else out.stdout.write(`${task.id}\n`);
         out.stderr.write(`Detached; the task goes on. Collect it with: mcp-tasks tasks result ${target} ${task.id}\n`);

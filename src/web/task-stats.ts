@@ -30,7 +30,11 @@ export interface TaskStats {
   from: number;
   to: number;
   bucketMs: number;
-  /** Tasks that ended in each bucket (by their last update, which is when they ended), oldest bucket first. */
+  /**
+   * Tasks that ended in each bucket (by their last update, which is when they ended), oldest bucket
+   * first; those that ended after the window count in the last one, so the buckets add up to the
+   * window's finished tasks.
+   */
   throughput: ThroughputBucket[];
   /** Run time (creation to end) of the tasks that completed or failed in the window. */
   durations: { count: number; p50: number | null; p90: number | null; max: number | null; histogram: Array<{ upToMs: number | null; count: number }> };
@@ -67,7 +71,10 @@ export async function taskStats(store: Pick<TaskReadPort, "search">, filter: Tas
         break;
       }
       if (!isTerminal(task.status)) continue;
-      const bucket = throughput[Math.floor((task.updatedAt - from) / bucketMs)];
+      // A task of the window that ended at or after its end (a `to` in the past, or stamped in the
+      // request's own millisecond) counts in the last bucket: the chart's total is then the
+      // window's finished tasks, what the counters per status count for the same filters.
+      const bucket = throughput[Math.min(throughput.length - 1, Math.floor((task.updatedAt - from) / bucketMs))];
       if (bucket) bucket[task.status as Ended]++;
       if (task.status !== "cancelled") durations.push(task.updatedAt - task.createdAt);
     }

@@ -598,6 +598,22 @@ describe("web API stats (the charts)", () => {
     ]);
   });
 
+  it("adds up to the finished tasks the listing counts for the same window, one that ended after the window's end included", async () => {
+    const server = await start();
+    const { client } = await server.connect({ token: "tok-alice-secret" });
+    const created = await callToolAsTask(client, "sleep", { ms: 200 });
+    await taskResult(client, created.task.taskId);
+    const task = await server.app.engine.store.get(created.task.taskId, { any: true });
+    // Created inside the window, ended after it; 30 s is 30 buckets of a second that end at `to`.
+    const to = (task?.createdAt ?? 0) + 1;
+    const window = `from=${to - 30_000}&to=${to}`;
+    const listed = (await get(`/tasks/api/tasks?${window}`, "tok-alice-secret")).json as unknown as { counts: Record<string, number> };
+    const stats = (await get(`/tasks/api/stats?${window}`, "tok-alice-secret")).json as unknown as { throughput: Array<{ completed: number; failed: number; cancelled: number }> };
+    const finished = stats.throughput.reduce((n, b) => n + b.completed + b.failed + b.cancelled, 0);
+    expect(listed.counts["completed"]).toBe(1);
+    expect(finished).toBe(1);
+  });
+
   it("refuses a bad filter with 400 like the listing", async () => {
     await start();
     const answer = await get("/tasks/api/stats?from=later", ADMIN);

@@ -2,7 +2,8 @@
  * The web view in a real headless Chromium: tasks started by an SDK client
  * appear live, with progress and input_required; the page cancels a task; the client answers an
  * input request and the page sees the task complete; the page answers a question itself, re-runs
- * a task, cancels several, follows a deep link, filters with counts that follow, and holds its
+ * a task, cancels several, follows a deep link, filters with counts that follow, keeps the
+ * Finished chart in step with the counters, and holds its
  * layout at 900 and 1400 px. Screenshots go to artifacts/ (gitignored);
  * UPDATE_DOCS_SCREENSHOT=1 also writes docs/web-view.png and docs/screenshots/*.png for the README.
  */
@@ -217,6 +218,29 @@ describe("web view in headless Chromium", () => {
     await page.locator(`tr[data-task-id="${id}"][data-status="completed"]`).waitFor();
     await page.locator("#detail .exchange pre", { hasText: '"teal"' }).waitFor();
     expect((await fx.app.engine.store.get(id, { any: true }))?.outcome).toEqual({ kind: "result", value: { content: [{ type: "text", text: "answer: teal" }] } });
+  });
+
+  it("the Finished chart follows the counters as soon as a task finishes, one answered from the page included", async () => {
+    fx = await serverWithView();
+    const p = await openSignedIn(fx);
+    page = p;
+    const { client } = await fx.connect();
+    const finished = (n: number) => p.locator('[data-chart="throughput"] small', { hasText: new RegExp(`^${n} finished`) });
+    // Well under the 5 s the charts wait between reloads of other changes: the chart moves with the counter.
+    const soon = { timeout: 1500 };
+    for (let n = 1; n <= 2; n++) {
+      const done = await callToolAsTask(client, "sleep", { ms: 1 });
+      await taskResult(client, done.task.taskId);
+      await count(p, "completed", n).waitFor();
+      await finished(n).waitFor(soon);
+    }
+    const ask = await callToolAsTask(client, "ask", { question: "Which colour?" });
+    await p.locator(`tr[data-task-id="${ask.task.taskId}"][data-status="input_required"]`).click();
+    const form = p.locator("#detail form.question");
+    await form.locator('input[data-field="answer"]').fill("teal");
+    await form.locator('button[data-action="answer-accept"]').click();
+    await count(p, "completed", 3).waitFor();
+    await finished(3).waitFor(soon);
   });
 
   it("re-runs a finished task from its panel: a new task with the same tool and arguments opens, and the URL names it", async () => {

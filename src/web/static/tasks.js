@@ -40,6 +40,9 @@ const state = {
   stats: null,
   statsAt: 0,
   statsTimer: null,
+  /** A stats request is on its way; and whether the numbers changed meanwhile (reload when it is back). */
+  statsLoading: false,
+  statsAgain: false,
   /** Cluster mode, admins: the workers, leases and queue (GET /tasks/api/cluster), and its next reload. */
   cluster: null,
   clusterTimer: null,
@@ -334,9 +337,14 @@ function dispatch(block) {
   } else if (event === "task") {
     applyTask(payload, true);
   } else if (event === "counts") {
+    const finishedBefore = finishedOf(state.counts);
     state.counts = payload;
     renderCounts();
-    loadStatsSoon();
+    // A task finished: the "Finished" chart must show it as soon as the counters do, not up to
+    // STATS_EVERY_MS later; other changes (a task started, asked a question) reload the charts at
+    // that pace. The page's first counts come with its snapshot, which loads the charts itself.
+    if (finishedBefore !== null && finishedOf(payload) !== finishedBefore) void loadStats();
+    else loadStatsSoon();
   }
 }
 
@@ -529,6 +537,11 @@ function svg(tag, attributes = {}, children = []) {
   return node;
 }
 
+/** How many tasks the counters show as finished (completed, failed or cancelled): the total of the "Finished" chart. */
+function finishedOf(counts) {
+  return counts ? (counts.completed ?? 0) + (counts.failed ?? 0) + (counts.cancelled ?? 0) : null;
+}
+
 /** Reloads the charts' numbers, at most once per STATS_EVERY_MS however often tasks change. */
 function loadStatsSoon() {
   if (state.statsTimer) return;
@@ -539,13 +552,34 @@ function loadStatsSoon() {
   }, wait);
 }
 
+/**
+ * Reloads the charts' numbers now. One request at a time: asked again while one is on its way, it
+ * reloads once more when that one is back, since the answer on its way may predate the change.
+ */
 async function loadStats() {
+  if (state.statsLoading) {
+    state.statsAgain = true;
+    return;
+  }
+  if (state.statsTimer) clearTimeout(state.statsTimer);
+  state.statsTimer = null;
+  state.statsLoading = true;
   state.statsAt = Date.now();
   try {
     state.stats = await api(`/tasks/api/stats?${filterParams()}`);
   } catch (error) {
-    if (error instanceof Unauthorized) return signOut(error.message);
+    if (error instanceof Unauthorized) {
+      state.statsAgain = false;
+      return signOut(error.message);
+    }
     state.stats = null;
+  } finally {
+    state.statsLoading = false;
+  }
+  if (state.statsAgain) {
+    state.statsAgain = false;
+    void loadStats();
+    return;
   }
   renderCharts();
   // Only a cluster has workers; only an admin may see them (the API says 403 to others).
