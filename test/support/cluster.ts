@@ -102,13 +102,16 @@ export class Cluster {
 
   /** Starts one more `serve --workers 0` (or `gateway --workers 0`) and waits for its URL. */
   async startFront(): Promise<CliProcess> {
+    // Fronts started together come up in any order; each keeps its start slot in `fronts` and
+    // `urls`, so index n is the front given env("front", n).
+    const slot = this.started.front++;
     const front = CliProcess.spawn([this.options.frontCommand, ...this.common(), "--port", "0", "--workers", "0", ...(this.options.web ? [] : ["--no-web"]), ...this.options.frontArgs], {
-      env: this.options.env("front", this.started.front++),
+      env: this.options.env("front", slot),
     });
     this.all.push(front);
     const url = await front.url(this.options.startTimeoutMs);
-    this.fronts.push(front);
-    this.urls.push(url);
+    this.fronts[slot] = front;
+    this.urls[slot] = url;
     return front;
   }
 
