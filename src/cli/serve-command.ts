@@ -24,7 +24,7 @@ import {
   type RunLimitFlags,
   type TaskLimitFlags,
 } from "./limit-options.js";
-import { redactFields } from "./web-options.js";
+import { redactFields, traceUrlTemplate } from "./web-options.js";
 import { callerOptions, callerServerOptions, type CallerFlags } from "./caller-options.js";
 import { ExitCode } from "./exit-codes.js";
 import { usageError } from "./requestor-options.js";
@@ -51,6 +51,7 @@ export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, Run
   web: boolean;
   adminToken?: string;
   redact?: Partial<Redaction>;
+  traceUrl?: string;
   metricsToken?: string;
   /** Absent: 8 in a cluster, unlimited on a single node. */
   workers?: number;
@@ -124,6 +125,7 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .option("--no-web", "do not serve the web view of tasks at /tasks")
     .addOption(new Option("--admin-token <token>", "bearer token that opens the web view as admin (all owners' tasks)").env("MCP_TASKS_ADMIN_TOKEN"))
     .option("--redact <fields>", "hide from the web view: comma-separated arguments, results, inputs, or all", redactFields)
+    .option("--trace-url <template>", "link a task's trace id in the web view to your trace viewer: a URL containing {traceId}", traceUrlTemplate)
     .addOption(new Option("--metrics-token <token>", "require this bearer token on /metrics (default: /metrics is open)").env("MCP_TASKS_METRICS_TOKEN"));
   for (const option of callerOptions()) command.addOption(option);
   return command;
@@ -231,6 +233,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
         ...(adminToken !== undefined && { adminTokens: [adminToken] }),
         ...(verifier && { verifier }),
         ...(opts.redact && { redact: opts.redact }),
+        ...(opts.traceUrl !== undefined && { traceUrl: opts.traceUrl }),
       })
     : [];
   app.metrics?.includeProcessMetrics();

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from "commander";
 import type { Redaction } from "../web/task-view.js";
+import { traceUrlProblem } from "../web/trace-link.js";
 
 const FIELDS = ["arguments", "results", "inputs"] as const;
 
@@ -12,4 +13,11 @@ export function redactFields(value: string): Partial<Redaction> {
     else throw new InvalidArgumentError(`expected a comma-separated list of ${FIELDS.join(", ")} or "all", not "${part}"`);
   }
   return redaction;
+}
+
+/** Parses `--trace-url`: an http(s) URL template containing {traceId}, refused at start-up rather than as a broken link. */
+export function traceUrlTemplate(value: string): string {
+  const problem = traceUrlProblem(value);
+  if (problem !== undefined) throw new InvalidArgumentError(problem);
+  return value;
 }

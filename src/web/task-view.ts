@@ -5,6 +5,7 @@
 import type { TaskStatus } from "../core/task-status.js";
 import { ownerSubject } from "../store/store-rules.js";
 import type { InputRequest, StatusChange, TaskOutcome, TaskProgress, TaskRecord } from "../core/task.js";
+import { traceIdOf, traceLink } from "./trace-link.js";
 
 /** What the configuration hides from every viewer. */
 export interface Redaction {
@@ -56,6 +57,10 @@ export interface TaskDetail extends TaskSummary {
   history: StatusChange[];
   pollIntervalMs: number | null;
   retryable: boolean;
+  /** The trace of the request that created the task (its execution is part of it), or null when it was not traced. */
+  traceId: string | null;
+  /** That trace in the operator's trace viewer (`--trace-url`), or null without a template or a trace. */
+  traceUrl: string | null;
 }
 
 export function toSummary(task: TaskRecord): TaskSummary {
@@ -75,7 +80,8 @@ export function toSummary(task: TaskRecord): TaskSummary {
   };
 }
 
-export function toDetail(task: TaskRecord, history: StatusChange[], inputs: InputRequest[], redaction: Redaction): TaskDetail {
+export function toDetail(task: TaskRecord, history: StatusChange[], inputs: InputRequest[], redaction: Redaction, traceUrl?: string): TaskDetail {
+  const traceId = traceIdOf(task);
   return {
     ...toSummary(task),
     arguments: redaction.arguments ? REDACTED : argumentsOf(task.request),
@@ -90,6 +96,8 @@ export function toDetail(task: TaskRecord, history: StatusChange[], inputs: Inpu
     history,
     pollIntervalMs: task.pollIntervalMs,
     retryable: task.retryable,
+    traceId,
+    traceUrl: traceId !== null && traceUrl !== undefined ? traceLink(traceUrl, traceId) : null,
   };
 }
 

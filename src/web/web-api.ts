@@ -17,6 +17,8 @@ export interface ApiDeps {
   app: TaskServer;
   resolveViewer: (req: IncomingMessage) => Promise<Viewer | null>;
   redaction: Redaction;
+  /** The trace viewer's URL template (`…/{traceId}`), checked; absent: trace ids are shown unlinked. */
+  traceUrl?: string;
 }
 
 /** JSON with the web view's headers; never cached (it is live data behind a credential). */
@@ -138,6 +140,6 @@ export function taskDetail(deps: ApiDeps): ApiHandler {
     // Another owner's task is "not found", exactly like an unknown id: ids cannot be probed (T-SEC-3).
     if (!task) throw new WebRequestError("not_found", "Task not found");
     const [history, inputs] = await Promise.all([store.history(id), store.inputs(id)]);
-    return { task: toDetail(task, history, inputs, deps.redaction) };
+    return { task: toDetail(task, history, inputs, deps.redaction, deps.traceUrl) };
   };
 }

@@ -5,6 +5,7 @@ import { eventStream } from "./event-stream.js";
 import { sendAsset, staticAsset } from "./static-assets.js";
 import { TaskFeed, type FeedOptions } from "./task-feed.js";
 import { NO_REDACTION, type Redaction } from "./task-view.js";
+import { traceUrlProblem } from "./trace-link.js";
 import { viewerResolver } from "./viewer.js";
 import { answerInput, cancelTask, cancelTasks, rerunTask } from "./task-actions.js";
 import { api, clusterState, listTasks, sessionInfo, taskDetail, taskStatsOf, type ApiDeps } from "./web-api.js";
@@ -20,6 +21,11 @@ export interface WebOptions {
   verifier?: BearerVerifier;
   /** What to hide from every viewer. Default: nothing. */
   redact?: Partial<Redaction>;
+  /**
+   * A trace viewer's URL template, e.g. `https://tracing.example/trace/{traceId}`: a task's trace
+   * id in its detail links there. Must be an http(s) URL containing `{traceId}` (else a TypeError).
+   */
+  traceUrl?: string;
   /** Live feed timing (tests). */
   feed?: FeedOptions;
 }
@@ -32,6 +38,8 @@ export interface WebOptions {
  *   requiring `Authorization: Bearer <token>` (401 otherwise) and bound to the viewer's tasks.
  */
 export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[] {
+  const traceUrlRefused = options.traceUrl === undefined ? undefined : traceUrlProblem(options.traceUrl);
+  if (traceUrlRefused !== undefined) throw new TypeError(traceUrlRefused);
   const deps: ApiDeps = {
     app,
     resolveViewer: viewerResolver({
@@ -39,6 +47,7 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
       ...(options.verifier && { verifier: options.verifier }),
     }),
     redaction: { ...NO_REDACTION, ...options.redact },
+    ...(options.traceUrl !== undefined && { traceUrl: options.traceUrl }),
   };
   const feed = new TaskFeed(app.engine, app.engine.logger, options.feed);
   const page = staticAsset("tasks.html", "text/html; charset=utf-8");

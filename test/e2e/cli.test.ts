@@ -93,6 +93,7 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
       "--no-web",
       "--admin-token",
       "--redact",
+      "--trace-url",
       "--metrics-token",
       "--jwt-issuer",
       "--jwt-audience",

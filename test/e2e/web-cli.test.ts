@@ -73,4 +73,11 @@ describe("mcp-tasks serve: web view and operations flags", { timeout: 60_000 }, 
     expect(run.code).not.toBe(0);
     expect(run.stderr).toMatch(/--redact.*arguments, results, inputs or "all", not "secrets"/s);
   });
+
+  it.each(["serve", "gateway"])("%s refuses a --trace-url without {traceId} with exit 2 and says what it needs", async (command) => {
+    const source = command === "serve" ? ["--demo"] : ["--upstream-url", "http://127.0.0.1:9/mcp"];
+    const run = await runCli([command, ...source, "--store", "memory", "--port", "0", "--trace-url", "https://tracing.example/trace/"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("must contain {traceId}");
+  });
 });

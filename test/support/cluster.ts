@@ -33,6 +33,8 @@ export interface ClusterOptions {
   toolArgs?: string[];
   /** Serve the web view on the fronts (give them `--admin-token` in frontArgs). Default off (`--no-web`). */
   web?: boolean;
+  /** More environment for each process, by role and start order (e.g. each its own OTEL_SERVICE_NAME). Default none. */
+  env?: (role: "front" | "worker", index: number) => Record<string, string>;
 }
 
 /** How long one process may take to come up (tsx compiles on the fly; two shared cores). */
@@ -44,6 +46,7 @@ export class Cluster {
   /** The fronts' MCP endpoint URLs, in the order of {@link fronts}. */
   readonly urls: string[] = [];
   private readonly all: CliProcess[] = [];
+  private started = { front: 0, worker: 0 };
 
   private constructor(
     readonly schema: string,
@@ -75,6 +78,7 @@ export class Cluster {
       frontCommand: options.frontCommand ?? "serve",
       toolArgs: options.toolArgs ?? ["--demo"],
       web: options.web ?? false,
+      env: options.env ?? (() => ({})),
     });
     try {
       // All at once: migrations run under an advisory lock, so concurrent starts are safe (and
@@ -98,11 +102,16 @@ export class Cluster {
 
   /** Starts one more `serve --workers 0` (or `gateway --workers 0`) and waits for its URL. */
   async startFront(): Promise<CliProcess> {
-    const front = CliProcess.spawn([this.options.frontCommand, ...this.common(), "--port", "0", "--workers", "0", ...(this.options.web ? [] : ["--no-web"]), ...this.options.frontArgs]);
+    // Fronts started together come up in any order; each keeps its start slot in `fronts` and
+    // `urls`, so index n is the front given env("front", n).
+    const slot = this.started.front++;
+    const front = CliProcess.spawn([this.options.frontCommand, ...this.common(), "--port", "0", "--workers", "0", ...(this.options.web ? [] : ["--no-web"]), ...this.options.frontArgs], {
+      env: this.options.env("front", slot),
+    });
     this.all.push(front);
     const url = await front.url(this.options.startTimeoutMs);
-    this.fronts.push(front);
-    this.urls.push(url);
+    this.fronts[slot] = front;
+    this.urls[slot] = url;
     return front;
   }
 
@@ -113,7 +122,7 @@ export class Cluster {
   async startWorker(options: { store?: string; env?: Record<string, string> } = {}): Promise<CliProcess> {
     const args = ["worker", ...this.common(), "--concurrency", String(this.options.concurrency), ...this.options.workerArgs];
     if (options.store !== undefined) args[args.indexOf(this.store)] = options.store;
-    const worker = CliProcess.spawn(args, options.env ? { env: options.env } : {});
+    const worker = CliProcess.spawn(args, { env: { ...this.options.env("worker", this.started.worker++), ...options.env } });
     this.all.push(worker);
     const died = worker.exited.then((exit) => {
       throw new Error(`the worker exited (${JSON.stringify(exit)}) before starting; stderr:\n${worker.stderrText}`);

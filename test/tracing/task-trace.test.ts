@@ -4,7 +4,8 @@
  * (protobuf or JSON) to a collector that decodes what it receives. A task created with a known
  * `_meta.traceparent` (SEP-414) has its creating span, its execution, its progress and question
  * events under that trace; the requests that poll, answer and fetch it are spans of their own,
- * linked to it. Both eras, from one table.
+ * linked to it; the question the task asks carries the task's trace in its `_meta`. Both eras,
+ * from one table.
  */
 import { randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -49,8 +50,11 @@ async function serve(protocol: "http/protobuf" | "http/json", service: string): 
 interface Era {
   name: string;
   protocol: "http/protobuf" | "http/json";
-  /** Creates a `render` task with `_meta.traceparent`, answers its question, fetches its result; returns the task id. */
-  run(url: URL, header: string): Promise<string>;
+  /**
+   * Creates a `render` task with `_meta.traceparent`, answers its question, fetches its result;
+   * returns the task id and the `_meta.traceparent` the question came with.
+   */
+  run(url: URL, header: string): Promise<{ taskId: string; questionTraceparent: unknown }>;
   /** The methods of the requests that read the task after its creation (each a span linked to its trace). */
   followUps: string[];
 }
@@ -62,7 +66,11 @@ const ERAS: Era[] = [
     followUps: ["tasks/get", "tasks/result"],
     async run(url, header) {
       const client = new Client({ name: "trace-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
-      client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "4K" } }));
+      let questionTraceparent: unknown;
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        questionTraceparent = request.params._meta?.["traceparent"];
+        return { action: "accept", content: { answer: "4K" } };
+      });
       await client.connect(new StreamableHTTPClientTransport(url));
       try {
         const created = await client.request(
@@ -73,7 +81,7 @@ const ERAS: Era[] = [
         await client.request({ method: "tasks/get", params: { taskId } }, CreateTaskResultSchema.shape.task);
         const result = await client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema);
         expect(result.content).toEqual([{ type: "text", text: "rendered sky (4K)" }]);
-        return taskId;
+        return { taskId, questionTraceparent };
       } finally {
         await client.close();
       }
@@ -89,11 +97,13 @@ const ERAS: Era[] = [
       expect(created["resultType"]).toBe("task");
       const taskId = String(created["taskId"]);
       const parked = await pollTask(url, taskId, (t) => t["status"] === "input_required" || isTerminal(t));
-      const [key] = Object.keys(parked["inputRequests"] as object);
+      const questions = parked["inputRequests"] as Record<string, { params: { _meta?: Record<string, unknown> } }>;
+      const [key] = Object.keys(questions);
+      const questionTraceparent = questions[String(key)]?.params._meta?.["traceparent"];
       await statelessResult(url, "tasks/update", { taskId, inputResponses: { [String(key)]: { action: "accept", content: { answer: "4K" } } } });
       const done = await pollTask(url, taskId, isTerminal);
       expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "rendered sky (4K)" }] } });
-      return taskId;
+      return { taskId, questionTraceparent };
     },
   },
 ];
@@ -103,7 +113,7 @@ describe.each(ERAS)("a task's trace under $name ($protocol)", { timeout: 60_000 
     const service = `trace-${era.name}`;
     const url = await serve(era.protocol, service);
     const { traceId, parentId, header } = traceparent();
-    const taskId = await era.run(url, header);
+    const { taskId } = await era.run(url, header);
     const ofService = (span: ReceivedSpan): boolean => span.resource["service.name"] === service;
 
     const root = await receiver.span((s) => ofService(s) && s.name === "tools/call render" && s.traceId === traceId, "the tools/call span");
@@ -140,5 +150,15 @@ describe.each(ERAS)("a task's trace under $name ($protocol)", { timeout: 60_000 
     expect(createdLine).toMatchObject({ trace_id: traceId, span_id: root.spanId });
     expect(receiver.failures).toEqual([]);
     expect(receiver.requests.filter((r) => r.path === "/v1/traces").map((r) => r.contentType)).toContain(era.protocol === "http/json" ? "application/json" : "application/x-protobuf");
+  });
+
+  it("the question the task puts to the requestor carries the task's trace in _meta.traceparent, its parent the execution span", async () => {
+    const service = `question-${era.name}`;
+    const url = await serve(era.protocol, service);
+    const { traceId, header } = traceparent();
+    const { taskId, questionTraceparent } = await era.run(url, header);
+    const execution = await receiver.span((s) => s.resource["service.name"] === service && s.name === "execute_tool render" && s.attributes["mcp.task.id"] === taskId, "the execution span");
+    expect(execution.traceId).toBe(traceId);
+    expect(questionTraceparent).toBe(`00-${traceId}-${execution.spanId}-01`);
   });
 });

@@ -3,8 +3,10 @@
  * owner-bound principals), that no credential ever shows up in what it serves or logs, redaction,
  * the live event stream, and clear errors for bad input.
  */
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it } from "vitest";
+import { CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { context, propagation, trace } from "@opentelemetry/api";
+import { node } from "@opentelemetry/sdk-node";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { staticTokenVerifier } from "../../src/http/bearer-auth.js";
 import type { TokenGrant } from "../../src/http/token-file.js";
 import type { WebOptions } from "../../src/web/web-routes.js";
@@ -272,6 +274,16 @@ describe("web API data", () => {
     expect((detail.json["task"] as Record<string, unknown>)["outcome"]).toEqual({ kind: "error", error: { code: -32001, message: "Quota exceeded" } });
   });
 
+  it("a task created where nothing traces (no OpenTelemetry SDK registered) has no trace id in its detail", async () => {
+    const server = await start({ traceUrl: "https://tracing.example/trace/{traceId}" });
+    const { client } = await server.connect({ token: "tok-alice-secret" });
+    const created = await client.request(
+      { method: "tools/call", params: { name: "sleep", arguments: { ms: 5 }, task: {}, _meta: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" } } },
+      CreateTaskResultSchema,
+    );
+    expect((await get(`/tasks/api/tasks/${created.task.taskId}`, ADMIN)).json["task"]).toMatchObject({ traceId: null, traceUrl: null });
+  });
+
   it("pages newest first and walks older pages with nextCursor", async () => {
     const server = await start();
     const { client } = await server.connect({ token: "tok-alice-secret" });
@@ -312,6 +324,53 @@ describe("web API data", () => {
     const counts = await stream.events.waitFor((e) => e.event === "counts" && e.data["completed"] === 1, "counts with one completed task");
     expect(counts.data).toEqual({ working: 0, input_required: 0, completed: 1, failed: 0, cancelled: 0 });
     expect(stream.events.filter((e) => e.event === "task" && e.data["id"] === hidden.task.taskId)).toEqual([]);
+  });
+});
+
+describe("web API trace link", () => {
+  // A real tracer provider in this process, exporting nowhere: it carries the request's context
+  // to where the task is created, as the CLI's SDK does (without one every span is a no-op and
+  // no trace is stored with a task).
+  let provider: InstanceType<typeof node.NodeTracerProvider>;
+  beforeAll(() => {
+    provider = new node.NodeTracerProvider();
+    provider.register();
+  });
+  afterAll(async () => {
+    await provider.shutdown();
+    trace.disable();
+    context.disable();
+    propagation.disable();
+  });
+
+  it("the detail shows the trace id of the request that created the task, linked through the trace URL template", async () => {
+    const server = await start({ traceUrl: "https://tracing.example/trace/{traceId}?from=mcp-tasks" });
+    const { client } = await server.connect({ token: "tok-alice-secret" });
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const created = await client.request(
+      { method: "tools/call", params: { name: "sleep", arguments: { ms: 5 }, task: {}, _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } } },
+      CreateTaskResultSchema,
+    );
+    const detail = await get(`/tasks/api/tasks/${created.task.taskId}`, "tok-alice-secret");
+    expect(detail.json["task"]).toMatchObject({ traceId, traceUrl: `https://tracing.example/trace/${traceId}?from=mcp-tasks` });
+  });
+
+  it("without a template the detail shows the trace id unlinked; a request that carried no trace context has a trace of its own", async () => {
+    const server = await start();
+    const { client } = await server.connect({ token: "tok-alice-secret" });
+    const created = await callToolAsTask(client, "sleep", { ms: 5 });
+    const task = (await get(`/tasks/api/tasks/${created.task.taskId}`, ADMIN)).json["task"] as Record<string, unknown>;
+    expect(task["traceId"]).toMatch(/^[0-9a-f]{32}$/);
+    expect(task["traceUrl"]).toBeNull();
+  });
+
+  it.each([
+    ["https://tracing.example/trace/", "must contain {traceId}"],
+    ["javascript:alert('{traceId}')", "must be an http(s) URL"],
+    ["/trace/{traceId}", "must be an absolute http(s) URL"],
+  ])("refuses the trace URL template %s: a link that could not lead to the task's trace", async (traceUrl, reason) => {
+    const server = await start();
+    expect(() => webRoutes(server.app, { traceUrl })).toThrow(reason);
   });
 });
 

@@ -2,13 +2,15 @@
  * The web view in a real headless Chromium: tasks started by an SDK client
  * appear live, with progress and input_required; the page cancels a task; the client answers an
  * input request and the page sees the task complete; the page answers a question itself, re-runs
- * a task, cancels several, follows a deep link, filters with counts that follow, keeps the
- * Finished chart in step with the counters, and holds its
+ * a task, cancels several, follows a deep link, links a task's trace id to the trace viewer,
+ * filters with counts that follow, keeps the Finished chart in step with the counters, and holds its
  * layout at 900 and 1400 px. Screenshots go to artifacts/ (gitignored);
  * UPDATE_DOCS_SCREENSHOT=1 also writes docs/web-view.png and docs/screenshots/*.png for the README.
  */
 import { join } from "node:path";
 import { CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { context, propagation, trace } from "@opentelemetry/api";
+import { node } from "@opentelemetry/sdk-node";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { webRoutes } from "../../src/web/web-routes.js";
@@ -18,17 +20,28 @@ import { callToolAsTask, taskResult } from "../support/conformance.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
 
 const ADMIN_TOKEN = "admin-token-for-the-browser-test";
+const TRACE_URL = "https://tracing.example/trace/{traceId}";
 
 let browser: Browser;
 let fx: HttpServerFixture | undefined;
 let page: Page | undefined;
 
+// A real tracer provider in this process, exporting nowhere: tasks get the trace id of the
+// request that created them, as under the CLI's SDK, so the detail panel shows its trace line.
+let provider: InstanceType<typeof node.NodeTracerProvider>;
+
 beforeAll(async () => {
+  provider = new node.NodeTracerProvider();
+  provider.register();
   browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
+  await provider?.shutdown();
+  trace.disable();
+  context.disable();
+  propagation.disable();
 });
 
 afterEach(async () => {
@@ -39,7 +52,7 @@ afterEach(async () => {
 });
 
 async function serverWithView(): Promise<HttpServerFixture> {
-  return startHttpServer({ routes: (app) => webRoutes(app, { adminTokens: [ADMIN_TOKEN], feed: { countsEveryMs: 100 } }) });
+  return startHttpServer({ routes: (app) => webRoutes(app, { adminTokens: [ADMIN_TOKEN], feed: { countsEveryMs: 100 }, traceUrl: TRACE_URL }) });
 }
 
 /** Opens /tasks and signs in with the admin token through the page's form. */
@@ -327,6 +340,23 @@ describe("web view in headless Chromium", () => {
     expect(page.url()).toBe(`${new URL("/tasks", fx.url).href}?tool=fail&task=${failed.task.taskId}`);
   });
 
+  it("the detail panel links the task's trace id to the trace viewer", async () => {
+    fx = await serverWithView();
+    const { client } = await fx.connect();
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const created = await client.request(
+      { method: "tools/call", params: { name: "sleep", arguments: { ms: 5 }, task: {}, _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } } },
+      CreateTaskResultSchema,
+    );
+    page = await openSignedIn(fx);
+    await row(page, created.task.taskId).click();
+    const link = page.locator("#detail a.trace");
+    await link.waitFor();
+    expect(await link.textContent()).toBe(traceId);
+    expect(await link.getAttribute("href")).toBe(`https://tracing.example/trace/${traceId}`);
+    expect(await link.getAttribute("rel")).toBe("noopener noreferrer");
+  });
+
   it.each([1400, 900])("holds its layout at %i px with the detail panel open: no word broken across lines, no button cut off", async (width) => {
     fx = await serverWithView();
     const { client } = await fx.connect();
@@ -346,6 +376,7 @@ describe("web view in headless Chromium", () => {
     await page.locator('#live[data-state="on"]').waitFor();
     await page.locator('tr[data-status="input_required"]').click();
     await page.locator("#detail form.question").waitFor();
+    await page.locator("#detail a.trace").waitFor();
     await page.locator('tr[data-status="working"] .progress small', { hasText: /\/40$/ }).waitFor();
     // The charts: one task finished of each kind, shown in the throughput and the run-time charts.
     await page.locator('[data-chart="throughput"] small', { hasText: /^2 finished/ }).waitFor();

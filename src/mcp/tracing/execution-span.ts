@@ -2,7 +2,7 @@ import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } fro
 import { toRpcError } from "../../core/errors.js";
 import type { TaskRecord } from "../../core/task.js";
 import type { RunResult, TaskContext, TaskRunner } from "../../runtime/task-context.js";
-import { contextFrom } from "./trace-carrier.js";
+import { contextFrom, currentCarrier } from "./trace-carrier.js";
 import { tracer } from "./tracer.js";
 
 /**
@@ -59,6 +59,20 @@ export function tracedRunner(runner: TaskRunner): TaskRunner {
   };
 }
 
+/**
+ * A question's params with the execution's trace context in `_meta` (SEP-414): the question is
+ * stored and may be put to the requestor by another process, much later, so the context goes with
+ * it, and a requestor that traces its answer joins the task's trace.
+ */
+function withTraceMeta(params: unknown, span: Span): unknown {
+  if (typeof params !== "object" || params === null || Array.isArray(params)) return params;
+  const carrier = currentCarrier(trace.setSpan(context.active(), span));
+  if (!carrier) return params;
+  const fields = params as Record<string, unknown>;
+  const meta = typeof fields["_meta"] === "object" && fields["_meta"] !== null ? (fields["_meta"] as Record<string, unknown>) : {};
+  return { ...fields, _meta: { ...meta, ...carrier } };
+}
+
 function tracedContext(ctx: TaskContext, span: Span): TaskContext {
   return {
     ...ctx,
@@ -74,7 +88,7 @@ function tracedContext(ctx: TaskContext, span: Span): TaskContext {
       span.addEvent("mcp.task.input.requested", { "mcp.method.name": method });
       span.addEvent("mcp.task.status", { "mcp.task.status": "input_required" });
       try {
-        const answer = await ctx.request(method, params);
+        const answer = await ctx.request(method, withTraceMeta(params, span));
         span.addEvent("mcp.task.input.answered", { "mcp.method.name": method });
         span.addEvent("mcp.task.status", { "mcp.task.status": "working" });
         return answer;

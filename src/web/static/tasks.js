@@ -867,6 +867,12 @@ async function renderDetail() {
   field(ACTIVE.has(task.status) ? "Age" : "Duration", formatDuration(ageOf(task)));
   field("TTL", task.ttlMs === null ? "unlimited" : formatDuration(task.ttlMs));
   field("Expires", formatTime(task.expiresAt));
+  if (task.traceId) {
+    // Linked only to the operator's own trace viewer (--trace-url, an http(s) template the server checked).
+    const trace = task.traceUrl ? el("a", { className: "mono trace", text: task.traceId }) : el("span", { className: "mono trace", text: task.traceId });
+    if (task.traceUrl) Object.assign(trace, { href: task.traceUrl, target: "_blank", rel: "noopener noreferrer" });
+    fields.append(el("dt", { text: "Trace" }), el("dd", {}, [trace]));
+  }
   if (task.progress) field("Progress", `${task.progress.progress}${task.progress.total ? ` of ${task.progress.total}` : ""}${task.progress.message ? ` — ${task.progress.message}` : ""}`);
   parts.push(fields);
 

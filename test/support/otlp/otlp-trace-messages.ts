@@ -81,8 +81,12 @@ function protobufSpan(buffer: Uint8Array, resource: Record<string, AttributeValu
 /** Span.Event: 1 time, 2 name, 3 attributes. */
 function protobufEvent(buffer: Uint8Array): ReceivedEvent {
   let name = "";
-  for (const field of wireFields(buffer)) if (field.number === 2) name = asString(field);
-  return { name, attributes: keyValues(buffer, 3) };
+  let timeUnixNano = 0n;
+  for (const field of wireFields(buffer)) {
+    if (field.number === 1) timeUnixNano = asFixed64(field);
+    else if (field.number === 2) name = asString(field);
+  }
+  return { name, timeUnixNano, attributes: keyValues(buffer, 3) };
 }
 
 /** Span.Link: 1 trace_id, 2 span_id, 4 attributes. */
@@ -135,7 +139,7 @@ interface JsonSpan {
   startTimeUnixNano?: string | number;
   endTimeUnixNano?: string | number;
   attributes?: JsonKeyValue[];
-  events?: Array<{ name: string; attributes?: JsonKeyValue[] }>;
+  events?: Array<{ name: string; timeUnixNano?: string | number; attributes?: JsonKeyValue[] }>;
   links?: Array<{ traceId: string; spanId: string; attributes?: JsonKeyValue[] }>;
   status?: { code?: number };
 }
@@ -158,7 +162,7 @@ export function decodeJsonTraces(body: string): ReceivedSpan[] {
           name: span.name,
           kind: span.kind ?? 0,
           attributes: jsonAttributes(span.attributes),
-          events: (span.events ?? []).map((event) => ({ name: event.name, attributes: jsonAttributes(event.attributes) })),
+          events: (span.events ?? []).map((event) => ({ name: event.name, timeUnixNano: BigInt(event.timeUnixNano ?? 0), attributes: jsonAttributes(event.attributes) })),
           links: (span.links ?? []).map((link) => ({ traceId: link.traceId.toLowerCase(), spanId: link.spanId.toLowerCase(), attributes: jsonAttributes(link.attributes) })),
           statusCode: span.status?.code ?? 0,
           startTimeUnixNano: BigInt(span.startTimeUnixNano ?? 0),

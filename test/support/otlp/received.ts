@@ -3,6 +3,7 @@ export type AttributeValue = string | number | boolean | AttributeValue[] | null
 
 export interface ReceivedEvent {
   name: string;
+  timeUnixNano: bigint;
   attributes: Record<string, AttributeValue>;
 }
 
