@@ -1,3 +1,5 @@
+import { ConnectionError } from "../mcp/requestor-errors.js";
+
 /**
  * Why a request to `url` could not be sent or answered, in words: Node's fetch (undici) rejects
  * with a bare "fetch failed" and keeps the reason (a system error code) in `cause`, possibly inside
@@ -86,4 +88,12 @@ function pathHint(url: string): string {
   } catch {
     return "";
   }
+}
+
+/** The system errors of a connection refused, reset or dropped: the request may or may not have reached the server. */
+const DROPS = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+
+/** A request that failed on its connection (not an answer of the server, not a timeout, not a closed client). */
+export function isConnectionDrop(error: unknown): boolean {
+  return error instanceof ConnectionError && DROPS.has(systemCode((error as { cause?: unknown }).cause) ?? "");
 }

@@ -83,6 +83,10 @@ export interface RequestorEra {
   taskSupportOf(tool: string, options?: { refresh?: boolean }): Promise<TaskSupport | null>;
   /** Every page of `tools/list`. */
   listTools(): Promise<Tool[]>;
+  /** Whether the server declared that it honours idempotency keys (SEP-3182 `capabilities.tools.idempotency`). */
+  honoursKeys(): Promise<boolean>;
+  /** Whether {@link callTool} with these options would create a task (as far as the requestor can tell before sending). */
+  createsTask(name: string, options: EraCallOptions): Promise<boolean>;
   /** Calls a tool; the era decides (2025: the client, T-TOOL) or learns (2026: the server, X-CAP-4) whether it is a task. */
   callTool(name: string, args: Record<string, unknown>, options: EraCallOptions): Promise<EraCall>;
   /** A handle on a task by id. */

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { inClientSpan } from "../mcp/tracing/client-span.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -10,10 +11,17 @@ import { silentLogger, type Logger } from "../core/logger.js";
 import type { TaskJournal } from "./task-journal.js";
 import { chooseEra, type EraCache } from "./era-choice.js";
 import { applyingSchemaDefaults } from "./elicitation-defaults.js";
-import type { EraFeatures, ProtocolRevision, RequestorEra, ToolTask } from "./requestor-era.js";
+import type { EraCall, EraFeatures, ProtocolRevision, RequestorEra, ToolTask } from "./requestor-era.js";
+import { isConnectionDrop } from "./connection-cause.js";
 import { DISCOVERED_REVISION, Rev20251125Requestor, StatelessConnection, TasksExtRequestor, type StatelessConnectionOptions } from "./requestor-eras.js";
 
 export type { EraFeatures, ToolTask } from "./requestor-era.js";
+
+/**
+ * Waits before each re-send of a creation whose connection dropped (see {@link CallToolOptions.idempotencyKey}):
+ * long enough for a restarting server or a balancer to come back, short enough for a waiting caller.
+ */
+const RESEND_DELAYS_MS = [250, 1000, 3000];
 
 /** What {@link TaskClient.callTool} started: a task to follow, or (a plain call) its result. */
 export type ToolCall =
@@ -40,6 +48,12 @@ export interface CallToolOptions {
    * again with the same key — after a lost answer, from another process — gets the same task, or
    * the recorded result, and the tool does not run twice. Honoured by servers that declare
    * `capabilities.tools.idempotency`.
+   *
+   * A creation of a task whose connection is refused, reset or dropped before the answer is sent
+   * again (up to 3 times, after 0.25, 1 and 3 s) under the same key — this one, or a random one
+   * the client makes up for the call when none is given — so the server creates one task however
+   * many times it arrived. Only to a server that declares `capabilities.tools.idempotency`;
+   * elsewhere a re-send could run the work twice, and the error is the caller's.
    */
   idempotencyKey?: string;
 }
@@ -180,12 +194,40 @@ export class TaskClient {
    * call resolves with its result. Rejects with a RemoteError when the server refuses the call.
    */
   async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<ToolCall> {
-    const call = await inClientSpan("tools/call", name, () => this.era.callTool(name, args, options));
+    const call = await inClientSpan("tools/call", name, () => this.send(name, args, options));
     if (call.kind === "result") return call;
     const { created } = call;
     this.record({ type: "created", taskId: created.taskId, name, status: created.status, ttl: created.ttl });
     const handle = this.handle(created.taskId, created, true, options.onProgress);
     return { kind: "task", task: handle, ...(call.immediateResponse !== undefined && { immediateResponse: call.immediateResponse }) };
+  }
+
+  /**
+   * The call, sent again under one key when the creation of a task lost its connection: the
+   * request may have been stored before the connection went, and only the key makes its re-send
+   * find that task instead of starting the work again.
+   */
+  private async send(name: string, args: Record<string, unknown>, options: CallToolOptions): Promise<EraCall> {
+    const key = await this.resendKey(name, options);
+    if (key === null) return this.era.callTool(name, args, options);
+    const keyed = { ...options, idempotencyKey: key };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.era.callTool(name, args, keyed);
+      } catch (error) {
+        const wait = RESEND_DELAYS_MS[attempt];
+        if (wait === undefined || !isConnectionDrop(error) || options.signal?.aborted) throw error;
+        this.logger.warn({ requestor: "resend", name, attempt: attempt + 1, err: error }, "the connection dropped before the answer: sending the creation again under its idempotency key");
+        await pause(wait, options.signal);
+      }
+    }
+  }
+
+  /** The key a creation is re-sent under, or null when it may not be re-sent (not a task creation, or a server that ignores keys). */
+  private async resendKey(name: string, options: CallToolOptions): Promise<string | null> {
+    if (!(await this.era.createsTask(name, options).catch(() => false))) return null;
+    if (!(await this.era.honoursKeys().catch(() => false))) return null;
+    return options.idempotencyKey ?? randomUUID();
   }
 
   /** A handle on a task by id, without checking it exists (see {@link resume}). */
@@ -284,4 +326,20 @@ export class TaskClient {
     };
     journal.record(entry).catch((error: unknown) => this.logger.warn({ err: error }, "could not write the task journal"));
   }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

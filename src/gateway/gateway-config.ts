@@ -27,6 +27,11 @@ export interface GatewayToolConfig {
   retries?: number;
   /** Tasks of this tool running at once, across callers (the tool's `concurrency`); more wait queued. */
   concurrency?: number;
+  /**
+   * A repeated identical keyless plain call of one caller, while the first runs, joins the first
+   * one's task (the tool's `dedupe`); overrides the upstream's `annotations.idempotentHint` either way.
+   */
+  dedupe?: boolean;
 }
 
 const ToolEntry = z
@@ -38,6 +43,7 @@ const ToolEntry = z
     timeoutMs: z.number().int().positive().optional(),
     retries: z.number().int().min(0).max(MAX_CRASH_RETRIES).optional(),
     concurrency: z.number().int().positive().optional(),
+    dedupe: z.boolean().optional(),
   })
   .strict();
 
@@ -95,6 +101,7 @@ export class GatewayConfig {
       ...(merged.timeoutMs !== undefined && { timeoutMs: merged.timeoutMs }),
       ...(merged.retries !== undefined && { retries: merged.retries }),
       ...(merged.concurrency !== undefined && { concurrency: merged.concurrency }),
+      ...(merged.dedupe !== undefined && { dedupe: merged.dedupe }),
     };
   }
 

@@ -96,6 +96,7 @@ export class ToolMirror {
         ...(config.ttl !== undefined && { defaultTtlMs: config.ttl }),
         ...(config.immediateResponse !== undefined && { immediateResponse: config.immediateResponse }),
         ...(config.concurrency !== undefined && { concurrency: config.concurrency }),
+        ...(config.dedupe !== undefined && { dedupe: config.dedupe }),
       },
       (args, ctx) => this.calls.callTool(name, args, ctx, call),
     );

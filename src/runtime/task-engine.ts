@@ -359,6 +359,12 @@ export class TaskEngine {
 
   private async createTask(input: CreateTaskInput, key: TaskKey | null): Promise<KeyedTask> {
     this.limits.admit({ caller: input, operation: "create" });
+    // A retry of a keyed creation asks for a task that already exists: the caps bound new tasks,
+    // so a caller at its cap still gets its task back instead of a refusal.
+    if (key !== null) {
+      const known = await this.knownKey(input.owner, input.name, key);
+      if (known) return known;
+    }
     const ttlMs = resolveTtl(input.ttl, this.ttlPolicy);
     // Tasks without an owner share one allowance of each: without authentication the server cannot
     // tell requestors apart, and exempting them would leave the store unbounded.
@@ -429,6 +435,24 @@ export class TaskEngine {
     if (this.dispatcher) setImmediate(() => this.dispatcher?.kick());
     else if (!this.pool) setImmediate(() => void this.execution.run(task));
     return { task, created: true };
+  }
+
+  /**
+   * The live task `key` already names, answered without writing anything; null when the key
+   * names nothing or a task it no longer names (left to {@link storeKeyed} to let go). A different
+   * call under the key is the conflict, here as there.
+   */
+  private async knownKey(owner: string | null, name: string, key: TaskKey): Promise<KeyedTask | null> {
+    const found = await this.store.findKey(owner, key.key);
+    if (!found) return null;
+    const { task, fingerprint } = found;
+    if (isExpired(task, this.now()) || (isDerivedKey(key) && isTerminal(task.status))) return null;
+    if (fingerprint !== key.fingerprint) {
+      this.logger.info({ audit: "key_conflict", owner, name, taskId: task.id }, "idempotency key reused for another call");
+      throw keyConflict(requestorKeyOf(key));
+    }
+    this.logger.info({ audit: "deduplicated", owner, name, taskId: task.id, status: task.status }, "creation answered with the task its key names");
+    return { task, created: false };
   }
 
   /**

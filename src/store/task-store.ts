@@ -12,6 +12,12 @@ import type { TaskKey } from "../core/idempotency.js";
  */
 export type KeyedCreation = { created: true; task: TaskRecord } | { created: false; task: TaskRecord; fingerprint: string };
 
+/** The task a caller's key names, with the fingerprint the key was first used with. */
+export interface StoredKey {
+  task: TaskRecord;
+  fingerprint: string;
+}
+
 /** Fields a transition may set together with the new status, in the same atomic write. */
 export interface TransitionPatch {
   /** `undefined` keeps the current message; `null` clears it. */
@@ -88,6 +94,12 @@ export interface TaskStore {
    * it has ended.
    */
   releaseKey(owner: string | null, key: string, taskId: string): Promise<boolean>;
+
+  /**
+   * The task `owner`'s key names, or null; writes nothing. Lets a keyed retry be answered with
+   * its task before the limits on new tasks are applied.
+   */
+  findKey(owner: string | null, key: string): Promise<StoredKey | null>;
 
   /**
    * True for a store that sends the `notify` given to `create` and `transition` with the write,

@@ -1008,6 +1008,15 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         expect(await store.countStored("alice")).toBe(1);
       });
 
+      it("findKey answers the task an owner's key names and its fingerprint, and nothing for another owner", async () => {
+        expect(await store.findKey("alice", KEY.key)).toBeNull();
+        const first = await store.createKeyed(newTask(), KEY);
+        const found = await store.findKey("alice", KEY.key);
+        expect(found?.task.id).toBe(first.task.id);
+        expect(found?.fingerprint).toBe(KEY.fingerprint);
+        expect(await store.findKey("bob", KEY.key)).toBeNull();
+      });
+
       it("a plain creation takes no key", async () => {
         await store.create(newTask());
         expect((await store.createKeyed(newTask(), KEY)).created).toBe(true);

@@ -9,8 +9,10 @@ import { declaresTaskSupport, immediateResponseOf, readCreatedTask, readWireTask
 import type { TaskSupport } from "../../mcp/tool-definition.js";
 import type { EraCall, EraCallOptions, EraFeatures, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
 import { decideTaskCall } from "../task-support.js";
+import { readInitializeCapabilities } from "./initialize-capabilities.js";
 
 const AnyObject = z.record(z.string(), z.unknown());
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** 2025-11-25: sessions, the client's choice of task (T-TOOL), `tasks/list`, a blocking `tasks/result` stream. */
 export const REV_2025_11_25_FEATURES: EraFeatures = {
@@ -33,8 +35,31 @@ export class Rev20251125Requestor implements RequestorEra {
   private readonly peer: TaskPeer;
   private toolSupport: Map<string, TaskSupport> | null = null;
 
+  /** The capabilities as the server sent them at initialize (see initialize-capabilities.ts); null before. */
+  private sentCapabilities: Record<string, unknown> | null = null;
+
   constructor(client: Client, serverCapabilities?: unknown) {
     this.peer = peerOf(client, serverCapabilities !== undefined ? { capabilities: serverCapabilities } : {});
+    if (isObject(serverCapabilities)) this.sentCapabilities = serverCapabilities;
+    readInitializeCapabilities(client, (capabilities) => (this.sentCapabilities = capabilities));
+  }
+
+  /** SEP-3182: the server declared `capabilities.tools.idempotency` at initialize. */
+  async honoursKeys(): Promise<boolean> {
+    const tools = this.sentCapabilities?.["tools"];
+    return isObject(tools) && isObject(tools["idempotency"]);
+  }
+
+  async createsTask(name: string, options: EraCallOptions): Promise<boolean> {
+    const serverSupportsTasks = this.serverSupportsToolTasks;
+    const support = serverSupportsTasks ? await this.taskSupportOf(name) : "forbidden";
+    if (support === null) return false;
+    try {
+      return decideTaskCall({ tool: name, serverSupportsTasks, support, wanted: options.task });
+    } catch {
+      // Refused locally: callTool says why, and nothing is sent.
+      return false;
+    }
   }
 
   /** Whether the server declared `tasks.requests.tools.call` (T-CAP-3, T-TOOL-1). */

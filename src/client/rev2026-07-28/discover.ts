@@ -8,6 +8,8 @@ export interface Discovery {
   supportedVersions: string[];
   /** The server declares `io.modelcontextprotocol/tasks` (X-CAP-1): calls may become tasks. */
   tasks: boolean;
+  /** The server declares `capabilities.tools.idempotency` (SEP-3182): a keyed call runs once however often it is sent. */
+  idempotency: boolean;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -32,5 +34,6 @@ export async function discover(connection: StatelessConnection, signal?: AbortSi
   if (!versions.includes(PROTOCOL_VERSION)) return null;
   const capabilities = isObject(result["capabilities"]) ? result["capabilities"] : {};
   const extensions = isObject(capabilities["extensions"]) ? capabilities["extensions"] : {};
-  return { supportedVersions: versions, tasks: Object.hasOwn(extensions, TASKS_EXTENSION) };
+  const tools = isObject(capabilities["tools"]) ? capabilities["tools"] : {};
+  return { supportedVersions: versions, tasks: Object.hasOwn(extensions, TASKS_EXTENSION), idempotency: isObject(tools["idempotency"]) };
 }

@@ -9,6 +9,7 @@ import { decideTaskCall } from "../task-support.js";
 import { readDetailedTask, withoutResultType } from "./detailed-task.js";
 import { answerInputs, capabilitiesOf, type InputHandlers } from "./input-answers.js";
 import { StatelessTask } from "./remote-task.js";
+import { discover } from "./discover.js";
 import type { StatelessConnection } from "./stateless-connection.js";
 
 /** X-MRTR-1: a result asking for input before the request can go on. */
@@ -44,6 +45,7 @@ export class TasksExtRequestor implements RequestorEra {
   readonly revision = "2026-07-28" as const;
   readonly features = REV_2026_07_28_FEATURES;
   private toolSupport: Map<string, TaskSupport | null> | null = null;
+  private idempotency: Promise<boolean> | null = null;
 
   constructor(
     readonly connection: StatelessConnection,
@@ -73,6 +75,28 @@ export class TasksExtRequestor implements RequestorEra {
   async taskSupportOf(tool: string, options: { refresh?: boolean } = {}): Promise<TaskSupport | null> {
     if (!this.toolSupport || options.refresh) await this.listTools();
     return this.toolSupport?.get(tool) ?? null;
+  }
+
+  /** SEP-3182: `server/discover` lists `capabilities.tools.idempotency` (asked once; a failed ask is asked again next time). */
+  honoursKeys(): Promise<boolean> {
+    this.idempotency ??= discover(this.connection).then(
+      (discovery) => discovery?.idempotency ?? false,
+      (error: unknown) => {
+        this.idempotency = null;
+        throw error;
+      },
+    );
+    return this.idempotency;
+  }
+
+  /**
+   * Whether the server will make this call a task: it decides (X-CAP-4), and says how only for our
+   * servers (`_meta` in tools/list); elsewhere, or for a forbidden tool, the call is taken as plain.
+   */
+  async createsTask(name: string, options: EraCallOptions): Promise<boolean> {
+    if (options.task === false) return false;
+    const support = await this.taskSupportOf(name).catch(() => null);
+    return support === "optional" || support === "required";
   }
 
   /**

@@ -16,7 +16,7 @@ import {
   claimLostError,
 } from "../store-rules.js";
 import type { Claim } from "../claim.js";
-import type { KeyedCreation, OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { KeyedCreation, StoredKey, OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { memoryStreamEvents } from "./memory-stream-events.js";
@@ -100,6 +100,13 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
       keys.set(slot, { taskId: record.id, fingerprint: key.fingerprint });
       keyOfTask.set(record.id, slot);
       return { created: true, task: record };
+    },
+
+    async findKey(owner: string | null, key: string): Promise<StoredKey | null> {
+      open();
+      const taken = keys.get(keySlot(owner, key));
+      const existing = taken && tasks.get(taken.taskId);
+      return taken && existing ? { task: copy(existing), fingerprint: taken.fingerprint } : null;
     },
 
     async releaseKey(owner: string | null, key: string, taskId: string): Promise<boolean> {

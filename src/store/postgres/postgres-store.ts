@@ -38,7 +38,7 @@ import { viewStatements } from "./view-statements.js";
 import type { Claim, ClaimedTask } from "../claim.js";
 import { checkTransitionPatch, claimLostError, countsFromTotals, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { StoreNotify } from "../../core/store-notify.js";
-import type { KeyedCreation, OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
+import type { KeyedCreation, StoredKey, OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import { keyStatements } from "./key-statements.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
@@ -309,6 +309,11 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       const [found] = await rows<TaskRow & { key_fingerprint: string }>(keys.find, [ownerKey, key.key]);
       if (found === undefined) throw duplicateTaskError(task.id);
       return { created: false, task: taskFromRow(found), fingerprint: found.key_fingerprint };
+    },
+
+    async findKey(owner: string | null, key: string): Promise<StoredKey | null> {
+      const [found] = await rows<TaskRow & { key_fingerprint: string }>(keys.find, [ownerKeyOf(owner), key]);
+      return found === undefined ? null : { task: taskFromRow(found), fingerprint: found.key_fingerprint };
     },
 
     async releaseKey(owner: string | null, key: string, taskId: string): Promise<boolean> {

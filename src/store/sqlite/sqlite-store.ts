@@ -18,7 +18,7 @@ import { prepareTaskStatements } from "./task-statements.js";
 import { prepareViewStatements } from "./view-statements.js";
 import type { Claim } from "../claim.js";
 import { checkTransitionPatch, claimLostError, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
-import type { KeyedCreation, OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { KeyedCreation, StoredKey, OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow } from "../sql/rows.js";
@@ -130,6 +130,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   return {
     async createKeyed(task: NewTask, key: TaskKey): Promise<KeyedCreation> {
       return group.run(task.id, () => insertKeyed(task, key));
+    },
+
+    async findKey(owner: string | null, key: string): Promise<StoredKey | null> {
+      group.flush();
+      const found = keys.find.get({ ownerKey: ownerKeyOf(owner), key });
+      return found === undefined ? null : { task: taskFromRow(found), fingerprint: found.key_fingerprint };
     },
 
     async releaseKey(owner: string | null, key: string, taskId: string): Promise<boolean> {
