@@ -282,6 +282,20 @@ describe("TaskClient under 2026-07-28 — cancel and resume", () => {
   });
 });
 
+describe("TaskClient under 2026-07-28 — progress of a task", () => {
+  it("calls onProgress with the progress tasks/get carries while the task runs, in order, then gives the result", async () => {
+    const tasks = await connect();
+    expect(tasks.protocol).toBe("2026-07-28");
+    const seen: number[] = [];
+    const call = await tasks.callTool("progress_task", { steps: 3 }, { task: true, onProgress: (p) => seen.push(p.progress) });
+    if (call.kind !== "task") throw new Error("expected a task");
+    expect(textOf(await call.task.result())).toBe("3 steps");
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    expect(seen.every((p) => p >= 1 && p <= 3)).toBe(true);
+  });
+});
+
 describe("TaskClient under 2026-07-28 — progress of a plain call", () => {
   it("reads the notifications/progress of a plain call from its SSE answer, then the result", async () => {
     const seen: Array<{ progress: number; total?: number; message?: string }> = [];

@@ -54,6 +54,13 @@ export async function startTasksExtServer(options: { app?: Partial<TaskServerOpt
     }
     return { content: [{ type: "text", text: `${steps} steps` }] };
   });
+  app.tool("progress_task", { input: z.object({ steps: z.number().int().min(1) }), taskSupport: "required" }, async ({ steps }, ctx) => {
+    for (let i = 1; i <= steps; i++) {
+      ctx.progress(i, steps, `step ${i}`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    return { content: [{ type: "text", text: `${steps} steps` }] };
+  });
   app.tool("ask_optional", { input: z.object({}), taskSupport: "optional" }, async (_args, ctx) => {
     const answer = await ctx.elicit({ mode: "form", message: "ok?", requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } } });
     return { content: [{ type: "text", text: answer.action }] };
