@@ -193,7 +193,7 @@ export class TaskEngine {
         { slots: options.maxRunning ?? Number.POSITIVE_INFINITY, caps },
       );
     }
-    this.inspect = taskReadPort(this.store, this.pool !== null);
+    this.inspect = taskReadPort(this.store, this.pool !== null, this.keepFinishedMs);
   }
 
   /** True when tasks are distributed through the store to workers (cluster mode). */
