@@ -10,7 +10,7 @@ import {
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_STORED_PER_OWNER,
 } from "../runtime/limits/quotas.js";
-import { positiveInt } from "./options.js";
+import { nonNegativeInt, positiveInt } from "./options.js";
 
 /** Limits on what one requestor may create and keep. */
 export interface TaskLimitFlags {
@@ -59,4 +59,18 @@ export function maxRunningPerPrincipalOption(): Option {
 
 export function maxQueuedPerPrincipalOption(): Option {
   return new Option("--max-queued-per-principal <n>", "tasks one requestor may have waiting for a handler; one more creation is refused at once (default: no bound)").argParser(positiveInt);
+}
+
+/** Retention (docs/limits.md): how long a finished task outlives its ttl. */
+export interface RetentionFlags {
+  keepFinished: number;
+}
+
+export function keepFinishedOption(): Option {
+  return new Option(
+    "--keep-finished <ms>",
+    "a finished task and its result stay fetchable at least this long after it ended, even past its ttl (in a cluster: the same on every node)",
+  )
+    .argParser(nonNegativeInt)
+    .default(0);
 }

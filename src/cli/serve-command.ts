@@ -18,10 +18,12 @@ import {
   maxQueuedInputsOption,
   maxQueuedPerPrincipalOption,
   maxResultBytesOption,
+  keepFinishedOption,
   maxRunningPerPrincipalOption,
   maxStoredTasksOption,
   type FairShareFlags,
   type RunLimitFlags,
+  type RetentionFlags,
   type TaskLimitFlags,
 } from "./limit-options.js";
 import { redactFields, traceUrlTemplate } from "./web-options.js";
@@ -33,7 +35,7 @@ import { exitIfStartupRefused } from "./startup-failure.js";
 import { drainTimeoutOption, exitIfStoreInUse, onStopSignals, type DrainFlags } from "./drain-options.js";
 
 /** The options every serving command (`serve`, `gateway`) takes. */
-export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags {
+export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags, RetentionFlags {
   port: number;
   host: string;
   store: string;
@@ -113,6 +115,7 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .addOption(maxStoredTasksOption())
     .addOption(maxQueuedInputsOption())
     .addOption(maxResultBytesOption())
+    .addOption(keepFinishedOption())
     .option("--max-sessions <n>", "HTTP sessions this process holds at most (local sessions; beyond: 503)", positiveInt, DEFAULT_MAX_SESSIONS)
     .option("--max-sessions-per-client <n>", "HTTP sessions one principal (or address, without auth) holds at once (beyond: 429)", positiveInt, DEFAULT_MAX_SESSIONS_PER_CLIENT)
     .option("--workers <n>", "handlers this node runs at once, more tasks wait queued (default: 8 in a cluster, where 0 makes a pure front node; unlimited on a single node)", nonNegativeInt)
@@ -189,6 +192,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
     maxStoredPerOwner: opts.maxStoredTasks,
     maxQueuedInputs: opts.maxQueuedInputs,
     maxResultBytes: opts.maxResultBytes,
+    keepFinishedMs: opts.keepFinished,
     ...(!backend.shared && opts.workers !== undefined && { maxRunning: opts.workers }),
     ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
     ...(opts.maxQueuedPerPrincipal !== undefined && { maxQueuedPerOwner: opts.maxQueuedPerPrincipal }),

@@ -4,14 +4,22 @@ import type { TaskServer } from "../mcp/task-server.js";
 import { openBackend } from "./backend.js";
 import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
-import { maxQueuedInputsOption, maxResultBytesOption, maxRunningPerPrincipalOption, type FairShareFlags, type RunLimitFlags } from "./limit-options.js";
+import {
+  keepFinishedOption,
+  maxQueuedInputsOption,
+  maxResultBytesOption,
+  maxRunningPerPrincipalOption,
+  type FairShareFlags,
+  type RetentionFlags,
+  type RunLimitFlags,
+} from "./limit-options.js";
 import { nonNegativeInt } from "./options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { drainTimeoutOption, onStopSignals, type DrainFlags } from "./drain-options.js";
 import { attachGateway, type Gateway } from "../gateway/gateway.js";
 import { gatewayConfigOf, namesUpstream, upstreamOf, upstreamOptions, upstreamRunOptionsOf, type UpstreamFlags } from "./upstream-options.js";
 
-interface WorkerOptions extends RunLimitFlags, DrainFlags, UpstreamFlags, FairShareFlags {
+interface WorkerOptions extends RunLimitFlags, DrainFlags, UpstreamFlags, FairShareFlags, RetentionFlags {
   store: string;
   concurrency: number;
   leaseMs: number;
@@ -36,6 +44,7 @@ export function workerCommand(): Command {
     .addOption(drainTimeoutOption())
     .addOption(maxQueuedInputsOption())
     .addOption(maxResultBytesOption())
+    .addOption(keepFinishedOption())
     .addOption(maxRunningPerPrincipalOption())
     .option("--demo", "run the demo tools")
     .option("--tools <module>", "load tools from a module exporting default (app) => void")
@@ -66,6 +75,7 @@ async function work(opts: WorkerOptions): Promise<void> {
   const { app, workerId } = await startApp("worker", backend, logger, { ...opts, ...(register && { register }) }, {
     maxQueuedInputs: opts.maxQueuedInputs,
     maxResultBytes: opts.maxResultBytes,
+    keepFinishedMs: opts.keepFinished,
     ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
   });
   logger.info({ workerId, concurrency: opts.concurrency, tools: app.toolNames }, "worker started");

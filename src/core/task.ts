@@ -1,4 +1,4 @@
-import type { TaskStatus } from "./task-status.js";
+import { isTerminal, type TaskStatus } from "./task-status.js";
 
 /** A JSON-RPC error as it travels on the wire: kept verbatim so `tasks/result` can replay it (T-RES-4). */
 export interface RpcErrorShape {
@@ -119,6 +119,16 @@ export function expiresAt(createdAt: number, ttlMs: number | null): number | nul
   return ttlMs === null ? null : createdAt + ttlMs;
 }
 
-export function isExpired(task: Pick<TaskRecord, "expiresAt">, now: number): boolean {
-  return task.expiresAt !== null && task.expiresAt <= now;
+/**
+ * Until when the task stays fetchable: its expiresAt, or for a finished task at least
+ * `keepFinishedMs` after it ended (a terminal task's updatedAt never moves again); null = forever.
+ */
+export function retainedUntil(task: Pick<TaskRecord, "expiresAt" | "status" | "updatedAt">, keepFinishedMs = 0): number | null {
+  if (task.expiresAt === null) return null;
+  return isTerminal(task.status) ? Math.max(task.expiresAt, task.updatedAt + keepFinishedMs) : task.expiresAt;
+}
+
+export function isExpired(task: Pick<TaskRecord, "expiresAt" | "status" | "updatedAt">, now: number, keepFinishedMs = 0): boolean {
+  const until = retainedUntil(task, keepFinishedMs);
+  return until !== null && until <= now;
 }

@@ -5,7 +5,7 @@
  */
 export { storeContract, newTask } from "../testing/store-contract.js";
 export { leaseContract } from "../testing/lease-contract.js";
-export type { TaskStore, TaskFilter, TransitionPatch, OwnerScope, KeyedCreation, StoredKey } from "../store/task-store.js";
+export type { TaskStore, TaskFilter, TransitionPatch, OwnerScope, KeyedCreation, StoredKey, RetentionRules, ExpiredBatch } from "../store/task-store.js";
 export type { QueueView, RunQueueStore, QueueDepth, ClaimCaps } from "../store/run-queue.js";
 export type { Claim, ClaimedTask } from "../store/claim.js";
 export type { TaskKey } from "../core/idempotency.js";

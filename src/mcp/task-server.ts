@@ -42,6 +42,8 @@ type EngineSettings = Pick<
   | "maxRunningPerOwner"
   | "maxQueuedPerOwner"
   | "maxResultBytes"
+  | "keepFinishedMs"
+  | "rememberExpiredMs"
   | "sweepIntervalMs"
   | "rateLimit"
   | "failedLookups"
@@ -137,6 +139,8 @@ export class TaskServer {
       // Tools' own caps, read at each claim (tools register after construction).
       concurrencyByName: () => this.toolConcurrency(),
       ...(options.maxResultBytes !== undefined && { maxResultBytes: options.maxResultBytes }),
+      ...(options.keepFinishedMs !== undefined && { keepFinishedMs: options.keepFinishedMs }),
+      ...(options.rememberExpiredMs !== undefined && { rememberExpiredMs: options.rememberExpiredMs }),
       ...(options.sweepIntervalMs !== undefined && { sweepIntervalMs: options.sweepIntervalMs }),
       ...(options.rateLimit !== undefined && { rateLimit: options.rateLimit }),
       ...(options.failedLookups !== undefined && { failedLookups: options.failedLookups }),

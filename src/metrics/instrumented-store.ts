@@ -1,5 +1,5 @@
 import type { TaskRecord } from "../core/task.js";
-import type { KeyedCreation, TaskStore } from "../store/task-store.js";
+import type { ExpiredBatch, KeyedCreation, TaskStore } from "../store/task-store.js";
 
 /** What {@link instrumentStore} reports. */
 export interface StoreHooks {
@@ -9,6 +9,10 @@ export interface StoreHooks {
   created(task: TaskRecord): void;
   /** A status write of this process succeeded; `task` is the record it wrote. */
   moved(task: TaskRecord): void;
+  /** A batch of tasks past their retention was deleted by this process. */
+  expired(batch: ExpiredBatch): void;
+  /** This process delivered a task's result for the first time (the store says it is the first). */
+  fetched(): void;
 }
 
 /**
@@ -47,6 +51,8 @@ export function instrumentStore<S extends TaskStore>(store: S, hooks: StoreHooks
               if (property === "create") hooks.created(resolved as TaskRecord);
               else if (property === "createKeyed" && (resolved as KeyedCreation).created) hooks.created((resolved as KeyedCreation).task);
               else if (property === "transition" && resolved !== null) hooks.moved(resolved as TaskRecord);
+              else if (property === "deleteExpired") hooks.expired(resolved as ExpiredBatch);
+              else if (property === "markFetched" && resolved === true) hooks.fetched();
               return resolved;
             },
             (error: unknown) => {

@@ -86,6 +86,20 @@ export class TaskMetrics implements EngineObserver {
     registers: [this.registry],
   });
 
+  // Both counted once per task across a cluster: the store's write that ends the task's retention
+  // (or first records a delivery) happens on exactly one node.
+  private readonly expiredUnread = new Counter({
+    name: `${METRIC_PREFIX}results_expired_unread_total`,
+    help: "Finished tasks (completed or failed) whose result nobody fetched (tasks/result, or a 2026-07-28 tasks/get of the finished task) before their retention ended and the sweeper deleted them.",
+    registers: [this.registry],
+  });
+
+  private readonly resultsFetched = new Counter({
+    name: `${METRIC_PREFIX}results_fetched_total`,
+    help: "Finished tasks whose result was delivered to a requestor, counted at the first delivery.",
+    registers: [this.registry],
+  });
+
   /** One MCP request answered: `seconds` from its receipt to its answer (see the `operations` histogram). */
   recordOperation(operation: { method: string; target?: string; errorType?: string }, seconds: number): void {
     this.operations.observe(
@@ -164,6 +178,8 @@ export class TaskMetrics implements EngineObserver {
         this.finished.inc({ tool: task.name, status: task.status });
         this.duration.observe({ tool: task.name, status: task.status }, Math.max(0, task.updatedAt - task.createdAt) / 1000);
       },
+      expired: (batch) => this.expiredUnread.inc(batch.unread),
+      fetched: () => this.resultsFetched.inc(),
     });
   }
 

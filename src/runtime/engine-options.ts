@@ -57,6 +57,17 @@ export interface EngineOptions extends CallerLimitOptions {
   maxQueuedPerOwner?: number;
   /** Handlers of a task name (a tool's `concurrency`) running at once, store-wide; read at each claim. */
   concurrencyByName?: () => Readonly<Record<string, number>>;
+  /**
+   * A finished task and its result stay fetchable at least this long after it ended, even past
+   * its ttl (docs/limits.md, Retention). Default 0: the ttl the requestor asked for, and the server
+   * reported, is the whole lifetime; a longer keep holds finished tasks against `maxStoredPerOwner`.
+   */
+  keepFinishedMs?: number;
+  /**
+   * How long the id of a task the sweeper deleted still answers "Task has expired" rather than
+   * "Task not found". Default 24 hours (the default maximum ttl); 0 forgets at once.
+   */
+  rememberExpiredMs?: number;
   /** How often expired tasks are failed and swept (T-TTL-7). Default 1000 ms. */
   sweepIntervalMs?: number;
   /** Rows handled per sweep statement. Default 500. */

@@ -108,6 +108,7 @@ export class TaskEngine {
   /** The two per-owner caps' counts, read from the store only now and then (see OwnerCounts). */
   private readonly ownerCounts: OwnerCounts;
   private readonly backstopMs: number;
+  private readonly keepFinishedMs: number;
   /** Per-caller limits (T-SEC-4): operation rate, failed lookups. */
   private readonly limits: CallerLimits;
   /** Log the request's arguments with `created` (off: they may hold what the audit log must not). */
@@ -148,6 +149,7 @@ export class TaskEngine {
     this.maxActivePerOwner = options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER;
     this.maxStoredPerOwner = options.maxStoredPerOwner ?? DEFAULT_MAX_STORED_PER_OWNER;
     this.backstopMs = options.backstopMs ?? 30_000;
+    this.keepFinishedMs = options.keepFinishedMs ?? 0;
     this.now = options.now ?? Date.now;
     this.ownerCounts = new OwnerCounts(this.store, { maxActive: this.maxActivePerOwner, maxStored: this.maxStoredPerOwner, now: this.now });
     this.limits = new CallerLimits(options, { now: this.now, observer: this.observer, logger: this.logger });
@@ -170,6 +172,7 @@ export class TaskEngine {
       now: this.now,
       intervalMs: options.sweepIntervalMs ?? 1000,
       batch: options.sweepBatch ?? 500,
+      retention: { keepFinishedMs: this.keepFinishedMs, rememberExpiredMs: options.rememberExpiredMs ?? DEFAULT_REMEMBER_EXPIRED_MS },
     });
     this.maxQueuedPerOwner = options.maxQueuedPerOwner ?? null;
     const perOwner = options.maxRunningPerOwner ?? null;
@@ -190,7 +193,7 @@ export class TaskEngine {
         { slots: options.maxRunning ?? Number.POSITIVE_INFINITY, caps },
       );
     }
-    this.inspect = taskReadPort(this.store, this.pool !== null);
+    this.inspect = taskReadPort(this.store, this.pool !== null, this.keepFinishedMs);
   }
 
   /** True when tasks are distributed through the store to workers (cluster mode). */
@@ -464,7 +467,7 @@ export class TaskEngine {
       const outcome = await this.store.createKeyed(fresh, key, notify);
       if (outcome.created) return outcome;
       const { task, fingerprint } = outcome;
-      const stale = isExpired(task, this.now()) || (isDerivedKey(key) && isTerminal(task.status));
+      const stale = isExpired(task, this.now(), this.keepFinishedMs) || (isDerivedKey(key) && isTerminal(task.status));
       if (stale) {
         await this.store.releaseKey(fresh.owner, key.key, task.id);
         continue;
@@ -525,7 +528,7 @@ export class TaskEngine {
     // T-LIST-2: nextCursor whenever more tasks exist.
     const nextCursor = rows.length > this.pageSize && last ? codec.encode(last, owner) : undefined;
     // Expired rows not yet swept are left out: get() answers "expired" for them (T-LIST-4 holds).
-    const tasks = page.filter((task) => !isExpired(task, now));
+    const tasks = page.filter((task) => !isExpired(task, now, this.keepFinishedMs));
     return nextCursor ? { tasks, nextCursor } : { tasks };
   }
 
@@ -602,7 +605,7 @@ export class TaskEngine {
         hinted = takeHint();
         // Read again before judging a close or an abort: the task may have ended meanwhile (a close
         // fails its own running tasks first), and then its waiter gets the outcome.
-        task = ended ? endedAs(task, ended, this.now()) : await this.reread(id, caller.owner, signal);
+        task = ended ? endedAs(task, ended, this.now(), this.keepFinishedMs) : await this.reread(id, caller.owner, signal);
         woken = true;
       }
     } finally {
@@ -623,6 +626,7 @@ export class TaskEngine {
       const { task } = change;
       if (isTerminal(task.status)) {
         this.logger.info({ audit: "retrieved", taskId: task.id, owner: caller.owner, operation: "result", peer: caller.peer ?? null }, "task result retrieved");
+        this.delivered(task);
         if (change.woken) this.observer.resultWoken(task, Math.max(0, this.now() - task.updatedAt));
         return task;
       }
@@ -630,6 +634,18 @@ export class TaskEngine {
     }
     // watch() returns only after yielding a terminal task, and otherwise throws.
     throw TaskError.internal();
+  }
+
+  /**
+   * Records that a finished task's result went to its requestor (a result request's answer, or a
+   * read that carries the result), so its retention's end is not counted as a result expired
+   * unread. Best effort: the answer does not wait for the write, nor fail with it.
+   */
+  delivered(task: TaskRecord): void {
+    if (!isTerminal(task.status)) return;
+    this.store.markFetched(task.id, this.now()).catch((error: unknown) => {
+      this.logger.warn({ taskId: task.id, err: error }, "could not record that a task's result was fetched");
+    });
   }
 
   /**
@@ -677,12 +693,15 @@ export class TaskEngine {
     return this.sweeper.runOnce();
   }
 
-  /** The task as `owner` may see it: "not found" when unknown or foreign (T-ERR-1, T-SEC-3), "expired" past its ttl (T-ERR-7). */
+  /**
+   * The task as `owner` may see it: "not found" when unknown or foreign (T-ERR-1, T-SEC-3),
+   * "expired" past its retention (T-ERR-7) — also once swept, while the store remembers the id.
+   */
   private async read(taskId: unknown, owner: string | null): Promise<TaskRecord> {
     const id = checkTaskId(taskId);
     const task = await this.store.get(id, { owner });
-    if (!task) throw TaskError.notFound();
-    if (isExpired(task, this.now())) throw TaskError.expired();
+    if (!task) throw (await this.store.wasExpired(id, { owner })) ? TaskError.expired() : TaskError.notFound();
+    if (isExpired(task, this.now(), this.keepFinishedMs)) throw TaskError.expired();
     this.tracing.taskRead(task);
     return task;
   }
@@ -755,6 +774,9 @@ export class TaskEngine {
   }
 }
 
+/** How long a swept task's id answers "expired": the default maximum ttl, so a requestor that waited as long as a task may live still learns why it is gone. */
+const DEFAULT_REMEMBER_EXPIRED_MS = 24 * 60 * 60 * 1000;
+
 /** `retryAfterMs` of the refusal of a creation over the queue bound: about one short task's run. */
 const QUEUED_RETRY_AFTER_MS = 1000;
 
@@ -765,9 +787,9 @@ const DRAINING_RETRY_AFTER_MS = 1000;
  * The task as its terminal transition left it, from the last read (fixed fields, ownership
  * already checked) and that transition's event (what it wrote). Expiry is judged as a read would.
  */
-function endedAs(task: TaskRecord, event: Extract<TaskEvent, { type: "status" }>, now: number): TaskRecord {
+function endedAs(task: TaskRecord, event: Extract<TaskEvent, { type: "status" }>, now: number, keepFinishedMs: number): TaskRecord {
   const ended: TaskRecord = { ...task, status: event.status, statusMessage: event.statusMessage, updatedAt: event.updatedAt, outcome: event.outcome ?? null };
-  if (isExpired(ended, now)) throw TaskError.expired();
+  if (isExpired(ended, now, keepFinishedMs)) throw TaskError.expired();
   return ended;
 }
 

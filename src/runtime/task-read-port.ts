@@ -1,5 +1,5 @@
 import type { ListPosition } from "../core/cursor.js";
-import type { InputRequest, StatusChange, TaskRecord } from "../core/task.js";
+import { retainedUntil, type InputRequest, type StatusChange, type TaskRecord } from "../core/task.js";
 import type { TaskStatus } from "../core/task-status.js";
 import type { ClusterView } from "../store/cluster-view.js";
 import { isLeaseStore } from "../store/lease-store.js";
@@ -39,12 +39,20 @@ export interface TaskReadPort {
   readonly streamEvents: StreamEventStore | undefined;
 }
 
-/** The read port over `store`; `clustered` says whether the engine distributes tasks through it. */
-export function taskReadPort(store: TaskStore, clustered: boolean): TaskReadPort {
+/**
+ * The read port over `store`; `clustered` says whether the engine distributes tasks through it.
+ * The tasks it reads carry as `expiresAt` the end of their retention (`keepFinishedMs` after a
+ * finished task ended, when that is later than its ttl), which is what an operator needs to know.
+ */
+export function taskReadPort(store: TaskStore, clustered: boolean, keepFinishedMs = 0): TaskReadPort {
   const leases = clustered && isLeaseStore(store) ? store : null;
+  const retained = (task: TaskRecord): TaskRecord => ({ ...task, expiresAt: retainedUntil(task, keepFinishedMs) });
   return {
-    task: (id, scope = { any: true }) => store.get(id, scope),
-    search: (filter, after, limit) => store.search(filter, after, limit),
+    task: async (id, scope = { any: true }) => {
+      const task = await store.get(id, scope);
+      return task && retained(task);
+    },
+    search: async (filter, after, limit) => (await store.search(filter, after, limit)).map(retained),
     countByStatus: (filter) => store.countByStatus(filter),
     history: (taskId) => store.history(taskId),
     inputs: (taskId) => store.inputs(taskId),

@@ -33,6 +33,30 @@ export interface TransitionPatch {
 
 
 /**
+ * How long what the sweeper deletes is kept, and remembered afterwards (docs/limits.md, Retention).
+ * The same on every node sharing a store: whichever node sweeps first applies its own.
+ */
+export interface RetentionRules {
+  /**
+   * A finished task (and its result) stays at least this long after it ended, even past its
+   * expiresAt: a task that ran longer than its ttl still leaves its result for a while. Default 0.
+   */
+  keepFinishedMs?: number;
+  /**
+   * How long the id of a task deleted at its retention is remembered as expired (see
+   * {@link TaskStore.wasExpired}); 0 remembers nothing. Default 0.
+   */
+  rememberExpiredMs?: number;
+}
+
+/** What one {@link TaskStore.deleteExpired} batch deleted. */
+export interface ExpiredBatch {
+  deleted: number;
+  /** Of those, tasks that ended `completed` or `failed` whose result was never fetched ({@link TaskStore.markFetched}). */
+  unread: number;
+}
+
+/**
  * Who may see a task. `{ any: true }` skips owner filtering (internal use: recovery, sweeps);
  * otherwise only tasks whose owner equals `owner` (null = unauthenticated tasks) match.
  */
@@ -160,8 +184,25 @@ export interface TaskStore {
   /** Non-terminal tasks whose expiresAt ≤ now, at most `limit`. */
   expiredActive(now: number, limit: number): Promise<TaskRecord[]>;
 
-  /** Deletes up to `limit` terminal tasks whose expiresAt ≤ now, with their input queues and history; returns how many. */
-  deleteExpired(now: number, limit: number): Promise<number>;
+  /**
+   * Deletes up to `limit` terminal tasks past their retention — expiresAt ≤ now and ended (updatedAt)
+   * at least `keepFinishedMs` ago — with their input queues, history and keys, most overdue first.
+   * Their ids are remembered as expired for `rememberExpiredMs` (remembered ids older than that are
+   * forgotten by the same call), each with its owner.
+   */
+  deleteExpired(now: number, limit: number, rules?: RetentionRules): Promise<ExpiredBatch>;
+
+  /**
+   * True when `id` names a task of `scope` that {@link deleteExpired} deleted and still remembers:
+   * a lookup answers "expired" rather than "not found" for it. Another owner's id is never one.
+   */
+  wasExpired(id: string, scope: OwnerScope): Promise<boolean>;
+
+  /**
+   * Records that the result of the terminal task `id` was delivered to its requestor; true only the
+   * first time (so a counter of fetched results counts each task once, across processes).
+   */
+  markFetched(id: string, now: number): Promise<boolean>;
 
   /** Every non-terminal task (used at start to recover work a dead process left behind). */
   activeTasks(limit: number): Promise<TaskRecord[]>;

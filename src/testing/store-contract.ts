@@ -495,10 +495,10 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         const terminalAlive = await taskIn("completed", { ttlMs: 100_000 });
         const unlimited = await taskIn("completed", { ttlMs: null });
 
-        expect(await store.deleteExpired(T0 + 1000, 2)).toBe(2);
-        expect(await store.deleteExpired(T0 + 1000, 2)).toBe(2);
-        expect(await store.deleteExpired(T0 + 1000, 2)).toBe(1);
-        expect(await store.deleteExpired(T0 + 1000, 2)).toBe(0);
+        expect((await store.deleteExpired(T0 + 1000, 2)).deleted).toBe(2);
+        expect((await store.deleteExpired(T0 + 1000, 2)).deleted).toBe(2);
+        expect((await store.deleteExpired(T0 + 1000, 2)).deleted).toBe(1);
+        expect((await store.deleteExpired(T0 + 1000, 2)).deleted).toBe(0);
 
         for (const id of doomed) expect(await store.get(id, { any: true })).toBeNull();
         for (const kept of [activeExpired, terminalAlive, unlimited]) {
@@ -509,7 +509,7 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
       it("deleteExpired deletes the oldest deadlines first", async () => {
         const later = await taskIn("completed", { ttlMs: 200 });
         const sooner = await taskIn("failed", { ttlMs: 100 });
-        expect(await store.deleteExpired(T0 + 500, 1)).toBe(1);
+        expect((await store.deleteExpired(T0 + 500, 1)).deleted).toBe(1);
         expect(await store.get(sooner.id, { any: true })).toBeNull();
         expect(await store.get(later.id, { any: true })).not.toBeNull();
       });
@@ -518,16 +518,76 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         const task = await taskIn("input_required", { ttlMs: 100 });
         await store.enqueueInput({ taskId: task.id, id: "q1", method: "sampling/createMessage", params: {}, createdAt: T0 });
         await store.transition(task.id, allowedSources("cancelled"), "cancelled", { now: T0 + 2 });
-        expect(await store.deleteExpired(T0 + 100, 10)).toBe(1);
+        expect((await store.deleteExpired(T0 + 100, 10)).deleted).toBe(1);
         expect(await store.getInput(task.id, "q1")).toBeNull();
         expect(await store.pendingInputs(task.id)).toEqual([]);
       });
 
       it("deleteExpired with nothing due, or a limit of 0, deletes nothing", async () => {
         await taskIn("completed", { ttlMs: 100 });
-        expect(await store.deleteExpired(T0 + 99, 10)).toBe(0);
-        expect(await store.deleteExpired(T0 + 100, 0)).toBe(0);
-        expect(await store.deleteExpired(T0 + 100, 10)).toBe(1);
+        expect((await store.deleteExpired(T0 + 99, 10)).deleted).toBe(0);
+        expect((await store.deleteExpired(T0 + 100, 0)).deleted).toBe(0);
+        expect((await store.deleteExpired(T0 + 100, 10)).deleted).toBe(1);
+      });
+    });
+
+    describe("retention (keepFinishedMs, remembered expired ids, fetched results)", () => {
+      it("deleteExpired keeps a finished task keepFinishedMs after it ended, even past its expiresAt", async () => {
+        const task = await store.create(newTask({ ttlMs: 100 }));
+        await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 500, outcome: RESULT });
+        const rules = { keepFinishedMs: 1000 };
+        expect((await store.deleteExpired(T0 + 1499, 10, rules)).deleted).toBe(0);
+        expect(await store.get(task.id, { any: true })).not.toBeNull();
+        expect((await store.deleteExpired(T0 + 1500, 10, rules)).deleted).toBe(1);
+        expect(await store.get(task.id, { any: true })).toBeNull();
+      });
+
+      it("keepFinishedMs never shortens a ttl: a task that ended early stays until its expiresAt", async () => {
+        const task = await taskIn("completed", { ttlMs: 60_000 });
+        expect((await store.deleteExpired(T0 + 59_999, 10, { keepFinishedMs: 10 })).deleted).toBe(0);
+        expect((await store.deleteExpired(T0 + 60_000, 10, { keepFinishedMs: 10 })).deleted).toBe(1);
+        expect(await store.get(task.id, { any: true })).toBeNull();
+      });
+
+      it("a deleted task's id is remembered as expired for its owner only, for rememberExpiredMs", async () => {
+        const task = await taskIn("completed", { owner: "alice", ttlMs: 100 });
+        const anonymous = await taskIn("failed", { owner: null, ttlMs: 100 });
+        expect((await store.deleteExpired(T0 + 100, 10, { rememberExpiredMs: 1000 })).deleted).toBe(2);
+        expect(await store.wasExpired(task.id, { owner: "alice" })).toBe(true);
+        expect(await store.wasExpired(task.id, { any: true })).toBe(true);
+        expect(await store.wasExpired(task.id, { owner: "bob" })).toBe(false);
+        expect(await store.wasExpired(task.id, { owner: null })).toBe(false);
+        expect(await store.wasExpired(anonymous.id, { owner: null })).toBe(true);
+        expect(await store.wasExpired(newTaskId(), { any: true })).toBe(false);
+
+        await store.deleteExpired(T0 + 1099, 10, { rememberExpiredMs: 1000 });
+        expect(await store.wasExpired(task.id, { owner: "alice" })).toBe(true);
+        await store.deleteExpired(T0 + 1100, 10, { rememberExpiredMs: 1000 });
+        expect(await store.wasExpired(task.id, { owner: "alice" })).toBe(false);
+      });
+
+      it("without rememberExpiredMs a deleted task's id is not remembered", async () => {
+        const task = await taskIn("completed", { ttlMs: 100 });
+        await store.deleteExpired(T0 + 100, 10);
+        expect(await store.wasExpired(task.id, { any: true })).toBe(false);
+      });
+
+      it("deleteExpired counts the deleted completed and failed tasks whose result was never fetched", async () => {
+        const fetched = await taskIn("completed", { ttlMs: 100 });
+        await taskIn("completed", { ttlMs: 100 });
+        await taskIn("failed", { ttlMs: 100 });
+        await taskIn("cancelled", { ttlMs: 100 });
+        expect(await store.markFetched(fetched.id, T0 + 50)).toBe(true);
+        expect(await store.deleteExpired(T0 + 100, 10)).toEqual({ deleted: 4, unread: 2 });
+      });
+
+      it("markFetched is true only the first time, and only for a finished task", async () => {
+        const running = await taskIn("working");
+        const done = await taskIn("completed");
+        expect(await store.markFetched(running.id, T0 + 2)).toBe(false);
+        expect(await store.markFetched(done.id, T0 + 2)).toBe(true);
+        expect(await store.markFetched(done.id, T0 + 3)).toBe(false);
+        expect(await store.markFetched(newTaskId(), T0 + 3)).toBe(false);
       });
     });
 
@@ -753,7 +813,7 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         await taskIn("failed", { ttlMs: 100_000 });
         await taskIn("working", { ttlMs: 10 });
         await expectExact({ scope: { any: true } }, counts({ working: 1, completed: 1, failed: 2 }));
-        expect(await store.deleteExpired(T0 + 1000, 10)).toBe(2);
+        expect((await store.deleteExpired(T0 + 1000, 10)).deleted).toBe(2);
         await expectExact({ scope: { any: true } }, counts({ working: 1, failed: 1 }));
         await expectExact({ scope: { owner: "alice" }, statuses: TERMINAL_STATUSES }, counts({ failed: 1 }));
       });
@@ -810,7 +870,7 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
       it("is empty for an unknown task, and deleted with an expired task", async () => {
         expect(await store.history(newTaskId())).toEqual([]);
         const task = await taskIn("completed", { ttlMs: 100 });
-        expect(await store.deleteExpired(T0 + 100, 10)).toBe(1);
+        expect((await store.deleteExpired(T0 + 100, 10)).deleted).toBe(1);
         expect(await store.history(task.id)).toEqual([]);
       });
     });
@@ -960,7 +1020,7 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         const cp = checkpointing();
         const task = await taskIn("completed", { ttlMs: 10 });
         await cp.saveCheckpoint(task.id, "step", 1, T0);
-        expect(await store.deleteExpired(T0 + 1_000_000, 10)).toBe(1);
+        expect((await store.deleteExpired(T0 + 1_000_000, 10)).deleted).toBe(1);
         expect(await cp.checkpoints(task.id)).toEqual([]);
       });
     });
@@ -1039,7 +1099,7 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         const first = await store.createKeyed(newTask({ ttlMs: 100 }), KEY);
         await store.transition(first.task.id, allowedSources("completed"), "completed", { now: T0 + 1, outcome: RESULT });
         expect((await store.createKeyed(newTask(), KEY)).created).toBe(false);
-        expect(await store.deleteExpired(T0 + 100, 10)).toBe(1);
+        expect((await store.deleteExpired(T0 + 100, 10)).deleted).toBe(1);
         const next = await store.createKeyed(newTask(), KEY);
         expect(next.created).toBe(true);
         expect(next.task.id).not.toBe(first.task.id);

@@ -85,6 +85,7 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
       "--max-stored-tasks <n>",
       "--max-queued-inputs <n>",
       "--max-result-bytes <n>",
+      "--keep-finished <ms>",
       "--tools <module>",
       "--no-tasks",
       "--log-level <level>",
@@ -130,6 +131,7 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     expect(flat).toMatch(/--max-stored-tasks <n> .*?\(default: 10000\)/);
     expect(flat).toMatch(/--max-queued-inputs <n> .*?\(default: 16\)/);
     expect(flat).toMatch(/--max-result-bytes <n> .*?\(default: 4194304\)/);
+    expect(flat).toMatch(/--keep-finished <ms> .*?\(default: 0\)/);
 
     const top = await runCli(["--help"]);
     expect(top.code).toBe(0);

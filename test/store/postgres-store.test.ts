@@ -120,10 +120,10 @@ describe("postgresStore: schema, migrations and connections", () => {
     const task = await old.create(newTask());
     // What version 1 left: none of the later tables, one migration recorded.
     await pgQuery(
-      `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas, "${schema}".workers, "${schema}".task_keys;
+      `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas, "${schema}".workers, "${schema}".task_keys, "${schema}".expired_tasks;
        DROP FUNCTION "${schema}".task_counts_delta() CASCADE;
        DROP FUNCTION "${schema}".task_keys_deleted() CASCADE;
-       ALTER TABLE "${schema}".tasks DROP COLUMN leased_at, DROP COLUMN claim_generation;
+       ALTER TABLE "${schema}".tasks DROP COLUMN leased_at, DROP COLUMN claim_generation, DROP COLUMN fetched_at;
        DROP INDEX "${schema}".tasks_queue_owner;
        DELETE FROM "${schema}".migrations WHERE version > 1`,
     );

@@ -133,6 +133,19 @@ describe("web API access", () => {
     expect((await server.app.engine.store.get(id, { any: true }))?.status).toBe("working");
   });
 
+  it("a finished task's expiresAt is the end of its retention: keepFinishedMs after it ended when that is later than its ttl", async () => {
+    const server = await start({}, captureLogger(), { keepFinishedMs: 600_000 });
+    const alice = await server.connect({ token: "tok-alice-secret" });
+    const done = await callToolAsTask(alice.client, "sleep", { ms: 0 }, { ttl: 5_000 });
+    const ended = await settled(server, done.task.taskId);
+    const stored = await server.app.engine.store.get(done.task.taskId, { any: true });
+    const detail = await get(`/tasks/api/tasks/${done.task.taskId}`, "tok-alice-secret");
+    expect(ended.status).toBe("completed");
+    expect(detail.json["task"]).toMatchObject({ ttlMs: 5_000, expiresAt: (stored?.updatedAt ?? 0) + 600_000 });
+    const list = await get("/tasks/api/tasks", "tok-alice-secret");
+    expect((list.json["tasks"] as Array<{ expiresAt: number }>)[0]?.expiresAt).toBe((stored?.updatedAt ?? 0) + 600_000);
+  });
+
   it("a non-admin principal cannot filter by owner (403)", async () => {
     await start();
     const answer = await get("/tasks/api/tasks?owner=local%7Cbob", "tok-alice-secret");

@@ -357,6 +357,18 @@ describe("web view in headless Chromium", () => {
     expect(await link.getAttribute("rel")).toBe("noopener noreferrer");
   });
 
+  it("shows in the detail panel when the task expires, as a time and as \"expires in …\"", async () => {
+    fx = await serverWithView();
+    const { client } = await fx.connect();
+    const done = await callToolAsTask(client, "sleep", { ms: 0 }, { ttl: 7_200_000 });
+    await taskResult(client, done.task.taskId);
+    page = await browser.context.newPage();
+    await page.goto(`${new URL("/tasks", fx.url).href}?task=${done.task.taskId}#token=${ADMIN_TOKEN}`);
+    await page.locator("#detail .id", { hasText: done.task.taskId }).waitFor();
+    const expires = page.locator("#detail dt", { hasText: /^Expires$/ }).locator("xpath=following-sibling::dd[1]");
+    expect(await expires.textContent()).toMatch(/^\S.* \(expires in (1h 59m|2h 00m)\)$/);
+  });
+
   it.each([1400, 900])("holds its layout at %i px with the detail panel open: no word broken across lines, no button cut off", async (width) => {
     fx = await serverWithView();
     const { client } = await fx.connect();

@@ -26,6 +26,8 @@ const ACK = { resultType: RESULT_TYPE.complete } as const;
 export async function tasksGet({ engine }: StatelessHost, params: LooseParams, request: StatelessHttpRequest): Promise<Record<string, unknown>> {
   const task = await engine.get(params?.["taskId"], request.caller);
   const pending = task.status === "input_required" ? await engine.pendingInputs(task.id, request.caller) : [];
+  // A finished task's DetailedTask carries its result: this read is the result's delivery.
+  engine.delivered(task);
   return detailedTask(task, pending);
 }
 

@@ -1,5 +1,5 @@
 import type { EventBus } from "../../events/event-bus.js";
-import type { TaskStore } from "../../store/task-store.js";
+import type { RetentionRules, TaskStore } from "../../store/task-store.js";
 import type { Logger } from "../../core/logger.js";
 import type { TaskExecution } from "../task-execution.js";
 import { failInternally } from "../internal-failure.js";
@@ -13,14 +13,16 @@ interface SweeperDeps {
   now: () => number;
   intervalMs: number;
   batch: number;
+  retention: RetentionRules;
 }
 
 /**
  * TTL enforcement (T-TTL-5, T-TTL-7). The ttl is a hard lifetime counted from createdAt:
  * - a task still running when it expires is aborted (signal reason "expired") and marked
  *   `failed` with a statusMessage saying so — never deleted while its handler runs unseen;
- * - terminal tasks past their expiry are deleted with their input queues, in batches.
- * Between expiry and deletion, lookups answer "Task has expired" (T-ERR-7).
+ * - terminal tasks past their retention (their expiry, and `keepFinishedMs` after they ended) are
+ *   deleted with their input queues, in batches, and their ids remembered for `rememberExpiredMs`.
+ * Between expiry and deletion, and while the id is remembered, lookups answer "Task has expired" (T-ERR-7).
  */
 export class Sweeper {
   private readonly loop: IntervalLoop;
@@ -58,11 +60,13 @@ export class Sweeper {
       if (expired.length < batch) break;
     }
     let deleted = 0;
+    let unread = 0;
     for (;;) {
-      const n = await store.deleteExpired(now(), batch);
-      deleted += n;
-      if (n < batch) break;
+      const swept = await store.deleteExpired(now(), batch, this.deps.retention);
+      deleted += swept.deleted;
+      unread += swept.unread;
+      if (swept.deleted < batch) break;
     }
-    if (deleted > 0) logger.info({ audit: "swept", count: deleted }, "expired tasks deleted");
+    if (deleted > 0) logger.info({ audit: "swept", count: deleted, unread }, "expired tasks deleted");
   }
 }

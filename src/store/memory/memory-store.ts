@@ -16,7 +16,7 @@ import {
   claimLostError,
 } from "../store-rules.js";
 import type { Claim } from "../claim.js";
-import type { KeyedCreation, StoredKey, OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { ExpiredBatch, KeyedCreation, OwnerScope, RetentionRules, StoredKey, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { memoryStreamEvents } from "./memory-stream-events.js";
@@ -59,6 +59,10 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
   // Tasks whose handler has started (the SQL stores' started_at); the others in `working` are queued.
   const started = new Set<string>();
   const isQueued = (t: TaskRecord): boolean => t.status === "working" && !started.has(t.id);
+  // Tasks whose result was delivered (the SQL stores' fetched_at).
+  const fetched = new Set<string>();
+  // Ids deleted at their retention, with their owner, in deletion order (oldest first).
+  const expiredIds = new Map<string, { owner: string | null; at: number }>();
   let secret: Buffer | null = null;
   let closed = false;
 
@@ -278,13 +282,19 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
         .map(copy);
     },
 
-    async deleteExpired(now: number, limit: number): Promise<number> {
+    async deleteExpired(now: number, limit: number, rules: RetentionRules = {}): Promise<ExpiredBatch> {
       open();
+      const keep = rules.keepFinishedMs ?? 0;
+      const rememberMs = rules.rememberExpiredMs ?? 0;
       const doomed = [...tasks.values()]
-        .filter((t) => isTerminal(t.status) && t.expiresAt !== null && t.expiresAt <= now)
+        .filter((t) => isTerminal(t.status) && t.expiresAt !== null && t.expiresAt <= now && t.updatedAt <= now - keep)
         .sort(compareByExpiry)
         .slice(0, wholeLimit(limit));
+      let unread = 0;
       for (const task of doomed) {
+        if (task.status !== "cancelled" && !fetched.has(task.id)) unread++;
+        fetched.delete(task.id);
+        if (rememberMs > 0 && !expiredIds.has(task.id)) expiredIds.set(task.id, { owner: task.owner, at: now });
         tasks.delete(task.id);
         recount(task, -1);
         inputs.delete(task.id);
@@ -295,7 +305,25 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
         keyOfTask.delete(task.id);
         started.delete(task.id);
       }
-      return doomed.length;
+      for (const [id, { at }] of expiredIds) {
+        if (at > now - rememberMs) break;
+        expiredIds.delete(id);
+      }
+      return { deleted: doomed.length, unread };
+    },
+
+    async wasExpired(id: string, scope: OwnerScope): Promise<boolean> {
+      open();
+      const expired = expiredIds.get(id);
+      return expired !== undefined && ("any" in scope || expired.owner === scope.owner);
+    },
+
+    async markFetched(id: string): Promise<boolean> {
+      open();
+      const task = tasks.get(id);
+      if (task === undefined || !isTerminal(task.status) || fetched.has(id)) return false;
+      fetched.add(id);
+      return true;
     },
 
     async activeTasks(limit: number): Promise<TaskRecord[]> {

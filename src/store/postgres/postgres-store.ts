@@ -38,7 +38,7 @@ import { viewStatements } from "./view-statements.js";
 import type { Claim, ClaimedTask } from "../claim.js";
 import { checkTransitionPatch, claimLostError, countsFromTotals, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { StoreNotify } from "../../core/store-notify.js";
-import type { KeyedCreation, StoredKey, OwnerScope, TaskFilter, TransitionPatch } from "../task-store.js";
+import type { ExpiredBatch, KeyedCreation, OwnerScope, RetentionRules, StoredKey, TaskFilter, TransitionPatch } from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import { keyStatements } from "./key-statements.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
@@ -474,12 +474,23 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return n === 0 ? [] : (await rows<TaskRow>(sweeps.expiredActive, [now, n])).map(taskFromRow);
     },
 
-    async deleteExpired(now: number, limit: number): Promise<number> {
+    async deleteExpired(now: number, limit: number, rules: RetentionRules = {}): Promise<ExpiredBatch> {
       const n = wholeLimit(limit);
-      if (n === 0) return 0;
-      const deleted = (await run(sweeps.deleteExpired, [now, n])).rowCount ?? 0;
+      if (n === 0) return { deleted: 0, unread: 0 };
+      const rememberMs = rules.rememberExpiredMs ?? 0;
+      const batch = (await rows<ExpiredBatch>(sweeps.deleteExpired, [now, n, rules.keepFinishedMs ?? 0, rememberMs]))[0] ?? { deleted: 0, unread: 0 };
+      await run(sweeps.forgetExpired, [now - rememberMs, n]);
       await compactCounts();
-      return deleted;
+      return batch;
+    },
+
+    async wasExpired(id: string, scope: OwnerScope): Promise<boolean> {
+      const row = (await rows<{ owner: string | null }>(sweeps.wasExpired, [id]))[0];
+      return row !== undefined && ("any" in scope || row.owner === scope.owner);
+    },
+
+    async markFetched(id: string, now: number): Promise<boolean> {
+      return ((await run(sweeps.markFetched, [now, id])).rowCount ?? 0) > 0;
     },
 
     async activeTasks(limit: number): Promise<TaskRecord[]> {

@@ -94,6 +94,19 @@ const QUEUE_MIGRATION = (t: Tables): string => `
   CREATE INDEX tasks_queue_owner ON ${t.tasks} (owner, created_at, id) WHERE status = 'working' AND lease_owner IS NULL;
   `;
 
+// Retention (docs/limits.md): `fetched_at` is when a task's result was first delivered, so the
+// sweep can count results that expired unread; `expired_tasks` remembers, for a bounded time, the
+// ids the sweep deleted, so a late lookup on any node still answers "expired", not "not found".
+const RETENTION_MIGRATION = (t: Tables): string => `
+  ALTER TABLE ${t.tasks} ADD COLUMN fetched_at BIGINT;
+  CREATE TABLE ${t.expired} (
+    id         TEXT COLLATE "C" PRIMARY KEY,
+    owner      TEXT,
+    expired_at BIGINT NOT NULL
+  );
+  CREATE INDEX expired_tasks_at ON ${t.expired} (expired_at);
+  `;
+
 /**
  * Schema history, oldest first; `migrations` records each version applied. Never edit an applied
  * entry: append a new one.
@@ -229,6 +242,7 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   CLAIM_GENERATION_MIGRATION,
   KEYS_MIGRATION,
   QUEUE_MIGRATION,
+  RETENTION_MIGRATION,
 ];
 
 /** The schema version this code writes. */

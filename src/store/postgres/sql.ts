@@ -35,6 +35,8 @@ export interface Tables {
   readonly workers: string;
   /** Idempotency keys, one per (owner key, key), each naming its task (key-statements.ts). */
   readonly keys: string;
+  /** Ids of tasks deleted at their retention, remembered for a while (sweep-statements.ts). */
+  readonly expired: string;
 }
 
 /**
@@ -69,6 +71,7 @@ export function tablesOf(schemaName: string): Tables {
     countDeltas: `${schema}.task_count_deltas`,
     workers: `${schema}.workers`,
     keys: `${schema}.task_keys`,
+    expired: `${schema}.expired_tasks`,
   };
 }
 

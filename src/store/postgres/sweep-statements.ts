@@ -5,11 +5,18 @@ export interface SweepStatements {
   /** ($1 now, $2 limit): non-terminal tasks past their deadline, most overdue first. */
   expiredActive: Statement;
   /**
-   * ($1 now, $2 limit): deletes one batch of expired terminal tasks, most overdue first; their
-   * inputs and timelines go with them (ON DELETE CASCADE), all in this one statement. Rows another
-   * node's sweep is deleting right now are skipped rather than waited for.
+   * ($1 now, $2 limit, $3 keepFinishedMs, $4 rememberMs): deletes one batch of terminal tasks past
+   * their retention, most overdue first; their inputs and timelines go with them (ON DELETE
+   * CASCADE), and their ids are remembered when $4 > 0, all in this one statement. Rows another
+   * node's sweep is deleting right now are skipped rather than waited for. One row: `deleted`, `unread`.
    */
   deleteExpired: Statement;
+  /** ($1 before, $2 limit): forgets remembered ids expired at or before $1. */
+  forgetExpired: Statement;
+  /** ($1 id): the remembered expired id's owner, if any. */
+  wasExpired: Statement;
+  /** ($1 now, $2 id): sets fetched_at once, on a terminal task. */
+  markFetched: Statement;
   /** ($1 limit): non-terminal tasks of every owner, in creation order. */
   activeTasks: Statement;
   /** ($1 owner) — and the `Anonymous` variant with no parameter. */
@@ -33,10 +40,33 @@ export function sweepStatements(t: Tables): SweepStatements {
       "delete_expired",
       `WITH doomed AS (
          SELECT id FROM ${t.tasks}
-         WHERE status IN ${TERMINAL_SQL} AND expires_at <= $1
+         WHERE status IN ${TERMINAL_SQL} AND expires_at <= $1::bigint AND updated_at <= $1::bigint - $3::bigint
          ORDER BY expires_at, id LIMIT $2
-         FOR UPDATE SKIP LOCKED)
-       DELETE FROM ${t.tasks} AS t USING doomed WHERE t.id = doomed.id`,
+         FOR UPDATE SKIP LOCKED),
+       gone AS (
+         DELETE FROM ${t.tasks} AS t USING doomed WHERE t.id = doomed.id
+         RETURNING t.id, t.owner, t.status, t.fetched_at),
+       remembered AS (
+         INSERT INTO ${t.expired} (id, owner, expired_at)
+         SELECT id, owner, $1::bigint FROM gone WHERE $4::bigint > 0
+         ON CONFLICT (id) DO NOTHING)
+       SELECT count(*)::int AS deleted,
+              (count(*) FILTER (WHERE status <> 'cancelled' AND fetched_at IS NULL))::int AS unread
+       FROM gone`,
+    ),
+
+    forgetExpired: statement(
+      "forget_expired",
+      `DELETE FROM ${t.expired} WHERE id IN (
+         SELECT id FROM ${t.expired} WHERE expired_at <= $1 ORDER BY expired_at LIMIT $2
+         FOR UPDATE SKIP LOCKED)`,
+    ),
+
+    wasExpired: statement("was_expired", `SELECT owner FROM ${t.expired} WHERE id = $1`),
+
+    markFetched: statement(
+      "mark_fetched",
+      `UPDATE ${t.tasks} SET fetched_at = $1 WHERE id = $2 AND fetched_at IS NULL AND status IN ${TERMINAL_SQL}`,
     ),
 
     activeTasks: statement(

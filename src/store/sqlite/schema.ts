@@ -76,6 +76,19 @@ const QUEUE_MIGRATION = `
   CREATE INDEX tasks_started ON tasks (owner, name) WHERE started_at IS NOT NULL AND status IN ('working', 'input_required');
   `;
 
+// Retention (docs/limits.md): `fetched_at` is when a task's result was first delivered, so the
+// sweep can count results that expired unread; `expired_tasks` remembers, for a bounded time, the
+// ids the sweep deleted, so a late lookup still answers "expired" rather than "not found".
+const RETENTION_MIGRATION = `
+  ALTER TABLE tasks ADD COLUMN fetched_at INTEGER;
+  CREATE TABLE expired_tasks (
+    id         TEXT PRIMARY KEY,
+    owner      TEXT,
+    expired_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX expired_tasks_at ON expired_tasks (expired_at);
+  `;
+
 /**
  * Schema history, oldest first. `PRAGMA user_version` records how many have been applied, so a
  * migration runs exactly once per file. Never edit an applied entry: append a new one.
@@ -188,6 +201,7 @@ const MIGRATIONS: readonly string[] = [
   COUNTS_MIGRATION,
   KEYS_MIGRATION,
   QUEUE_MIGRATION,
+  RETENTION_MIGRATION,
 ];
 
 /** The schema version this code writes. */

@@ -18,7 +18,7 @@ import { prepareTaskStatements } from "./task-statements.js";
 import { prepareViewStatements } from "./view-statements.js";
 import type { Claim } from "../claim.js";
 import { checkTransitionPatch, claimLostError, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
-import type { KeyedCreation, StoredKey, OwnerScope, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type { ExpiredBatch, KeyedCreation, OwnerScope, RetentionRules, StoredKey, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow } from "../sql/rows.js";
@@ -271,10 +271,20 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       return n === 0 ? [] : sweeps.expiredActive.all(now, n).map(taskFromRow);
     },
 
-    async deleteExpired(now: number, limit: number): Promise<number> {
+    async deleteExpired(now: number, limit: number, rules: RetentionRules = {}): Promise<ExpiredBatch> {
       group.flush();
       const n = wholeLimit(limit);
-      return n === 0 ? 0 : sweeps.deleteExpired(now, n);
+      return n === 0 ? { deleted: 0, unread: 0 } : sweeps.deleteExpired(now, n, rules.keepFinishedMs ?? 0, rules.rememberExpiredMs ?? 0);
+    },
+
+    async wasExpired(id: string, scope: OwnerScope): Promise<boolean> {
+      const row = sweeps.wasExpired.get(id);
+      return row !== undefined && ("any" in scope || row.owner === scope.owner);
+    },
+
+    async markFetched(id: string, now: number): Promise<boolean> {
+      group.flush();
+      return sweeps.markFetched.run(now, id).changes > 0;
     },
 
     async activeTasks(limit: number): Promise<TaskRecord[]> {

@@ -608,6 +608,12 @@ async function loadCluster() {
 }
 
 /** "3.2 s ago" / "in 12 s" relative to the server's clock at the time of the view. */
+/** Relative to the absolute time next to it: how long the task (and its result) can still be fetched. */
+function expiresIn(at, now) {
+  const d = at - now;
+  return d > 0 ? `expires in ${formatDuration(d)}` : `expired ${formatDuration(-d)} ago`;
+}
+
 function relative(ms, now) {
   const d = ms - now;
   return d >= 0 ? `in ${formatDuration(d)}` : `${formatDuration(-d)} ago`;
@@ -866,7 +872,7 @@ async function renderDetail() {
   field("Updated", formatTime(task.updatedAt));
   field(ACTIVE.has(task.status) ? "Age" : "Duration", formatDuration(ageOf(task)));
   field("TTL", task.ttlMs === null ? "unlimited" : formatDuration(task.ttlMs));
-  field("Expires", formatTime(task.expiresAt));
+  field("Expires", task.expiresAt === null ? "never" : `${formatTime(task.expiresAt)} (${expiresIn(task.expiresAt, Date.now())})`);
   if (task.traceId) {
     // Linked only to the operator's own trace viewer (--trace-url, an http(s) template the server checked).
     const trace = task.traceUrl ? el("a", { className: "mono trace", text: task.traceId }) : el("span", { className: "mono trace", text: task.traceId });

@@ -141,11 +141,24 @@ export function ttlSuite(path: ConformancePath): void {
       await expectRpcError(cancelTask(fx!.client, task.taskId), -32602, /expired/);
     });
 
-    it("T-TTL-5/T-ERR-7: once swept, an expired task is 'not found'", async () => {
+    it("T-TTL-5/T-ERR-7: once swept, an expired task still answers 'Task has expired' while its id is remembered", async () => {
       const { advance } = await clockFixture();
       const { task } = await callToolAsTask(fx!.client, "sleep", { ms: 0 }, { ttl: 5_000 });
       await taskResult(fx!.client, task.taskId);
       advance(6_000);
+      await fx!.app.engine.sweep();
+      expect(await fx!.app.engine.store.get(task.taskId, { any: true })).toBeNull();
+      await expectRpcError(getTask(fx!.client, task.taskId), -32602, "Failed to retrieve task: Task has expired");
+      await expectRpcError(taskResult(fx!.client, task.taskId), -32602, /expired/);
+    });
+
+    it("T-TTL-5/T-ERR-7: a swept task is 'not found' once its id is no longer remembered", async () => {
+      const { advance } = await clockFixture({ rememberExpiredMs: 60_000 });
+      const { task } = await callToolAsTask(fx!.client, "sleep", { ms: 0 }, { ttl: 5_000 });
+      await taskResult(fx!.client, task.taskId);
+      advance(6_000);
+      await fx!.app.engine.sweep();
+      advance(60_000);
       await fx!.app.engine.sweep();
       await expectRpcError(getTask(fx!.client, task.taskId), -32602, "Failed to retrieve task: Task not found");
       await expectRpcError(taskResult(fx!.client, task.taskId), -32602, /not found/);
@@ -238,7 +251,7 @@ export function ttlSuite(path: ConformancePath): void {
       advance(2_000);
       await fx!.app.engine.sweep();
       expect(await fx!.app.engine.store.pendingInputs(task.taskId)).toEqual([]);
-      await expectRpcError(taskResult(fx!.client, task.taskId), -32602, /not found/);
+      await expectRpcError(taskResult(fx!.client, task.taskId), -32602, /expired/);
       expect(asked).toBe(0);
     });
 
