@@ -1,4 +1,5 @@
 import type { TaskRecord } from "../core/task.js";
+import type { ClaimedTask } from "../store/claim.js";
 import type { ExpiredBatch, KeyedCreation, TaskStore } from "../store/task-store.js";
 
 /** What {@link instrumentStore} reports. */
@@ -13,6 +14,13 @@ export interface StoreHooks {
   expired(batch: ExpiredBatch): void;
   /** This process delivered a task's result for the first time (the store says it is the first). */
   fetched(): void;
+  /**
+   * This process claimed `task` for its first run, at `now` (the claim's clock, the one that
+   * stamped `createdAt`): its handler starts now. A single node's claim (`claimRunnable`) only
+   * ever takes queued tasks; a cluster's (`claim`) also re-takes tasks whose worker was lost, and
+   * those re-runs are not reported.
+   */
+  started(task: TaskRecord, now: number): void;
 }
 
 /**
@@ -53,6 +61,11 @@ export function instrumentStore<S extends TaskStore>(store: S, hooks: StoreHooks
               else if (property === "transition" && resolved !== null) hooks.moved(resolved as TaskRecord);
               else if (property === "deleteExpired") hooks.expired(resolved as ExpiredBatch);
               else if (property === "markFetched" && resolved === true) hooks.fetched();
+              else if (property === "claimRunnable") {
+                for (const task of resolved as TaskRecord[]) hooks.started(task, args[1] as number);
+              } else if (property === "claim") {
+                for (const task of resolved as ClaimedTask[]) if (task.claim.attempt === 1) hooks.started(task, args[3] as number);
+              }
               return resolved;
             },
             (error: unknown) => {

@@ -6,7 +6,8 @@ import { isLeaseStore } from "../store/lease-store.js";
 import { isQueueView } from "../store/run-queue.js";
 import type { TaskStore } from "../store/task-store.js";
 import { instrumentStore } from "./instrumented-store.js";
-import { OPERATION_DURATION_BUCKETS } from "./operation-buckets.js";
+import { OPERATION_DURATION_BUCKETS, TASK_DURATION_BUCKETS } from "./operation-buckets.js";
+import { otelTaskMetrics } from "./otel-task-metrics.js";
 
 /** Every metric name starts with this. */
 export const METRIC_PREFIX = "mcp_tasks_";
@@ -16,6 +17,8 @@ export const METRIC_PREFIX = "mcp_tasks_";
  * process, as in tests, never share or clash). Counters and histograms are fed by the store
  * writes this process makes and by the engine's {@link EngineObserver} hooks; the gauges are read
  * from the store at scrape time, so they are right after a restart and across processes sharing it.
+ * The task counters and histograms also go to the OpenTelemetry API meter (`mcp.tasks.*`, see
+ * {@link otelTaskMetrics}), exported when an SDK with a metric reader is registered.
  */
 export class TaskMetrics implements EngineObserver {
   /** Serve `registry.metrics()` with content type `registry.contentType`. */
@@ -41,7 +44,7 @@ export class TaskMetrics implements EngineObserver {
     name: `${METRIC_PREFIX}duration_seconds`,
     help: "Time from a task's creation to its terminal status, by tool and status.",
     labelNames: ["tool", "status"] as const,
-    buckets: [0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 300, 900, 1800, 3600, 21600, 86400],
+    buckets: TASK_DURATION_BUCKETS,
     registers: [this.registry],
   });
 
@@ -172,14 +175,27 @@ export class TaskMetrics implements EngineObserver {
         this.storeLatency.observe({ operation: name }, seconds);
         if (failed) this.storeErrors.inc({ operation: name });
       },
-      created: (task) => this.created.inc({ tool: task.name }),
+      created: (task) => {
+        this.created.inc({ tool: task.name });
+        otelTaskMetrics.created(task);
+      },
       moved: (task) => {
         if (!isTerminal(task.status)) return;
+        const seconds = Math.max(0, task.updatedAt - task.createdAt) / 1000;
         this.finished.inc({ tool: task.name, status: task.status });
-        this.duration.observe({ tool: task.name, status: task.status }, Math.max(0, task.updatedAt - task.createdAt) / 1000);
+        this.duration.observe({ tool: task.name, status: task.status }, seconds);
+        otelTaskMetrics.finished(task, seconds);
       },
-      expired: (batch) => this.expiredUnread.inc(batch.unread),
-      fetched: () => this.resultsFetched.inc(),
+      expired: (batch) => {
+        this.expiredUnread.inc(batch.unread);
+        otelTaskMetrics.expiredUnread(batch.unread);
+      },
+      fetched: () => {
+        this.resultsFetched.inc();
+        otelTaskMetrics.fetched();
+      },
+      // OpenTelemetry only: /metrics has the queue's depth (mcp_tasks_queued), not the wait.
+      started: (task, now) => otelTaskMetrics.started(task, Math.max(0, now - task.createdAt) / 1000),
     });
   }
 
