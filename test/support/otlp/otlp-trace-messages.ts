@@ -114,7 +114,7 @@ export function decodeProtobufTraces(body: Uint8Array): ReceivedSpan[] {
 }
 
 type JsonAnyValue = { stringValue?: string; boolValue?: boolean; intValue?: string | number; doubleValue?: number; arrayValue?: { values?: JsonAnyValue[] } };
-type JsonKeyValue = { key: string; value?: JsonAnyValue };
+export type JsonKeyValue = { key: string; value?: JsonAnyValue };
 
 function jsonValue(value: JsonAnyValue | undefined): AttributeValue {
   if (!value) return null;
@@ -126,7 +126,7 @@ function jsonValue(value: JsonAnyValue | undefined): AttributeValue {
   return null;
 }
 
-function jsonAttributes(list: JsonKeyValue[] | undefined): Record<string, AttributeValue> {
+export function jsonAttributes(list: JsonKeyValue[] | undefined): Record<string, AttributeValue> {
   return Object.fromEntries((list ?? []).map(({ key, value }) => [key, jsonValue(value)]));
 }
 

@@ -38,3 +38,21 @@ export interface ReceivedSpan {
 
 export const SPAN_KIND = { internal: 1, server: 2, client: 3 } as const;
 export const STATUS_ERROR = 2;
+
+/**
+ * One data point of a metric as an OTLP exporter sent it: a sum's or gauge's `value`, or a
+ * histogram's `count` and `sum`. Cumulative temporality (the SDK's default): each export carries
+ * the totals since the process started.
+ */
+export interface ReceivedMetricPoint {
+  /** The metric's name (`mcp.tasks.created`, …). */
+  name: string;
+  unit: string;
+  kind: "sum" | "gauge" | "histogram";
+  attributes: Record<string, AttributeValue>;
+  value?: number;
+  count?: number;
+  sum?: number;
+  resource: Record<string, AttributeValue>;
+  scope: string;
+}
