@@ -17,8 +17,8 @@ export const METRIC_PREFIX = "mcp_tasks_";
  * process, as in tests, never share or clash). Counters and histograms are fed by the store
  * writes this process makes and by the engine's {@link EngineObserver} hooks; the gauges are read
  * from the store at scrape time, so they are right after a restart and across processes sharing it.
- * The task counters and histograms also go to the OpenTelemetry API meter (`mcp.tasks.*`, see
- * {@link otelTaskMetrics}), exported when an SDK with a metric reader is registered.
+ * The task counters and histograms also go to the OpenTelemetry API meter (`mcp.tasks.*`,
+ * docs/tracing.md), exported when an SDK with a metric reader is registered.
  */
 export class TaskMetrics implements EngineObserver {
   /** Serve `registry.metrics()` with content type `registry.contentType`. */
