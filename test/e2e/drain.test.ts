@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliProcess, killAll, runCli } from "../support/cli-process.js";
 import { callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
+import { handlerStarted } from "../support/handler-started.js";
 import { SAME_REQUEST_MS } from "../../src/cli/drain-options.js";
 import { HANDED_BACK_LOCAL_MESSAGE } from "../../src/runtime/drain.js";
 import { HANDED_BACK_RERUN_MESSAGE, INTERRUPTED_MESSAGE } from "../../src/runtime/upkeep/recovery.js";
@@ -47,21 +48,6 @@ function storedTask(id: string): { status: string; outcome: string | null } | un
     return db.prepare<[string], { status: string; outcome: string | null }>("SELECT status, outcome FROM tasks WHERE id = ?").get(id);
   } finally {
     db.close();
-  }
-}
-
-/** Waits until the task's handler has started (the run queue's claim is in the file). */
-async function handlerStarted(id: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const db = new Database(file(), { readonly: true });
-    try {
-      if (db.prepare<[string], { started_at: number | null }>("SELECT started_at FROM tasks WHERE id = ?").get(id)?.started_at != null) return;
-    } finally {
-      db.close();
-    }
-    if (Date.now() > deadline) throw new Error(`the handler of ${id} never started`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -125,7 +111,7 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
     const { server, client } = await startServer();
     const { task } = await callToolAsTask(client.client, "sleep", { ms: 3000 });
     // Killed once its handler runs: a task still queued (acknowledged, never started) is simply started by the next start.
-    await handlerStarted(task.taskId);
+    await handlerStarted(file(), task.taskId);
     expect(await server.kill("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
     expect(storedMessage(task.taskId)).not.toBe(HANDED_BACK_LOCAL_MESSAGE);
 
@@ -138,7 +124,7 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
   it("a task acknowledged but still queued when the server is killed -9 never ran: the next start runs it to completion", async () => {
     const { server, client } = await startServer(["--workers", "1"]);
     const { task: running } = await callToolAsTask(client.client, "sleep", { ms: 60_000 });
-    await handlerStarted(running.taskId);
+    await handlerStarted(file(), running.taskId);
     const { task: queued } = await callToolAsTask(client.client, "sleep", { ms: 500 });
     expect(await server.kill("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
 

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { CliProcess, killAll } from "../support/cli-process.js";
 import { callToolAsTask, getTask } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
+import { handlerStarted } from "../support/handler-started.js";
 import { INTERRUPTED_MESSAGE } from "../../src/runtime/upkeep/recovery.js";
 
 let dir: string;
@@ -36,6 +37,7 @@ async function startServer(env: Record<string, string>): Promise<{ server: CliPr
 it("a task created when its tool declared no recovery, killed -9, then started under a release whose tool declares resume, is failed saying it was created when the tool declared no recovery", { timeout: 120_000 }, async () => {
   const before = await startServer({});
   const { task } = await callToolAsTask(before.client.client, "work", { ms: 60_000 });
+  await handlerStarted(join(dir, "t.db"), task.taskId);
   expect(await before.server.kill("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
 
   const after = await startServer({ WORK_RECOVERY: "resume" });
