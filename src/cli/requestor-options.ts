@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
+import { featuresOf, SESSION_REVISION } from "../client/requestor-eras.js";
 import type { OAuthOptions } from "./oauth/oauth-session.js";
 import type { Target } from "./target.js";
 
@@ -117,8 +118,10 @@ export function oauthOptionsOf(options: RequestorOptions): OAuthOptions {
  */
 export function takeTarget(positionals: string[], options: RequestorOptions): { target: Target; rest: string[] } {
   if (options.stdio !== undefined) {
-    // 2026-07-28 is stateless HTTP (SEP-2575); a stdio server is spoken to in a session.
-    if (options.protocol === "2026-07-28") throw new InvalidArgumentError("--protocol 2026-07-28 needs an http(s) <target>: over --stdio the CLI speaks 2025-11-25");
+    // A stdio server is spoken to in a session; an era whose requests stand alone is HTTP only.
+    if (options.protocol !== undefined && options.protocol !== "auto" && !featuresOf(options.protocol).sessions) {
+      throw new InvalidArgumentError(`--protocol ${options.protocol} needs an http(s) <target>: over --stdio the CLI speaks ${SESSION_REVISION}`);
+    }
     return { target: { kind: "stdio", command: options.stdio }, rest: positionals };
   }
   const [first, ...rest] = positionals;

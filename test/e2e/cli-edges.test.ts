@@ -83,6 +83,14 @@ describe("mcp-tasks call with an unknown tool", { timeout: 60_000 }, () => {
   });
 });
 
+describe("mcp-tasks call --stdio with an era whose requests stand alone", { timeout: 60_000 }, () => {
+  it("exit 2 saying 2026-07-28 needs an http(s) target and that stdio speaks 2025-11-25", async () => {
+    const run = await runCli(["call", "--stdio", "node -e 0", "--protocol", "2026-07-28", "echo", '{"text":"hi"}']);
+    expect(run.stderr).toContain("--protocol 2026-07-28 needs an http(s) <target>: over --stdio the CLI speaks 2025-11-25");
+    expect(run.code).toBe(2);
+  });
+});
+
 describe("mcp-tasks tasks list", { timeout: 60_000 }, () => {
   it("a table with a header: id, tool (from the journal), status, age, message", async () => {
     const id = await created(["call", demoUrl, "fail", '{"message":"disk full"}', "--task"]);
