@@ -26,6 +26,7 @@ import { machine } from "./support/machine.js";
 import { cpuOf } from "./support/process-cpu.js";
 import { RawLoad, type LoadEra, type LoadOp } from "./support/raw-load.js";
 import { percentile } from "./support/stats.js";
+import { NO_CALLER_LIMITS } from "./support/no-caller-limits.js";
 
 const HELP = `Usage: npm run bench:serve -- [flags]
   --duration S       recorded seconds per server, era, session count and operation (default 6),
@@ -67,8 +68,6 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WARM_UP_MS = 500;
 const TTL_MS = 600_000;
 
-/** Lifted for the measurement: one load client would trip each of them. */
-const NO_CALLER_LIMITS = ["--rate-limit", "off", "--failed-lookups", "off", "--max-active-tasks", "1000000", "--max-stored-tasks", "100000000", "--max-sessions-per-client", "100000"];
 /** 2026-07-28: answer every call with its task at once, as 2025-11-25 does for `params.task` (the server would otherwise wait up to 250 ms for a quick result). */
 const TASK_AT_ONCE = ["--inline-wait-ms", "0"];
 

@@ -23,6 +23,7 @@ import { machine } from "./support/machine.js";
 import { cpuOf } from "./support/process-cpu.js";
 import { RawLoad } from "./support/raw-load.js";
 import { percentile } from "./support/stats.js";
+import { NO_CALLER_LIMITS } from "./support/no-caller-limits.js";
 
 const HELP = `Usage: npm run bench:tracing -- [flags]
   --duration S       recorded seconds per server, split over the rounds (default 12), after a 1 s warm-up
@@ -47,8 +48,6 @@ const CONCURRENCY = numberFlag(HELP, "concurrency", flags.concurrency, { min: 1,
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WARM_UP_MS = 1000;
-/** Lifted for the measurement, as in bench:serve: one load client would trip each of them. */
-const NO_CALLER_LIMITS = ["--rate-limit", "off", "--failed-lookups", "off", "--max-active-tasks", "1000000", "--max-stored-tasks", "100000000", "--max-sessions-per-client", "100000"];
 
 interface Server {
   label: string;
