@@ -172,7 +172,7 @@ export class WorkerPool {
     let claimed: ClaimedTask[];
     try {
       if (this.unsure) {
-        // Tasks a lost answer leased to us: run them (their handlers never started), within the slots.
+        // Tasks a lost answer leased to us: run them all (their handlers never started; the lost claim asked for no more than its free slots then), and claim only for what is left free.
         const ours = (await store.heldLeases(this.options.workerId, now())).filter((task) => !this.running.has(task.id));
         this.unsure = false;
         for (const task of ours) {
