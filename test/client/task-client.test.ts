@@ -159,9 +159,12 @@ describe("TaskClient — outcomes (T-RES, T-LIFE-4, T-CANCEL)", () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     let settled = false;
     const result = call.task.result().finally(() => (settled = true));
-    await vi.advanceTimersByTimeAsync(10 * 60_000);
-    expect(settled).toBe(false);
-    vi.useRealTimers();
+    try {
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      expect(settled).toBe(false);
+    } finally {
+      vi.useRealTimers(); // unit files share their worker: fake timers must not outlive this test
+    }
     probe.finish();
     expect(await result).toMatchObject({ content: [{ type: "text", text: "done" }] });
   });
