@@ -5,6 +5,7 @@ import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { ownErrorOf } from "../mcp/own-error-codes.js";
 import { isTerminalTaskStatus, type RemoteTaskHandle, type TaskOutcome } from "../mcp/remote-task-info.js";
+import { ConnectionError } from "../mcp/requestor-errors.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
 import { SESSION_ERA } from "../mcp/eras.js";
 
@@ -139,26 +140,27 @@ async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, 
         }
         outcome = await handle.outcome({ signal: ctx.signal });
       } catch (error) {
-        if (ctx.signal.aborted) throw error;
-        const code = error instanceof TaskError ? error.code : undefined;
-        if (code !== undefined && retryLater(code)) {
+        if (ctx.signal.aborted || !(error instanceof TaskError)) throw error;
+        if (retryLater(error.code)) {
           if (++refusals > MAX_REFUSALS) {
-            throw upstreamError(`The upstream server (${host.name}) refused ${MAX_REFUSALS} times in a row to say how its task ${taskId} (tools/call ${name}) goes: ${(error as Error).message}`);
+            throw upstreamError(`The upstream server (${host.name}) refused ${MAX_REFUSALS} times in a row to say how its task ${taskId} (tools/call ${name}) goes: ${error.message}`);
           }
-          const after = ((error as TaskError).data as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+          const after = (error.data as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
           await pause(Math.min(typeof after === "number" && after > 0 ? after : 1000, MAX_REFUSAL_WAIT_MS), ctx.signal);
           continue;
         }
-        if (code === RpcCode.ConnectionClosed) {
+        // Lost and timed out are what the gateway's side concluded (ConnectionError), not codes
+        // the upstream answered: its own -32001 is not a timeout.
+        if (error instanceof ConnectionError && error.code === RpcCode.ConnectionClosed) {
           if (++losses > MAX_REATTACH) {
             throw upstreamError(`The upstream server (${host.name}) closed the connection ${losses} times while the gateway followed its task ${taskId} (tools/call ${name})`);
           }
           continue; // re-attach on the restarted connection: the task lives on upstream if it keeps its tasks
         }
-        if (code === RpcCode.RequestTimeout) {
+        if (error instanceof ConnectionError && error.code === RpcCode.RequestTimeout) {
           throw upstreamError(`The upstream server (${host.name}) did not answer about its task ${taskId} (tools/call ${name}) for ${timeoutMs} ms; the gateway stopped following it`);
         }
-        if (code === RpcCode.InvalidParams && (losses > 0 || reattached)) {
+        if (error.code === RpcCode.InvalidParams && (losses > 0 || reattached)) {
           throw upstreamError(`The upstream server (${host.name}) no longer knows its task ${taskId} (tools/call ${name}): it was restarted without keeping its tasks`);
         }
         throw error;
