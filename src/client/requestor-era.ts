@@ -1,6 +1,6 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
-import type { LifecycleEvent, RemoteTaskInfo, RemoteTaskProgress, TaskOutcome } from "../mcp/remote-task-info.js";
+import type { LifecycleEvent, RemoteTaskHandle, RemoteTaskInfo, RemoteTaskProgress } from "../mcp/remote-task-info.js";
 
 /** The protocol revisions a TaskClient speaks (docs/protocol-eras.md). */
 export const PROTOCOL_REVISIONS = ["2025-11-25", "2026-07-28"] as const;
@@ -11,23 +11,7 @@ export type ProtocolRevision = (typeof PROTOCOL_REVISIONS)[number];
  * as a 2025-11-25 Task (`ttl`, `pollInterval`), the 2026-07-28 `ttlMs`/`pollIntervalMs` mapped in,
  * so code following a task never asks which wire it came over.
  */
-export interface ToolTask {
-  readonly id: string;
-  /** The task as last seen (a poll, a notification, the CreateTaskResult), or null. */
-  readonly last: RemoteTaskInfo | null;
-  /** `tasks/get`. Rejects with a RemoteError (e.g. -32602 not found) or a ConnectionError. */
-  status(options?: { signal?: AbortSignal }): Promise<RemoteTaskInfo>;
-  /** The status changes, polled at the task's poll interval; ends after a terminal status. */
-  updates(options?: { signal?: AbortSignal }): AsyncGenerator<RemoteTaskInfo, void, undefined>;
-  /** How the task ended (answering its questions meanwhile); rejects only when no answer could be had. */
-  outcome(options?: { signal?: AbortSignal }): Promise<TaskOutcome<CallToolResult>>;
-  /** The result, or the outcome's error thrown. */
-  result(options?: { signal?: AbortSignal }): Promise<CallToolResult>;
-  /** `tasks/cancel`: the task as it reads afterwards. */
-  cancel(options?: { signal?: AbortSignal }): Promise<RemoteTaskInfo>;
-  /** Stops polling and listening; a pending wait rejects. */
-  dispose(): void;
-}
+export type ToolTask = RemoteTaskHandle<CallToolResult>;
 
 /** What a call sent: a plain result, or the task the server made of it. */
 export type EraCall = { kind: "result"; result: CallToolResult } | { kind: "task"; created: RemoteTaskInfo; immediateResponse?: string };

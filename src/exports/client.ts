@@ -11,7 +11,7 @@ export { memoryEraCache, ERA_CACHE_MS, type EraCache, type CachedEra } from "../
 export { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
 export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from "../client/task-journal.js";
 export type { ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "../client/receiver-options.js";
-export type { TaskOutcome, LifecycleEvent, RemoteTaskInfo, RemoteTaskStatus, RemoteTaskProgress } from "../mcp/remote-task-info.js";
+export type { TaskOutcome, LifecycleEvent, RemoteTaskInfo, RemoteTaskStatus, RemoteTaskProgress, RemoteTaskHandle } from "../mcp/remote-task-info.js";
 export type { EraFeatures } from "../client/requestor-era.js";
 export { RemoteError, TaskCancelledError, ConnectionError } from "../mcp/requestor-errors.js";
 export type { TaskErrorKind } from "../core/errors.js";

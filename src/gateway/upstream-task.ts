@@ -1,11 +1,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { inClientSpan, traceMetaParams } from "../mcp/tracing/client-span.js";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { ownErrorOf } from "../mcp/own-error-codes.js";
+import { isTerminalTaskStatus, type RemoteTaskHandle, type TaskOutcome } from "../mcp/remote-task-info.js";
+import { ConnectionError } from "../mcp/requestor-errors.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
-import type { UpstreamTaskState } from "../mcp/era.js";
 import { SESSION_ERA } from "../mcp/eras.js";
 
 /** The era the gateway speaks to its upstream (a session, as the SDK client opens one). */
@@ -35,8 +36,11 @@ interface UpstreamTaskRef {
   taskId: string;
 }
 
-/** A `tasks/result` waits for the upstream task's end: as long as a plain call may (the liveness check is `tasks/get`). */
-const RESULT_WAIT_MS = 24 * 60 * 60 * 1000;
+/**
+ * Bounds on the upstream's pollInterval: often enough to pass its statusMessage on and notice a
+ * hang within `--upstream-timeout`, never a busy loop.
+ */
+const POLL_BOUNDS_MS = { min: 100, max: 5000 };
 /** Times a follow that lost its upstream connection re-attaches before the task fails. */
 const MAX_REATTACH = 3;
 /**
@@ -55,13 +59,16 @@ const MAX_REFUSALS = 10;
 const MAX_REFUSAL_WAIT_MS = 60_000;
 
 /**
- * Runs a tool call as a task of the upstream and follows it to its end: `tools/call` with `task`,
- * then `tasks/get` every `pollInterval` (clamped 100 ms…5 s, each bounded by `timeoutMs`) and,
- * from `input_required` or the end on, `tasks/result` — whose stream carries the upstream task's
- * questions, routed to this call by their related-task id. An abort of `ctx.signal` sends
- * `tasks/cancel` upstream. The upstream task id is checkpointed with `ctx.step` (the tool's
- * recovery is "resume" by default), so a gateway restarted mid-task re-attaches to the same
- * upstream task rather than creating another; a lost connection re-attaches too, up to 3 times.
+ * Runs a tool call as a task of the upstream and follows it to its end with the requestor's own
+ * task handle (the era's `task`, the one TaskClient follows its tasks with): it polls at the
+ * upstream's `pollInterval` (clamped 100 ms…5 s, each look bounded by `timeoutMs`) and, from
+ * `input_required` or the end on, waits for the result — whose stream carries the upstream task's
+ * questions, routed to this call by their related-task id. What stays here is the gateway's
+ * policy around that handle: the statusMessage passed on as "Upstream: …", a lost connection
+ * re-attached (up to 3 times), refusals that say "later" waited out, failures worded for the
+ * requestor, and an abort of `ctx.signal` sent upstream as a cancel. The upstream task id is
+ * checkpointed with `ctx.step` (the tool's recovery is "resume" by default), so a gateway
+ * restarted mid-task re-attaches to the same upstream task rather than creating another.
  */
 export async function followUpstreamTask(
   host: UpstreamTaskHost,
@@ -105,77 +112,80 @@ export async function followUpstreamTask(
 async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, timeoutMs: number, name: string, reattached: boolean): Promise<CallToolResult> {
   let losses = 0;
   let refusals = 0;
-  const seen: FollowState = { terminal: false, answered: () => (refusals = 0) };
-  for (;;) {
-    try {
-      return await followOnce(await host.client(timeoutMs), taskId, ctx, timeoutMs, seen);
-    } catch (error) {
-      if (ctx.signal.aborted) throw error;
-      if (error instanceof McpError && retryLater(error.code)) {
-        if (++refusals > MAX_REFUSALS) {
-          throw upstreamError(`The upstream server (${host.name}) refused ${MAX_REFUSALS} times in a row to say how its task ${taskId} (tools/call ${name}) goes: ${error.message}`);
-        }
-        const after = (error.data as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
-        await pause(Math.min(typeof after === "number" && after > 0 ? after : 1000, MAX_REFUSAL_WAIT_MS), ctx.signal);
-        continue;
-      }
-      if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-        if (++losses > MAX_REATTACH) {
-          throw upstreamError(`The upstream server (${host.name}) closed the connection ${losses} times while the gateway followed its task ${taskId} (tools/call ${name})`);
-        }
-        continue; // re-attach on the restarted connection: the task lives on upstream if it keeps its tasks
-      }
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        throw upstreamError(`The upstream server (${host.name}) did not answer about its task ${taskId} (tools/call ${name}) for ${timeoutMs} ms; the gateway stopped following it`);
-      }
-      if (error instanceof McpError && error.code === ErrorCode.InvalidParams && (losses > 0 || reattached)) {
-        throw upstreamError(`The upstream server (${host.name}) no longer knows its task ${taskId} (tools/call ${name}): it was restarted without keeping its tasks`);
-      }
-      throw error;
-    }
-  }
-}
-
-/** What one follow learnt that the next needs after a refusal or a lost connection. */
-interface FollowState {
-  /** The upstream task was seen terminal: only its `tasks/result` is left to fetch (no more polls to be refused). */
-  terminal: boolean;
-  /** Runs at each answer of the upstream. */
-  answered: () => void;
-}
-
-/** Follows the upstream task on one client until its result; a loss of that client throws. */
-async function followOnce(client: Client, taskId: string, ctx: ToolContext, timeoutMs: number, seen: FollowState): Promise<CallToolResult> {
-  if (seen.terminal) return await UPSTREAM.result(client, taskId, { signal: ctx.signal, timeout: RESULT_WAIT_MS });
-  let result: Promise<CallToolResult> | null = null;
   let said: string | undefined;
-  for (;;) {
-    const task: UpstreamTaskState = await UPSTREAM.status(client, taskId, { signal: ctx.signal, timeout: timeoutMs });
-    seen.answered();
-    if (task.terminal) seen.terminal = true;
-    if (task.statusMessage !== undefined && task.statusMessage !== said && !task.terminal) {
-      said = task.statusMessage;
-      await ctx.setStatusMessage(`Upstream: ${said}`);
+  let handle: RemoteTaskHandle<CallToolResult> | null = null;
+  let handleClient: Client | null = null;
+  try {
+    for (;;) {
+      let outcome: TaskOutcome<CallToolResult>;
+      try {
+        const client = await host.client(timeoutMs);
+        if (handle === null || client !== handleClient) {
+          // A handle speaks over one connection; the next one starts from what the last one saw,
+          // so a task seen terminal is not looked at again, only its result fetched.
+          const initial = handle?.last ?? undefined;
+          handle?.dispose();
+          handle = UPSTREAM.task(client, taskId, { requestTimeoutMs: timeoutMs, pollIntervalBoundsMs: POLL_BOUNDS_MS, initial });
+          handleClient = client;
+        }
+        if (handle.last === null || !isTerminalTaskStatus(handle.last.status)) {
+          for await (const task of handle.updates({ signal: ctx.signal })) {
+            // Each run of updates() yields after its first answer: refusals count only in a row.
+            refusals = 0;
+            if (task.statusMessage !== undefined && task.statusMessage !== said && !isTerminalTaskStatus(task.status)) {
+              said = task.statusMessage;
+              await ctx.setStatusMessage(`Upstream: ${said}`);
+            }
+          }
+        }
+        outcome = await handle.outcome({ signal: ctx.signal });
+      } catch (error) {
+        if (ctx.signal.aborted || !(error instanceof TaskError)) throw error;
+        if (retryLater(error.code)) {
+          if (++refusals > MAX_REFUSALS) {
+            throw upstreamError(`The upstream server (${host.name}) refused ${MAX_REFUSALS} times in a row to say how its task ${taskId} (tools/call ${name}) goes: ${error.message}`);
+          }
+          const after = (error.data as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+          await pause(Math.min(typeof after === "number" && after > 0 ? after : 1000, MAX_REFUSAL_WAIT_MS), ctx.signal);
+          continue;
+        }
+        // Lost and timed out are what the gateway's side concluded (ConnectionError), not codes
+        // the upstream answered: its own -32001 is not a timeout.
+        if (error instanceof ConnectionError && error.code === RpcCode.ConnectionClosed) {
+          if (++losses > MAX_REATTACH) {
+            throw upstreamError(`The upstream server (${host.name}) closed the connection ${losses} times while the gateway followed its task ${taskId} (tools/call ${name})`);
+          }
+          continue; // re-attach on the restarted connection: the task lives on upstream if it keeps its tasks
+        }
+        if (error instanceof ConnectionError && error.code === RpcCode.RequestTimeout) {
+          throw upstreamError(`The upstream server (${host.name}) did not answer about its task ${taskId} (tools/call ${name}) for ${timeoutMs} ms; the gateway stopped following it`);
+        }
+        if (error.code === RpcCode.InvalidParams && (losses > 0 || reattached)) {
+          throw upstreamError(`The upstream server (${host.name}) no longer knows its task ${taskId} (tools/call ${name}): it was restarted without keeping its tasks`);
+        }
+        throw error;
+      }
+      // How the upstream task ended is the gateway task's outcome: its result (isError included) or its error, replayed.
+      if ("result" in outcome) return outcome.result;
+      throw outcome.error;
     }
-    if (result === null && (task.status === "input_required" || task.terminal)) {
-      result = UPSTREAM.result(client, taskId, { signal: ctx.signal, timeout: RESULT_WAIT_MS });
-      result.catch(() => {}); // awaited below; a rejection while polling is not unhandled
-    }
-    if (result !== null && task.terminal) return await result;
-    const interval = Math.min(Math.max(task.pollIntervalMs ?? 1000, 100), 5000);
-    const outcome = await Promise.race([result ?? new Promise<never>(() => {}), pause(interval, ctx.signal).then(() => null)]);
-    if (outcome !== null) return outcome;
+  } finally {
+    handle?.dispose();
   }
 }
 
 async function cancelUpstream(host: UpstreamTaskHost, logger: Logger, taskId: string, timeoutMs: number): Promise<void> {
+  let handle: RemoteTaskHandle<CallToolResult> | undefined;
   try {
-    const client = await host.client(timeoutMs);
-    await UPSTREAM.cancel(client, taskId, { timeout: timeoutMs });
+    // The connection the follow used may be gone: the cancel goes over the current one.
+    handle = UPSTREAM.task(await host.client(timeoutMs), taskId, { requestTimeoutMs: timeoutMs, pollIntervalBoundsMs: POLL_BOUNDS_MS });
+    await handle.cancel();
     logger.info({ upstream: host.name, upstreamTaskId: taskId }, "cancelled the upstream task");
   } catch (error) {
     // Already ended, or the upstream is gone: nothing left to cancel.
     logger.warn({ upstream: host.name, upstreamTaskId: taskId, error: error instanceof Error ? error.message : String(error) }, "could not cancel the upstream task");
+  } finally {
+    handle?.dispose();
   }
 }
 

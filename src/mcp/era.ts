@@ -12,6 +12,7 @@ import type { RegisteredTool } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
 import type { TraceCarrier } from "./tracing/trace-carrier.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
+import type { RemoteTaskHandle, RemoteTaskInfo } from "./remote-task-info.js";
 
 /** What a request's params tell its span, as its era reads them. */
 export interface OperationTrace {
@@ -84,39 +85,44 @@ export interface TaskEra {
   operationTrace(method: string, params: LooseParams, plain?: Pick<PlainRequest, "sessionStreamCarriesOwnTasks">): OperationTrace;
 }
 
-/** What an upstream task reads as, era-neutral. */
-export interface UpstreamTaskState {
-  status: string;
-  terminal: boolean;
-  statusMessage?: string;
-  pollIntervalMs?: number;
-}
-
-/** Options of one upstream request (the SDK's). */
+/** Options of the request that creates an upstream task (the SDK's). */
 export interface UpstreamRequestOptions {
   signal?: AbortSignal;
   timeout?: number;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
+/** How the gateway follows an upstream task through its handle. */
+export interface UpstreamTaskOptions {
+  /** Longest one look at the task (or its cancel) may go unanswered, ms; the wait for its result is never cut off. */
+  requestTimeoutMs: number;
+  /** Bounds on the poll interval the upstream suggests, ms. */
+  pollIntervalBoundsMs: { min: number; max: number };
+  /** The task as a previous handle last saw it (a follow resumed on a new connection). */
+  initial?: RemoteTaskInfo | undefined;
+}
+
 /**
- * An era's wire toward an upstream server's tasks: the gateway's follow loop runs on these, and
- * errors are the SDK client's (McpError), so refusals, losses and timeouts read the same in any era.
+ * An era's requestor side toward an upstream server's tasks. Following one is the requestor's own
+ * task handle (the one TaskClient follows its tasks with), so the gateway keeps only its policy
+ * (re-attaching, waiting out refusals) and no loop of its own; errors are the requestor's
+ * (RemoteError, ConnectionError), so refusals, losses and timeouts read the same in any era.
  */
 export interface UpstreamTasks {
   /** Whether the upstream runs a tool with this `taskSupport` as a task of its own. */
   runsAsTask(client: Client, support: string | undefined): boolean;
-  /** Calls the tool as a task upstream; resolves with the upstream task's id. */
+  /** Calls the tool as a task upstream; resolves with the upstream task's id. Its errors are the SDK client's (McpError). */
   create(
     client: Client,
     call: { name: string; args: Record<string, unknown>; ttl?: number | undefined; /** Sent as the request's `_meta` (its trace context). */ meta?: Record<string, unknown> | undefined },
     options: UpstreamRequestOptions,
   ): Promise<string>;
-  /** The upstream task as it reads now. */
-  status(client: Client, taskId: string, options: UpstreamRequestOptions): Promise<UpstreamTaskState>;
-  /** The upstream task's result, waiting for its end; its questions arrive on the way (routed by {@link relatedTaskOf}). */
-  result(client: Client, taskId: string, options: UpstreamRequestOptions): Promise<CallToolResult>;
-  cancel(client: Client, taskId: string, options: UpstreamRequestOptions): Promise<void>;
+  /**
+   * A handle on upstream task `taskId` over `client`: it polls, waits for the result (whose
+   * stream carries the task's questions, routed by {@link relatedTaskOf}) and cancels. One per
+   * connection: a restarted connection needs a new handle.
+   */
+  task(client: Client, taskId: string, options: UpstreamTaskOptions): RemoteTaskHandle<CallToolResult>;
   /** The upstream task a request from the upstream belongs to (its params' related-task metadata), or null. */
   relatedTaskOf(params: unknown): string | null;
 }

@@ -52,3 +52,27 @@ const TERMINAL: ReadonlySet<RemoteTaskStatus> = new Set(["completed", "failed", 
 export function isTerminalTaskStatus(status: RemoteTaskStatus): boolean {
   return TERMINAL.has(status);
 }
+
+/**
+ * A handle on a task on the other side, whichever era and whoever holds it: TaskClient's tasks
+ * (`ToolTask`), a tool's `{ asTask: true }` request, the gateway's upstream task. Each era has one
+ * implementation, so following a task — polling, waiting, answering its questions — is written
+ * once per wire and shared by every requestor.
+ */
+export interface RemoteTaskHandle<R> {
+  readonly id: string;
+  /** The task as last seen (a poll, a notification, the CreateTaskResult), or null. */
+  readonly last: RemoteTaskInfo | null;
+  /** `tasks/get`. Rejects with a RemoteError (e.g. -32602 not found) or a ConnectionError. */
+  status(options?: { signal?: AbortSignal }): Promise<RemoteTaskInfo>;
+  /** The status changes, polled at the task's poll interval; ends after a terminal status. */
+  updates(options?: { signal?: AbortSignal }): AsyncGenerator<RemoteTaskInfo, void, undefined>;
+  /** How the task ended (answering its questions meanwhile); rejects only when no answer could be had. */
+  outcome(options?: { signal?: AbortSignal }): Promise<TaskOutcome<R>>;
+  /** The result, or the outcome's error thrown. */
+  result(options?: { signal?: AbortSignal }): Promise<R>;
+  /** `tasks/cancel`: the task as it reads afterwards. */
+  cancel(options?: { signal?: AbortSignal }): Promise<RemoteTaskInfo>;
+  /** Stops polling and listening; a pending wait rejects. */
+  dispose(): void;
+}

@@ -1,10 +1,10 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { CallToolResultSchema, ListToolsResultSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ListToolsResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError } from "../../mcp/requestor-errors.js";
 import { NO_TIMEOUT_MS, peerOf, type TaskPeer } from "../../mcp/rev2025-11-25/requestor/peer.js";
-import { RemoteTask } from "../../mcp/rev2025-11-25/requestor/remote-task.js";
+import { toolTask } from "../../mcp/rev2025-11-25/requestor/tool-task.js";
 import { declaresTaskSupport, immediateResponseOf, readCreatedTask, readWireTask, type WireTask } from "../../mcp/rev2025-11-25/wire.js";
 import type { TaskSupport } from "../../mcp/tool-definition.js";
 import type { EraCall, EraCallOptions, EraFeatures, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
@@ -118,11 +118,8 @@ export class Rev20251125Requestor implements RequestorEra {
   }
 
   task(taskId: string, options: HandleOptions): ToolTask {
-    return new RemoteTask<CallToolResult>(taskId, {
-      peer: this.peer,
+    return toolTask(this.peer, taskId, {
       answerInput: options.answerInput,
-      resultSchema: CallToolResultSchema,
-      isFailure: (result) => result.isError === true, // T-LIFE-4
       onLifecycle: options.onLifecycle,
       ...(options.initial !== undefined && { initial: options.initial }),
       ...(options.defaultPollIntervalMs !== undefined && { defaultPollIntervalMs: options.defaultPollIntervalMs }),

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { RpcCode } from "../../../core/errors.js";
 import { readWireTask, type WireTask } from "../wire.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../../requestor-errors.js";
-import { NO_TIMEOUT_MS, type TaskPeer } from "./peer.js";
-import type { LifecycleEvent, TaskOutcome } from "../../remote-task-info.js";
+import { NO_TIMEOUT_MS, type PeerRequestOptions, type TaskPeer } from "./peer.js";
+import type { LifecycleEvent, RemoteTaskHandle, TaskOutcome } from "../../remote-task-info.js";
 
 export type { TaskOutcome, LifecycleEvent } from "../../remote-task-info.js";
 
@@ -15,6 +15,16 @@ export interface RemoteTaskOptions<R> {
   isFailure?: (result: R) => boolean;
   /** Poll interval when the receiver suggests none (T-TTL-6). Default 1000 ms. */
   defaultPollIntervalMs?: number;
+  /**
+   * Bounds on the poll interval, whatever the receiver suggests: a floor against a busy loop
+   * (default 50 ms), a ceiling for a follower that must notice changes in time (default none).
+   */
+  pollIntervalBoundsMs?: { min?: number; max?: number };
+  /**
+   * Longest a `tasks/get` or `tasks/cancel` may go unanswered before it rejects with a
+   * ConnectionError (-32001); default the SDK's 60 s. `tasks/result` is never cut off.
+   */
+  requestTimeoutMs?: number;
   onLifecycle?: (event: LifecycleEvent) => void;
   /** The task as the receiver last described it (e.g. from the CreateTaskResult). */
   initial?: WireTask;
@@ -26,7 +36,7 @@ export interface RemoteTaskOptions<R> {
 }
 
 const TERMINAL = new Set<WireTask["status"]>(["completed", "failed", "cancelled"]);
-/** Never poll faster than this, whatever pollInterval says (0 would be a busy loop). */
+/** Never poll faster than this unless told, whatever pollInterval says (0 would be a busy loop). */
 const MIN_POLL_MS = 50;
 const AnyObject = z.record(z.string(), z.unknown());
 
@@ -45,7 +55,7 @@ export function isTerminalStatus(status: WireTask["status"]): boolean {
  *   its requests; they reach the handlers installed on the connection.
  * - `tasks/result` blocks with no client-side cut-off; the caller's AbortSignal is the limit.
  */
-export class RemoteTask<R> {
+export class RemoteTask<R> implements RemoteTaskHandle<R> {
   readonly id: string;
   private latest: WireTask | null;
   private readonly options: RemoteTaskOptions<R>;
@@ -73,9 +83,7 @@ export class RemoteTask<R> {
 
   /** `tasks/get` (T-GET-1). Rejects with a RemoteError (e.g. -32602 not found) or a ConnectionError. */
   async status(options: { signal?: AbortSignal } = {}): Promise<WireTask> {
-    const raw = await this.options.peer.request("tasks/get", { taskId: this.id }, AnyObject, {
-      ...(options.signal !== undefined && { signal: options.signal }),
-    });
+    const raw = await this.options.peer.request("tasks/get", { taskId: this.id }, AnyObject, this.requestOptions(options.signal));
     const task = readWireTask(raw);
     if (!task) throw new ConnectionError("The receiver answered tasks/get with something that is not a Task", RpcCode.InternalError);
     this.observe(task);
@@ -166,9 +174,7 @@ export class RemoteTask<R> {
   /** `tasks/cancel` (T-CANCEL-1): the task, now `cancelled`. Refused with -32602 once terminal (T-CANCEL-2). */
   async cancel(options: { signal?: AbortSignal } = {}): Promise<WireTask> {
     this.options.onLifecycle?.({ type: "cancel", taskId: this.id });
-    const raw = await this.options.peer.request("tasks/cancel", { taskId: this.id }, AnyObject, {
-      ...(options.signal !== undefined && { signal: options.signal }),
-    });
+    const raw = await this.options.peer.request("tasks/cancel", { taskId: this.id }, AnyObject, this.requestOptions(options.signal));
     const task = readWireTask(raw);
     if (!task) throw new ConnectionError("The receiver answered tasks/cancel with something that is not a Task", RpcCode.InternalError);
     this.observe(task);
@@ -185,7 +191,15 @@ export class RemoteTask<R> {
   }
 
   private intervalMs(): number {
-    return Math.max(MIN_POLL_MS, this.latest?.pollInterval ?? this.options.defaultPollIntervalMs ?? 1000);
+    const { min = MIN_POLL_MS, max = Infinity } = this.options.pollIntervalBoundsMs ?? {};
+    return Math.min(Math.max(min, this.latest?.pollInterval ?? this.options.defaultPollIntervalMs ?? 1000), max);
+  }
+
+  private requestOptions(signal: AbortSignal | undefined): PeerRequestOptions {
+    return {
+      ...(signal !== undefined && { signal }),
+      ...(this.options.requestTimeoutMs !== undefined && { timeout: this.options.requestTimeoutMs }),
+    };
   }
 
   private observe(task: WireTask): void {

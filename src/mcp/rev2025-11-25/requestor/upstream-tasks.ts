@@ -1,13 +1,15 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { CallToolResultSchema, CancelTaskResultSchema, CreateTaskResultSchema, GetTaskResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { UpstreamTasks } from "../../era.js";
-import { isTerminalStatus } from "./remote-task.js";
 import { relatedTaskIdOf } from "../wire.js";
+import { peerOf } from "./peer.js";
+import { toolTask } from "./tool-task.js";
 
 /**
  * 2025-11-25 toward an upstream server (the gateway's side): a task-augmented `tools/call`
- * (`params.task`), `tasks/get` to poll, `tasks/result` (whose stream carries the task's
- * questions) and `tasks/cancel`, each on the SDK client so its errors stay the SDK's (McpError).
+ * (`params.task`) on the SDK client, then the requestor's own handle on the task — `tasks/get`
+ * at its pollInterval, `tasks/result` from `input_required` or its end on (its stream carries the
+ * task's questions), `tasks/cancel` — the same {@link toolTask} a TaskClient follows.
  */
 export const upstreamTasks2025: UpstreamTasks = {
   runsAsTask(client: Client, support: string | undefined): boolean {
@@ -24,22 +26,12 @@ export const upstreamTasks2025: UpstreamTasks = {
     return result.task.taskId;
   },
 
-  async status(client, taskId, options) {
-    const task = await client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema, options);
-    return {
-      status: task.status,
-      terminal: isTerminalStatus(task.status),
-      ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }),
-      ...(task.pollInterval !== undefined && { pollIntervalMs: task.pollInterval }),
-    };
-  },
-
-  async result(client, taskId, options): Promise<CallToolResult> {
-    return (await client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema, options)) as CallToolResult;
-  },
-
-  async cancel(client, taskId, options) {
-    await client.request({ method: "tasks/cancel", params: { taskId } }, CancelTaskResultSchema, options);
+  task(client, taskId, options) {
+    return toolTask(peerOf(client), taskId, {
+      requestTimeoutMs: options.requestTimeoutMs,
+      pollIntervalBoundsMs: options.pollIntervalBoundsMs,
+      ...(options.initial !== undefined && { initial: options.initial }),
+    });
   },
 
   relatedTaskOf: (params) => relatedTaskIdOf(params),
