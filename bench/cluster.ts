@@ -390,6 +390,9 @@ interface Throughput {
   seconds: number;
   p50: number;
   p95: number;
+  p99: number;
+  /** The 1, 5 and 15 minute load averages at the end of the measured window. */
+  load: string;
   /** CPU ms per task fetched, per role, over the measured window. */
   cpu: ReturnType<typeof cpuSpent>;
   /** Transactions committed in the database per task fetched (each statement outside BEGIN is one). */
@@ -443,7 +446,7 @@ async function throughput(sessions: Session[]): Promise<Throughput> {
   stop = true;
   measuring = false;
   await Promise.all(running);
-  const { p50, p95 } = spread(latencies);
+  const { p50, p95, p99 } = spread(latencies);
   const perTask = (ms: number): number => ms / Math.max(1, counted);
   return {
     tasksPerSecond: counted / seconds,
@@ -451,6 +454,8 @@ async function throughput(sessions: Session[]): Promise<Throughput> {
     seconds,
     p50,
     p95,
+    p99,
+    load: machine().load,
     cpu: { front: perTask(spent.front), worker: perTask(spent.worker), postgres: perTask(spent.postgres), bench: perTask(spent.bench) },
     commits: perTask(commitsTo - commitsFrom),
   };
@@ -610,7 +615,8 @@ async function measure(began: number): Promise<void> {
   );
   // What a task costs at the very least: its two HTTP round trips (create, result) — and, stored
   // one commit at a time, three commits (written, claimed by a worker, its outcome written).
-  const { cores } = machine();
+  const here = machine();
+  const { cores } = here;
   const httpOnlyMs = 2 * floor.httpMs;
   const ceiling = (cores * 1000) / httpOnlyMs;
   const withCommitsMs = httpOnlyMs + 3 * (floor.commitPgMs + floor.commitDriverMs);
@@ -657,9 +663,9 @@ async function measure(began: number): Promise<void> {
     const cpuTotal = cpuPerTask;
     const row = (label: string, r: Throughput) =>
       [
-        `  ${label}  ${r.tasksPerSecond.toFixed(0).padStart(6)} tasks/s = ${(r.tasksPerSecond / ceiling).toFixed(2)} of the ceiling   (${r.tasks} tasks in ${r.seconds.toFixed(1)} s; create→result per task p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms)`,
-        `             CPU per task: fronts ${r.cpu.front.toFixed(2)} ms, worker${label.includes("2") ? "s" : ""} ${r.cpu.worker.toFixed(2)} ms, PostgreSQL ${r.cpu.postgres.toFixed(2)} ms, bench client ${r.cpu.bench.toFixed(2)} ms; ${r.commits.toFixed(1)} PostgreSQL commits per task`,
-        `             in all ${cpuTotal(r).toFixed(2)} ms = ${(cpuTotal(r) / httpOnlyMs).toFixed(1)} × the 2 bare round trips; at ${r.tasksPerSecond.toFixed(0)} tasks/s that is ${((cpuTotal(r) * r.tasksPerSecond) / 1000).toFixed(2)} of the ${cores} cores`,
+        `  ${label}  ${r.tasksPerSecond.toFixed(0).padStart(6)} tasks/s = ${(r.tasksPerSecond / ceiling).toFixed(2)} of the ceiling   (${r.tasks} tasks in ${r.seconds.toFixed(1)} s; create→result per task p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; load average ${r.load})`,
+        `             CPU per task: fronts ${r.cpu.front.toFixed(2)} ms, worker${label.includes("2") ? "s" : ""} ${r.cpu.worker.toFixed(2)} ms, PostgreSQL ${r.cpu.postgres.toFixed(2)} ms, bench client ${r.cpu.bench.toFixed(2)} ms; ${r.commits.toFixed(2)} PostgreSQL commits per task`,
+        `             in all ${cpuTotal(r).toFixed(2)} ms = ${(cpuTotal(r) / httpOnlyMs).toFixed(2)} × the 2 bare round trips (target ≤ 2.0); at ${r.tasksPerSecond.toFixed(0)} tasks/s that is ${((cpuTotal(r) * r.tasksPerSecond) / 1000).toFixed(2)} of the ${cores} cores`,
       ].join("\n");
     console.log(`end-to-end throughput (create → worker completes → tasks/result fetched), target ≥ 0.7 of the ceiling = ${Math.round(0.7 * ceiling)} tasks/s:`);
     console.log(row("1 worker ", one));
@@ -669,11 +675,24 @@ async function measure(began: number): Promise<void> {
         ? `  (CPU from /proc, 10 ms ticks; PostgreSQL CPU and commits count every client of the server, not only this bench's)`
         : `  (CPU from /proc, 10 ms ticks; PostgreSQL: the backends of the bench's database, and its commits, nobody else's)`,
     );
+    console.log(
+      `  2 workers ÷ 1 worker: ${(two.tasksPerSecond / one.tasksPerSecond).toFixed(2)} × the tasks/s (target ≥ 1.00), ${(two.commits / one.commits).toFixed(2)} × the commits per task (2 workers: ${two.commits.toFixed(2)}, target ≤ 0.80), ${(cpuTotal(two) / cpuTotal(one)).toFixed(2)} × the CPU per task`,
+    );
+    console.log("");
+    // The figures job systems publish (Hatchet's benchmark table): throughput, latency from
+    // creation to result at p50 and p99, and what the database pays per task.
+    console.log(`summary (${here.cores} × ${here.model}, PostgreSQL on the same machine):`);
+    console.log("  workers  tasks/s  create→result p50  p99       PostgreSQL CPU/task  commits/task  CPU/task ÷ 2 bare round trips  load average");
+    for (const [n, r] of [[1, one], [2, two]] as const) {
+      console.log(
+        `  ${String(n).padStart(7)}  ${r.tasksPerSecond.toFixed(0).padStart(7)}  ${`${r.p50.toFixed(1)} ms`.padStart(17)}  ${`${r.p99.toFixed(1)} ms`.padEnd(8)}  ${`${r.cpu.postgres.toFixed(2)} ms`.padStart(19)}  ${r.commits.toFixed(2).padStart(12)}  ${cpuTotal(r) === 0 ? "" : (cpuTotal(r) / httpOnlyMs).toFixed(2).padStart(30)}  ${r.load}`,
+      );
+    }
     console.log("");
     const s = spread(wake.samples);
     console.log(`cross-node tasks/result wake-up (completed by a worker → answered by the other front), target p50 ≤ 15 ms:`);
     console.log(
-      `  p50 ${s.p50.toFixed(1)} ms   p95 ${s.p95.toFixed(1)} ms   min ${s.min.toFixed(1)} ms   max ${s.max.toFixed(1)} ms   (${s.n} samples of sleep ${SLEEP_MS} ms${wake.skipped ? `, ${wake.skipped} not blocked and left out` : ""})`,
+      `  p50 ${s.p50.toFixed(1)} ms   p95 ${s.p95.toFixed(1)} ms   p99 ${s.p99.toFixed(1)} ms   min ${s.min.toFixed(1)} ms   max ${s.max.toFixed(1)} ms   (${s.n} samples of sleep ${SLEEP_MS} ms${wake.skipped ? `, ${wake.skipped} not blocked and left out` : ""})`,
     );
     console.log("");
     if (flags.charts !== "") writeCharts(flags.charts, { one, two, httpOnlyMs, ceiling, withCommits: (cores * 1000) / withCommitsMs, load: loadAtStart, cores });
