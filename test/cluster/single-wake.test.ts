@@ -20,8 +20,8 @@ const placed = (place: number) => (l: LogLine): boolean => l["msg"] === "this wo
 
 beforeAll(async () => {
   // The CLI's lease (30 s): a killed worker stays in the others' view for the whole test.
-  // --rate-limit off: the burst is one anonymous caller, far over the per-caller rate by design.
-  cluster = await Cluster.start({ fronts: 1, workers: 0, concurrency: 4, frontArgs: ["--rate-limit", "off"] });
+  // The burst is one anonymous caller, over the per-caller rate and active-task cap by design.
+  cluster = await Cluster.start({ fronts: 1, workers: 0, concurrency: 4, frontArgs: ["--rate-limit", "off", "--max-active-tasks", "1000"] });
   first = await cluster.startWorker();
   await first.stderr.waitFor(placed(0), "the first worker's place");
   second = await cluster.startWorker();

@@ -26,6 +26,9 @@ export interface WorkerPoolOptions {
   standbyMs?: number;
 }
 
+/** A standby backs off to at most this many times `standbyMs` per place: 800 ms for the second worker by default. */
+const MAX_BACKOFF = 8;
+
 interface PoolDeps {
   store: ClusterStore;
   bus: EventBus;
@@ -48,7 +51,9 @@ interface PoolDeps {
  * claim of its own has covered it. So while the first worker has free slots it takes all the
  * work, claims stay as few and as full as with one worker, and the second claim that finds
  * nothing is gone; a first worker that is full, dead (until its heartbeat runs out) or draining
- * hands the work on to the next one after a standby, never a lease. Workers that disagree about
+ * hands the work on to the next one after a standby, never a lease. A standby claim that finds
+ * nothing doubles the next standby (up to 8×): on a loaded machine the first worker's tasks can
+ * take longer than a standby to end although it keeps up. Workers that disagree about
  * the order for a moment (one just started or stopped) at worst both claim, or both wait one
  * standby. Filling one worker before the next keeps batches of claims and outcome writes whole;
  * spreading tasks evenly would halve every batch and double the claims, outcome writes and
@@ -92,6 +97,14 @@ export class WorkerPool {
   /** New tasks heard while standing by, with when (performance.now()), oldest first, not yet seen taken. */
   private readonly standingBy = new Map<string, number>();
   private standbyTimer: NodeJS.Timeout | null = null;
+  /**
+   * The standby's multiplier: doubled (up to {@link MAX_BACKOFF}) by each standby claim that found
+   * nothing — the first worker keeps up, its tasks merely take longer than a standby to end (a
+   * loaded machine) — and back to 1 by one that found work.
+   */
+  private backoff = 1;
+  /** The next claim is a standby's. */
+  private standbyClaim = false;
   /** When {@link start} began claiming (the heartbeat's startedAt). */
   private startedAt = 0;
   /** The heartbeat in flight, if any (a stop waits for it, so its row is not re-created after the retire). */
@@ -183,7 +196,7 @@ export class WorkerPool {
     }
     if (this.stopped || this.claimsStopped) return;
     this.standingBy.set(taskId, performance.now());
-    this.standbyTimer ??= setTimeout(() => this.standBy(), this.place * this.standbyMs);
+    this.standbyTimer ??= setTimeout(() => this.standBy(), this.standbyDelay());
   }
 
   /** The standby ran out: claims if a task heard long enough ago is still not seen taken, else waits for the next one's turn. */
@@ -191,13 +204,18 @@ export class WorkerPool {
     this.standbyTimer = null;
     const oldest = this.standingBy.values().next();
     if (oldest.done === true) return;
-    const wait = oldest.value + this.place * this.standbyMs - performance.now();
+    const wait = oldest.value + this.standbyDelay() - performance.now();
     if (wait > 0) {
       this.standbyTimer = setTimeout(() => this.standBy(), wait);
       return;
     }
     this.standingBy.clear();
+    this.standbyClaim = true;
     this.kick();
+  }
+
+  private standbyDelay(): number {
+    return this.place * this.standbyMs * this.backoff;
   }
 
   /** Claims as many tasks as there are free slots; coalesces concurrent wake-ups. */
@@ -246,7 +264,9 @@ export class WorkerPool {
       const caps = this.deps.caps?.();
       const askedAt = performance.now();
       claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names, caps);
-      logger.debug({ workerId: this.options.workerId, free, claimed: claimed.length }, "claim");
+      logger.debug({ workerId: this.options.workerId, free, claimed: claimed.length, standby: this.standbyClaim }, "claim");
+      if (this.standbyClaim) this.backoff = claimed.length === 0 ? Math.min(MAX_BACKOFF, this.backoff * 2) : 1;
+      this.standbyClaim = false;
       const capped = caps !== undefined && (caps.perOwner !== null || Object.keys(caps.perName).length > 0);
       // Under caps a short claim may have left tasks waiting for a cap: a handler's end may free it.
       if (capped) this.full = true;
