@@ -688,6 +688,14 @@ async function measure(began: number): Promise<void> {
         `  ${String(n).padStart(7)}  ${r.tasksPerSecond.toFixed(0).padStart(7)}  ${`${r.p50.toFixed(1)} ms`.padStart(17)}  ${`${r.p99.toFixed(1)} ms`.padEnd(8)}  ${`${r.cpu.postgres.toFixed(2)} ms`.padStart(19)}  ${r.commits.toFixed(2).padStart(12)}  ${cpuTotal(r) === 0 ? "" : (cpuTotal(r) / httpOnlyMs).toFixed(2).padStart(30)}  ${r.load}`,
       );
     }
+    // The paper model of docs/performance.md ("Beyond one machine"), from the 2-worker figures:
+    // what one PostgreSQL core carries at 70 % busy, and the front and worker cores that takes.
+    const busy = 0.7;
+    const perPgCore = (busy * 1000) / two.cpu.postgres;
+    console.log(
+      `paper model (2 workers' figures, every core 70 % busy): one PostgreSQL core carries 0.7 × 1000 ÷ ${two.cpu.postgres.toFixed(2)} ms = ${perPgCore.toFixed(0)} tasks/s = ${(perPgCore * two.commits).toFixed(0)} commits/s, ` +
+        `with ${((perPgCore * two.cpu.front) / (busy * 1000)).toFixed(2)} front cores and ${((perPgCore * two.cpu.worker) / (busy * 1000)).toFixed(2)} worker cores (handlers that do nothing)`,
+    );
     console.log("");
     const s = spread(wake.samples);
     console.log(`cross-node tasks/result wake-up (completed by a worker → answered by the other front), target p50 ≤ 15 ms:`);
