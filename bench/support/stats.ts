@@ -7,13 +7,14 @@ export function percentile(sorted: readonly number[], p: number): number {
 export interface Spread {
   p50: number;
   p95: number;
+  p99: number;
   min: number;
   max: number;
   n: number;
 }
 
-/** p50, p95, min and max of some samples in any order (NaN where there are none). */
+/** p50, p95, p99, min and max of some samples in any order (NaN where there are none). */
 export function spread(samples: readonly number[]): Spread {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), min: sorted[0] ?? NaN, max: sorted[sorted.length - 1] ?? NaN, n: sorted.length };
+  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), min: sorted[0] ?? NaN, max: sorted[sorted.length - 1] ?? NaN, n: sorted.length };
 }

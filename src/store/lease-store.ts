@@ -69,8 +69,10 @@ export interface LeaseStore {
    * Records that a worker is alive at `now` (its row is created by the first beat; `startedAt` is
    * kept from then on). Workers beat as they renew, so one that stops is gone from
    * {@link clusterView} when its leases run out. Rows of workers gone for over an hour are dropped.
+   * Answers the ids of the workers alive at `now`, this one included, in {@link clusterView}'s
+   * order (oldest start first): the order in which the worker pool wakes them for new work.
    */
-  heartbeat(worker: WorkerBeat, now: number): Promise<void>;
+  heartbeat(worker: WorkerBeat, now: number): Promise<string[]>;
 
   /** Removes a worker that stopped cleanly: it is gone from {@link clusterView} at once. */
   retire(workerId: string): Promise<void>;

@@ -556,7 +556,7 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
     });
 
     describe("heartbeat, retire and clusterView (the operator's view)", () => {
-      const beat = (workerId: string, now: number, overrides: Partial<WorkerBeat> = {}): Promise<void> =>
+      const beat = (workerId: string, now: number, overrides: Partial<WorkerBeat> = {}): Promise<string[]> =>
         store.heartbeat({ workerId, startedAt: T0, concurrency: 4, leaseMs: LEASE, ...overrides }, now);
 
       it("lists a worker from its first beat with what it said; later beats move heartbeatAt only, never back", async () => {
@@ -576,6 +576,13 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(await ids(T0 + LEASE)).toEqual([]);
         await beat("early", T0 + LEASE);
         expect(await ids(T0 + LEASE + 1)).toEqual(["early"]);
+      });
+
+      it("a beat answers the workers alive, itself included, oldest start first (the order the worker pool wakes them in)", async () => {
+        expect(await beat("late", T0, { startedAt: T0 + 5 })).toEqual(["late"]);
+        await beat("gone", T0, { startedAt: T0, leaseMs: 100 });
+        expect(await beat("early", T0 + 100, { startedAt: T0 + 1 })).toEqual(["early", "late"]);
+        expect(await beat("late", T0 + 200)).toEqual(["early", "late"]);
       });
 
       it("retire removes a worker at once; retiring an unknown one is a no-op", async () => {

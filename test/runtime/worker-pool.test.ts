@@ -172,4 +172,83 @@ describe("worker pool", () => {
       await store.close();
     }
   });
+
+  it("wakes one worker: the first in the wake order takes new work alone, and a task queued while it is full is claimed by the next after its standby", async () => {
+    const own = uniqueName("pool_wake");
+    const stores = [postgresStore(TEST_PG_URL, { schema: own }), postgresStore(TEST_PG_URL, { schema: own })];
+    const bus = localEventBus();
+    const claims = { w1: 0, w2: 0 };
+    const ranBy = new Map<string, string>();
+    const gates = new Map<string, Deferred<void>>();
+    const engine = (workerId: "w1" | "w2", store: (typeof stores)[number]) => {
+      const countingStore = {
+        ...store,
+        claim(...args: Parameters<typeof store.claim>) {
+          claims[workerId]++;
+          return store.claim(...args);
+        },
+      };
+      return new TaskEngine({
+        store: countingStore,
+        bus,
+        runner: async (task) => {
+          ranBy.set(task.id, workerId);
+          const gate = deferred();
+          gates.set(task.id, gate);
+          await gate.promise;
+          return { value: { ok: true } };
+        },
+        // Only events, standbys and finishing handlers make them claim.
+        cluster: { workerId, concurrency: 1, recheckMs: 600_000, standbyMs: 100 },
+      });
+    };
+    const first = engine("w1", stores[0]!);
+    const second = engine("w2", stores[1]!);
+    const until = async (what: string, done: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> => {
+      const deadline = Date.now() + timeoutMs;
+      while (!(await done())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    try {
+      await first.start();
+      // Started later: second in the wake order (oldest start first).
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await second.start();
+      await until("both workers' heartbeats", async () => (await stores[0]!.clusterView(Date.now())).workers.length === 2);
+      // The second worker's first beat has answered its place.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const create = () => first.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
+
+      // One task at a time: the first worker claims each at once; the second, hearing each end
+      // before its standby, never claims (beyond the claim each pool makes as it starts).
+      const secondsClaims = claims.w2;
+      for (let i = 0; i < 5; i++) {
+        const task = await create();
+        await until(`task ${i}'s handler`, () => gates.has(task.id));
+        expect(ranBy.get(task.id)).toBe("w1");
+        gates.get(task.id)!.resolve();
+        await until(`task ${i} to end`, async () => (await first.get(task.id, { owner: null })).status === "completed");
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(claims.w2).toBe(secondsClaims);
+
+      // The first worker is full: the next task goes to the second one, one standby later.
+      const long = await create();
+      await until("the long task's handler", () => gates.has(long.id));
+      expect(ranBy.get(long.id)).toBe("w1");
+      const createdAt = Date.now();
+      const next = await create();
+      await until("the next task's handler", () => gates.has(next.id), 2000);
+      expect(ranBy.get(next.id)).toBe("w2");
+      expect(Date.now() - createdAt).toBeLessThan(1000);
+    } finally {
+      for (const gate of gates.values()) gate.resolve();
+      await second.close();
+      await first.close();
+      for (const store of stores) await store.close();
+      await pgQuery(`DROP SCHEMA IF EXISTS ${own} CASCADE`);
+    }
+  });
 });

@@ -19,7 +19,15 @@ export interface WorkerPoolOptions {
   recheckMs?: number;
   /** Only claim tasks of these names (the tools this process has); a function is read at each claim. */
   names?: readonly string[] | (() => readonly string[]);
+  /**
+   * How long a worker that is not first in the wake order waits, per place behind the first,
+   * before it claims a new task nobody was seen to take. Default 100 ms.
+   */
+  standbyMs?: number;
 }
+
+/** A standby backs off to at most this many times `standbyMs` per place: 800 ms for the second worker by default. */
+const MAX_BACKOFF = 8;
 
 interface PoolDeps {
   store: ClusterStore;
@@ -35,6 +43,21 @@ interface PoolDeps {
  * Runs queued tasks of a cluster store: claims them with a lease when the bus says work arrived
  * (or on the slow safety re-check), runs their handlers, renews the leases meanwhile, and aborts a
  * handler whose lease it lost (its task is someone else's now).
+ *
+ * A new task wakes one worker. Every worker hears every creation, but only the first in the wake
+ * order — the live workers, oldest start first, as each heartbeat answers them — claims at once.
+ * The one at place k stands by: it claims only if, k × `standbyMs` later, a task it heard of has
+ * shown no sign of having been taken (a later event of it: progress, a question, its end) and no
+ * claim of its own has covered it. So while the first worker has free slots it takes all the
+ * work, claims stay as few and as full as with one worker, and the second claim that finds
+ * nothing is gone; a first worker that is full, dead (until its heartbeat runs out) or draining
+ * hands the work on to the next one after a standby, never a lease. A standby claim that finds
+ * nothing doubles the next standby (up to 8×): on a loaded machine the first worker's tasks can
+ * take longer than a standby to end although it keeps up. Workers that disagree about
+ * the order for a moment (one just started or stopped) at worst both claim, or both wait one
+ * standby. Filling one worker before the next keeps batches of claims and outcome writes whole;
+ * spreading tasks evenly would halve every batch and double the claims, outcome writes and
+ * commits per task.
  */
 export class WorkerPool {
   private readonly leaseMs: number;
@@ -68,6 +91,20 @@ export class WorkerPool {
   /** Lease renewal, every third of the lease: a slow renewal is joined, not overlapped. */
   private readonly renewal: IntervalLoop;
   private unsubscribe: (() => void) | null = null;
+  /** This worker's place in the wake order (0: claims at once); -1 until its first heartbeat answers, and it claims at once meanwhile. */
+  private place = -1;
+  private readonly standbyMs: number;
+  /** New tasks heard while standing by, with when (performance.now()), oldest first, not yet seen taken. */
+  private readonly standingBy = new Map<string, number>();
+  private standbyTimer: NodeJS.Timeout | null = null;
+  /**
+   * The standby's multiplier: doubled (up to {@link MAX_BACKOFF}) by each standby claim that found
+   * nothing — the first worker keeps up, its tasks merely take longer than a standby to end (a
+   * loaded machine) — and back to 1 by one that found work.
+   */
+  private backoff = 1;
+  /** The next claim is a standby's. */
+  private standbyClaim = false;
   /** When {@link start} began claiming (the heartbeat's startedAt). */
   private startedAt = 0;
   /** The heartbeat in flight, if any (a stop waits for it, so its row is not re-created after the retire). */
@@ -78,6 +115,7 @@ export class WorkerPool {
     private readonly options: WorkerPoolOptions,
   ) {
     this.leaseMs = options.leaseMs ?? 30_000;
+    this.standbyMs = options.standbyMs ?? 100;
     this.recheck = new IntervalLoop({
       run: () => Promise.resolve(this.kick()),
       intervalMs: options.recheckMs ?? 5_000,
@@ -101,8 +139,12 @@ export class WorkerPool {
     this.stopped = false;
     this.startedAt = this.deps.now();
     this.unsubscribe = this.deps.bus.onAny((event) => {
-      // New work: a created task, a re-queued one, or a nudge after a bus reconnection.
-      if ((event.type === "status" && event.status === "working") || event.type === "wake") this.kick();
+      // New work: a created task or a re-queued one; a nudge after a bus reconnection (events may
+      // have been lost, so everyone looks at once).
+      if (event.type === "status" && event.status === "working") this.heard(event.taskId);
+      else if (event.type === "wake") this.kick();
+      // Any other event of a task means it was taken (it runs) or ended: nothing to stand by for.
+      else if (this.standingBy.size > 0) this.standingBy.delete(event.taskId);
       // A cancel heard while a claim is in flight may be for a task that claim returns: its
       // handler, not yet started, has no signal to abort, so it must not start at all.
       if (this.claiming && (event.type === "cancel" || (event.type === "status" && isTerminal(event.status)))) this.endedWhileClaiming.add(event.taskId);
@@ -138,9 +180,42 @@ export class WorkerPool {
     this.renewal.stop();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    if (this.standbyTimer) clearTimeout(this.standbyTimer);
+    this.standbyTimer = null;
+    this.standingBy.clear();
     if (!wasRunning) return;
     await this.beating;
     await this.deps.store.retire(this.options.workerId).catch((err: unknown) => this.deps.logger.warn({ err }, "could not remove this worker from the cluster view; it drops out when its heartbeat runs out"));
+  }
+
+  /** A task was queued: the first worker in the wake order claims; the others stand by. */
+  private heard(taskId: string): void {
+    if (this.place <= 0) {
+      this.kick();
+      return;
+    }
+    if (this.stopped || this.claimsStopped) return;
+    this.standingBy.set(taskId, performance.now());
+    this.standbyTimer ??= setTimeout(() => this.standBy(), this.standbyDelay());
+  }
+
+  /** The standby ran out: claims if a task heard long enough ago is still not seen taken, else waits for the next one's turn. */
+  private standBy(): void {
+    this.standbyTimer = null;
+    const oldest = this.standingBy.values().next();
+    if (oldest.done === true) return;
+    const wait = oldest.value + this.standbyDelay() - performance.now();
+    if (wait > 0) {
+      this.standbyTimer = setTimeout(() => this.standBy(), wait);
+      return;
+    }
+    this.standingBy.clear();
+    this.standbyClaim = true;
+    this.kick();
+  }
+
+  private standbyDelay(): number {
+    return this.place * this.standbyMs * this.backoff;
   }
 
   /** Claims as many tasks as there are free slots; coalesces concurrent wake-ups. */
@@ -187,9 +262,17 @@ export class WorkerPool {
       }
       const names = typeof this.options.names === "function" ? this.options.names() : this.options.names;
       const caps = this.deps.caps?.();
+      const askedAt = performance.now();
       claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names, caps);
+      logger.debug({ workerId: this.options.workerId, free, claimed: claimed.length, standby: this.standbyClaim }, "claim");
+      if (this.standbyClaim) this.backoff = claimed.length === 0 ? Math.min(MAX_BACKOFF, this.backoff * 2) : 1;
+      this.standbyClaim = false;
+      const capped = caps !== undefined && (caps.perOwner !== null || Object.keys(caps.perName).length > 0);
       // Under caps a short claim may have left tasks waiting for a cap: a handler's end may free it.
-      if (caps && (caps.perOwner !== null || Object.keys(caps.perName).length > 0)) this.full = true;
+      if (capped) this.full = true;
+      // A claim with slots to spare took everything then queued that this worker can run: what
+      // was heard before it is covered (a task of a tool it lacks is not its to wait for).
+      else if (claimed.length < free) this.coveredUntil(askedAt);
     } catch (err) {
       logger.warn({ err }, "claiming tasks failed; will retry");
       this.endedWhileClaiming.clear();
@@ -211,6 +294,13 @@ export class WorkerPool {
     }
     // A full batch may mean more is waiting (the next kick finds no free slot and marks the pool full).
     if (claimed.length === free) this.again = true;
+  }
+
+  private coveredUntil(time: number): void {
+    for (const [taskId, heardAt] of this.standingBy) {
+      if (heardAt > time) break;
+      this.standingBy.delete(taskId);
+    }
   }
 
   private runOne(claimed: ClaimedTask): void {
@@ -245,6 +335,12 @@ export class WorkerPool {
     const { store, logger, now } = this.deps;
     this.beating = store
       .heartbeat({ workerId: this.options.workerId, startedAt: this.startedAt, concurrency: this.options.concurrency, leaseMs: this.leaseMs }, now())
+      .then((alive) => {
+        // Not listed (its row was just forgotten, or a retire raced the beat): first, so that work is never left to nobody.
+        const place = Math.max(0, alive.indexOf(this.options.workerId));
+        if (place !== this.place) logger.info({ workerId: this.options.workerId, place, workers: alive.length }, "this worker's place in the wake order changed");
+        this.place = place;
+      })
       .catch((err: unknown) => logger.warn({ err }, "writing this worker's heartbeat failed; will retry with the next renewal"));
     return this.beating;
   }

@@ -594,8 +594,8 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return (await rows<{ owner: string | null; name: string; n: number }>(leases.queueDepths, [])).map((row) => ({ owner: row.owner, name: row.name, queued: row.n }));
     },
 
-    async heartbeat(worker: WorkerBeat, now: number): Promise<void> {
-      await run(workers.heartbeat, [worker.workerId, worker.startedAt, now, worker.concurrency, worker.leaseMs, now - FORGET_WORKERS_AFTER_MS]);
+    async heartbeat(worker: WorkerBeat, now: number): Promise<string[]> {
+      return (await rows<{ worker_id: string }>(workers.heartbeat, [worker.workerId, worker.startedAt, now, worker.concurrency, worker.leaseMs, now - FORGET_WORKERS_AFTER_MS])).map((row) => row.worker_id);
     },
 
     async retire(workerId: string): Promise<void> {

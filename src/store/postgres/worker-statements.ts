@@ -9,7 +9,9 @@ export interface WorkerStatements {
   /**
    * ($1 workerId, $2 startedAt, $3 now, $4 concurrency, $5 leaseMs, $6 forgetBefore): inserts or
    * refreshes the worker's row (its first startedAt kept, the heartbeat never moved back) and drops
-   * the rows of workers whose lease ran out before $6.
+   * the rows of workers whose lease ran out before $6. Returns the ids of the workers alive at $3,
+   * this one included, in the order of `alive` (the worker pool's wake order), so the beat
+   * answers it without a statement of its own.
    */
   heartbeat: Statement;
   /** ($1 workerId) */
@@ -25,13 +27,20 @@ export function workerStatements(t: Tables): WorkerStatements {
     heartbeat: statement(
       "heartbeat",
       `WITH forgotten AS (
-         DELETE FROM ${t.workers} WHERE heartbeat_at + lease_ms < $6::bigint AND worker_id <> $1)
-       INSERT INTO ${t.workers} (worker_id, started_at, heartbeat_at, concurrency, lease_ms)
-       VALUES ($1, $2::bigint, $3::bigint, $4::int, $5::bigint)
-       ON CONFLICT (worker_id) DO UPDATE SET
-         heartbeat_at = GREATEST(${t.workers}.heartbeat_at, EXCLUDED.heartbeat_at),
-         concurrency = EXCLUDED.concurrency,
-         lease_ms = EXCLUDED.lease_ms`,
+         DELETE FROM ${t.workers} WHERE heartbeat_at + lease_ms < $6::bigint AND worker_id <> $1),
+       beat AS (
+         INSERT INTO ${t.workers} (worker_id, started_at, heartbeat_at, concurrency, lease_ms)
+         VALUES ($1, $2::bigint, $3::bigint, $4::int, $5::bigint)
+         ON CONFLICT (worker_id) DO UPDATE SET
+           heartbeat_at = GREATEST(${t.workers}.heartbeat_at, EXCLUDED.heartbeat_at),
+           concurrency = EXCLUDED.concurrency,
+           lease_ms = EXCLUDED.lease_ms
+         RETURNING worker_id, started_at)
+       SELECT worker_id FROM (
+         SELECT worker_id, started_at FROM beat
+         UNION ALL
+         SELECT worker_id, started_at FROM ${t.workers} WHERE heartbeat_at + lease_ms > $3::bigint AND worker_id <> $1) AS alive
+       ORDER BY started_at, worker_id`,
     ),
 
     retire: statement("retire", `DELETE FROM ${t.workers} WHERE worker_id = $1`),
