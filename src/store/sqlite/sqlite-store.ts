@@ -62,6 +62,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     db.pragma("journal_mode = WAL");
     // WAL + NORMAL: a power loss may drop the last commits but never corrupts the file.
     db.pragma("synchronous = NORMAL");
+    // Temporary b-trees (materialized CTEs, sorts) in memory. Backed by a temp file, each opens a
+    // pager whose page cache is allocated and freed in bulk, page faults and all: the run queue's
+    // claim, which builds several and runs once per created task, took milliseconds instead of
+    // tens of microseconds. Durability is untouched: nothing temporary outlives its statement.
+    db.pragma("temp_store = MEMORY");
     migrate(db);
   } catch (error) {
     db.close();
