@@ -7,7 +7,8 @@ interface Job {
 }
 
 /**
- * Group commit for the store's hottest writes (a task's creation, its status changes). Each is
+ * Group commit for the store's hottest writes (a task's creation, its status changes, the mark
+ * that its result was fetched, the SSE events of Streamable HTTP streams). Each is
  * queued and run at the end of the event-loop turn that queued it, together with the others of
  * that turn, in one transaction: under load a commit (its WAL frames for the table, its indexes,
  * the counts and the history) is paid once for several writes instead of once each. Every write
@@ -29,8 +30,8 @@ export class GroupCommit {
   constructor(private readonly db: Database) {}
 
   /**
-   * Runs `work` (synchronous statements writing the one task `key`) in the next group; resolves
-   * once its commit returned.
+   * Runs `work` (synchronous statements writing the one task `key`, or rows no task lookup reads
+   * under a key no task has) in the next group; resolves once its commit returned.
    */
   run<T>(key: string, work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
