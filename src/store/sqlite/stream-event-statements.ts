@@ -9,7 +9,9 @@ const STREAM_EVENTS = "\u0000stream-events";
 /**
  * Appends go through the task store's group commit: a waiting `tasks/result` stores two events
  * (its stream's priming event and its answer), each its own transaction and file locks before;
- * when many waiters wake at once, their events now share the commit of that turn. Every read
+ * when many waiters wake at once, the answers they send in that run of promise jobs now share one
+ * commit. At the tick, not the end of the turn: the transport writes an event only once stored,
+ * and a shutdown gives the answers it releases one turn to reach their streams. Every read
  * flushes the group first, so it sees every event appended before it.
  */
 export function sqliteStreamEvents(db: Database, group: GroupCommit): StreamEventStore {
@@ -35,7 +37,7 @@ export function sqliteStreamEvents(db: Database, group: GroupCommit): StreamEven
         const [row] = insert.all(sessionKey, streamId, message, now);
         if (row === undefined) throw new Error("stream event insert returned no id");
         return row.id;
-      });
+      }, "tick");
     },
     async streamOf(sessionKey, eventId) {
       group.flush();
