@@ -9,6 +9,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import type { StreamEventStore } from "../../src/store/stream-event-store.js";
 import type { TaskStore } from "../../src/store/task-store.js";
 import { newTask } from "../../src/testing/store-contract.js";
 
@@ -91,5 +92,34 @@ describe("sqliteStore: group commit", () => {
     for (const [i, task] of tasks.entries()) {
       if (i !== 7) expect((await store.get(task.id, { any: true }))?.status).toBe("working");
     }
+  });
+
+  it("groups the SSE events of one turn and the marks of fetched results too, each read seeing what was written before it", async () => {
+    const grouped = freshPath();
+    const store = open(grouped);
+    const events = store.streamEvents as StreamEventStore;
+    const append = (streamId: string, i: number): Promise<number> => events.append({ sessionKey: "s", streamId, message: `{"n":${i}}`, now: Date.now() });
+    await append("warm", 0);
+    const before = walBytes(grouped);
+    const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => append("a", i)));
+    const together = walBytes(grouped) - before;
+    const start = walBytes(grouped);
+    for (let i = 0; i < 50; i++) await append("b", i);
+    const apart = walBytes(grouped) - start;
+    expect(together * 5).toBeLessThan(apart);
+    // Ids in the order of the calls, as without grouping.
+    expect(ids).toEqual([...ids].sort((x, y) => x - y));
+
+    // Not awaited: the reads that follow flush the group before they look.
+    void append("c", 1);
+    const last = append("c", 2);
+    expect((await events.after("s", "c", 0, 10)).map((e) => e.message)).toEqual(['{"n":1}', '{"n":2}']);
+    expect(await events.streamOf("s", await last)).toBe("c");
+
+    const done = await store.create(newTask());
+    await store.transition(done.id, ["working"], "completed", { outcome: { kind: "result", value: {} }, now: Date.now() });
+    const first = store.markFetched(done.id, Date.now());
+    const again = store.markFetched(done.id, Date.now());
+    expect([await first, await again]).toEqual([true, false]);
   });
 });

@@ -7,7 +7,8 @@ interface Job {
 }
 
 /**
- * Group commit for the store's hottest writes (a task's creation, its status changes). Each is
+ * Group commit for the store's hottest writes (a task's creation, its status changes, the mark
+ * that its result was fetched, the SSE events of Streamable HTTP streams). Each is
  * queued and run at the end of the event-loop turn that queued it, together with the others of
  * that turn, in one transaction: under load a commit (its WAL frames for the table, its indexes,
  * the counts and the history) is paid once for several writes instead of once each. Every write
@@ -25,17 +26,30 @@ export class GroupCommit {
   /** The tasks the queued writes touch. */
   private keys = new Set<string>();
   private scheduled = false;
+  private tickScheduled = false;
 
   constructor(private readonly db: Database) {}
 
   /**
-   * Runs `work` (synchronous statements writing the one task `key`) in the next group; resolves
-   * once its commit returned.
+   * Runs `work` (synchronous statements writing the one task `key`, or rows no task lookup reads
+   * under a key no task has) in the next group; resolves once its commit returned.
+   *
+   * `"turn"` commits at the end of the event-loop turn; `"tick"` as soon as the promise jobs
+   * running now are done (with whatever else is queued), for a write whose caller holds up an
+   * answer that should go out within this turn: what one commit's resolutions set off in the
+   * same run of promise jobs still shares one transaction.
    */
-  run<T>(key: string, work: () => T): Promise<T> {
+  run<T>(key: string, work: () => T, when: "turn" | "tick" = "turn"): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       this.keys.add(key);
+      if (when === "tick" && !this.tickScheduled) {
+        this.tickScheduled = true;
+        process.nextTick(() => {
+          this.tickScheduled = false;
+          this.flush();
+        });
+      }
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => {

@@ -28,6 +28,9 @@ export function prepareQueueStatements(db: Database): QueueStatements {
     // One statement, so the pick and the mark cannot be separated. The rule is the one of
     // QueueView (fair-order.ts writes it in plain code): rank within the owner's queue plus the
     // owner's running handlers, then oldest first; tools at their cap are left out before ranking.
+    // LIMIT (SELECT @limit), not LIMIT @limit: SQLite's planner reads a bare bound LIMIT, so every
+    // new binding of it (each call) recompiles the statement — most of a claim's cost, paid once
+    // per created task.
     claim: db.prepare<[ClaimParams], TaskRow>(`
       WITH running AS (
         SELECT owner, name FROM tasks INDEXED BY tasks_started WHERE started_at IS NOT NULL AND status IN ${ACTIVE_SQL}),
@@ -46,7 +49,7 @@ export function prepareQueueStatements(db: Database): QueueStatements {
       picked AS (
         SELECT id FROM ranked
         WHERE (@perOwner IS NULL OR score <= @perOwner) AND (cap IS NULL OR load <= cap)
-        ORDER BY score, created_at, id LIMIT @limit)
+        ORDER BY score, created_at, id LIMIT (SELECT @limit))
       UPDATE tasks SET started_at = @now WHERE id IN (SELECT id FROM picked) AND ${QUEUED}
       RETURNING *`),
 

@@ -62,6 +62,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     db.pragma("journal_mode = WAL");
     // WAL + NORMAL: a power loss may drop the last commits but never corrupts the file.
     db.pragma("synchronous = NORMAL");
+    // Temporary b-trees (materialized CTEs, sorts) in memory. Backed by a temp file, each opens a
+    // pager whose page cache is allocated and freed in bulk, page faults and all: the run queue's
+    // claim, which builds several and runs once per created task, took milliseconds instead of
+    // tens of microseconds. Durability is untouched: nothing temporary outlives its statement.
+    db.pragma("temp_store = MEMORY");
     migrate(db);
   } catch (error) {
     db.close();
@@ -76,11 +81,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   const meta = prepareMetaStatements(db);
   const views = prepareViewStatements(db);
   const queue = prepareQueueStatements(db);
-  const streamEvents = sqliteStreamEvents(db);
   let secret: Buffer | null = null;
   const writerLock = isFilePath(path) ? new SqliteWriterLock(path) : null;
 
   const group = new GroupCommit(db);
+  const streamEvents = sqliteStreamEvents(db, group);
 
   // .all(), never .get(), for a write with RETURNING: .get() steps once and resets, and
   // better-sqlite3 drops the reset's error — a commit that failed (SQLITE_FULL, an I/O error)
@@ -283,8 +288,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     },
 
     async markFetched(id: string, now: number): Promise<boolean> {
-      group.flush();
-      return sweeps.markFetched.run(now, id).changes > 0;
+      // Grouped like a status change: it follows every delivered result, and nobody waits for it.
+      return group.run(id, () => sweeps.markFetched.run(now, id).changes > 0);
     },
 
     async activeTasks(limit: number): Promise<TaskRecord[]> {
