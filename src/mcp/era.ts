@@ -1,11 +1,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
 import type { TaskEvent } from "../events/task-event.js";
 import type { Caller } from "../core/caller.js";
 import type { TaskRecord } from "../core/task.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
-import type { LogThreshold } from "./logging/log-level.js";
+import type { LogLevel, LogThreshold } from "./logging/log-level.js";
 import type { LooseParams } from "./request-schemas.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
@@ -28,12 +29,14 @@ export interface OperationTrace {
 /**
  * The seam between the engine and a protocol revision. Everything a revision's wire knows —
  * its task methods, its Task and CreateTaskResult shapes, how it carries a task's questions and
- * notifications — lives in one folder that implements this interface (`rev2025-11-25/` today);
+ * notifications, its logging — lives in one folder that implements this interface (`rev2025-11-25/`);
  * the engine speaks only operations (create, get, list, cancel, watch, pendingInputs, respond).
  * A method an era's tables do not name is not served in that era (-32601): membership is the
- * whole story, so serving a new revision is one new folder and one line in `eras.ts`.
+ * whole story, so serving a new revision is one new folder and one line in `era-registry.ts`.
  */
 export interface TaskEra {
+  /** Tells a session era from a stateless one in the registry's list. */
+  readonly kind: "session";
   /** The protocol revision (or extension) this era speaks, for logs and records. */
   readonly id: string;
   /** The server capabilities this era declares beside `tools` when task support is on (T-CAP-1/2). */
@@ -82,6 +85,34 @@ export interface TaskEra {
   readonly upstream: UpstreamTasks;
   /** What a request of this era tells its span (its trace context, the tool or task it names). */
   operationTrace(method: string, params: LooseParams, plain?: Pick<PlainRequest, "sessionStreamCarriesOwnTasks">): OperationTrace;
+  /** The notification that carries one log message to this era's session. */
+  logMessage(level: LogLevel, data: unknown, logger: string | undefined): { method: string; params: Record<string, unknown> };
+  /**
+   * `logging/setLevel`: the session hears messages at the level its params name and above from
+   * then on; what the request answers. An unknown level is the requestor's error (-32602).
+   */
+  setLogLevel(threshold: LogThreshold, params: LooseParams): Record<string, never>;
+  /**
+   * Asks the session's client `method` during a plain call, on that call's stream: as a task the
+   * client hosts where it declared it can (waiting for the task's outcome), else plainly.
+   */
+  requestOfClient<T>(server: Server, method: string, params: Record<string, unknown>, schema: z.ZodType<T>, options: ClientRequestOptions): Promise<T>;
+  /** The `_meta` that marks a message as one task's (a task's own progress, its log messages, T-META-1). */
+  relatedTaskMeta(taskId: string): Record<string, unknown>;
+  /** The task a message's `_meta` marks it as belonging to ({@link relatedTaskMeta}), or null. */
+  relatedTaskOf(value: unknown): string | null;
+  /** The notification a party hosting tasks for its peer (a client hosting sampling or elicitation) sends when one changes status. */
+  hostedStatusNotification(task: TaskRecord): { method: string; params: Record<string, unknown> };
+}
+
+/** How {@link TaskEra.requestOfClient} asks. */
+export interface ClientRequestOptions {
+  /** The request whose stream carries the question. */
+  relatedRequestId: RequestId;
+  /** Aborts the question: a task the client hosts for it is cancelled. */
+  signal: AbortSignal;
+  /** The ttl asked of the client's task. */
+  ttl?: number;
 }
 
 /** What an upstream task reads as, era-neutral. */
@@ -230,6 +261,8 @@ export type StatelessAnswer =
  * endpoint asks {@link claims} before it looks for a session.
  */
 export interface StatelessEra {
+  /** Tells a stateless era from a session era in the registry's list. */
+  readonly kind: "stateless";
   /** The protocol revision this era speaks. */
   readonly id: string;
   /** Whether this era serves a POST, from its MCP-Protocol-Version header or (without a session id) its body. */
@@ -237,3 +270,6 @@ export interface StatelessEra {
   /** Answers one JSON-RPC message; never throws for anything the message or the handlers did. */
   answer(host: StatelessHost, body: unknown, request: StatelessHttpRequest): Promise<StatelessAnswer>;
 }
+
+/** What an era folder registers (`era-registry.ts`): a session era or a stateless one. */
+export type ServerEra = TaskEra | StatelessEra;

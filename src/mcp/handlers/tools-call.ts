@@ -13,7 +13,6 @@ import type { TaskOrigin, TaskRecord } from "../../core/task.js";
 import { validateToolResult, type StoredToolCall } from "../tool-runner.js";
 import type { EraHost } from "../era.js";
 import { isLogLevel } from "../logging/log-level.js";
-import { logMessage } from "../rev2025-11-25/log-messages.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { answerWithin } from "../fallback/background-call.js";
 import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
@@ -151,7 +150,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   }
   const { tool, args } = checked;
   const progressToken = progressTokenOf(params);
-  const ctx = plainToolContext(session.server, {
+  const ctx = plainToolContext(session.era, session.server, {
     requestId: request.requestId,
     signal: request.signal,
     progressToken: progressToken ?? undefined,
@@ -169,8 +168,9 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
  */
 async function fallbackCall(session: SessionContext, params: LooseParams, request: CallRequest, capabilities: ClientCapabilities | undefined): Promise<CallToolResult | undefined> {
   const name = params?.["name"];
-  // The era's tasks/result, on this call's stream: it relays the task's questions (elicitation).
-  const results = session.era.sessionMethods["tasks/result"];
+  // The era's method whose stream carries a task's questions, on this call's stream: it relays them (elicitation).
+  const stream = session.era.questionStreamMethod;
+  const results = stream === null ? undefined : session.era.sessionMethods[stream];
   const relay = results && ((taskId: string, signal: AbortSignal) => results(session, { taskId }, { ...request, signal }));
   if (isTaskTool(name, session.tools)) return callTaskTool(session, name, params?.["arguments"], { caller: request.caller, signal: request.signal, ...(relay && { relay }) });
   const checked = checkToolArguments(session, params);
@@ -196,7 +196,7 @@ async function fallbackCall(session: SessionContext, params: LooseParams, reques
     ...(relay && answers && { relay }),
     sendLog: async (level, data, logger) => {
       if (!isLogLevel(level) || !session.logThreshold.admits(level)) return;
-      await session.server.notification(logMessage(level, data, logger), { relatedRequestId: request.requestId });
+      await session.server.notification(session.era.logMessage(level, data, logger), { relatedRequestId: request.requestId });
     },
     ...(progressToken !== null && {
       sendProgress: (progress) =>

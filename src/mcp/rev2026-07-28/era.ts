@@ -93,7 +93,8 @@ async function answerRequest(
  * its own `_meta` envelope, on the same engine and store as the 2025-11-25 sessions. Tasks are
  * era-neutral records, so a task either era created is served by the other's requests too.
  */
-export const tasksExt: StatelessEra = {
+export const tasksExt = {
+  kind: "stateless",
   id: PROTOCOL_VERSION,
 
   claims({ protocolVersionHeader, hasSessionId, body }) {
@@ -132,4 +133,4 @@ export const tasksExt: StatelessEra = {
       return { id: message.id, error: wireErrorIn(PROTOCOL_VERSION, error) };
     }
   },
-};
+} satisfies StatelessEra;
