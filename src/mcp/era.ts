@@ -13,6 +13,7 @@ import type { RegisteredTool } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
 import type { TraceCarrier } from "./tracing/trace-carrier.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
+import type { OwnErrorCodes } from "./own-error-wire.js";
 
 /** What a request's params tell its span, as its era reads them. */
 export interface OperationTrace {
@@ -39,6 +40,8 @@ export interface TaskEra {
   readonly kind: "session";
   /** The protocol revision (or extension) this era speaks, for logs and records. */
   readonly id: string;
+  /** This era's codes for our own conditions where they differ from the engine's (`own-error-wire.ts`). */
+  readonly ownErrorCodes: OwnErrorCodes;
   /** The server capabilities this era declares beside `tools` when task support is on (T-CAP-1/2). */
   serverCapabilities(config: TaskServerConfig): Record<string, unknown>;
   /**
@@ -265,6 +268,8 @@ export interface StatelessEra {
   readonly kind: "stateless";
   /** The protocol revision this era speaks. */
   readonly id: string;
+  /** This era's codes for our own conditions where they differ from the engine's (`own-error-wire.ts`). */
+  readonly ownErrorCodes: OwnErrorCodes;
   /** Whether this era serves a POST, from its MCP-Protocol-Version header or (without a session id) its body. */
   claims(request: { protocolVersionHeader: string | undefined; hasSessionId: boolean; body: unknown }): boolean;
   /** Answers one JSON-RPC message; never throws for anything the message or the handlers did. */

@@ -29,6 +29,8 @@ const cancel: ReceiverMethod = async (engine, params, request) => ({ ...(await t
 export const rev20251125 = {
   kind: "session",
   id: "2025-11-25" as const,
+  // The engine's own codes, in the server-error range this revision leaves to implementations.
+  ownErrorCodes: {},
 
   operationTrace,
 

@@ -1,6 +1,7 @@
 import { KEY_ELSEWHERE } from "../request-schemas.js";
 import { RpcCode, TaskError, toRpcError } from "../../core/errors.js";
-import { wireCodeIn, wireErrorIn } from "../own-error-codes.js";
+import { wireCodeIn, wireErrorIn } from "../own-error-wire.js";
+import { OWN_ERROR_CODES_2026 } from "./own-error-codes.js";
 import type { StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest } from "../era.js";
 import type { LooseParams } from "../request-schemas.js";
 import { declaredVersionOf, readEnvelope, type Envelope } from "./envelope.js";
@@ -96,6 +97,7 @@ async function answerRequest(
 export const tasksExt = {
   kind: "stateless",
   id: PROTOCOL_VERSION,
+  ownErrorCodes: OWN_ERROR_CODES_2026,
 
   claims({ protocolVersionHeader, hasSessionId, body }) {
     if (protocolVersionHeader !== undefined) return protocolVersionHeader === PROTOCOL_VERSION;
@@ -104,7 +106,7 @@ export const tasksExt = {
 
   async answer(host, body, request): Promise<StatelessAnswer> {
     const message = messageOf(body);
-    if (message instanceof TaskError) return { id: null, error: { code: wireCodeIn(PROTOCOL_VERSION, message.code), message: message.message } };
+    if (message instanceof TaskError) return { id: null, error: { code: wireCodeIn(OWN_ERROR_CODES_2026, message.code), message: message.message } };
     // A notification gets no answer; none of this era's needs handling (cancel is tasks/cancel, X-CANCEL-1).
     const { id } = message;
     if (id === null) return null;
@@ -130,7 +132,7 @@ export const tasksExt = {
         const taskId = typeof message.params?.["taskId"] === "string" ? message.params["taskId"] : undefined;
         host.engine.logger.error({ err: error, method: message.method, taskId }, "2026-07-28 request failed");
       }
-      return { id: message.id, error: wireErrorIn(PROTOCOL_VERSION, error) };
+      return { id: message.id, error: wireErrorIn(OWN_ERROR_CODES_2026, error) };
     }
   },
 } satisfies StatelessEra;
