@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities, RequestId, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { TaskEvent } from "../events/task-event.js";
 import type { Caller } from "../core/caller.js";
@@ -9,7 +9,7 @@ import type { TaskEngine } from "../runtime/task-engine.js";
 import type { LogLevel, LogThreshold } from "./logging/log-level.js";
 import type { LooseParams } from "./request-schemas.js";
 import type { TaskServerConfig } from "./task-server-config.js";
-import type { RegisteredTool } from "./tool-definition.js";
+import type { RegisteredTool, TaskSupport } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
 import type { TraceCarrier } from "./tracing/trace-carrier.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
@@ -102,6 +102,10 @@ export interface TaskEra {
   requestOfClient<T>(server: Server, method: string, params: Record<string, unknown>, schema: z.ZodType<T>, options: ClientRequestOptions): Promise<T>;
   /** The `_meta` that marks a message as one task's (a task's own progress, its log messages, T-META-1). */
   relatedTaskMeta(taskId: string): Record<string, unknown>;
+  /** A tool as this era's session lists it in `tools/list` with its task support (T-TOOL-1). */
+  listedWithTaskSupport(tool: Tool, support: TaskSupport): Tool;
+  /** Whether a session's client declared that it follows tasks itself; one that did not gets the fallback for hosts without tasks. */
+  clientFollowsTasks(capabilities: ClientCapabilities | undefined): boolean;
   /** The task a message's `_meta` marks it as belonging to ({@link relatedTaskMeta}), or null. */
   relatedTaskOf(value: unknown): string | null;
   /** The notification a party hosting tasks for its peer (a client hosting sampling or elicitation) sends when one changes status. */

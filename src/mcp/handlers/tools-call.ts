@@ -125,7 +125,7 @@ export async function createToolTaskFromParams(host: EraHost, params: LooseParam
  */
 export async function toolsCall(session: SessionContext, params: LooseParams, request: CallRequest): Promise<Record<string, unknown>> {
   const capabilities = session.server.getClientCapabilities();
-  if (usesFallback(session.config, capabilities?.tasks !== undefined) && session.era.taskParamsOf(params) === undefined) {
+  if (usesFallback(session.config, session.era.clientFollowsTasks(capabilities)) && session.era.taskParamsOf(params) === undefined) {
     const fallback = await fallbackCall(session, params, request, capabilities);
     if (fallback) return fallback;
   }

@@ -101,5 +101,10 @@ export const rev20251125 = {
 
   relatedTaskMeta: (taskId) => ({ [RELATED_TASK_META_KEY]: { taskId } }),
   relatedTaskOf: relatedTaskIdOf,
+
+  // T-TOOL-1: execution.taskSupport, beside whatever else the tool's execution says.
+  listedWithTaskSupport: (tool, support) => ({ ...tool, execution: { ...tool.execution, taskSupport: support } }),
+  // Its one task declaration is `capabilities.tasks`, whatever it holds.
+  clientFollowsTasks: (capabilities) => capabilities?.tasks !== undefined,
   hostedStatusNotification: taskStatusNotification,
 } satisfies TaskEra;

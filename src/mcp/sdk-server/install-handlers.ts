@@ -77,7 +77,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
     const listed = (await sdkList(request, extra)) as { tools: Tool[] };
     const tools = listed.tools.map((tool) => {
       const task = marked.has(tool.name) ? host.tools.get(tool.name) : undefined;
-      return task ? { ...tool, execution: { ...tool.execution, taskSupport: task.definition.taskSupport ?? "forbidden" } } : tool;
+      return task ? era.listedWithTaskSupport(tool, task.definition.taskSupport ?? "forbidden") : tool;
     });
     // docs/hosts/README.md: the task operations as tools, for a client that declared no tasks.
     if (servesFallback(mcpServer, config)) tools.push(...fallbackTaskTools(mcpServer, host.tools));
