@@ -99,7 +99,8 @@ export class ClientReceiver {
       extra: { signal: AbortSignal; requestId: RequestId },
     ) => {
       const raw = request.params ?? {};
-      const { task: taskParams, ...plain } = raw;
+      const taskParams = SESSION_ERA.taskParamsOf(raw);
+      const plain = SESSION_ERA.withoutTaskParams(raw);
       const params = parse(plain);
       if (this.engine && taskParams !== undefined) {
         if (typeof taskParams !== "object" || taskParams === null || Array.isArray(taskParams)) {
@@ -117,7 +118,7 @@ export class ClientReceiver {
             progressToken: typeof progressToken === "string" || typeof progressToken === "number" ? progressToken : null,
             accepts: [],
           },
-          ttl: (taskParams as { ttl?: unknown }).ttl,
+          ttl: SESSION_ERA.requestedTtlOf(taskParams),
         });
         return SESSION_ERA.encodeCreated(task, undefined); // T-NEW-2
       }

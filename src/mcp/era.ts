@@ -62,6 +62,10 @@ export interface TaskEra {
    * (2025-11-25: `params.task`).
    */
   taskParamsOf(params: LooseParams): unknown;
+  /** A request's params without what {@link taskParamsOf} reads: the request as it runs plainly (T-NEW-4), or as its task keeps it. */
+  withoutTaskParams(params: LooseParams): Record<string, unknown>;
+  /** The ttl that task params ({@link taskParamsOf}) ask for (T-NEW-1), unchecked; undefined when they name none. */
+  requestedTtlOf(taskParams: unknown): unknown;
   /**
    * The idempotency key a `tools/call` names its operation with (SEP-3182: `params.idempotencyKey`),
    * unchecked; undefined when it sent none.

@@ -234,7 +234,7 @@ async function createToolTask(host: EraHost, checked: CheckedCall, params: Loose
   const { task } = await createKeyedToolTask(host, checked, {
     caller: origin.caller,
     origin: { sessionId: origin.sessionId, progressToken: progressTokenOf(params), accepts: acceptedMethods(origin.capabilities) },
-    ttl: checked.task?.["ttl"],
+    ttl: checked.task === undefined ? undefined : host.era.requestedTtlOf(checked.task),
     key,
   });
   const immediate = checked.tool.definition.immediateResponse;

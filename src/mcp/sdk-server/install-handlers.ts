@@ -106,8 +106,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
         return ours(request, extra);
       }
       // T-NEW-4: a tool that is not task-capable runs as the SDK runs it, its task metadata ignored.
-      const { task: _ignored, ...plain } = params ?? {};
-      return sdkCall({ ...request, params: plain }, extra);
+      return sdkCall({ ...request, params: era.withoutTaskParams(params) }, extra);
     }
     if (!asTask && tool.definition.taskSupport === "optional" && !fallback) return sdkCall(request, extra);
     await host.ready();
