@@ -5,8 +5,7 @@ import { PrivateRequestIds } from "../client/private-request-ids.js";
 import { fileJournal, type TaskJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
 import { chooseEra } from "../client/era-choice.js";
-import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-eras.js";
-import { featuresOf, SESSION_REVISION, STATELESS_REQUESTORS, type StatelessEraConnection } from "../client/requestor-eras.js";
+import { featuresOf, PROTOCOL_REVISIONS, SESSION_REVISION, STATELESS_REQUESTORS, type ProtocolRevision } from "../client/requestor-eras.js";
 import type { HttpConnectionOptions } from "../client/requestor-era.js";
 import { fileEraCache } from "./era-cache.js";
 import { RpcCode } from "../core/errors.js";
@@ -124,7 +123,7 @@ function openStateless(target: HttpTarget, protocol: ProtocolRevision, handlers:
   const era = STATELESS_REQUESTORS.find((candidate) => candidate.revision === protocol);
   if (!era) throw new Error(`No stateless requestor era speaks ${protocol}`);
   const written = trackedJournal(journal);
-  const tasks = new TaskClient(era.connect(target.url, connectionOptions(target, fetchFn)) as StatelessEraConnection, { ...handlers, journal: written, target: target.url });
+  const tasks = new TaskClient(era.connect(target.url, connectionOptions(target, fetchFn)), { ...handlers, journal: written, target: target.url });
   return {
     tasks,
     label: target.url,

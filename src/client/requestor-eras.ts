@@ -28,12 +28,15 @@ export const SESSION_REQUESTOR: SessionEra = onlySessionEra();
 export const SESSION_REVISION: ProtocolRevision = SESSION_REQUESTOR.revision;
 
 /** The eras whose requests stand alone, asked in order whether a server speaks them before a session is opened. */
-export const STATELESS_REQUESTORS: readonly (StatelessRequestorDescriptor & { revision: ProtocolRevision })[] = REQUESTOR_ERAS.filter(
+export const STATELESS_REQUESTORS: readonly StatelessRequestor[] = REQUESTOR_ERAS.filter(
   (era: RequestorEraDescriptor): era is Extract<Registered, StatelessRequestorDescriptor> => era.kind === "stateless",
 );
 
 /** A connection of a stateless era (what `new TaskClient(…)` takes besides an SDK `Client`). */
 export type StatelessEraConnection = ReturnType<Extract<Registered, { kind: "stateless" }>["connect"]>;
+
+/** A registered stateless era, its connections typed as any registered stateless era's. */
+export type StatelessRequestor = StatelessRequestorDescriptor<StatelessEraConnection> & { revision: ProtocolRevision };
 
 /** What each revision's requestor can do (the era of a target is decided before any connection exists). */
 export function featuresOf(revision: ProtocolRevision): EraFeatures {
@@ -43,7 +46,7 @@ export function featuresOf(revision: ProtocolRevision): EraFeatures {
 }
 
 /** The stateless era whose connection this is, or undefined for an SDK `Client`. */
-export function statelessEraOf(connection: unknown): (StatelessRequestorDescriptor & { revision: ProtocolRevision }) | undefined {
+export function statelessEraOf(connection: unknown): StatelessRequestor | undefined {
   return STATELESS_REQUESTORS.find((era) => era.owns(connection));
 }
 

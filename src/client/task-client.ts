@@ -122,7 +122,7 @@ export class TaskClient {
     if (stateless) {
       this.sdkClient = null;
       this.sdkReceiver = null;
-      this.era = stateless.requestor(client, options);
+      this.era = stateless.requestor(client as StatelessEraConnection, options);
       this.protocol = stateless.revision;
     } else {
       const sdk = client as Client;
@@ -144,7 +144,7 @@ export class TaskClient {
       ...(options.eraCache !== undefined && { cache: options.eraCache }),
     });
     const stateless = STATELESS_REQUESTORS.find((era) => era.revision === revision);
-    if (stateless) return new TaskClient(stateless.connect(url, options) as StatelessEraConnection, options);
+    if (stateless) return new TaskClient(stateless.connect(url, options), options);
     const client = new Client(options.clientInfo ?? { name: "mcp-tasks", version: "0.1.0" });
     const tasks = new TaskClient(client, options);
     const headers = { ...options.headers, ...(options.token !== undefined && { Authorization: `Bearer ${options.token}` }) };
