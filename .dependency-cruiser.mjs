@@ -56,26 +56,25 @@ export default {
     },
     {
       name: "requestor-era-isolation",
-      comment: "the requestor's era folders (src/client/rev…) follow the same rule; each may use its own era's binding in src/mcp",
+      comment: "the requestor's era folders (src/client/rev…) follow the same rule",
       severity: "error",
       from: { path: "^src/client/(rev[^/]+)/" },
       to: { path: "^src/client/rev[^/]+/", pathNot: "^src/client/$1/" },
     },
     {
-      name: "fronts-era-registry",
+      name: "era-registry",
       comment:
-        "the server's fronts (src/gateway, src/web, src/http) reach the eras through src/mcp/era.ts and the registry src/mcp/eras.ts, never an era folder: removing an era is deleting its folders and its registry line",
+        "outside the era folders only the two registries (src/mcp/era-registry.ts, src/client/requestor-era-registry.ts) import an era folder: everything else asks the era interfaces (src/mcp/era.ts, src/client/requestor-era.ts) and what the registries list (src/mcp/eras.ts, src/client/requestor-eras.ts), so removing an era is deleting its two folders and its line in each registry",
       severity: "error",
-      from: { path: "^src/(gateway|web|http)/" },
+      from: { path: "^src/", pathNot: "^src/(mcp/(rev[^/]+/|era-registry\\.ts$)|client/(rev[^/]+/|requestor-era-registry\\.ts$))" },
       to: { path: "^src/(mcp|client)/rev[^/]+/" },
     },
     {
-      name: "requestor-era-registry",
-      comment:
-        "on the requestor side (src/client, src/cli, src/exports) only the era folders and the one registry (src/client/requestor-eras.ts) import an era folder: everything else asks the registry and the era's features, so removing an era is deleting its folders and its registry lines",
+      name: "requestor-era-binding",
+      comment: "a requestor era folder (src/client/rev…) may use its own era's binding in src/mcp, never another era's",
       severity: "error",
-      from: { path: "^src/(client|cli|exports)/", pathNot: "^src/client/(rev[^/]+/|requestor-eras\\.ts$)" },
-      to: { path: "^src/(mcp|client)/rev[^/]+/" },
+      from: { path: "^src/client/(rev[^/]+)/" },
+      to: { path: "^src/mcp/rev[^/]+/", pathNot: "^src/mcp/$1/" },
     },
     {
       name: "no-sdk-below-mcp",

@@ -87,6 +87,16 @@ export default tseslint.config(
     },
   },
   {
+    // The binding outside its era folders (sessions, tool contexts, the SDK server, the fallback)
+    // reaches an era through its interface (src/mcp/era.ts) and the registry (src/mcp/eras.ts): a
+    // task-era wire string here would tie it to one era.
+    files: ["src/mcp/**/*.ts"],
+    ignores: ["src/mcp/rev*/**"],
+    rules: {
+      "no-restricted-syntax": ["error", ...ENGINE_STORE_SELECTORS, ...wireStringSelectors(TASK_WIRE_STRINGS, "an era folder (src/mcp/rev…), behind the era interface (src/mcp/era.ts)")],
+    },
+  },
+  {
     // The requestor side speaks through its era registry (src/client/requestor-eras.ts) and each
     // era's features: a task-era wire string outside src/client/rev… would tie it to one era.
     files: ["src/client/**/*.ts", "src/cli/**/*.ts"],

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
+import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-eras.js";
 import { featuresOf, SESSION_REVISION } from "../client/requestor-eras.js";
 import type { OAuthOptions } from "./oauth/oauth-session.js";
 import type { Target } from "./target.js";

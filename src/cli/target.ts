@@ -5,8 +5,8 @@ import { PrivateRequestIds } from "../client/private-request-ids.js";
 import { fileJournal, type TaskJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
 import { chooseEra } from "../client/era-choice.js";
-import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-era.js";
-import { featuresOf, SESSION_REVISION, StatelessConnection } from "../client/requestor-eras.js";
+import { featuresOf, PROTOCOL_REVISIONS, SESSION_REVISION, STATELESS_REQUESTORS, type ProtocolRevision } from "../client/requestor-eras.js";
+import type { HttpConnectionOptions } from "../client/requestor-era.js";
 import { fileEraCache } from "./era-cache.js";
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
@@ -71,7 +71,7 @@ export async function connectTarget(target: Target, handlers: Handlers, dir: str
   if (target.kind === "stdio") return connectStdio(target.command, handlers, journal);
   const fetchFn = target.oauth !== undefined ? new OAuthSession(target.url, dir, target.oauth).fetch : undefined;
   const protocol = await eraOf(target, journal, dir, choice.taskId, fetchFn);
-  if (!featuresOf(protocol).sessions) return openStateless(target, handlers, journal, fetchFn);
+  if (!featuresOf(protocol).sessions) return openStateless(target, protocol, handlers, journal, fetchFn);
   const sessions = new SessionStore(dir);
   const key = sessionKey(target.url, target.token);
   const wanted = choice.sessionId ?? (choice.taskId !== undefined ? await creatingSession(journal, target.url, choice.taskId) : undefined);
@@ -108,20 +108,22 @@ async function eraOf(target: HttpTarget, journal: TaskJournal, dir: string, task
     if (created) return created.protocol !== undefined && isRevision(created.protocol) ? created.protocol : SESSION_REVISION;
   }
   try {
-    return await chooseEra(statelessConnection(target, fetchFn), { cache: fileEraCache(dir) });
+    return await chooseEra(target.url, connectionOptions(target, fetchFn), { cache: fileEraCache(dir) });
   } catch (error) {
     throw connectionFailure(target.url, error, target.token !== undefined);
   }
 }
 
-function statelessConnection(target: HttpTarget, fetchFn: typeof fetch | undefined): StatelessConnection {
-  return new StatelessConnection(target.url, { clientInfo: { name: "mcp-tasks-cli", version: VERSION }, ...(target.token !== undefined && { token: target.token }), ...(fetchFn !== undefined && { fetch: fetchFn }) });
+function connectionOptions(target: HttpTarget, fetchFn: typeof fetch | undefined): HttpConnectionOptions {
+  return { clientInfo: { name: "mcp-tasks-cli", version: VERSION }, ...(target.token !== undefined && { token: target.token }), ...(fetchFn !== undefined && { fetch: fetchFn }) };
 }
 
-/** A 2026-07-28 connection: nothing to open; the first request is the first contact. */
-function openStateless(target: HttpTarget, handlers: Handlers, journal: TaskJournal, fetchFn: typeof fetch | undefined): Connection {
+/** A connection of a stateless era: nothing to open; the first request is the first contact. */
+function openStateless(target: HttpTarget, protocol: ProtocolRevision, handlers: Handlers, journal: TaskJournal, fetchFn: typeof fetch | undefined): Connection {
+  const era = STATELESS_REQUESTORS.find((candidate) => candidate.revision === protocol);
+  if (!era) throw new Error(`No stateless requestor era speaks ${protocol}`);
   const written = trackedJournal(journal);
-  const tasks = new TaskClient(statelessConnection(target, fetchFn), { ...handlers, journal: written, target: target.url });
+  const tasks = new TaskClient(era.connect(target.url, connectionOptions(target, fetchFn)), { ...handlers, journal: written, target: target.url });
   return {
     tasks,
     label: target.url,

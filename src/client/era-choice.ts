@@ -1,5 +1,5 @@
-import type { ProtocolRevision } from "./requestor-era.js";
-import { discover, DISCOVERED_REVISION, SESSION_REVISION, type StatelessConnection } from "./requestor-eras.js";
+import type { HttpConnectionOptions } from "./requestor-era.js";
+import { SESSION_REVISION, STATELESS_REQUESTORS, type ProtocolRevision } from "./requestor-eras.js";
 
 /** What a requestor remembers of a target's era between runs. */
 export interface CachedEra {
@@ -18,22 +18,31 @@ export interface EraCache {
 export const ERA_CACHE_MS = 60 * 60 * 1000;
 
 /**
- * Which revision to speak to `connection`'s target: the forced one; else a cached decision younger
- * than {@link ERA_CACHE_MS}; else `server/discover` with the 2026-07-28 envelope — 2026-07-28 when
- * the server lists it, 2025-11-25 (initialize) when it refuses — and the answer cached. So a
- * 2025-only server costs one refused discover per target per hour, not one per call.
+ * Which revision to speak to the server at `url`: the forced one; else a cached decision younger
+ * than {@link ERA_CACHE_MS}; else each stateless era in turn is asked whether the server speaks it
+ * (2026-07-28: `server/discover` with its envelope), and the session era is the answer when none
+ * does — the answer cached. So a server that speaks only the session era costs one refused
+ * question per target per hour, not one per call.
  */
 export async function chooseEra(
-  connection: StatelessConnection,
+  url: URL | string,
+  connection: HttpConnectionOptions,
   options: { forced?: ProtocolRevision; cache?: EraCache; signal?: AbortSignal; now?: () => number } = {},
 ): Promise<ProtocolRevision> {
   if (options.forced) return options.forced;
+  // Nothing to ask a server when there is only one way to speak to it.
+  if (STATELESS_REQUESTORS.length === 0) return SESSION_REVISION;
   const now = options.now?.() ?? Date.now();
-  const target = connection.url.href;
+  const target = new URL(url).href;
   const cached = await options.cache?.load(target).catch(() => null);
   if (cached && now - Date.parse(cached.checkedAt) < ERA_CACHE_MS) return cached.revision;
-  const discovery = await discover(connection, options.signal);
-  const revision: ProtocolRevision = discovery ? DISCOVERED_REVISION : SESSION_REVISION;
+  let revision: ProtocolRevision = SESSION_REVISION;
+  for (const era of STATELESS_REQUESTORS) {
+    if (await era.speaks(era.connect(url, connection), options.signal)) {
+      revision = era.revision;
+      break;
+    }
+  }
   await options.cache?.save(target, { revision, checkedAt: new Date(now).toISOString() }).catch(() => {});
   return revision;
 }

@@ -4,7 +4,7 @@ import type { TaskRecord } from "../core/task.js";
 import type { RunResult, TaskContext } from "../runtime/task-context.js";
 import type { ClientReceiverOptions } from "./receiver-options.js";
 import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
-import { relatedTaskIdOf } from "./requestor-eras.js";
+import { SESSION_ERA } from "../mcp/eras.js";
 
 /**
  * The engine's runner for client-hosted tasks: runs the stored sampling/elicitation request
@@ -15,7 +15,7 @@ import { relatedTaskIdOf } from "./requestor-eras.js";
 export function clientTaskRunner(options: ClientReceiverOptions) {
   return async (task: TaskRecord, ctx: TaskContext): Promise<RunResult> => {
     const params = task.request as Record<string, unknown>;
-    const info = { relatedTaskId: relatedTaskIdOf(params), taskId: task.id, signal: ctx.signal };
+    const info = { relatedTaskId: SESSION_ERA.relatedTaskOf(params), taskId: task.id, signal: ctx.signal };
     if (task.method === ELICIT && options.elicit) {
       const answer = ElicitResultSchema.safeParse(await options.elicit(params as ElicitRequestParams, info));
       if (!answer.success) throw new TaskError("internal", "The client's elicitation handler returned an invalid result");

@@ -22,7 +22,6 @@ import { SESSION_ERA } from "../mcp/eras.js";
 import { cancelRequestIdZeroToo } from "../mcp/sdk-cancel-fix.js";
 import { baseSetRequestHandler } from "../mcp/sdk-shapes.js";
 import { ELICIT, SAMPLE } from "../mcp/tool-context.js";
-import { relatedTaskIdOf, taskStatusNotification, toWireTask } from "./requestor-eras.js";
 
 /**
  * The client side as a receiver of the server's requests: routes `elicitation/create` and
@@ -100,7 +99,8 @@ export class ClientReceiver {
       extra: { signal: AbortSignal; requestId: RequestId },
     ) => {
       const raw = request.params ?? {};
-      const { task: taskParams, ...plain } = raw;
+      const taskParams = SESSION_ERA.taskParamsOf(raw);
+      const plain = SESSION_ERA.withoutTaskParams(raw);
       const params = parse(plain);
       if (this.engine && taskParams !== undefined) {
         if (typeof taskParams !== "object" || taskParams === null || Array.isArray(taskParams)) {
@@ -118,11 +118,11 @@ export class ClientReceiver {
             progressToken: typeof progressToken === "string" || typeof progressToken === "number" ? progressToken : null,
             accepts: [],
           },
-          ttl: (taskParams as { ttl?: unknown }).ttl,
+          ttl: SESSION_ERA.requestedTtlOf(taskParams),
         });
-        return { task: toWireTask(task) }; // T-NEW-2
+        return SESSION_ERA.encodeCreated(task, undefined); // T-NEW-2
       }
-      const info: InputRequestInfo = { relatedTaskId: relatedTaskIdOf(raw), taskId: null, signal: extra.signal };
+      const info: InputRequestInfo = { relatedTaskId: SESSION_ERA.relatedTaskOf(raw), taskId: null, signal: extra.signal };
       const answer = resultSchema.safeParse(await handler(params, info));
       if (!answer.success) throw new TaskError("internal", `The client's ${method} handler returned an invalid result`);
       return answer.data;
@@ -146,7 +146,7 @@ export class ClientReceiver {
     const task = await this.engine?.inspect.task(taskId).catch(() => null);
     if (!task || !this.client.transport) return;
     // T-NOTE-1 (MAY), T-NOTE-3: the full Task, no related-task _meta.
-    await this.client.notification(taskStatusNotification(task) as never).catch(() => {});
+    await this.client.notification(SESSION_ERA.hostedStatusNotification(task) as never).catch(() => {});
   }
 }
 

@@ -1,10 +1,8 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
 import type { LifecycleEvent, RemoteTaskHandle, RemoteTaskInfo, RemoteTaskProgress } from "../mcp/remote-task-info.js";
-
-/** The protocol revisions a TaskClient speaks (docs/protocol-eras.md). */
-export const PROTOCOL_REVISIONS = ["2025-11-25", "2026-07-28"] as const;
-export type ProtocolRevision = (typeof PROTOCOL_REVISIONS)[number];
+import type { ElicitHandler, SampleHandler } from "./receiver-options.js";
 
 /**
  * A tool call running as a task on the server, whichever era it was created in. Its status reads
@@ -61,8 +59,10 @@ export interface HandleOptions {
  * journal, the log and the handles, and never asks which era it talks.
  */
 export interface RequestorEra {
-  readonly revision: ProtocolRevision;
+  readonly revision: string;
   readonly features: EraFeatures;
+  /** Whether the server runs tool calls as tasks at all (2025-11-25: it declared `tasks.requests.tools.call`, T-CAP-3; an era where the server decides per call: true). */
+  readonly serverSupportsToolTasks: boolean;
   /** A tool's task support as the server lists it (cached); null when unknown or the server does not say. */
   taskSupportOf(tool: string, options?: { refresh?: boolean }): Promise<TaskSupport | null>;
   /** Every page of `tools/list`. */
@@ -80,3 +80,53 @@ export interface RequestorEra {
   /** Stops what the era runs in the background (not the SDK client's connection). */
   close(): Promise<void>;
 }
+
+/** Who a requestor is and how it reaches a server over HTTP, in any era. */
+export interface HttpConnectionOptions {
+  /** HTTP bearer token. */
+  token?: string;
+  /** Who the requestor is (the `clientInfo` of its initialize or of each request's envelope). */
+  clientInfo?: { name: string; version: string };
+  /** Extra HTTP headers on every request. */
+  headers?: Record<string, string>;
+  /** Default: the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** The application's answers to a server's questions (the same handlers in every era). */
+export interface InputHandlers {
+  elicit?: ElicitHandler;
+  sample?: SampleHandler;
+}
+
+/** What every requestor era folder registers. */
+interface RequestorEraBase {
+  /** The protocol revision, as `--protocol` and `TaskClient.protocol` name it. */
+  readonly revision: string;
+  readonly features: EraFeatures;
+}
+
+/** An era spoken in a session an SDK `Client` opened with `initialize`. */
+export interface SessionRequestorDescriptor extends RequestorEraBase {
+  readonly kind: "session";
+  /** The requestor on `client`; `serverCapabilities` for a session resumed without a new initialize. */
+  requestor(client: Client, serverCapabilities: unknown): RequestorEra;
+}
+
+/** An era whose requests stand alone on HTTP, each carrying what a session would have held. */
+export interface StatelessRequestorDescriptor<C extends object = object> extends RequestorEraBase {
+  readonly kind: "stateless";
+  /** A connection to the endpoint at `url`; nothing is sent yet. */
+  connect(url: URL | string, options: HttpConnectionOptions): C;
+  /** Whether `connection` is one of this era's connections. */
+  owns(connection: unknown): connection is C;
+  requestor(connection: C, handlers: InputHandlers): RequestorEra;
+  /**
+   * Whether the server behind `connection` speaks this era (asked before any session is opened);
+   * rejects when the server cannot be reached or refuses the requestor's credentials.
+   */
+  speaks(connection: C, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** What a requestor era folder registers (`requestor-era-registry.ts`). */
+export type RequestorEraDescriptor = SessionRequestorDescriptor | StatelessRequestorDescriptor;

@@ -1,34 +1,61 @@
 /**
- * The requestor's protocol eras, registered in one place: the only file outside the era folders
- * (`src/client/rev…/`, `src/mcp/rev…/`) that imports one. Everything else on the requestor side —
- * TaskClient, the receiver of client-hosted tasks, the CLI, the package entry — takes what it needs
- * of an era from here, and asks an era's {@link EraFeatures} instead of its revision string. Removing
- * an era is deleting its two folders and its lines below.
+ * The requestor's protocol eras, read from their registry (`requestor-era-registry.ts`, one line
+ * per era). Everything on the requestor side — TaskClient, the CLI, the package entry — takes what
+ * it needs of an era from here, and asks an era's {@link EraFeatures} instead of its revision
+ * string, so the list below is all that changes when an era comes or goes.
  */
-import type { EraFeatures, ProtocolRevision } from "./requestor-era.js";
-import { REV_2025_11_25_FEATURES } from "./rev2025-11-25/requestor.js";
-import { REV_2026_07_28_FEATURES } from "./rev2026-07-28/requestor.js";
+import type { EraFeatures, RequestorEraDescriptor, SessionRequestorDescriptor, StatelessRequestorDescriptor } from "./requestor-era.js";
+import * as registered from "./requestor-era-registry.js";
 
-export { Rev20251125Requestor } from "./rev2025-11-25/requestor.js";
-export { taskStatusNotification } from "./rev2025-11-25/status-notification.js";
-export { RemoteTask, type RemoteTaskOptions } from "../mcp/rev2025-11-25/requestor/remote-task.js";
-export type { TaskPeer, PeerRequestOptions } from "../mcp/rev2025-11-25/requestor/peer.js";
-export { relatedTaskIdOf, toWireTask } from "../mcp/rev2025-11-25/wire.js";
-export { TasksExtRequestor } from "./rev2026-07-28/requestor.js";
-export { StatelessConnection, type StatelessConnectionOptions, type StatelessRequestOptions } from "./rev2026-07-28/stateless-connection.js";
-export { discover } from "./rev2026-07-28/discover.js";
+export * from "./requestor-era-registry.js";
 
-/** What each revision's requestor can do, by revision (the era of a target is decided before any connection exists). */
-const FEATURES: Readonly<Record<ProtocolRevision, EraFeatures>> = {
-  "2025-11-25": REV_2025_11_25_FEATURES,
-  "2026-07-28": REV_2026_07_28_FEATURES,
-};
+type Registered = Extract<(typeof registered)[keyof typeof registered], RequestorEraDescriptor>;
 
+/** Every registered requestor era, in the order of their exported names. */
+export const REQUESTOR_ERAS: readonly Registered[] = Object.values(registered).filter(isDescriptor);
+
+/** The protocol revisions a TaskClient speaks (docs/protocol-eras.md). */
+export type ProtocolRevision = Registered["revision"];
+export const PROTOCOL_REVISIONS: readonly ProtocolRevision[] = REQUESTOR_ERAS.map((era) => era.revision);
+
+/** SessionRequestorDescriptor while the registry names a session era, never when it names none. */
+type SessionEra = [Extract<Registered, SessionRequestorDescriptor>] extends [never] ? never : SessionRequestorDescriptor & { revision: ProtocolRevision };
+
+/** The era of a requestor that opens an `initialize` session (an SDK `Client`: stdio, or a server that speaks no stateless era). */
+export const SESSION_REQUESTOR: SessionEra = onlySessionEra();
+
+/** The revision of {@link SESSION_REQUESTOR}. */
+export const SESSION_REVISION: ProtocolRevision = SESSION_REQUESTOR.revision;
+
+/** The eras whose requests stand alone, asked in order whether a server speaks them before a session is opened. */
+export const STATELESS_REQUESTORS: readonly StatelessRequestor[] = REQUESTOR_ERAS.filter(
+  (era: RequestorEraDescriptor): era is Extract<Registered, StatelessRequestorDescriptor> => era.kind === "stateless",
+);
+
+/** A connection of a stateless era (what `new TaskClient(…)` takes besides an SDK `Client`). */
+export type StatelessEraConnection = ReturnType<Extract<Registered, { kind: "stateless" }>["connect"]>;
+
+/** A registered stateless era, its connections typed as any registered stateless era's. */
+export type StatelessRequestor = StatelessRequestorDescriptor<StatelessEraConnection> & { revision: ProtocolRevision };
+
+/** What each revision's requestor can do (the era of a target is decided before any connection exists). */
 export function featuresOf(revision: ProtocolRevision): EraFeatures {
-  return FEATURES[revision];
+  const era = REQUESTOR_ERAS.find((candidate) => candidate.revision === revision);
+  if (!era) throw new Error(`No requestor era speaks ${revision}`);
+  return era.features;
 }
 
-/** The revision `server/discover` reaches a requestor in (the other speaks through `initialize` sessions). */
-export const DISCOVERED_REVISION: ProtocolRevision = "2026-07-28";
-/** The revision of a requestor that opens an `initialize` session (stdio, or a server that refuses discover). */
-export const SESSION_REVISION: ProtocolRevision = "2025-11-25";
+/** The stateless era whose connection this is, or undefined for an SDK `Client`. */
+export function statelessEraOf(connection: unknown): StatelessRequestor | undefined {
+  return STATELESS_REQUESTORS.find((era) => era.owns(connection));
+}
+
+function isDescriptor(value: unknown): value is Registered {
+  return typeof value === "object" && value !== null && "kind" in value && "revision" in value && "features" in value;
+}
+
+function onlySessionEra(): SessionEra {
+  const sessions = REQUESTOR_ERAS.filter((era: RequestorEraDescriptor) => era.kind === "session");
+  if (sessions.length !== 1) throw new Error(`requestor-era-registry.ts names ${sessions.length} session eras; a requestor has exactly one`);
+  return sessions[0] as SessionEra;
+}

@@ -11,9 +11,9 @@ import { silentLogger, type Logger } from "../core/logger.js";
 import type { TaskJournal } from "./task-journal.js";
 import { chooseEra, type EraCache } from "./era-choice.js";
 import { applyingSchemaDefaults } from "./elicitation-defaults.js";
-import type { EraCall, EraFeatures, ProtocolRevision, RequestorEra, ToolTask } from "./requestor-era.js";
+import type { EraCall, EraFeatures, HttpConnectionOptions, RequestorEra, ToolTask } from "./requestor-era.js";
 import { isConnectionDrop } from "./connection-cause.js";
-import { DISCOVERED_REVISION, Rev20251125Requestor, StatelessConnection, TasksExtRequestor, type StatelessConnectionOptions } from "./requestor-eras.js";
+import { SESSION_REQUESTOR, STATELESS_REQUESTORS, statelessEraOf, type ProtocolRevision, type StatelessEraConnection } from "./requestor-eras.js";
 
 export type { EraFeatures, ToolTask } from "./requestor-era.js";
 
@@ -78,7 +78,7 @@ export interface TaskClientOptions extends ClientReceiverOptions {
 }
 
 /** Options of {@link TaskClient.connect}. */
-export interface ConnectOptions extends TaskClientOptions, StatelessConnectionOptions {
+export interface ConnectOptions extends TaskClientOptions, HttpConnectionOptions {
   /** Speak this revision without asking (`server/discover` is skipped). */
   protocol?: ProtocolRevision;
   /** Remembers each target's era, so a 2025-only server is not asked `server/discover` on every connect. */
@@ -112,25 +112,26 @@ export class TaskClient {
   private readonly handles = new Set<ToolTask>();
   private ownsClient = false;
 
-  constructor(client: Client | StatelessConnection, given: TaskClientOptions = {}) {
+  constructor(client: Client | StatelessEraConnection, given: TaskClientOptions = {}) {
     // One place for both eras: the handler every server question reaches (ClientReceiver, client-hosted tasks, inputRequests).
     const options = given.elicit && given.applySchemaDefaults !== false ? { ...given, elicit: applyingSchemaDefaults(given.elicit) } : given;
     this.options = options;
     this.logger = options.logger ?? silentLogger;
-    if (client instanceof StatelessConnection) {
+    // Asked of the stateless eras first: an SDK Client from another copy of the SDK fails instanceof.
+    const stateless = statelessEraOf(client);
+    if (stateless) {
       this.sdkClient = null;
       this.sdkReceiver = null;
-      this.era = new TasksExtRequestor(client, options);
+      this.era = stateless.requestor(client as StatelessEraConnection, options);
+      this.protocol = stateless.revision;
     } else {
-      this.sdkClient = client;
-      this.sdkReceiver = new ClientReceiver(client, options);
-      // A requestor that follows its tasks itself says so at initialize (the one task declaration
-      // of 2025-11-25, whatever it holds): the server then serves it tasks, not the fallback for
-      // hosts without tasks. Merged with what the receiver declared (client-hosted tasks).
-      client.registerCapabilities({ tasks: {} });
-      this.era = new Rev20251125Requestor(client, options.serverCapabilities);
+      const sdk = client as Client;
+      this.sdkClient = sdk;
+      // Before the era's requestor: it adds its own declarations to the receiver's.
+      this.sdkReceiver = new ClientReceiver(sdk, options);
+      this.era = SESSION_REQUESTOR.requestor(sdk, options.serverCapabilities);
+      this.protocol = SESSION_REQUESTOR.revision;
     }
-    this.protocol = this.era.revision;
   }
 
   /**
@@ -138,12 +139,12 @@ export class TaskClient {
    * 2025-11-25 a new SDK Client is connected (closed again by {@link close}).
    */
   static async connect(url: string | URL, options: ConnectOptions = {}): Promise<TaskClient> {
-    const connection = new StatelessConnection(url, options);
-    const revision = await chooseEra(connection, {
+    const revision = await chooseEra(url, options, {
       ...(options.protocol !== undefined && { forced: options.protocol }),
       ...(options.eraCache !== undefined && { cache: options.eraCache }),
     });
-    if (revision === DISCOVERED_REVISION) return new TaskClient(connection, options);
+    const stateless = STATELESS_REQUESTORS.find((era) => era.revision === revision);
+    if (stateless) return new TaskClient(stateless.connect(url, options), options);
     const client = new Client(options.clientInfo ?? { name: "mcp-tasks", version: "0.1.0" });
     const tasks = new TaskClient(client, options);
     const headers = { ...options.headers, ...(options.token !== undefined && { Authorization: `Bearer ${options.token}` }) };
@@ -171,7 +172,7 @@ export class TaskClient {
 
   /** Whether the server declared `tasks.requests.tools.call` (T-CAP-3, T-TOOL-1); 2026-07-28: true (the server decides per call). */
   get serverSupportsToolTasks(): boolean {
-    return this.era instanceof Rev20251125Requestor ? this.era.serverSupportsToolTasks : true;
+    return this.era.serverSupportsToolTasks;
   }
 
   /** Every page of `tools/list`. */

@@ -1,18 +1,20 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities, RequestId, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
 import type { TaskEvent } from "../events/task-event.js";
 import type { Caller } from "../core/caller.js";
 import type { TaskRecord } from "../core/task.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
-import type { LogThreshold } from "./logging/log-level.js";
+import type { LogLevel, LogThreshold } from "./logging/log-level.js";
 import type { LooseParams } from "./request-schemas.js";
 import type { TaskServerConfig } from "./task-server-config.js";
-import type { RegisteredTool } from "./tool-definition.js";
+import type { RegisteredTool, TaskSupport } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
 import type { TraceCarrier } from "./tracing/trace-carrier.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
 import type { RemoteTaskHandle, RemoteTaskInfo } from "./remote-task-info.js";
+import type { OwnErrorCodes } from "./own-error-wire.js";
 
 /** What a request's params tell its span, as its era reads them. */
 export interface OperationTrace {
@@ -29,14 +31,18 @@ export interface OperationTrace {
 /**
  * The seam between the engine and a protocol revision. Everything a revision's wire knows —
  * its task methods, its Task and CreateTaskResult shapes, how it carries a task's questions and
- * notifications — lives in one folder that implements this interface (`rev2025-11-25/` today);
+ * notifications, its logging — lives in one folder that implements this interface (`rev2025-11-25/`);
  * the engine speaks only operations (create, get, list, cancel, watch, pendingInputs, respond).
  * A method an era's tables do not name is not served in that era (-32601): membership is the
- * whole story, so serving a new revision is one new folder and one line in `eras.ts`.
+ * whole story, so serving a new revision is one new folder and one line in `era-registry.ts`.
  */
 export interface TaskEra {
+  /** Tells a session era from a stateless one in the registry's list. */
+  readonly kind: "session";
   /** The protocol revision (or extension) this era speaks, for logs and records. */
   readonly id: string;
+  /** This era's codes for our own conditions where they differ from the engine's (`own-error-wire.ts`). */
+  readonly ownErrorCodes: OwnErrorCodes;
   /** The server capabilities this era declares beside `tools` when task support is on (T-CAP-1/2). */
   serverCapabilities(config: TaskServerConfig): Record<string, unknown>;
   /**
@@ -57,6 +63,10 @@ export interface TaskEra {
    * (2025-11-25: `params.task`).
    */
   taskParamsOf(params: LooseParams): unknown;
+  /** A request's params without what {@link taskParamsOf} reads: the request as it runs plainly (T-NEW-4), or as its task keeps it. */
+  withoutTaskParams(params: LooseParams): Record<string, unknown>;
+  /** The ttl that task params ({@link taskParamsOf}) ask for (T-NEW-1), unchecked; undefined when they name none. */
+  requestedTtlOf(taskParams: unknown): unknown;
   /**
    * The idempotency key a `tools/call` names its operation with (SEP-3182: `params.idempotencyKey`),
    * unchecked; undefined when it sent none.
@@ -83,6 +93,38 @@ export interface TaskEra {
   readonly upstream: UpstreamTasks;
   /** What a request of this era tells its span (its trace context, the tool or task it names). */
   operationTrace(method: string, params: LooseParams, plain?: Pick<PlainRequest, "sessionStreamCarriesOwnTasks">): OperationTrace;
+  /** The notification that carries one log message to this era's session. */
+  logMessage(level: LogLevel, data: unknown, logger: string | undefined): { method: string; params: Record<string, unknown> };
+  /**
+   * `logging/setLevel`: the session hears messages at the level its params name and above from
+   * then on; what the request answers. An unknown level is the requestor's error (-32602).
+   */
+  setLogLevel(threshold: LogThreshold, params: LooseParams): Record<string, never>;
+  /**
+   * Asks the session's client `method` during a plain call, on that call's stream: as a task the
+   * client hosts where it declared it can (waiting for the task's outcome), else plainly.
+   */
+  requestOfClient<T>(server: Server, method: string, params: Record<string, unknown>, schema: z.ZodType<T>, options: ClientRequestOptions): Promise<T>;
+  /** The `_meta` that marks a message as one task's (a task's own progress, its log messages, T-META-1). */
+  relatedTaskMeta(taskId: string): Record<string, unknown>;
+  /** A tool as this era's session lists it in `tools/list` with its task support (T-TOOL-1). */
+  listedWithTaskSupport(tool: Tool, support: TaskSupport): Tool;
+  /** Whether a session's client declared that it follows tasks itself; one that did not gets the fallback for hosts without tasks. */
+  clientFollowsTasks(capabilities: ClientCapabilities | undefined): boolean;
+  /** The task a message's `_meta` marks it as belonging to ({@link relatedTaskMeta}), or null. */
+  relatedTaskOf(value: unknown): string | null;
+  /** The notification a party hosting tasks for its peer (a client hosting sampling or elicitation) sends when one changes status. */
+  hostedStatusNotification(task: TaskRecord): { method: string; params: Record<string, unknown> };
+}
+
+/** How {@link TaskEra.requestOfClient} asks. */
+export interface ClientRequestOptions {
+  /** The request whose stream carries the question. */
+  relatedRequestId: RequestId;
+  /** Aborts the question: a task the client hosts for it is cancelled. */
+  signal: AbortSignal;
+  /** The ttl asked of the client's task. */
+  ttl?: number;
 }
 
 /** Options of the request that creates an upstream task (the SDK's). */
@@ -236,10 +278,17 @@ export type StatelessAnswer =
  * endpoint asks {@link claims} before it looks for a session.
  */
 export interface StatelessEra {
+  /** Tells a stateless era from a session era in the registry's list. */
+  readonly kind: "stateless";
   /** The protocol revision this era speaks. */
   readonly id: string;
+  /** This era's codes for our own conditions where they differ from the engine's (`own-error-wire.ts`). */
+  readonly ownErrorCodes: OwnErrorCodes;
   /** Whether this era serves a POST, from its MCP-Protocol-Version header or (without a session id) its body. */
   claims(request: { protocolVersionHeader: string | undefined; hasSessionId: boolean; body: unknown }): boolean;
   /** Answers one JSON-RPC message; never throws for anything the message or the handlers did. */
   answer(host: StatelessHost, body: unknown, request: StatelessHttpRequest): Promise<StatelessAnswer>;
 }
+
+/** What an era folder registers (`era-registry.ts`): a session era or a stateless one. */
+export type ServerEra = TaskEra | StatelessEra;

@@ -11,7 +11,6 @@ import { toolsList } from "./handlers/tools-list.js";
 import { callerOf } from "./owner.js";
 import { currentRequestPeer } from "./request-peer.js";
 import { looseRequest } from "./request-schemas.js";
-import { setLevel } from "./rev2025-11-25/log-messages.js";
 import type { SessionContext } from "./era.js";
 import { TaskProtocolServer } from "./task-protocol-server.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
@@ -69,7 +68,7 @@ export function createSessionServer(
   const callerFor = (auth: AuthInfo | undefined): Caller => callerOf(auth, config.bind, connectionId, currentRequestPeer() ?? options.peer);
 
   server.setRequestHandler(looseRequest("tools/list"), async () => toolsList(session));
-  server.setRequestHandler(looseRequest("logging/setLevel"), async (req) => setLevel(server, req.params));
+  server.setRequestHandler(looseRequest("logging/setLevel"), async (req) => era.setLogLevel(server.logThreshold, req.params));
   server.setRequestHandler(looseRequest("tools/call"), async (req, extra) =>
     toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo), closeStream: extra.closeSSEStream }),
   );

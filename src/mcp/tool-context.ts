@@ -12,9 +12,7 @@ import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskContext } from "../runtime/task-context.js";
 import { CapabilityError } from "./capability-error.js";
-import { logMessage } from "./rev2025-11-25/log-messages.js";
-import { peerOf } from "./rev2025-11-25/requestor/peer.js";
-import { requestMaybeAsTask } from "./rev2025-11-25/requestor/task-augmented-request.js";
+import type { TaskEra } from "./era.js";
 import type { LogThreshold } from "./logging/log-level.js";
 import type { AskOptions, ToolContext } from "./tool-definition.js";
 
@@ -63,8 +61,9 @@ export function taskToolContext(ctx: TaskContext, owner: string | null): ToolCon
   };
 }
 
-/** The ToolContext of a plain (non-task) call: requests and progress ride the call's own stream. */
+/** The ToolContext of a plain (non-task) call of a session of `era`: requests and progress ride the call's own stream. */
 export function plainToolContext(
+  era: Pick<TaskEra, "logMessage" | "requestOfClient">,
   server: Server,
   request: {
     requestId: RequestId;
@@ -97,7 +96,7 @@ export function plainToolContext(
     log(level, data, logger) {
       // Related to the call, so it rides the call's stream; below the session's level, not sent.
       if (request.signal.aborted || !request.logThreshold.admits(level)) return;
-      void server.notification(logMessage(level, data, logger), { relatedRequestId: request.requestId }).catch(() => {});
+      void server.notification(era.logMessage(level, data, logger), { relatedRequestId: request.requestId }).catch(() => {});
     },
     async setStatusMessage() {},
     // A plain call has no task to resume: nothing to checkpoint.
@@ -105,12 +104,12 @@ export function plainToolContext(
     closeStream: () => request.closeStream?.(),
     async elicit(params, ask) {
       if (!accepts.includes(ELICIT)) throw new CapabilityError("elicitation");
-      if (ask?.asTask) return askAsTask(server, request, ELICIT, params, ElicitResultSchema, ask);
+      if (ask?.asTask) return askAsTask(era, server, request, ELICIT, params, ElicitResultSchema, ask);
       return server.request({ method: ELICIT, params }, ElicitResultSchema, options);
     },
     async sample(params, ask) {
       if (!accepts.includes(SAMPLE)) throw new CapabilityError("sampling");
-      if (ask?.asTask) return askAsTask(server, request, SAMPLE, params, CreateMessageResultSchema, ask);
+      if (ask?.asTask) return askAsTask(era, server, request, SAMPLE, params, CreateMessageResultSchema, ask);
       return server.request({ method: SAMPLE, params }, CreateMessageResultSchema, options);
     },
     async listRoots() {
@@ -131,6 +130,7 @@ function withAsk<P extends object>(params: P, ask: AskOptions | undefined): P | 
 
 /** A plain call's request as a client-hosted task, on the call's own stream (relatedRequestId). */
 function askAsTask<T>(
+  era: Pick<TaskEra, "requestOfClient">,
   server: Server,
   request: { requestId: RequestId; signal: AbortSignal },
   method: string,
@@ -138,7 +138,8 @@ function askAsTask<T>(
   schema: z.ZodType<T>,
   ask: AskOptions,
 ): Promise<T> {
-  return requestMaybeAsTask(peerOf(server, { relatedRequestId: request.requestId }), method, params as Record<string, unknown>, schema, {
+  return era.requestOfClient(server, method, params as Record<string, unknown>, schema, {
+    relatedRequestId: request.requestId,
     signal: request.signal,
     ...(ask.ttl !== undefined && { ttl: ask.ttl }),
   });

@@ -1,6 +1,7 @@
 /**
- * The era seam on the server's fronts: src/gateway, src/web and src/http reach the eras through
- * their interfaces (src/mcp/era.ts, the registry src/mcp/eras.ts), never an era folder, and spell
+ * The era seam on the server's side: src/gateway, src/web, src/http and the binding outside its
+ * era folders (src/mcp) reach the eras through their interfaces (src/mcp/era.ts, the list
+ * src/mcp/eras.ts reads from the registry src/mcp/era-registry.ts), never an era folder, and spell
  * no task-era wire string. The lint rules that hold this (eslint.config.js, .dependency-cruiser.mjs),
  * run on the real tree and on planted files: a wire string in a file written into src/gateway/
  * for the run and removed after it, an era import in a copy of src/ under .tmp/.
@@ -71,6 +72,10 @@ describe("era folders from the server's fronts (dependency-cruiser)", () => {
     await writeFile(join(copy, "src/gateway/planted-era.ts"), 'import { RELATED_TASK_META_KEY } from "../mcp/rev2025-11-25/wire.js";\nexport const planted = RELATED_TASK_META_KEY;\n');
     await writeFile(join(copy, "src/http/planted-era.ts"), 'import { tasksExt } from "../mcp/rev2026-07-28/era.js";\nexport const planted = tasksExt;\n');
     await writeFile(join(copy, "src/web/planted-registry.ts"), 'import { SESSION_ERA } from "../mcp/eras.js";\nexport const planted = SESSION_ERA;\n');
+    // Where the binding's era-neutral files stand (tool-context.ts, session-server.ts, sdk-server/).
+    await writeFile(join(copy, "src/mcp/planted-era.ts"), 'import { logMessage } from "./rev2025-11-25/log-messages.js";\nexport const planted = logMessage;\n');
+    await writeFile(join(copy, "src/mcp/sdk-server/planted-era.ts"), 'import { tasksExt } from "../rev2026-07-28/era.js";\nexport const planted = tasksExt;\n');
+    await writeFile(join(copy, "src/mcp/planted-registry.ts"), 'import { rev20251125 } from "./era-registry.js";\nexport const planted = rev20251125;\n');
     const options = await extractDepcruiseOptions(join(ROOT, ".dependency-cruiser.mjs"));
     const { output } = await cruise(["src"], { ...options, baseDir: copy }, {}, { tsConfig: extractTSConfig(join(ROOT, "tsconfig.json")) });
     found = (output as ICruiseResult).summary.violations.map((v) => ({ rule: v.rule.name, from: v.from, to: v.to }));
@@ -81,14 +86,45 @@ describe("era folders from the server's fronts (dependency-cruiser)", () => {
   });
 
   it("an import of an era folder from src/gateway/ or src/http/ fails; the registry is the way in", () => {
-    const fronts = found.filter((v) => v.rule === "fronts-era-registry");
+    const fronts = found.filter((v) => v.rule === "era-registry");
     expect(fronts).toEqual(
       expect.arrayContaining([
-        { rule: "fronts-era-registry", from: "src/gateway/planted-era.ts", to: "src/mcp/rev2025-11-25/wire.ts" },
-        { rule: "fronts-era-registry", from: "src/http/planted-era.ts", to: "src/mcp/rev2026-07-28/era.ts" },
+        { rule: "era-registry", from: "src/gateway/planted-era.ts", to: "src/mcp/rev2025-11-25/wire.ts" },
+        { rule: "era-registry", from: "src/http/planted-era.ts", to: "src/mcp/rev2026-07-28/era.ts" },
       ]),
     );
     expect(fronts.filter((v) => !v.from.includes("planted"))).toEqual([]);
     expect(found.filter((v) => v.from === "src/web/planted-registry.ts")).toEqual([]);
+  });
+
+  it("an import of an era folder from the binding outside the era folders fails (src/mcp, src/mcp/sdk-server)", () => {
+    expect(found).toEqual(
+      expect.arrayContaining([
+        { rule: "era-registry", from: "src/mcp/planted-era.ts", to: "src/mcp/rev2025-11-25/log-messages.ts" },
+        { rule: "era-registry", from: "src/mcp/sdk-server/planted-era.ts", to: "src/mcp/rev2026-07-28/era.ts" },
+      ]),
+    );
+  });
+
+  it("only src/mcp/era-registry.ts imports the server's era folders; importing the registry itself passes", () => {
+    expect(found.filter((v) => v.from === "src/mcp/planted-registry.ts")).toEqual([]);
+  });
+});
+
+describe("task-era wire strings in the binding outside its era folders (eslint)", () => {
+  it("the real src/mcp outside rev… spells none", { timeout: 60_000 }, async () => {
+    const reports = await eslint.lintFiles([join(ROOT, "src/mcp")]);
+    expect(
+      reports
+        .filter((r) => !/\/src\/mcp\/rev[^/]+\//.test(r.filePath))
+        .flatMap((r) => r.messages.filter((m) => m.ruleId === "no-restricted-syntax" && /is a wire string/.test(m.message)).map((m) => `${r.filePath}:${m.line}`)),
+    ).toEqual([]);
+  });
+
+  it("a tasks/* method name in src/mcp/tool-context.ts's place fails, in an era folder it passes", async () => {
+    const messages = async (path: string) =>
+      (await eslint.lintText('export const method = "tasks/result";\n', { filePath: join(ROOT, path) }))[0]!.messages.filter((m) => m.ruleId === "no-restricted-syntax").map((m) => m.message);
+    expect(await messages("src/mcp/planted.ts")).toEqual([expect.stringContaining("a tasks/* method name is a wire string")]);
+    expect(await messages("src/mcp/rev2025-11-25/planted.ts")).toEqual([]);
   });
 });

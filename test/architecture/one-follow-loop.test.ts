@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { SESSION_ERA } from "../../src/mcp/eras.js";
-import { Rev20251125Requestor } from "../../src/client/requestor-eras.js";
+import { SESSION_REQUESTOR } from "../../src/client/requestor-eras.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const GATEWAY = join(ROOT, "src/gateway");
@@ -70,7 +70,7 @@ describe("the gateway follows upstream tasks with the requestor's loop", () => {
   it("the handle the gateway gets is the one TaskClient follows its tasks with", () => {
     const client = new Client({ name: "architecture", version: "1.0.0" });
     const upstream = SESSION_ERA.upstream.task(client, "t-1", { requestTimeoutMs: 1000, pollIntervalBoundsMs: { min: 100, max: 5000 } });
-    const requestor = new Rev20251125Requestor(client).task("t-1", { answerInput: true, onLifecycle: () => {} });
+    const requestor = SESSION_REQUESTOR.requestor(client, undefined).task("t-1", { answerInput: true, onLifecycle: () => {} });
     try {
       expect(Object.getPrototypeOf(upstream)).toBe(Object.getPrototypeOf(requestor));
     } finally {

@@ -1,6 +1,6 @@
 /**
- * The era seam on the requestor side: only the era folders and the one registry
- * (src/client/requestor-eras.ts) import an era folder, and no task-era wire string stands in the
+ * The era seam on the requestor side: only the era folders and the registry
+ * (src/client/requestor-era-registry.ts) import an era folder, and no task-era wire string stands in the
  * requestor's era-neutral code (src/client outside rev…, src/cli). The rules of
  * `.dependency-cruiser.mjs` and `eslint.config.js`, run on the real tree and on planted files
  * (imports: in a copy of src/ under .tmp/; wire strings: linted from memory). src/ is never touched.
@@ -15,7 +15,7 @@ import { ESLint } from "eslint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const RULE = "requestor-era-registry";
+const RULE = "era-registry";
 
 async function violations(baseDir: string): Promise<Array<{ rule: string; from: string; to: string }>> {
   const options = await extractDepcruiseOptions(join(ROOT, ".dependency-cruiser.mjs"));
@@ -36,6 +36,8 @@ describe("requestor era imports go through the registry (dependency-cruiser)", (
     await plant("src/cli/planted-wire-import.ts", 'import type { WireTask } from "../mcp/rev2025-11-25/wire.js";\nexport type Planted = WireTask;\n');
     await plant("src/client/planted-era-import.ts", 'import { TasksExtRequestor } from "./rev2026-07-28/requestor.js";\nexport const planted = TasksExtRequestor;\n');
     await plant("src/cli/planted-registry-import.ts", 'import { featuresOf } from "../client/requestor-eras.js";\nexport const planted = featuresOf;\n');
+    await plant("src/client/planted-list-import.ts", 'import * as eras from "./requestor-era-registry.js";\nexport const planted = eras;\n');
+    await plant("src/client/rev2026-07-28/planted-other-binding.ts", 'import { RELATED_TASK_META_KEY } from "../../mcp/rev2025-11-25/wire.js";\nexport const planted = RELATED_TASK_META_KEY;\n');
     found = await violations(copy);
   }, 90_000);
 
@@ -56,8 +58,16 @@ describe("requestor era imports go through the registry (dependency-cruiser)", (
     expect(found).toContainEqual({ rule: RULE, from: "src/client/planted-era-import.ts", to: "src/client/rev2026-07-28/requestor.ts" });
   });
 
-  it("the registry itself may be imported from anywhere on the requestor side", () => {
-    expect(found.filter((v) => v.from === "src/cli/planted-registry-import.ts")).toEqual([]);
+  it("the registry and what it lists may be imported from anywhere on the requestor side", () => {
+    expect(found.filter((v) => v.from === "src/cli/planted-registry-import.ts" || v.from === "src/client/planted-list-import.ts")).toEqual([]);
+  });
+
+  it("a requestor era folder using another era's binding in src/mcp fails", () => {
+    expect(found).toContainEqual({
+      rule: "requestor-era-binding",
+      from: "src/client/rev2026-07-28/planted-other-binding.ts",
+      to: "src/mcp/rev2025-11-25/wire.ts",
+    });
   });
 });
 

@@ -1,13 +1,9 @@
 import { CreateMessageRequestParamsSchema, ElicitRequestParamsSchema } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../../core/errors.js";
 import { ELICIT, SAMPLE } from "../../mcp/tool-context.js";
-import type { ElicitHandler, SampleHandler } from "../receiver-options.js";
+import type { InputHandlers } from "../requestor-era.js";
 
-/** The application's answers to a server's questions (the same handlers both eras use). */
-export interface InputHandlers {
-  elicit?: ElicitHandler;
-  sample?: SampleHandler;
-}
+export type { InputHandlers };
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 

@@ -44,6 +44,8 @@ const SUPPORTS = new Set<string>(["forbidden", "optional", "required"]);
 export class TasksExtRequestor implements RequestorEra {
   readonly revision = "2026-07-28" as const;
   readonly features = REV_2026_07_28_FEATURES;
+  /** The server decides per call whether it becomes a task (X-CAP-4). */
+  readonly serverSupportsToolTasks = true;
   private toolSupport: Map<string, TaskSupport | null> | null = null;
   private idempotency: Promise<boolean> | null = null;
 

@@ -4,19 +4,11 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
 import { connectionCause, notFoundCause } from "../connection-cause.js";
+import type { HttpConnectionOptions } from "../requestor-era.js";
 import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/rev2026-07-28/wire.js";
 
-/** Who a stateless requestor is and how it reaches the server. */
-export interface StatelessConnectionOptions {
-  /** HTTP bearer token. */
-  token?: string;
-  /** `io.modelcontextprotocol/clientInfo` of every request (X-CAP-8: SHOULD be sent). */
-  clientInfo?: { name: string; version: string };
-  /** Extra HTTP headers on every request. */
-  headers?: Record<string, string>;
-  /** Default: the global fetch. */
-  fetch?: typeof fetch;
-}
+/** Who a stateless requestor is and how it reaches the server (its `clientInfo` goes in every envelope, X-CAP-8: SHOULD be sent). */
+export type StatelessConnectionOptions = HttpConnectionOptions;
 
 export interface StatelessRequestOptions {
   /** Declare the tasks extension on this request (X-CAP-5: only this request counts). */

@@ -4,7 +4,7 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { ScopeRequiredError, type BearerVerifier } from "../bearer-auth.js";
 import { sendRpcError } from "../json-rpc-response.js";
 import { STATELESS_ERAS } from "../../mcp/eras.js";
-import { wireCodeIn } from "../../mcp/own-error-codes.js";
+import { wireCodeIn } from "../../mcp/own-error-wire.js";
 import { HttpFailure, type HttpRpcFailure } from "../rpc-http-errors.js";
 
 /**
@@ -15,7 +15,7 @@ import { HttpFailure, type HttpRpcFailure } from "../rpc-http-errors.js";
 function inEraOf(req: IncomingMessage, failure: HttpRpcFailure): HttpRpcFailure {
   const header = req.headers["mcp-protocol-version"];
   const era = STATELESS_ERAS.find((e) => e.id === header);
-  return era ? { ...failure, code: wireCodeIn(era.id, failure.code) } : failure;
+  return era ? { ...failure, code: wireCodeIn(era.ownErrorCodes, failure.code) } : failure;
 }
 
 /**

@@ -13,7 +13,6 @@ import type { TaskOrigin, TaskRecord } from "../../core/task.js";
 import { validateToolResult, type StoredToolCall } from "../tool-runner.js";
 import type { EraHost } from "../era.js";
 import { isLogLevel } from "../logging/log-level.js";
-import { logMessage } from "../rev2025-11-25/log-messages.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { answerWithin } from "../fallback/background-call.js";
 import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
@@ -126,7 +125,7 @@ export async function createToolTaskFromParams(host: EraHost, params: LooseParam
  */
 export async function toolsCall(session: SessionContext, params: LooseParams, request: CallRequest): Promise<Record<string, unknown>> {
   const capabilities = session.server.getClientCapabilities();
-  if (usesFallback(session.config, capabilities?.tasks !== undefined) && session.era.taskParamsOf(params) === undefined) {
+  if (usesFallback(session.config, session.era.clientFollowsTasks(capabilities)) && session.era.taskParamsOf(params) === undefined) {
     const fallback = await fallbackCall(session, params, request, capabilities);
     if (fallback) return fallback;
   }
@@ -151,7 +150,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   }
   const { tool, args } = checked;
   const progressToken = progressTokenOf(params);
-  const ctx = plainToolContext(session.server, {
+  const ctx = plainToolContext(session.era, session.server, {
     requestId: request.requestId,
     signal: request.signal,
     progressToken: progressToken ?? undefined,
@@ -169,8 +168,9 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
  */
 async function fallbackCall(session: SessionContext, params: LooseParams, request: CallRequest, capabilities: ClientCapabilities | undefined): Promise<CallToolResult | undefined> {
   const name = params?.["name"];
-  // The era's tasks/result, on this call's stream: it relays the task's questions (elicitation).
-  const results = session.era.sessionMethods["tasks/result"];
+  // The era's method whose stream carries a task's questions, on this call's stream: it relays them (elicitation).
+  const stream = session.era.questionStreamMethod;
+  const results = stream === null ? undefined : session.era.sessionMethods[stream];
   const relay = results && ((taskId: string, signal: AbortSignal) => results(session, { taskId }, { ...request, signal }));
   if (isTaskTool(name, session.tools)) return callTaskTool(session, name, params?.["arguments"], { caller: request.caller, signal: request.signal, ...(relay && { relay }) });
   const checked = checkToolArguments(session, params);
@@ -196,7 +196,7 @@ async function fallbackCall(session: SessionContext, params: LooseParams, reques
     ...(relay && answers && { relay }),
     sendLog: async (level, data, logger) => {
       if (!isLogLevel(level) || !session.logThreshold.admits(level)) return;
-      await session.server.notification(logMessage(level, data, logger), { relatedRequestId: request.requestId });
+      await session.server.notification(session.era.logMessage(level, data, logger), { relatedRequestId: request.requestId });
     },
     ...(progressToken !== null && {
       sendProgress: (progress) =>
@@ -234,7 +234,7 @@ async function createToolTask(host: EraHost, checked: CheckedCall, params: Loose
   const { task } = await createKeyedToolTask(host, checked, {
     caller: origin.caller,
     origin: { sessionId: origin.sessionId, progressToken: progressTokenOf(params), accepts: acceptedMethods(origin.capabilities) },
-    ttl: checked.task?.["ttl"],
+    ttl: checked.task === undefined ? undefined : host.era.requestedTtlOf(checked.task),
     key,
   });
   const immediate = checked.tool.definition.immediateResponse;

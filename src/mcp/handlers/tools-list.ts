@@ -5,21 +5,20 @@ import type { RegisteredTool } from "../tool-definition.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { taskToolsBeside } from "../fallback/task-tools.js";
 
-/** `tools/list`, with `execution.taskSupport` per tool when tasks are on (T-TOOL). */
+/** `tools/list`, with each tool's task support as the session era lists it when tasks are on (T-TOOL). */
 export function toolsList(session: SessionContext): { tools: Tool[] } {
   const tools: Tool[] = [];
-  const fallback = usesFallback(session.config, session.server.getClientCapabilities()?.tasks !== undefined);
+  const { era } = session;
+  const fallback = usesFallback(session.config, era.clientFollowsTasks(session.server.getClientCapabilities()));
   for (const tool of session.tools.values()) {
-    // Listed as it is, also to a fallback client: a requestor need not declare `capabilities.tasks`
-    // (the SDK's own does not) and reads "required" to send the call as a task.
-    tools.push({
-      ...describeTool(tool),
-      ...(session.config.tasks && { execution: { taskSupport: tool.definition.taskSupport ?? "forbidden" } }),
-    });
+    // Listed as it is, also to a fallback client: a requestor need not declare that it follows
+    // tasks (the SDK's own does not) and reads "required" to send the call as a task.
+    const described = describeTool(tool);
+    tools.push(session.config.tasks ? era.listedWithTaskSupport(described, tool.definition.taskSupport ?? "forbidden") : described);
   }
   // docs/hosts/README.md: the task operations as tools, for clients that cannot call them as methods.
   if (fallback) {
-    tools.push(...taskToolsBeside(session.tools).map((tool) => ({ ...tool, execution: { taskSupport: "forbidden" as const } })));
+    tools.push(...taskToolsBeside(session.tools).map((tool) => era.listedWithTaskSupport(tool, "forbidden")));
   }
   return { tools };
 }

@@ -7,7 +7,11 @@ import { tasksCancel } from "./tasks-cancel.js";
 import { tasksGet } from "./tasks-get.js";
 import { tasksList } from "./tasks-list.js";
 import { awaitResultOf, tasksResult } from "./tasks-result.js";
-import { MODEL_IMMEDIATE_RESPONSE_META_KEY, toWireTask } from "./wire.js";
+import { MODEL_IMMEDIATE_RESPONSE_META_KEY, RELATED_TASK_META_KEY, relatedTaskIdOf, toWireTask } from "./wire.js";
+import { taskStatusNotification } from "./client-status-notification.js";
+import { logMessage, setLevel } from "./log-messages.js";
+import { peerOf } from "./requestor/peer.js";
+import { requestMaybeAsTask } from "./requestor/task-augmented-request.js";
 import { streamNotificationOf } from "./stream-notifications.js";
 import { upstreamTasks2025 } from "./requestor/upstream-tasks.js";
 import { operationTrace } from "./operation-trace.js";
@@ -22,8 +26,11 @@ const cancel: ReceiverMethod = async (engine, params, request) => ({ ...(await t
  * `tasks/get|result|list|cancel`, a blocking `tasks/result` whose stream also carries the task's
  * questions, and `notifications/tasks/status`.
  */
-export const rev20251125: TaskEra = {
-  id: "2025-11-25",
+export const rev20251125 = {
+  kind: "session",
+  id: "2025-11-25" as const,
+  // The engine's own codes, in the server-error range this revision leaves to implementations.
+  ownErrorCodes: {},
 
   operationTrace,
 
@@ -65,6 +72,11 @@ export const rev20251125: TaskEra = {
 
   // T-NEW-1: a request is task-augmented by its `task` param.
   taskParamsOf: (params) => params?.["task"],
+  withoutTaskParams: (params) => {
+    const { task: _task, ...plain } = params ?? {};
+    return plain;
+  },
+  requestedTtlOf: (taskParams) => (typeof taskParams === "object" && taskParams !== null ? (taskParams as Record<string, unknown>)["ttl"] : undefined),
   idempotencyKeyOf: (params) => params?.["idempotencyKey"],
 
   // T-NEW-2: a CreateTaskResult, not the tool's result; T-NEW-3: optional model-immediate-response.
@@ -81,4 +93,23 @@ export const rev20251125: TaskEra = {
   streamNotificationOf,
 
   upstream: upstreamTasks2025,
-};
+
+  logMessage,
+  setLogLevel: setLevel,
+
+  // T-CAP-3: only a request the client lists under tasks.requests goes as a task it hosts.
+  requestOfClient: (server, method, params, schema, options) =>
+    requestMaybeAsTask(peerOf(server, { relatedRequestId: options.relatedRequestId }), method, params, schema, {
+      signal: options.signal,
+      ...(options.ttl !== undefined && { ttl: options.ttl }),
+    }),
+
+  relatedTaskMeta: (taskId) => ({ [RELATED_TASK_META_KEY]: { taskId } }),
+  relatedTaskOf: relatedTaskIdOf,
+
+  // T-TOOL-1: execution.taskSupport, beside whatever else the tool's execution says.
+  listedWithTaskSupport: (tool, support) => ({ ...tool, execution: { ...tool.execution, taskSupport: support } }),
+  // Its one task declaration is `capabilities.tasks`, whatever it holds.
+  clientFollowsTasks: (capabilities) => capabilities?.tasks !== undefined,
+  hostedStatusNotification: taskStatusNotification,
+} satisfies TaskEra;

@@ -1,7 +1,6 @@
 import { TaskError } from "../../core/errors.js";
-import { isLogLevel, type LogLevel } from "../logging/log-level.js";
+import { isLogLevel, type LogLevel, type LogThreshold } from "../logging/log-level.js";
 import type { LooseParams } from "../request-schemas.js";
-import type { TaskProtocolServer } from "../task-protocol-server.js";
 
 /** The notification that carries one log message (MCP 2025-11-25 server/utilities/logging). */
 export function logMessage(level: LogLevel, data: unknown, logger: string | undefined): { method: "notifications/message"; params: Record<string, unknown> } {
@@ -13,9 +12,9 @@ export function logMessage(level: LogLevel, data: unknown, logger: string | unde
  * order). An unknown level is the requestor's error, -32602 (the logging page's "Invalid log
  * level" error).
  */
-export function setLevel(server: TaskProtocolServer, params: LooseParams): Record<string, never> {
+export function setLevel(threshold: LogThreshold, params: LooseParams): Record<string, never> {
   const level = params?.["level"];
   if (!isLogLevel(level)) throw TaskError.invalidParams(`Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency`);
-  server.logThreshold.set(level);
+  threshold.set(level);
   return {};
 }

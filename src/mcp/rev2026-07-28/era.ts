@@ -1,6 +1,7 @@
 import { KEY_ELSEWHERE } from "../request-schemas.js";
 import { RpcCode, TaskError, toRpcError } from "../../core/errors.js";
-import { wireCodeIn, wireErrorIn } from "../own-error-codes.js";
+import { wireCodeIn, wireErrorIn } from "../own-error-wire.js";
+import { OWN_ERROR_CODES_2026 } from "./own-error-codes.js";
 import type { StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest } from "../era.js";
 import type { LooseParams } from "../request-schemas.js";
 import { declaredVersionOf, readEnvelope, type Envelope } from "./envelope.js";
@@ -93,8 +94,10 @@ async function answerRequest(
  * its own `_meta` envelope, on the same engine and store as the 2025-11-25 sessions. Tasks are
  * era-neutral records, so a task either era created is served by the other's requests too.
  */
-export const tasksExt: StatelessEra = {
+export const tasksExt = {
+  kind: "stateless",
   id: PROTOCOL_VERSION,
+  ownErrorCodes: OWN_ERROR_CODES_2026,
 
   claims({ protocolVersionHeader, hasSessionId, body }) {
     if (protocolVersionHeader !== undefined) return protocolVersionHeader === PROTOCOL_VERSION;
@@ -103,7 +106,7 @@ export const tasksExt: StatelessEra = {
 
   async answer(host, body, request): Promise<StatelessAnswer> {
     const message = messageOf(body);
-    if (message instanceof TaskError) return { id: null, error: { code: wireCodeIn(PROTOCOL_VERSION, message.code), message: message.message } };
+    if (message instanceof TaskError) return { id: null, error: { code: wireCodeIn(OWN_ERROR_CODES_2026, message.code), message: message.message } };
     // A notification gets no answer; none of this era's needs handling (cancel is tasks/cancel, X-CANCEL-1).
     const { id } = message;
     if (id === null) return null;
@@ -129,7 +132,7 @@ export const tasksExt: StatelessEra = {
         const taskId = typeof message.params?.["taskId"] === "string" ? message.params["taskId"] : undefined;
         host.engine.logger.error({ err: error, method: message.method, taskId }, "2026-07-28 request failed");
       }
-      return { id: message.id, error: wireErrorIn(PROTOCOL_VERSION, error) };
+      return { id: message.id, error: wireErrorIn(OWN_ERROR_CODES_2026, error) };
     }
   },
-};
+} satisfies StatelessEra;

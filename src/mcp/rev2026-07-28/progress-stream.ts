@@ -1,5 +1,6 @@
-import { wireErrorIn } from "../own-error-codes.js";
-import { PROTOCOL_VERSION, RESULT_TYPE } from "./wire.js";
+import { wireErrorIn } from "../own-error-wire.js";
+import { OWN_ERROR_CODES_2026 } from "./own-error-codes.js";
+import { RESULT_TYPE } from "./wire.js";
 
 /** What a plain call's handler reports (ctx.progress). */
 export type ProgressSink = (progress: number, total?: number, message?: string) => void;
@@ -45,7 +46,7 @@ export async function withProgressStream(
   );
   void call.then((settled) => {
     if (!streaming) return;
-    push("result" in settled ? { jsonrpc: "2.0", id, result: settled.result } : { jsonrpc: "2.0", id, error: wireErrorIn(PROTOCOL_VERSION, settled.error) });
+    push("result" in settled ? { jsonrpc: "2.0", id, result: settled.result } : { jsonrpc: "2.0", id, error: wireErrorIn(OWN_ERROR_CODES_2026, settled.error) });
     done = true;
     wake?.();
   });

@@ -1,7 +1,7 @@
 import { RpcCode, TaskError } from "../../core/errors.js";
 
 /** The protocol revision this era speaks (SEP-2575 stateless lifecycle, SEP-2663 tasks). */
-export const PROTOCOL_VERSION = "2026-07-28";
+export const PROTOCOL_VERSION = "2026-07-28" as const;
 
 /** X-CAP-1: the extension's id, in capabilities and in `clientCapabilities.extensions`. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";

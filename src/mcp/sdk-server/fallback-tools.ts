@@ -1,5 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { SESSION_ERA } from "../eras.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { isTaskTool, taskToolsBeside, type TaskToolName } from "../fallback/task-tools.js";
 import type { TaskServerConfig } from "../task-server-config.js";
@@ -8,11 +9,11 @@ import { registeredToolsOf } from "./sdk-internals.js";
 
 /**
  * Whether the client of `mcpServer` gets the fallback for hosts without tasks
- * (docs/hosts/README.md), as a TaskServer session decides it: the client declared no
- * `capabilities.tasks`.
+ * (docs/hosts/README.md), as a TaskServer session decides it: the client did not declare that it
+ * follows tasks (the session era's `clientFollowsTasks`).
  */
 export function servesFallback(mcpServer: McpServer, config: Pick<TaskServerConfig, "tasks" | "backgroundAfterMs">): boolean {
-  return usesFallback(config, mcpServer.server.getClientCapabilities()?.tasks !== undefined);
+  return usesFallback(config, SESSION_ERA.clientFollowsTasks(mcpServer.server.getClientCapabilities()));
 }
 
 /**
@@ -23,7 +24,7 @@ export function fallbackTaskTools(mcpServer: McpServer, tools: ReadonlyMap<strin
   const sdkTools = registeredToolsOf(mcpServer);
   return taskToolsBeside(tools)
     .filter((tool) => !Object.hasOwn(sdkTools, tool.name))
-    .map((tool) => ({ ...tool, execution: { taskSupport: "forbidden" as const } }));
+    .map((tool) => SESSION_ERA.listedWithTaskSupport(tool, "forbidden"));
 }
 
 /** Whether a call of `name` is one of our `task_*` tools on this McpServer (none of its own has that name). */

@@ -8,8 +8,8 @@ import type { SessionContext } from "../era.js";
 import { toolsCall } from "../handlers/tools-call.js";
 import { callerOf } from "../owner.js";
 import { looseRequest, type LooseParams } from "../request-schemas.js";
-import { rev20251125 } from "../rev2025-11-25/era.js";
 import { currentRequestPeer } from "../request-peer.js";
+import { SESSION_ERA } from "../eras.js";
 import { baseSetRequestHandler } from "../sdk-shapes.js";
 import { LogThreshold } from "../logging/log-level.js";
 import type { TaskServerConfig } from "../task-server-config.js";
@@ -32,10 +32,10 @@ export interface TaskHost {
 }
 
 /**
- * Gives one McpServer our tasks, protocol revision 2025-11-25: wraps its tools/list (each marked
- * tool listed with its `execution.taskSupport`, T-TOOL-1) and tools/call (a task-augmented call of
- * a marked tool becomes a task, T-NEW-2), installs the era's tasks/get|result|list|cancel and
- * declares the `tasks` capability (T-CAP-1/2). A client that declared no task support gets the
+ * Gives one McpServer our tasks in the session era (an McpServer's sessions begin with
+ * `initialize`): wraps its tools/list (each marked tool listed with its task support, T-TOOL-1)
+ * and tools/call (a task-augmented call of a marked tool becomes a task, T-NEW-2), installs the
+ * era's task methods and declares its task capabilities (T-CAP-1/2). A client that declared no task support gets the
  * fallback for hosts without tasks, as from a TaskServer: plain calls of marked tools run as
  * tasks answered inline or in the background, and the `task_*` tools. Resources, prompts,
  * completions, logging and every other call stay the SDK's. Returns what stops the session's notifications, which also
@@ -61,10 +61,11 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
   if (!sdkList || !sdkCall) throw new Error("withTasks: the McpServer has no tool handlers (register its tools first)");
 
   const { engine, config } = host;
-  server.registerCapabilities(rev20251125.serverCapabilities(config));
+  const era = SESSION_ERA;
+  server.registerCapabilities(era.serverCapabilities(config));
   const connectionId = randomUUID();
   // The SDK's McpServer keeps its own logging level (its logging/setLevel); ours admits all.
-  const session: SessionContext = { server, engine, tools: host.tools, config, era: rev20251125, connectionId, logThreshold: new LogThreshold() };
+  const session: SessionContext = { server, engine, tools: host.tools, config, era, connectionId, logThreshold: new LogThreshold() };
   const callerFor = (extra: Extra) => callerOf(extra.authInfo, config.bind, connectionId, currentRequestPeer());
   // Protocol's own setRequestHandler: Server's override of it would check a task-augmented
   // tools/call's answer is a CreateTaskResult, and a call of an unmarked tool is answered plainly.
@@ -76,7 +77,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
     const listed = (await sdkList(request, extra)) as { tools: Tool[] };
     const tools = listed.tools.map((tool) => {
       const task = marked.has(tool.name) ? host.tools.get(tool.name) : undefined;
-      return task ? { ...tool, execution: { ...tool.execution, taskSupport: task.definition.taskSupport ?? "forbidden" } } : tool;
+      return task ? era.listedWithTaskSupport(tool, task.definition.taskSupport ?? "forbidden") : tool;
     });
     // docs/hosts/README.md: the task operations as tools, for a client that declared no tasks.
     if (servesFallback(mcpServer, config)) tools.push(...fallbackTaskTools(mcpServer, host.tools));
@@ -97,29 +98,29 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
     const enabled = typeof name === "string" && registeredToolsOf(mcpServer)[name]?.enabled === true;
     // A plain call from a client without task support: toolsCall runs a marked tool in the fallback
     // (answered within backgroundAfterMs, else in the background) and serves our task_* tools.
-    const fallback = params?.["task"] === undefined && servesFallback(mcpServer, config);
+    const asTask = era.taskParamsOf(params) !== undefined;
+    const fallback = !asTask && servesFallback(mcpServer, config);
     if (!tool || !enabled) {
       if (fallback && isFallbackTaskTool(name, mcpServer, host.tools)) {
         await host.ready();
         return ours(request, extra);
       }
       // T-NEW-4: a tool that is not task-capable runs as the SDK runs it, its task metadata ignored.
-      const { task: _ignored, ...plain } = params ?? {};
-      return sdkCall({ ...request, params: plain }, extra);
+      return sdkCall({ ...request, params: era.withoutTaskParams(params) }, extra);
     }
-    if (params?.["task"] === undefined && tool.definition.taskSupport === "optional" && !fallback) return sdkCall(request, extra);
+    if (!asTask && tool.definition.taskSupport === "optional" && !fallback) return sdkCall(request, extra);
     await host.ready();
     return ours(request, extra);
   });
 
-  for (const [method, handler] of Object.entries(rev20251125.sessionMethods)) {
+  for (const [method, handler] of Object.entries(era.sessionMethods)) {
     install(method, async (request, extra) => {
       await host.ready();
       return answered(engine, method, () => handler(session, request.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }));
     });
   }
 
-  const detach = rev20251125.attachSession(session, { standaloneStream: true });
+  const detach = era.attachSession(session, { standaloneStream: true });
   const previousOnClose = server.onclose;
   server.onclose = () => {
     detach();

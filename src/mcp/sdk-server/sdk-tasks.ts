@@ -24,7 +24,7 @@ export class SdkTasks {
   private readonly detachers = new Set<() => void>();
 
   constructor(private readonly options: SdkTasksOptions) {
-    this.config = resolveConfig({ ...options, name: "mcp-tasks/sdk", version: "1", tasks: true });
+    this.config = resolveConfig({ ...options, name: "mcp-tasks-sdk", version: "1", tasks: true });
     // What the engine does not take: the tools (the runner has them), the binding, the argument
     // limit and the fallback's options (the handlers apply them).
     const {

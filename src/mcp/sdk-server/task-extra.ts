@@ -7,7 +7,7 @@ import type {
   ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode, TaskError } from "../../core/errors.js";
-import { RELATED_TASK_META_KEY } from "../rev2025-11-25/wire.js";
+import { SESSION_ERA } from "../eras.js";
 import { ELICIT, SAMPLE } from "../tool-context.js";
 import type { ToolContext } from "../tool-definition.js";
 import type { CreatingRequest } from "./creating-request.js";
@@ -32,7 +32,7 @@ export function sdkTaskExtra(
 ): SdkExtra {
   // The creating call's progress token, so a callback written the SDK's way (report progress
   // when `extra._meta.progressToken` is set) reports it; the engine sends it with that token.
-  const meta = { ...(progressToken !== null && { progressToken }), [RELATED_TASK_META_KEY]: { taskId: ctx.taskId } };
+  const meta = { ...(progressToken !== null && { progressToken }), ...SESSION_ERA.relatedTaskMeta(ctx.taskId) };
   return {
     signal: ctx.signal,
     requestId: ctx.taskId,

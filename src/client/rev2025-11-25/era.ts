@@ -1,0 +1,23 @@
+import type { SessionRequestorDescriptor } from "../requestor-era.js";
+import { Rev20251125Requestor, REV_2025_11_25_FEATURES } from "./requestor.js";
+
+/**
+ * The 2025-11-25 requestor, as the registry (`requestor-era-registry.ts`) lists it, with the names
+ * of this era that the package's `mcp-tasks/client` entry exposes.
+ * @internal
+ */
+export const REQUESTOR_2025_11_25 = {
+  kind: "session",
+  revision: "2025-11-25" as const,
+  features: REV_2025_11_25_FEATURES,
+  requestor(client, serverCapabilities) {
+    // A requestor that follows its tasks itself says so at initialize (the one task declaration of
+    // this era, whatever it holds): the server then serves it tasks, not the fallback for hosts
+    // without tasks. Merged with what the client declared already (client-hosted tasks).
+    client.registerCapabilities({ tasks: {} });
+    return new Rev20251125Requestor(client, serverCapabilities);
+  },
+} satisfies SessionRequestorDescriptor;
+
+export { RemoteTask, type RemoteTaskOptions } from "../../mcp/rev2025-11-25/requestor/remote-task.js";
+export type { TaskPeer, PeerRequestOptions } from "../../mcp/rev2025-11-25/requestor/peer.js";
