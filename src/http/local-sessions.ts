@@ -107,7 +107,9 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     if (session) session.standalone.opened = true;
     if (session && events && lastEventId === undefined && session.protocolVersion >= RESUMABLE_SINCE) {
       // The SDK primes the streams of POSTs only: the standalone one gets its priming event here.
-      primeStandaloneStream(res, await events.append(session.id, STANDALONE_STREAM, {}), events.retryMs);
+      // Not stored (a full disk): the stream works, but offers nothing to resume from.
+      const primed = await events.appendOrLive(session.id, STANDALONE_STREAM, {});
+      if (primed !== null) primeStandaloneStream(res, primed, events.retryMs);
     }
     await this.toTransport(req, res, principal);
   }

@@ -77,6 +77,21 @@ export class StreamEventLog {
     return String(id);
   }
 
+  /**
+   * {@link append}, but a store that cannot take the event (a full disk, a read-only file) costs
+   * only the event's resumability, never the message: it is logged and null is returned, and the
+   * caller writes the message live without an SSE id. Refusing it instead would leave a request
+   * whose answer could not be stored without any answer at all.
+   */
+  async appendOrLive(sessionId: string, streamId: string, message: JSONRPCMessage | Record<string, never>): Promise<string | null> {
+    try {
+      return await this.append(sessionId, streamId, message);
+    } catch (error) {
+      this.logger.warn({ err: error }, "could not store a stream event; it is sent without an id to resume from");
+      return null;
+    }
+  }
+
   /** The stream (of this session) an SSE id names, or null: malformed, unknown, pruned, another session's. */
   async streamOf(sessionId: string, eventId: string): Promise<string | null> {
     const id = eventIdOf(eventId);
@@ -106,7 +121,8 @@ export class StreamEventLog {
    */
   forSession(sessionId: string): EventStore {
     return {
-      storeEvent: (streamId, message) => this.append(sessionId, streamId, message),
+      // "" is no id: the SDK writes the event without an `id:` line.
+      storeEvent: async (streamId, message) => (await this.appendOrLive(sessionId, streamId, message)) ?? "",
       replayEventsAfter: async (eventId, { send }) => {
         const streamId = await this.streamOf(sessionId, eventId);
         if (streamId === null) throw new Error("unknown event id");

@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LoadGenerator } from "../support/reliability/load-generator.js";
+import { RawSession, RpcAnswerError } from "../support/reliability/raw-session.js";
 import { mountSmallDisk, type SmallDisk } from "../support/reliability/small-disk.js";
 import { expectNothingLost, scratchDirPerTest, until } from "../support/reliability/scenario.js";
 import { startSqliteServer } from "../support/reliability/sqlite-server.js";
@@ -38,5 +39,25 @@ describe("reliability: a full disk under the SQLite file", { timeout: 120_000 },
     expect(load.ledger.acknowledged.length).toBeGreaterThan(acknowledgedWhileFull);
 
     await expectNothingLost(load.ledger, url);
+  });
+
+  it("answers every request while the disk is full: a plain call gets its result, sent without an SSE id since it cannot be stored for resumption, and a task creation the disk-full error", async () => {
+    disk = mountSmallDisk(scratch(), "16M");
+    const { server, url } = await startSqliteServer(join(disk.dir, "t.db"));
+    const session = await RawSession.open(url);
+    disk.fill();
+
+    const texts: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      // Bounded: an answer that never comes fails here, not at the suite's timeout.
+      const result = await session.request("tools/call", { name: "echo", arguments: { text: `echo ${i}` } }, AbortSignal.timeout(10_000));
+      texts.push(String((result["content"] as { text?: string }[])[0]?.text));
+    }
+    expect(texts).toEqual(Array.from({ length: 10 }, (_, i) => `echo ${i}`));
+
+    const creation = await session.request("tools/call", { name: "sleep", arguments: { ms: 10 }, task: { ttl: 60_000 } }, AbortSignal.timeout(10_000)).catch((error: unknown) => error);
+    expect(creation).toBeInstanceOf(RpcAnswerError);
+    expect((creation as RpcAnswerError).error).toMatchObject({ code: -32603, message: "The task store's disk is full: nothing was written; retry once space is freed" });
+    expect(server.child.exitCode).toBeNull();
   });
 });

@@ -75,13 +75,16 @@ export async function openSessionStream(
   const write = (message: JSONRPCMessage): void => {
     queue = queue
       .then(async () => {
-        const id = await events.append(sessionId, STANDALONE_STREAM, message);
-        if (!closed && Number(id) > after) res.write(sseEvent(message, id));
+        const id = await events.appendOrLive(sessionId, STANDALONE_STREAM, message);
+        if (!closed && (id === null || Number(id) > after)) res.write(sseEvent(message, id ?? undefined));
       })
-      .catch((error: unknown) => engine.logger.warn({ err: error }, "could not store a stream event"));
+      .catch((error: unknown) => engine.logger.warn({ err: error }, "could not write a stream event"));
   };
-  if (resumeAfter === undefined) res.write(primingEvent(await events.append(sessionId, STANDALONE_STREAM, {}), events.retryMs));
-  else {
+  if (resumeAfter === undefined) {
+    // Not stored (a full disk): the stream works, but offers nothing to resume from.
+    const primed = await events.appendOrLive(sessionId, STANDALONE_STREAM, {});
+    if (primed !== null) res.write(primingEvent(primed, events.retryMs));
+  } else {
     const last = await events.replay(sessionId, STANDALONE_STREAM, resumeAfter, (id, message) => {
       if (!closed) res.write(sseEvent(message, id));
     });
