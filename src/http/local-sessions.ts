@@ -81,9 +81,21 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     if (plain) {
       // The SDK transport checks this on its path; ours must too (Streamable HTTP: MUST answer 400).
       if (refuseUnsupportedVersion(req, res)) return;
-      // A local session's waiting tasks/result carries its task's notifications: only a stream can.
-      const where = { id: session.id, clientCapabilities: session.server.getClientCapabilities(), sessionStreamCarriesOwnTasks: false };
-      if ((await answerPlain(this.app, plain, auth, where, req, res)) !== "needs-stream") return;
+      // A session's own task sends its notifications on the session's standalone stream once the
+      // client has opened it (status-notifications.ts), so its tasks/result then carries nothing but
+      // the answer and is one plain JSON response, without the SDK's per-request stream (the bulk
+      // of a wake-up's CPU). Before that, the tasks/result stream is where they can go.
+      const where = {
+        id: session.id,
+        clientCapabilities: session.server.getClientCapabilities(),
+        sessionStreamCarriesOwnTasks: session.standalone.opened,
+      };
+      const outcome = await answerPlain(this.app, plain, auth, where, req, res, session.ended.signal);
+      if (outcome === "abandoned" && session.ended.signal.aborted && !res.headersSent && !res.destroyed) {
+        // The session ended while the request waited: answered as any request of an ended session is.
+        sendRpcError(res, HttpFailure.sessionNotFound, "Session not found");
+      }
+      if (outcome !== "needs-stream") return;
     }
     withSessionVersion(req, session.protocolVersion);
     await session.transport.handleRequest(req, res, body);
@@ -151,7 +163,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     const server = await this.app.connect(transport, id, { standaloneStreamOpened: () => standalone.opened });
     const requested = (body as { params: { protocolVersion: string } }).params.protocolVersion;
     const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-    const session = { id, transport, server, principal, client, openRequests: 0, lastActive: Date.now(), protocolVersion, standalone };
+    const session = { id, transport, server, principal, client, openRequests: 0, lastActive: Date.now(), protocolVersion, standalone, ended: new AbortController() };
     this.sessions.add(session);
     this.sessions.track(session, res, Date.now);
     await transport.handleRequest(req, res, body);

@@ -21,6 +21,12 @@ export interface HttpSession {
    * or stored for it: no client can receive those events, nor resume them without an event id.
    */
   readonly standalone: { opened: boolean };
+  /**
+   * Aborted when the session ends (DELETE, transport closed, idle): a request our code holds
+   * outside the SDK's transport (a plain tasks/result waiting on its task) is released with it,
+   * as the transport releases the requests on its streams.
+   */
+  readonly ended: AbortController;
 }
 
 /** Live sessions by id. A session is only ever served to the principal that created it. */
@@ -38,6 +44,7 @@ export class SessionRegistry {
     const session = this.sessions.get(id);
     if (!session) return;
     this.sessions.delete(id);
+    session.ended.abort(new Error("the session ended"));
     const left = this.countOf(session.client) - 1;
     if (left > 0) this.perClient.set(session.client, left);
     else this.perClient.delete(session.client);
