@@ -1,4 +1,4 @@
-import { metrics, type Counter, type Histogram, type MeterProvider } from "@opentelemetry/api";
+import { metrics, type Counter, type Histogram, type MeterProvider, type UpDownCounter } from "@opentelemetry/api";
 import type { TaskRecord } from "../core/task.js";
 import { TASK_DURATION_BUCKETS } from "./operation-buckets.js";
 
@@ -15,6 +15,7 @@ interface Instruments {
   queueWait: Histogram;
   expiredUnread: Counter;
   fetched: Counter;
+  waiting: UpDownCounter;
 }
 
 let provider: MeterProvider | undefined;
@@ -54,6 +55,10 @@ function otel(): Instruments {
       unit: "{task}",
       description: "Finished tasks whose result was delivered to a requestor, counted at the first delivery.",
     }),
+    waiting: meter.createUpDownCounter("mcp.tasks.results.waiting", {
+      unit: "{request}",
+      description: "tasks/result requests this process holds open, waiting for their task to end.",
+    }),
   };
   return instruments;
 }
@@ -81,5 +86,8 @@ export const otelTaskMetrics = {
   },
   fetched(): void {
     otel().fetched.add(1);
+  },
+  resultsWaiting(change: 1 | -1): void {
+    otel().waiting.add(change);
   },
 };

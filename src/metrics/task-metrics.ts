@@ -67,6 +67,12 @@ export class TaskMetrics implements EngineObserver {
     registers: [this.registry],
   });
 
+  private readonly waiting = new Gauge({
+    name: `${METRIC_PREFIX}results_waiting`,
+    help: "tasks/result requests this process holds open, waiting for their task to end.",
+    registers: [this.registry],
+  });
+
   private readonly storeLatency = new Histogram({
     name: `${METRIC_PREFIX}store_operation_seconds`,
     help: "Latency of task store operations, by operation.",
@@ -208,6 +214,11 @@ export class TaskMetrics implements EngineObserver {
 
   resultWoken(_task: TaskRecord, ms: number): void {
     this.wakeup.observe(ms / 1000);
+  }
+
+  resultsWaiting(change: 1 | -1): void {
+    this.waiting.inc(change);
+    otelTaskMetrics.resultsWaiting(change);
   }
 
   limitRejected(limit: LimitName): void {

@@ -24,6 +24,11 @@ export interface EngineObserver {
    * answer (the event-driven wake-up latency; a call that found the task already done is not one).
    */
   resultWoken(task: TaskRecord, ms: number): void;
+  /**
+   * A `tasks/result` began (+1) or stopped (-1) waiting for its task to end: their sum is the
+   * requests this process holds open for that.
+   */
+  resultsWaiting(change: 1 | -1): void;
   /** A request was refused because it would exceed a limit. */
   limitRejected(limit: LimitName): void;
   /** Cluster mode: a worker stopped renewing the lease of `task`; the reaper re-queued or failed it. */
@@ -33,6 +38,7 @@ export interface EngineObserver {
 /** Reports nothing: the default when no metrics are kept. */
 export const silentObserver: EngineObserver = {
   resultWoken() {},
+  resultsWaiting() {},
   limitRejected() {},
   leaseLost() {},
 };

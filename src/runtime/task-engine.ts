@@ -622,18 +622,27 @@ export class TaskEngine {
    * questions from it, T-INPUT-3); whatever it throws ends the wait with that error.
    */
   async awaitOutcome(taskId: unknown, caller: Caller, signal: AbortSignal, onChange?: (change: TaskChange) => void | Promise<void>): Promise<TaskRecord> {
-    for await (const change of this.watch(taskId, caller, signal, "result")) {
-      const { task } = change;
-      if (isTerminal(task.status)) {
-        this.logger.info({ audit: "retrieved", taskId: task.id, owner: caller.owner, operation: "result", peer: caller.peer ?? null }, "task result retrieved");
-        this.delivered(task);
-        if (change.woken) this.observer.resultWoken(task, Math.max(0, this.now() - task.updatedAt));
-        return task;
+    let waiting = false;
+    try {
+      for await (const change of this.watch(taskId, caller, signal, "result")) {
+        const { task } = change;
+        if (isTerminal(task.status)) {
+          this.logger.info({ audit: "retrieved", taskId: task.id, owner: caller.owner, operation: "result", peer: caller.peer ?? null }, "task result retrieved");
+          this.delivered(task);
+          if (change.woken) this.observer.resultWoken(task, Math.max(0, this.now() - task.updatedAt));
+          return task;
+        }
+        if (!waiting) {
+          waiting = true;
+          this.observer.resultsWaiting(1);
+        }
+        await onChange?.(change);
       }
-      await onChange?.(change);
+      // watch() returns only after yielding a terminal task, and otherwise throws.
+      throw TaskError.internal();
+    } finally {
+      if (waiting) this.observer.resultsWaiting(-1);
     }
-    // watch() returns only after yielding a terminal task, and otherwise throws.
-    throw TaskError.internal();
   }
 
   /**

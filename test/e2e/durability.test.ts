@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliProcess, killAll } from "../support/cli-process.js";
 import { callToolAsTask, expectRpcError, getTask, listAllTasks, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
+import { scrape, valueOf } from "../support/prometheus.js";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 /** recovery.ts: INTERRUPTED_MESSAGE (the process died). */
@@ -110,10 +111,9 @@ describe("durability on SQLite across real processes (item 13)", { timeout: 90_0
     // for tasks that go on after the restart.
     const sleepWait = expectRpcError(taskResult(first.client.client, sleep.task.taskId), -32603, /shutting down/);
     const batchWait = expectRpcError(taskResult(first.client.client, batch.task.taskId), -32603, /shutting down/);
-    await first.client.exchanges.waitFor(
-      (e) => e.body?.method === "tasks/result" && (e.body?.params as { taskId?: string } | undefined)?.taskId === batch.task.taskId,
-      "both tasks/result requests to be under way",
-    );
+    // Both requests held open by the server (a plain JSON answer has no stream to see open first).
+    const url = await first.server.url();
+    await expect.poll(async () => valueOf(await scrape(url), "mcp_tasks_results_waiting"), { timeout: 10_000 }).toBe(2);
     expect(await first.server.kill("SIGTERM")).toEqual({ code: 0, signal: null });
     await sleepWait;
     await batchWait;

@@ -68,6 +68,22 @@ describe("/metrics", () => {
     expect(valueOf(await scrape(fx.url), "mcp_tasks_result_wakeup_seconds_count")).toBe(1);
   });
 
+  it("the waiting gauge counts the tasks/result requests held open for their task, and drops as they are answered", async () => {
+    fx = await startHttpServer();
+    const { client } = await fx.connect();
+    const short = await callToolAsTask(client, "sleep", { ms: 60_000 });
+    const long = await callToolAsTask(client, "sleep", { ms: 60_000 });
+    expect(valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(0);
+    const waits = [taskResult(client, short.task.taskId), taskResult(client, long.task.taskId).catch(() => null)];
+    await expect.poll(async () => valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(2);
+    await cancelTask(client, short.task.taskId);
+    await waits[0]?.catch(() => null);
+    expect(valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(1);
+    // A request that did not have to wait (its task had ended) is never counted.
+    await taskResult(client, short.task.taskId).catch(() => null);
+    expect(valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(1);
+  });
+
   it("counts limit rejections by limit: active tasks per owner, argument size, body size", async () => {
     fx = await startHttpServer({ app: { maxActivePerOwner: 1, maxArgumentBytes: 100 }, http: { maxBodyBytes: 2000 } });
     const connection = await fx.connect();
