@@ -31,6 +31,8 @@ export interface LoadSetup {
   ttlMs: number;
   /** "wake": how long each sleep task works (default 50 ms). */
   wakeSleepMs?: number;
+  /** 2025-11-25: each session also holds its standalone (GET) stream open, as the SDK's client does. */
+  standaloneStreams?: boolean;
 }
 
 export interface LoadRound {
@@ -103,6 +105,7 @@ interface Lane {
 class Generator {
   private readonly rpc: RawRpc;
   private lanes: Lane[] = [];
+  private streams: (() => void)[] = [];
   private id = 1;
 
   constructor(private readonly setup: LoadSetup) {
@@ -118,6 +121,7 @@ class Generator {
     const opened = await Promise.all(Array.from({ length: Math.min(sessions, concurrency) }, () => openSession(this.rpc, era)));
     // Lanes of one session share its task list: a task is its session's (T-SEC-1), not its lane's.
     const shared = opened.map((sessionId) => ({ headers: { "mcp-session-id": sessionId, "mcp-protocol-version": era }, tasks: [] as string[], next: 0 }));
+    if (this.setup.standaloneStreams) this.streams = await Promise.all(shared.map((lane) => this.rpc.openStandaloneStream(lane.headers)));
     this.lanes = Array.from({ length: concurrency }, (_, i) => shared[i % shared.length]!);
   }
 
@@ -200,6 +204,7 @@ class Generator {
   }
 
   close(): void {
+    for (const closeStream of this.streams) closeStream();
     this.rpc.close();
   }
 }

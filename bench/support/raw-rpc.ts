@@ -56,6 +56,27 @@ export class RawRpc {
     });
   }
 
+  /**
+   * Opens the session's standalone stream (a GET the server holds open, as the SDK's client keeps
+   * one per session) on a connection of its own, its events read and dropped. Resolves once the
+   * server has answered with the stream; the returned function closes it.
+   */
+  openStandaloneStream(headers: Record<string, string>): Promise<() => void> {
+    return new Promise((resolve, reject) => {
+      const req = request(
+        { agent: false, host: this.url.hostname, port: this.url.port, path: this.url.pathname, method: "GET", headers: { accept: "text/event-stream", ...headers } },
+        (res) => {
+          if (res.statusCode !== 200) return reject(new Error(`GET stream answered ${res.statusCode}`));
+          res.on("data", () => {});
+          res.on("error", () => {});
+          resolve(() => req.destroy());
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+  }
+
   close(): void {
     this.agent.destroy();
   }
