@@ -38,8 +38,8 @@ beforeAll(async () => {
   const client = new Client({ name: "otlp-metrics-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(url));
   try {
-    const created = await client.request({ method: "tools/call", params: { name: "sleep", arguments: { ms: 10 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
-    // tasks/result waits for the task to finish, then delivers its result: the first fetch.
+    const created = await client.request({ method: "tools/call", params: { name: "sleep", arguments: { ms: 300 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    // tasks/result waits for the task to finish (300 ms), then delivers its result: the first fetch.
     const result = await client.request({ method: "tasks/result", params: { taskId: created.task.taskId } }, CallToolResultSchema);
     expect(result.isError).not.toBe(true);
   } finally {
@@ -96,6 +96,13 @@ describe("metrics over OTLP/JSON from mcp-tasks serve", { timeout: 30_000 }, () 
   it("counts the fetched result in mcp.tasks.results.fetched", async () => {
     const found = await point("mcp.tasks.results.fetched", {}, counted);
     expect(found.kind).toBe("sum");
+  });
+
+  it("reports the waiting tasks/result in mcp.tasks.results.waiting, back to 0 once it was answered", async () => {
+    // Cumulative: the value is the sum of +1 (the wait began) and -1 (answered) so far. An
+    // instrument never touched sends no point at all, so a 0 means the wait was counted and ended.
+    const found = await point("mcp.tasks.results.waiting", {}, (p) => p.value === 0);
+    expect(found).toMatchObject({ kind: "sum", unit: "{request}" });
   });
 
   it("sends metrics only, every export decoded as OTLP/JSON", async () => {
