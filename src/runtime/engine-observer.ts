@@ -26,9 +26,10 @@ export interface EngineObserver {
   resultWoken(task: TaskRecord, ms: number): void;
   /**
    * A `tasks/result` began (+1) or stopped (-1) waiting for its task to end: their sum is the
-   * requests this process holds open for that.
+   * requests this process holds open for that. Optional: an observer written before it existed
+   * still compiles.
    */
-  resultsWaiting(change: 1 | -1): void;
+  resultsWaiting?(change: 1 | -1): void;
   /** A request was refused because it would exceed a limit. */
   limitRejected(limit: LimitName): void;
   /** Cluster mode: a worker stopped renewing the lease of `task`; the reaper re-queued or failed it. */
