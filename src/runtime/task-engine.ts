@@ -32,6 +32,7 @@ import { TaskExecution } from "./task-execution.js";
 import type { RecoveryPolicy } from "./recovery-policy.js";
 import { createdEvent, statusEvent, type TaskEvent } from "../events/task-event.js";
 import { notifyWith, publishAfterWrite } from "./carried-notify.js";
+import { FetchedMarks } from "./fetched-marks.js";
 import { drainHandlers, type DrainReport } from "./drain.js";
 import { hasWriterLock } from "../store/writer-lock.js";
 import { taskReadPort, type TaskReadPort } from "./task-read-port.js";
@@ -136,6 +137,8 @@ export class TaskEngine {
   private readonly drainStop = new AbortController();
   /** Creations past the open check whose task may not be stored yet: a drain waits for them. */
   private readonly creating = new Set<Promise<unknown>>();
+  /** Results already recorded as fetched: fetching one again writes nothing. */
+  private readonly fetchedMarks = new FetchedMarks();
 
   constructor(options: EngineOptions) {
     this.store = options.store;
@@ -634,14 +637,14 @@ export class TaskEngine {
         }
         if (!waiting) {
           waiting = true;
-          this.observer.resultsWaiting(1);
+          this.observer.resultsWaiting?.(1);
         }
         await onChange?.(change);
       }
       // watch() returns only after yielding a terminal task, and otherwise throws.
       throw TaskError.internal();
     } finally {
-      if (waiting) this.observer.resultsWaiting(-1);
+      if (waiting) this.observer.resultsWaiting?.(-1);
     }
   }
 
@@ -651,10 +654,14 @@ export class TaskEngine {
    * unread. Best effort: the answer does not wait for the write, nor fail with it.
    */
   delivered(task: TaskRecord): void {
-    if (!isTerminal(task.status)) return;
-    this.store.markFetched(task.id, this.now()).catch((error: unknown) => {
-      this.logger.warn({ taskId: task.id, err: error }, "could not record that a task's result was fetched");
-    });
+    if (!isTerminal(task.status) || this.fetchedMarks.has(task.id)) return;
+    // Remembered only once written: a failed mark (a full disk) is tried again at the next fetch.
+    this.store.markFetched(task.id, this.now()).then(
+      () => this.fetchedMarks.add(task.id),
+      (error: unknown) => {
+        this.logger.warn({ taskId: task.id, err: error }, "could not record that a task's result was fetched");
+      },
+    );
   }
 
   /**

@@ -69,19 +69,31 @@ describe("/metrics", () => {
   });
 
   it("the waiting gauge counts the tasks/result requests held open for their task, and drops as they are answered", async () => {
-    fx = await startHttpServer();
-    const { client } = await fx.connect();
+    const server = (fx = await startHttpServer());
+    const { client } = await server.connect();
     const short = await callToolAsTask(client, "sleep", { ms: 60_000 });
     const long = await callToolAsTask(client, "sleep", { ms: 60_000 });
     expect(valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(0);
     const waits = [taskResult(client, short.task.taskId), taskResult(client, long.task.taskId).catch(() => null)];
-    await expect.poll(async () => valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(2);
+    await expect.poll(async () => valueOf(await scrape(server.url), "mcp_tasks_results_waiting")).toBe(2);
     await cancelTask(client, short.task.taskId);
     await waits[0]?.catch(() => null);
     expect(valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(1);
     // A request that did not have to wait (its task had ended) is never counted.
     await taskResult(client, short.task.taskId).catch(() => null);
     expect(valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(1);
+  });
+
+  it("a result fetched again writes no second fetched mark: one markFetched however often it is fetched", async () => {
+    fx = await startHttpServer();
+    const { client } = await fx.connect();
+    const created = await callToolAsTask(client, "sleep", { ms: 1 });
+    const marks = async (): Promise<number> => valueOf(await scrape(fx!.url), "mcp_tasks_store_operation_seconds_count", { operation: "markFetched" });
+    await taskResult(client, created.task.taskId);
+    await expect.poll(marks).toBe(1);
+    for (let i = 0; i < 5; i++) await taskResult(client, created.task.taskId);
+    expect(await marks()).toBe(1);
+    expect(valueOf(await scrape(fx.url), "mcp_tasks_results_fetched_total")).toBe(1);
   });
 
   it("counts limit rejections by limit: active tasks per owner, argument size, body size", async () => {
