@@ -2,17 +2,18 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { networkOf } from "../core/caller.js";
 import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
+import { cancelledRequestIdOf, cancelReasonOf } from "./cancelled-request.js";
 import { answerPlain, plainRequestOf } from "./plain-requests.js";
 import { sendRpcError } from "./json-rpc-response.js";
 import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
 import { primeStandaloneStream, RESUMABLE_SINCE, STANDALONE_STREAM, type StreamEventLog } from "./resumable-streams.js";
 import { HttpFailure } from "./rpc-http-errors.js";
 import type { SessionEndpoint } from "./session-endpoint.js";
-import { SessionRegistry } from "./session-registry.js";
+import { SessionRegistry, type HttpSession } from "./session-registry.js";
 
 /** Default of {@link LocalSessionOptions.maxSessions}. */
 export const DEFAULT_MAX_SESSIONS = 10_000;
@@ -77,6 +78,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       return;
     }
     this.sessions.track(session, res, Date.now);
+    withdrawPlainRequests(session, body);
     const plain = plainRequestOf(this.app, body);
     if (plain) {
       // The SDK transport checks this on its path; ours must too (Streamable HTTP: MUST answer 400).
@@ -90,10 +92,28 @@ export class LocalSessionEndpoint implements SessionEndpoint {
         clientCapabilities: session.server.getClientCapabilities(),
         sessionStreamCarriesOwnTasks: session.standalone.opened,
       };
-      const outcome = await answerPlain(this.app, plain, auth, where, req, res, session.ended.signal);
-      if (outcome === "abandoned" && session.ended.signal.aborted && !res.headersSent && !res.destroyed) {
+      const withdrawn = new AbortController();
+      const ended = (): void => withdrawn.abort(session.ended.signal.reason);
+      if (session.ended.signal.aborted) ended();
+      else session.ended.signal.addEventListener("abort", ended, { once: true });
+      session.plainRequests.set(plain.id, withdrawn);
+      let outcome: Awaited<ReturnType<typeof answerPlain>>;
+      try {
+        outcome = await answerPlain(this.app, plain, auth, where, req, res, withdrawn.signal);
+      } finally {
+        session.ended.signal.removeEventListener("abort", ended);
+        if (session.plainRequests.get(plain.id) === withdrawn) session.plainRequests.delete(plain.id);
+      }
+      if (outcome === "abandoned" || withdrawn.signal.aborted) {
+        // Never handed to a stream, even when the plain handler found it needed one: it would
+        // deliver a question there to a requestor that no longer waits.
+        if (res.headersSent || res.destroyed) return;
         // The session ended while the request waited: answered as any request of an ended session is.
-        sendRpcError(res, HttpFailure.sessionNotFound, "Session not found");
+        if (session.ended.signal.aborted) sendRpcError(res, HttpFailure.sessionNotFound, "Session not found");
+        // Withdrawn (notifications/cancelled): no answer is owed, only the HTTP response, an empty
+        // stream the client does not resume (it has no event ids).
+        else res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": session.id }).end();
+        return;
       }
       if (outcome !== "needs-stream") return;
     }
@@ -163,7 +183,19 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     const server = await this.app.connect(transport, id, { standaloneStreamOpened: () => standalone.opened });
     const requested = (body as { params: { protocolVersion: string } }).params.protocolVersion;
     const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-    const session = { id, transport, server, principal, client, openRequests: 0, lastActive: Date.now(), protocolVersion, standalone, ended: new AbortController() };
+    const session = {
+      id,
+      transport,
+      server,
+      principal,
+      client,
+      openRequests: 0,
+      lastActive: Date.now(),
+      protocolVersion,
+      standalone,
+      ended: new AbortController(),
+      plainRequests: new Map<RequestId, AbortController>(),
+    };
     this.sessions.add(session);
     this.sessions.track(session, res, Date.now);
     await transport.handleRequest(req, res, body);
@@ -202,3 +234,14 @@ export class LocalSessionEndpoint implements SessionEndpoint {
   }
 }
 
+/**
+ * Aborts the plain requests of `session` that a `notifications/cancelled` in `body` names. The
+ * message still goes on to the SDK transport, which ends the handlers of its own requests.
+ */
+function withdrawPlainRequests(session: HttpSession, body: unknown): void {
+  if (session.plainRequests.size === 0) return;
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const id = cancelledRequestIdOf(message);
+    if (id !== undefined) session.plainRequests.get(id)?.abort(cancelReasonOf(message));
+  }
+}

@@ -78,7 +78,9 @@ export async function answerPlain(
     const traced = app.host.era.operationTrace(request.method, request.params, session);
     // A request the session server will serve on a stream gets its span there, not a second one here.
     const result = traced.servedOnStream ? await answer() : await inOperationSpan(plainOperation(request, session, req, traced), answer, undefined, app.host.recordOperation);
-    if (result === NEEDS_STREAM) return "needs-stream";
+    // A request its requestor gave up on while the handler looked (the connection closed, or it
+    // was withdrawn) is not handed to a stream: one would be opened for nobody.
+    if (result === NEEDS_STREAM) return abandoned.signal.aborted ? "abandoned" : "needs-stream";
     body = { jsonrpc: "2.0", id: request.id, result };
   } catch (error) {
     if (abandoned.signal.aborted) return "abandoned";

@@ -1,4 +1,5 @@
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskProtocolServer } from "../mcp/task-protocol-server.js";
 
 /** One Streamable HTTP session: its transport, its server, and who opened it. */
@@ -27,6 +28,12 @@ export interface HttpSession {
    * as the transport releases the requests on its streams.
    */
   readonly ended: AbortController;
+  /**
+   * The session's requests being answered outside the SDK's transport (plain JSON), by JSON-RPC
+   * id: a `notifications/cancelled` naming one aborts it, as the transport aborts the handlers of
+   * the requests on its streams.
+   */
+  readonly plainRequests: Map<RequestId, AbortController>;
 }
 
 /** Live sessions by id. A session is only ever served to the principal that created it. */

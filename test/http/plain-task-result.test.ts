@@ -8,7 +8,8 @@
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
+import { rawPost, startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
+import { scrape, valueOf } from "../support/prometheus.js";
 import { callToolAsTask, cancelTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 
 let fx: HttpServerFixture;
@@ -68,6 +69,21 @@ for (const sessions of ["shared", "local"] as const) {
       expect(carried[0]).toBe("elicitation/create");
       expect(carried.at(-1)).toBe("response");
       expect(carried.slice(1, -1).every((method) => method === "notifications/tasks/status")).toBe(true);
+    });
+
+    it("a notifications/cancelled naming a blocked tasks/result withdraws it: its response ends with no answer, and the task goes on", async () => {
+      const c = await fx.connect();
+      const { task } = await callToolAsTask(c.client, "sleep", { ms: 1_500 });
+      const blocked = rawPost(fx.url, { jsonrpc: "2.0", id: "waiting-1", method: "tasks/result", params: { taskId: task.taskId } }, c.headers());
+      await expect.poll(async () => valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(1);
+      const cancel = await rawPost(fx.url, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "waiting-1", reason: "no longer needed" } }, c.headers());
+      expect(cancel.status).toBe(202);
+
+      const withdrawn = await blocked;
+      expect(withdrawn.status).toBe(200);
+      expect(withdrawn.text).not.toContain("jsonrpc");
+      expect(valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(0);
+      expect((await taskResult(c.client, task.taskId)).content).toEqual([{ type: "text", text: "slept 1500 ms" }]);
     });
 
     it("streams a tasks/result for another session's task, which carries that task's notifications (T-NOTE-1)", async () => {

@@ -1,5 +1,6 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { EventBus } from "../../events/event-bus.js";
+import { cancelledRequestIdOf, cancelReasonOf } from "../cancelled-request.js";
 
 /** The bus topic every node hears withdrawals on: a client's request id does not say which node serves it. */
 const TOPIC = "withdrawals";
@@ -74,29 +75,18 @@ export class RequestWithdrawals {
    * or on another node; false for any other message (the caller handles it as usual).
    */
   route(message: unknown, sessionId: string): boolean {
-    if (requestIdOf(message) === undefined) return false;
+    if (cancelledRequestIdOf(message) === undefined) return false;
     if (!this.withdrawHere(message, sessionId)) this.bus.publish({ type: "reply", taskId: TOPIC, message, sessionId });
     return true;
   }
 
   private withdrawHere(message: unknown, sessionId: string): boolean {
-    const id = requestIdOf(message);
+    const id = cancelledRequestIdOf(message);
     const entry = id === undefined ? undefined : this.open.get(sessionId)?.get(id);
     if (!entry || entry.cancel) return entry !== undefined;
     entry.cancel = message as JSONRPCMessage;
-    const reason = (message as { params: { reason?: unknown } }).params.reason;
-    entry.controller.abort(typeof reason === "string" ? reason : "withdrawn by the requestor");
+    entry.controller.abort(cancelReasonOf(message));
     entry.deliver?.(entry.cancel);
     return true;
   }
-}
-
-/** The request a `notifications/cancelled` names, or undefined for any other message. */
-function requestIdOf(message: unknown): RequestId | undefined {
-  if (typeof message !== "object" || message === null) return undefined;
-  const m = message as Record<string, unknown>;
-  if (m["jsonrpc"] !== "2.0" || m["method"] !== "notifications/cancelled" || "id" in m) return undefined;
-  const params = m["params"] as Record<string, unknown> | undefined;
-  const id = params?.["requestId"];
-  return typeof id === "string" || typeof id === "number" ? id : undefined;
 }
