@@ -38,6 +38,7 @@ const HELP = `Usage: npm run bench:serve -- [flags]
   --wake-lanes N     tasks/result waiters at once (default 50)
   --wake-sleep-ms MS how long each wake-up sample's task works (default 50)
   --wake-duration S  seconds of wake-up samples (default 6)
+  --ops A,B          what to measure: create, get, wake (default all three)
   --profile DIR      run our server under --cpu-prof, its profile written to DIR when it stops
   --build            run \`npm run build\` first (default: only when dist/ is missing)
   --help`;
@@ -51,6 +52,7 @@ const { values: flags } = parseArgs({
     "wake-lanes": { type: "string", default: "50" },
     "wake-sleep-ms": { type: "string", default: "50" },
     "wake-duration": { type: "string", default: "6" },
+    ops: { type: "string", default: "create,get,wake" },
     build: { type: "boolean", default: false },
     profile: { type: "string" },
     help: { type: "boolean", default: false },
@@ -64,6 +66,13 @@ const SESSIONS = flags.sessions.split(",").map((raw) => numberFlag(HELP, "sessio
 const WAKE_LANES = numberFlag(HELP, "wake-lanes", flags["wake-lanes"], { min: 1, max: 1000 });
 const WAKE_SLEEP_MS = numberFlag(HELP, "wake-sleep-ms", flags["wake-sleep-ms"], { min: 0 });
 const WAKE_DURATION_MS = numberFlag(HELP, "wake-duration", flags["wake-duration"], { min: 1, whole: false }) * 1000;
+const OPS = new Set(flags.ops.split(",").map((raw) => raw.trim()));
+for (const op of OPS) {
+  if (["create", "get", "wake"].includes(op)) continue;
+  console.error(`--ops: "${op}" is none of create, get, wake\n\n${HELP}`);
+  process.exit(2);
+}
+const RATE_OPS = (["create", "get"] as const).filter((op) => OPS.has(op));
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WARM_UP_MS = 500;
@@ -182,7 +191,7 @@ async function main(): Promise<void> {
     }
     await open("mcp-tasks serve, 2026-07-28, stateless", ours, "2026-07-28", 1);
 
-    for (const op of ["create", "get"] as const) {
+    for (const op of RATE_OPS) {
       for (const lane of lanes) await lane.load.run(op, WARM_UP_MS, false);
       for (let round = 0; round < ROUNDS; round++) {
         // Rotate who goes first, so a drift of the machine's load does not favour one server.
@@ -191,16 +200,16 @@ async function main(): Promise<void> {
       }
     }
 
-    for (const op of ["create", "get"] as const) {
+    for (const op of RATE_OPS) {
       console.log(op === "create" ? "task creation (tools/call as a task)" : "tasks/get");
       for (const lane of lanes) console.log(line(lane.label, lane[op]));
     }
-    console.log("\nratios, ours / SDK (same sessions, same run):");
-    for (const sessions of SESSIONS) {
+    if (RATE_OPS.length > 0) console.log("\nratios, ours / SDK (same sessions, same run):");
+    for (const sessions of RATE_OPS.length > 0 ? SESSIONS : []) {
       const mine = lanes.find((l) => l.server === ours && l.era === "2025-11-25" && l.sessions === sessions)!;
       const theirs = lanes.find((l) => l.server === sdk && l.sessions === sessions)!;
       const stateless = lanes.find((l) => l.era === "2026-07-28")!;
-      const ratio = (op: "create" | "get", lane: Lane): string => fixed(rateOf(lane[op]) / rateOf(theirs[op]), 2);
+      const ratio = (op: "create" | "get", lane: Lane): string => (OPS.has(op) ? fixed(rateOf(lane[op]) / rateOf(theirs[op]), 2) : "–");
       console.log(
         `  ${sessions} session(s): creation ${ratio("create", mine)}× (2026-07-28: ${ratio("create", stateless)}×; target ≥ 2.5×), tasks/get ${ratio("get", mine)}× (2026-07-28: ${ratio("get", stateless)}×; target ≥ 4×)`,
       );
@@ -208,14 +217,17 @@ async function main(): Promise<void> {
 
     // Without the session's GET stream, a waiting tasks/result carries its task's notifications on
     // a stream of its own; with it open (the SDK client keeps one), the answer comes as plain JSON.
-    for (const standaloneStreams of [false, true]) {
+    for (const standaloneStreams of OPS.has("wake") ? [false, true] : []) {
       const waker = await RawLoad.open({ url: ours.url, era: "2025-11-25", concurrency: WAKE_LANES, sessions: 1, ttlMs: TTL_MS, wakeSleepMs: WAKE_SLEEP_MS, standaloneStreams });
       loads.push(waker);
       await waker.run("wake", WARM_UP_MS, false);
+      const cpuBefore = cpuOf(ours.process.pid);
       const woken = await waker.run("wake", WAKE_DURATION_MS, true);
+      const cpuAfter = cpuOf(ours.process.pid);
+      const cycleCpu = cpuBefore !== null && cpuAfter !== null ? `, server CPU ${fixed(((cpuAfter - cpuBefore) * 1000) / woken.latencies.length, 0)} µs per creation + wait` : "";
       const sorted = [...woken.latencies].sort((a, b) => a - b);
       console.log(
-        `${standaloneStreams ? "" : "\n"}tasks/result wake-up, ${WAKE_LANES} waiters at once, sleep ${WAKE_SLEEP_MS} ms, ${standaloneStreams ? "the session's GET stream open   " : "no GET stream (result on a stream)"} (${sorted.length} samples): p50 ${fixed(percentile(sorted, 50), 2)} ms, p95 ${fixed(percentile(sorted, 95), 2)} ms, p99 ${fixed(percentile(sorted, 99), 2)} ms (targets: p50 ≤ 3 ms, p99 ≤ 10 ms)`,
+        `${standaloneStreams ? "" : "\n"}tasks/result wake-up, ${WAKE_LANES} waiters at once, sleep ${WAKE_SLEEP_MS} ms, ${standaloneStreams ? "the session's GET stream open   " : "no GET stream (result on a stream)"} (${sorted.length} samples): p50 ${fixed(percentile(sorted, 50), 2)} ms, p95 ${fixed(percentile(sorted, 95), 2)} ms, p99 ${fixed(percentile(sorted, 99), 2)} ms (targets: p50 ≤ 3 ms, p99 ≤ 10 ms)${cycleCpu}`,
       );
     }
     console.log(`load avg at the end: ${machine().load}`);

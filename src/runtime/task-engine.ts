@@ -33,6 +33,7 @@ import type { RecoveryPolicy } from "./recovery-policy.js";
 import { createdEvent, statusEvent, type TaskEvent } from "../events/task-event.js";
 import { notifyWith, publishAfterWrite } from "./carried-notify.js";
 import { FetchedMarks } from "./fetched-marks.js";
+import { AwaitedTasks } from "./awaited-tasks.js";
 import { drainHandlers, type DrainReport } from "./drain.js";
 import { hasWriterLock } from "../store/writer-lock.js";
 import { taskReadPort, type TaskReadPort } from "./task-read-port.js";
@@ -139,6 +140,8 @@ export class TaskEngine {
   private readonly creating = new Set<Promise<unknown>>();
   /** Results already recorded as fetched: fetching one again writes nothing. */
   private readonly fetchedMarks = new FetchedMarks();
+  /** Tasks a request of this process follows ({@link watch}): their status writes commit at once. */
+  private readonly awaited = new AwaitedTasks();
 
   constructor(options: EngineOptions) {
     this.store = options.store;
@@ -166,6 +169,7 @@ export class TaskEngine {
       observer: this.observer,
       maxQueuedInputs: options.maxQueuedInputs ?? DEFAULT_MAX_QUEUED_INPUTS,
       maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      awaited: (taskId) => this.awaited.has(taskId),
     });
     this.sweeper = new Sweeper({
       store: this.store,
@@ -583,6 +587,8 @@ export class TaskEngine {
     signal.addEventListener("abort", onAbort);
     this.closing.signal.addEventListener("abort", onAbort);
     this.waiters++;
+    /** Counted in {@link awaited} (from the lookup on, for a task still running). */
+    let awaiting = false;
     try {
       // Each wake-up promise is armed before the read it follows, so an event during a read is not lost.
       const arm = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
@@ -594,6 +600,10 @@ export class TaskEngine {
       let woke = arm();
       let hinted = takeHint();
       let task = await this.lookup({ caller, operation, taskId: id }, () => this.reread(id, caller.owner, signal));
+      if (!isTerminal(task.status)) {
+        this.awaited.enter(id);
+        awaiting = true;
+      }
       let woken = false;
       for (;;) {
         yield { task, woken, inputsMayHaveChanged: hinted || task.status === "input_required" };
@@ -613,6 +623,7 @@ export class TaskEngine {
       }
     } finally {
       stop();
+      if (awaiting) this.awaited.leave(id);
       signal.removeEventListener("abort", onAbort);
       this.closing.signal.removeEventListener("abort", onAbort);
       if (--this.waiters === 0) this.waitersDrained?.();

@@ -29,6 +29,8 @@ interface ExecutionDeps {
   maxQueuedInputs: number;
   /** Largest outcome (result or error) stored, in serialized JSON bytes. */
   maxResultBytes: number;
+  /** Whether a request of this process waits on the task (its status writes then commit at once). */
+  awaited: (taskId: string) => boolean;
 }
 
 /**
@@ -193,7 +195,7 @@ export class TaskExecution {
             pollIntervalMs: task.pollIntervalMs,
             outcome,
           });
-          return store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: at, ...(notify && { notify }), ...(claim && { claim }) });
+          return store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: at, ...(notify && { notify }), ...(claim && { claim }), ...(this.deps.awaited(task.id) && { awaited: true }) });
         },
         logger,
         { taskId: task.id, ...(claim && { workerId: claim.workerId, attempt: claim.attempt }) },
@@ -384,7 +386,7 @@ export class TaskExecution {
         }
       }
       // T-INPUT-1: waiting on the requestor → input_required (a no-op when already there).
-      const moved = await durable(() => store.transition(task.id, ["working"], "input_required", { now: now(), ...fenced }));
+      const moved = await durable(() => store.transition(task.id, ["working"], "input_required", { now: now(), ...fenced, ...(this.deps.awaited(task.id) && { awaited: true }) }));
       if (moved) bus.publish(statusEvent(moved));
       bus.publish({ type: "input", taskId: task.id, inputId });
       for (;;) {

@@ -29,6 +29,12 @@ export interface TransitionPatch {
   notify?: StoreNotify;
   /** A worker's write: applied only while this claim is the task's current one (see `Claim`). */
   claim?: Claim;
+  /**
+   * A request is waiting for this change (a blocked result request): a store that groups its
+   * commits commits this write without waiting for the end of the event-loop turn. Only when the
+   * write is acknowledged changes; what is stored does not.
+   */
+  awaited?: boolean;
 }
 
 

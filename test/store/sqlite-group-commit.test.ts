@@ -122,4 +122,21 @@ describe("sqliteStore: group commit", () => {
     const again = store.markFetched(done.id, Date.now());
     expect([await first, await again]).toEqual([true, false]);
   });
+
+  it("commits a status change a request waits on (awaited) before the turn ends, and one nobody waits on with the rest of its turn", async () => {
+    const store = open(freshPath());
+    const outcome = { kind: "result", value: {} } as const;
+    const order = async (awaited: boolean): Promise<string[]> => {
+      const task = await store.create(newTask());
+      const seen: string[] = [];
+      // Registered before the write is queued: the group's own end-of-turn commit runs after it.
+      setImmediate(() => seen.push("end of turn"));
+      await store.transition(task.id, ["working"], "completed", { outcome, now: Date.now(), ...(awaited && { awaited: true }) });
+      seen.push("committed");
+      await new Promise((resolve) => setImmediate(resolve));
+      return seen;
+    };
+    expect(await order(true)).toEqual(["committed", "end of turn"]);
+    expect(await order(false)).toEqual(["end of turn", "committed"]);
+  });
 });

@@ -165,7 +165,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
         group.flushFor(id);
         return null;
       }
-      return group.run(id, () => moveTask(id, sources, to, patch));
+      // A change someone waits for is committed once the promise jobs running now are done, not
+      // after every other request the rest of this turn brings (group-commit.ts, "tick").
+      return group.run(id, () => moveTask(id, sources, to, patch), patch.awaited ? "tick" : "turn");
     },
 
     async get(id: string, scope: OwnerScope): Promise<TaskRecord | null> {
