@@ -40,6 +40,8 @@ const HELP = `Usage: npm run bench:serve -- [flags]
   --wake-duration S  seconds of wake-up samples (default 6)
   --ops A,B          what to measure: create, get, wake (default all three)
   --profile DIR      run our server under --cpu-prof, its profile written to DIR when it stops
+  --against DIR      also measure the build in another checkout (its dist/, e.g. a git worktree of
+                     an older commit) in the same rounds, and print this build ÷ that one
   --build            run \`npm run build\` first (default: only when dist/ is missing)
   --help`;
 
@@ -55,6 +57,7 @@ const { values: flags } = parseArgs({
     ops: { type: "string", default: "create,get,wake" },
     build: { type: "boolean", default: false },
     profile: { type: "string" },
+    against: { type: "string" },
     help: { type: "boolean", default: false },
   },
 });
@@ -174,6 +177,19 @@ async function main(): Promise<void> {
       join(dir, "serve.log"),
     );
     servers.push(ours);
+    const AGAINST = flags.against === undefined ? null : fileURLToPath(new URL(flags.against, `file://${process.cwd()}/`));
+    const other =
+      AGAINST === null
+        ? null
+        : await startServer(
+            "mcp-tasks serve (against)",
+            [process.execPath, join(AGAINST, "bin", "mcp-tasks.js"), "serve", "--demo", "--port", "0", "--store", `sqlite:${join(dir, "against.db")}`, ...NO_CALLER_LIMITS, ...TASK_AT_ONCE],
+            join(dir, "against.log"),
+          );
+    if (other) {
+      servers.push(other);
+      console.log(`against: the same command in ${AGAINST} (pid ${other.process.pid})`);
+    }
     const sdk = await startServer("SDK baseline", [process.execPath, "--import", "tsx", "bench/support/sdk-baseline-process.ts"], join(dir, "sdk.log"));
     servers.push(sdk);
     console.log(`ours: node bin/mcp-tasks.js serve --demo ${[...NO_CALLER_LIMITS, ...TASK_AT_ONCE].join(" ")} (pid ${ours.process.pid}, log ${join(dir, "serve.log")})`);
@@ -188,6 +204,7 @@ async function main(): Promise<void> {
     for (const sessions of SESSIONS) {
       await open(`mcp-tasks serve, 2025-11-25, ${sessions} session(s)`, ours, "2025-11-25", sessions);
       await open(`SDK, 2025-11-25, ${sessions} session(s)`, sdk, "2025-11-25", sessions);
+      if (other) await open(`against, 2025-11-25, ${sessions} session(s)`, other, "2025-11-25", sessions);
     }
     await open("mcp-tasks serve, 2026-07-28, stateless", ours, "2026-07-28", 1);
 
@@ -213,21 +230,28 @@ async function main(): Promise<void> {
       console.log(
         `  ${sessions} session(s): creation ${ratio("create", mine)}× (2026-07-28: ${ratio("create", stateless)}×; target ≥ 2.5×), tasks/get ${ratio("get", mine)}× (2026-07-28: ${ratio("get", stateless)}×; target ≥ 4×)`,
       );
+      const then = lanes.find((l) => l.server === other && l.sessions === sessions);
+      if (then) {
+        const cpu = (op: "create" | "get", lane: Lane): number => lane[op].serverCpuMs / lane[op].count;
+        const versus = (op: "create" | "get"): string =>
+          OPS.has(op) ? `${fixed(rateOf(mine[op]) / rateOf(then[op]), 2)}× the rate, ${fixed(cpu(op, mine) / cpu(op, then), 2)}× the server CPU` : "–";
+        console.log(`    this build ÷ against: creation ${versus("create")}; tasks/get ${versus("get")}`);
+      }
     }
 
     // Without the session's GET stream, a waiting tasks/result carries its task's notifications on
     // a stream of its own; with it open (the SDK client keeps one), the answer comes as plain JSON.
-    for (const standaloneStreams of OPS.has("wake") ? [false, true] : []) {
-      const waker = await RawLoad.open({ url: ours.url, era: "2025-11-25", concurrency: WAKE_LANES, sessions: 1, ttlMs: TTL_MS, wakeSleepMs: WAKE_SLEEP_MS, standaloneStreams });
+    for (const [target, standaloneStreams] of OPS.has("wake") ? [ours, other].flatMap((server) => (server ? [[server, false] as const, [server, true] as const] : [])) : []) {
+      const waker = await RawLoad.open({ url: target.url, era: "2025-11-25", concurrency: WAKE_LANES, sessions: 1, ttlMs: TTL_MS, wakeSleepMs: WAKE_SLEEP_MS, standaloneStreams });
       loads.push(waker);
       await waker.run("wake", WARM_UP_MS, false);
-      const cpuBefore = cpuOf(ours.process.pid);
+      const cpuBefore = cpuOf(target.process.pid);
       const woken = await waker.run("wake", WAKE_DURATION_MS, true);
-      const cpuAfter = cpuOf(ours.process.pid);
+      const cpuAfter = cpuOf(target.process.pid);
       const cycleCpu = cpuBefore !== null && cpuAfter !== null ? `, server CPU ${fixed(((cpuAfter - cpuBefore) * 1000) / woken.latencies.length, 0)} µs per creation + wait` : "";
       const sorted = [...woken.latencies].sort((a, b) => a - b);
       console.log(
-        `${standaloneStreams ? "" : "\n"}tasks/result wake-up, ${WAKE_LANES} waiters at once, sleep ${WAKE_SLEEP_MS} ms, ${standaloneStreams ? "the session's GET stream open   " : "no GET stream (result on a stream)"} (${sorted.length} samples): p50 ${fixed(percentile(sorted, 50), 2)} ms, p95 ${fixed(percentile(sorted, 95), 2)} ms, p99 ${fixed(percentile(sorted, 99), 2)} ms (targets: p50 ≤ 3 ms, p99 ≤ 10 ms)${cycleCpu}`,
+        `${standaloneStreams ? "" : "\n"}${target === other ? "against: " : ""}tasks/result wake-up, ${WAKE_LANES} waiters at once, sleep ${WAKE_SLEEP_MS} ms, ${standaloneStreams ? "the session's GET stream open   " : "no GET stream (result on a stream)"} (${sorted.length} samples): p50 ${fixed(percentile(sorted, 50), 2)} ms, p95 ${fixed(percentile(sorted, 95), 2)} ms, p99 ${fixed(percentile(sorted, 99), 2)} ms (targets: p50 ≤ 3 ms, p99 ≤ 10 ms)${cycleCpu}`,
       );
     }
     console.log(`load avg at the end: ${machine().load}`);

@@ -1,10 +1,13 @@
 import type { TaskRecord } from "../core/task.js";
 import type { Logger } from "../core/logger.js";
+import { isTerminal } from "../core/task-status.js";
+import type { EventBus, Unsubscribe } from "../events/event-bus.js";
 import type { ClaimCaps, RunQueueStore } from "../store/run-queue.js";
 import type { TaskExecution } from "./task-execution.js";
 
 interface DispatchDeps {
   store: RunQueueStore;
+  bus: EventBus;
   execution: TaskExecution;
   logger: Logger;
   now: () => number;
@@ -34,6 +37,11 @@ export class LocalDispatcher {
   private capped = false;
   /** The claim in flight, if any (a drain waits for it: what it returns runs here). */
   private inFlight: Promise<void> | null = null;
+  /** Tasks cancelled or ended while a claim was in flight: if it returns them, they must not start. */
+  private endedWhileClaiming = new Set<string>();
+  /** Claim statements under way (a drain's last claim runs outside {@link claiming}). */
+  private claimsInFlight = 0;
+  private unsubscribe: Unsubscribe | null = null;
 
   constructor(
     private readonly deps: DispatchDeps,
@@ -42,12 +50,20 @@ export class LocalDispatcher {
 
   start(): void {
     this.stopped = false;
+    // A task the claim returns was active when the claim read it; a cancel or an expiry after
+    // that had no handler to abort, so the claimer watches for them instead of reading each
+    // claimed task again before its handler starts.
+    this.unsubscribe ??= this.deps.bus.onAny((event) => {
+      if (this.claimsInFlight > 0 && (event.type === "cancel" || (event.type === "status" && isTerminal(event.status)))) this.endedWhileClaiming.add(event.taskId);
+    });
     this.kick();
   }
 
   /** Claims nothing more (a close); handlers running go on. */
   stop(): void {
     this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
   }
 
   /**
@@ -96,23 +112,34 @@ export class LocalDispatcher {
     const { store, logger, now } = this.deps;
     const caps = this.options.caps();
     let claimed: TaskRecord[];
+    this.claimsInFlight++;
     try {
       claimed = await store.claimRunnable(free, now(), caps);
     } catch (err) {
+      this.claimsInFlight--;
+      if (this.claimsInFlight === 0) this.endedWhileClaiming.clear();
       logger.warn({ err }, "claiming queued tasks failed; the next task to end or be created tries again");
       this.capped = true;
       return;
     }
-    for (const task of claimed) this.runOne(task);
+    this.claimsInFlight--;
+    const ended = this.endedWhileClaiming;
+    if (this.claimsInFlight === 0) this.endedWhileClaiming = new Set();
+    // Without the watch (stopped meanwhile), each run reads its task again before starting.
+    const watched = this.unsubscribe !== null;
+    for (const task of claimed) {
+      if (ended.has(task.id)) logger.info({ taskId: task.id }, "handler not started: task ended while it was being claimed");
+      else this.runOne(task, watched);
+    }
     // A full batch: more may wait. A short one under caps: what is left may be waiting for a cap.
     if (claimed.length === free) this.again = true;
     this.capped = claimed.length === free || caps.perOwner !== null || Object.keys(caps.perName).length > 0;
   }
 
-  private runOne(task: TaskRecord): void {
+  private runOne(task: TaskRecord, claimed = false): void {
     this.running++;
     void this.deps.execution
-      .run(task)
+      .run(task, { claimed })
       .catch((err: unknown) => this.deps.logger.error({ err, taskId: task.id }, "running a task failed"))
       .finally(() => {
         this.running--;

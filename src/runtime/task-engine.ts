@@ -196,7 +196,7 @@ export class TaskEngine {
       this.reaper = new LeaseReaper({ ...deps, observer: this.observer }, options.cluster);
     } else if (isRunQueueStore(options.store)) {
       this.dispatcher = new LocalDispatcher(
-        { store: options.store, execution: this.execution, logger: this.logger, now: this.now },
+        { store: options.store, bus: this.bus, execution: this.execution, logger: this.logger, now: this.now },
         { slots: options.maxRunning ?? Number.POSITIVE_INFINITY, caps },
       );
     }

@@ -104,7 +104,7 @@ export class TaskExecution {
   /**
    * Runs the task's handler to its end. Never throws: every outcome is stored or logged.
    * `claimed`: the task was just claimed from the store as active, and the claimer watched for
-   * cancels meanwhile (WorkerPool), so it is not read again before its handler starts.
+   * cancels meanwhile (WorkerPool, LocalDispatcher), so it is not read again before its handler starts.
    * `claim`: the claim it runs under (a worker of a cluster): every write of the run names it, so
    * once the claim is superseded (the lease was lost and the task re-queued or taken over) the
    * run's writes change nothing and are logged as dropped.

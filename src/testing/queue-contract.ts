@@ -51,6 +51,15 @@ export function queueContract(current: () => TaskStore, newTask: (overrides: Par
       expect(await claim(1)).toEqual([]);
     });
 
+    it("a claim with room for every queued task takes them all; one with less room takes the fair head", async () => {
+      const [a1, a2] = [await queue("A"), await queue("A")];
+      const b1 = await queue("B");
+      expect(await claim(2)).toEqual([a1, b1]);
+      const a3 = await queue("A");
+      expect(await claim(2)).toEqual([a2, a3]);
+      expect(await claim(5)).toEqual([]);
+    });
+
     it("one claim of two takes the head of each owner's queue", async () => {
       const a1 = await queue("A");
       await queue("A");

@@ -14,6 +14,10 @@ export interface ClaimParams {
 export interface QueueStatements {
   /** The fair claim: marks the picked tasks started and returns them (in no particular order). */
   claim: Statement<[ClaimParams], TaskRow>;
+  /** Queued tasks, counted no further than `limit + 1`. */
+  queuedUpTo: Statement<[{ limit: number }], { n: number }>;
+  /** Marks every queued task started and returns them: the fair claim's answer when all of them fit and no cap applies. */
+  claimAll: Statement<[{ now: number }], TaskRow>;
   started: Statement<[number], TaskRow>;
   /** No row when the task is not queued. */
   ahead: Statement<[string], { n: number }>;
@@ -52,6 +56,12 @@ export function prepareQueueStatements(db: Database): QueueStatements {
         ORDER BY score, created_at, id LIMIT (SELECT @limit))
       UPDATE tasks SET started_at = @now WHERE id IN (SELECT id FROM picked) AND ${QUEUED}
       RETURNING *`),
+
+    queuedUpTo: db.prepare<[{ limit: number }], { n: number }>(`
+      SELECT count(*) AS n FROM (SELECT 1 FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED} LIMIT (SELECT @limit + 1))`),
+
+    claimAll: db.prepare<[{ now: number }], TaskRow>(`
+      UPDATE tasks INDEXED BY tasks_queued SET started_at = @now WHERE ${QUEUED} RETURNING *`),
 
     started: db.prepare<[number], TaskRow>(`
       SELECT * FROM tasks INDEXED BY tasks_started WHERE started_at IS NOT NULL AND status IN ${ACTIVE_SQL}

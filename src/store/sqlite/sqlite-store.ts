@@ -27,6 +27,10 @@ import { SqliteWriterLock } from "./writer-lock.js";
 import { explainOpenFailure } from "./open-failure.js";
 import { prepareQueueStatements } from "./queue-statements.js";
 import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
+import type { TaskRow } from "./rows.js";
+
+/** The group-commit key of a claim: no task id, so a lookup of one task never flushes for it (it is flushed at once anyway). */
+const CLAIM_GROUP_KEY = "\u0000claim";
 
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
@@ -311,11 +315,28 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
     },
 
     async claimRunnable(limit: number, now: number, caps: ClaimCaps): Promise<TaskRecord[]> {
-      group.flush();
       const n = wholeLimit(limit);
-      if (n === 0) return [];
-      // .all(): see insertTask.
-      return queue.claim.all({ limit: n, now, perOwner: caps.perOwner, caps: JSON.stringify(caps.perName) }).map(taskFromRow);
+      if (n === 0) {
+        group.flush();
+        return [];
+      }
+      const uncapped = caps.perOwner === null && Object.keys(caps.perName).length === 0;
+      const claim = (): TaskRow[] => {
+        if (uncapped) {
+          // Without caps, a claim with room for every queued task takes them all, whatever their
+          // order: no ranking to compute, and no write at all when nothing is queued.
+          const queued = queue.queuedUpTo.get({ limit: n })?.n ?? 0;
+          if (queued === 0) return [];
+          // .all(): see insertTask.
+          if (queued <= n) return queue.claimAll.all({ now });
+        }
+        return queue.claim.all({ limit: n, now, perOwner: caps.perOwner, caps: JSON.stringify(caps.perName) });
+      };
+      // Committed with the writes queued before it (most often the creations it is about to
+      // start), in one transaction, now.
+      const claimed = group.run(CLAIM_GROUP_KEY, claim);
+      group.flush();
+      return (await claimed).map(taskFromRow);
     },
 
     async startedTasks(limit: number): Promise<TaskRecord[]> {
