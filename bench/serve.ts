@@ -123,9 +123,10 @@ interface Tally {
   ms: number;
   latencies: number[];
   serverCpuMs: number;
+  clientCpuMs: number;
 }
 
-const tally = (): Tally => ({ count: 0, ms: 0, latencies: [], serverCpuMs: 0 });
+const tally = (): Tally => ({ count: 0, ms: 0, latencies: [], serverCpuMs: 0, clientCpuMs: 0 });
 
 interface Lane {
   label: string;
@@ -145,6 +146,7 @@ async function measure(lane: Lane, op: LoadOp, ms: number, into: Tally): Promise
   into.count += round.count;
   into.ms += ms;
   into.latencies.push(...round.latencies);
+  into.clientCpuMs += round.clientCpuMs;
   if (before !== null && after !== null) into.serverCpuMs += after - before;
 }
 
@@ -154,7 +156,7 @@ function line(label: string, t: Tally): string {
   const sorted = [...t.latencies].sort((a, b) => a - b);
   const rate = t.count / (t.ms / 1000);
   const cpuUs = (t.serverCpuMs * 1000) / t.count;
-  return `  ${label.padEnd(44)} ${fixed(rate, 0).padStart(7)}/s   p50 ${fixed(percentile(sorted, 50), 2).padStart(6)}  p95 ${fixed(percentile(sorted, 95), 2).padStart(6)}  p99 ${fixed(percentile(sorted, 99), 2).padStart(6)} ms   server CPU ${fixed(cpuUs, 0).padStart(5)} µs/req`;
+  return `  ${label.padEnd(44)} ${fixed(rate, 0).padStart(7)}/s   p50 ${fixed(percentile(sorted, 50), 2).padStart(6)}  p95 ${fixed(percentile(sorted, 95), 2).padStart(6)}  p99 ${fixed(percentile(sorted, 99), 2).padStart(6)} ms   server CPU ${fixed(cpuUs, 0).padStart(5)} µs/req, client ${fixed((t.clientCpuMs * 1000) / t.count, 0).padStart(4)}`;
 }
 
 const rateOf = (t: Tally): number => t.count / (t.ms / 1000);
@@ -190,10 +192,13 @@ async function main(): Promise<void> {
       servers.push(other);
       console.log(`against: the same command in ${AGAINST} (pid ${other.process.pid})`);
     }
+    const floor = await startServer("bare node:http", [process.execPath, "--import", "tsx", "bench/support/bare-http-process.ts"], join(dir, "floor.log"));
+    servers.push(floor);
     const sdk = await startServer("SDK baseline", [process.execPath, "--import", "tsx", "bench/support/sdk-baseline-process.ts"], join(dir, "sdk.log"));
     servers.push(sdk);
     console.log(`ours: node bin/mcp-tasks.js serve --demo ${[...NO_CALLER_LIMITS, ...TASK_AT_ONCE].join(" ")} (pid ${ours.process.pid}, log ${join(dir, "serve.log")})`);
-    console.log(`SDK:  @modelcontextprotocol/sdk McpServer + experimental tasks, InMemoryTaskStore, node:http (pid ${sdk.process.pid})\n`);
+    console.log(`SDK:  @modelcontextprotocol/sdk McpServer + experimental tasks, InMemoryTaskStore, node:http (pid ${sdk.process.pid})`);
+    console.log(`floor: bare node:http answering canned JSON-RPC answers of the same size, nothing stored or checked (pid ${floor.process.pid})\n`);
 
     const lanes: Lane[] = [];
     const open = async (label: string, server: Server, era: LoadEra, sessions: number): Promise<void> => {
@@ -207,7 +212,10 @@ async function main(): Promise<void> {
       if (other) await open(`against, 2025-11-25, ${sessions} session(s)`, other, "2025-11-25", sessions);
     }
     await open("mcp-tasks serve, 2026-07-28, stateless", ours, "2026-07-28", 1);
+    await open("floor: bare node:http, 1 session", floor, "2025-11-25", 1);
 
+    // tasks/get reads tasks the lane created: without a creation round, a warm-up one makes them.
+    if (OPS.has("get") && !OPS.has("create")) for (const lane of lanes) await lane.load.run("create", WARM_UP_MS, false);
     for (const op of RATE_OPS) {
       for (const lane of lanes) await lane.load.run(op, WARM_UP_MS, false);
       for (let round = 0; round < ROUNDS; round++) {
@@ -230,9 +238,13 @@ async function main(): Promise<void> {
       console.log(
         `  ${sessions} session(s): creation ${ratio("create", mine)}× (2026-07-28: ${ratio("create", stateless)}×; target ≥ 2.5×), tasks/get ${ratio("get", mine)}× (2026-07-28: ${ratio("get", stateless)}×; target ≥ 4×)`,
       );
+      const bare = lanes.find((l) => l.server === floor)!;
+      const cpu = (op: "create" | "get", lane: Lane): number => lane[op].serverCpuMs / lane[op].count;
+      const ceiling = (op: "create" | "get"): string =>
+        OPS.has(op) ? `${fixed(cpu(op, theirs) / cpu(op, bare), 2)}× (ours spends ${fixed((cpu(op, mine) - cpu(op, bare)) * 1000, 0)} µs above the floor)` : "–";
+      console.log(`    most any server could reach, the SDK's server CPU ÷ the floor's: creation ${ceiling("create")}, tasks/get ${ceiling("get")}`);
       const then = lanes.find((l) => l.server === other && l.sessions === sessions);
       if (then) {
-        const cpu = (op: "create" | "get", lane: Lane): number => lane[op].serverCpuMs / lane[op].count;
         const versus = (op: "create" | "get"): string =>
           OPS.has(op) ? `${fixed(rateOf(mine[op]) / rateOf(then[op]), 2)}× the rate, ${fixed(cpu(op, mine) / cpu(op, then), 2)}× the server CPU` : "–";
         console.log(`    this build ÷ against: creation ${versus("create")}; tasks/get ${versus("get")}`);
