@@ -17,6 +17,8 @@ export function sendRpcError(
 }
 
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify(value));
+  const body = JSON.stringify(value);
+  // With its length known, the answer goes out as one write of head and body, not chunked.
+  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers });
+  res.end(body);
 }
