@@ -332,11 +332,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
         }
         return queue.claim.all({ limit: n, now, perOwner: caps.perOwner, caps: JSON.stringify(caps.perName) });
       };
-      // Committed with the writes queued before it (most often the creations it is about to
-      // start), in one transaction, now.
-      const claimed = group.run(CLAIM_GROUP_KEY, claim);
-      group.flush();
-      return (await claimed).map(taskFromRow);
+      // Committed with the writes queued before and after it in this turn (most often the
+      // creations it is about to start), in one transaction.
+      return (await group.run(CLAIM_GROUP_KEY, claim)).map(taskFromRow);
     },
 
     async startedTasks(limit: number): Promise<TaskRecord[]> {
