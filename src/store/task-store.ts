@@ -30,9 +30,9 @@ export interface TransitionPatch {
   /** A worker's write: applied only while this claim is the task's current one (see `Claim`). */
   claim?: Claim;
   /**
-   * A request is waiting for this change (a blocked result request): a store that groups its
-   * commits commits this write without waiting for the end of the event-loop turn. Only when the
-   * write is acknowledged changes; what is stored does not.
+   * A request of this process is waiting for this change (a blocked result request, a watch): a
+   * store that groups its commits commits this write without waiting for the end of the
+   * event-loop turn. Only when the write is acknowledged changes; what is stored does not.
    */
   awaited?: boolean;
 }

@@ -16,8 +16,12 @@ export interface QueueStatements {
   claim: Statement<[ClaimParams], TaskRow>;
   /** Queued tasks, counted no further than `limit + 1`. */
   queuedUpTo: Statement<[{ limit: number }], { n: number }>;
-  /** Marks every queued task started and returns them: the fair claim's answer when all of them fit and no cap applies. */
-  claimAll: Statement<[{ now: number }], TaskRow>;
+  /**
+   * Marks up to `limit` queued tasks started, in no order, and returns them: the fair claim's
+   * answer when every queued task fits and no cap applies (the bound holds should more be queued
+   * meanwhile by another connection).
+   */
+  claimAll: Statement<[{ now: number; limit: number }], TaskRow>;
   started: Statement<[number], TaskRow>;
   /** No row when the task is not queued. */
   ahead: Statement<[string], { n: number }>;
@@ -60,8 +64,10 @@ export function prepareQueueStatements(db: Database): QueueStatements {
     queuedUpTo: db.prepare<[{ limit: number }], { n: number }>(`
       SELECT count(*) AS n FROM (SELECT 1 FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED} LIMIT (SELECT @limit + 1))`),
 
-    claimAll: db.prepare<[{ now: number }], TaskRow>(`
-      UPDATE tasks INDEXED BY tasks_queued SET started_at = @now WHERE ${QUEUED} RETURNING *`),
+    claimAll: db.prepare<[{ now: number; limit: number }], TaskRow>(`
+      UPDATE tasks SET started_at = @now
+      WHERE id IN (SELECT id FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED} LIMIT (SELECT @limit)) AND ${QUEUED}
+      RETURNING *`),
 
     started: db.prepare<[number], TaskRow>(`
       SELECT * FROM tasks INDEXED BY tasks_started WHERE started_at IS NOT NULL AND status IN ${ACTIVE_SQL}

@@ -29,7 +29,11 @@ import { prepareQueueStatements } from "./queue-statements.js";
 import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
 import type { TaskRow } from "./rows.js";
 
-/** The group-commit key of a claim: no task id, so a lookup of one task never flushes for it (it is flushed at once anyway). */
+/**
+ * The group-commit key of a claim. It names no task, so a lookup of one task does not flush the
+ * claims queued in its turn: it reads the task as not yet started, as it would have a moment
+ * before the claim, which is when the claim was asked for.
+ */
 const CLAIM_GROUP_KEY = "\u0000claim";
 
 export interface SqliteStoreOptions {
@@ -328,7 +332,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
           const queued = queue.queuedUpTo.get({ limit: n })?.n ?? 0;
           if (queued === 0) return [];
           // .all(): see insertTask.
-          if (queued <= n) return queue.claimAll.all({ now });
+          if (queued <= n) return queue.claimAll.all({ now, limit: n });
         }
         return queue.claim.all({ limit: n, now, perOwner: caps.perOwner, caps: JSON.stringify(caps.perName) });
       };

@@ -17,6 +17,7 @@ import {
 } from "../../support/conformance.js";
 
 import { memoryStore } from "../../../src/store/memory/memory-store.js";
+import type { ClaimCaps } from "../../../src/store/run-queue.js";
 import type { TaskStore } from "../../../src/store/task-store.js";
 import type { ConformanceFixture } from "../../support/conformance-fixtures.js";
 import { on, STREAMING, useFixture, type ConformancePath } from "./paths.js";
@@ -74,23 +75,25 @@ export function cancelSuite(path: ConformancePath): void {
     });
 
     it("T-CANCEL-3: a task cancelled before its handler started never runs it", async () => {
-      // The engine's last look at the task before it starts the handler is held until the cancel
-      // is through, so on every path (however long its round trips) the cancel lands in between.
+      // The claim that takes the task for its handler is held, after it marked the task started
+      // and before its answer reaches the engine, until the cancel is through: on every path
+      // (however long its round trips) the cancel lands between the claim and the handler's start.
       const store = memoryStore();
       const checking = deferred<void>();
       const release = deferred<void>();
       let hold = true;
       const held: TaskStore = {
         ...store,
-        get: async (id, scope) => {
-          if (hold && "any" in scope) {
+        claimRunnable: async (limit: number, now: number, caps: ClaimCaps) => {
+          const claimed = await store.claimRunnable(limit, now, caps);
+          if (hold && claimed.length > 0) {
             hold = false;
             checking.resolve();
             await release.promise;
           }
-          return store.get(id, scope);
+          return claimed;
         },
-      };
+      } as TaskStore;
       let probe!: Probe;
       fx = await start({ store: held, setup: (app) => (probe = probeTool(app, "probe")) });
       const { task } = await callToolAsTask(fx.client, "probe", {});
