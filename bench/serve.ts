@@ -9,17 +9,22 @@
  *   1. creation (`tools/call sleep {ms:0}` as a task) and `tasks/get`, per second at a fixed
  *      concurrency, with one session and with several (2025-11-25), and stateless (2026-07-28,
  *      ours only: the SDK serves no 2026-07-28); rounds rotate the servers so all see the same load.
- *      Each line prints p50/p95/p99 round trips and the server process's CPU per request.
+ *      Each line prints p50/p95/p99 round trips and the server and client processes' CPU per
+ *      request. A floor runs in the same rounds (bench/support/bare-http-process.ts: bare
+ *      node:http, canned answers of the same size): what any server pays per request here.
  *   2. tasks/result wake-up with `--wake-lanes` waiters at once (2025-11-25): from the task's
  *      terminal lastUpdatedAt (the server's stamp) to the client holding the result; once
  *      without the session's GET stream, once with it open, as the SDK's client keeps it.
+ *
+ * `--against DIR` runs the same command from another checkout's dist/ in the same rounds, so two
+ * builds are compared under the same drift of the machine; `--ops` picks what is measured.
  *
  * Needs dist/ (`npm run build`; `--build` runs it first). Flags: `npm run bench:serve -- --help`.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { exitOnHelp, numberFlag, runBench } from "./support/command-line.js";
@@ -179,7 +184,10 @@ async function main(): Promise<void> {
       join(dir, "serve.log"),
     );
     servers.push(ours);
-    const AGAINST = flags.against === undefined ? null : fileURLToPath(new URL(flags.against, `file://${process.cwd()}/`));
+    const AGAINST = flags.against === undefined ? null : resolve(flags.against);
+    if (AGAINST !== null && !existsSync(join(AGAINST, "dist", "cli", "main.js"))) {
+      throw new Error(`--against ${flags.against}: no build there (${join(AGAINST, "dist", "cli", "main.js")} is missing; run npm run build in it)`);
+    }
     const other =
       AGAINST === null
         ? null
