@@ -395,15 +395,16 @@ export class TaskEngine {
     const recovery: RecoveryPolicy = input.recovery ?? (input.retryable ? "retry" : "fail");
     const origin = input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer };
     let task: TaskRecord;
+    const createdAt = this.now();
     const fresh: NewTask = {
-      id: newTaskId(),
+      id: newTaskId(createdAt),
       owner: input.owner,
       method: input.method,
       name: input.name,
       request: input.request,
       // The creator's address, for the audit lines of what happens to the task later (T-SEC-5).
       origin: recovery === "resume" ? { ...origin, recovery: "resume" } : origin,
-      createdAt: this.now(),
+      createdAt,
       ttlMs,
       pollIntervalMs: this.pollIntervalMs,
       retryable: recovery !== "fail",

@@ -14,6 +14,7 @@ import { ERAS, nextCreated, createdIds } from "../support/cli-eras.js";
 import { BIN, CliProcess, killAll, REPO_ROOT } from "../support/cli-process.js";
 import { freePort } from "../support/free-port.js";
 import { hasTmux, shellQuote, TmuxTerminal } from "../support/tmux.js";
+import { TASK_ID_PATTERN } from "../support/task-id-pattern.js";
 
 const json = (stdout: string): Record<string, unknown> => JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
 
@@ -130,7 +131,7 @@ describe.each(ERAS)("mcp-tasks call under $name when the gateway in front of the
     try {
       const exit = await call.exited;
       expect(exit.code, call.stderrText).toBe(4);
-      expect(call.stderrText).toMatch(new RegExp(`connection lost; the task may still be running: mcp-tasks tasks result ${gateway.url.replace(/[.]/g, "\\.")} [0-9a-f-]{36}`));
+      expect(call.stderrText).toMatch(new RegExp(`connection lost; the task may still be running: mcp-tasks tasks result ${gateway.url.replace(/[.]/g, "\\.")} ${TASK_ID_PATTERN}`));
       expect(call.stderrText).not.toMatch(/\bfailed\b/);
     } finally {
       await gateway.start();

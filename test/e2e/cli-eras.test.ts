@@ -14,6 +14,7 @@ import { createdIds, ERAS, nextCreated } from "../support/cli-eras.js";
 import { BIN, CliProcess, killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
 import { freePort } from "../support/free-port.js";
 import { hasTmux, shellQuote, TmuxTerminal } from "../support/tmux.js";
+import { WHOLE_TASK_ID } from "../support/task-id-pattern.js";
 
 const json = (stdout: string): Record<string, unknown> => JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
 
@@ -92,7 +93,7 @@ describe.each(ERAS)("mcp-tasks requestor commands under $name", (era) => {
   it("--detach prints the task id, or says on stderr that no task was created when the server answered inline", { timeout: 40_000 }, async () => {
     const run = await cli(["call", server.url, "sleep", '{"ms":10}', "--detach"]);
     expect(run.code, run.stderr).toBe(0);
-    if (era.quickTaskCall === "task") expect(run.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/);
+    if (era.quickTaskCall === "task") expect(run.stdout.trim()).toMatch(WHOLE_TASK_ID);
     else {
       expect(run.stderr).toContain("No task was created: the server answered the call at once");
       expect(run.stdout).toContain("slept 10 ms");
@@ -144,7 +145,7 @@ describe.each(ERAS)("mcp-tasks requestor commands under $name", (era) => {
     const run = await cli(["call", server.url, "ask", '{"question":"Name?"}', "--task", "--answer", '{"answer":5}'], { state: dirState });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain('does not fit the question "Name?": Invalid field "answer": expected a string');
-    const id = /mcp-tasks tasks result \S+ ([0-9a-f-]{36}) --answer/.exec(run.stderr)?.[1];
+    const id = /mcp-tasks tasks result \S+ ([0-9a-z]{9}[0-9a-f]{32}) --answer/.exec(run.stderr)?.[1];
     expect(id, run.stderr).toBeDefined();
     expect(json((await cli(["tasks", "get", server.url, id as string, "--json"], { state: dirState })).stdout)).toMatchObject({ status: "input_required" });
     if (!era.reasksOpenQuestion) {
@@ -197,7 +198,7 @@ describe.each(ERAS)("mcp-tasks under $name when the server is down or goes away"
 
   it("an unreachable server (its era already cached) reads as the connection's cause with exit 4 for every command, tasks list included", { timeout: 90_000 }, async () => {
     const id = (await cli(["call", other.url, "batch", '{"ms":60000}', "--detach"])).stdout.trim();
-    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(id).toMatch(/^[0-9a-z]{9}[0-9a-f]{32}$/);
     await other.kill9();
     try {
       for (const args of [["tasks", "get", other.url, id], ["tasks", "result", other.url, id], ["tasks", "cancel", other.url, id], ["tasks", "list", other.url], ["tools", "list", other.url], ["call", other.url, "echo", '{"text":"x"}']]) {
@@ -235,7 +236,7 @@ describe.each(ERAS)("mcp-tasks under $name when the server is down or goes away"
     try {
       const exit = await call.exited;
       expect(exit.code, call.stderrText).toBe(4);
-      expect(call.stderrText).toMatch(new RegExp(`connection lost; the task may still be running: mcp-tasks tasks result ${other.url.replace(/[.]/g, "\\.")} [0-9a-f-]{36}`));
+      expect(call.stderrText).toMatch(new RegExp(`connection lost; the task may still be running: mcp-tasks tasks result ${other.url.replace(/[.]/g, "\\.")} [0-9a-z]{9}[0-9a-f]{32}`));
       expect(call.stderrText).not.toMatch(/\bfailed\b/);
     } finally {
       await other.start();
@@ -248,7 +249,7 @@ describe("mcp-tasks call --stdio --detach", () => {
     const stateDir = mkdtempSync(join(dir, "stdio-"));
     const serve = `${shellQuote(process.execPath)} ${shellQuote(BIN)} serve --stdio --demo --store sqlite:${shellQuote(join(stateDir, "stdio.db"))}`;
     const call = CliProcess.spawn(["call", "--stdio", serve, "batch", '{"ms":8000}', "--detach"], { env: { MCP_TASKS_STATE_DIR: stateDir } });
-    const id = await call.stdoutLines.waitFor((line) => /^[0-9a-f-]{36}$/.test(line), "the task id", 30_000);
+    const id = await call.stdoutLines.waitFor((line) => /^[0-9a-z]{9}[0-9a-f]{32}$/.test(line), "the task id", 30_000);
     const printed = Date.now();
     const exit = await call.exited;
     expect(exit.code, call.stderrText).toBe(0);

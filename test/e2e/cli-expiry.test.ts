@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { killAll, runCli } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
+import { TASK_ID_PATTERN } from "../support/task-id-pattern.js";
 
 let state: string;
 let server: HttpServerFixture;
@@ -28,7 +29,7 @@ const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)
 describe("an expired task", { timeout: 60_000 }, () => {
   it("T-ERR-7: a call whose task outlives its ttl says it expired, with the ttl (exit 1)", async () => {
     const run = await cli(["call", server.url.href, "sleep", '{"ms":4000}', "--task", "--ttl", "1000"]);
-    expect(run.stderr).toMatch(/the task [0-9a-f-]{36} expired \(its ttl of 1000 ms ran out\)/);
+    expect(run.stderr).toMatch(new RegExp(`the task ${TASK_ID_PATTERN} expired \\(its ttl of 1000 ms ran out\\)`));
     expect(run.stderr).not.toContain("error -32602");
     expect(run.code).toBe(1);
   });

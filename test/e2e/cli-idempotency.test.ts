@@ -1,6 +1,7 @@
 /** `mcp-tasks call --idempotency-key` (SEP-3182) in both eras: a re-sent call names the same task. */
 import { afterEach, describe, expect, it } from "vitest";
 import { CliProcess, killAll, runCli } from "../support/cli-process.js";
+import { WHOLE_TASK_ID } from "../support/task-id-pattern.js";
 
 afterEach(killAll);
 
@@ -14,7 +15,7 @@ describe.each(["2025-11-25", "2026-07-28"])("mcp-tasks call --idempotency-key (%
     const first = await send();
     const second = await send();
     expect(first.code).toBe(0);
-    expect(first.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/);
+    expect(first.stdout.trim()).toMatch(WHOLE_TASK_ID);
     expect(second.stdout.trim()).toBe(first.stdout.trim());
   }, 60_000);
 });

@@ -12,6 +12,7 @@ import { startHttpServer, type HttpServerFixture } from "../support/http-fixture
 import { memoryStore } from "../../src/store/memory/memory-store.js";
 import { startRecordingProxy } from "../support/recording-proxy.js";
 import { startSdkTaskServer, type SdkTaskServer } from "../support/sdk-task-server.js";
+import { TASK_ID_PATTERN } from "../support/task-id-pattern.js";
 
 let state: string;
 let ours: HttpServerFixture;
@@ -86,7 +87,7 @@ describe("mcp-tasks call --detach, then mcp-tasks tasks … in later processes",
   it("--detach prints the task id alone on a line; tasks get / result / list find it (T-GET-1, T-RES, T-LIST)", async () => {
     const detached = await cli(["call", ours.url.href, "sleep", '{"ms":300}', "--detach"]);
     expect(detached.code).toBe(0);
-    expect(detached.stdout).toMatch(/^[0-9a-f-]{36}\n$/);
+    expect(detached.stdout).toMatch(new RegExp(`^${TASK_ID_PATTERN}\n$`));
     const id = detached.stdout.trim();
     const got = await cli(["tasks", "get", ours.url.href, id, "--json"]);
     expect(json(got.stdout)).toMatchObject({ taskId: id, status: expect.stringMatching(/working|completed/) });

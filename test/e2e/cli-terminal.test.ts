@@ -124,15 +124,15 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
 
   it("a task's bar starts from a spinner, not a bare 0, and shows the task id and elapsed time", async () => {
     const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":2000,"steps":4}', "--task"]);
-    const first = await term.waitFor(/\| working \| \ds \| task [0-9a-f-]{36}/);
-    expect(first).toMatch(/^(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]|[█░]+ [0-4]\/4 \d+%) \| working \| \ds \| task [0-9a-f-]{36}/m);
-    await term.waitFor(/[█░]+ [1-3]\/4 \d+% \| working \| \ds \| task [0-9a-f-]{36}/);
+    const first = await term.waitFor(/\| working \| \ds \| task [0-9a-z]{9}[0-9a-f]{32}/);
+    expect(first).toMatch(/^(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]|[█░]+ [0-4]\/4 \d+%) \| working \| \ds \| task [0-9a-z]{9}[0-9a-f]{32}/m);
+    await term.waitFor(/[█░]+ [1-3]\/4 \d+% \| working \| \ds \| task [0-9a-z]{9}[0-9a-f]{32}/);
   });
 
   it("a task ends with a summary line naming the task, how it ended and how long it took", async () => {
     const term = await runInTerminal(["call", server.url.href, "sleep", '{"ms":2000,"steps":4}', "--task"]);
     const screen = await term.waitFor("EXIT=");
-    expect(screen).toMatch(/^✔ task [0-9a-f-]{36} completed in [2-9]\.\ds$/m);
+    expect(screen).toMatch(/^✔ task [0-9a-z]{9}[0-9a-f]{32} completed in [2-9]\.\ds$/m);
     expect(screen).toContain("EXIT=0");
   });
 
@@ -143,7 +143,7 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
     await term.waitFor("still running. What now?");
     await term.press("Down", "Enter");
     const screen = await term.waitFor("EXIT=");
-    expect(screen).toMatch(/^■ task [0-9a-f-]{36} cancelled after \d+\.\ds$/m);
+    expect(screen).toMatch(/^■ task [0-9a-z]{9}[0-9a-f]{32} cancelled after \d+\.\ds$/m);
   });
 
   it("Ctrl-C → Detach prints the task id and leaves the task running (exit 5)", async () => {
@@ -154,7 +154,7 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
     await term.press("Enter");
     const screen = await term.waitFor("EXIT=");
     expect(screen).toContain("EXIT=5");
-    const id = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/.exec(screen)?.[1];
+    const id = /\b([0-9a-z]{9}[0-9a-f]{32})\b/.exec(screen)?.[1];
     expect(id).toBeDefined();
     expect((await server.app.engine.get(id, ANONYMOUS_CALLER)).status).toBe("working");
   });

@@ -15,6 +15,7 @@ import { ALICE, MALLORY, startTwoPrincipals, type TwoPrincipals } from "../suppo
 import { statelessRpc } from "../support/stateless-client.js";
 import { rawPost, type HttpClient } from "../support/http-fixture.js";
 import { TaskClient } from "../../src/client/task-client.js";
+import { TASK_ID_PATTERN, WHOLE_TASK_ID } from "../support/task-id-pattern.js";
 
 const ANY = z.looseObject({});
 
@@ -95,7 +96,7 @@ const ERAS: Era[] = [
 /** The task id a fallback's background answer names (its structuredContent, else its text). */
 function backgroundTaskId(answer: Answer): string | undefined {
   const text = JSON.stringify(answer.result ?? {});
-  return /task ([0-9a-f-]{36})/.exec(text)?.[1];
+  return new RegExp(`task (${TASK_ID_PATTERN})`).exec(text)?.[1];
 }
 
 beforeAll(async () => {
@@ -286,7 +287,7 @@ describe.each(["2025-11-25", "2026-07-28"] as const)("TaskClient idempotencyKey 
       const a = await first.callTool("count", { tag, ms: 300 }, { task: true, idempotencyKey: key });
       const b = await second.callTool("count", { tag, ms: 300 }, { task: true, idempotencyKey: key });
       if (a.kind !== "task" || b.kind !== "task") throw new Error("both calls should have answered with a task");
-      expect(a.task.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(a.task.id).toMatch(WHOLE_TASK_ID);
       expect(b.task.id).toBe(a.task.id);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(ran(tag)).toBe(1);

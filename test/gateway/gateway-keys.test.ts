@@ -17,6 +17,7 @@ import { killAll, REPO_ROOT } from "../support/cli-process.js";
 import { statelessRpc } from "../support/stateless-client.js";
 import { closeClients, eventually, nodeCommand, startGateway, type GatewayProcess } from "./gateway-fixture.js";
 import { GatewayConfig, GatewayConfigFile } from "../../src/gateway/gateway-config.js";
+import { TASK_ID_PATTERN } from "../support/task-id-pattern.js";
 
 const COUNTING_UPSTREAM = join(REPO_ROOT, "test/gateway/fixtures/counting-upstream.mjs");
 const ANY = z.looseObject({});
@@ -76,7 +77,7 @@ async function taskOf(client: TaskClient, args: Record<string, unknown>, key: st
 /** One plain keyless call of `work` from a host that declares no tasks, answered in the background; the task its answer names. */
 type KeylessCall = (args: Record<string, unknown>) => Promise<string | undefined>;
 
-const backgroundTaskId = (answer: unknown): string | undefined => /task ([0-9a-f-]{36})/.exec(JSON.stringify(answer ?? {}))?.[1];
+const backgroundTaskId = (answer: unknown): string | undefined => new RegExp(`task (${TASK_ID_PATTERN})`).exec(JSON.stringify(answer ?? {}))?.[1];
 
 const KEYLESS: Record<ProtocolRevision, KeylessCall> = {
   "2025-11-25": async (args) => {

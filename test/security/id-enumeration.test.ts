@@ -1,8 +1,8 @@
 /**
  * Attack suite, id enumeration (T-ID-2, T-SEC-3, T-ERR-1): random ids and near misses of a real
- * id — one hex digit changed, upper-cased, padded with whitespace, truncated, extended — must all
- * be "not found" with exactly the answer of an id that never existed, for the attacker and for
- * the owner alike (a store that matched ids loosely would hand out a task to a near miss). Run on
+ * id — one hex digit changed, the same creation-time prefix with other random bits, upper-cased,
+ * padded with whitespace, truncated, extended — must all be "not found" with exactly the answer
+ * of an id that never existed, for the attacker and for the owner alike (a store that matched ids loosely would hand out a task to a near miss). Run on
  * a SQLite file and on PostgreSQL. Timing is not asserted.
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -39,8 +39,10 @@ function nearMisses(id: string): string[] {
   }
   misses.add(id.toUpperCase());
   for (const padded of [` ${id}`, `${id} `, `\t${id}`, `${id}\n`, ` ${id} `, `${id}\u00a0`]) misses.add(padded);
-  for (const n of [1, 8, 13, 18, 23, 30, 35]) misses.add(id.slice(0, n));
-  misses.add(id.replaceAll("-", ""));
+  for (const n of [1, 8, 9, 10, 20, 30, 40]) misses.add(id.slice(0, n));
+  // The prefix is the creation millisecond, which a guesser may know: the same prefix with other random bits.
+  for (let i = 0; i < 20; i++) misses.add(id.slice(0, 9) + unknownId().slice(9));
+  misses.add(`${id.slice(0, 9)}%`);
   misses.add(`{${id}}`);
   for (const tail of ["0", "%", "\u0000", "\u0000x", "'", "*"]) misses.add(id + tail);
   misses.add(`${id.slice(0, 8)}%`);
@@ -65,7 +67,7 @@ describe.each(Object.keys(stores))("id enumeration on %s (T-ID-2, T-ERR-1)", (st
     return { env, real };
   }
 
-  it("answers 100 random UUIDs and every near miss of a real id exactly like an unknown id, for get, result and cancel, to the attacker and to the owner", async () => {
+  it("answers 100 ids that were never made and every near miss of a real id exactly like an unknown id, for get, result and cancel, to the attacker and to the owner", async () => {
     const { env, real } = await setUp();
     const guesses = [...Array.from({ length: 100 }, unknownId), ...nearMisses(real)];
     const mismatches: string[] = [];

@@ -2,11 +2,11 @@
  * The victim's tasks of the attack suite: one in each status a task can be in, and a snapshot of
  * everything their owner can see about them, to prove afterwards that nothing changed.
  */
-import { randomUUID } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { callToolAsTask, getTask, taskResult, wireMessage } from "./conformance.js";
 import type { HttpClient } from "./http-fixture.js";
+import { newTaskId } from "../../src/core/task-id.js";
 
 export interface VictimTasks {
   /** Ended with a result. */
@@ -58,4 +58,4 @@ export async function snapshot(client: Client, tasks: VictimTasks): Promise<Reco
 }
 
 /** A well-formed task id no task has. */
-export const unknownId = (): string => randomUUID();
+export const unknownId = (): string => newTaskId();
