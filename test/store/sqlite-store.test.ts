@@ -157,6 +157,44 @@ describe("sqliteStore: durability and files", () => {
     expect((await store.history("t-working")).map((c) => c.status)).toEqual(["working", "cancelled"]);
   });
 
+  it("an upgrade drops the index of live tasks; the live tasks and the per-owner counts read the same from what remains", async () => {
+    const path = freshPath();
+    const raw = new Database(path);
+    migrate(raw, SCHEMA_VERSION - 1);
+    const insert = raw.prepare(`
+      INSERT INTO tasks (id, owner, method, name, request, origin, status, status_message, created_at, updated_at,
+                         ttl_ms, expires_at, poll_interval_ms, retryable, outcome, progress, started_at)
+      VALUES (?, ?, 'tools/call', 'old', '{}', '{"sessionId":null,"progressToken":null,"accepts":[]}', ?, NULL, ?, ?,
+              NULL, NULL, 1000, 0, NULL, NULL, ?)`);
+    insert.run("t-queued", "alice", "working", 300, 300, null);
+    insert.run("t-running", "alice", "working", 100, 100, 110);
+    insert.run("t-asking", "alice", "input_required", 200, 200, 210);
+    insert.run("t-done", "alice", "completed", 50, 60, 55);
+    insert.run("t-other", null, "working", 150, 150, 160);
+    // Moved to input_required without a claim (the store allowed it): it counts as started after the upgrade.
+    insert.run("t-unclaimed", "bob", "input_required", 250, 250, null);
+    const indexes = (db: Database.Database): string[] =>
+      db.prepare<[], { name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks'`).all().map((r) => r.name);
+    expect(indexes(raw)).toContain("tasks_active");
+    raw.close();
+
+    const store = open(path);
+    expect((await store.activeTasks(10)).map((t) => t.id)).toEqual(["t-running", "t-other", "t-asking", "t-unclaimed", "t-queued"]);
+    expect((await store.activeTasks(2)).map((t) => t.id)).toEqual(["t-running", "t-other"]);
+    expect(await store.countActive("alice")).toBe(3);
+    expect(await store.countActive(null)).toBe(1);
+    expect(await store.countActive("bob")).toBe(1);
+    expect(await store.countStored("alice")).toBe(4);
+    expect(await store.countStored("carol")).toBe(0);
+    await store.close();
+    const after = new Database(path, { readonly: true });
+    try {
+      expect(indexes(after)).not.toContain("tasks_active");
+    } finally {
+      after.close();
+    }
+  });
+
   it("refuses a file written by a newer schema", () => {
     const path = freshPath();
     const raw = new Database(path);
@@ -179,8 +217,9 @@ describe("sqliteStore: durability and files", () => {
       expect(plan(`SELECT * FROM tasks WHERE owner IS 'a' AND (created_at, id) > (1, 'x') ORDER BY created_at, id LIMIT 5`)).toMatch(
         /USING INDEX tasks_owner_created/,
       );
-      expect(plan(`SELECT count(*) FROM tasks WHERE owner IS 'a' AND status IN ('working', 'input_required')`)).toMatch(
-        /tasks_active/,
+      // The per-owner caps read the kept counts (a few rows), not the owner's tasks.
+      expect(plan(`SELECT coalesce(sum(n), 0) FROM task_counts WHERE owner_key = 'Oa' AND status IN ('working', 'input_required')`)).toMatch(
+        /SEARCH task_counts USING PRIMARY KEY \(owner_key=\?/,
       );
       expect(
         plan(`SELECT * FROM tasks WHERE status IN ('working', 'input_required') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
@@ -189,9 +228,15 @@ describe("sqliteStore: durability and files", () => {
         plan(`SELECT * FROM tasks WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
       ).toBe("SEARCH tasks USING INDEX tasks_expires (expires_at<?)");
       expect(plan(`SELECT * FROM tasks ORDER BY created_at DESC, id DESC LIMIT 5`)).toMatch(/USING INDEX tasks_created/);
-      expect(plan(`SELECT status, count(*) FROM tasks WHERE status IN ('working', 'input_required') GROUP BY status`)).toMatch(
-        /tasks_active/,
-      );
+      // The live tasks are read from the run queue's two partial indexes; the table is never scanned.
+      const live = plan(`SELECT * FROM (
+          SELECT * FROM tasks INDEXED BY tasks_queued WHERE status = 'working' AND started_at IS NULL
+          UNION ALL
+          SELECT * FROM tasks INDEXED BY tasks_started WHERE started_at IS NOT NULL AND status IN ('working', 'input_required')
+        ) ORDER BY created_at, id LIMIT 5`);
+      expect(live).toMatch(/SCAN tasks USING INDEX tasks_queued/);
+      expect(live).toMatch(/SCAN tasks USING INDEX tasks_started/);
+      expect(live).not.toMatch(/SCAN tasks(;|$)/);
     } finally {
       raw.close();
     }

@@ -1,6 +1,6 @@
 /** The single node's run queue (run-queue.ts): the fair claim, and what it shows of the queue. */
 import type { Database, Statement } from "better-sqlite3";
-import { ACTIVE_SQL, type TaskRow } from "./rows.js";
+import { QUEUED_SQL, STARTED_SQL, type TaskRow } from "./rows.js";
 
 export interface ClaimParams {
   limit: number;
@@ -29,8 +29,6 @@ export interface QueueStatements {
   depths: Statement<[], { owner: string | null; name: string; n: number }>;
 }
 
-const QUEUED = "status = 'working' AND started_at IS NULL";
-
 export function prepareQueueStatements(db: Database): QueueStatements {
   return {
     // One statement, so the pick and the mark cannot be separated. The rule is the one of
@@ -41,7 +39,7 @@ export function prepareQueueStatements(db: Database): QueueStatements {
     // per created task.
     claim: db.prepare<[ClaimParams], TaskRow>(`
       WITH running AS (
-        SELECT owner, name FROM tasks INDEXED BY tasks_started WHERE started_at IS NOT NULL AND status IN ${ACTIVE_SQL}),
+        SELECT owner, name FROM tasks INDEXED BY tasks_started WHERE ${STARTED_SQL}),
       by_owner AS (SELECT owner, count(*) AS n FROM running GROUP BY owner),
       by_name AS (SELECT name, count(*) AS n FROM running GROUP BY name),
       caps AS (SELECT key AS name, value AS cap FROM json_each(@caps)),
@@ -53,36 +51,36 @@ export function prepareQueueStatements(db: Database): QueueStatements {
         LEFT JOIN by_owner AS o ON o.owner IS q.owner
         LEFT JOIN by_name AS b ON b.name = q.name
         LEFT JOIN caps AS c ON c.name = q.name
-        WHERE q.${QUEUED} AND (c.cap IS NULL OR coalesce(b.n, 0) < c.cap)),
+        WHERE q.${QUEUED_SQL} AND (c.cap IS NULL OR coalesce(b.n, 0) < c.cap)),
       picked AS (
         SELECT id FROM ranked
         WHERE (@perOwner IS NULL OR score <= @perOwner) AND (cap IS NULL OR load <= cap)
         ORDER BY score, created_at, id LIMIT (SELECT @limit))
-      UPDATE tasks SET started_at = @now WHERE id IN (SELECT id FROM picked) AND ${QUEUED}
+      UPDATE tasks SET started_at = @now WHERE id IN (SELECT id FROM picked) AND ${QUEUED_SQL}
       RETURNING *`),
 
     queuedUpTo: db.prepare<[{ limit: number }], { n: number }>(`
-      SELECT count(*) AS n FROM (SELECT 1 FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED} LIMIT (SELECT @limit + 1))`),
+      SELECT count(*) AS n FROM (SELECT 1 FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} LIMIT (SELECT @limit + 1))`),
 
     claimAll: db.prepare<[{ now: number; limit: number }], TaskRow>(`
       UPDATE tasks SET started_at = @now
-      WHERE id IN (SELECT id FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED} LIMIT (SELECT @limit)) AND ${QUEUED}
+      WHERE id IN (SELECT id FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} LIMIT (SELECT @limit)) AND ${QUEUED_SQL}
       RETURNING *`),
 
     started: db.prepare<[number], TaskRow>(`
-      SELECT * FROM tasks INDEXED BY tasks_started WHERE started_at IS NOT NULL AND status IN ${ACTIVE_SQL}
+      SELECT * FROM tasks INDEXED BY tasks_started WHERE ${STARTED_SQL}
       ORDER BY created_at, id LIMIT ?`),
 
     ahead: db.prepare<[string], { n: number }>(`
       SELECT (SELECT count(*) FROM tasks AS q INDEXED BY tasks_queued
-              WHERE q.${QUEUED} AND q.owner IS t.owner
+              WHERE q.${QUEUED_SQL} AND q.owner IS t.owner
                 AND (q.created_at < t.created_at OR (q.created_at = t.created_at AND q.id < t.id))) AS n
-      FROM tasks AS t WHERE t.id = ? AND t.${QUEUED}`),
+      FROM tasks AS t WHERE t.id = ? AND t.${QUEUED_SQL}`),
 
     countQueued: db.prepare<[string | null], { n: number }>(`
-      SELECT count(*) AS n FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED} AND owner IS ?`),
+      SELECT count(*) AS n FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} AND owner IS ?`),
 
     depths: db.prepare<[], { owner: string | null; name: string; n: number }>(`
-      SELECT owner, name, count(*) AS n FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED} GROUP BY owner, name`),
+      SELECT owner, name, count(*) AS n FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} GROUP BY owner, name`),
   };
 }

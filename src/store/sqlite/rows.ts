@@ -12,8 +12,15 @@ function sqlList(values: readonly string[]): string {
 }
 
 /**
- * Status sets inlined as literals rather than bound: SQLite only uses the partial `tasks_active`
- * index when the query's WHERE visibly implies the index's WHERE.
+ * Status sets inlined as literals rather than bound: SQLite only uses a partial index
+ * (`tasks_queued`, `tasks_started`, `tasks_expires`) when the query's WHERE visibly implies the
+ * index's WHERE.
  */
 export const ACTIVE_SQL = sqlList(ACTIVE_STATUSES);
 export const TERMINAL_SQL = sqlList(TERMINAL_STATUSES);
+
+/** The run queue: tasks waiting for a handler (the partial index `tasks_queued`). */
+export const QUEUED_SQL = "status = 'working' AND started_at IS NULL";
+
+/** Tasks whose handler has started and not ended (the partial index `tasks_started`). */
+export const STARTED_SQL = `started_at IS NOT NULL AND status IN ${ACTIVE_SQL}`;

@@ -89,6 +89,17 @@ const RETENTION_MIGRATION = `
   CREATE INDEX expired_tasks_at ON expired_tasks (expired_at);
   `;
 
+// Fewer b-trees written per task: every live task is in one of the run queue's two partial
+// indexes (tasks_queued: working without a handler yet; tasks_started: with one), and the kept
+// counts answer "how many live tasks has this owner" in a few rows, so the third index of live
+// tasks only cost an insert with every creation and a delete with every ending.
+// A task in input_required counts as started (a handler asked its question) even if a file
+// holds one that was moved there without a claim.
+const LEAN_INDEXES_MIGRATION = `
+  UPDATE tasks SET started_at = updated_at WHERE status = 'input_required' AND started_at IS NULL;
+  DROP INDEX IF EXISTS tasks_active;
+  `;
+
 /**
  * Schema history, oldest first. `PRAGMA user_version` records how many have been applied, so a
  * migration runs exactly once per file. Never edit an applied entry: append a new one.
@@ -202,6 +213,7 @@ const MIGRATIONS: readonly string[] = [
   KEYS_MIGRATION,
   QUEUE_MIGRATION,
   RETENTION_MIGRATION,
+  LEAN_INDEXES_MIGRATION,
 ];
 
 /** The schema version this code writes. */

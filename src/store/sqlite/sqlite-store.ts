@@ -17,7 +17,7 @@ import { sqliteStreamEvents } from "./stream-event-statements.js";
 import { prepareTaskStatements } from "./task-statements.js";
 import { prepareViewStatements } from "./view-statements.js";
 import type { Claim } from "../claim.js";
-import { checkTransitionPatch, claimLostError, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
+import { checkTransitionPatch, claimLostError, duplicateInputError, duplicateTaskError, ownerKey, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { ExpiredBatch, KeyedCreation, OwnerScope, RetentionRules, StoredKey, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
@@ -131,11 +131,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
   // The key and its task in one transaction (the group's): a taken key writes nothing.
   const insertKeyed = (task: NewTask, key: TaskKey): KeyedCreation => {
-    const ownerKey = ownerKeyOf(task.owner);
-    if (keys.claim.run({ ownerKey, key: key.key, taskId: task.id, fingerprint: key.fingerprint }).changes === 1) {
+    const owner = ownerKey(task.owner);
+    if (keys.claim.run({ ownerKey: owner, key: key.key, taskId: task.id, fingerprint: key.fingerprint }).changes === 1) {
       return { created: true, task: insertTask(task) };
     }
-    const found = keys.find.get({ ownerKey, key: key.key });
+    const found = keys.find.get({ ownerKey: owner, key: key.key });
     if (found === undefined) throw new Error("idempotency key names no task");
     return { created: false, task: taskFromRow(found), fingerprint: found.key_fingerprint };
   };
@@ -147,13 +147,13 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
     async findKey(owner: string | null, key: string): Promise<StoredKey | null> {
       group.flush();
-      const found = keys.find.get({ ownerKey: ownerKeyOf(owner), key });
+      const found = keys.find.get({ ownerKey: ownerKey(owner), key });
       return found === undefined ? null : { task: taskFromRow(found), fingerprint: found.key_fingerprint };
     },
 
     async releaseKey(owner: string | null, key: string, taskId: string): Promise<boolean> {
       group.flush();
-      return keys.release.run({ ownerKey: ownerKeyOf(owner), key, taskId }).changes === 1;
+      return keys.release.run({ ownerKey: ownerKey(owner), key, taskId }).changes === 1;
     },
 
     async create(task: NewTask): Promise<TaskRecord> {
@@ -310,12 +310,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
     async countActive(owner: string | null): Promise<number> {
       group.flush();
-      return sweeps.countActive.get(owner)?.n ?? 0;
+      return sweeps.countActive.get(ownerKey(owner))?.n ?? 0;
     },
 
     async countStored(owner: string | null): Promise<number> {
       group.flush();
-      return sweeps.countStored.get(owner)?.n ?? 0;
+      return sweeps.countStored.get(ownerKey(owner))?.n ?? 0;
     },
 
     async claimRunnable(limit: number, now: number, caps: ClaimCaps): Promise<TaskRecord[]> {
@@ -384,9 +384,4 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       writerLock?.release();
     },
   };
-}
-
-/** The owner as the key table holds it: a task without one has a key too (a NULL never conflicts). */
-function ownerKeyOf(owner: string | null): string {
-  return owner === null ? "N" : `O${owner}`;
 }

@@ -1,7 +1,7 @@
 /** Whole-table maintenance: TTL expiry, recovery after a crash, per-owner concurrency counts. */
 import type { Database, Statement } from "better-sqlite3";
 import type { ExpiredBatch } from "../task-store.js";
-import { ACTIVE_SQL, TERMINAL_SQL, type TaskRow } from "./rows.js";
+import { ACTIVE_SQL, QUEUED_SQL, STARTED_SQL, TERMINAL_SQL, type TaskRow } from "./rows.js";
 
 export interface SweepStatements {
   expiredActive: Statement<[number, number], TaskRow>;
@@ -14,8 +14,9 @@ export interface SweepStatements {
   /** Sets fetched_at once, on a terminal task; a change only the first time. */
   markFetched: Statement<[number, string], unknown>;
   activeTasks: Statement<[number], TaskRow>;
-  countActive: Statement<[string | null], { n: number }>;
-  countStored: Statement<[string | null], { n: number }>;
+  /** Read from the kept counts: `owner_key` as store-rules' `ownerKey` encodes the owner. */
+  countActive: Statement<[string], { n: number }>;
+  countStored: Statement<[string], { n: number }>;
 }
 
 export function prepareSweepStatements(db: Database): SweepStatements {
@@ -61,17 +62,21 @@ export function prepareSweepStatements(db: Database): SweepStatements {
     markFetched: db.prepare<[number, string], unknown>(`
       UPDATE tasks SET fetched_at = ? WHERE id = ? AND fetched_at IS NULL AND status IN ${TERMINAL_SQL}`),
 
-    // INDEXED BY: left to itself the planner walks tasks_created for the ORDER BY and reads every
-    // task; the few live ones are all in the partial index.
+    // A live task is either queued (working, no handler yet) or started (working or
+    // input_required with a handler): the two partial indexes the run queue keeps hold every one
+    // of them, so no third index of live tasks has to be written with every creation and ending.
+    // INDEXED BY: left to itself the planner walks tasks_created for the ORDER BY and reads every task.
     activeTasks: db.prepare<[number], TaskRow>(`
-      SELECT * FROM tasks INDEXED BY tasks_active WHERE status IN ${ACTIVE_SQL}
-      ORDER BY created_at, id LIMIT ?`),
+      SELECT * FROM (
+        SELECT * FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL}
+        UNION ALL
+        SELECT * FROM tasks INDEXED BY tasks_started WHERE ${STARTED_SQL}
+      ) ORDER BY created_at, id LIMIT ?`),
 
-    countActive: db.prepare<[string | null], { n: number }>(`
-      SELECT count(*) AS n FROM tasks WHERE owner IS ? AND status IN ${ACTIVE_SQL}`),
+    countActive: db.prepare<[string], { n: number }>(`
+      SELECT coalesce(sum(n), 0) AS n FROM task_counts WHERE owner_key = ? AND status IN ${ACTIVE_SQL}`),
 
-    // Counted on tasks_owner_created alone (it covers the query): no table row is read.
-    countStored: db.prepare<[string | null], { n: number }>(`
-      SELECT count(*) AS n FROM tasks WHERE owner IS ?`),
+    countStored: db.prepare<[string], { n: number }>(`
+      SELECT coalesce(sum(n), 0) AS n FROM task_counts WHERE owner_key = ?`),
   };
 }

@@ -81,7 +81,10 @@ export function prepareTaskStatements(db: Database): TaskStatements {
         status = @to,
         updated_at = @now,
         status_message = CASE WHEN @keepMessage THEN status_message ELSE @statusMessage END,
-        outcome = COALESCE(@outcome, outcome)
+        outcome = COALESCE(@outcome, outcome),
+        -- Only a handler asks questions: a task in input_required has started, so it is among the
+        -- started tasks (tasks_started) even when a caller moved it there without a claim.
+        started_at = CASE WHEN @to = 'input_required' THEN COALESCE(started_at, @now) ELSE started_at END
       WHERE id = @id AND status IN (SELECT value FROM json_each(@from))
       RETURNING *`),
 
