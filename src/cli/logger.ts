@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { trace } from "@opentelemetry/api";
 import pino from "pino";
 import type Pretty from "pino-pretty";
+import { OutcomeLineBatching } from "./outcome-line-batching.js";
 
 /** pino-pretty (and its colour and date libraries) is only loaded when a terminal watches stderr. */
 const requireCjs = createRequire(import.meta.url);
@@ -32,6 +33,9 @@ const REDACTED_PATHS = [
  * CreateTaskResult) is in the kernel — the pipe or file behind stderr — before the answer is
  * sent, and a kill -9 of the process cannot take it along. An asynchronous destination kept
  * the lines logged while a write was in flight in the process's memory, acknowledged or not.
+ * The one exception, on the JSON destination: the audit lines of handler outcomes, which no
+ * answer waits on, are batched until the promise jobs running now are done
+ * ({@link OutcomeLineBatching}, which says exactly what a kill -9 can lose).
  */
 export function createLogger(level: string, destination: pino.DestinationStream = defaultDestination()): pino.Logger {
   return pino({ level, base: { service: "mcp-tasks" }, redact: { paths: REDACTED_PATHS, censor: "[redacted]" }, mixin: traceFields }, destination);
@@ -49,7 +53,11 @@ function traceFields(): Record<string, string> {
 }
 
 function defaultDestination(): pino.DestinationStream {
-  if (!process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json") return pino.destination({ fd: 2, sync: true });
+  if (!process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json") {
+    const batching = new OutcomeLineBatching(pino.destination({ fd: 2, sync: true }));
+    process.on("exit", () => batching.flush());
+    return batching;
+  }
   const pretty = requireCjs("pino-pretty") as typeof Pretty;
   // One line per event: a terminal shows the banner and the web view's sign-in link above a stream
   // of audit events, and multi-line objects would push them off screen.
