@@ -12,7 +12,7 @@ describe("newTaskId", () => {
     expect(parseInt(id.slice(0, 9), 36)).toBe(Date.UTC(2026, 11, 2));
   });
 
-  it("T-ID-2: two ids made in the same millisecond share only the prefix; the 128 bits after it differ", () => {
+  it("T-ID-2: ids made in the same millisecond share only the prefix; the 128 bits after it differ, across refills of the random pool", () => {
     const ids = Array.from({ length: 2_000 }, () => newTaskId(1_000));
     expect(new Set(ids).size).toBe(ids.length);
     expect(new Set(ids.map((id) => id.slice(9))).size).toBe(ids.length);
