@@ -14,6 +14,32 @@ const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-sqlite-"));
 let files = 0;
 const freshPath = (): string => join(dir, `store-${process.pid}-${++files}.db`);
 
+interface OldTaskRow {
+  id: string;
+  owner?: string | null;
+  name?: string;
+  status: string;
+  statusMessage?: string | null;
+  createdAt?: number;
+  updatedAt?: number;
+  /** Only for files at or past the run queue's migration, which added the column. */
+  startedAt?: number | null;
+}
+
+/** A task row written straight into a file at an older schema version, as that version's code wrote them. */
+function insertOldTask(raw: Database.Database, task: OldTaskRow): void {
+  const row = { owner: "alice", name: "old", statusMessage: null, createdAt: 100, updatedAt: 100, ...task };
+  const started = task.startedAt !== undefined;
+  raw
+    .prepare(
+      `INSERT INTO tasks (id, owner, method, name, request, origin, status, status_message, created_at, updated_at,
+                          ttl_ms, expires_at, poll_interval_ms, retryable, outcome, progress${started ? ", started_at" : ""})
+       VALUES (@id, @owner, 'tools/call', @name, '{}', '{"sessionId":null,"progressToken":null,"accepts":[]}', @status, @statusMessage,
+               @createdAt, @updatedAt, NULL, NULL, 1000, 0, NULL, NULL${started ? ", @startedAt" : ""})`,
+    )
+    .run({ id: row.id, owner: row.owner, name: row.name, status: row.status, statusMessage: row.statusMessage, createdAt: row.createdAt, updatedAt: row.updatedAt, ...(started && { startedAt: task.startedAt }) });
+}
+
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
@@ -113,15 +139,10 @@ describe("sqliteStore: durability and files", () => {
     const path = freshPath();
     const raw = new Database(path);
     migrate(raw, COUNTS_VERSION - 1);
-    const insert = raw.prepare(`
-      INSERT INTO tasks (id, owner, method, name, request, origin, status, status_message, created_at, updated_at,
-                         ttl_ms, expires_at, poll_interval_ms, retryable, outcome, progress)
-      VALUES (?, ?, 'tools/call', ?, '{}', '{"sessionId":null,"progressToken":null,"accepts":[]}', ?, NULL, 100, 100,
-              NULL, NULL, 1000, 0, NULL, NULL)`);
-    insert.run("t-1", "alice", "old", "working");
-    insert.run("t-2", "alice", "old", "failed");
-    insert.run("t-3", null, "old", "failed");
-    insert.run("t-4", "bob", "other", "completed");
+    insertOldTask(raw, { id: "t-1", status: "working" });
+    insertOldTask(raw, { id: "t-2", status: "failed" });
+    insertOldTask(raw, { id: "t-3", owner: null, status: "failed" });
+    insertOldTask(raw, { id: "t-4", owner: "bob", name: "other", status: "completed" });
     raw.close();
 
     const store = open(path);
@@ -136,13 +157,8 @@ describe("sqliteStore: durability and files", () => {
     const path = freshPath();
     const raw = new Database(path);
     migrate(raw, 1);
-    const insert = raw.prepare(`
-      INSERT INTO tasks (id, owner, method, name, request, origin, status, status_message, created_at, updated_at,
-                         ttl_ms, expires_at, poll_interval_ms, retryable, outcome, progress)
-      VALUES (?, 'alice', 'tools/call', 'old', '{}', '{"sessionId":null,"progressToken":null,"accepts":[]}', ?, ?, ?, ?,
-              NULL, NULL, 1000, 0, NULL, NULL)`);
-    insert.run("t-working", "working", null, 100, 150);
-    insert.run("t-failed", "failed", "it broke", 200, 260);
+    insertOldTask(raw, { id: "t-working", status: "working", createdAt: 100, updatedAt: 150 });
+    insertOldTask(raw, { id: "t-failed", status: "failed", statusMessage: "it broke", createdAt: 200, updatedAt: 260 });
     raw.close();
 
     const store = open(path);
@@ -161,18 +177,13 @@ describe("sqliteStore: durability and files", () => {
     const path = freshPath();
     const raw = new Database(path);
     migrate(raw, SCHEMA_VERSION - 1);
-    const insert = raw.prepare(`
-      INSERT INTO tasks (id, owner, method, name, request, origin, status, status_message, created_at, updated_at,
-                         ttl_ms, expires_at, poll_interval_ms, retryable, outcome, progress, started_at)
-      VALUES (?, ?, 'tools/call', 'old', '{}', '{"sessionId":null,"progressToken":null,"accepts":[]}', ?, NULL, ?, ?,
-              NULL, NULL, 1000, 0, NULL, NULL, ?)`);
-    insert.run("t-queued", "alice", "working", 300, 300, null);
-    insert.run("t-running", "alice", "working", 100, 100, 110);
-    insert.run("t-asking", "alice", "input_required", 200, 200, 210);
-    insert.run("t-done", "alice", "completed", 50, 60, 55);
-    insert.run("t-other", null, "working", 150, 150, 160);
+    insertOldTask(raw, { id: "t-queued", status: "working", createdAt: 300, updatedAt: 300, startedAt: null });
+    insertOldTask(raw, { id: "t-running", status: "working", createdAt: 100, updatedAt: 100, startedAt: 110 });
+    insertOldTask(raw, { id: "t-asking", status: "input_required", createdAt: 200, updatedAt: 200, startedAt: 210 });
+    insertOldTask(raw, { id: "t-done", status: "completed", createdAt: 50, updatedAt: 60, startedAt: 55 });
+    insertOldTask(raw, { id: "t-other", owner: null, status: "working", createdAt: 150, updatedAt: 150, startedAt: 160 });
     // Moved to input_required without a claim (the store allowed it): it counts as started after the upgrade.
-    insert.run("t-unclaimed", "bob", "input_required", 250, 250, null);
+    insertOldTask(raw, { id: "t-unclaimed", owner: "bob", status: "input_required", createdAt: 250, updatedAt: 250, startedAt: null });
     const indexes = (db: Database.Database): string[] =>
       db.prepare<[], { name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks'`).all().map((r) => r.name);
     expect(indexes(raw)).toContain("tasks_active");
