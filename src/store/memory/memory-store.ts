@@ -185,6 +185,8 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
       recount(record, -1);
       record.status = to;
       recount(record, 1);
+      // Only a handler asks questions: a task in input_required has started (as in the SQL run queue).
+      if (to === "input_required") started.add(id);
       record.updatedAt = patch.now;
       if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
       if (patch.outcome !== undefined) record.outcome = copy(patch.outcome);
