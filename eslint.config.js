@@ -106,6 +106,18 @@ export default tseslint.config(
     },
   },
   {
+    // No AsyncLocalStorage on the server's request path: on Node 20 and 22 the first storage a
+    // request enters switches on promise hooks for the whole process, and every promise after it
+    // pays for them. Request-scoped values travel with the request (src/http/request-peer.ts).
+    // Allowed where the application's own code is the caller: withTasks around an SDK McpServer,
+    // and the CLI's trace context when the OpenTelemetry SDK is off.
+    files: ["src/**/*.ts"],
+    ignores: ["src/mcp/sdk-server/running-task.ts", "src/mcp/sdk-server/creating-request.ts", "src/cli/traceparent-option.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { paths: [{ name: "node:async_hooks", message: "no AsyncLocalStorage on the request path: it switches on process-wide promise hooks (see eslint.config.mjs)" }] }],
+    },
+  },
+  {
     // The web view's page script runs in the browser.
     files: ["src/web/static/**/*.js"],
     languageOptions: {

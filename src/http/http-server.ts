@@ -2,7 +2,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Logger } from "../core/logger.js";
-import { withRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { bearerAuthentication } from "./auth/challenge.js";
 import { protectedResourceMetadataUrl, protectedResourceRoutes } from "./auth/protected-resource.js";
@@ -10,6 +9,7 @@ import { VerifierUnavailableError } from "./bearer-auth.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
 import { LocalSessionEndpoint } from "./local-sessions.js";
 import { opsRoutes } from "./ops-routes.js";
+import { peerOf, rememberPeer } from "./request-peer.js";
 import { peerAddress } from "./peer-address.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
@@ -66,11 +66,14 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   ]);
 
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    if (url.pathname !== path) {
-      if (await routes.dispatch(req, res, { url, requestId, logger })) return;
-      sendJson(res, HttpFailure.routeNotFound.status, { error: "not found" });
-      return;
+    // The endpoint's own path, as every MCP request spells it, needs no URL parsed.
+    if (req.url !== path) {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      if (url.pathname !== path) {
+        if (await routes.dispatch(req, res, { url, requestId, peer: peerOf(req), logger })) return;
+        sendJson(res, HttpFailure.routeNotFound.status, { error: "not found" });
+        return;
+      }
     }
     const auth = await authenticate(req, res);
     if (auth === false) return;
@@ -100,8 +103,8 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     const requestId = requestIdOf(req);
     req.headers[REQUEST_ID_HEADER] = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
-    // Handlers learn the peer from the request's async context: the SDK hands them headers only.
-    withRequestPeer(peerAddress(req, options.trustProxy), () => handle(req, res, requestId)).catch((error: unknown) => answerFailure(error, req, res, requestId, logger));
+    rememberPeer(req, peerAddress(req, options.trustProxy));
+    handle(req, res, requestId).catch((error: unknown) => answerFailure(error, req, res, requestId, logger));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

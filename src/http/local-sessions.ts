@@ -4,11 +4,11 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { networkOf } from "../core/caller.js";
-import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { cancelledRequestIdOf, cancelReasonOf } from "./cancelled-request.js";
 import { answerPlain, plainRequestOf } from "./plain-requests.js";
 import { sendRpcError } from "./json-rpc-response.js";
+import { peerOf } from "./request-peer.js";
 import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
 import { primeStandaloneStream, RESUMABLE_SINCE, STANDALONE_STREAM, type StreamEventLog } from "./resumable-streams.js";
 import { HttpFailure } from "./rpc-http-errors.js";
@@ -118,6 +118,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       if (outcome !== "needs-stream") return;
     }
     withSessionVersion(req, session.protocolVersion);
+    servingPeer(session, body, req, res);
     await session.transport.handleRequest(req, res, body);
   }
 
@@ -164,8 +165,8 @@ export class LocalSessionEndpoint implements SessionEndpoint {
   }
 
   private async initialize(req: IncomingMessage, res: ServerResponse, body: unknown, principal: string | null): Promise<void> {
-    const client = principal ?? `peer:${networkOf(currentRequestPeer())}`;
-    if (this.refuseSession(res, client)) return;
+    const client = principal ?? `peer:${networkOf(peerOf(req))}`;
+    if (this.refuseSession(res, client, peerOf(req))) return;
     const id = randomUUID();
     const allowedHosts = this.options.allowedHosts?.();
     const events = this.options.events;
@@ -180,7 +181,11 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     // connecting, it would replace that and leave a dead session's server listening forever.
     transport.onclose = () => this.sessions.delete(id);
     const standalone = { opened: false };
-    const server = await this.app.connect(transport, id, { standaloneStreamOpened: () => standalone.opened });
+    const requestPeers = new Map<RequestId, { peer: string }>();
+    const server = await this.app.connect(transport, id, {
+      standaloneStreamOpened: () => standalone.opened,
+      requestPeer: (requestId) => requestPeers.get(requestId)?.peer,
+    });
     const requested = (body as { params: { protocolVersion: string } }).params.protocolVersion;
     const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
     const session = {
@@ -195,6 +200,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       standalone,
       ended: new AbortController(),
       plainRequests: new Map<RequestId, AbortController>(),
+      requestPeers,
     };
     this.sessions.add(session);
     this.sessions.track(session, res, Date.now);
@@ -206,7 +212,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
    * 503 when the process is full, 429 when this client holds its share. Each a JSON-RPC -32600
    * with `data {name, limit}`, like the other per-requestor quotas. True when refused.
    */
-  private refuseSession(res: ServerResponse, client: string): boolean {
+  private refuseSession(res: ServerResponse, client: string, peer: string | undefined): boolean {
     const { maxSessions, maxSessionsPerClient } = this;
     const full = this.sessions.size >= maxSessions;
     if (!full && this.sessions.countOf(client) < maxSessionsPerClient) return false;
@@ -220,7 +226,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
         };
     const { limit, name, failure, message } = refusal;
     this.app.engine.observer.limitRejected(name);
-    this.app.engine.logger.warn({ audit: "limit_hit", limit: name, owner: null, method: "initialize", peer: currentRequestPeer() ?? null, taskId: null }, `limit hit: ${name}`);
+    this.app.engine.logger.warn({ audit: "limit_hit", limit: name, owner: null, method: "initialize", peer: peer ?? null, taskId: null }, `limit hit: ${name}`);
     sendRpcError(res, failure, message, { data: { name, limit }, ...(full && { headers: { "retry-after": "60" } }) });
     return true;
   }
@@ -244,4 +250,21 @@ function withdrawPlainRequests(session: HttpSession, body: unknown): void {
     const id = cancelledRequestIdOf(message);
     if (id !== undefined) session.plainRequests.get(id)?.abort(cancelReasonOf(message));
   }
+}
+
+/**
+ * Notes the peer of a request the session's transport is about to serve, for its handler to
+ * find by the request's id until its response ends. A session that reuses the id of a request
+ * still in flight (which JSON-RPC forbids) can only mislabel its own requests.
+ */
+function servingPeer(session: HttpSession, body: unknown, req: IncomingMessage, res: ServerResponse): void {
+  if (typeof body !== "object" || body === null) return;
+  const { id, method } = body as { id?: unknown; method?: unknown };
+  const peer = peerOf(req);
+  if (typeof method !== "string" || (typeof id !== "string" && typeof id !== "number") || peer === undefined) return;
+  const entry = { peer };
+  session.requestPeers.set(id, entry);
+  res.once("close", () => {
+    if (session.requestPeers.get(id) === entry) session.requestPeers.delete(id);
+  });
 }

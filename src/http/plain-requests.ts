@@ -4,10 +4,10 @@ import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { toRpcError } from "../core/errors.js";
 import { NEEDS_STREAM, type PlainMethod } from "../mcp/era.js";
 import { callerOf } from "../mcp/owner.js";
-import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { LooseParams } from "../mcp/request-schemas.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson } from "./json-rpc-response.js";
+import { peerOf } from "./request-peer.js";
 import type { OperationTrace } from "../mcp/era.js";
 import { inOperationSpan, type ServerOperation } from "../mcp/tracing/operation-span.js";
 import { carrierFrom } from "../mcp/tracing/trace-carrier.js";
@@ -66,7 +66,7 @@ export async function answerPlain(
   withdrawn?.addEventListener("abort", onWithdrawn, { once: true });
   let body: object;
   try {
-    const caller = callerOf(auth, app.config.bind, session.id, currentRequestPeer());
+    const caller = callerOf(auth, app.config.bind, session.id, peerOf(req));
     const answer = () =>
       request.answer(app.host, request.params, {
         caller,

@@ -10,6 +10,8 @@ export interface RouteContext {
   params: Readonly<Record<string, string>>;
   /** This HTTP request's id (also sent back as `x-request-id`); put it in every log line. */
   requestId: string;
+  /** The request's network peer (the trusted proxy's client address behind one), for audit lines. */
+  peer: string | undefined;
   logger: Logger;
 }
 

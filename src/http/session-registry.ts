@@ -34,6 +34,11 @@ export interface HttpSession {
    * the requests on its streams.
    */
   readonly plainRequests: Map<RequestId, AbortController>;
+  /**
+   * The peer of each request the session's transport is serving, by JSON-RPC id: its server's
+   * handlers learn their caller's address here (the SDK hands them headers, not the socket).
+   */
+  readonly requestPeers: Map<RequestId, { peer: string }>;
 }
 
 /** Live sessions by id. A session is only ever served to the principal that created it. */

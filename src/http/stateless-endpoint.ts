@@ -3,7 +3,7 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { StatelessEra } from "../mcp/era.js";
 import { STATELESS_ERAS } from "../mcp/eras.js";
 import { callerOf } from "../mcp/owner.js";
-import { currentRequestPeer } from "../mcp/request-peer.js";
+import { peerOf } from "./request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
 import { HttpFailure, httpAnswerOfError } from "./rpc-http-errors.js";
@@ -41,7 +41,7 @@ export class StatelessEndpoint {
     res.once("close", onClose);
     try {
       // Owner binding as in a session (T-SEC-1): the principal, else nobody — there is no session to bind to.
-      const caller = callerOf(auth, this.app.config.bind, undefined, currentRequestPeer());
+      const caller = callerOf(auth, this.app.config.bind, undefined, peerOf(req));
       const answer = await era.answer(this.app.host, body, { headers: headersOf(req), caller, signal: abandoned.signal });
       if (abandoned.signal.aborted) return;
       if (answer === null) {

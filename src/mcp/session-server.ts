@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Caller } from "../core/caller.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
 import type { TaskEra } from "./era.js";
@@ -9,7 +10,6 @@ import { toolsCall } from "./handlers/tools-call.js";
 import { sessionFeatures, type SessionFeatures } from "./features/session-features.js";
 import { toolsList } from "./handlers/tools-list.js";
 import { callerOf } from "./owner.js";
-import { currentRequestPeer } from "./request-peer.js";
 import { looseRequest } from "./request-schemas.js";
 import type { SessionContext } from "./era.js";
 import { TaskProtocolServer } from "./task-protocol-server.js";
@@ -38,8 +38,13 @@ export interface SessionServerOptions {
   standaloneStream?: boolean;
   /** Whether the client has opened the standalone stream yet (see `StandaloneStreamOptions` in era.ts); default: always. */
   standaloneStreamOpened?: () => boolean;
-  /** The peer of a connection that has one throughout (stdio); HTTP requests carry their own. */
+  /** The peer of a connection that is one peer throughout (stdio, or one HTTP request's server). */
   peer?: string;
+  /**
+   * The peer of the request with this JSON-RPC id, for a session whose requests may each come
+   * from elsewhere (Streamable HTTP); undefined falls back to `peer`.
+   */
+  requestPeer?: (requestId: RequestId) => string | undefined;
   /** Resources, prompts and completions the session serves besides tools (none without). */
   features?: SessionFeatures;
   /** Where each request's duration goes besides the OpenTelemetry meter (the `/metrics` histogram). */
@@ -65,25 +70,26 @@ export function createSessionServer(
     tracing: { operationTrace: era.operationTrace, protocolVersion: era.id, ...(options.recordOperation && { record: options.recordOperation }) },
   });
   const session: SessionContext = { server, engine, tools, config, era, connectionId, logThreshold: server.logThreshold };
-  const callerFor = (auth: AuthInfo | undefined): Caller => callerOf(auth, config.bind, connectionId, currentRequestPeer() ?? options.peer);
+  const callerFor = (auth: AuthInfo | undefined, requestId: RequestId): Caller =>
+    callerOf(auth, config.bind, connectionId, options.requestPeer?.(requestId) ?? options.peer);
 
   server.setRequestHandler(looseRequest("tools/list"), async () => toolsList(session));
   server.setRequestHandler(looseRequest("logging/setLevel"), async (req) => era.setLogLevel(server.logThreshold, req.params));
   server.setRequestHandler(looseRequest("tools/call"), async (req, extra) =>
-    toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo), closeStream: extra.closeSSEStream }),
+    toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo, extra.requestId), closeStream: extra.closeSSEStream }),
   );
   if (options.features) {
     const notifications = options.standaloneStream ?? true;
     const features = sessionFeatures(options.features, { store: engine.inspect, pageSize: config.pageSize }, server, { notifications });
     server.registerCapabilities(features.capabilities);
     for (const [method, run] of Object.entries(features.methods)) {
-      server.setRequestHandler(looseRequest(method), async (req, extra) => run(req.params, { signal: extra.signal, caller: callerFor(extra.authInfo) }));
+      server.setRequestHandler(looseRequest(method), async (req, extra) => run(req.params, { signal: extra.signal, caller: callerFor(extra.authInfo, extra.requestId) }));
     }
   }
   if (config.tasks) {
     for (const [method, handler] of Object.entries(era.sessionMethods)) {
       server.setRequestHandler(looseRequest(method), async (req, extra) => ({
-        ...(await handler(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo) })),
+        ...(await handler(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo, extra.requestId) })),
       }));
     }
   }

@@ -1,6 +1,6 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { RECOVERY_POLICIES } from "../runtime/recovery-policy.js";
-import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { localEventBus } from "../events/local-event-bus.js";
 import type { TaskMetrics } from "../metrics/task-metrics.js";
@@ -273,19 +273,21 @@ export class TaskServer {
    * of a session initialized elsewhere, whose standalone stream is not this transport's (cluster HTTP).
    * `standaloneStreamOpened` says whether the client has opened that stream yet (Streamable HTTP:
    * a GET); until then task notifications meant for it are skipped.
-   * `peer` names the other end of a connection that is one peer throughout (stdio: "stdio"); on
-   * HTTP each request's address is used instead.
+   * `peer` names the other end of a connection that is one peer throughout (stdio: "stdio", or
+   * a server that serves one HTTP request); `requestPeer` gives each request's own peer, by its
+   * JSON-RPC id, where one connection carries requests from several (a Streamable HTTP session).
    */
   async connect(
     transport: Transport,
     connectionId?: string,
-    options: { clientCapabilities?: ClientCapabilities; standaloneStream?: boolean; standaloneStreamOpened?: () => boolean; peer?: string } = {},
+    options: { clientCapabilities?: ClientCapabilities; standaloneStream?: boolean; standaloneStreamOpened?: () => boolean; peer?: string; requestPeer?: (requestId: RequestId) => string | undefined } = {},
   ): Promise<TaskProtocolServer> {
     await this.start();
     const server = await connectSession(this.engine, this.tools, this.config, transport, connectionId, {
       ...(options.standaloneStream !== undefined && { standaloneStream: options.standaloneStream }),
       ...(options.standaloneStreamOpened && { standaloneStreamOpened: options.standaloneStreamOpened }),
       ...(options.peer !== undefined && { peer: options.peer }),
+      ...(options.requestPeer && { requestPeer: options.requestPeer }),
       features: { registry: this.features, subscriptions: this.subscriptions, listeners: this.listeners },
       ...(this.host.recordOperation && { recordOperation: this.host.recordOperation }),
     });

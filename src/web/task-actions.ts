@@ -12,7 +12,6 @@ import type { TaskRecord } from "../core/task.js";
 import { BodyTooLargeError, readBody } from "../http/read-body.js";
 import type { RouteContext } from "../http/route-table.js";
 import { httpStatusOf } from "../http/rpc-http-errors.js";
-import { currentRequestPeer } from "../mcp/request-peer.js";
 import type { StoredToolCall } from "../mcp/tool-runner.js";
 import { checkToolArguments, createToolTaskRecord } from "../mcp/handlers/tools-call.js";
 import { answerOf } from "./input-answer.js";
@@ -63,7 +62,7 @@ async function cancelOne(deps: ApiDeps, viewer: Viewer, ctx: RouteContext, id: s
   const engine = deps.app.engine;
   const task = await engine.inspect.task(id, viewer.scope);
   if (!task) throw new WebRequestError("not_found", "Task not found");
-  const peer = currentRequestPeer();
+  const peer = ctx.peer;
   ctx.logger.info(
     {
       audit: "cancel_requested",
@@ -79,12 +78,12 @@ async function cancelOne(deps: ApiDeps, viewer: Viewer, ctx: RouteContext, id: s
   );
   // The requestor reads who cancelled in the statusMessage; an operator's name is not theirs to see.
   const statusMessage = viewer.admin ? "Cancelled from the web view by an operator" : "Cancelled from the web view";
-  return engine.cancel(id, callerFor(viewer, task), { statusMessage });
+  return engine.cancel(id, callerFor(viewer, ctx, task), { statusMessage });
 }
 
 /** An admin reaches the task as its owner, but spends its own allowances, not the owner's. */
-function callerFor(viewer: Viewer, task: TaskRecord): Caller {
-  const peer = currentRequestPeer();
+function callerFor(viewer: Viewer, ctx: RouteContext, task: TaskRecord): Caller {
+  const peer = ctx.peer;
   return { owner: task.owner, ...(peer !== undefined && { peer }), ...(viewer.admin && { actingAs: viewer.principal }) };
 }
 
@@ -107,12 +106,12 @@ export function answerInput(deps: ApiDeps): ApiHandler {
     if (!input) throw new WebRequestError("not_found", "Question not found");
     if (input.answer !== null) throw new WebRequestError("terminal", "The question was already answered");
     const answer = answerOf(input.method, body);
-    const peer = currentRequestPeer();
+    const peer = ctx.peer;
     ctx.logger.info(
       { audit: "answer_requested", via: "web", taskId: id, owner: task.owner, method: input.method, peer: peer ?? null, principal: viewer.principal, requestId: ctx.requestId },
       "answer to an input request from the web view",
     );
-    if (!(await engine.respond(task.id, callerFor(viewer, task), inputId, answer))) {
+    if (!(await engine.respond(task.id, callerFor(viewer, ctx, task), inputId, answer))) {
       throw new WebRequestError("terminal", "The question was already answered");
     }
     return { task: toSummary((await engine.inspect.task(task.id, viewer.scope)) ?? task) };
@@ -138,13 +137,13 @@ export function rerunTask(deps: ApiDeps): ApiHandler {
     }
     const host = deps.app.host;
     if (!host.tools.get(call.name)) throw new WebRequestError("method_not_found", `The tool ${call.name} is no longer served here`);
-    const peer = currentRequestPeer();
+    const peer = ctx.peer;
     // Arguments only: what a tool's gather collected belongs to the first run, the re-run asks
     // again. Checked against the tool as it is served now, and created the one way every tool
     // task is (its recovery, retryability and default ttl come from the tool's definition).
     const checked = checkToolArguments(host, { name: call.name, arguments: call.arguments ?? {} });
     const created = await createToolTaskRecord(host, checked, {
-      caller: callerFor(viewer, task),
+      caller: callerFor(viewer, ctx, task),
       origin: {
         sessionId: null,
         progressToken: null,

@@ -15,6 +15,7 @@ import { RequestWithdrawals, type OpenRequest } from "./request-withdrawals.js";
 import { openSessionStream, resumePostStream } from "./session-stream.js";
 import { SessionTokenCodec } from "./session-token.js";
 import type { SessionEndpoint } from "../session-endpoint.js";
+import { peerOf } from "../request-peer.js";
 
 export interface SharedEndpointOptions {
   /** Host header allow-list (DNS-rebinding protection), read per request (the port is known late). */
@@ -236,8 +237,10 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     // The session's standalone stream is the GET stream, fed by the bus (session-stream.ts): this
     // server only carries what belongs on this request's own stream.
     const routed = this.router.wrap(transport, sessionId);
+    const peer = peerOf(req);
     const server = await this.app.connect(routed, sessionId, {
       standaloneStream: false,
+      ...(peer !== undefined && { peer }),
       ...(capabilities && { clientCapabilities: capabilities }),
     });
     this.closeWhenDone(server, routed, body, res, sessionId, stream);

@@ -8,7 +8,6 @@ import type { SessionContext } from "../era.js";
 import { toolsCall } from "../handlers/tools-call.js";
 import { callerOf } from "../owner.js";
 import { looseRequest, type LooseParams } from "../request-schemas.js";
-import { currentRequestPeer } from "../request-peer.js";
 import { SESSION_ERA } from "../eras.js";
 import { baseSetRequestHandler } from "../sdk-shapes.js";
 import { LogThreshold } from "../logging/log-level.js";
@@ -66,7 +65,8 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
   const connectionId = randomUUID();
   // The SDK's McpServer keeps its own logging level (its logging/setLevel); ours admits all.
   const session: SessionContext = { server, engine, tools: host.tools, config, era, connectionId, logThreshold: new LogThreshold() };
-  const callerFor = (extra: Extra) => callerOf(extra.authInfo, config.bind, connectionId, currentRequestPeer());
+  // The McpServer's transport is the application's: it tells handlers no network peer.
+  const callerFor = (extra: Extra) => callerOf(extra.authInfo, config.bind, connectionId, undefined);
   // Protocol's own setRequestHandler: Server's override of it would check a task-augmented
   // tools/call's answer is a CreateTaskResult, and a call of an unmarked tool is answered plainly.
   const setHandler = baseSetRequestHandler(server) as (schema: unknown, handler: (request: Request, extra: Extra) => Promise<unknown>) => void;
