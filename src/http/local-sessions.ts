@@ -8,6 +8,7 @@ import type { TaskServer } from "../mcp/task-server.js";
 import { cancelledRequestIdOf, cancelReasonOf } from "./cancelled-request.js";
 import { answerPlain, plainRequestOf } from "./plain-requests.js";
 import { sendRpcError } from "./json-rpc-response.js";
+import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
 import { primeStandaloneStream, RESUMABLE_SINCE, STANDALONE_STREAM, type StreamEventLog } from "./resumable-streams.js";
@@ -92,19 +93,18 @@ export class LocalSessionEndpoint implements SessionEndpoint {
         clientCapabilities: session.server.getClientCapabilities(),
         sessionStreamCarriesOwnTasks: session.standalone.opened,
       };
-      const withdrawn = new AbortController();
-      const ended = (): void => withdrawn.abort(session.ended.signal.reason);
-      if (session.ended.signal.aborted) ended();
-      else session.ended.signal.addEventListener("abort", ended, { once: true });
-      session.plainRequests.set(plain.id, withdrawn);
+      // Aborted by a withdrawal naming it, by the session's end (SessionRegistry.delete), or when
+      // the connection closes (answerPlain).
+      const abandoned = new LazyAbort();
+      if (session.ended.signal.aborted) abandoned.abort(session.ended.signal.reason);
+      session.plainRequests.set(plain.id, abandoned);
       let outcome: Awaited<ReturnType<typeof answerPlain>>;
       try {
-        outcome = await answerPlain(this.app, plain, auth, where, req, res, withdrawn.signal);
+        outcome = await answerPlain(this.app, plain, auth, where, req, res, abandoned);
       } finally {
-        session.ended.signal.removeEventListener("abort", ended);
-        if (session.plainRequests.get(plain.id) === withdrawn) session.plainRequests.delete(plain.id);
+        if (session.plainRequests.get(plain.id) === abandoned) session.plainRequests.delete(plain.id);
       }
-      if (outcome === "abandoned" || withdrawn.signal.aborted) {
+      if (outcome === "abandoned" || abandoned.aborted) {
         // Never handed to a stream, even when the plain handler found it needed one: it would
         // deliver a question there to a requestor that no longer waits.
         if (res.headersSent || res.destroyed) return;
@@ -199,7 +199,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       protocolVersion,
       standalone,
       ended: new AbortController(),
-      plainRequests: new Map<RequestId, AbortController>(),
+      plainRequests: new Map<RequestId, LazyAbort>(),
       requestPeers,
     };
     this.sessions.add(session);

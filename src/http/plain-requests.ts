@@ -7,6 +7,7 @@ import { callerOf } from "../mcp/owner.js";
 import type { LooseParams } from "../mcp/request-schemas.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson } from "./json-rpc-response.js";
+import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { OperationTrace } from "../mcp/era.js";
 import { inOperationSpan, type ServerOperation } from "../mcp/tracing/operation-span.js";
@@ -47,7 +48,9 @@ export interface PlainSession {
 /**
  * Answers a plain request with one `application/json` response, and says what came of it:
  * "needs-stream" when the era found it needs a stream (nothing written: the caller hands it to the
- * transport), "abandoned" when the requestor hung up first or `withdrawn` aborted (nothing written).
+ * transport), "abandoned" when the requestor hung up first or `abandoned` was aborted by the caller
+ * (the request withdrawn, its session ended): nothing written. The handler's signal is `abandoned`'s;
+ * this function aborts it when the connection closes.
  */
 export async function answerPlain(
   app: TaskServer,
@@ -56,14 +59,10 @@ export async function answerPlain(
   session: PlainSession,
   req: IncomingMessage,
   res: ServerResponse,
-  withdrawn?: AbortSignal,
+  abandoned: LazyAbort = new LazyAbort(),
 ): Promise<"answered" | "abandoned" | "needs-stream"> {
-  const abandoned = new AbortController();
   const onClose = (): void => abandoned.abort("the requestor closed the connection");
-  const onWithdrawn = (): void => abandoned.abort(withdrawn?.reason);
   res.once("close", onClose);
-  if (withdrawn?.aborted) onWithdrawn();
-  withdrawn?.addEventListener("abort", onWithdrawn, { once: true });
   let body: object;
   try {
     const caller = callerOf(auth, app.config.bind, session.id, peerOf(req));
@@ -72,7 +71,9 @@ export async function answerPlain(
         caller,
         sessionId: session.id,
         clientCapabilities: session.clientCapabilities,
-        signal: abandoned.signal,
+        get signal() {
+          return abandoned.signal;
+        },
         sessionStreamCarriesOwnTasks: session.sessionStreamCarriesOwnTasks,
       });
     const traced = app.host.era.operationTrace(request.method, request.params, session);
@@ -80,10 +81,10 @@ export async function answerPlain(
     const result = traced.servedOnStream ? await answer() : await inOperationSpan(plainOperation(request, session, req, traced), answer, undefined, app.host.recordOperation);
     // A request its requestor gave up on while the handler looked (the connection closed, or it
     // was withdrawn) is not handed to a stream: one would be opened for nobody.
-    if (result === NEEDS_STREAM) return abandoned.signal.aborted ? "abandoned" : "needs-stream";
+    if (result === NEEDS_STREAM) return abandoned.aborted ? "abandoned" : "needs-stream";
     body = { jsonrpc: "2.0", id: request.id, result };
   } catch (error) {
-    if (abandoned.signal.aborted) return "abandoned";
+    if (abandoned.aborted) return "abandoned";
     const { body: rpcError, known } = toRpcError(error);
     if (!known) {
       const taskId = typeof request.params?.["taskId"] === "string" ? request.params["taskId"] : undefined;
@@ -92,7 +93,6 @@ export async function answerPlain(
     body = { jsonrpc: "2.0", id: request.id, error: rpcError };
   } finally {
     res.off("close", onClose);
-    withdrawn?.removeEventListener("abort", onWithdrawn);
   }
   sendJson(res, 200, body, { "mcp-session-id": session.id });
   return "answered";

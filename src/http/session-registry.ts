@@ -1,6 +1,7 @@
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskProtocolServer } from "../mcp/task-protocol-server.js";
+import type { LazyAbort } from "./lazy-abort.js";
 
 /** One Streamable HTTP session: its transport, its server, and who opened it. */
 export interface HttpSession {
@@ -33,7 +34,7 @@ export interface HttpSession {
    * id: a `notifications/cancelled` naming one aborts it, as the transport aborts the handlers of
    * the requests on its streams.
    */
-  readonly plainRequests: Map<RequestId, AbortController>;
+  readonly plainRequests: Map<RequestId, LazyAbort>;
   /**
    * The peer of each request the session's transport is serving, by JSON-RPC id: its server's
    * handlers learn their caller's address here (the SDK hands them headers, not the socket).
@@ -56,7 +57,9 @@ export class SessionRegistry {
     const session = this.sessions.get(id);
     if (!session) return;
     this.sessions.delete(id);
-    session.ended.abort(new Error("the session ended"));
+    const ended = new Error("the session ended");
+    session.ended.abort(ended);
+    for (const request of session.plainRequests.values()) request.abort(ended);
     const left = this.countOf(session.client) - 1;
     if (left > 0) this.perClient.set(session.client, left);
     else this.perClient.delete(session.client);

@@ -3,6 +3,7 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { StatelessEra } from "../mcp/era.js";
 import { STATELESS_ERAS } from "../mcp/eras.js";
 import { callerOf } from "../mcp/owner.js";
+import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
@@ -36,14 +37,20 @@ export class StatelessEndpoint {
       sendRpcError(res, HttpFailure.hostNotAllowed, `Invalid Host header: ${req.headers.host ?? ""}`);
       return;
     }
-    const abandoned = new AbortController();
+    const abandoned = new LazyAbort();
     const onClose = (): void => abandoned.abort("the requestor closed the connection");
     res.once("close", onClose);
     try {
       // Owner binding as in a session (T-SEC-1): the principal, else nobody — there is no session to bind to.
       const caller = callerOf(auth, this.app.config.bind, undefined, peerOf(req));
-      const answer = await era.answer(this.app.host, body, { headers: headersOf(req), caller, signal: abandoned.signal });
-      if (abandoned.signal.aborted) return;
+      const answer = await era.answer(this.app.host, body, {
+        headers: headersOf(req),
+        caller,
+        get signal() {
+          return abandoned.signal;
+        },
+      });
+      if (abandoned.aborted) return;
       if (answer === null) {
         res.writeHead(202).end();
         return;
