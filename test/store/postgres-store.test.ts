@@ -5,6 +5,7 @@ import type { TaskOutcome } from "../../src/core/task.js";
 import { DEFAULT_POSTGRES_SCHEMA, postgresStore, type PostgresStore, type PostgresStoreOptions } from "../../src/store/postgres/postgres-store.js";
 import { COUNTS_VERSION, migrate, SCHEMA_VERSION } from "../../src/store/postgres/schema.js";
 import { tablesOf } from "../../src/store/postgres/sql.js";
+import { sweepStatements } from "../../src/store/postgres/sweep-statements.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 import { newTask, storeContract } from "../../src/testing/store-contract.js";
 import { leaseContract } from "../../src/testing/lease-contract.js";
@@ -300,7 +301,6 @@ describe("postgresStore: schema, migrations and connections", () => {
       expect(await plan(`SELECT * FROM ${t} WHERE owner = 'a' AND (created_at, id) > (1, 'x') ORDER BY created_at, id LIMIT 5`)).toMatch(
         /tasks_owner_created/,
       );
-      expect(await plan(`SELECT count(*) FROM ${t} WHERE owner = 'a' AND status IN ('working', 'input_required')`)).toMatch(/tasks_active/);
       expect(
         await plan(`SELECT * FROM ${t} WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
       ).toMatch(/tasks_expires/);
@@ -317,5 +317,48 @@ describe("postgresStore: schema, migrations and connections", () => {
     } finally {
       await client.end();
     }
+  });
+
+  it("the per-owner caps read the kept counts by primary key, never the owner's tasks", async () => {
+    const schema = freshSchema();
+    await open(schema).migrate();
+    const client = new pg.Client({ connectionString: TEST_PG_URL });
+    await client.connect();
+    try {
+      await client.query("SET enable_seqscan = off");
+      const sweeps = sweepStatements(tablesOf(schema));
+      for (const query of [sweeps.countActive, sweeps.countStored]) {
+        const plan = (await client.query<{ "QUERY PLAN": string }>({ text: `EXPLAIN ${query.text}`, values: ["Oalice"] })).rows.map((r) => r["QUERY PLAN"]).join("\n");
+        expect(plan).toMatch(/task_counts_pkey/);
+        expect(plan).not.toMatch(/ on tasks\b|tasks_owner_created|tasks_active/);
+      }
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("the per-owner counts stay exact across status changes and the folds of their deltas", async () => {
+    const store = open(freshSchema());
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const task = newTask({ owner: i % 3 === 0 ? null : "alice" });
+      ids.push(task.id);
+      await store.create(task);
+    }
+    expect(await store.countStored("alice")).toBe(20);
+    expect(await store.countStored(null)).toBe(10);
+    expect(await store.countActive("alice")).toBe(20);
+    // Every third of alice's tasks ends; the counts are read between folds and after them.
+    const alices = ids.filter((_, i) => i % 3 !== 0);
+    for (const [i, id] of alices.entries()) {
+      if (i % 3 === 0) await store.transition(id, ["working"], "completed", { outcome: { result: { content: [] } } });
+    }
+    expect(await store.countActive("alice")).toBe(13);
+    expect(await store.countStored("alice")).toBe(20);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await store.countActive("alice")).toBe(13);
+    expect(await store.countStored("alice")).toBe(20);
+    expect(await store.countActive(null)).toBe(10);
+    expect(await store.countStored("bob")).toBe(0);
   });
 });

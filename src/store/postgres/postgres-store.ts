@@ -36,7 +36,7 @@ import type { Logger } from "../../core/logger.js";
 import { taskStatements } from "./task-statements.js";
 import { viewStatements } from "./view-statements.js";
 import type { Claim, ClaimedTask } from "../claim.js";
-import { checkTransitionPatch, claimLostError, countsFromTotals, duplicateInputError, duplicateTaskError, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
+import { checkTransitionPatch, claimLostError, countsFromTotals, duplicateInputError, duplicateTaskError, ownerKey, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
 import type { StoreNotify } from "../../core/store-notify.js";
 import type { ExpiredBatch, KeyedCreation, OwnerScope, RetentionRules, StoredKey, TaskFilter, TransitionPatch } from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
@@ -499,11 +499,13 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     },
 
     async countActive(owner: string | null): Promise<number> {
-      return owner === null ? count(sweeps.countActiveAnonymous, []) : count(sweeps.countActive, [owner]);
+      await compactCounts();
+      return count(sweeps.countActive, [ownerKey(owner)]);
     },
 
     async countStored(owner: string | null): Promise<number> {
-      return owner === null ? count(sweeps.countStoredAnonymous, []) : count(sweeps.countStored, [owner]);
+      await compactCounts();
+      return count(sweeps.countStored, [ownerKey(owner)]);
     },
 
     async secret(): Promise<Buffer> {

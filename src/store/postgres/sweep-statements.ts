@@ -19,12 +19,10 @@ export interface SweepStatements {
   markFetched: Statement;
   /** ($1 limit): non-terminal tasks of every owner, in creation order. */
   activeTasks: Statement;
-  /** ($1 owner) — and the `Anonymous` variant with no parameter. */
+  /** ($1 owner key, store-rules.ts `ownerKey`): the owner's non-terminal tasks, from the kept counts. */
   countActive: Statement;
-  countActiveAnonymous: Statement;
-  /** ($1 owner): tasks of the owner in any status — and the `Anonymous` variant with no parameter. */
+  /** ($1 owner key): the owner's tasks in any status, from the kept counts. */
   countStored: Statement;
-  countStoredAnonymous: Statement;
 }
 
 export function sweepStatements(t: Tables): SweepStatements {
@@ -74,16 +72,21 @@ export function sweepStatements(t: Tables): SweepStatements {
       `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE status IN ${ACTIVE_SQL} ORDER BY created_at, id LIMIT $1`,
     ),
 
+    // From the kept counts (schema.ts: compacted rows plus the deltas not yet folded, read in one
+    // snapshot), not from the tasks: counting an owner's index entries cost a visit of every
+    // version of every task it holds, dead ones included until vacuum, on each cap check, and grew
+    // with the table (the largest share of PostgreSQL's CPU in bench:cluster's longer phases).
     countActive: statement(
       "count_active",
-      `SELECT count(*) AS n FROM ${t.tasks} WHERE owner = $1 AND status IN ${ACTIVE_SQL}`,
+      `SELECT coalesce(sum(n), 0)::int8 AS n FROM (
+         SELECT n FROM ${t.counts} WHERE owner_key = $1 AND status IN ${ACTIVE_SQL}
+         UNION ALL SELECT delta FROM ${t.countDeltas} WHERE owner_key = $1 AND status IN ${ACTIVE_SQL}) AS c`,
     ),
-    countActiveAnonymous: statement(
-      "count_active_anonymous",
-      `SELECT count(*) AS n FROM ${t.tasks} WHERE owner IS NULL AND status IN ${ACTIVE_SQL}`,
+    countStored: statement(
+      "count_stored",
+      `SELECT coalesce(sum(n), 0)::int8 AS n FROM (
+         SELECT n FROM ${t.counts} WHERE owner_key = $1
+         UNION ALL SELECT delta FROM ${t.countDeltas} WHERE owner_key = $1) AS c`,
     ),
-    // Both use tasks_owner_created (index-only when the visibility map allows).
-    countStored: statement("count_stored", `SELECT count(*) AS n FROM ${t.tasks} WHERE owner = $1`),
-    countStoredAnonymous: statement("count_stored_anonymous", `SELECT count(*) AS n FROM ${t.tasks} WHERE owner IS NULL`),
   };
 }
