@@ -593,10 +593,14 @@ async function describeMachine(): Promise<string> {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   const version = (await client.query<{ v: string }>("SELECT split_part(version(), ' on ', 1) AS v")).rows[0]?.v ?? "?";
+  const autovacuum = (await client.query<{ on: string }>("SELECT current_setting('autovacuum') AS on")).rows[0]?.on ?? "?";
   await client.end();
   return [
     `machine: ${here.cores} × ${here.model}, ${here.ramGiB.toFixed(1)} GiB RAM, ${here.os}`,
     `         node ${here.node}, ${version} on 127.0.0.1, load average ${here.load}`,
+    // Without it the fresh schema's tables are never analyzed: claims plan a scan of every task
+    // (and every dead version of one), so each phase costs more than the one before it.
+    `         autovacuum ${autovacuum}${autovacuum === "off" ? " (the schema's tables are never analyzed nor vacuumed: later phases pay for the dead rows and stale plans of earlier ones)" : ""}`,
   ].join("\n");
 }
 

@@ -351,7 +351,7 @@ describe("postgresStore: schema, migrations and connections", () => {
     // Every third of alice's tasks ends; the counts are read between folds and after them.
     const alices = ids.filter((_, i) => i % 3 !== 0);
     for (const [i, id] of alices.entries()) {
-      if (i % 3 === 0) await store.transition(id, ["working"], "completed", { outcome: { result: { content: [] } } });
+      if (i % 3 === 0) await store.transition(id, ["working"], "completed", { now: 1_000, outcome: { kind: "result", value: { content: [] } } });
     }
     expect(await store.countActive("alice")).toBe(13);
     expect(await store.countStored("alice")).toBe(20);
