@@ -13,6 +13,7 @@ import { workerStatements } from "./worker-statements.js";
 import { NO_CAPS, type ClaimCaps, type QueueDepth } from "../run-queue.js";
 import type { ClusterView, WorkerBeat } from "../cluster-view.js";
 import { metaStatements, SECRET_KEY } from "./meta-statements.js";
+import { statisticsUpkeep } from "./statistics-upkeep.js";
 import {
   inputFromRow,
   statusChangeFromRow,
@@ -176,6 +177,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const meta = metaStatements(tables);
   const keys = keyStatements(tables);
   const views = viewStatements(tables);
+  const upkeep = statisticsUpkeep(pool, tables, logger);
 
   let closed = false;
   let migrated: Promise<void> | null = null;
@@ -597,7 +599,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     },
 
     async heartbeat(worker: WorkerBeat, now: number): Promise<string[]> {
-      return (await rows<{ worker_id: string }>(workers.heartbeat, [worker.workerId, worker.startedAt, now, worker.concurrency, worker.leaseMs, now - FORGET_WORKERS_AFTER_MS])).map((row) => row.worker_id);
+      const alive = (await rows<{ worker_id: string }>(workers.heartbeat, [worker.workerId, worker.startedAt, now, worker.concurrency, worker.leaseMs, now - FORGET_WORKERS_AFTER_MS])).map((row) => row.worker_id);
+      // Workers are what claims; their beat is where the statistics the claim is planned on are kept.
+      await upkeep();
+      return alive;
     },
 
     async retire(workerId: string): Promise<void> {
