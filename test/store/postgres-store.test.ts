@@ -287,6 +287,30 @@ describe("postgresStore: schema, migrations and connections", () => {
     expect(answers).toEqual([...lookups, ...lookups].map(([, , expected]) => expected));
   });
 
+  it("results marked fetched at once (batched into shared statements) are each the first fetch once, never of a task still running", async () => {
+    const store = open(freshSchema(), { poolSize: 2 });
+    const T0 = 1_700_000_000_000;
+    const done = await Promise.all([1, 2, 3].map(() => store.create(newTask())));
+    for (const task of done) await store.transition(task.id, ["working"], "completed", { now: T0 + 5, outcome: { kind: "result", value: { content: [] } } });
+    const running = await store.create(newTask());
+    const calls: Array<[string, boolean]> = [
+      [done[0]!.id, true],
+      [done[1]!.id, true],
+      [done[0]!.id, false],
+      [running.id, false],
+      ["no-such-task", false],
+      [`${done[2]!.id}\u0000`, false],
+      [done[2]!.id, true],
+      [done[1]!.id, false],
+    ];
+    // One is sent alone, the rest wait for it and go out as one statement.
+    const answers = await Promise.all(calls.map(([id], i) => store.markFetched(id, T0 + 10 + i)));
+    expect(answers).toEqual(calls.map(([, first]) => first));
+    expect(await Promise.all(done.map((task) => store.markFetched(task.id, T0 + 50)))).toEqual([false, false, false]);
+    const { rows } = await pgQuery(`SELECT id, fetched_at FROM "${store.schema}".tasks WHERE fetched_at IS NOT NULL ORDER BY fetched_at`);
+    expect(rows.map((row: { id: string }) => row.id)).toEqual([done[0]!.id, done[1]!.id, done[2]!.id]);
+  });
+
   it("the hot statements use their indexes", async () => {
     const schema = freshSchema();
     await open(schema).migrate();

@@ -286,6 +286,15 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     if (later.length > 0) (await moveBatch(later)).forEach((row, i) => results.set(later[i]!, row));
     return batch.map((call) => results.get(call));
   });
+  // Every task's result is marked fetched once: next to its creation, the most frequent write.
+  const markFetched = coalescer<{ id: string; now: number }, boolean>(async (calls) => {
+    if (calls.length === 1) return [((await run(sweeps.markFetched, [calls[0]!.now, calls[0]!.id])).rowCount ?? 0) > 0];
+    const marked = new Set(
+      (await rows<{ id: string }>(sweeps.markFetchedMany, [calls.map((call) => call.id), calls.map((call) => call.now)])).map((row) => row.id),
+    );
+    // The same task twice in one batch: the first call is the first fetch, as it would be one by one.
+    return calls.map((call) => marked.delete(boundText([call.id])[0] as string));
+  });
   const readTasks = coalescer<string, TaskRow | undefined>(async (ids) => {
     if (ids.length === 1) return rows<TaskRow>(tasks.get, ids);
     const byId = new Map((await rows<TaskRow>(tasks.getMany, [ids])).map((row) => [row.id, row]));
@@ -492,7 +501,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     },
 
     async markFetched(id: string, now: number): Promise<boolean> {
-      return ((await run(sweeps.markFetched, [now, id])).rowCount ?? 0) > 0;
+      return markFetched({ id, now });
     },
 
     async activeTasks(limit: number): Promise<TaskRecord[]> {

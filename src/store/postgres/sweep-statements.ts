@@ -17,6 +17,8 @@ export interface SweepStatements {
   wasExpired: Statement;
   /** ($1 now, $2 id): sets fetched_at once, on a terminal task. */
   markFetched: Statement;
+  /** ($1 ids[], $2 nows[]): {@link markFetched} for many tasks in one statement; the ids it marked. */
+  markFetchedMany: Statement;
   /** ($1 limit): non-terminal tasks of every owner, in creation order. */
   activeTasks: Statement;
   /** ($1 owner key, store-rules.ts `ownerKey`): the owner's non-terminal tasks, from the kept counts. */
@@ -65,6 +67,14 @@ export function sweepStatements(t: Tables): SweepStatements {
     markFetched: statement(
       "mark_fetched",
       `UPDATE ${t.tasks} SET fetched_at = $1 WHERE id = $2 AND fetched_at IS NULL AND status IN ${TERMINAL_SQL}`,
+    ),
+
+    markFetchedMany: statement(
+      "mark_fetched_many",
+      `UPDATE ${t.tasks} AS t SET fetched_at = v.now
+         FROM unnest($1::text[], $2::int8[]) AS v(id, now)
+        WHERE t.id = v.id AND t.fetched_at IS NULL AND t.status IN ${TERMINAL_SQL}
+        RETURNING t.id`,
     ),
 
     activeTasks: statement(
