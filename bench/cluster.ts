@@ -22,9 +22,10 @@
  * a schema in the `--pg` database, counting every commit of that database and every postgres
  * process's CPU. The figures are also drawn as SVG charts (`--charts`, default docs/bench).
  *
+ * Runs the compiled CLI (dist/, built first when missing: after a change, `npm run build`).
  * Flags: `npm run bench:cluster -- --help`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { Agent, createServer, request, type IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
@@ -81,7 +82,8 @@ const WARMUP_MS = 1000;
  */
 const FIRST_WARMUP_MS = 3000;
 const TASK_TTL_MS = 10 * 60_000;
-const BIN = fileURLToPath(new URL("../bin/mcp-tasks-dev.js", import.meta.url));
+// The installed CLI on dist/, as users run it (built first when missing).
+const BIN = fileURLToPath(new URL("../bin/mcp-tasks.js", import.meta.url));
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 // ---- processes ------------------------------------------------------------------------------
@@ -624,6 +626,10 @@ async function describeMachine(): Promise<string> {
 
 async function main(): Promise<void> {
   const began = performance.now();
+  if (!existsSync(join(ROOT, "dist", "cli", "main.js"))) {
+    console.log("building dist/ (npm run build)…");
+    execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
+  }
   console.log(await describeMachine());
   const own = await createDatabase();
   if (own !== null) bench = { url: own.url, ownDatabase: own.name };
