@@ -3,6 +3,7 @@ import type { Logger } from "../core/logger.js";
 import type { TaskRecord } from "../core/task.js";
 import type { EventBus } from "../events/event-bus.js";
 import { statusEvent } from "../events/task-event.js";
+import type { Claim } from "../store/claim.js";
 import type { ClusterStore } from "../store/lease-store.js";
 import type { TaskStore } from "../store/task-store.js";
 import type { WorkerPool } from "./cluster/worker-pool.js";
@@ -75,6 +76,8 @@ export async function drainHandlers(deps: DrainDeps, graceMs: number, stop: Abor
   await execution.whenNoneRunning(null, grace.signal).finally(() => grace.clear());
 
   const aborted = execution.abortAll("drain");
+  // Read while the runs are still registered: each is handed back under its own claim.
+  const claims = new Map(aborted.map((id) => [id, execution.claimOf(id)]));
   const finished = running.filter((id) => !aborted.includes(id));
   if (aborted.length > 0) {
     const settle = deadlineSignal({ timeoutMs: SETTLE_MS });
@@ -82,7 +85,7 @@ export async function drainHandlers(deps: DrainDeps, graceMs: number, stop: Abor
   }
   const handedBack: string[] = [];
   for (const id of aborted) {
-    if (await handBack(deps, id)) handedBack.push(id);
+    if (await handBack(deps, id, claims.get(id))) handedBack.push(id);
   }
   logger.info({ finished: finished.length, handedBack: handedBack.length }, "drained");
   return { finished, handedBack };
@@ -94,7 +97,7 @@ export async function drainHandlers(deps: DrainDeps, graceMs: number, stop: Abor
  * stays active with the handed-back statusMessage: the next start's recovery re-runs it, where a
  * task left active without it (a crash) follows its tool's recovery.
  */
-async function handBack(deps: DrainDeps, taskId: string): Promise<boolean> {
+async function handBack(deps: DrainDeps, taskId: string, claim: Claim | undefined): Promise<boolean> {
   const { cluster, store, bus, logger, now } = deps;
   if (!cluster) {
     const marked = await store.annotate(taskId, { statusMessage: HANDED_BACK_LOCAL_MESSAGE, now: now() }).catch((err: unknown) => {
@@ -107,9 +110,11 @@ async function handBack(deps: DrainDeps, taskId: string): Promise<boolean> {
     logger.warn({ audit: "handed_back", ...taskAuditFields(task), status: task.status }, "left a drained task active for the next start to re-run");
     return true;
   }
+  // A run without a claim here was not leased to this worker: nothing of it to give back.
+  if (claim === undefined) return false;
   let handed: TaskRecord | null;
   try {
-    handed = await cluster.store.handBack(taskId, cluster.pool.workerId, now(), HANDED_BACK_MESSAGE);
+    handed = await cluster.store.handBack(taskId, claim, now(), HANDED_BACK_MESSAGE);
   } catch (err) {
     // The lease then runs out and the reaper applies the retry rules, as after a crash.
     logger.error({ taskId, err }, "could not hand a drained task back; its lease will run out");

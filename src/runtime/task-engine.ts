@@ -305,8 +305,9 @@ export class TaskEngine {
         // In a cluster another worker can take it right away instead of after the lease runs out.
         // Not one waiting in input_required: claims take only working tasks, so it would sit
         // unleased and unclaimed; the reaper re-queues it once the lease runs out.
-        if (this.pool && isLeaseStore(this.store) && task.status === "working") {
-          await this.store.release(id, this.pool.workerId).catch(() => {});
+        const claim = claims.get(id);
+        if (this.pool && isLeaseStore(this.store) && task.status === "working" && claim !== undefined) {
+          await this.store.release(id, claim).catch(() => {});
           this.bus.publish({ type: "wake", taskId: id });
         }
         continue;

@@ -1,7 +1,7 @@
 import type { TaskOutcome, TaskRecord } from "../core/task.js";
 import type { ClusterView, WorkerBeat } from "./cluster-view.js";
 import type { TaskStore } from "./task-store.js";
-import type { ClaimedTask } from "./claim.js";
+import type { Claim, ClaimedTask } from "./claim.js";
 import type { ClaimCaps, QueueView } from "./run-queue.js";
 
 /**
@@ -51,16 +51,20 @@ export interface LeaseStore {
    */
   failExpired(taskId: string, workerId: string, now: number, statusMessage: string, outcome: TaskOutcome): Promise<TaskRecord | null>;
 
-  /** Drops the lease of a task whose handler ended here (its outcome is already stored). */
-  release(taskId: string, workerId: string): Promise<void>;
+  /**
+   * Drops the lease of a task whose handler ended here, if `claim` is still the task's current
+   * claim (the same worker may hold a newer claim of it: its lease ran out and it claimed the
+   * task again, and that run's lease must stay).
+   */
+  release(taskId: string, claim: Claim): Promise<void>;
 
   /**
-   * A draining worker gives back a task whose handler it stopped: if `workerId` still holds its
-   * lease, the task is queued again (`working`, unclaimed, so any worker claims it at once, this
+   * A draining worker gives back a task whose handler it stopped: if `claim` is still the task's
+   * current claim, the task is queued again (`working`, unclaimed, so any worker claims it at once, this
    * run not counted against the attempts), with `statusMessage`; its pending inputs are kept.
-   * Returns the task as written, or null when the lease was no longer this worker's.
+   * Returns the task as written, or null when the claim was no longer the current one.
    */
-  handBack(taskId: string, workerId: string, now: number, statusMessage: string): Promise<TaskRecord | null>;
+  handBack(taskId: string, claim: Claim, now: number, statusMessage: string): Promise<TaskRecord | null>;
 
   /** Unclaimed `working` tasks (queue depth, for metrics). */
   queueDepth(): Promise<number>;

@@ -12,7 +12,7 @@ import { allowedSources, TERMINAL_STATUSES, type TaskStatus } from "../core/task
 import type { NewTask, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { WorkerBeat } from "../store/cluster-view.js";
 import type { ClusterStore } from "../store/lease-store.js";
-import type { Claim } from "../store/claim.js";
+import type { Claim, ClaimedTask } from "../store/claim.js";
 import { isCheckpointStore } from "../store/checkpoint-store.js";
 import { newTask } from "./store-contract.js";
 
@@ -47,11 +47,11 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
     }
 
     /** Queues one task and leases it to `worker` at `now` for `leaseMs`. */
-    async function leasedTo(worker: string, now = T0, leaseMs = LEASE, overrides: Partial<NewTask> = {}): Promise<TaskRecord> {
+    async function leasedTo(worker: string, now = T0, leaseMs = LEASE, overrides: Partial<NewTask> = {}): Promise<ClaimedTask> {
       const task = await queued(overrides);
       const claimed = await store.claim(worker, 1, leaseMs, now);
       expect(claimed.map((t) => t.id)).toEqual([task.id]);
-      return task;
+      return claimed[0]!;
     }
 
     const expiredIds = async (now: number): Promise<string[]> => (await store.expiredLeases(now, 100)).map((e) => e.task.id);
@@ -380,17 +380,27 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
     describe("release", () => {
       it("drops the worker's lease: a task left working is queued again, and no reaper sees it", async () => {
         const task = await leasedTo("w1");
-        await store.release(task.id, "w1");
+        await store.release(task.id, task.claim);
         expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
         expect(await store.renew("w1", [task.id], LEASE, T0 + 1)).toEqual([]);
         expect(await store.queueDepth()).toBe(1);
         expect((await store.claim("w2", 1, LEASE, T0 + 2)).map((t) => t.id)).toEqual([task.id]);
       });
 
+      it("leaves the lease of a newer claim of the same worker alone (its lease had run out and it claimed the task again)", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        expect(await store.requeue(task.id, "w1", 3, T0 + 1000)).toBe(true);
+        const [again] = await store.claim("w1", 1, LEASE, T0 + 2000);
+        expect(again?.claim.generation).toBe(task.claim.generation + 1);
+        await store.release(task.id, task.claim);
+        expect(await store.renew("w1", [task.id], LEASE, T0 + 2001)).toEqual([task.id]);
+        expect(await store.queueDepth()).toBe(0);
+      });
+
       it("leaves another worker's lease alone, and ignores unknown tasks", async () => {
         const task = await leasedTo("w1");
-        await store.release(task.id, "w2");
-        await store.release(newTaskId(), "w1");
+        await store.release(task.id, { ...task.claim, workerId: "w2" });
+        await store.release(newTaskId(), task.claim);
         expect(await store.renew("w1", [task.id], LEASE, T0 + 1)).toEqual([task.id]);
       });
     });
@@ -400,7 +410,7 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
 
       it("queues the task again at once, unclaimed, with the message and a timeline entry", async () => {
         const task = await leasedTo("w1");
-        const handed = await store.handBack(task.id, "w1", T0 + 5, HANDED);
+        const handed = await store.handBack(task.id, task.claim, T0 + 5, HANDED);
         expect(handed).toMatchObject({ id: task.id, status: "working", statusMessage: HANDED, updatedAt: T0 + 5 });
         expect(await store.queueDepth()).toBe(1);
         expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
@@ -410,7 +420,7 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
 
       it("does not count the run it gave up against the attempts", async () => {
         const task = await leasedTo("w1", T0, 1000);
-        await store.handBack(task.id, "w1", T0 + 5, HANDED);
+        await store.handBack(task.id, task.claim, T0 + 5, HANDED);
         await store.claim("w2", 1, 1000, T0 + 6);
         expect(await store.expiredLeases(T0 + 2000, 10)).toMatchObject([{ workerId: "w2", attempts: 1 }]);
       });
@@ -419,18 +429,27 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         const task = await leasedTo("w1");
         await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
         await store.enqueueInput({ taskId: task.id, id: "pending", method: "elicitation/create", params: { message: "?" }, createdAt: T0 + 2 });
-        expect((await store.handBack(task.id, "w1", T0 + 5, HANDED))?.status).toBe("working");
+        expect((await store.handBack(task.id, task.claim, T0 + 5, HANDED))?.status).toBe("working");
         expect((await store.pendingInputs(task.id)).map((i) => i.id)).toEqual(["pending"]);
+      });
+
+      it("refuses (null, nothing written) a task the same worker claimed again since", async () => {
+        const task = await leasedTo("w1", T0, 1000);
+        await store.requeue(task.id, "w1", 3, T0 + 1000);
+        const [again] = await store.claim("w1", 1, LEASE, T0 + 2000);
+        expect(await store.handBack(task.id, task.claim, T0 + 2001, HANDED)).toBeNull();
+        expect(await store.renew("w1", [task.id], LEASE, T0 + 2002)).toEqual([task.id]);
+        expect(await store.handBack(task.id, again!.claim, T0 + 2003, HANDED)).toMatchObject({ status: "working", statusMessage: HANDED });
       });
 
       it("refuses (null, nothing written) another worker's task, an ended task, and an unknown one", async () => {
         const task = await leasedTo("w1");
-        expect(await store.handBack(task.id, "w2", T0 + 5, HANDED)).toBeNull();
+        expect(await store.handBack(task.id, { ...task.claim, workerId: "w2" }, T0 + 5, HANDED)).toBeNull();
         expect(await store.renew("w1", [task.id], LEASE, T0 + 6)).toEqual([task.id]);
         await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 7, outcome: RESULT });
-        expect(await store.handBack(task.id, "w1", T0 + 8, HANDED)).toBeNull();
+        expect(await store.handBack(task.id, task.claim, T0 + 8, HANDED)).toBeNull();
         expect((await store.get(task.id, { any: true }))?.status).toBe("completed");
-        expect(await store.handBack(newTaskId(), "w1", T0 + 8, HANDED)).toBeNull();
+        expect(await store.handBack(newTaskId(), task.claim, T0 + 8, HANDED)).toBeNull();
       });
     });
 
@@ -452,7 +471,7 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         const [again] = await store.claim("w1", 1, 1000, T0 + 2000);
         expect(again?.claim).toEqual({ workerId: "w1", generation: 2, attempt: 2 });
         // A hand-back un-counts the attempt, never the generation.
-        await store.handBack(task.id, "w1", T0 + 2001, "handed back");
+        await store.handBack(task.id, again!.claim, T0 + 2001, "handed back");
         const [third] = await store.claim("w1", 1, 1000, T0 + 2002);
         expect(third?.claim).toEqual({ workerId: "w1", generation: 3, attempt: 2 });
       });
@@ -630,8 +649,8 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         const handed = await leasedTo("w1");
         const lost = await leasedTo("w1", T0, 1000);
         await store.transition(done.id, allowedSources("completed"), "completed", { now: T0 + 1, outcome: RESULT });
-        await store.release(released.id, "w1");
-        await store.handBack(handed.id, "w1", T0 + 2, "handed back");
+        await store.release(released.id, released.claim);
+        await store.handBack(handed.id, handed.claim, T0 + 2, "handed back");
         expect((await store.clusterView(T0 + 5000)).leases.map((l) => l.taskId)).toEqual([lost.id]);
         await store.requeue(lost.id, "w1", 3, T0 + 5000);
         expect((await store.clusterView(T0 + 5001)).leases).toEqual([]);

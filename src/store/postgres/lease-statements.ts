@@ -178,7 +178,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
 
     release: statement(
       "release",
-      `UPDATE ${t.tasks} SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2`,
+      `UPDATE ${t.tasks} SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2 AND claim_generation = $3::bigint`,
     ),
 
     handBack: statement(
@@ -191,7 +191,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
            lease_owner = NULL,
            lease_expires_at = NULL,
            attempts = GREATEST(attempts - 1, 0)
-         WHERE id = $1 AND lease_owner = $2 AND status IN ${ACTIVE_SQL}
+         WHERE id = $1 AND lease_owner = $2 AND claim_generation = $5::bigint AND status IN ${ACTIVE_SQL}
          RETURNING ${TASK_COLUMNS}),
        ${timelineOf(t, "handed", "updated_at")}
        SELECT * FROM handed`,

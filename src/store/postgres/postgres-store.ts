@@ -581,12 +581,12 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return row === undefined ? null : taskFromRow(row);
     },
 
-    async release(taskId: string, workerId: string): Promise<void> {
-      await run(leases.release, [taskId, workerId]);
+    async release(taskId: string, claim: Claim): Promise<void> {
+      await run(leases.release, [taskId, claim.workerId, claim.generation]);
     },
 
-    async handBack(taskId: string, workerId: string, now: number, statusMessage: string): Promise<TaskRecord | null> {
-      const [row] = await rows<TaskRow>(leases.handBack, [taskId, workerId, now, statusMessage]);
+    async handBack(taskId: string, claim: Claim, now: number, statusMessage: string): Promise<TaskRecord | null> {
+      const [row] = await rows<TaskRow>(leases.handBack, [taskId, claim.workerId, now, statusMessage, claim.generation]);
       return row === undefined ? null : taskFromRow(row);
     },
 
