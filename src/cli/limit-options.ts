@@ -64,6 +64,7 @@ export function maxQueuedPerPrincipalOption(): Option {
 /** Retention (docs/limits.md): how long a finished task outlives its ttl. */
 export interface RetentionFlags {
   keepFinished: number;
+  rememberExpired: number;
 }
 
 export function keepFinishedOption(): Option {
@@ -73,4 +74,13 @@ export function keepFinishedOption(): Option {
   )
     .argParser(nonNegativeInt)
     .default(0);
+}
+
+export function rememberExpiredOption(): Option {
+  return new Option(
+    "--remember-expired <ms>",
+    'how long the id of a task deleted after its retention still answers "Task has expired" rather than "Task not found" (0: forget at once)',
+  )
+    .argParser(nonNegativeInt)
+    .default(24 * 60 * 60 * 1000);
 }

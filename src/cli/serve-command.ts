@@ -19,6 +19,7 @@ import {
   maxQueuedPerPrincipalOption,
   maxResultBytesOption,
   keepFinishedOption,
+  rememberExpiredOption,
   maxRunningPerPrincipalOption,
   maxStoredTasksOption,
   type FairShareFlags,
@@ -116,6 +117,7 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .addOption(maxQueuedInputsOption())
     .addOption(maxResultBytesOption())
     .addOption(keepFinishedOption())
+    .addOption(rememberExpiredOption())
     .option("--max-sessions <n>", "HTTP sessions this process holds at most (local sessions; beyond: 503)", positiveInt, DEFAULT_MAX_SESSIONS)
     .option("--max-sessions-per-client <n>", "HTTP sessions one principal (or address, without auth) holds at once (beyond: 429)", positiveInt, DEFAULT_MAX_SESSIONS_PER_CLIENT)
     .option("--workers <n>", "handlers this node runs at once, more tasks wait queued (default: 8 in a cluster, where 0 makes a pure front node; unlimited on a single node)", nonNegativeInt)
@@ -193,6 +195,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
     maxQueuedInputs: opts.maxQueuedInputs,
     maxResultBytes: opts.maxResultBytes,
     keepFinishedMs: opts.keepFinished,
+    rememberExpiredMs: opts.rememberExpired,
     ...(!backend.shared && opts.workers !== undefined && { maxRunning: opts.workers }),
     ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
     ...(opts.maxQueuedPerPrincipal !== undefined && { maxQueuedPerOwner: opts.maxQueuedPerPrincipal }),

@@ -6,6 +6,7 @@ import { startApp } from "./start-app.js";
 import { createLogger } from "./logger.js";
 import {
   keepFinishedOption,
+  rememberExpiredOption,
   maxQueuedInputsOption,
   maxResultBytesOption,
   maxRunningPerPrincipalOption,
@@ -45,6 +46,7 @@ export function workerCommand(): Command {
     .addOption(maxQueuedInputsOption())
     .addOption(maxResultBytesOption())
     .addOption(keepFinishedOption())
+    .addOption(rememberExpiredOption())
     .addOption(maxRunningPerPrincipalOption())
     .option("--demo", "run the demo tools")
     .option("--tools <module>", "load tools from a module exporting default (app) => void")
@@ -76,6 +78,7 @@ async function work(opts: WorkerOptions): Promise<void> {
     maxQueuedInputs: opts.maxQueuedInputs,
     maxResultBytes: opts.maxResultBytes,
     keepFinishedMs: opts.keepFinished,
+    rememberExpiredMs: opts.rememberExpired,
     ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
   });
   logger.info({ workerId, concurrency: opts.concurrency, tools: app.toolNames }, "worker started");

@@ -86,6 +86,7 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
       "--max-queued-inputs <n>",
       "--max-result-bytes <n>",
       "--keep-finished <ms>",
+      "--remember-expired <ms>",
       "--tools <module>",
       "--no-tasks",
       "--log-level <level>",
@@ -132,6 +133,7 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     expect(flat).toMatch(/--max-queued-inputs <n> .*?\(default: 16\)/);
     expect(flat).toMatch(/--max-result-bytes <n> .*?\(default: 4194304\)/);
     expect(flat).toMatch(/--keep-finished <ms> .*?\(default: 0\)/);
+    expect(flat).toMatch(/--remember-expired <ms> .*?\(default: 86400000\)/);
 
     const top = await runCli(["--help"]);
     expect(top.code).toBe(0);
