@@ -311,16 +311,25 @@ describe("postgresStore: schema, migrations and connections", () => {
     expect(rows.map((row: { id: string }) => row.id)).toEqual([done[0]!.id, done[1]!.id, done[2]!.id]);
   });
 
-  it("the hot statements use their indexes", async () => {
+  /**
+   * Runs `check` with the plans of a fresh, migrated, empty schema: sequential scans are forbidden
+   * (on an empty table one is cheapest), so a plan shows which index a query can use.
+   */
+  async function withPlans(check: (plan: (sql: string, values?: unknown[]) => Promise<string>, schema: string) => Promise<void>): Promise<void> {
     const schema = freshSchema();
     await open(schema).migrate();
     const client = new pg.Client({ connectionString: TEST_PG_URL });
     await client.connect();
     try {
-      // An empty table makes a sequential scan cheapest; forbid it to see which index each query can use.
       await client.query("SET enable_seqscan = off");
-      const plan = async (sql: string): Promise<string> =>
-        (await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
+      await check(async (sql, values = []) => (await client.query<{ "QUERY PLAN": string }>({ text: `EXPLAIN ${sql}`, values })).rows.map((r) => r["QUERY PLAN"]).join("\n"), schema);
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("the hot statements use their indexes", async () => {
+    await withPlans(async (plan, schema) => {
       const t = `"${schema}".tasks`;
       expect(await plan(`SELECT * FROM ${t} WHERE owner = 'a' AND (created_at, id) > (1, 'x') ORDER BY created_at, id LIMIT 5`)).toMatch(
         /tasks_owner_created/,
@@ -338,27 +347,18 @@ describe("postgresStore: schema, migrations and connections", () => {
           `SELECT * FROM ${t} WHERE lease_owner IS NOT NULL AND lease_expires_at <= 5 ORDER BY lease_expires_at, id LIMIT 5`,
         ),
       ).toMatch(/tasks_leases/);
-    } finally {
-      await client.end();
-    }
+    });
   });
 
   it("the per-owner caps read the kept counts by primary key, never the owner's tasks", async () => {
-    const schema = freshSchema();
-    await open(schema).migrate();
-    const client = new pg.Client({ connectionString: TEST_PG_URL });
-    await client.connect();
-    try {
-      await client.query("SET enable_seqscan = off");
+    await withPlans(async (plan, schema) => {
       const sweeps = sweepStatements(tablesOf(schema));
       for (const query of [sweeps.countActive, sweeps.countStored]) {
-        const plan = (await client.query<{ "QUERY PLAN": string }>({ text: `EXPLAIN ${query.text}`, values: ["Oalice"] })).rows.map((r) => r["QUERY PLAN"]).join("\n");
-        expect(plan).toMatch(/task_counts_pkey/);
-        expect(plan).not.toMatch(/ on tasks\b|tasks_owner_created|tasks_active/);
+        const shown = await plan(query.text, ["Oalice"]);
+        expect(shown).toMatch(/task_counts_pkey/);
+        expect(shown).not.toMatch(/ on tasks\b|tasks_owner_created|tasks_active/);
       }
-    } finally {
-      await client.end();
-    }
+    });
   });
 
   it("the per-owner counts stay exact across status changes and the folds of their deltas", async () => {
