@@ -5,7 +5,8 @@
  * Streamable HTTP on 127.0.0.1 by a lean JSON-RPC client in this process that sends each request
  * to the next front in turn (a balancer without sticky sessions).
  *
- *   1. End-to-end throughput, with 1 worker and then 2: `lanes` loops, each creating a task
+ *   1. End-to-end throughput, with 1 worker, then 2, then 1 again (the second stopped with
+ *      SIGTERM; the two 1-worker phases are averaged): `lanes` loops, each creating a task
  *      (task-augmented tools/call `sleep {ms: 0}`) and fetching its result (tasks/result, which
  *      blocks until a worker completed it); tasks/s = results fetched per second.
  *   2. Cross-node tasks/result wake-up latency: a `sleep` task created through front A, its
@@ -45,7 +46,9 @@ const HELP = `Usage: npm run bench:cluster -- [flags]
   --pg URL           PostgreSQL (default $MCP_TASKS_BENCH_PG or postgres://postgres@127.0.0.1:5432/test)
   --lanes N          create→result loops running at once (default 64; < 100, the per-requestor cap)
   --concurrency N    worker --concurrency (default 64)
-  --duration S       measured seconds per throughput phase, after a warm-up (3 s for the first, 1 s for the second; default 5)
+  --duration S       measured seconds per throughput phase, after its warm-up (default 5)
+  --warmup S         seconds of load before each phase is measured (default 10): the first phase's
+                     processes, and the second phase's new worker, start cold
   --samples N        wake-up latency samples (default 200)
   --sleep-ms MS      sleep of a wake-up sample; its tasks/result is sent while it runs (default 40)
   --log-level L      --log-level of every process (default info, the CLI's: an audit line per event)
@@ -59,6 +62,7 @@ const { values: flags } = parseArgs({
     lanes: { type: "string", default: "64" },
     concurrency: { type: "string", default: "64" },
     duration: { type: "string", default: "5" },
+    warmup: { type: "string", default: "10" },
     samples: { type: "string", default: "200" },
     "sleep-ms": { type: "string", default: "40" },
     "log-level": { type: "string", default: "info" },
@@ -68,19 +72,19 @@ const { values: flags } = parseArgs({
   },
 });
 exitOnHelp(HELP, flags.help);
-const flag = (name: "lanes" | "concurrency" | "duration" | "samples" | "sleep-ms", range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
+const flag = (name: "lanes" | "concurrency" | "duration" | "warmup" | "samples" | "sleep-ms", range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
 const PG_URL = flags.pg;
 const LANES = flag("lanes", { min: 1, max: 99 });
 const CONCURRENCY = flag("concurrency", { min: 1 });
 const DURATION_MS = flag("duration", { min: 0.5, max: 60, whole: false }) * 1000;
 const SAMPLES = flag("samples", { min: 1, max: 5000 });
 const SLEEP_MS = flag("sleep-ms", { min: 5 });
-const WARMUP_MS = 1000;
 /**
- * The first phase's warm-up: the processes are fresh (modules loaded and code optimised on first
- * use), and a phase that pays for it would flatter the 2 workers ÷ 1 worker ratio.
+ * Each phase's warm-up: the first phase's processes are fresh (modules loaded and code optimised
+ * on first use), and so is the worker the second phase adds; a phase that paid for it would skew
+ * the 2 workers ÷ 1 worker ratio.
  */
-const FIRST_WARMUP_MS = 3000;
+const WARMUP_MS = flag("warmup", { min: 0, max: 120, whole: false }) * 1000;
 const TASK_TTL_MS = 10 * 60_000;
 // The installed CLI on dist/, as users run it (built first when missing).
 const BIN = fileURLToPath(new URL("../bin/mcp-tasks.js", import.meta.url));
@@ -100,7 +104,7 @@ const logs = new Map<string, string>();
  * Spawns `node bin/mcp-tasks-dev.js <args>` with its log (stderr) in a file; its error lines are
  * printed at the end, and its last lines should it exit early.
  */
-function startProcess(args: string[], what: string): void {
+function startProcess(args: string[], what: string): ChildProcess {
   const profile = flags.profile === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${join(flags.profile, what.replace(/ /g, "-"))}`];
   const logFile = join(logDir, `${what.replace(/ /g, "-")}.log`);
   logs.set(what, logFile);
@@ -110,8 +114,23 @@ function startProcess(args: string[], what: string): void {
   children.push(child);
   roles.set(child, what.startsWith("front") ? "front" : "worker");
   child.once("exit", (code, signal) => {
-    if (!stopping) console.error(`${what} exited (${code ?? signal}); its last log lines:\n${logLines(what).slice(-20).join("\n")}`);
+    if (!stopping && !retired.has(child)) console.error(`${what} exited (${code ?? signal}); its last log lines:\n${logLines(what).slice(-20).join("\n")}`);
   });
+  return child;
+}
+
+/** Processes the bench stopped on purpose before the end. */
+const retired = new Set<ChildProcess>();
+
+/** Stops one process as an operator would (SIGTERM: it drains) and waits for it to exit. */
+async function retire(child: ChildProcess): Promise<void> {
+  retired.add(child);
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const forced = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  await exited;
+  clearTimeout(forced);
 }
 
 function logLines(what: string): string[] {
@@ -381,6 +400,22 @@ function cpuSpent(from: CpuSnapshot, to: CpuSnapshot): { front: number; worker: 
   return { front: to.front - from.front, worker: to.worker - from.worker, postgres, bench: to.bench - from.bench };
 }
 
+/** Two runs of the same phase as one: each figure the mean of both (latencies too, as a summary). */
+function meanOf(a: Throughput, b: Throughput): Throughput {
+  const mean = (x: number, y: number): number => (x + y) / 2;
+  return {
+    ...a,
+    tasksPerSecond: mean(a.tasksPerSecond, b.tasksPerSecond),
+    tasks: a.tasks + b.tasks,
+    seconds: a.seconds + b.seconds,
+    p50: mean(a.p50, b.p50),
+    p95: mean(a.p95, b.p95),
+    p99: mean(a.p99, b.p99),
+    cpu: { front: mean(a.cpu.front, b.cpu.front), worker: mean(a.cpu.worker, b.cpu.worker), postgres: mean(a.cpu.postgres, b.cpu.postgres), bench: mean(a.cpu.bench, b.cpu.bench) },
+    commits: mean(a.commits, b.commits),
+  };
+}
+
 // ---- measurements -----------------------------------------------------------------------------
 
 async function createTask(session: Session, args: Record<string, unknown>, node?: number): Promise<string> {
@@ -618,9 +653,9 @@ async function describeMachine(): Promise<string> {
   return [
     `machine: ${here.cores} × ${here.model}, ${here.ramGiB.toFixed(1)} GiB RAM, ${here.os}`,
     `         node ${here.node}, ${version} on 127.0.0.1, load average ${here.load}`,
-    // Without it the fresh schema's tables are never analyzed: claims plan a scan of every task
-    // (and every dead version of one), so each phase costs more than the one before it.
-    `         autovacuum ${autovacuum}${autovacuum === "off" ? " (the schema's tables are never analyzed nor vacuumed: later phases pay for the dead rows and stale plans of earlier ones)" : ""}`,
+    // Without it nothing reclaims dead rows nor analyzes the fresh schema (see maintain() and the
+    // store's statistics upkeep, which stand in for it).
+    `         autovacuum ${autovacuum}${autovacuum === "off" ? " (dead rows: the bench vacuums after each warm-up; statistics: the store analyzes its tasks table itself)" : ""}`,
   ].join("\n");
 }
 
@@ -680,19 +715,25 @@ async function measure(began: number): Promise<void> {
       return url;
     };
     const fronts = await Promise.all([front(0), front(1)]);
-    const worker = async (n: number): Promise<void> => {
+    const worker = async (n: number): Promise<ChildProcess> => {
       const started = Date.now();
-      startProcess(["worker", ...common, "--concurrency", String(CONCURRENCY)], `worker ${n}`);
+      const child = startProcess(["worker", ...common, "--concurrency", String(CONCURRENCY)], `worker ${n}`);
       // A worker serves no HTTP: it is up once its LISTEN connection shows in pg_stat_activity.
       await listening(schema, n + 2, started);
+      return child;
     };
     const sessions = await Promise.all(Array.from({ length: Math.min(LANES, 8) }, () => Session.open(fronts)));
 
+    // 1 worker, 2 workers, then 1 worker again (the second stopped): whatever drifts over the run
+    // (the fronts still warming up, the table growing, the machine) falls on both sides of the 2.
     await worker(1);
-    const one = await throughput(sessions, FIRST_WARMUP_MS, schema);
-    await worker(2);
+    const first = await throughput(sessions, WARMUP_MS, schema);
+    const second = await worker(2);
     const two = await throughput(sessions, WARMUP_MS, schema);
     const wake = await wakeups(sessions[0]!);
+    await retire(second);
+    const again = await throughput(sessions, WARMUP_MS, schema);
+    const one = meanOf(first, again);
 
     const cpuTotal = cpuPerTask;
     const row = (label: string, r: Throughput) =>
@@ -702,8 +743,10 @@ async function measure(began: number): Promise<void> {
         `             in all ${cpuTotal(r).toFixed(2)} ms = ${(cpuTotal(r) / httpOnlyMs).toFixed(2)} × the 2 bare round trips (target ≤ 2.0); at ${r.tasksPerSecond.toFixed(0)} tasks/s that is ${((cpuTotal(r) * r.tasksPerSecond) / 1000).toFixed(2)} of the ${cores} cores`,
       ].join("\n");
     console.log(`end-to-end throughput (create → worker completes → tasks/result fetched), target ≥ 0.7 of the ceiling = ${Math.round(0.7 * ceiling)} tasks/s:`);
-    console.log(row("1 worker ", one));
+    console.log(row("1 worker ", first));
     console.log(row("2 workers", two));
+    console.log(row("1 worker ", again));
+    console.log(`  (the third phase: worker 2 stopped with SIGTERM; "1 worker" below is the mean of the first and the third)`);
     console.log(
       bench.ownDatabase === null
         ? `  (CPU from /proc, 10 ms ticks; PostgreSQL CPU and commits count every client of the server, not only this bench's)`
@@ -717,7 +760,7 @@ async function measure(began: number): Promise<void> {
     // creation to result at p50 and p99, and what the database pays per task.
     console.log(`summary (${here.cores} × ${here.model}, PostgreSQL on the same machine):`);
     console.log("  workers  tasks/s  create→result p50  p99       PostgreSQL CPU/task  commits/task  CPU/task ÷ 2 bare round trips  load average");
-    for (const [n, r] of [[1, one], [2, two]] as const) {
+    for (const [n, r] of [[1, first], [2, two], [1, again]] as const) {
       console.log(
         `  ${String(n).padStart(7)}  ${r.tasksPerSecond.toFixed(0).padStart(7)}  ${`${r.p50.toFixed(1)} ms`.padStart(17)}  ${`${r.p99.toFixed(1)} ms`.padEnd(8)}  ${`${r.cpu.postgres.toFixed(2)} ms`.padStart(19)}  ${r.commits.toFixed(2).padStart(12)}  ${cpuTotal(r) === 0 ? "" : (cpuTotal(r) / httpOnlyMs).toFixed(2).padStart(30)}  ${r.load}`,
       );
