@@ -44,6 +44,10 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
   let task = first;
   let closeCurrent: (() => Promise<void>) | null = null;
   const detached = new AbortController();
+  // Set when a cancel could not reach the server: it is sent over the next connection.
+  let cancelOwed = false;
+  // Ends the current connection's following at once (a cancel found the connection dead).
+  let connectionLost = new AbortController();
   let interrupting = false;
   const onSigint = (): void => {
     if (interrupting) return;
@@ -53,11 +57,17 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
       if (choice === "detach") detached.abort("detach");
       else if (choice === "cancel") {
         await task.cancel().catch((error: unknown) => {
-          // The person asked to stop waiting; with the server out of reach the command ends here and
-          // says how to send the cancel later (written once the bar is gone, not into it).
-          // A transport failure of any shape (a refused connection, a body cut off by a killed server) is that.
-          if (asLost(error) instanceof ConnectionError) detached.abort(CANCEL_UNSENT);
-          else printError(out, error);
+          // A transport failure of any shape (a refused connection, a body cut off by a killed
+          // server, a session the restarted server no longer knows) means the cancel never
+          // arrived. Where the task can be reached again, the cancel goes over the new
+          // connection; otherwise the command ends here and says how to send it later
+          // (written once the bar is gone, not into it).
+          if (!(asLost(error) instanceof ConnectionError)) printError(out, error);
+          else if (reattach) {
+            cancelOwed = true;
+            view?.status(task.last?.status ?? "working", "connection lost — reconnecting to send the cancel…");
+            connectionLost.abort();
+          } else detached.abort(CANCEL_UNSENT);
         });
       }
       interrupting = false;
@@ -69,18 +79,31 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
   if (task.last) view?.status(task.last.status, task.last.statusMessage);
   try {
     for (;;) {
-      const attempt = await followOnce(task, view, detached.signal);
+      if (cancelOwed) {
+        cancelOwed = false;
+        const unsent = await task.cancel().then(
+          () => false,
+          (error: unknown) => {
+            if (asLost(error) instanceof ConnectionError) return true;
+            printError(out, error);
+            return false;
+          },
+        );
+        // Lost again before it arrived: still owed, and this connection is no better than the last.
+        if (unsent) {
+          cancelOwed = true;
+          connectionLost.abort();
+        }
+      }
+      const attempt = await followOnce(task, view, detached.signal, connectionLost.signal);
+      connectionLost = new AbortController();
       if (attempt.kind === "outcome") {
         view?.finish(attempt.outcome.status);
         return printOutcome(out, task.id, attempt.outcome);
       }
       if (attempt.kind === "detached") {
         view?.stop();
-        if (detached.signal.reason === CANCEL_UNSENT) {
-          if (out.json) out.stdout.write(`${JSON.stringify({ taskId: task.id, status: "connection_lost", error: { message: "connection lost; the cancel was not sent" } })}\n`);
-          out.stderr.write(`mcp-tasks: could not cancel the task: the connection to the server is lost; try again with: mcp-tasks tasks cancel ${target} ${task.id}\n`);
-          return ExitCode.Connection;
-        }
+        if (detached.signal.reason === CANCEL_UNSENT) return cancelUnsent(out, target, task.id);
         if (out.json) out.stdout.write(`${JSON.stringify({ taskId: task.id, status: "detached" })}\n`);
         else out.stdout.write(`${task.id}\n`);
         out.stderr.write(`Detached; the task goes on. Collect it with: mcp-tasks tasks result ${target} ${task.id}\n`);
@@ -92,7 +115,7 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
         return exitCodeOf(attempt.error);
       }
       // The connection is lost: reach the task again, or say it may still be running.
-      view?.status(task.last?.status ?? "working", "connection lost — reconnecting…");
+      view?.status(task.last?.status ?? "working", cancelOwed ? "connection lost — reconnecting to send the cancel…" : "connection lost — reconnecting…");
       const again = reattach ? await reach(reattach, reattachMs, detached.signal) : null;
       if (again === "detached") continue;
       if (again === null || "error" in again) {
@@ -102,6 +125,7 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
           return exitCodeOf(again.error);
         }
         view?.stop();
+        if (cancelOwed) return cancelUnsent(out, target, task.id);
         const lost = { taskId: task.id, status: "connection_lost", error: { message: "connection lost; the task may still be running" } };
         if (out.json) out.stdout.write(`${JSON.stringify(lost)}\n`);
         out.stderr.write(`mcp-tasks: connection lost; the task may still be running: mcp-tasks tasks result ${target} ${task.id}\n`);
@@ -119,17 +143,29 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
   }
 }
 
+/** The end of a command whose cancel never reached the server: what to run to send it. */
+function cancelUnsent(out: Output, target: string, taskId: string): number {
+  if (out.json) out.stdout.write(`${JSON.stringify({ taskId, status: "connection_lost", error: { message: "connection lost; the cancel was not sent" } })}\n`);
+  out.stderr.write(`mcp-tasks: could not cancel the task: the connection to the server is lost; try again with: mcp-tasks tasks cancel ${target} ${taskId}\n`);
+  return ExitCode.Connection;
+}
+
 type Attempt =
   | { kind: "outcome"; outcome: Awaited<ReturnType<ToolTask["outcome"]>> }
   | { kind: "detached" }
   | { kind: "error"; error: unknown };
 
 /** One connection's worth of following: the outcome, a detach, or the error that ended it (a failed poll included). */
-async function followOnce(task: ToolTask, view: ProgressView | null, detached: AbortSignal): Promise<Attempt> {
+async function followOnce(task: ToolTask, view: ProgressView | null, detached: AbortSignal, lost: AbortSignal): Promise<Attempt> {
   const stop = new AbortController();
   const onDetach = (): void => stop.abort("detach");
   detached.addEventListener("abort", onDetach, { once: true });
   if (detached.aborted) onDetach();
+  const cutOff = new Promise<Attempt>((resolve) => {
+    const onLost = (): void => resolve({ kind: "error", error: new ConnectionError("connection lost") });
+    if (lost.aborted) onLost();
+    else lost.addEventListener("abort", onLost, { once: true });
+  });
   const polled = (async (): Promise<Attempt> => {
     try {
       for await (const update of task.updates({ signal: stop.signal })) view?.status(update.status, update.statusMessage);
@@ -145,7 +181,7 @@ async function followOnce(task: ToolTask, view: ProgressView | null, detached: A
     (error: unknown): Attempt => (detached.aborted ? { kind: "detached" } : { kind: "error", error: asLost(error) }),
   );
   try {
-    return await Promise.race([waited, polled]);
+    return await Promise.race([waited, polled, cutOff]);
   } finally {
     stop.abort("done");
     detached.removeEventListener("abort", onDetach);

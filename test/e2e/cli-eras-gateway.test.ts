@@ -155,11 +155,12 @@ describe.each(ERAS)("mcp-tasks call under $name when the gateway in front of the
     }
   });
 
-  it("Ctrl-C → Cancel in a terminal while the connection is lost says the cancel could not be sent and how to send it, and ends with exit 4", { timeout: 180_000 }, async () => {
+  it("Ctrl-C → Cancel while the connection is lost and the gateway does not come back says the cancel could not be sent and how to send it, exit 4", { timeout: 180_000 }, async () => {
     if (!hasTmux()) throw new Error("tmux is not installed: the pseudo-terminal tests need it (apt-get install tmux)");
     const before = createdIds(stateDir).length;
     const command = [process.execPath, BIN, "call", gateway.url, "batch", '{"ms":30000}', "--task"].map(shellQuote).join(" ");
-    terminal = await TmuxTerminal.start(`cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_PROTOCOL=${era.protocol} MCP_TASKS_STATE_DIR=${shellQuote(stateDir)} ${command}; echo "EXIT=$?"; sleep 600`, { width: 250 });
+    // The cancel is owed until the task can be reached again; a short window lets the command give up.
+    terminal = await TmuxTerminal.start(`cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_REATTACH_MS=3000 MCP_TASKS_PROTOCOL=${era.protocol} MCP_TASKS_STATE_DIR=${shellQuote(stateDir)} ${command}; echo "EXIT=$?"; sleep 600`, { width: 250 });
     const id = await nextCreated(stateDir, before);
     await gateway.kill9();
     try {
@@ -174,5 +175,28 @@ describe.each(ERAS)("mcp-tasks call under $name when the gateway in front of the
     } finally {
       await gateway.start();
     }
+  });
+
+  it("Ctrl-C → Cancel while the connection is lost is sent once the gateway is back: the task ends cancelled, exit 3", { timeout: 180_000 }, async () => {
+    if (!hasTmux()) throw new Error("tmux is not installed: the pseudo-terminal tests need it (apt-get install tmux)");
+    const before = createdIds(stateDir).length;
+    // `steps` is retried after the gateway's crash (gateway.json), so the task is still there to cancel.
+    const command = [process.execPath, BIN, "call", gateway.url, "steps", '{"count":120,"ms":500}', "--task"].map(shellQuote).join(" ");
+    terminal = await TmuxTerminal.start(`cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_PROTOCOL=${era.protocol} MCP_TASKS_STATE_DIR=${shellQuote(stateDir)} ${command}; echo "EXIT=$?"; sleep 600`, { width: 250 });
+    const id = await nextCreated(stateDir, before);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    await gateway.kill9();
+    await terminal.waitFor("connection lost — reconnecting", 20_000);
+    await terminal.press("C-c");
+    await terminal.waitFor("What now?", 10_000);
+    await terminal.press("Down", "Enter");
+    await terminal.waitFor("reconnecting to send the cancel", 20_000);
+    await gateway.start();
+    const screen = await terminal.waitFor("EXIT=", 90_000);
+    expect(screen).toContain("EXIT=3");
+    expect(screen).not.toMatch(/could not cancel|Error POSTing|fetch failed/);
+    const shown = CliProcess.spawn(["tasks", "get", gateway.url, id, "--json"], { env: env() });
+    expect((await shown.exited).code, shown.stderrText).toBe(0);
+    expect(json(shown.stdout)).toMatchObject({ status: "cancelled" });
   });
 });
