@@ -547,6 +547,25 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(done!.updatedAt).toBeGreaterThanOrEqual(after!.updatedAt);
       });
 
+      it("a claim's questions stay in the order they were queued, whatever time the worker's clock says", async () => {
+        const task = await queued();
+        const [claimed] = await store.claim("w1", 1, LEASE, T0);
+        const ask = { taskId: task.id, method: "elicitation/create", params: { message: "?" } };
+        await store.enqueueInput({ ...ask, id: "first", createdAt: Date.now() + 3_600_000 }, claimed!.claim);
+        // A clock far behind, as on a worker that took the task over from one whose clock is ahead.
+        await store.enqueueInput({ ...ask, id: "second", createdAt: T0 }, claimed!.claim);
+        expect((await store.pendingInputs(task.id)).map((input) => input.id)).toEqual(["first", "second"]);
+      });
+
+      it("a claim's checkpoints stay in the order they were saved, whatever time the worker's clock says", async () => {
+        if (!isCheckpointStore(store)) return;
+        const task = await queued();
+        const [claimed] = await store.claim("w1", 1, LEASE, T0);
+        expect(await store.saveCheckpoint(task.id, "fetch#1", 1, Date.now() + 3_600_000, claimed!.claim)).toBe(true);
+        expect(await store.saveCheckpoint(task.id, "fetch#2", 2, T0, claimed!.claim)).toBe(true);
+        expect((await store.checkpoints(task.id)).map((checkpoint) => checkpoint.name)).toEqual(["fetch#1", "fetch#2"]);
+      });
+
       it("concurrent: the stale and the current claim's outcomes race, and the current one's is the one kept", async () => {
         const { task, stale, current } = await takenOver();
         const late: TaskOutcome = { kind: "result", value: { by: "stale" } };

@@ -1,5 +1,5 @@
 /** The per-task queue of requests waiting for the requestor's answer (T-INPUT). */
-import { claimHeld, INPUT_COLUMNS, statement, type Statement, type Tables } from "./sql.js";
+import { claimHeld, DB_NOW_MS, INPUT_COLUMNS, statement, type Statement, type Tables } from "./sql.js";
 
 export interface InputStatements {
   /**
@@ -8,7 +8,8 @@ export interface InputStatements {
    */
   enqueue: Statement;
   /**
-   * {@link enqueue} of a worker, fenced by its claim: (… $6 claim owner, $7 claim generation).
+   * {@link enqueue} of a worker, fenced by its claim, stamped by the database's clock: ($1 taskId,
+   * $2 id, $3 method, $4 params, $5 claim owner, $6 claim generation).
    * One row: `held` 0 when the claim is no longer the task's (nothing written), `n` rows written.
    */
   enqueueClaimed: Statement;
@@ -34,14 +35,15 @@ export function inputStatements(t: Tables): InputStatements {
     ),
 
     // FOR SHARE: a re-queue of the task (which answers or keeps the pending inputs) waits for this
-    // insert or makes it match nothing, never leaves it half-seen.
+    // insert or makes it match nothing, never leaves it half-seen. Stamped by the database's clock:
+    // a re-run on a worker whose clock is behind still queues its questions after the earlier ones.
     enqueueClaimed: statement(
       "enqueue_input_claimed",
       `WITH held AS (
-         SELECT id FROM ${t.tasks} WHERE id = $1 AND ${claimHeld("$6", "$7")} FOR SHARE),
+         SELECT id FROM ${t.tasks} WHERE id = $1 AND ${claimHeld("$5", "$6")} FOR SHARE),
        queued AS (
          INSERT INTO ${t.inputs} (task_id, id, method, params, created_at, answer)
-         SELECT held.id, $2, $3, $4, $5, NULL FROM held
+         SELECT held.id, $2, $3, $4, ${DB_NOW_MS}, NULL FROM held
          ON CONFLICT (task_id, id) DO NOTHING
          RETURNING 1)
        SELECT (SELECT count(*) FROM held) AS held, (SELECT count(*) FROM queued) AS n`,

@@ -425,7 +425,6 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
           request.id,
           request.method,
           toJson(request.params),
-          request.createdAt,
           ...fence(claim),
         ]);
         if (row?.held !== 1) throw claimLostError(request.taskId);
@@ -463,7 +462,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     },
 
     async saveCheckpoint(taskId: string, name: string, value: unknown, now: number, claim?: Claim): Promise<boolean> {
-      if (claim !== undefined) return (await run(checkpoints.saveClaimed, [taskId, name, toJson(value), now, ...fence(claim)])).rowCount === 1;
+      if (claim !== undefined) return (await run(checkpoints.saveClaimed, [taskId, name, toJson(value), ...fence(claim)])).rowCount === 1;
       try {
         return (await run(checkpoints.save, [taskId, name, toJson(value), now])).rowCount === 1;
       } catch (error) {
