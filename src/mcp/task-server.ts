@@ -320,6 +320,7 @@ export class TaskServer {
     await new Promise((resolve) => setImmediate(resolve));
     for (const server of [...this.sessions]) await server.close().catch(() => {});
     await this.engine.bus.close();
+    this.metrics?.close();
     await this.engine.store.close();
   }
 }

@@ -6,7 +6,7 @@ import { isLeaseStore } from "../store/lease-store.js";
 import { isQueueView } from "../store/run-queue.js";
 import type { TaskStore } from "../store/task-store.js";
 import { instrumentStore } from "./instrumented-store.js";
-import { OPERATION_DURATION_BUCKETS, TASK_DURATION_BUCKETS } from "./operation-buckets.js";
+import { OPERATION_DURATION_BUCKETS, RESULT_WAKEUP_BUCKETS, STORE_OPERATION_BUCKETS, TASK_DURATION_BUCKETS } from "./operation-buckets.js";
 import { otelTaskMetrics } from "./otel-task-metrics.js";
 
 /** Every metric name starts with this. */
@@ -25,6 +25,7 @@ export class TaskMetrics implements EngineObserver {
   readonly registry = new Registry();
   private store: TaskStore | null = null;
   private processMetrics = false;
+  private stopObservingStore: (() => void) | undefined;
 
   private readonly created = new Counter({
     name: `${METRIC_PREFIX}created_total`,
@@ -63,7 +64,7 @@ export class TaskMetrics implements EngineObserver {
   private readonly wakeup = new Histogram({
     name: `${METRIC_PREFIX}result_wakeup_seconds`,
     help: "For a tasks/result that waited: time from the task's terminal status write to the answer.",
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    buckets: RESULT_WAKEUP_BUCKETS,
     registers: [this.registry],
   });
 
@@ -77,7 +78,7 @@ export class TaskMetrics implements EngineObserver {
     name: `${METRIC_PREFIX}store_operation_seconds`,
     help: "Latency of task store operations, by operation.",
     labelNames: ["operation"] as const,
-    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    buckets: STORE_OPERATION_BUCKETS,
     registers: [this.registry],
   });
 
@@ -150,6 +151,13 @@ export class TaskMetrics implements EngineObserver {
    */
   instrument<S extends TaskStore>(store: S): S {
     this.store = store;
+    this.stopObservingStore?.();
+    this.stopObservingStore = otelTaskMetrics.observeStore(async (observe) => {
+      const counts = await store.countByStatus({ scope: { any: true }, statuses: ACTIVE_STATUSES });
+      for (const status of ACTIVE_STATUSES) observe.current(status, counts[status]);
+      if (isLeaseStore(store)) observe.queueDepth(await store.queueDepth());
+      if (isQueueView(store)) for (const depth of await store.queueDepths()) observe.queued(depth.owner ?? "", depth.name, depth.queued);
+    });
     if (isLeaseStore(store)) {
       const leases = store;
       new Gauge({
@@ -180,6 +188,7 @@ export class TaskMetrics implements EngineObserver {
       operation: (name, seconds, failed) => {
         this.storeLatency.observe({ operation: name }, seconds);
         if (failed) this.storeErrors.inc({ operation: name });
+        otelTaskMetrics.storeOperation(name, seconds, failed);
       },
       created: (task) => {
         this.created.inc({ tool: task.name });
@@ -214,6 +223,7 @@ export class TaskMetrics implements EngineObserver {
 
   resultWoken(_task: TaskRecord, ms: number): void {
     this.wakeup.observe(ms / 1000);
+    otelTaskMetrics.resultWoken(ms / 1000);
   }
 
   resultsWaiting(change: 1 | -1): void {
@@ -223,9 +233,20 @@ export class TaskMetrics implements EngineObserver {
 
   limitRejected(limit: LimitName): void {
     this.rejections.inc({ limit });
+    otelTaskMetrics.limitRejected(limit);
   }
 
   leaseLost(task: TaskRecord, action: "requeued" | "failed"): void {
     this.leaseLosses.inc({ tool: task.name, action });
+    otelTaskMetrics.leaseLost(task, action);
+  }
+
+  /**
+   * Stops reading this server's store into the OpenTelemetry gauges (`mcp.tasks.current`,
+   * `.queued`, `.queue.depth`). `TaskServer.close` calls it; `/metrics` is unaffected.
+   */
+  close(): void {
+    this.stopObservingStore?.();
+    this.stopObservingStore = undefined;
   }
 }

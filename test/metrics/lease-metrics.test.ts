@@ -1,6 +1,6 @@
 /**
  * Cluster metrics against the real PostgreSQL: queue depth and lease losses move when a worker
- * vanishes holding a task.
+ * vanishes holding a task, on `/metrics` and through the OpenTelemetry metrics SDK alike.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { registerDemoTools } from "../../src/demo/demo-tools.js";
@@ -11,6 +11,7 @@ import { TaskMetrics } from "../../src/metrics/task-metrics.js";
 import { postgresStore } from "../../src/store/postgres/postgres-store.js";
 import { callToolAsTask, getTask } from "../support/conformance.js";
 import { connectHttpClient } from "../support/http-fixture.js";
+import { installMeter, pointsOf } from "../support/otel-meter.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 import { scrape, valueOf } from "../support/prometheus.js";
 
@@ -21,6 +22,7 @@ afterAll(async () => {
 
 describe("cluster metrics", () => {
   it("shows queued tasks as queue depth, and counts a lost lease by what the reaper did with the task", async () => {
+    const meter = installMeter();
     // A pure front node (no workers of its own) with a fast reaper.
     const app = registerDemoTools(
       createTaskServer({
@@ -37,6 +39,7 @@ describe("cluster metrics", () => {
     try {
       const sleep = await callToolAsTask(c.client, "sleep", { ms: 60_000 });
       expect(valueOf(await scrape(http.url), "mcp_tasks_queue_depth")).toBe(1);
+      expect(pointsOf(await meter.collect(), "mcp.tasks.queue.depth")).toMatchObject([{ value: 1, unit: "{task}" }]);
 
       // A worker elsewhere claims it for 100 ms, then vanishes without renewing.
       const store = app.engine.store as ReturnType<typeof postgresStore>;
@@ -52,7 +55,9 @@ describe("cluster metrics", () => {
       expect(task.status).toBe("failed");
       expect(task.statusMessage).toMatch(/lease expired/);
       expect(valueOf(await scrape(http.url), "mcp_tasks_lease_losses_total", { tool: "sleep", action: "failed" })).toBe(1);
+      expect(pointsOf(await meter.collect(), "mcp.tasks.lease_losses", { tool: "sleep", action: "failed" })).toMatchObject([{ value: 1 }]);
     } finally {
+      await meter.uninstall();
       await c.close();
       await http.close();
       await app.close();

@@ -1,8 +1,8 @@
 /**
  * The metrics over OTLP, with real processes: `mcp-tasks serve` on a SQLite store with
  * OTEL_METRICS_EXPORTER=otlp (JSON, traces off) exports, through the SDK's own periodic reader and
- * OTLP exporter, `mcp.server.operation.duration` and the task metrics (`mcp.tasks.*`) to a
- * collector that decodes them. One `sleep` task is created, run to completion and its result
+ * OTLP exporter, `mcp.server.operation.duration` and the task metrics (`mcp.tasks.*`, the gauges
+ * read from the store included) to a collector that decodes them. One `sleep` task is created, run to completion and its result
  * fetched; each test waits for the data points that task produces.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -103,6 +103,16 @@ describe("metrics over OTLP/JSON from mcp-tasks serve", { timeout: 30_000 }, () 
     // instrument never touched sends no point at all, so a 0 means the wait was counted and ended.
     const found = await point("mcp.tasks.results.waiting", {}, (p) => p.value === 0);
     expect(found).toMatchObject({ kind: "sum", unit: "{request}" });
+  });
+
+  it("reads the store into the mcp.tasks.current gauge at each export, by status", async () => {
+    const found = await point("mcp.tasks.current", { status: "working" }, (p) => p.value !== undefined);
+    expect(found).toMatchObject({ kind: "gauge", unit: "{task}" });
+  });
+
+  it("observes the store's operations in mcp.tasks.store.operation.duration, by operation", async () => {
+    const found = await point("mcp.tasks.store.operation.duration", { operation: "create" }, observed);
+    expect(found).toMatchObject({ kind: "histogram", unit: "s" });
   });
 
   it("sends metrics only, every export decoded as OTLP/JSON", async () => {
