@@ -79,6 +79,7 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
   if (task.last) view?.status(task.last.status, task.last.statusMessage);
   try {
     for (;;) {
+      connectionLost = new AbortController();
       if (cancelOwed) {
         cancelOwed = false;
         const unsent = await task.cancel().then(
@@ -96,7 +97,6 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
         }
       }
       const attempt = await followOnce(task, view, detached.signal, connectionLost.signal);
-      connectionLost = new AbortController();
       if (attempt.kind === "outcome") {
         view?.finish(attempt.outcome.status);
         return printOutcome(out, task.id, attempt.outcome);
