@@ -2,26 +2,11 @@ import { createRequire } from "node:module";
 import { trace } from "@opentelemetry/api";
 import pino from "pino";
 import type Pretty from "pino-pretty";
+import { censorCredentials } from "./credential-censor.js";
 import { OutcomeLineBatching } from "./outcome-line-batching.js";
 
 /** pino-pretty (and its colour and date libraries) is only loaded when a terminal watches stderr. */
 const requireCjs = createRequire(import.meta.url);
-
-/**
- * Where a token could end up in a line: request headers (an error carrying its request), and any
- * field named for a credential. Tokens are never logged on purpose; this catches the accidents.
- */
-const REDACTED_PATHS = [
-  "authorization",
-  "headers.authorization",
-  "*.headers.authorization",
-  "headers.cookie",
-  "*.headers.cookie",
-  "token",
-  "*.token",
-  "accessToken",
-  "*.accessToken",
-];
 
 /**
  * Logs on stderr (in stdio mode stdout carries protocol messages only): JSON lines for log
@@ -38,7 +23,7 @@ const REDACTED_PATHS = [
  * ({@link OutcomeLineBatching}, which says exactly what a kill -9 can lose).
  */
 export function createLogger(level: string, destination: pino.DestinationStream = defaultDestination()): pino.Logger {
-  return pino({ level, base: { service: "mcp-tasks" }, redact: { paths: REDACTED_PATHS, censor: "[redacted]" }, mixin: traceFields }, destination);
+  return pino({ level, base: { service: "mcp-tasks" }, formatters: { log: censorCredentials }, mixin: traceFields }, destination);
 }
 
 /**

@@ -121,4 +121,37 @@ describe("T-SEC-5: audit lines", () => {
     expect(log.raw.join("\n")).not.toContain(TOKEN);
     expect(log.lines()[0]).toMatchObject({ req: { headers: { authorization: "[redacted]", "x-request-id": "r1" } } });
   });
+
+  it("redact a credential one level down in any field, and the cookie header, leaving the rest of the line as it was", () => {
+    const log = capture();
+    const logger = createLogger("info", log.stream);
+    logger.warn({ upstream: { url: "http://up/mcp", accessToken: TOKEN, token: TOKEN }, headers: { cookie: `sid=${TOKEN}`, accept: "text/event-stream" }, taskId: "t1" }, "refused");
+    expect(log.raw.join("\n")).not.toContain(TOKEN);
+    expect(log.lines()[0]).toMatchObject({
+      upstream: { url: "http://up/mcp", accessToken: "[redacted]", token: "[redacted]" },
+      headers: { cookie: "[redacted]", accept: "text/event-stream" },
+      taskId: "t1",
+    });
+  });
+
+  it("redact the headers an error carries, and still log it as an error of its class with its message and stack", () => {
+    const log = capture();
+    const logger = createLogger("info", log.stream);
+    class UpstreamError extends Error {}
+    const error = Object.assign(new UpstreamError("upstream refused"), { headers: { authorization: `Bearer ${TOKEN}`, "retry-after": "5" } });
+    logger.error({ err: error }, "call failed");
+    expect(log.raw.join("\n")).not.toContain(TOKEN);
+    const line = log.lines()[0] as { err: Record<string, unknown> };
+    expect(line.err).toMatchObject({ type: "UpstreamError", message: "upstream refused", headers: { authorization: "[redacted]", "retry-after": "5" } });
+    expect(line.err["stack"]).toContain("upstream refused");
+  });
+
+  it("never write to the objects they were given", () => {
+    const logger = createLogger("info", capture().stream);
+    const headers = { authorization: `Bearer ${TOKEN}` };
+    const request = { headers, token: TOKEN };
+    logger.error({ req: request, token: TOKEN }, "failed");
+    expect(request).toEqual({ headers: { authorization: `Bearer ${TOKEN}` }, token: TOKEN });
+    expect(request.headers).toBe(headers);
+  });
 });
