@@ -42,7 +42,7 @@ const HELP = `Usage: npm run bench:serve -- [flags]
   --sessions A,B     2025-11-25 session counts the in-flight requests are spread over (default 1,8)
   --wake-lanes N     tasks/result waiters at once (default 50)
   --wake-sleep-ms MS how long each wake-up sample's task works (default 50)
-  --wake-duration S  seconds of wake-up samples (default 6)
+  --wake-duration S  seconds of wake-up samples (default 6), after a 3 s warm-up
   --ops A,B          what to measure: create, get, wake (default all three)
   --profile DIR      run our server under --cpu-prof, its profile written to DIR when it stops
   --against DIR      also measure the build in another checkout (its dist/, e.g. a git worktree of
@@ -84,6 +84,12 @@ const RATE_OPS = (["create", "get"] as const).filter((op) => OPS.has(op));
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WARM_UP_MS = 500;
+/**
+ * The wake-up's warm-up is longer: a waiter without the GET stream goes through the SDK's SSE
+ * transport, which half a second does not warm. With 0.5 s, whichever build ran first in a paired
+ * run had a p99 two to three times the other's, in both orders.
+ */
+const WAKE_WARM_UP_MS = 3000;
 const TTL_MS = 600_000;
 
 /** 2026-07-28: answer every call with its task at once, as 2025-11-25 does for `params.task` (the server would otherwise wait up to 250 ms for a quick result). */
@@ -264,7 +270,7 @@ async function main(): Promise<void> {
     for (const [target, standaloneStreams] of OPS.has("wake") ? [ours, other].flatMap((server) => (server ? [[server, false] as const, [server, true] as const] : [])) : []) {
       const waker = await RawLoad.open({ url: target.url, era: "2025-11-25", concurrency: WAKE_LANES, sessions: 1, ttlMs: TTL_MS, wakeSleepMs: WAKE_SLEEP_MS, standaloneStreams });
       loads.push(waker);
-      await waker.run("wake", WARM_UP_MS, false);
+      await waker.run("wake", WAKE_WARM_UP_MS, false);
       const cpuBefore = cpuOf(target.process.pid);
       const woken = await waker.run("wake", WAKE_DURATION_MS, true);
       const cpuAfter = cpuOf(target.process.pid);
