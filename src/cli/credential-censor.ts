@@ -55,7 +55,11 @@ function censorWithin(value: Fields, isHeaders: boolean): Fields {
 /** A copy with the same own properties (and, for an error, the same class, message and stack). */
 function copyOf(value: Fields): Fields {
   if (Array.isArray(value)) return Object.assign([], value) as unknown as Fields;
-  return Object.create(Object.getPrototypeOf(value) as object | null, Object.getOwnPropertyDescriptors(value)) as Fields;
+  const copy = Object.create(Object.getPrototypeOf(value) as object | null, Object.getOwnPropertyDescriptors(value)) as Fields;
+  // From Node 22 an error's `stack` is an accessor reading the original's hidden state, which a
+  // copy of the descriptor does not carry: the copy holds the text itself.
+  if (value instanceof Error) Object.defineProperty(copy, "stack", { value: value.stack, writable: true, configurable: true, enumerable: false });
+  return copy;
 }
 
 function isCredentialField(key: string): boolean {
