@@ -16,6 +16,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from "./request-id.js";
 import { StreamEventLog } from "./resumable-streams.js";
 import { RouteTable } from "./route-table.js";
 import { HttpFailure } from "./rpc-http-errors.js";
+import { IdentifiedResponse } from "./identified-response.js";
 import type { SessionEndpoint } from "./session-endpoint.js";
 import { SessionRegistry } from "./session-registry.js";
 import { SharedSessionEndpoint } from "./shared-sessions/shared-endpoint.js";
@@ -97,12 +98,12 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     else res.writeHead(HttpFailure.methodNotAllowed.status, { allow: "GET, POST, DELETE" }).end();
   };
 
-  const server = createServer((req, res) => {
-    // One id per HTTP request, in our log lines and the response; also left in the request's
-    // headers, where the SDK hands it to MCP handlers (extra.requestInfo).
+  const server = createServer({ ServerResponse: IdentifiedResponse }, (req, res) => {
+    // One id per HTTP request, in our log lines and the response's head; also left in the
+    // request's headers, where the SDK hands it to MCP handlers (extra.requestInfo).
     const requestId = requestIdOf(req);
     req.headers[REQUEST_ID_HEADER] = requestId;
-    res.setHeader(REQUEST_ID_HEADER, requestId);
+    res.requestId = requestId;
     rememberPeer(req, peerAddress(req, options.trustProxy));
     handle(req, res, requestId).catch((error: unknown) => answerFailure(error, req, res, requestId, logger));
   });

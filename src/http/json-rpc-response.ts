@@ -18,7 +18,10 @@ export function sendRpcError(
 
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(value);
-  // With its length known, the answer goes out as one write of head and body, not chunked.
-  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers });
+  // With its length known, the answer goes out as one write of head and body, not chunked. A
+  // flat list of names and values is the head Node writes with the least work.
+  const head = ["content-type", "application/json", "content-length", String(Buffer.byteLength(body))];
+  for (const name of Object.keys(headers)) head.push(name, headers[name]!);
+  res.writeHead(status, head);
   res.end(body);
 }
