@@ -32,7 +32,7 @@ import { TaskExecution } from "./task-execution.js";
 import type { RecoveryPolicy } from "./recovery-policy.js";
 import { createdEvent, statusEvent, type TaskEvent } from "../events/task-event.js";
 import { notifyWith, publishAfterWrite } from "./carried-notify.js";
-import { FetchedMarks } from "./fetched-marks.js";
+import { FetchedMarkWriter } from "./fetched-mark-writer.js";
 import { AwaitedTasks } from "./awaited-tasks.js";
 import { drainHandlers, type DrainReport } from "./drain.js";
 import { hasWriterLock } from "../store/writer-lock.js";
@@ -138,8 +138,8 @@ export class TaskEngine {
   private readonly drainStop = new AbortController();
   /** Creations past the open check whose task may not be stored yet: a drain waits for them. */
   private readonly creating = new Set<Promise<unknown>>();
-  /** Results already recorded as fetched: fetching one again writes nothing. */
-  private readonly fetchedMarks = new FetchedMarks();
+  /** Marks of fetched results, held briefly and written together; one fetched again writes nothing. */
+  private readonly fetchedMarks: FetchedMarkWriter;
   /** Tasks a request of this process follows ({@link watch}): their status writes commit at once. */
   private readonly awaited = new AwaitedTasks();
 
@@ -147,6 +147,7 @@ export class TaskEngine {
     this.store = options.store;
     this.bus = options.bus;
     this.logger = options.logger ?? silentLogger;
+    this.fetchedMarks = new FetchedMarkWriter(this.store, this.logger);
     this.observer = options.observer ?? silentObserver;
     this.tracing = options.tracing ?? untraced;
     this.ttlPolicy = { ...DEFAULT_TTL_POLICY, ...options.ttl };
@@ -332,6 +333,8 @@ export class TaskEngine {
         new Promise<void>((resolve) => setTimeout(resolve, 2000).unref()),
       ]);
     }
+    // The answers are out: their marks are written before the store can close.
+    await this.fetchedMarks.flush();
   }
 
   /**
@@ -667,14 +670,7 @@ export class TaskEngine {
    * unread. Best effort: the answer does not wait for the write, nor fail with it.
    */
   delivered(task: TaskRecord): void {
-    if (!isTerminal(task.status) || this.fetchedMarks.has(task.id)) return;
-    // Remembered only once written: a failed mark (a full disk) is tried again at the next fetch.
-    this.store.markFetched(task.id, this.now()).then(
-      () => this.fetchedMarks.add(task.id),
-      (error: unknown) => {
-        this.logger.warn({ taskId: task.id, err: error }, "could not record that a task's result was fetched");
-      },
-    );
+    if (isTerminal(task.status)) this.fetchedMarks.fetched(task.id, this.now());
   }
 
   /**
