@@ -1,6 +1,7 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { EventBus } from "../../events/event-bus.js";
 import { cancelledRequestIdOf, cancelReasonOf } from "../cancelled-request.js";
+import { LazyAbort } from "../lazy-abort.js";
 
 /** The bus topic every node hears withdrawals on: a client's request id does not say which node serves it. */
 const TOPIC = "withdrawals";
@@ -8,8 +9,14 @@ const TOPIC = "withdrawals";
 /** A request of a shared session being served on this node. */
 export interface OpenRequest {
   readonly id: RequestId;
-  /** Aborted when the requestor withdraws the request (notifications/cancelled). */
-  readonly withdrawn: AbortSignal;
+  /**
+   * Aborted when the requestor withdraws the request (notifications/cancelled); a plain handler
+   * also aborts it when the connection closes. Lazy: most requests are never withdrawn, and an
+   * AbortSignal made for each was a measurable part of a front's CPU.
+   */
+  readonly abandoned: LazyAbort;
+  /** Whether the requestor withdrew the request. */
+  withdrawn(): boolean;
   /** Hands the withdrawal to the SDK server now serving the request (it then aborts its handler). */
   servedBy(deliver: (cancel: JSONRPCMessage) => void): void;
   /** The request's response has closed: later withdrawals of its id are not for it. */
@@ -17,7 +24,7 @@ export interface OpenRequest {
 }
 
 interface Entry {
-  controller: AbortController;
+  abandoned: LazyAbort;
   deliver: ((cancel: JSONRPCMessage) => void) | null;
   /** The withdrawal, once it came: given to a server that starts serving the request after it. */
   cancel: JSONRPCMessage | null;
@@ -51,12 +58,13 @@ export class RequestWithdrawals {
   track(sessionId: string, id: RequestId): OpenRequest {
     let requests = this.open.get(sessionId);
     if (!requests) this.open.set(sessionId, (requests = new Map()));
-    const entry: Entry = { controller: new AbortController(), deliver: null, cancel: null };
+    const entry: Entry = { abandoned: new LazyAbort(), deliver: null, cancel: null };
     // A client reusing an id while its earlier request is still open: the newer one is the one it means.
     requests.set(id, entry);
     return {
       id,
-      withdrawn: entry.controller.signal,
+      abandoned: entry.abandoned,
+      withdrawn: () => entry.cancel !== null,
       servedBy: (deliver) => {
         entry.deliver = deliver;
         if (entry.cancel) deliver(entry.cancel);
@@ -85,7 +93,7 @@ export class RequestWithdrawals {
     const entry = id === undefined ? undefined : this.open.get(sessionId)?.get(id);
     if (!entry || entry.cancel) return entry !== undefined;
     entry.cancel = message as JSONRPCMessage;
-    entry.controller.abort(cancelReasonOf(message));
+    entry.abandoned.abort(cancelReasonOf(message));
     entry.deliver?.(entry.cancel);
     return true;
   }

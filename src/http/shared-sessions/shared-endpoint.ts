@@ -15,7 +15,6 @@ import { RequestWithdrawals, type OpenRequest } from "./request-withdrawals.js";
 import { openSessionStream, resumePostStream } from "./session-stream.js";
 import { SessionTokenCodec } from "./session-token.js";
 import type { SessionEndpoint } from "../session-endpoint.js";
-import { LazyAbort } from "../lazy-abort.js";
 import { peerOf } from "../request-peer.js";
 
 export interface SharedEndpointOptions {
@@ -95,18 +94,9 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     if (plain) {
       // The session's own tasks are notified on its GET stream, fed by the bus wherever it is held.
       const session = { id: header, clientCapabilities: claims.capabilities, sessionStreamCarriesOwnTasks: true };
-      const withdrawn = open[0]?.withdrawn;
-      const abandoned = new LazyAbort();
-      const onWithdrawn = (): void => abandoned.abort(withdrawn?.reason);
-      if (withdrawn?.aborted) onWithdrawn();
-      else withdrawn?.addEventListener("abort", onWithdrawn, { once: true });
-      let outcome: Awaited<ReturnType<typeof answerPlain>>;
-      try {
-        outcome = await answerPlain(this.app, plain, auth, session, req, res, abandoned);
-      } finally {
-        withdrawn?.removeEventListener("abort", onWithdrawn);
-      }
-      if (withdrawn?.aborted && !res.headersSent) {
+      const request = open[0];
+      const outcome = await answerPlain(this.app, plain, auth, session, req, res, request?.abandoned);
+      if (request?.withdrawn() && !res.headersSent) {
         // No answer is owed for a withdrawn request (nor sent), only the HTTP response: an empty
         // stream, which the client does not resume (it has no event ids). Not handed to a stream
         // either, even when the plain handler found it needed one: it would deliver a question there.
