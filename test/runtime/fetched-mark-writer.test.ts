@@ -52,7 +52,7 @@ describe("fetched marks", () => {
       for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
       expect([fetchedAt(first), fetchedAt(second)]).toEqual([null, null]);
       clock.now += 60_000;
-      await expect.poll(() => fetchedAt(second), { timeout: 10 * FETCHED_MARK_HOLD_MS, interval: 10 }).not.toBeNull();
+      await expect.poll(() => fetchedAt(second), { timeout: 50 * FETCHED_MARK_HOLD_MS, interval: 10 }).not.toBeNull();
       expect([fetchedAt(first), fetchedAt(second)]).toEqual([fetchedFirst, fetchedFirst + 1_000]);
     } finally {
       await close();
@@ -75,7 +75,7 @@ describe("fetched marks", () => {
       const id = await finished();
       clock.now += 5_000;
       await engine.awaitOutcome(id, caller, new AbortController().signal);
-      await expect.poll(() => fetchedAt(id), { timeout: 10 * FETCHED_MARK_HOLD_MS, interval: 10 }).toBe(firstFetch);
+      await expect.poll(() => fetchedAt(id), { timeout: 50 * FETCHED_MARK_HOLD_MS, interval: 10 }).toBe(firstFetch);
       clock.now += 5_000;
       await engine.awaitOutcome(id, caller, new AbortController().signal);
       await new Promise((resolve) => setTimeout(resolve, 2 * FETCHED_MARK_HOLD_MS));
