@@ -10,7 +10,7 @@ export const FETCHED_MARK_HOLD_MS = 100;
  * `holdMs` and then written together. Nobody waits for a mark (the answer has gone out), so the
  * hold costs nothing a requestor sees, and under load the marks of a tenth of a second share one
  * statement and one commit on PostgreSQL, where each would otherwise take a share of the commits
- * (about 0.1 per task measured in the cluster bench). On SQLite they share one transaction.
+ * (0.1–0.15 per task in the cluster bench). On SQLite they share one transaction.
  *
  * What a crash can cost: the marks of the last `holdMs`, so those results count as expired unread
  * when their retention ends. {@link flush} writes them at once (the engine's close calls it).

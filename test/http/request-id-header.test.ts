@@ -2,10 +2,11 @@
  * Every response of the HTTP server carries its request's id in `x-request-id`, once, whichever
  * path wrote its head: a plain JSON answer, the SDK transport's event stream, a JSON-RPC error
  * written before any session, a route of its own, a bodiless refusal. A well-formed id the caller
- * sent is kept.
+ * sent is kept. The same in both eras: a 2026-07-28 request is answered without a session.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
+import { statelessRpc } from "../support/stateless-client.js";
 
 let fx: HttpServerFixture;
 let sessionId = "";
@@ -54,5 +55,16 @@ describe("x-request-id on every response", () => {
 
   it.each(paths)("%s carries the caller's well-formed id back", async (_path, send) => {
     expect(await requestIds(await send({ "x-request-id": "edge-7.b" }))).toEqual(["edge-7.b"]);
+  });
+
+  it.each([
+    ["server/discover", {}],
+    ["tasks/get of an unknown task (an error answer)", { taskId: "no-such-task" }],
+  ])("a 2026-07-28 stateless %s carries one fresh id, or the caller's", async (label, params) => {
+    const method = label.split(" ")[0]!;
+    const fresh = await statelessRpc(fx.url, method, params);
+    expect(fresh.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const kept = await statelessRpc(fx.url, method, params, { headers: { "x-request-id": "edge-9.c" } });
+    expect(kept.headers.get("x-request-id")).toBe("edge-9.c");
   });
 });
