@@ -30,7 +30,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { exitOnHelp, numberFlag, runBench } from "./support/command-line.js";
 import { machine } from "./support/machine.js";
-import { cpuOf } from "./support/process-cpu.js";
+import { cpuOf, mainThreadCpuOf } from "./support/process-cpu.js";
 import { RawLoad, type LoadEra, type LoadOp } from "./support/raw-load.js";
 import { percentile } from "./support/stats.js";
 import { NO_CALLER_LIMITS } from "./support/no-caller-limits.js";
@@ -135,10 +135,12 @@ interface Tally {
   ms: number;
   latencies: number[];
   serverCpuMs: number;
+  /** The server's main thread's share of {@link serverCpuMs}. */
+  mainThreadCpuMs: number;
   clientCpuMs: number;
 }
 
-const tally = (): Tally => ({ count: 0, ms: 0, latencies: [], serverCpuMs: 0, clientCpuMs: 0 });
+const tally = (): Tally => ({ count: 0, ms: 0, latencies: [], serverCpuMs: 0, mainThreadCpuMs: 0, clientCpuMs: 0 });
 
 interface Lane {
   label: string;
@@ -153,13 +155,16 @@ interface Lane {
 async function measure(lane: Lane, op: LoadOp, ms: number, into: Tally): Promise<void> {
   const pid = lane.server.process.pid;
   const before = cpuOf(pid);
+  const mainBefore = mainThreadCpuOf(pid);
   const round = await lane.load.run(op, ms, true);
   const after = cpuOf(pid);
+  const mainAfter = mainThreadCpuOf(pid);
   into.count += round.count;
   into.ms += ms;
   into.latencies.push(...round.latencies);
   into.clientCpuMs += round.clientCpuMs;
   if (before !== null && after !== null) into.serverCpuMs += after - before;
+  if (mainBefore !== null && mainAfter !== null) into.mainThreadCpuMs += mainAfter - mainBefore;
 }
 
 const fixed = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : "–");
@@ -168,7 +173,7 @@ function line(label: string, t: Tally): string {
   const sorted = [...t.latencies].sort((a, b) => a - b);
   const rate = t.count / (t.ms / 1000);
   const cpuUs = (t.serverCpuMs * 1000) / t.count;
-  return `  ${label.padEnd(44)} ${fixed(rate, 0).padStart(7)}/s   p50 ${fixed(percentile(sorted, 50), 2).padStart(6)}  p95 ${fixed(percentile(sorted, 95), 2).padStart(6)}  p99 ${fixed(percentile(sorted, 99), 2).padStart(6)} ms   server CPU ${fixed(cpuUs, 0).padStart(5)} µs/req, client ${fixed((t.clientCpuMs * 1000) / t.count, 0).padStart(4)}`;
+  return `  ${label.padEnd(44)} ${fixed(rate, 0).padStart(7)}/s   p50 ${fixed(percentile(sorted, 50), 2).padStart(6)}  p95 ${fixed(percentile(sorted, 95), 2).padStart(6)}  p99 ${fixed(percentile(sorted, 99), 2).padStart(6)} ms   server CPU ${fixed(cpuUs, 0).padStart(5)} µs/req (main thread ${fixed((t.mainThreadCpuMs * 1000) / t.count, 0).padStart(4)}), client ${fixed((t.clientCpuMs * 1000) / t.count, 0).padStart(4)}`;
 }
 
 const rateOf = (t: Tally): number => t.count / (t.ms / 1000);
@@ -265,6 +270,11 @@ async function main(): Promise<void> {
       const cores = (op: "create" | "get"): string =>
         OPS.has(op) ? `${fixed((rateOf(mine[op]) * cpu(op, mine)) / 1000, 2)} / ${fixed((rateOf(theirs[op]) * cpu(op, theirs)) / 1000, 2)}` : "–";
       console.log(`    server CPU per request, the SDK's ÷ ours: creation ${cheaper("create")}, tasks/get ${cheaper("get")}; cores busy at those rates, ours / SDK: creation ${cores("create")}, tasks/get ${cores("get")}`);
+      // The rate each server would reach with a core of its own is 1 ÷ its main thread's CPU per
+      // request; on a machine shared with the load client the measured rates come near it.
+      const mainCpu = (op: "create" | "get", lane: Lane): number => lane[op].mainThreadCpuMs / lane[op].count;
+      const mainRatio = (op: "create" | "get"): string => (OPS.has(op) ? `${fixed(mainCpu(op, theirs) / mainCpu(op, mine), 2)}× (${fixed(mainCpu(op, mine) * 1000, 0)} µs against ${fixed(mainCpu(op, theirs) * 1000, 0)})` : "–");
+      console.log(`    main-thread CPU per request, the SDK's ÷ ours (the rate ratio with a core each): creation ${mainRatio("create")}, tasks/get ${mainRatio("get")}`);
       const then = lanes.find((l) => l.server === other && l.sessions === sessions);
       if (then) {
         const versus = (op: "create" | "get"): string =>
