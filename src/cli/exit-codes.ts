@@ -1,6 +1,6 @@
 import { TaskError } from "../core/errors.js";
 import { authenticationErrorIn } from "./connection-failure.js";
-import { ConnectionError, RemoteError, TaskCancelledError } from "../mcp/requestor-errors.js";
+import { ConnectionError, InputRefusedError, RemoteError, TaskCancelledError } from "../mcp/requestor-errors.js";
 
 /** Exit codes of `mcp-tasks call` and `mcp-tasks tasks …` (documented in docs/cli.md); `serve` uses Usage for its usage errors. */
 export const ExitCode = {
@@ -23,7 +23,9 @@ export const ExitCode = {
 /** The exit code for an error that ended a command. */
 export function exitCodeOf(error: unknown): number {
   if (error instanceof TaskCancelledError) return ExitCode.Cancelled;
-  if (error instanceof RemoteError) return ExitCode.Failed;
+  // A refused input request ends the command as the task's failure would where the era can send
+  // the refusal (2025-11-25): the same exit code in both eras.
+  if (error instanceof RemoteError || error instanceof InputRefusedError) return ExitCode.Failed;
   if (authenticationErrorIn(error)) return ExitCode.Authentication;
   if (error instanceof ConnectionError) return ExitCode.Connection;
   // Refused locally before anything was sent (T-TOOL negotiation, bad input): a usage problem.

@@ -1,6 +1,6 @@
 import type { ToolTask } from "../client/task-client.js";
 import { TaskError } from "../core/errors.js";
-import { ConnectionError } from "../mcp/requestor-errors.js";
+import { ConnectionError, InputRefusedError } from "../mcp/requestor-errors.js";
 import { authenticationErrorIn } from "./connection-failure.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { printError, printOutcome, type Output } from "./output.js";
@@ -112,6 +112,9 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
       if (attempt.kind === "error" && !(attempt.error instanceof ConnectionError)) {
         view?.finish("failed");
         printError(out, attempt.error, { taskId: task.id, ttl: task.last?.ttl });
+        if (attempt.error instanceof InputRefusedError) {
+          out.stderr.write(`The task still waits for that answer: answer it at a terminal with mcp-tasks tasks result ${target} ${task.id}, or cancel it with mcp-tasks tasks cancel ${target} ${task.id}\n`);
+        }
         return exitCodeOf(attempt.error);
       }
       // The connection is lost: reach the task again, or say it may still be running.

@@ -38,7 +38,8 @@ export function printOutcome(out: Output, taskId: string | null, outcome: TaskOu
   } else if (outcome.status === "cancelled") {
     out.stderr.write(`${outcome.error.message}\n`);
   } else {
-    out.stderr.write(`error ${outcome.error.code}: ${outcome.error.message}\n`);
+    // Said as every other error that ends a command is (printError), whichever path it came by.
+    out.stderr.write(`mcp-tasks: error ${outcome.error.code}: ${outcome.error.message}\n`);
   }
   if (outcome.status === "completed") return ExitCode.Ok;
   return outcome.status === "cancelled" ? ExitCode.Cancelled : ExitCode.Failed;
@@ -107,7 +108,8 @@ function errorJson(error: unknown): { code?: number; message: string; data?: unk
 function describe(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
-    return typeof code === "number" && error.name === "RemoteError" ? `error ${code}: ${error.message}` : error.message;
+    // A JSON-RPC error by its code: the receiver's, or the one a refused input request stands for.
+    return typeof code === "number" && (error.name === "RemoteError" || error.name === "InputRefusedError") ? `error ${code}: ${error.message}` : error.message;
   }
   return String(error);
 }

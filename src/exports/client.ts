@@ -17,6 +17,6 @@ export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from 
 export type { ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "../client/receiver-options.js";
 export type { TaskOutcome, LifecycleEvent, RemoteTaskInfo, RemoteTaskStatus, RemoteTaskProgress, RemoteTaskHandle } from "../mcp/remote-task-info.js";
 export type { EraFeatures } from "../client/requestor-era.js";
-export { RemoteError, TaskCancelledError, ConnectionError } from "../mcp/requestor-errors.js";
+export { RemoteError, TaskCancelledError, ConnectionError, InputRefusedError } from "../mcp/requestor-errors.js";
 export type { TaskErrorKind } from "../core/errors.js";
 export { TaskError, RpcCode } from "../core/errors.js";

@@ -51,6 +51,33 @@ export class ConnectionError extends TaskError {
 }
 
 /**
+ * This requestor's own handler refused one of the receiver's input requests (nobody at a terminal
+ * to answer a sampling request, say), where the era has no way to send a refusal: a 2026-07-28
+ * `inputResponses` value is an answer (X-UPD-4) or nothing. The task still waits for that answer
+ * on the receiver; the refusal ends this requestor's wait instead. Carries the JSON-RPC code and
+ * message the handler refused with, as a 2025-11-25 refusal would have sent them.
+ */
+export class InputRefusedError extends TaskError {
+  /** The task whose input request was refused. */
+  readonly taskId: string | null;
+
+  constructor(code: number, message: string, taskId: string | null, cause?: unknown) {
+    super("protocol", message, { code });
+    this.name = "InputRefusedError";
+    this.taskId = taskId;
+    if (cause !== undefined) (this as { cause?: unknown }).cause = cause;
+  }
+
+  /** The refusal `error` (what an input handler threw) stands for. */
+  static of(error: unknown, taskId: string | null): InputRefusedError {
+    if (error instanceof InputRefusedError) return error;
+    if (isSdkError(error)) return new InputRefusedError(error.code, withoutSdkPrefix(error.message), taskId, error);
+    if (error instanceof TaskError) return new InputRefusedError(error.code, error.message, taskId, error);
+    return new InputRefusedError(RpcCode.InternalError, error instanceof Error ? error.message : String(error), taskId, error);
+  }
+}
+
+/**
  * Maps what an SDK request rejected with to one of the errors above. A JSON-RPC error answer is a
  * {@link RemoteError}; the SDK's own "connection closed" / "request timed out" (raised locally,
  * recognisable by their exact message or the timeout they carry) and anything else are

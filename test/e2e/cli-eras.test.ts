@@ -126,6 +126,19 @@ describe.each(ERAS)("mcp-tasks requestor commands under $name", (era) => {
     expect(result.code).toBe(3);
   });
 
+  it("a task that ends in a JSON-RPC error prints it as every command's error is, exit 1 (T-RES-4)", { timeout: 40_000 }, async () => {
+    const run = await cli(["call", server.url, "throw", '{"code":-32042,"message":"quota"}', "--task"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^mcp-tasks: error -32042: quota$/m);
+  });
+
+  it("without a terminal, a task's sampling request is refused with one note, and the call ends with the refusal's error, exit 1", { timeout: 40_000 }, async () => {
+    const run = await cli(["call", server.url, "sample", '{"prompt":"hi"}', "--task"]);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr.match(/there is no terminal to answer: refused/g)).toHaveLength(1);
+    expect(run.stderr).toMatch(/^mcp-tasks: error -1: No one is at the terminal to answer the sampling request$/m);
+  });
+
   it(`tasks list reads from the ${era.listSource} and says so under --json; the journal-only listing says how to ask the server`, { timeout: 40_000 }, async () => {
     const dirState = state();
     const id = (await cli(["call", server.url, "batch", '{"ms":60000}', "--detach"], { state: dirState })).stdout.trim();

@@ -1,5 +1,6 @@
 import { CreateMessageRequestParamsSchema, ElicitRequestParamsSchema } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../../core/errors.js";
+import { InputRefusedError } from "../../mcp/requestor-errors.js";
 import { ELICIT, SAMPLE } from "../../mcp/tool-context.js";
 import type { InputHandlers } from "../requestor-era.js";
 
@@ -17,7 +18,8 @@ export function capabilitiesOf(handlers: InputHandlers): Record<string, unknown>
  * at a time in key order (a person at a terminal answers one prompt after another), skipping
  * `skip`'s keys. A request this client has no handler for is left unanswered (it was not
  * declared, so a conformant server does not send it). A handler that throws ends it all: there is
- * no way to answer an InputRequest with an error, so the caller learns it instead.
+ * no way to answer an InputRequest with an error (X-UPD-4), so the caller learns it instead, as an
+ * {@link InputRefusedError} (the signal's own abort is passed on as it is).
  */
 export async function answerInputs(
   requests: Record<string, unknown>,
@@ -31,17 +33,26 @@ export async function answerInputs(
     const request = requests[key];
     if (!isObject(request)) continue;
     const info = { relatedTaskId: context.relatedTaskId, taskId: null, signal: context.signal };
-    let answer: unknown;
+    let asked: () => Promise<unknown>;
     if (request["method"] === ELICIT && handlers.elicit) {
       const params = ElicitRequestParamsSchema.safeParse(request["params"]);
       if (!params.success) throw TaskError.invalidParams(`The server's input request ${key} is not a valid ${ELICIT}`);
-      answer = await handlers.elicit(params.data, info);
+      const elicit = handlers.elicit;
+      asked = () => elicit(params.data, info);
     } else if (request["method"] === SAMPLE && handlers.sample) {
       const params = CreateMessageRequestParamsSchema.safeParse(request["params"]);
       if (!params.success) throw TaskError.invalidParams(`The server's input request ${key} is not a valid ${SAMPLE}`);
-      answer = await handlers.sample(params.data, info);
+      const sample = handlers.sample;
+      asked = () => sample(params.data, info);
     } else {
       continue;
+    }
+    let answer: unknown;
+    try {
+      answer = await asked();
+    } catch (error) {
+      if (context.signal.aborted) throw error;
+      throw InputRefusedError.of(error, context.relatedTaskId);
     }
     answers[key] = answer;
     await context.onAnswer?.(key, answer);
