@@ -239,7 +239,11 @@ export class UpstreamConnection implements UpstreamTaskHost {
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+    // The gateway follows the upstream's tasks itself: said at initialize, so an upstream with a
+    // fallback for hosts without tasks does not offer its task tools to the gateway (whose
+    // requestors would then reach every principal's upstream tasks through one connection).
+    const capabilities = { elicitation: {}, sampling: {}, roots: {}, ...SESSION_ERA.upstream.clientCapabilities };
+    const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities });
     client.setRequestHandler(ListRootsRequestSchema, async () => this.roots());
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       const ctx = this.callOf("elicitation/create", request.params._meta);

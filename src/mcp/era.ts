@@ -151,6 +151,12 @@ export interface UpstreamTaskOptions {
  * (RemoteError, ConnectionError), so refusals, losses and timeouts read the same in any era.
  */
 export interface UpstreamTasks {
+  /**
+   * What a requestor that follows its upstream tasks itself declares at initialize, merged into
+   * the upstream client's capabilities: an upstream with a fallback for hosts without tasks then
+   * serves it tasks, and never lists its task tools to it nor answers its calls in the background.
+   */
+  readonly clientCapabilities: Readonly<Record<string, object>>;
   /** Whether the upstream runs a tool with this `taskSupport` as a task of its own. */
   runsAsTask(client: Client, support: string | undefined): boolean;
   /** Calls the tool as a task upstream; resolves with the upstream task's id. Its errors are the SDK client's (McpError). */

@@ -12,6 +12,9 @@ import { toolTask } from "./tool-task.js";
  * task's questions), `tasks/cancel` — the same {@link toolTask} a TaskClient follows.
  */
 export const upstreamTasks2025: UpstreamTasks = {
+  // The one task declaration of this era, whatever it holds (T-CAP-2 lists what it may hold).
+  clientCapabilities: { tasks: {} },
+
   runsAsTask(client: Client, support: string | undefined): boolean {
     const call = client.getServerCapabilities()?.tasks?.requests?.tools?.call;
     return call !== undefined && (support === "optional" || support === "required");
