@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode } from "../../core/errors.js";
-import { ConnectionError, RemoteError, TaskCancelledError } from "../../mcp/requestor-errors.js";
+import { ConnectionError, InputRefusedError, RemoteError, TaskCancelledError } from "../../mcp/requestor-errors.js";
 import { isTerminalTaskStatus as isTerminalStatus, type LifecycleEvent, type RemoteTaskInfo, type RemoteTaskProgress, type TaskOutcome } from "../../mcp/remote-task-info.js";
 import { METHOD } from "../../mcp/rev2026-07-28/wire.js";
 import type { ToolTask } from "../requestor-era.js";
@@ -37,6 +37,8 @@ export class StatelessTask implements ToolTask {
   private latest: RemoteTaskInfo | null = null;
   private detail: DetailedTask | null = null;
   private readonly answered = new Set<string>();
+  /** Questions this handle's handler refused, by key (see follow()). */
+  private readonly refused = new Map<string, InputRefusedError>();
   private readonly stop = new AbortController();
   private readonly wakers = new Set<() => void>();
   private waiting: Promise<TaskOutcome<CallToolResult>> | null = null;
@@ -128,6 +130,8 @@ export class StatelessTask implements ToolTask {
       const outcome = this.outcomeOf(detail);
       if (outcome) return outcome;
       if (detail.task.status === "input_required" && this.options.answerInput && detail.inputRequests) {
+        const refusal = this.refusalIn(detail);
+        if (refusal) throw refusal;
         const open = Object.keys(detail.inputRequests).filter((key) => !this.answered.has(key));
         if (open.length > 0) {
           await answerInputs(detail.inputRequests, this.options.handlers, {
@@ -136,8 +140,21 @@ export class StatelessTask implements ToolTask {
             skip: this.answered,
             onAnswer: async (key, answer) => {
               this.answered.add(key);
-              await this.send(METHOD.tasksUpdate, { taskId: this.id, inputResponses: { [key]: answer } }, signal);
+              try {
+                await this.send(METHOD.tasksUpdate, { taskId: this.id, inputResponses: { [key]: answer } }, signal);
+              } catch (error) {
+                // An answer the receiver refused (-32602: it does not fit the question) leaves the
+                // question open (X-UPD-4): the next wait asks the handler again.
+                if (error instanceof RemoteError) this.answered.delete(key);
+                throw error;
+              }
             },
+          }).catch((error: unknown) => {
+            // A question the handler refused is not put to it again by this handle (it would
+            // refuse at every poll): while the task waits for it, each wait ends with the refusal.
+            const key = open.sort().find((asked) => !this.answered.has(asked));
+            if (error instanceof InputRefusedError && key !== undefined) this.refused.set(key, error);
+            throw error;
           });
           continue; // read-your-writes (X-CONF-2): the next tasks/get shows what the answers did
         }
@@ -195,12 +212,26 @@ export class StatelessTask implements ToolTask {
       this.lastProgress = progress;
       this.options.onProgress?.(task.progress);
     }
+    // As under 2025-11-25 (T-INPUT-3): the receiver waits for us, so whichever read saw it —
+    // updates(), status() — starts answering, and a caller that only follows updates() gets past
+    // input_required. The wait's own failure is the next outcome()'s to report.
+    if (task.status === "input_required" && this.options.answerInput && this.waiting === null && !this.stop.signal.aborted && !this.refusalIn(detail)) void this.outcome().catch(() => {});
     const key = `${task.status}\u0000${task.statusMessage ?? ""}`;
     if (key !== this.lastLogged) {
       this.lastLogged = key;
       this.options.onLifecycle({ type: "status", taskId: this.id, status: task.status, ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }) });
       for (const wake of [...this.wakers]) wake();
     }
+  }
+
+  /** The refusal of a question the task still waits for, when this handle's handler refused one. */
+  private refusalIn(detail: DetailedTask): InputRefusedError | undefined {
+    if (this.refused.size === 0 || !detail.inputRequests) return undefined;
+    for (const key of Object.keys(detail.inputRequests)) {
+      const refusal = this.refused.get(key);
+      if (refusal) return refusal;
+    }
+    return undefined;
   }
 
   private intervalMs(): number {
