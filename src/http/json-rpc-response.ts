@@ -9,11 +9,11 @@ export function sendRpcError(
   res: ServerResponse,
   failure: HttpRpcFailure,
   message: string,
-  extra: { data?: unknown; headers?: Record<string, string> } = {},
+  extra: { data?: unknown; headers?: Record<string, string>; /** The request's id, when it could be read. */ id?: string | number | null } = {},
 ): void {
   const error = { code: failure.code, message, ...(extra.data !== undefined && { data: extra.data }) };
   res.writeHead(failure.status, { "content-type": "application/json", ...extra.headers });
-  res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error }));
+  res.end(JSON.stringify({ jsonrpc: "2.0", id: extra.id ?? null, error }));
 }
 
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {

@@ -8,6 +8,7 @@ import type { TaskServer } from "../mcp/task-server.js";
 import { cancelledRequestIdOf, cancelReasonOf } from "./cancelled-request.js";
 import { answerPlain, plainRequestOf } from "./plain-requests.js";
 import { sendRpcError } from "./json-rpc-response.js";
+import { refuseSessionlessPost } from "./sessionless-post.js";
 import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
@@ -66,7 +67,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     const header = req.headers["mcp-session-id"];
     if (typeof header !== "string") {
       if (!isInitializeRequest(body)) {
-        sendRpcError(res, HttpFailure.noSession, "Bad Request: no valid session id; initialize first");
+        refuseSessionlessPost(res, body);
         return;
       }
       await this.initialize(req, res, body, principal);

@@ -27,6 +27,8 @@ export const HttpFailure = {
   bodyTooLarge: { code: RpcCode.InvalidRequest, status: 413 },
   /** A request other than initialize without a session id. */
   noSession: { code: RpcCode.BadRequest, status: 400 },
+  /** An initialize whose params fail its schema. */
+  invalidInitialize: { code: RpcCode.InvalidParams, status: 400 },
   /** An MCP-Protocol-Version header this server does not speak (Streamable HTTP: MUST be 400). */
   unsupportedProtocolVersion: { code: RpcCode.BadRequest, status: 400 },
   /** A session id this endpoint does not hold for this principal: 404 makes the client initialize again. */

@@ -7,6 +7,7 @@ import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
 import { TaskError, toRpcError } from "../core/errors.js";
+import { describeIssues } from "./schema-issues.js";
 import { silentLogger, type Logger } from "../core/logger.js";
 import { LogThreshold } from "./logging/log-level.js";
 import type { OperationTrace } from "./era.js";
@@ -143,9 +144,3 @@ export class TaskProtocolServer extends Server {
   }
 }
 
-/** A schema failure in a few words: where and what, without the values (they may be huge). */
-function describeIssues(error: unknown): string {
-  const issues = (error as { issues?: Array<{ path?: PropertyKey[]; message?: string }> } | undefined)?.issues ?? [];
-  const described = issues.slice(0, 5).map((issue) => `${(issue.path ?? []).map(String).join(".") || "(root)"}: ${issue.message ?? "invalid"}`);
-  return described.length > 0 ? described.join("; ") : "does not match the request schema";
-}

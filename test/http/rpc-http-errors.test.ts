@@ -11,6 +11,7 @@ describe("the endpoint's own refusals carry the documented code and status", () 
     parseError: [-32700, 400],
     bodyTooLarge: [-32600, 413],
     noSession: [-32000, 400],
+    invalidInitialize: [-32602, 400],
     unsupportedProtocolVersion: [-32000, 400],
     sessionNotFound: [-32001, 404],
     sessionIdMissing: [-32001, 400],

@@ -7,6 +7,7 @@ import { RpcCode } from "../../core/errors.js";
 import type { TaskServer } from "../../mcp/task-server.js";
 import { answerPlain, plainRequestOf } from "../plain-requests.js";
 import { sendRpcError } from "../json-rpc-response.js";
+import { refuseSessionlessPost } from "../sessionless-post.js";
 import { refuseUnsupportedVersion, withSessionVersion } from "../protocol-version.js";
 import { RESUMABLE_SINCE, STANDALONE_STREAM, type StreamEventLog } from "../resumable-streams.js";
 import { HttpFailure } from "../rpc-http-errors.js";
@@ -62,7 +63,7 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     const header = req.headers["mcp-session-id"];
     if (typeof header !== "string") {
       if (!isInitializeRequest(body)) {
-        sendRpcError(res, HttpFailure.noSession, "Bad Request: no valid session id; initialize first");
+        refuseSessionlessPost(res, body);
         return;
       }
       const requested = body.params.protocolVersion;
