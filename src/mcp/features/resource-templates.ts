@@ -1,4 +1,5 @@
-import type { Annotations, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import type { ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import type { Annotations } from "./resources.js";
 import { UriTemplate, type Variables } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import type { Completer } from "./completer.js";
 import type { FeatureContext } from "./feature-context.js";

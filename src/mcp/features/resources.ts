@@ -1,6 +1,18 @@
-import type { Annotations, BlobResourceContents, Resource, TextResourceContents } from "@modelcontextprotocol/sdk/types.js";
+import type { BlobResourceContents, Resource, TextResourceContents } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode, TaskError } from "../../core/errors.js";
 import type { FeatureContext } from "./feature-context.js";
+
+/**
+ * MCP `Annotations` (audience, priority, lastModified), declared here rather than imported: the
+ * SDK releases the peer range starts at (1.24) neither export the type nor put it on `Resource`.
+ */
+export interface Annotations {
+  audience?: Array<"user" | "assistant">;
+  /** 0 (least important) to 1 (most). */
+  priority?: number;
+  /** ISO 8601. */
+  lastModified?: string;
+}
 
 /** Declares a static resource: one fixed URI, as `resources/list` shows it. */
 export interface ResourceDefinition {
