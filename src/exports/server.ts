@@ -8,7 +8,7 @@
 export { createTaskServer, TaskServer, type TaskServerOptions } from "../mcp/task-server.js";
 export type { AskOptions, GatherContext, ToolContext, ToolDefinition, ToolHandler, TaskSupport } from "../mcp/tool-definition.js";
 export { LOG_LEVELS, type LogLevel } from "../mcp/logging/log-level.js";
-export type { ResourceDefinition, ResourcePart, ResourceReadHandler, ResourceReadResult } from "../mcp/features/resources.js";
+export type { Annotations, ResourceDefinition, ResourcePart, ResourceReadHandler, ResourceReadResult } from "../mcp/features/resources.js";
 export type { ResourceTemplateDefinition, TemplateReadHandler, TemplateVariables } from "../mcp/features/resource-templates.js";
 export type { PromptArguments, PromptDefinition, PromptHandler, PromptResult } from "../mcp/features/prompts.js";
 export type { Completer, CompletionAnswer, CompletionContext } from "../mcp/features/completer.js";
