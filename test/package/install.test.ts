@@ -74,14 +74,14 @@ function readmeToolExample(): string {
 
 // The README example ends by serving on port 3000; here it serves on a free port and hands the
 // handle to the driver below, and nothing else of it changes.
-const SERVE_LINE = "await serveHttp(app, { port: 3000 });";
-const EXPORTED_SERVE = "export const served = await serveHttp(app, { port: 0 });";
+const SERVE_LINE = "const http = await serveHttp(app, { port: 3000 });";
+const EXPORTED_SERVE = "export const http = await serveHttp(app, { port: 0 });";
 
 /** Calls the example's tool as a task through TaskClient, answering its elicitation, and prints the result. */
 const DRIVER = `import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { TaskClient } from "mcp-tasks/client";
-import { served } from "./example.js";
+import { http as served } from "./example.js";
 
 const client = new Client({ name: "driver", version: "1.0.0" });
 const tasks = new TaskClient(client, { elicit: async () => ({ action: "accept", content: { fourK: true } }) });
@@ -185,7 +185,7 @@ beforeAll(async () => {
   writeFileSync(join(project, "load-hooks.mjs"), LOAD_HOOKS);
   writeFileSync(join(project, "load-recorder.mjs"), LOAD_RECORDER);
   const example = readmeToolExample();
-  if (!example.includes(SERVE_LINE)) throw new Error(`the README's tool example no longer ends with ${SERVE_LINE}: update this test`);
+  if (!example.includes(SERVE_LINE)) throw new Error(`the README's tool example no longer serves with ${SERVE_LINE}: update this test`);
   writeFileSync(join(project, "example.ts"), example.replace(SERVE_LINE, EXPORTED_SERVE));
   writeFileSync(join(project, "driver.ts"), DRIVER);
   writeFileSync(join(project, "tools.ts"), TOOLS_MODULE);
@@ -220,7 +220,10 @@ async function typecheckAndRunExample(): Promise<unknown> {
   rmSync(join(project, "out"), { recursive: true, force: true });
   await run(process.execPath, [join(project, "node_modules/typescript/bin/tsc"), "-p", "."], project);
   const { stdout } = await run(process.execPath, ["out/driver.js"], project);
-  return JSON.parse(stdout);
+  // The example says where it listens, as a newcomer's server should; the driver's answer follows.
+  const lines = stdout.trim().split("\n");
+  expect(lines[0]).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+  return JSON.parse(lines.at(-1) ?? "null");
 }
 
 describe("installed with the newest zod, SDK and TypeScript", { timeout: STEP_TIMEOUT_MS }, () => {
