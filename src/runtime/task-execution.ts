@@ -12,6 +12,7 @@ import { reportLimitHit } from "./limits/quotas.js";
 import type { TaskContext, TaskRunner } from "./task-context.js";
 import { statusEvent } from "../events/task-event.js";
 import type { InputRequest } from "../core/task.js";
+import { ProgressWriter } from "./progress-writer.js";
 import { RunJournal } from "./run-journal.js";
 import { retryOnStorageCondition } from "./storage-retry.js";
 import { notifyWith, publishAfterWrite } from "./carried-notify.js";
@@ -127,7 +128,7 @@ export class TaskExecution {
     }
     const claim = options.claim;
     if (claim) this.claims.set(task.id, claim);
-    const ctx = this.context(task, controller.signal, claim);
+    const { ctx, progress } = this.context(task, controller.signal, claim);
     let status: "completed" | "failed";
     let outcome: TaskOutcome;
     let statusMessage: string | null = null;
@@ -164,6 +165,8 @@ export class TaskExecution {
       this.finish(task.id, stopListening);
       return;
     }
+    // The handler's last progress report is stored before its outcome, not after it (fenced off).
+    await progress.settled();
     const refused = this.refuseOutcome(task, outcome);
     if (refused) {
       outcome = { kind: "error", error: refused };
@@ -273,7 +276,7 @@ export class TaskExecution {
     for (const wake of waiting) wake();
   }
 
-  private context(task: TaskRecord, signal: AbortSignal, claim: Claim | undefined): TaskContext {
+  private context(task: TaskRecord, signal: AbortSignal, claim: Claim | undefined): { ctx: TaskContext; progress: ProgressWriter } {
     const { store, bus, logger, now } = this.deps;
     const fenced = claim ? { claim } : {};
     const dropped = (what: string): void => {
@@ -284,7 +287,15 @@ export class TaskExecution {
     // between concurrent requests of one handler.
     const queued = { count: 0 };
     const journal = new RunJournal(this.deps, task, claim);
-    return {
+    const progressWriter = new ProgressWriter((report) =>
+      store.annotate(task.id, { progress: report, now: now(), ...fenced }).then(
+        (written) => {
+          if (!written) dropped("progress");
+        },
+        (err: unknown) => logger.warn({ taskId: task.id, err }, "could not store progress"),
+      ),
+    );
+    const ctx: TaskContext = {
       taskId: task.id,
       signal,
       progress(progress, total, message) {
@@ -297,12 +308,7 @@ export class TaskExecution {
           progressToken: task.origin.progressToken,
           progress: report,
         });
-        store.annotate(task.id, { progress: report, now: now(), ...fenced }).then(
-          (written) => {
-            if (!written) dropped("progress");
-          },
-          (err: unknown) => logger.warn({ taskId: task.id, err }, "could not store progress"),
-        );
+        progressWriter.report(report);
       },
       log(level, data, source) {
         if (signal.aborted) return;
@@ -318,6 +324,7 @@ export class TaskExecution {
       request: (method, params) => this.requestInput(task, signal, queued, journal, method, params, claim),
       step: (name, fn) => journal.step(name, fn),
     };
+    return { ctx, progress: progressWriter };
   }
 
   private async requestInput(
