@@ -64,7 +64,7 @@ describe("the gateway follows upstream tasks with the requestor's loop", () => {
   });
 
   it("the era offers the gateway the handle, and no request to look at a task or fetch its result", () => {
-    expect(Object.keys(SESSION_ERA.upstream).sort()).toEqual(["create", "relatedTaskOf", "runsAsTask", "task"]);
+    expect(Object.keys(SESSION_ERA.upstream).sort()).toEqual(["clientCapabilities", "create", "relatedTaskOf", "runsAsTask", "task"]);
   });
 
   it("the handle the gateway gets is the one TaskClient follows its tasks with", () => {

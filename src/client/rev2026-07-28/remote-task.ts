@@ -50,7 +50,8 @@ export class StatelessTask implements ToolTask {
     private readonly options: StatelessTaskOptions,
   ) {
     this.id = taskId;
-    if (options.initial) this.observe({ task: options.initial });
+    // What the creation said is not a read of the caller's: a handle nobody follows answers nothing.
+    if (options.initial) this.observe({ task: options.initial }, false);
   }
 
   get last(): RemoteTaskInfo | null {
@@ -200,7 +201,8 @@ export class StatelessTask implements ToolTask {
     }
   }
 
-  private observe(detail: DetailedTask): void {
+  /** @param read a read of the caller's (status(), updates(), a wait), which starts answering the task's questions. */
+  private observe(detail: DetailedTask, read = true): void {
     const task = detail.task;
     const previous = this.latest;
     // Terminal statuses never move (X-TASK-3): an older answer must not hide the end.
@@ -215,7 +217,7 @@ export class StatelessTask implements ToolTask {
     // As under 2025-11-25 (T-INPUT-3): the receiver waits for us, so whichever read saw it —
     // updates(), status() — starts answering, and a caller that only follows updates() gets past
     // input_required. The wait's own failure is the next outcome()'s to report.
-    if (task.status === "input_required" && this.options.answerInput && this.waiting === null && !this.stop.signal.aborted && !this.refusalIn(detail)) void this.outcome().catch(() => {});
+    if (read && task.status === "input_required" && this.options.answerInput && this.waiting === null && !this.stop.signal.aborted && !this.refusalIn(detail)) void this.outcome().catch(() => {});
     const key = `${task.status}\u0000${task.statusMessage ?? ""}`;
     if (key !== this.lastLogged) {
       this.lastLogged = key;
