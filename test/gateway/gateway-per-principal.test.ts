@@ -136,7 +136,10 @@ describe("gateway --upstream-per-principal (server-everything over stdio)", { ti
     expect(first).toHaveLength(1);
     await eventually("the idle process to end", async () => (gateway.upstreamPids().length === 1 ? true : undefined));
     expect(gateway.upstreamPids()).toEqual([shared]);
-    expect(gateway.cli.stderr.filter((l) => l["msg"] === "ended a principal's upstream process" && l["why"] === "idle")).toHaveLength(1);
+    // The line is written before the process is ended, but reaches this process through a pipe.
+    const endedIdle = () => gateway.cli.stderr.filter((l) => l["msg"] === "ended a principal's upstream process" && l["why"] === "idle");
+    await eventually("the gateway to say why it ended the process", async () => (endedIdle().length > 0 ? true : undefined));
+    expect(endedIdle()).toHaveLength(1);
     const echo = await alice.client.callTool({ name: "echo", arguments: { message: "two" } });
     expect(echo.content).toEqual([{ type: "text", text: "Echo: two" }]);
     const second = gateway.upstreamPids().filter((pid) => pid !== shared);
