@@ -1,5 +1,5 @@
 /** Whole-table maintenance: TTL expiry, recovery after a crash, per-owner concurrency counts. */
-import { ACTIVE_SQL, statement, TASK_COLUMNS, TERMINAL_SQL, type Statement, type Tables } from "./sql.js";
+import { ACTIVE_SQL, boundLater, statement, TASK_COLUMNS, TERMINAL_SQL, type Statement, type Tables } from "./sql.js";
 
 export interface SweepStatements {
   /** ($1 now, $2 limit): non-terminal tasks past their deadline, most overdue first. */
@@ -72,7 +72,7 @@ export function sweepStatements(t: Tables): SweepStatements {
     markFetchedMany: statement(
       "mark_fetched_many",
       `UPDATE ${t.tasks} AS t SET fetched_at = v.now
-         FROM unnest($1::text[], $2::int8[]) AS v(id, now)
+         FROM unnest(${boundLater("$1", "text[]")}, ${boundLater("$2", "int8[]")}) AS v(id, now)
         WHERE t.id = v.id AND t.fetched_at IS NULL AND t.status IN ${TERMINAL_SQL}
         RETURNING t.id`,
     ),

@@ -1,5 +1,5 @@
 /** Creating, reading, listing and moving single tasks. */
-import { ACTIVE_SQL, claimHeld, NEW_TASK_COLUMNS, stampOf, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
+import { ACTIVE_SQL, boundLater, claimHeld, NEW_TASK_COLUMNS, stampOf, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
 
 export interface TaskStatements {
   /**
@@ -67,6 +67,11 @@ function notifying(source: string, channel: string, payload: string): string {
        SELECT ${source}.* FROM ${source} CROSS JOIN (SELECT count(*) FROM notified) AS sent`;
 }
 
+/** The array parameters $1, $2, … of a batch's `unnest`, each {@link boundLater}. */
+function arrays(types: readonly string[]): string {
+  return types.map((type, i) => boundLater(`$${i + 1}`, type)).join(", ");
+}
+
 /**
  * `insert` / `transition` and their `…Many` array forms say the same thing twice on purpose: a
  * batch of one goes through the single-row form, which is measurably cheaper (postgres-store.ts).
@@ -82,8 +87,7 @@ export function taskStatements(t: Tables): TaskStatements {
          INSERT INTO ${t.tasks} (${NEW_TASK_COLUMNS})
          SELECT id, owner, method, name, request, origin, 'working', NULL,
                 created_at, created_at, ttl_ms, expires_at, poll_interval_ms, retryable
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                     $7::int8[], $8::int8[], $9::int8[], $10::int8[], $11::bool[])
+         FROM unnest(${arrays(["text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "int8[]", "int8[]", "int8[]", "int8[]", "bool[]"])})
               AS new(id, owner, method, name, request, origin, created_at, ttl_ms, expires_at, poll_interval_ms, retryable)
          ON CONFLICT (id) DO NOTHING
          RETURNING ${TASK_COLUMNS}),
@@ -100,8 +104,7 @@ export function taskStatements(t: Tables): TaskStatements {
          RETURNING ${TASK_COLUMNS}),
        ${timelineOf(t, "moved", "updated_at")}${tail}`;
   const transitionMany = (tail: string): string => `WITH change AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], $7::text[], $8::bool[],
-                              $9::text[], $10::int8[])
+         SELECT * FROM unnest(${arrays(["text[]", "text[]", "text[]", "int8[]", "bool[]", "text[]", "text[]", "bool[]", "text[]", "int8[]"])})
                 AS c(id, sources, status, at, keep_message, status_message, outcome, terminal, claim_owner, claim_generation)),
        moved AS (
          UPDATE ${t.tasks} AS t SET
@@ -136,7 +139,7 @@ export function taskStatements(t: Tables): TaskStatements {
 
     get: statement("get_task", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = $1`),
 
-    getMany: statement("get_tasks", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = ANY($1::text[])`),
+    getMany: statement("get_tasks", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = ANY(${boundLater("$1", "text[]")}::text[])`),
 
     // `owner = $1` and `owner IS NULL` rather than IS NOT DISTINCT FROM, which no index can serve.
     listFirst: statement(
