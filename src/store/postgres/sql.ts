@@ -170,8 +170,8 @@ export function stampOf(owner: string, now: string, alias = ""): string {
  * bound values (custom plans), and from then on with one generic plan only if that plan does not
  * look dearer than theirs. Seen bare, a batch of three ids makes the custom plan look cheaper than
  * the generic one, which assumes ten, so PostgreSQL plans the statement anew on every run: that
- * planning cost as much again as running it (a lookup of four ids, 70–77 µs of server CPU against
- * 38–40 µs with the generic plan). Behind a sub-select both plans assume the same size, so the
+ * planning cost as much again as running it (a lookup of four ids, 70–80 µs of server CPU against
+ * 37.5–40 µs with the generic plan). Behind a sub-select both plans assume the same size, so the
  * generic plan, the same index lookups, is kept after five runs.
  */
 export function boundLater(parameter: string, type: string): string {
