@@ -1,6 +1,6 @@
 import type { ToolTask } from "../client/task-client.js";
 import { TaskError } from "../core/errors.js";
-import { ConnectionError, InputRefusedError } from "../mcp/requestor-errors.js";
+import { ConnectionError, InputRefusedError, retryAfterOf } from "../mcp/requestor-errors.js";
 import { authenticationErrorIn } from "./connection-failure.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { printError, printOutcome, type Output } from "./output.js";
@@ -25,6 +25,8 @@ const CANCEL_UNSENT = "cancel_unsent";
 /** How long a lost connection is retried before the command gives up (the task is not given up: it goes on). */
 export const REATTACH_MS = 60_000;
 const RETRY_DELAY_MS = 500;
+/** The longest a server's "come back in …" is heeded before trying again (the window still bounds the whole). */
+const MAX_COME_BACK_MS = 5_000;
 
 /**
  * Waits for a task's outcome while showing its status (and progress) live, prints how it ended and
@@ -62,7 +64,7 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
           // arrived. Where the task can be reached again, the cancel goes over the new
           // connection; otherwise the command ends here and says how to send it later
           // (written once the bar is gone, not into it).
-          if (!(asLost(error) instanceof ConnectionError)) printError(out, error);
+          if (!transient(error)) printError(out, error);
           else if (reattach) {
             cancelOwed = true;
             view?.status(task.last?.status ?? "working", "connection lost — reconnecting to send the cancel…");
@@ -85,7 +87,7 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
         const unsent = await task.cancel().then(
           () => false,
           (error: unknown) => {
-            if (asLost(error) instanceof ConnectionError) return true;
+            if (transient(error)) return true;
             printError(out, error);
             return false;
           },
@@ -109,22 +111,26 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
         out.stderr.write(`Detached; the task goes on. Collect it with: mcp-tasks tasks result ${target} ${task.id}\n`);
         return ExitCode.Detached;
       }
-      if (attempt.kind === "error" && !(attempt.error instanceof ConnectionError)) {
+      if (attempt.kind === "error" && !transient(attempt.error)) {
         view?.finish("failed");
-        printError(out, attempt.error, { taskId: task.id, ttl: task.last?.ttl });
+        printError(out, attempt.error, { taskId: task.id, status: task.last?.status, ttl: task.last?.ttl });
         if (attempt.error instanceof InputRefusedError) {
           out.stderr.write(`The task still waits for that answer: answer it at a terminal with mcp-tasks tasks result ${target} ${task.id}, or cancel it with mcp-tasks tasks cancel ${target} ${task.id}\n`);
         }
         return exitCodeOf(attempt.error);
       }
-      // The connection is lost: reach the task again, or say it may still be running.
-      view?.status(task.last?.status ?? "working", cancelOwed ? "connection lost — reconnecting to send the cancel…" : "connection lost — reconnecting…");
+      // The connection is lost, or the server asked to come back later (its store unreachable for
+      // a moment, a drain): the task goes on either way. Reach it again, or say it may still be running.
+      const comeBack = attempt.kind === "error" ? retryAfterOf(attempt.error) : undefined;
+      const why = comeBack === undefined ? "connection lost" : "the server asked to come back later";
+      view?.status(task.last?.status ?? "working", cancelOwed ? `${why} — reconnecting to send the cancel…` : `${why} — reconnecting…`);
+      if (comeBack !== undefined) await pause(backOff(comeBack), detached.signal);
       const again = reattach ? await reach(reattach, reattachMs, detached.signal) : null;
       if (again === "detached") continue;
       if (again === null || "error" in again) {
-        if (again !== null && !(again.error instanceof ConnectionError)) {
+        if (again !== null && !transient(again.error)) {
           view?.finish("failed");
-          printError(out, again.error, { taskId: task.id, ttl: task.last?.ttl });
+          printError(out, again.error, { taskId: task.id, status: task.last?.status, ttl: task.last?.ttl });
           return exitCodeOf(again.error);
         }
         view?.stop();
@@ -197,15 +203,45 @@ async function reach(reattach: Reattach, windowMs: number, detached: AbortSignal
   let last: unknown = null;
   while (Date.now() < deadline) {
     if (detached.aborted) return "detached";
+    let wait = RETRY_DELAY_MS;
     try {
       return await reattach();
     } catch (error) {
-      if (!(error instanceof ConnectionError) || authenticationErrorIn(error)) return { error };
+      const comeBack = retryAfterOf(error);
+      if (comeBack === undefined && (!(error instanceof ConnectionError) || authenticationErrorIn(error))) return { error };
+      if (comeBack !== undefined) wait = backOff(comeBack);
       last = error;
     }
-    await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
+    await pause(Math.min(wait, Math.max(0, deadline - Date.now())), detached);
   }
   return last === null ? null : { error: last };
+}
+
+/**
+ * Whether an error leaves the task to be reached again rather than ending the command: a lost
+ * connection, or the server's answer that it cannot serve the request now but will later.
+ */
+function transient(error: unknown): boolean {
+  return asLost(error) instanceof ConnectionError || retryAfterOf(error) !== undefined;
+}
+
+/** How long to wait when the server asked for `retryAfterMs`: at least the usual retry delay, at most {@link MAX_COME_BACK_MS}. */
+function backOff(retryAfterMs: number): number {
+  return Math.min(Math.max(retryAfterMs, RETRY_DELAY_MS), MAX_COME_BACK_MS);
+}
+
+/** Waits `ms`, or less if the person detaches meanwhile. */
+function pause(ms: number, detached: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (detached.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      detached.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    detached.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** A failure that is not the server's answer about the task (a closed stream, a refused connection, a lost session) as a lost connection. */

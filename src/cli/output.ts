@@ -48,6 +48,8 @@ export function printOutcome(out: Output, taskId: string | null, outcome: TaskOu
 /** What the command knew of the task the error is about (for an expiry: its ttl, when seen). */
 export interface ErrorContext {
   taskId?: string;
+  /** The task's last status the command saw, for `--json`. */
+  status?: string;
   ttl?: number | null;
   /** The caller knows the task expired (a "not found" past the ttl the journal recorded). */
   expired?: boolean;
@@ -56,14 +58,15 @@ export interface ErrorContext {
 /**
  * Prints an error that ended a command (JSON on stdout under --json, else a line on stderr). A
  * task past its ttl (T-ERR-7) says so instead of reading like a failed lookup; under --json it is
- * `{taskId, status: "expired", ttl?, error}` with the server's error as sent.
+ * `{taskId, status: "expired", ttl?, error}` with the server's error as sent, and any other error
+ * about a known task `{taskId, status?, error}` (the last status the command saw).
  */
 export function printError(out: Output, error: unknown, context: ErrorContext = {}): void {
   const expired = context.expired === true || isExpiry(error);
   if (out.json) {
     const body = expired
       ? { ...(context.taskId && { taskId: context.taskId }), status: "expired", ...(typeof context.ttl === "number" && { ttl: context.ttl }), error: errorJson(error) }
-      : { error: errorJson(error) };
+      : { ...(context.taskId && { taskId: context.taskId }), ...(context.status && { status: context.status }), error: errorJson(error) };
     out.stdout.write(`${JSON.stringify(body)}\n`);
   } else if (expired) {
     const ttl = typeof context.ttl === "number" ? `its ttl of ${context.ttl} ms` : "its ttl";

@@ -98,3 +98,17 @@ export function fromSdkError(error: unknown, taskId: string | null = null): Task
   const message = error instanceof Error ? error.message : String(error);
   return new ConnectionError(message || "The request failed", RpcCode.ConnectionClosed, error);
 }
+
+/**
+ * How long the receiver asked to wait before asking again, when its error says the request can
+ * succeed later: a store briefly unreachable or busy, a draining server, a rate limit. Such an
+ * error is about the receiver, not the task, which goes on. Read from `data.retryAfterMs`, which
+ * every such refusal carries in both eras; undefined for any other error.
+ */
+export function retryAfterOf(error: unknown): number | undefined {
+  if (!(error instanceof RemoteError)) return undefined;
+  const data = error.data;
+  if (typeof data !== "object" || data === null) return undefined;
+  const after = (data as { retryAfterMs?: unknown }).retryAfterMs;
+  return typeof after === "number" && Number.isFinite(after) && after >= 0 ? after : undefined;
+}

@@ -613,7 +613,10 @@ export class TaskEngine {
       for (;;) {
         yield { task, woken, inputsMayHaveChanged: hinted || task.status === "input_required" };
         if (isTerminal(task.status)) return;
-        if (this.closing.signal.aborted) throw new TaskError("internal", "The server is shutting down; ask again once it is back");
+        // Retryable, as a drain's refusal of new work is: the task goes on (handed back, or re-run at the next start).
+        if (this.closing.signal.aborted) {
+          throw new TaskError("unavailable", "The server is shutting down; ask again once it is back", { data: { reason: "draining", retryAfterMs: DRAINING_RETRY_AFTER_MS } });
+        }
         if (signal.aborted) throw new TaskError("internal", "The request was abandoned");
         // Anything that happened while the consumer looked at the last step has already woken us.
         const timer = setTimeout(() => wake(), this.backstopDelay(task));

@@ -4,7 +4,7 @@
  * `--protocol`-equivalent MCP_TASKS_PROTOCOL, 2026-07-28 picked by server/discover as a new user
  * gets it (the default). Progress, task-support refusals and their exit codes, inline answers under
  * --json and --detach, tools list, tasks list, an unreachable server, and a connection lost under a
- * waiting call (the server killed with SIGKILL, restarted or not).
+ * waiting call (the server killed with SIGKILL, restarted or not, or drained with SIGTERM).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,8 +28,8 @@ class DemoServer {
   get url(): string {
     return `http://127.0.0.1:${this.port}/mcp`;
   }
-  async start(): Promise<void> {
-    this.process = CliProcess.spawn(["serve", "--demo", "--port", String(this.port), "--store", `sqlite:${this.db}`, "--poll-interval", "100"]);
+  async start(extra: string[] = []): Promise<void> {
+    this.process = CliProcess.spawn(["serve", "--demo", "--port", String(this.port), "--store", `sqlite:${this.db}`, "--poll-interval", "100", ...extra]);
     await this.process.url();
   }
   async kill9(): Promise<void> {
@@ -139,6 +139,15 @@ describe.each(ERAS)("mcp-tasks requestor commands under $name", (era) => {
     expect(run.stderr).toMatch(/^mcp-tasks: error -1: No one is at the terminal to answer the sampling request$/m);
   });
 
+  it("under --json, the error that ends a waiting call names its task and the status the call last saw", { timeout: 40_000 }, async () => {
+    const run = await cli(["call", server.url, "sample", '{"prompt":"hi"}', "--task", "--json"]);
+    expect(run.code, run.stderr).toBe(1);
+    const printed = json(run.stdout);
+    expect(printed["taskId"]).toMatch(WHOLE_TASK_ID);
+    // 2025-11-25 sends the refusal, which fails the task; 2026-07-28 cannot, so the question stays open.
+    expect(printed).toMatchObject({ status: era.reasksOpenQuestion ? "input_required" : "failed", error: { code: -1 } });
+  });
+
   it(`tasks list reads from the ${era.listSource} and says so under --json; the journal-only listing says how to ask the server`, { timeout: 40_000 }, async () => {
     const dirState = state();
     const id = (await cli(["call", server.url, "batch", '{"ms":60000}', "--detach"], { state: dirState })).stdout.trim();
@@ -239,6 +248,23 @@ describe.each(ERAS)("mcp-tasks under $name when the server is down or goes away"
     expect(exit.code, call.stderrText).toBe(0);
     expect(json(call.stdout)).toMatchObject({ status: "completed", result: { structuredContent: { count: 6 } } });
     expect(call.stderrText).not.toMatch(/failed/);
+  });
+
+  it("a waiting call follows its task across a drain (SIGTERM) that hands it back, and the restart that runs it again, to the real end", { timeout: 90_000 }, async () => {
+    await other.kill9();
+    await other.start(["--drain-timeout", "200"]);
+    const before = createdIds(stateDir).length;
+    const call = CliProcess.spawn(["call", other.url, "steps", '{"count":6,"ms":500}', "--task", "--json"], { env: { MCP_TASKS_STATE_DIR: stateDir, MCP_TASKS_PROTOCOL: era.protocol } });
+    await nextCreated(stateDir, before);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    // The drain outlasts nothing: the task is handed back, and a waiter is told to come back later.
+    await other.stop();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await other.start();
+    const exit = await call.exited;
+    expect(exit.code, call.stderrText).toBe(0);
+    expect(json(call.stdout)).toMatchObject({ status: "completed", result: { structuredContent: { count: 6 } } });
+    expect(call.stderrText).not.toMatch(/failed|shutting down/);
   });
 
   it("a waiting call whose server does not come back says the task may still be running and how to collect it, exit 4 — never failed", { timeout: 90_000 }, async () => {

@@ -109,14 +109,14 @@ describe("durability on SQLite across real processes (item 13)", { timeout: 90_0
     const sleep = await callToolAsTask(first.client.client, "sleep", { ms: 60_000 });
     // Clients waiting on tasks/result are answered before the process exits: "come back later",
     // for tasks that go on after the restart.
-    const sleepWait = expectRpcError(taskResult(first.client.client, sleep.task.taskId), -32603, /shutting down/);
-    const batchWait = expectRpcError(taskResult(first.client.client, batch.task.taskId), -32603, /shutting down/);
+    const sleepWait = expectRpcError(taskResult(first.client.client, sleep.task.taskId), -32003, /shutting down; ask again/);
+    const batchWait = expectRpcError(taskResult(first.client.client, batch.task.taskId), -32003, /shutting down; ask again/);
     // Both requests held open by the server (a plain JSON answer has no stream to see open first).
     const url = await first.server.url();
     await expect.poll(async () => valueOf(await scrape(url), "mcp_tasks_results_waiting"), { timeout: 10_000 }).toBe(2);
     expect(await first.server.kill("SIGTERM")).toEqual({ code: 0, signal: null });
-    await sleepWait;
-    await batchWait;
+    // Retryable, with when to ask again: the tasks go on.
+    for (const refused of [await sleepWait, await batchWait]) expect(refused.data).toEqual({ reason: "draining", retryAfterMs: 1000 });
     const raw = new Database(join(dir, "t.db"), { readonly: true });
     try {
       const statuses = raw.prepare("SELECT id, status FROM tasks ORDER BY id").all();
