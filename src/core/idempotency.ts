@@ -33,7 +33,9 @@ const DERIVED_PREFIX = "d:";
 /** The key a requestor sent, checked: a string of 1 to {@link MAX_IDEMPOTENCY_KEY_LENGTH} characters, else -32602. */
 export function checkIdempotencyKey(value: unknown): string {
   if (typeof value !== "string") throw TaskError.invalidParams("Invalid params: idempotencyKey must be a string");
-  if (value.length === 0 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+  // Characters as a person counts them (code points), not UTF-16 units: an emoji is one.
+  const characters = value.length > 4 * MAX_IDEMPOTENCY_KEY_LENGTH ? value.length : [...value].length;
+  if (characters === 0 || characters > MAX_IDEMPOTENCY_KEY_LENGTH) {
     throw TaskError.invalidParams(`Invalid params: idempotencyKey must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long`);
   }
   return value;

@@ -21,12 +21,18 @@ export const DEFAULT_TTL_POLICY: TtlPolicy = {
  * a bad value is the requestor's error (-32602), not something to silently replace.
  */
 export function resolveTtl(requested: unknown, policy: TtlPolicy): number | null {
-  if (requested === undefined || requested === null) return policy.defaultTtlMs;
+  // A default in milliseconds obeys the same bounds as a requested ttl: above the cap it is the
+  // cap, below the minimum it is raised to it. An unlimited default is the operator's explicit
+  // choice for tasks that ask for none, and stays unlimited.
+  if (requested === undefined || requested === null) return policy.defaultTtlMs === null ? null : within(policy.defaultTtlMs, policy);
   if (typeof requested !== "number" || !Number.isFinite(requested)) {
     throw TaskError.invalidParams("Invalid task ttl: must be a finite number of milliseconds");
   }
   if (requested < 0) throw TaskError.invalidParams("Invalid task ttl: must not be negative");
-  const whole = Math.floor(requested);
-  if (policy.maxTtlMs !== null && whole > policy.maxTtlMs) return policy.maxTtlMs;
-  return Math.max(whole, policy.minTtlMs);
+  return within(Math.floor(requested), policy);
+}
+
+function within(ttlMs: number, policy: TtlPolicy): number {
+  if (policy.maxTtlMs !== null && ttlMs > policy.maxTtlMs) return policy.maxTtlMs;
+  return Math.max(ttlMs, policy.minTtlMs);
 }

@@ -46,6 +46,7 @@ describe("idempotency keys", () => {
     ["an object", { k: 1 }],
     ["an empty string", ""],
     ["256 characters", "k".repeat(256)],
+    ["256 characters outside the Basic Multilingual Plane", "😀".repeat(256)],
   ])("%s is refused with -32602", (_what, key) => {
     expect(() => checkIdempotencyKey(key)).toThrow(expect.objectContaining({ code: -32602, message: expect.stringMatching(/idempotencyKey/) }));
   });
@@ -53,6 +54,10 @@ describe("idempotency keys", () => {
   it("1 to 255 characters are taken as they are", () => {
     expect(checkIdempotencyKey("k")).toBe("k");
     expect(checkIdempotencyKey("k".repeat(255))).toBe("k".repeat(255));
+  });
+
+  it("counts characters, not UTF-16 units: 255 emoji are 255 characters", () => {
+    expect(checkIdempotencyKey("😀".repeat(255))).toBe("😀".repeat(255));
   });
 
   it("a requestor's key and a key the server derives can never be the same", () => {

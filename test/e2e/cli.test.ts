@@ -264,6 +264,13 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     expect(badPort.code).toBe(ExitCode.Usage);
     expect(badPort.stderr).toMatch(/--port.*non-negative integer/);
 
+    // A limit says what it takes, whether the value is 0 or no number at all.
+    for (const value of ["0", "-1", "x"]) {
+      const badLimit = await runCli(["serve", "--demo", "--store", "memory", "--max-running-per-principal", value]);
+      expect(badLimit.code, value).toBe(ExitCode.Usage);
+      expect(badLimit.stderr, value).toMatch(/--max-running-per-principal.*expected an integer of at least 1/);
+    }
+
     const nothing = await runCli(["serve", "--store", "memory", "--port", "0"]);
     expect(nothing.code).toBe(ExitCode.Usage);
     expect(nothing.stderr).toMatch(/nothing to serve: pass --demo/);

@@ -95,6 +95,19 @@ export function ttlSuite(path: ConformancePath): void {
       expect(task.ttl).toBe(120_000);
     });
 
+    it("T-TTL-3/T-TTL-7: a configured default above the maximum ttl is capped to the maximum", async () => {
+      await clockFixture({ ttl: { defaultTtlMs: 100_000, maxTtlMs: 2_000 } });
+      const { task } = await callToolAsTask(fx!.client, "sleep", { ms: 1 });
+      expect(task.ttl).toBe(2_000);
+    });
+
+    it("T-TTL-3: a configured default below the minimum ttl is raised to the minimum, so a task can still be fetched", async () => {
+      await clockFixture({ ttl: { defaultTtlMs: 0 } });
+      const { task } = await callToolAsTask(fx!.client, "sleep", { ms: 1 });
+      expect(task.ttl).toBe(1_000);
+      expect((await getTask(fx!.client, task.taskId)).status).not.toBe("expired");
+    });
+
     it("T-TTL-3: by default a task requested without a ttl lives one hour", async () => {
       await clockFixture();
       const { task } = await callToolAsTask(fx!.client, "sleep", { ms: 1 });
