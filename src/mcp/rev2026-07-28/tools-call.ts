@@ -95,7 +95,7 @@ export async function toolsCall(
   // Under a key that names a task already, that task as it is now (nothing created, nothing run);
   // in the fallback, a tool that dedupes keyless calls attaches a repeat to the running one.
   const key = inBackground ? fallbackKey(requested, tool, checked.rawArgs) : requested;
-  const { task } = await createKeyedToolTask(host, checked, {
+  const { task, created } = await createKeyedToolTask(host, checked, {
     caller: request.caller,
     origin: {
       sessionId: null,
@@ -113,7 +113,9 @@ export async function toolsCall(
     const sendProgress = progress && ((p: TaskProgress) => Promise.resolve(progress(p.progress, p.total, p.message)));
     return completeResult(await answerWithin(host, task, { caller: request.caller, signal: request.signal, ...(sendProgress && { sendProgress }) }));
   }
-  if (support === "required" || host.config.inlineWaitMs <= 0) return createTaskResult(task);
+  // A retry that found its task by key answers with that task, as it is now: the same taskId
+  // whether the task still runs or has ended (docs/idempotency.md), never a result in its place.
+  if (!created || support === "required" || host.config.inlineWaitMs <= 0) return createTaskResult(task);
   const settled = await settledWithin(host, task, request, host.config.inlineWaitMs);
   if (settled && isTerminal(settled.status) && settled.outcome?.kind === "result") return completeResult(settled.outcome.value as object);
   return createTaskResult(settled ?? task);
