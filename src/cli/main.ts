@@ -46,7 +46,10 @@ program
   // A requestor's command is done when its action is: what its spans buffered goes out before
   // it exits. A server's keeps running and flushes on its way out.
   .then(async () => {
-    if (telemetry && wanted !== "serve" && wanted !== "worker" && wanted !== "gateway") await telemetry.shutdownTelemetry();
+    if (!telemetry || wanted === "serve" || wanted === "worker" || wanted === "gateway") return;
+    // An exporter still waiting on a collector that is gone or hangs would hold the process open
+    // for its own timeout (and retries): past the wait, the command exits with what it printed.
+    if (!(await telemetry.shutdownTelemetry())) process.stdout.write("", () => process.exit(typeof process.exitCode === "number" ? process.exitCode : 0));
   })
   .catch((error: unknown) => {
     process.stderr.write(`mcp-tasks: ${error instanceof Error ? error.message : String(error)}\n`);

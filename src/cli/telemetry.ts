@@ -26,11 +26,24 @@ export async function startTelemetry(command: string, env: NodeJS.ProcessEnv = p
   started = sdk;
 }
 
-/** Exports what is still buffered and stops the SDK; nothing when it was never started. */
-export async function shutdownTelemetry(): Promise<void> {
+/**
+ * Exports what is still buffered and stops the SDK; nothing when it was never started. False when
+ * the collector did not take it within {@link SHUTDOWN_MS}: the exporter may still hold a request
+ * open, and only the caller can decide to exit past it.
+ */
+export async function shutdownTelemetry(): Promise<boolean> {
   const sdk = started;
   started = null;
-  if (!sdk) return;
+  if (!sdk) return true;
   // A collector that is gone must not hold the exit: what cannot be sent in time is dropped.
-  await Promise.race([sdk.shutdown().catch(() => {}), new Promise<void>((resolve) => setTimeout(resolve, 5000).unref())]);
+  return Promise.race([
+    sdk.shutdown().then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_MS).unref()),
+  ]);
 }
+
+/** How long a requestor's exit waits for its spans to reach the collector. */
+const SHUTDOWN_MS = 5000;

@@ -5,6 +5,8 @@
  * the server's span is a child of the given parent. Both eras, from one table.
  */
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -55,6 +57,31 @@ describe.each(ERAS)("mcp-tasks call under $era", { timeout: 60_000 }, ({ era, pr
     const execution = await receiver.span((s) => ofServer(s) && s.name === "execute_tool steps" && s.traceId === outbound.traceId, "the execution span in the CLI's trace");
     expect(execution.parentSpanId).toBe(served.spanId);
     expect(execution.events.filter((e) => e.name === "mcp.task.step.stored").map((e) => e.attributes["mcp.task.step"])).toEqual(["step 1", "step 2"]);
+  });
+
+  it("with a collector that never answers: the call prints its result and exits within the 5 s export wait, whatever the exporter's own timeout", async () => {
+    const hanging = createServer(() => {});
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+    const port = (hanging.address() as AddressInfo).port;
+    try {
+      const started = performance.now();
+      const run = await runCli(["call", url, "echo", '{"text":"through"}', "--json"], {
+        env: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+          OTEL_EXPORTER_OTLP_TIMEOUT: "30000",
+          MCP_TASKS_STATE_DIR: state,
+          MCP_TASKS_PROTOCOL: protocol,
+        },
+        timeoutMs: 45_000,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain("through");
+      expect(performance.now() - started).toBeLessThan(15_000);
+    } finally {
+      hanging.closeAllConnections();
+      hanging.close();
+    }
   });
 
   it("with --traceparent and no SDK in the CLI: the server's tools/call span is a child of the given parent", async () => {
