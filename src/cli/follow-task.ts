@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { ToolTask } from "../client/task-client.js";
 import { TaskError } from "../core/errors.js";
 import { ConnectionError, InputRefusedError, retryAfterOf } from "../mcp/requestor-errors.js";
@@ -230,18 +231,9 @@ function backOff(retryAfterMs: number): number {
   return Math.min(Math.max(retryAfterMs, RETRY_DELAY_MS), MAX_COME_BACK_MS);
 }
 
-/** Waits `ms`, or less if the person detaches meanwhile. */
+/** Waits `ms`, or less if the person detaches meanwhile (the caller looks at the signal next). */
 function pause(ms: number, detached: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (detached.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      detached.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    detached.addEventListener("abort", done, { once: true });
-  });
+  return delay(ms, undefined, { signal: detached }).catch(() => undefined);
 }
 
 /** A failure that is not the server's answer about the task (a closed stream, a refused connection, a lost session) as a lost connection. */

@@ -10,8 +10,9 @@ export function nonNegativeInt(value: string): number {
 
 /** Parses a limit option: a whole number of at least 1 (a limit of 0 would refuse everything). */
 export function positiveInt(value: string): number {
-  if (!/^\d+$/.test(value) || /^0+$/.test(value)) throw new InvalidArgumentError("expected an integer of at least 1");
-  return nonNegativeInt(value);
+  const n = /^\d+$/.test(value) ? nonNegativeInt(value) : 0;
+  if (n === 0) throw new InvalidArgumentError("expected an integer of at least 1");
+  return n;
 }
 
 /** A ttl option: milliseconds, or "unlimited". */
