@@ -1,6 +1,6 @@
-import { setTimeout as delay } from "node:timers/promises";
 import type { ToolTask } from "../client/task-client.js";
 import { TaskError } from "../core/errors.js";
+import { pause } from "../core/pause.js";
 import { ConnectionError, InputRefusedError, retryAfterOf } from "../mcp/requestor-errors.js";
 import { authenticationErrorIn } from "./connection-failure.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
@@ -125,7 +125,7 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
       const comeBack = attempt.kind === "error" ? retryAfterOf(attempt.error) : undefined;
       const why = comeBack === undefined ? "connection lost" : "the server asked to come back later";
       view?.status(task.last?.status ?? "working", cancelOwed ? `${why} — reconnecting to send the cancel…` : `${why} — reconnecting…`);
-      if (comeBack !== undefined) await pause(backOff(comeBack), detached.signal);
+      if (comeBack !== undefined) await wait(backOff(comeBack), detached.signal);
       const again = reattach ? await reach(reattach, reattachMs, detached.signal) : null;
       if (again === "detached") continue;
       if (again === null || "error" in again) {
@@ -204,16 +204,16 @@ async function reach(reattach: Reattach, windowMs: number, detached: AbortSignal
   let last: unknown = null;
   while (Date.now() < deadline) {
     if (detached.aborted) return "detached";
-    let wait = RETRY_DELAY_MS;
+    let delayMs = RETRY_DELAY_MS;
     try {
       return await reattach();
     } catch (error) {
       const comeBack = retryAfterOf(error);
       if (comeBack === undefined && (!(error instanceof ConnectionError) || authenticationErrorIn(error))) return { error };
-      if (comeBack !== undefined) wait = backOff(comeBack);
+      if (comeBack !== undefined) delayMs = backOff(comeBack);
       last = error;
     }
-    await pause(Math.min(wait, Math.max(0, deadline - Date.now())), detached);
+    await wait(Math.min(delayMs, Math.max(0, deadline - Date.now())), detached);
   }
   return last === null ? null : { error: last };
 }
@@ -232,8 +232,9 @@ function backOff(retryAfterMs: number): number {
 }
 
 /** Waits `ms`, or less if the person detaches meanwhile (the caller looks at the signal next). */
-function pause(ms: number, detached: AbortSignal): Promise<void> {
-  return delay(ms, undefined, { signal: detached }).catch(() => undefined);
+/** Waits `ms`, or less when the person detaches: either way the caller goes on and looks. */
+function wait(ms: number, detached: AbortSignal): Promise<void> {
+  return pause(ms, detached).catch(() => undefined);
 }
 
 /** A failure that is not the server's answer about the task (a closed stream, a refused connection, a lost session) as a lost connection. */

@@ -14,6 +14,7 @@ import { applyingSchemaDefaults } from "./elicitation-defaults.js";
 import type { EraCall, EraFeatures, HttpConnectionOptions, RequestorEra, ToolTask } from "./requestor-era.js";
 import { isConnectionDrop } from "./connection-cause.js";
 import { SESSION_REQUESTOR, STATELESS_REQUESTORS, statelessEraOf, type ProtocolRevision, type StatelessEraConnection } from "./requestor-eras.js";
+import { pause } from "../core/pause.js";
 
 export type { EraFeatures, ToolTask } from "./requestor-era.js";
 
@@ -327,20 +328,4 @@ export class TaskClient {
     };
     journal.record(entry).catch((error: unknown) => this.logger.warn({ err: error }, "could not write the task journal"));
   }
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { TaskServer } from "../mcp/task-server.js";
-import { pause } from "./pause.js";
+import { pause } from "../core/pause.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { TaskServer } from "../mcp/task-server.js";
-import { pause } from "./pause.js";
+import { pause } from "../core/pause.js";
 import { registerConformanceFeatures } from "./conformance-features.js";
 import { registerLegacyConformanceTools } from "./conformance-legacy-tools.js";
 

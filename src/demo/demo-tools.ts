@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { TaskError } from "../core/errors.js";
 import type { TaskServer } from "../mcp/task-server.js";
-import { pause } from "./pause.js";
+import { pause } from "../core/pause.js";
 import { CapabilityError } from "../mcp/capability-error.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });

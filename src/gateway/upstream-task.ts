@@ -8,6 +8,7 @@ import { isTerminalTaskStatus, type RemoteTaskHandle, type TaskOutcome } from ".
 import { ConnectionError } from "../mcp/requestor-errors.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
 import { SESSION_ERA } from "../mcp/eras.js";
+import { pause } from "../core/pause.js";
 
 /** The era the gateway speaks to its upstream (a session, as the SDK client opens one). */
 const UPSTREAM = SESSION_ERA.upstream;
@@ -187,22 +188,6 @@ async function cancelUpstream(host: UpstreamTaskHost, logger: Logger, taskId: st
   } finally {
     handle?.dispose();
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason as Error);
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      signal.removeEventListener("abort", abort);
-      resolve();
-    }
-    function abort(): void {
-      clearTimeout(timer);
-      reject(signal.reason as Error);
-    }
-    signal.addEventListener("abort", abort, { once: true });
-  });
 }
 
 function upstreamError(message: string): TaskError {

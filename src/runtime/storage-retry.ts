@@ -1,4 +1,5 @@
 import type { Logger } from "../core/logger.js";
+import { pause } from "../core/pause.js";
 import { storageCondition } from "../core/storage-condition.js";
 
 /** Waits between attempts: from 250 ms, doubling to 5 s; about two minutes in all. */
@@ -39,21 +40,9 @@ export async function retryOnStorageCondition<T>(
       const goOn = bound.while ? bound.while() : attempt < ATTEMPTS;
       if (!condition || !goOn) throw error;
       logger.warn({ ...fields, reason: condition.reason, attempt, retryInMs: delay, err: error }, "task store write failed; retrying");
-      await pause(delay, bound.signal);
+      // A cut-short wait is not an error here: the next attempt, if any, is made at once.
+      await pause(delay, bound.signal).catch(() => undefined);
       delay = Math.min(delay * 2, MAX_DELAY_MS);
     }
   }
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
