@@ -12,6 +12,7 @@ import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
 import { connectionFailure } from "./connection-failure.js";
 import { journalPath } from "./state-dir.js";
+import { creationRecord } from "./task-creation-record.js";
 import { SessionStore, sessionKey, type StoredSession } from "./session-store.js";
 import { OAuthSession, type OAuthOptions } from "./oauth/oauth-session.js";
 
@@ -103,7 +104,7 @@ async function eraOf(target: HttpTarget, journal: TaskJournal, dir: string, task
   if (target.protocol !== undefined) return target.protocol;
   if (taskId !== undefined) {
     const entries = await journal.entries().catch(() => []);
-    const created = entries.findLast((e) => e.op === "created" && e.taskId === taskId && e.target === target.url);
+    const created = creationRecord(entries, taskId, target.url);
     // Entries from before 2026-07-28 carry no protocol: they were 2025-11-25.
     if (created) return created.protocol !== undefined && isRevision(created.protocol) ? created.protocol : SESSION_REVISION;
   }

@@ -11,6 +11,7 @@ import { printTaskTable, selectTasks, type ListSource } from "./task-list-view.j
 import { positionalArguments, requestorCommand, takeTarget, targetArgs, usageError, type RequestorOptions } from "./requestor-options.js";
 import { journalPath, stateDir } from "./state-dir.js";
 import { connectTarget, storedSessions, type Connection, type Target } from "./target.js";
+import { toolsOf } from "./task-creation-record.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
@@ -146,11 +147,7 @@ async function list(target: Target, out: Output, filter: { status?: string; limi
       }
       for await (const task of connection.tasks.list()) if (!found.has(task.taskId)) found.set(task.taskId, task);
     }
-    const label = connections[0]?.label;
-    const toolOf = new Map<string, string>();
-    for (const e of entries) {
-      if (e.op === "created" && e.name !== undefined && e.target === label) toolOf.set(e.taskId, e.name);
-    }
+    const toolOf = toolsOf(entries, found.keys(), connections[0]?.label ?? "");
     printTaskTable(out, selectTasks([...found.values()], filter), toolOf, Date.now(), source);
     return ExitCode.Ok;
   } catch (error) {
