@@ -198,8 +198,9 @@ describe("worker pool", () => {
           await gate.promise;
           return { value: { ok: true } };
         },
-        // Only events, standbys and finishing handlers make them claim.
-        cluster: { workerId, concurrency: 1, recheckMs: 600_000, standbyMs: 100 },
+        // Only events, standbys and finishing handlers make them claim. The standby is long
+        // enough that a task the first worker runs at once ends within it on a loaded machine.
+        cluster: { workerId, concurrency: 1, recheckMs: 600_000, standbyMs: 400 },
       });
     };
     const first = engine("w1", stores[0]!);
@@ -240,9 +241,10 @@ describe("worker pool", () => {
       expect(ranBy.get(long.id)).toBe("w1");
       const createdAt = Date.now();
       const next = await create();
-      await until("the next task's handler", () => gates.has(next.id), 2000);
+      await until("the next task's handler", () => gates.has(next.id), 3000);
       expect(ranBy.get(next.id)).toBe("w2");
-      expect(Date.now() - createdAt).toBeLessThan(1000);
+      // One standby (400 ms), not a lease (30 s) nor the safety re-check (600 s).
+      expect(Date.now() - createdAt).toBeLessThan(2000);
     } finally {
       for (const gate of gates.values()) gate.resolve();
       await second.close();
