@@ -44,6 +44,7 @@ import { exitOnHelp, numberFlag, runBench, type NumberRange } from "./support/co
 import { machine } from "./support/machine.js";
 import { spread } from "./support/stats.js";
 import { freePort } from "../test/support/free-port.js";
+import { wallNow } from "./support/wall-clock.js";
 
 const HELP = `Usage: npm run bench:cluster -- [flags]
   --pg URL           PostgreSQL (default $MCP_TASKS_BENCH_PG or postgres://postgres@127.0.0.1:5432/test)
@@ -350,12 +351,13 @@ async function dropDatabase(name: string): Promise<void> {
  * backend that connected meanwhile counts from 0; the server's shared background processes — WAL
  * writer, checkpointer — are left out), or, without one, every postgres process on the machine.
  */
-async function postgresPids(): Promise<number[]> {
+async function postgresPids(): Promise<{ pid: number; listening: boolean }[]> {
   if (bench.ownDatabase !== null) {
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();
     try {
-      return (await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [bench.ownDatabase])).rows.map((row) => row.pid);
+      // A node's LISTEN connection runs nothing after its LISTEN: that stays its last statement.
+      return (await client.query<{ pid: number; listening: boolean }>("SELECT pid, query LIKE 'LISTEN %' AS listening FROM pg_stat_activity WHERE datname = $1", [bench.ownDatabase])).rows;
     } finally {
       await client.end();
     }
@@ -370,7 +372,7 @@ async function postgresPids(): Promise<number[]> {
           return false;
         }
       })
-      .map(Number);
+      .map((pid) => ({ pid: Number(pid), listening: false }));
   } catch {
     return [];
   }
@@ -379,28 +381,43 @@ async function postgresPids(): Promise<number[]> {
 interface CpuSnapshot {
   front: number;
   worker: number;
+  /** The part of `worker` spent by workers started after the first (second in the wake order and later: standbys). */
+  standby: number;
   postgres: Map<number, number>;
+  /** The backends serving the nodes' LISTEN connections (delivering notifications is all they do). */
+  listeners: Set<number>;
   bench: number;
 }
 
 async function cpuSnapshot(): Promise<CpuSnapshot> {
   const pids = await postgresPids();
-  const snapshot: CpuSnapshot = { front: 0, worker: 0, postgres: new Map(), bench: 0 };
+  const snapshot: CpuSnapshot = { front: 0, worker: 0, standby: 0, postgres: new Map(), listeners: new Set(), bench: 0 };
+  let workers = 0;
   for (const child of children) {
     if (child.pid === undefined) continue;
-    snapshot[roles.get(child) ?? "worker"] += cpuOfPid(child.pid);
+    const role = roles.get(child) ?? "worker";
+    const ms = cpuOfPid(child.pid);
+    snapshot[role] += ms;
+    if (role === "worker" && workers++ > 0) snapshot.standby += ms;
   }
-  for (const pid of pids) snapshot.postgres.set(pid, cpuOfPid(pid));
+  for (const { pid, listening } of pids) {
+    snapshot.postgres.set(pid, cpuOfPid(pid));
+    if (listening) snapshot.listeners.add(pid);
+  }
   const own = process.cpuUsage();
   snapshot.bench = (own.user + own.system) / 1000;
   return snapshot;
 }
 
 /** CPU ms spent between two snapshots, per role (a backend that started meanwhile counts from 0). */
-function cpuSpent(from: CpuSnapshot, to: CpuSnapshot): { front: number; worker: number; postgres: number; bench: number } {
+function cpuSpent(from: CpuSnapshot, to: CpuSnapshot): { front: number; worker: number; standby: number; postgres: number; notifying: number; bench: number } {
   let postgres = 0;
-  for (const [pid, ms] of to.postgres) postgres += ms - (from.postgres.get(pid) ?? 0);
-  return { front: to.front - from.front, worker: to.worker - from.worker, postgres, bench: to.bench - from.bench };
+  let notifying = 0;
+  for (const [pid, ms] of to.postgres) {
+    postgres += ms - (from.postgres.get(pid) ?? 0);
+    if (to.listeners.has(pid)) notifying += ms - (from.postgres.get(pid) ?? 0);
+  }
+  return { front: to.front - from.front, worker: to.worker - from.worker, standby: to.standby - from.standby, postgres, notifying, bench: to.bench - from.bench };
 }
 
 /** Two runs of the same phase as one: each figure the mean of both (latencies too, as a summary). */
@@ -414,7 +431,7 @@ function meanOf(a: Throughput, b: Throughput): Throughput {
     p50: mean(a.p50, b.p50),
     p95: mean(a.p95, b.p95),
     p99: mean(a.p99, b.p99),
-    cpu: { front: mean(a.cpu.front, b.cpu.front), worker: mean(a.cpu.worker, b.cpu.worker), postgres: mean(a.cpu.postgres, b.cpu.postgres), bench: mean(a.cpu.bench, b.cpu.bench) },
+    cpu: { front: mean(a.cpu.front, b.cpu.front), worker: mean(a.cpu.worker, b.cpu.worker), standby: mean(a.cpu.standby, b.cpu.standby), postgres: mean(a.cpu.postgres, b.cpu.postgres), notifying: mean(a.cpu.notifying, b.cpu.notifying), bench: mean(a.cpu.bench, b.cpu.bench) },
     commits: mean(a.commits, b.commits),
   };
 }
@@ -519,7 +536,7 @@ async function throughput(sessions: Session[], warmupMs: number, schema: string)
     p95,
     p99,
     load: machine().load,
-    cpu: { front: perTask(spent.front), worker: perTask(spent.worker), postgres: perTask(spent.postgres), bench: perTask(spent.bench) },
+    cpu: { front: perTask(spent.front), worker: perTask(spent.worker), standby: perTask(spent.standby), postgres: perTask(spent.postgres), notifying: perTask(spent.notifying), bench: perTask(spent.bench) },
     commits: perTask(commitsTo - commitsFrom),
   };
 }
@@ -532,7 +549,7 @@ async function wakeups(session: Session): Promise<{ samples: number[]; skipped: 
     const taskId = await createTask(session, { ms: SLEEP_MS }, 0);
     const sentAt = Date.now();
     const result = await session.call("tasks/result", { taskId }, 1);
-    const received = performance.timeOrigin + performance.now();
+    const received = wallNow();
     if (!Array.isArray(result["content"])) throw new Error(`unexpected result: ${JSON.stringify(result)}`);
     const task = await session.call("tasks/get", { taskId }, 0);
     const completedAt = Date.parse(String(task["lastUpdatedAt"]));
@@ -768,7 +785,7 @@ async function measure(began: number): Promise<void> {
     const row = (label: string, r: Throughput) =>
       [
         `  ${label}  ${r.tasksPerSecond.toFixed(0).padStart(6)} tasks/s = ${(r.tasksPerSecond / ceiling).toFixed(2)} of the ceiling   (${r.tasks} tasks in ${r.seconds.toFixed(1)} s; create→result per task p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; load average ${r.load})`,
-        `             CPU per task: fronts ${r.cpu.front.toFixed(2)} ms, worker${label.includes("2") ? "s" : ""} ${r.cpu.worker.toFixed(2)} ms, PostgreSQL ${r.cpu.postgres.toFixed(2)} ms, bench client ${r.cpu.bench.toFixed(2)} ms; ${r.commits.toFixed(2)} PostgreSQL commits per task`,
+        `             CPU per task: fronts ${r.cpu.front.toFixed(2)} ms, worker${label.includes("2") ? `s ${r.cpu.worker.toFixed(2)} ms (the second, standing by: ${r.cpu.standby.toFixed(3)} ms)` : ` ${r.cpu.worker.toFixed(2)} ms`}, PostgreSQL ${r.cpu.postgres.toFixed(2)} ms (of which its LISTEN connections' ${r.cpu.notifying.toFixed(3)} ms), bench client ${r.cpu.bench.toFixed(2)} ms; ${r.commits.toFixed(2)} PostgreSQL commits per task`,
         `             in all ${cpuTotal(r).toFixed(2)} ms = ${(cpuTotal(r) / bare(r)).toFixed(2)} × the 2 bare round trips of ${bare(r).toFixed(2)} ms around it (target ≤ 2.0), ${(cpuTotal(r) / (bare(r) + commitsMs)).toFixed(2)} × those and 3 single-row commits; at ${r.tasksPerSecond.toFixed(0)} tasks/s that is ${((cpuTotal(r) * r.tasksPerSecond) / 1000).toFixed(2)} of the ${cores} cores`,
       ].join("\n");
     console.log(`end-to-end throughput (create → worker completes → tasks/result fetched), target ≥ 0.7 of the ceiling = ${Math.round(0.7 * ceiling)} tasks/s:`);

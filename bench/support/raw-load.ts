@@ -10,6 +10,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { openSession, RawRpc, taskIdIn } from "./raw-rpc.js";
+import { wallNow } from "./wall-clock.js";
 
 export type LoadEra = "2025-11-25" | "2026-07-28";
 /**
@@ -149,7 +150,7 @@ class Generator {
     const taskId = taskIdIn(created.text);
     if (taskId === "") throw new Error(`wake: creation answered ${created.status}: ${created.text.slice(0, 300)}`);
     const result = await this.rpc.post(`{"jsonrpc":"2.0","id":${this.id++},"method":"tasks/result","params":{"taskId":"${taskId}"}}`, lane.headers);
-    const received = performance.timeOrigin + performance.now();
+    const received = wallNow();
     if (result.status !== 200 || !result.text.includes('"result"')) throw new Error(`wake: tasks/result answered ${result.status}: ${result.text.slice(0, 300)}`);
     const got = await this.rpc.post(`{"jsonrpc":"2.0","id":${this.id++},"method":"tasks/get","params":{"taskId":"${taskId}"}}`, lane.headers);
     const stamp = /"lastUpdatedAt":"([^"]+)"/.exec(got.text)?.[1];
