@@ -171,7 +171,8 @@ async function listening(schema: string, count: number, since: number): Promise<
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
-    while ((await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN mcp_tasks_${schema}`])).rows[0]!.n < count) {
+    // A node's event connection, listening or not (a standby running nothing drops its LISTEN).
+    while ((await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query IN ($1, $2)", [`LISTEN mcp_tasks_${schema}`, `UNLISTEN mcp_tasks_${schema}`])).rows[0]!.n < count) {
       if (Date.now() - since > 30_000) throw new Error("a worker did not start within 30 s");
       await pause(100);
     }
@@ -356,8 +357,8 @@ async function postgresPids(): Promise<{ pid: number; listening: boolean }[]> {
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();
     try {
-      // A node's LISTEN connection runs nothing after its LISTEN: that stays its last statement.
-      return (await client.query<{ pid: number; listening: boolean }>("SELECT pid, query LIKE 'LISTEN %' AS listening FROM pg_stat_activity WHERE datname = $1", [bench.ownDatabase])).rows;
+      // A node's LISTEN connection runs nothing but its LISTEN (or UNLISTEN): that stays its last statement.
+      return (await client.query<{ pid: number; listening: boolean }>("SELECT pid, query ~ '^(UN)?LISTEN ' AS listening FROM pg_stat_activity WHERE datname = $1", [bench.ownDatabase])).rows;
     } finally {
       await client.end();
     }

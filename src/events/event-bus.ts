@@ -24,5 +24,14 @@ export interface EventBus {
   onTask(taskId: string, listener: (event: TaskEvent) => void): Unsubscribe;
   /** Every event (observers: notifications to sessions, metrics, the web view). */
   onAny(listener: (event: TaskEvent) => void): Unsubscribe;
+  /**
+   * Whether this node wants to hear other nodes' events (it does until told otherwise). A node
+   * with nothing to hear for a while — a standby worker running no handler — says no, and stops
+   * costing the database and itself a delivery of every event of the cluster. Saying yes again
+   * wakes every waiter and observer here (a `wake` event), since what was sent meanwhile went
+   * unheard. Resolves once the bus listens (or not) as asked, or has failed to and logged why.
+   * Absent on a bus of one node, which has no other nodes to hear.
+   */
+  hearOthers?(wanted: boolean): Promise<void>;
   close(): Promise<void>;
 }

@@ -71,8 +71,9 @@ export interface PgEventBus extends EventBus {
   readonly nodeId: string;
   /** Resolves once LISTEN is established (the first time). */
   readonly ready: Promise<void>;
-  /** True while the LISTEN connection is up. */
+  /** True while the LISTEN connection is up (connected, whether or not {@link EventBus.hearOthers} has it listen now). */
   listening(): boolean;
+  hearOthers(wanted: boolean): Promise<void>;
 }
 
 /**
@@ -107,6 +108,11 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
   let closed = false;
   let listener: pg.Client | null = null;
   let up = false;
+  /** What {@link EventBus.hearOthers} asked for last, and whether the connection now LISTENs. */
+  let wanted = true;
+  let hearing = false;
+  /** LISTEN and UNLISTEN one at a time, each applying whatever was asked for last. */
+  let toggling: Promise<void> = Promise.resolve();
   let everUp = false;
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => (markReady = resolve));
@@ -198,9 +204,11 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     };
     client.on("error", lost);
     client.on("end", () => lost());
+    // As asked for now; a change meanwhile is applied once this connection is the listener.
+    const listens = wanted;
     try {
       await client.connect();
-      await client.query(`LISTEN ${channel}`);
+      if (listens) await client.query(`LISTEN ${channel}`);
     } catch (err) {
       void client.end().catch(() => {});
       const delay = Math.min(maxDelay, 100 * 2 ** Math.min(attempt, 10));
@@ -214,14 +222,43 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     }
     listener = client;
     up = true;
+    hearing = listens;
     markReady();
+    if (hearing !== wanted) void toggle();
     if (everUp) logger.info({ channel }, "LISTEN re-established");
     everUp = true;
     // Whatever was sent while we were away is gone: let every waiter here re-read the store, and
     // nudge observers (a worker pool claims what was queued meanwhile, instead of at its slow
     // safety re-check). Also on the first LISTEN: work queued before it was heard by nobody here.
+    wakeAll();
+  };
+
+  const wakeAll = (): void => {
     for (const taskId of watched.keys()) local.publish({ type: "wake", taskId });
     local.publish({ type: "wake", taskId: ANY_TASK });
+  };
+
+  /** Brings the connection's LISTEN in line with what was asked for last. */
+  const toggle = (): Promise<void> => {
+    toggling = toggling.then(async () => {
+      const client = listener;
+      if (client === null || closed || hearing === wanted) return;
+      const want = wanted;
+      try {
+        await client.query(want ? `LISTEN ${channel}` : `UNLISTEN ${channel}`);
+      } catch (err) {
+        // The connection is going: its replacement LISTENs (or not) as asked for then.
+        logger.warn({ err }, want ? "could not LISTEN again" : "could not stop listening");
+        return;
+      }
+      if (listener !== client) return;
+      hearing = want;
+      logger.debug({ channel, listening: want }, want ? "hearing other nodes' events again" : "not hearing other nodes' events");
+      // Whatever was sent while not listening is gone: every waiter here re-reads the store.
+      if (want) wakeAll();
+      if (hearing !== wanted) void toggle();
+    });
+    return toggling;
   };
   void connect(0);
 
@@ -285,6 +322,10 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
       };
     },
     onAny: (fn) => local.onAny(fn),
+    hearOthers(want) {
+      wanted = want;
+      return toggle();
+    },
     async close() {
       if (closed) return;
       await flush();

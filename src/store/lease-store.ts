@@ -70,6 +70,12 @@ export interface LeaseStore {
   queueDepth(): Promise<number>;
 
   /**
+   * Whether an unclaimed `working` task created at `time` or before is waiting (of one of `names`,
+   * when given): what a standby worker that hears no events looks for, at the end of each standby.
+   */
+  queuedSince(time: number, names?: readonly string[]): Promise<boolean>;
+
+  /**
    * Records that a worker is alive at `now` (its row is created by the first beat; `startedAt` is
    * kept from then on). Workers beat as they renew, so one that stops is gone from
    * {@link clusterView} when its leases run out. Rows of workers gone for over an hour are dropped.

@@ -56,6 +56,25 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
 
     const expiredIds = async (now: number): Promise<string[]> => (await store.expiredLeases(now, 100)).map((e) => e.task.id);
 
+    describe("queuedSince", () => {
+      it("says whether an unclaimed working task created at the time given or before waits, of the names given if any", async () => {
+        expect(await store.queuedSince(T0 + 1_000)).toBe(false);
+        await queued({ name: "render", createdAt: T0 + 100 });
+        expect(await store.queuedSince(T0 + 99)).toBe(false);
+        expect(await store.queuedSince(T0 + 100)).toBe(true);
+        expect(await store.queuedSince(T0 + 100, ["render"])).toBe(true);
+        expect(await store.queuedSince(T0 + 100, ["sleep"])).toBe(false);
+        expect(await store.queuedSince(T0 + 100, [])).toBe(false);
+      });
+
+      it("does not count a task once claimed, nor one that waits for input or has ended", async () => {
+        await leasedTo("w1", T0);
+        await unclaimedIn("input_required");
+        for (const status of TERMINAL_STATUSES) await unclaimedIn(status);
+        expect(await store.queuedSince(T0 + 1_000)).toBe(false);
+      });
+    });
+
     describe("claim", () => {
       it("leases the oldest unclaimed working tasks first, (createdAt, id) order, up to limit", async () => {
         const late = await queued({ id: "00000000-0000-4000-8000-000000000001", createdAt: T0 + 10 });

@@ -89,6 +89,53 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     expect((await arrived).type).toBe("status");
   });
 
+  it("a node that stops hearing other nodes' events gets none, and its database session listens on nothing", async () => {
+    const channel = uniqueName("evt");
+    const [a, b, c] = [await node(channel), await node(channel), await node(channel)];
+    await b.hearOthers(false);
+    const seen: TaskEvent[] = [];
+    b.onAny((e) => seen.push(e));
+    // c hears a's event: by then PostgreSQL has delivered it to every listener there was.
+    const heard = next(c, "t1");
+    a.publish({ type: "answer", taskId: "t1", inputId: "i1" });
+    await heard;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toEqual([]);
+    const listeners = await pgQuery("SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN ${channel}`]);
+    expect(Number((listeners.rows[0] as { n: string }).n)).toBe(2);
+  });
+
+  it("a node that hears again gets other nodes' events, and first wakes its waiters to re-read what they missed", async () => {
+    const channel = uniqueName("evt");
+    const [a, b] = [await node(channel), await node(channel)];
+    await b.hearOthers(false);
+    const woken = next(b, "t1", (e) => e.type === "wake");
+    const anyWoken = new Promise<TaskEvent>((resolve) => b.onAny((e) => e.type === "wake" && e.taskId === "*" && resolve(e)));
+    await b.hearOthers(true);
+    await woken;
+    await anyWoken;
+    const arrived = next(b, "t1", (e) => e.type === "answer");
+    a.publish({ type: "answer", taskId: "t1", inputId: "i2" });
+    expect(await arrived).toEqual({ type: "answer", taskId: "t1", inputId: "i2" });
+  });
+
+  it("after its LISTEN connection is lost, a node that asked to hear nothing comes back still hearing nothing", async () => {
+    const channel = uniqueName("evt");
+    const [a, b] = [await node(channel), await node(channel)];
+    await b.hearOthers(false);
+    const reconnected = next(b, "t1", (e) => e.type === "wake");
+    await pgQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1", [`UNLISTEN ${channel}`]);
+    await reconnected;
+    const seen: TaskEvent[] = [];
+    b.onAny((e) => e.type !== "wake" && seen.push(e));
+    const own = next(a, "t2");
+    a.publish({ type: "answer", taskId: "t2", inputId: "i3" });
+    await own;
+    await new Promise((r) => setTimeout(r, 150));
+    expect(seen).toEqual([]);
+    expect(b.listening()).toBe(true);
+  });
+
   it("cuts overlong progress messages so the NOTIFY payload stays under PostgreSQL's limit", async () => {
     const channel = uniqueName("evt");
     const [a, b] = [await node(channel), await node(channel)];

@@ -7,8 +7,10 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { TaskRecord } from "../../src/core/task.js";
 import { localEventBus } from "../../src/events/local-event-bus.js";
+import { pgEventBus } from "../../src/events/pg-event-bus.js";
 import { TaskEngine } from "../../src/runtime/task-engine.js";
 import { postgresStore } from "../../src/store/postgres/postgres-store.js";
+import { tablesOf } from "../../src/store/postgres/sql.js";
 import { deferred, type Deferred } from "../support/conformance.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 
@@ -249,6 +251,77 @@ describe("worker pool", () => {
       for (const gate of gates.values()) gate.resolve();
       await second.close();
       await first.close();
+      for (const store of stores) await store.close();
+      await pgQuery(`DROP SCHEMA IF EXISTS ${own} CASCADE`);
+    }
+  });
+  it("a standby running nothing listens on nothing, yet takes a task that waited a standby while the first worker was full, and hears its cancel at once", async () => {
+    const own = uniqueName("pool_dormant");
+    const channel = `ch_${own}`;
+    const stores = [postgresStore(TEST_PG_URL, { schema: own }), postgresStore(TEST_PG_URL, { schema: own })];
+    const buses = stores.map(() => pgEventBus({ connectionString: TEST_PG_URL, channel, overflowTable: tablesOf(own).events, storeOnSameDatabase: true }));
+    const ranBy = new Map<string, string>();
+    const gates = new Map<string, Deferred<void>>();
+    const aborted = new Map<string, number>();
+    const engine = (workerId: string, i: number) =>
+      new TaskEngine({
+        store: stores[i]!,
+        bus: buses[i]!,
+        runner: async (task, ctx) => {
+          ranBy.set(task.id, workerId);
+          const gate = deferred();
+          gates.set(task.id, gate);
+          ctx.signal.addEventListener("abort", () => {
+            aborted.set(task.id, Date.now());
+            gate.resolve();
+          });
+          await gate.promise;
+          return { value: { ok: true } };
+        },
+        // No safety re-check and a lease far longer than the test: only the standby's own look
+        // at the queue can hand it the task, and only the cancel event can stop its handler.
+        cluster: { workerId, concurrency: 1, recheckMs: 600_000, leaseMs: 600_000, standbyMs: 150 },
+      });
+    const listeners = async (): Promise<number> => Number(((await pgQuery("SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN ${channel}`])).rows[0] as { n: string }).n);
+    const until = async (what: string, done: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> => {
+      const deadline = Date.now() + timeoutMs;
+      while (!(await done())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    const first = engine("w1", 0);
+    const second = engine("w2", 1);
+    try {
+      await first.start();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await second.start();
+      // Once its heartbeat says it is second, the standby stops listening: one LISTEN is left.
+      await until("the standby to stop listening", async () => (await listeners()) === 1);
+      const create = () => first.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 600_000 });
+
+      const busy = await create();
+      await until("the first worker's handler", () => gates.has(busy.id));
+      expect(ranBy.get(busy.id)).toBe("w1");
+      const queuedAt = Date.now();
+      const waiting = await create();
+      await until("the standby to take the waiting task", () => gates.has(waiting.id), 3000);
+      expect(ranBy.get(waiting.id)).toBe("w2");
+      // A standby or two (150 ms each), not a lease nor the safety re-check.
+      expect(Date.now() - queuedAt).toBeLessThan(1500);
+      // Running a handler, it listens again: its cancel arrives as an event, at once.
+      expect(await listeners()).toBe(2);
+      const cancelledAt = Date.now();
+      await first.cancel(waiting.id, { owner: null });
+      await until("the standby's handler to be aborted", () => aborted.has(waiting.id), 3000);
+      expect(aborted.get(waiting.id)! - cancelledAt).toBeLessThan(1000);
+      // Its handler done, it stops listening again.
+      await until("the standby to stop listening again", async () => (await listeners()) === 1);
+    } finally {
+      for (const gate of gates.values()) gate.resolve();
+      await second.close();
+      await first.close();
+      for (const bus of buses) await bus.close();
       for (const store of stores) await store.close();
       await pgQuery(`DROP SCHEMA IF EXISTS ${own} CASCADE`);
     }

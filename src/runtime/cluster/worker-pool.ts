@@ -55,7 +55,14 @@ interface PoolDeps {
  * nothing doubles the next standby (up to 8×): on a loaded machine the first worker's tasks can
  * take longer than a standby to end although it keeps up. Workers that disagree about
  * the order for a moment (one just started or stopped) at worst both claim, or both wait one
- * standby. Filling one worker before the next keeps batches of claims and outcome writes whole;
+ * standby.
+ *
+ * A standby that runs nothing does not even listen: on a bus that can stop hearing other nodes
+ * (PostgreSQL's: UNLISTEN), it asks the store instead, at the end of each standby, whether a task
+ * has waited unclaimed for a standby or longer, and claims if so. Every NOTIFY of the cluster
+ * would otherwise cost the database a delivery to it and it a parse, for events it only ever
+ * notes. It listens again as soon as a claim gives it handlers to run (their cancels and answers
+ * come as events) or it becomes first in the order. Filling one worker before the next keeps batches of claims and outcome writes whole;
  * spreading tasks evenly would halve every batch and double the claims, outcome writes and
  * commits per task.
  */
@@ -107,6 +114,17 @@ export class WorkerPool {
   private standbyClaim = false;
   /** When {@link start} began claiming (the heartbeat's startedAt). */
   private startedAt = 0;
+  /**
+   * A standby with nothing to run: not hearing other nodes' events (the bus's `hearOthers`), it
+   * looks at the queue itself once per standby ({@link poll}).
+   */
+  private dormant = false;
+  private pollTimer: NodeJS.Timeout | null = null;
+  /**
+   * A dormant standby's look found work: it listens again first, and claims on the `wake` that
+   * follows, so that a cancel of what it claims is heard from the start.
+   */
+  private wakingToClaim = false;
   /** The heartbeat in flight, if any (a stop waits for it, so its row is not re-created after the retire). */
   private beating: Promise<void> = Promise.resolve();
 
@@ -117,7 +135,8 @@ export class WorkerPool {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.standbyMs = options.standbyMs ?? 100;
     this.recheck = new IntervalLoop({
-      run: () => Promise.resolve(this.kick()),
+      // A dormant standby looks at the queue itself, once per standby.
+      run: () => Promise.resolve(this.dormant ? undefined : this.kick()),
       intervalMs: options.recheckMs ?? 5_000,
       logger: deps.logger,
       failure: "re-checking the queue failed",
@@ -183,9 +202,67 @@ export class WorkerPool {
     if (this.standbyTimer) clearTimeout(this.standbyTimer);
     this.standbyTimer = null;
     this.standingBy.clear();
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    this.pollTimer = null;
+    this.dormant = false;
     if (!wasRunning) return;
     await this.beating;
     await this.deps.store.retire(this.options.workerId).catch((err: unknown) => this.deps.logger.warn({ err }, "could not remove this worker from the cluster view; it drops out when its heartbeat runs out"));
+  }
+
+  /**
+   * Stops or starts hearing other nodes' events as this worker's part changes: a standby (place
+   * 1 or later) that runs nothing and claims nothing needs none of them, and looks at the queue
+   * itself instead; a worker that runs handlers (their cancels and answers are events) or is
+   * first in the order hears them all.
+   */
+  private settle(): void {
+    const { bus, store } = this.deps;
+    if (bus.hearOthers === undefined) return;
+    const idle = this.place >= 1 && this.running.size === 0 && !this.claiming && !this.wakingToClaim && !this.stopped && !this.claimsStopped;
+    if (idle && !this.dormant) {
+      this.dormant = true;
+      if (this.standbyTimer) clearTimeout(this.standbyTimer);
+      this.standbyTimer = null;
+      this.standingBy.clear();
+      void bus.hearOthers(false);
+    } else if (!idle && this.dormant) {
+      this.dormant = false;
+      if (this.pollTimer) clearTimeout(this.pollTimer);
+      this.pollTimer = null;
+      // Hearing again wakes every observer here, this pool included (a claim at once). If the
+      // bus never stopped listening there is no such wake: a look that found work claims then.
+      void bus.hearOthers(true).then(() => {
+        if (this.wakingToClaim) this.kick();
+      });
+    }
+    if (this.dormant && this.pollTimer === null) {
+      this.pollTimer = setTimeout(() => void this.poll(store), this.standbyDelay());
+      this.pollTimer.unref();
+    }
+  }
+
+  /**
+   * A dormant standby's look at the queue, one standby after the last: claims if a task has waited
+   * unclaimed for a standby or longer (the first worker is full, gone or draining), as a listening
+   * standby does for a task it heard of and never saw taken.
+   */
+  private async poll(store: ClusterStore): Promise<void> {
+    this.pollTimer = null;
+    if (!this.dormant) return;
+    const names = typeof this.options.names === "function" ? this.options.names() : this.options.names;
+    let waiting = false;
+    try {
+      waiting = await store.queuedSince(this.deps.now() - this.standbyDelay(), names);
+    } catch (err) {
+      this.deps.logger.warn({ err }, "looking at the queue failed; will look again after the next standby");
+    }
+    if (!this.dormant) return;
+    if (waiting) {
+      this.standbyClaim = true;
+      this.wakingToClaim = true;
+    }
+    this.settle();
   }
 
   /** A task was queued: the first worker in the wake order claims; the others stand by. */
@@ -221,6 +298,7 @@ export class WorkerPool {
   /** Claims as many tasks as there are free slots; coalesces concurrent wake-ups. */
   kick(): void {
     if (this.stopped || this.claimsStopped) return;
+    this.wakingToClaim = false;
     if (this.claiming) {
       this.again = true;
       return;
@@ -239,6 +317,7 @@ export class WorkerPool {
         this.again = false;
         this.kick();
       }
+      this.settle();
     });
   }
 
@@ -323,6 +402,7 @@ export class WorkerPool {
       .finally(() => {
         this.running.delete(task.id);
         if (this.full) this.kick();
+        this.settle();
       });
   }
 
@@ -340,6 +420,7 @@ export class WorkerPool {
         const place = Math.max(0, alive.indexOf(this.options.workerId));
         if (place !== this.place) logger.info({ workerId: this.options.workerId, place, workers: alive.length }, "this worker's place in the wake order changed");
         this.place = place;
+        this.settle();
       })
       .catch((err: unknown) => logger.warn({ err }, "writing this worker's heartbeat failed; will retry with the next renewal"));
     return this.beating;

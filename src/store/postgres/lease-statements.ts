@@ -48,6 +48,12 @@ export interface LeaseStatements {
   handBack: Statement;
   /** () */
   queueDepth: Statement;
+  /**
+   * ($1 time): whether a task has waited unclaimed since `time` or longer (the oldest of the
+   * queue index's entries: one index probe). `queuedSinceNamed` adds ($2 names[]).
+   */
+  queuedSince: Statement;
+  queuedSinceNamed: Statement;
   /** ($1 taskId): queued tasks of its owner created before it; no row when it is not queued. */
   queuedAhead: Statement;
   /** ($1 owner) */
@@ -223,6 +229,15 @@ export function leaseStatements(t: Tables): LeaseStatements {
     queueDepth: statement(
       "queue_depth",
       `SELECT count(*) AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL`,
+    ),
+
+    queuedSince: statement(
+      "queued_since",
+      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL AND created_at <= $1::bigint) AS waiting`,
+    ),
+    queuedSinceNamed: statement(
+      "queued_since_named",
+      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL AND created_at <= $1::bigint AND name = ANY ($2::text[])) AS waiting`,
     ),
   };
 }

@@ -593,6 +593,11 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return count(leases.queueDepth, []);
     },
 
+    async queuedSince(time: number, names?: readonly string[]): Promise<boolean> {
+      const [row] = names === undefined ? await rows<{ waiting: boolean }>(leases.queuedSince, [time]) : await rows<{ waiting: boolean }>(leases.queuedSinceNamed, [time, names]);
+      return row?.waiting === true;
+    },
+
     async queuedAhead(taskId: string): Promise<number | null> {
       const [row] = await rows<{ n: string | number }>(leases.queuedAhead, [taskId]);
       return row === undefined ? null : Number(row.n);
