@@ -210,26 +210,27 @@ type Answer = { status: number; headers: IncomingHttpHeaders; text: string };
 
 /**
  * One POST on a kept-alive connection. A request that fails with ECONNRESET on a reused socket
- * (the server closed it as idle just as it was reused: never processed) is sent once more.
+ * (the server closed it as idle just as it was reused: never processed) is sent once more, on a
+ * new connection: after a pause in the load every idle socket of the pool may be such a one.
  */
 async function post(url: URL, body: string, headers: Record<string, string>): Promise<Answer> {
   try {
-    return await postOnce(url, body, headers);
+    return await postOnce(url, body, headers, agent);
   } catch (error) {
     if ((error as { code?: unknown; reused?: unknown }).code === "ECONNRESET" && (error as { reused?: unknown }).reused) {
-      return postOnce(url, body, headers);
+      return postOnce(url, body, headers, false);
     }
     throw error;
   }
 }
 
-function postOnce(url: URL, body: string, headers: Record<string, string>): Promise<Answer> {
+function postOnce(url: URL, body: string, headers: Record<string, string>, via: Agent | false): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
       {
         method: "POST",
-        agent,
+        agent: via,
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": Buffer.byteLength(body), ...headers },
       },
       (res) => {
