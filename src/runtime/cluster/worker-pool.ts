@@ -58,8 +58,9 @@ interface PoolDeps {
  * standby.
  *
  * A standby that runs nothing does not even listen: on a bus that can stop hearing other nodes
- * (PostgreSQL's: UNLISTEN), it asks the store instead, at the end of each standby, whether a task
- * has waited unclaimed for a standby or longer, and claims if so. Every NOTIFY of the cluster
+ * (PostgreSQL's: UNLISTEN), it asks the store instead, one standby after another (backed off to
+ * 8 standbys while it finds nothing), whether a task has waited unclaimed for a standby or
+ * longer, and claims if so. Every NOTIFY of the cluster
  * would otherwise cost the database a delivery to it and it a parse, for events it only ever
  * notes. It listens again as soon as a claim gives it handlers to run (their cancels and answers
  * come as events) or it becomes first in the order. Filling one worker before the next keeps batches of claims and outcome writes whole;
@@ -125,6 +126,15 @@ export class WorkerPool {
    * follows, so that a cancel of what it claims is heard from the start.
    */
   private wakingToClaim = false;
+  /**
+   * The dormant standby's looks come one standby apart, doubled (up to {@link MAX_BACKOFF}) by
+   * each look that found nothing: a look is a statement and a wake-up of a process otherwise
+   * asleep (about a millisecond of CPU in code too rarely run to be optimised), and a quiet
+   * standby needs few. A look that finds work brings it back to one standby.
+   */
+  private lookBackoff = 1;
+  /** A look's statement is under way (the next is scheduled when it returns). */
+  private looking = false;
   /** The heartbeat in flight, if any (a stop waits for it, so its row is not re-created after the retire). */
   private beating: Promise<void> = Promise.resolve();
 
@@ -222,6 +232,7 @@ export class WorkerPool {
     const idle = this.place >= 1 && this.running.size === 0 && !this.claiming && !this.wakingToClaim && !this.stopped && !this.claimsStopped;
     if (idle && !this.dormant) {
       this.dormant = true;
+      this.lookBackoff = 1;
       if (this.standbyTimer) clearTimeout(this.standbyTimer);
       this.standbyTimer = null;
       this.standingBy.clear();
@@ -236,8 +247,8 @@ export class WorkerPool {
         if (this.wakingToClaim) this.kick();
       });
     }
-    if (this.dormant && this.pollTimer === null) {
-      this.pollTimer = setTimeout(() => void this.poll(store), this.standbyDelay());
+    if (this.dormant && this.pollTimer === null && !this.looking) {
+      this.pollTimer = setTimeout(() => void this.poll(store), this.standbyDelay() * this.lookBackoff);
       this.pollTimer.unref();
     }
   }
@@ -252,15 +263,21 @@ export class WorkerPool {
     if (!this.dormant) return;
     const names = typeof this.options.names === "function" ? this.options.names() : this.options.names;
     let waiting = false;
+    this.looking = true;
     try {
       waiting = await store.queuedSince(this.deps.now() - this.standbyDelay(), names);
     } catch (err) {
       this.deps.logger.warn({ err }, "looking at the queue failed; will look again after the next standby");
+    } finally {
+      this.looking = false;
     }
     if (!this.dormant) return;
     if (waiting) {
       this.standbyClaim = true;
       this.wakingToClaim = true;
+      this.lookBackoff = 1;
+    } else {
+      this.lookBackoff = Math.min(MAX_BACKOFF, this.lookBackoff * 2);
     }
     this.settle();
   }
