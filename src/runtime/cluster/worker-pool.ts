@@ -57,15 +57,17 @@ interface PoolDeps {
  * the order for a moment (one just started or stopped) at worst both claim, or both wait one
  * standby.
  *
+ * Filling one worker before the next keeps batches of claims and outcome writes whole;
+ * spreading tasks evenly would halve every batch and double the claims, outcome writes and
+ * commits per task.
+ *
  * A standby that runs nothing does not even listen: on a bus that can stop hearing other nodes
  * (PostgreSQL's: UNLISTEN), it asks the store instead, one standby after another (backed off to
  * 8 standbys while it finds nothing), whether a task has waited unclaimed for a standby or
- * longer, and claims if so. Every NOTIFY of the cluster
- * would otherwise cost the database a delivery to it and it a parse, for events it only ever
- * notes. It listens again as soon as a claim gives it handlers to run (their cancels and answers
- * come as events) or it becomes first in the order. Filling one worker before the next keeps batches of claims and outcome writes whole;
- * spreading tasks evenly would halve every batch and double the claims, outcome writes and
- * commits per task.
+ * longer, and if so listens again and claims. Every NOTIFY of the cluster would otherwise cost
+ * the database a delivery to it and it a parse, for events it only ever notes. It keeps
+ * listening while it runs handlers (their cancels and answers come as events) and while it is
+ * first in the order.
  */
 export class WorkerPool {
   private readonly leaseMs: number;
@@ -117,7 +119,7 @@ export class WorkerPool {
   private startedAt = 0;
   /**
    * A standby with nothing to run: not hearing other nodes' events (the bus's `hearOthers`), it
-   * looks at the queue itself once per standby ({@link poll}).
+   * looks at the queue itself ({@link poll}).
    */
   private dormant = false;
   private pollTimer: NodeJS.Timeout | null = null;
