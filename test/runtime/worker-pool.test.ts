@@ -263,7 +263,7 @@ describe("worker pool", () => {
     const ranBy = new Map<string, string>();
     const gates = new Map<string, Deferred<void>>();
     const aborted = new Map<string, number>();
-    const engine = (workerId: string, i: number) =>
+    const engine = (workerId: string, i: number, workerOnly = true) =>
       new TaskEngine({
         store: stores[i]!,
         bus: buses[i]!,
@@ -280,7 +280,7 @@ describe("worker pool", () => {
         },
         // No safety re-check and a lease far longer than the test: only the standby's own look
         // at the queue can hand it the task, and only the cancel event can stop its handler.
-        cluster: { workerId, concurrency: 1, recheckMs: 600_000, leaseMs: 600_000, standbyMs: 150 },
+        cluster: { workerId, concurrency: 1, recheckMs: 600_000, leaseMs: 600_000, standbyMs: 150, workerOnly },
       });
     const listeners = async (): Promise<number> => Number(((await pgQuery("SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN ${channel}`])).rows[0] as { n: string }).n);
     const until = async (what: string, done: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> => {
@@ -322,6 +322,35 @@ describe("worker pool", () => {
       for (const gate of gates.values()) gate.resolve();
       await second.close();
       await first.close();
+      for (const bus of buses) await bus.close();
+      for (const store of stores) await store.close();
+      await pgQuery(`DROP SCHEMA IF EXISTS ${own} CASCADE`);
+    }
+  });
+  it("a standby on a node that also serves requests keeps listening: its waiters and streams need every event", async () => {
+    const own = uniqueName("pool_front");
+    const channel = `ch_${own}`;
+    const stores = [postgresStore(TEST_PG_URL, { schema: own }), postgresStore(TEST_PG_URL, { schema: own })];
+    const buses = stores.map(() => pgEventBus({ connectionString: TEST_PG_URL, channel, overflowTable: tablesOf(own).events, storeOnSameDatabase: true }));
+    const engines = stores.map(
+      (store, i) =>
+        new TaskEngine({ store, bus: buses[i]!, runner: async () => ({ value: { ok: true } }), cluster: { workerId: `n${i}`, concurrency: 1, standbyMs: 50 } }),
+    );
+    try {
+      await engines[0]!.start();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await engines[1]!.start();
+      const deadline = Date.now() + 5000;
+      while ((await stores[0]!.clusterView(Date.now())).workers.length < 2) {
+        if (Date.now() > deadline) throw new Error("timed out waiting for both heartbeats");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      // Well past the second node's first heartbeat answer and several standbys.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const listening = await pgQuery("SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN ${channel}`]);
+      expect(Number((listening.rows[0] as { n: string }).n)).toBe(2);
+    } finally {
+      for (const engine of engines) await engine.close();
       for (const bus of buses) await bus.close();
       for (const store of stores) await store.close();
       await pgQuery(`DROP SCHEMA IF EXISTS ${own} CASCADE`);

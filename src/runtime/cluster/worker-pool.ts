@@ -24,6 +24,12 @@ export interface WorkerPoolOptions {
    * before it claims a new task nobody was seen to take. Default 100 ms.
    */
   standbyMs?: number;
+  /**
+   * The process does nothing but run handlers (`mcp-tasks worker`): standing by with nothing to
+   * run, it may stop hearing other nodes' events altogether. Never for a node that also serves
+   * requests, whose waiters and streams need every event. Default false.
+   */
+  workerOnly?: boolean;
 }
 
 /** A standby backs off to at most this many times `standbyMs` per place: 800 ms for the second worker by default. */
@@ -61,7 +67,8 @@ interface PoolDeps {
  * spreading tasks evenly would halve every batch and double the claims, outcome writes and
  * commits per task.
  *
- * A standby that runs nothing does not even listen: on a bus that can stop hearing other nodes
+ * A standby process that only runs handlers (`workerOnly`) and runs nothing does not even
+ * listen: on a bus that can stop hearing other nodes
  * (PostgreSQL's: UNLISTEN), it asks the store instead, one standby after another (backed off to
  * 8 standbys while it finds nothing), whether a task has waited unclaimed for a standby or
  * longer, and if so listens again and claims. Every NOTIFY of the cluster would otherwise cost
@@ -230,7 +237,7 @@ export class WorkerPool {
    */
   private settle(): void {
     const { bus, store } = this.deps;
-    if (bus.hearOthers === undefined) return;
+    if (bus.hearOthers === undefined || this.options.workerOnly !== true) return;
     const idle = this.place >= 1 && this.running.size === 0 && !this.claiming && !this.wakingToClaim && !this.stopped && !this.claimsStopped;
     if (idle && !this.dormant) {
       this.dormant = true;
