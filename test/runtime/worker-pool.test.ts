@@ -296,6 +296,7 @@ describe("worker pool", () => {
       await first.start();
       await new Promise((resolve) => setTimeout(resolve, 20));
       await second.start();
+      await Promise.all(buses.map((bus) => bus.ready));
       // Once its heartbeat says it is second, the standby stops listening: one LISTEN is left.
       await until("the standby to stop listening", async () => (await listeners()) === 1);
       const create = () => first.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 600_000 });
@@ -340,6 +341,7 @@ describe("worker pool", () => {
       await engines[0]!.start();
       await new Promise((resolve) => setTimeout(resolve, 20));
       await engines[1]!.start();
+      await Promise.all(buses.map((bus) => bus.ready));
       const deadline = Date.now() + 5000;
       while ((await stores[0]!.clusterView(Date.now())).workers.length < 2) {
         if (Date.now() > deadline) throw new Error("timed out waiting for both heartbeats");
