@@ -255,7 +255,7 @@ describe("worker pool", () => {
       await pgQuery(`DROP SCHEMA IF EXISTS ${own} CASCADE`);
     }
   });
-  it("a standby running nothing listens on nothing, yet takes a task that waited a standby while the first worker was full, and hears its cancel at once", async () => {
+  it("a standby running nothing listens on nothing, yet takes a task that waited a standby while the first worker was full — however far its listening standby had backed off — and hears its cancel at once", { timeout: 30_000 }, async () => {
     const own = uniqueName("pool_dormant");
     const channel = `ch_${own}`;
     const stores = [postgresStore(TEST_PG_URL, { schema: own }), postgresStore(TEST_PG_URL, { schema: own })];
@@ -263,9 +263,18 @@ describe("worker pool", () => {
     const ranBy = new Map<string, string>();
     const gates = new Map<string, Deferred<void>>();
     const aborted = new Map<string, number>();
-    const engine = (workerId: string, i: number, workerOnly = true) =>
+    const emptyClaims = { w1: 0, w2: 0 };
+    const counted = (workerId: "w1" | "w2", store: (typeof stores)[number]) => ({
+      ...store,
+      async claim(...args: Parameters<typeof store.claim>) {
+        const claimed = await store.claim(...args);
+        if (claimed.length === 0) emptyClaims[workerId]++;
+        return claimed;
+      },
+    });
+    const engine = (workerId: "w1" | "w2", i: number, workerOnly = true) =>
       new TaskEngine({
-        store: stores[i]!,
+        store: counted(workerId, stores[i]!),
         bus: buses[i]!,
         runner: async (task, ctx) => {
           ranBy.set(task.id, workerId);
@@ -280,7 +289,8 @@ describe("worker pool", () => {
         },
         // No safety re-check and a lease far longer than the test: only the standby's own look
         // at the queue can hand it the task, and only the cancel event can stop its handler.
-        cluster: { workerId, concurrency: 1, recheckMs: 600_000, leaseMs: 600_000, standbyMs: 150, workerOnly },
+        // The standby has a slot to spare while it runs one task, so that it can stand by then too.
+        cluster: { workerId, concurrency: workerId === "w1" ? 1 : 2, recheckMs: 600_000, leaseMs: 600_000, standbyMs: 150, workerOnly },
       });
     const listeners = async (): Promise<number> => Number(((await pgQuery("SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN ${channel}`])).rows[0] as { n: string }).n);
     const until = async (what: string, done: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> => {
@@ -319,6 +329,36 @@ describe("worker pool", () => {
       expect(aborted.get(waiting.id)! - cancelledAt).toBeLessThan(1000);
       // Its handler done, it stops listening again.
       await until("the standby to stop listening again", async () => (await listeners()) === 1);
+
+      // A standby whose claims backed off while it listened looks at the queue as often as a fresh one once dormant.
+      const held = await create();
+      await until("the standby to take another task", () => gates.has(held.id), 3000);
+      expect(ranBy.get(held.id)).toBe("w2");
+      gates.get(busy.id)!.resolve();
+      const emptyBefore = emptyClaims.w2;
+      for (const holdMs of [400, 700, 1000]) {
+        // The first worker takes each at once; the listening standby, hearing nothing of it for
+        // longer than its standby, claims and finds nothing: its standby doubles.
+        const quiet = await create();
+        await until("the first worker's handler", () => gates.has(quiet.id));
+        expect(ranBy.get(quiet.id)).toBe("w1");
+        await new Promise((resolve) => setTimeout(resolve, holdMs));
+        gates.get(quiet.id)!.resolve();
+        await until("the quiet task to end", async () => (await first.get(quiet.id, { owner: null })).status === "completed");
+      }
+      expect(emptyClaims.w2 - emptyBefore).toBeGreaterThanOrEqual(2);
+      await first.cancel(held.id, { owner: null });
+      await until("the standby to stop listening once more", async () => (await listeners()) === 1);
+      // Its looks back off to 8 × 150 ms while nothing waits.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const full = await create();
+      await until("the first worker's handler", () => gates.has(full.id));
+      const lateAt = Date.now();
+      const late = await create();
+      await until("the standby to take the late task", () => gates.has(late.id), 12_000);
+      expect(ranBy.get(late.id)).toBe("w2");
+      // At most a look's interval (8 × 150 ms) and a standby (150 ms), and the claim.
+      expect(Date.now() - lateAt).toBeLessThan(2500);
     } finally {
       for (const gate of gates.values()) gate.resolve();
       await second.close();

@@ -241,7 +241,9 @@ export class WorkerPool {
     const idle = this.place >= 1 && this.running.size === 0 && !this.claiming && !this.wakingToClaim && !this.stopped && !this.claimsStopped;
     if (idle && !this.dormant) {
       this.dormant = true;
+      // Its looks read the queue's age itself: the listening standby's back-off has no part in them.
       this.lookBackoff = 1;
+      this.backoff = 1;
       if (this.standbyTimer) clearTimeout(this.standbyTimer);
       this.standbyTimer = null;
       this.standingBy.clear();
@@ -257,7 +259,7 @@ export class WorkerPool {
       });
     }
     if (this.dormant && this.pollTimer === null && !this.looking) {
-      this.pollTimer = setTimeout(() => void this.poll(store), this.standbyDelay() * this.lookBackoff);
+      this.pollTimer = setTimeout(() => void this.poll(store), this.place * this.standbyMs * this.lookBackoff);
       this.pollTimer.unref();
     }
   }
