@@ -13,6 +13,7 @@ import { ConnectionError } from "../mcp/requestor-errors.js";
 import { connectionFailure } from "./connection-failure.js";
 import { journalPath } from "./state-dir.js";
 import { creationRecord } from "./task-creation-record.js";
+import { trackWrite } from "./pending-writes.js";
 import { SessionStore, sessionKey, type StoredSession } from "./session-store.js";
 import { OAuthSession, type OAuthOptions } from "./oauth/oauth-session.js";
 
@@ -176,7 +177,7 @@ async function openHttp(
     entries: () => journal.entries(),
   };
   function track(write: Promise<void>): Promise<void> {
-    pending.add(write);
+    pending.add(trackWrite(write));
     void write.finally(() => pending.delete(write)).catch(() => {});
     return write;
   }
@@ -254,7 +255,7 @@ function trackedJournal(journal: TaskJournal): TaskJournal & { settle(): Promise
   const pending = new Set<Promise<void>>();
   return {
     record(entry) {
-      const write = journal.record(entry);
+      const write = trackWrite(journal.record(entry));
       pending.add(write);
       void write.finally(() => pending.delete(write)).catch(() => {});
       return write;

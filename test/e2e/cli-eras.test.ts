@@ -169,6 +169,8 @@ describe.each(ERAS)("mcp-tasks requestor commands under $name", (era) => {
     expect(run.stderr).toContain('does not fit the question "Name?": Invalid field "answer": expected a string');
     const id = /mcp-tasks tasks result \S+ ([0-9a-z]{9}[0-9a-f]{32}) --answer/.exec(run.stderr)?.[1];
     expect(id, run.stderr).toBeDefined();
+    // The run ended at once, but after its journal had the task: later commands find its era there.
+    expect(createdIds(dirState)).toContain(id);
     expect(json((await cli(["tasks", "get", server.url, id as string, "--json"], { state: dirState })).stdout)).toMatchObject({ status: "input_required" });
     if (!era.reasksOpenQuestion) {
       await cli(["tasks", "cancel", server.url, id as string], { state: dirState });
@@ -188,6 +190,27 @@ describe.each(ERAS)("mcp-tasks requestor commands under $name", (era) => {
     expect(run.code).toBe(4);
     expect(run.stderr).toContain(`Cannot connect to ${wrong}: HTTP 404, no MCP endpoint at this path; did you mean ${server.url}?`);
     expect(run.stderr).not.toContain("Error POSTing");
+  });
+
+  it("the server's root (its web view, which refuses POST with 405) reads as no MCP endpoint there, with the /mcp path suggested, exit 4", { timeout: 40_000 }, async () => {
+    const root = server.url.replace(/\/mcp$/, "/");
+    const run = await cli(["tools", "list", root], { env: { MCP_TASKS_PROTOCOL: era.name } });
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain(`Cannot connect to ${root}: HTTP 405, no MCP endpoint at this path; did you mean ${server.url}?`);
+    expect(run.stderr).not.toContain("Error POSTing");
+  });
+
+  it("tasks cancel of a task that has already ended says so and exits 1 (2025-11-25 refuses it, T-CANCEL-2; 2026-07-28 acknowledges it, X-CANCEL-6)", { timeout: 40_000 }, async () => {
+    const dirState = state();
+    const id = (await cli(["call", server.url, "batch", '{"ms":1500}', "--detach"], { state: dirState })).stdout.trim();
+    expect(id).toMatch(WHOLE_TASK_ID);
+    expect((await cli(["tasks", "result", server.url, id], { state: dirState })).code).toBe(0);
+    const run = await cli(["tasks", "cancel", server.url, id], { state: dirState });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("Cannot cancel task: already in terminal status 'completed'");
+    const json = await cli(["tasks", "cancel", server.url, id, "--json"], { state: dirState });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ taskId: id, error: { code: -32602, message: "Cannot cancel task: already in terminal status 'completed'" } });
   });
 
   it("shows the task's progress on the bar in a terminal (T-PROG-1; 2026-07-28: from tasks/get)", { timeout: 40_000 }, async () => {

@@ -6,6 +6,7 @@ import { answerProblem } from "./answer-check.js";
 import { promptElicitation } from "./elicit-prompt.js";
 import type { ProgressView } from "./progress-view.js";
 import { promptSampling } from "./sample-prompt.js";
+import { writesSettled } from "../pending-writes.js";
 
 /** A person at a terminal (stdin and stderr are TTYs): prompts can be shown. */
 export function isInteractive(): boolean {
@@ -35,7 +36,7 @@ export function terminalHandlers(view: ProgressView | null, answers: Array<Recor
           return { action: "accept", content: content as never };
         }
         const refused = `--answer ${JSON.stringify(content)} does not fit the question "${params.message}": ${problem}`;
-        if (!isInteractive() || params.mode === "url") leaveUnanswered(view, refused, info.relatedTaskId, target);
+        if (!isInteractive() || params.mode === "url") return leaveUnanswered(view, refused, info.relatedTaskId, target);
         note(`${refused}. Asking instead.`);
       }
       if (params.mode === "url" || !isInteractive()) {
@@ -58,12 +59,14 @@ export function terminalHandlers(view: ProgressView | null, answers: Array<Recor
 
 /**
  * Ends the command without answering (exit 2, a usage error): nothing is sent, so the question
- * stays open on the server — a task's to be answered by a later `tasks result --answer`.
+ * stays open on the server — a task's to be answered by a later `tasks result --answer`, which
+ * finds the task in the journal once the journal's writes have landed.
  */
-function leaveUnanswered(view: ProgressView | null, refused: string, taskId: string | null, target: string): never {
+async function leaveUnanswered(view: ProgressView | null, refused: string, taskId: string | null, target: string): Promise<never> {
   view?.stop();
   const later = taskId !== null ? ` Nothing was sent; the question stays open: answer it with mcp-tasks tasks result ${target} ${taskId} --answer '{…}'` : " Nothing was sent.";
   process.stderr.write(`mcp-tasks: ${refused}.${later}\n`);
+  await writesSettled();
   process.exit(ExitCode.Usage);
 }
 
