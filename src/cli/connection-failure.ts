@@ -20,7 +20,9 @@ export function connectionFailure(url: string, error: unknown, hadToken: boolean
     return new AuthenticationError(`Authentication failed at ${url}: the server ${what}; ${fix}`, error.code, error);
   }
   if (error instanceof ConnectionError && error.message.startsWith("Cannot connect to ")) return error;
-  if (httpStatusOf(error) === 404) return new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url)}`, RpcCode.ConnectionClosed, error);
+  // An MCP endpoint takes POST: a path that answers 405 to it is not one either (a server's web page, say).
+  const status = httpStatusOf(error);
+  if (status === 404 || status === 405) return new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url, status)}`, RpcCode.ConnectionClosed, error);
   return new ConnectionError(`Cannot connect to ${url}: ${connectionCause(url, error)}`, RpcCode.ConnectionClosed, error);
 }
 

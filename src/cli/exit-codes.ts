@@ -26,6 +26,8 @@ export function exitCodeOf(error: unknown): number {
   // A refused input request ends the command as the task's failure would where the era can send
   // the refusal (2025-11-25): the same exit code in both eras.
   if (error instanceof RemoteError || error instanceof InputRefusedError) return ExitCode.Failed;
+  // A cancel of a task that had already ended, as 2025-11-25 refuses it and 2026-07-28 reads it.
+  if (error instanceof TaskError && error.kind === "terminal") return ExitCode.Failed;
   if (authenticationErrorIn(error)) return ExitCode.Authentication;
   if (error instanceof ConnectionError) return ExitCode.Connection;
   // Refused locally before anything was sent (T-TOOL negotiation, bad input): a usage problem.

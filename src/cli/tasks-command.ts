@@ -2,7 +2,7 @@ import { Command, Option } from "commander";
 import type { RemoteTaskInfo } from "../mcp/remote-task-info.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
-import { TASK_STATUSES } from "../core/task-status.js";
+import { isTerminal, TASK_STATUSES } from "../core/task-status.js";
 import { fileJournal } from "../client/task-journal.js";
 import { answerObject, positiveInt } from "./options.js";
 import { reattachTo } from "./reattach.js";
@@ -15,7 +15,7 @@ import { toolsOf } from "./task-creation-record.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
-import { RpcCode } from "../core/errors.js";
+import { RpcCode, TaskError } from "../core/errors.js";
 import { RemoteError } from "../mcp/requestor-errors.js";
 
 type Operation = "list" | "get" | "result" | "cancel";
@@ -87,7 +87,11 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
       return ExitCode.Ok;
     }
     if (op === "cancel") {
-      printTask(out, await connection.tasks.cancel(id));
+      const task = await connection.tasks.cancel(id);
+      // 2025-11-25 refuses to cancel a task that has ended (T-CANCEL-2); 2026-07-28 acknowledges
+      // it and the task reads as it ended (X-CANCEL-6). The command says the same in both.
+      if (isTerminal(task.status) && task.status !== "cancelled") throw TaskError.terminal(task.status);
+      printTask(out, task);
       return ExitCode.Ok;
     }
     const onProgress = (p: { progress: number; total?: number; message?: string }): void => view?.progress(p.progress, p.total, p.message);
@@ -131,7 +135,8 @@ async function list(target: Target, out: Output, filter: { status?: string; limi
     for (const connection of connections) {
       if (!connection.tasks.features.canList) {
         const protocol = connection.tasks.protocol;
-        const ids = new Set(entries.filter((e) => e.op === "created" && e.target === connection.label && e.protocol === protocol).map((e) => e.taskId));
+        // Created in either era: a server that speaks both reads a task of the older one too (X-LEG-5).
+        const ids = new Set(entries.filter((e) => e.op === "created" && e.target === connection.label).map((e) => e.taskId));
         // Nothing to read back still asks the server once: an unreachable one is an error, not "no tasks".
         if (ids.size === 0) await connection.tasks.listTools();
         for (const id of ids) {

@@ -72,9 +72,12 @@ function hostnameOf(host: string): string {
   return host.replace(/:\d+$/, "");
 }
 
-/** An HTTP 404 where an MCP endpoint was expected, in words, with the path `serve` listens on when the URL has another. */
-export function notFoundCause(url: string): string {
-  return `HTTP 404, no MCP endpoint at this path${pathHint(url)}`;
+/**
+ * An HTTP 404 where an MCP endpoint was expected — or a 405, a path that refuses POST (a server's
+ * web page) — in words, with the path `serve` listens on when the URL has another.
+ */
+export function notFoundCause(url: string, status: 404 | 405 = 404): string {
+  return `HTTP ${status}, no MCP endpoint at this path${pathHint(url)}`;
 }
 
 /** "; did you mean http://host/mcp?" for a path that is not /mcp. */

@@ -134,6 +134,16 @@ describe("mcp-tasks requestor commands under 2026-07-28", { timeout: 60_000 }, (
     await cli(["tasks", "cancel", server.url.href, id]);
   });
 
+  it("tasks list also reads the tasks this state directory created on the target under 2025-11-25: a server that speaks both reads them by id (X-LEG-5)", async () => {
+    const older = (await cli(["call", server.url.href, "slow_compute", '{"seconds":60,"label":"a"}', "--task", "--detach", "--protocol", "2025-11-25"])).stdout.trim();
+    const newer = (await cli(["call", server.url.href, "slow_compute", '{"seconds":60,"label":"b"}', "--detach"])).stdout.trim();
+    const run = await cli(["tasks", "list", server.url.href, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(json(run.stdout)).toMatchObject({ source: "journal" });
+    expect(json(run.stdout)["tasks"]).toEqual(expect.arrayContaining([expect.objectContaining({ taskId: older }), expect.objectContaining({ taskId: newer })]));
+    for (const id of [older, newer]) await cli(["tasks", "cancel", server.url.href, id]);
+  });
+
   it("tasks result resumes a task by id in the era the journal recorded, after the server was killed (SIGKILL) and restarted on the same SQLite file", async () => {
     const args = (port: string) => ["serve", "--demo", "--port", port, "--store", `sqlite:${join(state, "serve.db")}`];
     const first = CliProcess.spawn(args("0"));

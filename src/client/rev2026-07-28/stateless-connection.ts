@@ -158,6 +158,6 @@ function answerOf(message: unknown, method: string, status: number, url: string)
     }
     if (isObject(message["result"])) return message["result"];
   }
-  if (status === 404) throw new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url)}`, RpcCode.ConnectionClosed);
+  if (status === 404 || status === 405) throw new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url, status)}`, RpcCode.ConnectionClosed);
   throw new ConnectionError(`The server answered ${method} with HTTP ${status} and no JSON-RPC response`, status >= 400 ? RpcCode.ConnectionClosed : RpcCode.InternalError);
 }
