@@ -225,7 +225,8 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     hearing = listens;
     markReady();
     if (hearing !== wanted) void toggle();
-    if (everUp) logger.info({ channel }, "LISTEN re-established");
+    // `listening`: false for a node that asked to hear nothing (a dormant standby): connected, not listening.
+    if (everUp) logger.info({ channel, listening: listens }, "LISTEN re-established");
     everUp = true;
     // Whatever was sent while we were away is gone: let every waiter here re-read the store, and
     // nudge observers (a worker pool claims what was queued meanwhile, instead of at its slow

@@ -19,6 +19,21 @@ afterAll(async () => {
   await pgQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
 });
 
+/** Polls `done` every 10 ms until it holds; fails naming `what` after `timeoutMs`. */
+async function until(what: string, done: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The database sessions LISTENing on `channel` now. */
+async function listenersOn(channel: string): Promise<number> {
+  const { rows } = await pgQuery("SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN ${channel}`]);
+  return Number((rows[0] as { n: string }).n);
+}
+
 describe("worker pool", () => {
   it("does not start the handler of a task cancelled while the claim that returned it was in flight (T-CANCEL-3)", async () => {
     const store = postgresStore(TEST_PG_URL, { schema });
@@ -137,12 +152,6 @@ describe("worker pool", () => {
     const caller = { owner: null };
     const create = () =>
       engine.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
-    const until = async (what: string, done: () => boolean | Promise<boolean>): Promise<void> => {
-      for (let i = 0; !(await done()); i++) {
-        if (i > 500) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    };
     const completed = (id: string) => async () => (await engine.get(id, caller)).status === "completed";
     try {
       const first = await create();
@@ -207,13 +216,6 @@ describe("worker pool", () => {
     };
     const first = engine("w1", stores[0]!);
     const second = engine("w2", stores[1]!);
-    const until = async (what: string, done: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> => {
-      const deadline = Date.now() + timeoutMs;
-      while (!(await done())) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    };
     try {
       await first.start();
       // Started later: second in the wake order (oldest start first).
@@ -292,14 +294,7 @@ describe("worker pool", () => {
         // The standby has a slot to spare while it runs one task, so that it can stand by then too.
         cluster: { workerId, concurrency: workerId === "w1" ? 1 : 2, recheckMs: 600_000, leaseMs: 600_000, standbyMs: 150, workerOnly },
       });
-    const listeners = async (): Promise<number> => Number(((await pgQuery("SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN ${channel}`])).rows[0] as { n: string }).n);
-    const until = async (what: string, done: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> => {
-      const deadline = Date.now() + timeoutMs;
-      while (!(await done())) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    };
+    const listeners = (): Promise<number> => listenersOn(channel);
     const first = engine("w1", 0);
     const second = engine("w2", 1);
     try {
@@ -382,15 +377,10 @@ describe("worker pool", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       await engines[1]!.start();
       await Promise.all(buses.map((bus) => bus.ready));
-      const deadline = Date.now() + 5000;
-      while ((await stores[0]!.clusterView(Date.now())).workers.length < 2) {
-        if (Date.now() > deadline) throw new Error("timed out waiting for both heartbeats");
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await until("both heartbeats", async () => (await stores[0]!.clusterView(Date.now())).workers.length === 2);
       // Well past the second node's first heartbeat answer and several standbys.
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const listening = await pgQuery("SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN ${channel}`]);
-      expect(Number((listening.rows[0] as { n: string }).n)).toBe(2);
+      expect(await listenersOn(channel)).toBe(2);
     } finally {
       for (const engine of engines) await engine.close();
       for (const bus of buses) await bus.close();
