@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Logger } from "../core/logger.js";
+import { messageShapeProblem } from "../mcp/json-rpc-message-shape.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { bearerAuthentication } from "./auth/challenge.js";
 import { protectedResourceMetadataUrl, protectedResourceRoutes } from "./auth/protected-resource.js";
@@ -92,7 +93,13 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
       // A stateless era's request (2026-07-28) needs no session: asked first, before any lookup.
       const era = stateless.claim(req, body);
       if (era) await stateless.post(era, req, res, body, auth);
-      else await endpoint.post(req, res, body, auth, principal);
+      else {
+        // Valid JSON that is no JSON-RPC message of MCP is an Invalid Request, said here once for
+        // every session path: the SDK's transport would call it a Parse error.
+        const problem = messageShapeProblem(body);
+        if (problem) sendRpcError(res, HttpFailure.invalidRequest, problem.message, { id: problem.id });
+        else await endpoint.post(req, res, body, auth, principal);
+      }
     } else if (req.method === "GET") await endpoint.get(req, res, principal);
     else if (req.method === "DELETE") await endpoint.delete(req, res, principal);
     else res.writeHead(HttpFailure.methodNotAllowed.status, { allow: "GET, POST, DELETE" }).end();

@@ -53,7 +53,7 @@ export const HttpFailure = {
   unknownEventId: { code: RpcCode.BadRequest, status: 400 },
   /** A JSON-RPC batch (an array body, the empty one included), on any path: batching left MCP in 2025-06-18. */
   batch: { code: RpcCode.InvalidRequest, status: 400 },
-  /** A batch, or a body that is no JSON-RPC message, on the stateless (2026-07-28) path. */
+  /** Valid JSON that is no JSON-RPC message of MCP (params null, a wrong "jsonrpc", …), on any path. */
   invalidRequest: { code: RpcCode.InvalidRequest, status: 400 },
   /** No route for this path. */
   routeNotFound: { code: RpcCode.MethodNotFound, status: 404 },

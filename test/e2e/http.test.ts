@@ -439,7 +439,7 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     expect((await callTool(streaming.client, "echo", { text: "still here" })).content).toEqual([{ type: "text", text: "still here" }]);
   });
 
-  it("refuses an oversized body with HTTP 413 and invalid JSON with 400 -32700, and keeps serving (item 14)", async () => {
+  it("refuses an oversized body with HTTP 413 and invalid JSON with 400 -32700, and keeps serving", async () => {
     fx = await startHttpServer({ http: { maxBodyBytes: 64 * 1024 }, app: { maxArgumentBytes: 1024 } });
     const c = await fx.connect();
     const running = await callToolAsTask(c.client, "sleep", { ms: 300 });

@@ -1,5 +1,6 @@
 import { KEY_ELSEWHERE } from "../request-schemas.js";
 import { RpcCode, TaskError, toRpcError } from "../../core/errors.js";
+import { messageShapeProblem } from "../json-rpc-message-shape.js";
 import { wireCodeIn, wireErrorIn } from "../own-error-wire.js";
 import { OWN_ERROR_CODES_2026 } from "./own-error-codes.js";
 import type { StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest } from "../era.js";
@@ -46,17 +47,14 @@ function methodOf(host: StatelessHost, method: string): { run: Method; isTasks: 
 
 type Message = { id: string | number | null; method: string; params: LooseParams };
 
-/** The body as one JSON-RPC request or notification, or a -32600 (a batch, a response, anything else). */
-function messageOf(body: unknown): Message | TaskError {
-  // Made only when needed: an error's stack trace costs more than the checks.
-  const invalid = (): TaskError => TaskError.protocol(RpcCode.InvalidRequest, "Invalid Request: expected one JSON-RPC 2.0 request object");
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return invalid();
-  const message = body as Record<string, unknown>;
-  const { id, method, params } = message;
-  if (message["jsonrpc"] !== "2.0" || typeof method !== "string") return invalid();
-  if (id !== undefined && typeof id !== "string" && typeof id !== "number") return invalid();
-  if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return invalid();
-  return { id: id ?? null, method, params: params as LooseParams };
+/** The body as one JSON-RPC request or notification, or a -32600 (a batch, a response, anything else) with the id it could read. */
+function messageOf(body: unknown): Message | { invalid: string; id: string | number | null } {
+  const problem = messageShapeProblem(body);
+  if (problem) return { invalid: problem.message, id: problem.id };
+  const { id, method, params } = body as Record<string, unknown>;
+  // This era's server sends its client no requests, so a response answers nothing.
+  if (typeof method !== "string") return { invalid: 'Invalid Request: expected a request or a notification, with a "method"', id: typeof id === "string" || typeof id === "number" ? id : null };
+  return { id: (id as string | number | undefined) ?? null, method, params: params as LooseParams };
 }
 
 /**
@@ -106,7 +104,7 @@ export const tasksExt = {
 
   async answer(host, body, request): Promise<StatelessAnswer> {
     const message = messageOf(body);
-    if (message instanceof TaskError) return { id: null, error: { code: wireCodeIn(OWN_ERROR_CODES_2026, message.code), message: message.message } };
+    if ("invalid" in message) return { id: message.id, error: { code: wireCodeIn(OWN_ERROR_CODES_2026, RpcCode.InvalidRequest), message: message.invalid } };
     // A notification gets no answer; none of this era's needs handling (cancel is tasks/cancel, X-CANCEL-1).
     const { id } = message;
     if (id === null) return null;
