@@ -1,8 +1,9 @@
 /**
  * Valid JSON that is no JSON-RPC message of MCP gets -32600 (Invalid Request) in an HTTP 400,
  * never -32700, which JSON-RPC 2.0 §5.1 keeps for text that is not JSON: on every path of the
- * endpoint, in both eras, with the request's id echoed when it could be read. The session and
- * the server go on serving afterwards.
+ * endpoint, in both eras, with the request's id echoed when it could be read. A batch (an array
+ * body; batching left MCP in 2025-06-18) is one of them, refused as a whole before any message
+ * of it is looked at, the empty array included. The session and the server go on serving.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawPost, startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
@@ -36,6 +37,8 @@ const cases: Case[] = [
   { what: "a method that is not a string", body: (_method, params) => ({ jsonrpc: "2.0", id: 7, method: 42, params }), message: /"method" must be a string/, id: 7 },
   { what: "a JSON value that is not an object", body: () => 42, message: /not a JSON-RPC message/, id: null },
   { what: "JSON null", body: () => null, message: /not a JSON-RPC message/, id: null },
+  { what: "a batch: the empty array", body: () => [], message: /batches are not supported; send one message per request/, id: null },
+  { what: "a batch: an array of one request", body: (method, params) => [{ jsonrpc: "2.0", id: 7, method, params }], message: /batches are not supported/, id: null },
   { what: "neither a method nor a result", body: () => ({ jsonrpc: "2.0", id: 7 }), message: /"method", or an "id" with a "result" or an "error"/, id: 7 },
 ];
 
