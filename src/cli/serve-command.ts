@@ -34,6 +34,8 @@ import { usageError } from "./requestor-options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { exitIfStartupRefused } from "./startup-failure.js";
 import { drainTimeoutOption, exitIfStoreInUse, onStopSignals, type DrainFlags } from "./drain-options.js";
+import { StdioGuard } from "./stdio-guard.js";
+import { DEFAULT_MAX_BODY_BYTES } from "../http/http-options.js";
 
 /** The options every serving command (`serve`, `gateway`) takes. */
 export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags, RetentionFlags {
@@ -223,7 +225,10 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   if (opts.stdio) {
     // Loaded only here, like the web view below: what a run does not serve, it does not load.
     const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
-    const transport = new StdioServerTransport();
+    // The guard answers the lines the SDK's transport would drop unanswered (stdio-guard.ts).
+    const guard = new StdioGuard((line) => process.stdout.write(line), DEFAULT_MAX_BODY_BYTES);
+    process.stdin.pipe(guard);
+    const transport = new StdioServerTransport(guard, process.stdout);
     // One session per process: bound to the session, tasks stay with the process that made them.
     await app.connect(transport, opts.bind === "session" ? `stdio-${randomUUID()}` : "stdio", { peer: "stdio" });
     const begin = onStopSignals(logger, () => stop());

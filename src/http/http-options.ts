@@ -6,6 +6,9 @@ import type { ResumableStreamOptions } from "./resumable-streams.js";
 import type { HttpRoute } from "./route-table.js";
 import type { SessionRegistry } from "./session-registry.js";
 
+/** The largest request body (HTTP) or message line (stdio) the server reads: 4 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {
   /** Default 3000; 0 picks a free port. */
@@ -21,7 +24,7 @@ export interface HttpOptions {
    * (and its /mcp-suffixed form), and point 401/403 challenges at it (`resource_metadata`).
    */
   protectedResource?: ProtectedResourceOptions;
-  /** Largest request body; default 4 MiB. */
+  /** Largest request body; default {@link DEFAULT_MAX_BODY_BYTES}. */
   maxBodyBytes?: number;
   /**
    * A session with no open request for this long is closed (its tasks are not affected: they are

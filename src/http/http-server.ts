@@ -22,7 +22,7 @@ import type { SessionEndpoint } from "./session-endpoint.js";
 import { SessionRegistry } from "./session-registry.js";
 import { SharedSessionEndpoint } from "./shared-sessions/shared-endpoint.js";
 import { StatelessEndpoint } from "./stateless-endpoint.js";
-import type { HttpHandle, HttpOptions } from "./http-options.js";
+import { DEFAULT_MAX_BODY_BYTES, type HttpHandle, type HttpOptions } from "./http-options.js";
 
 export { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from "./local-sessions.js";
 
@@ -45,7 +45,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const logger = app.engine.logger;
   const host = options.host ?? "127.0.0.1";
   const path = options.path ?? "/mcp";
-  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   let port = options.port ?? 3000;
   // Known once listening (the default resource is the listen URL, and port 0 picks the port then).
   let resourceUrl = "";

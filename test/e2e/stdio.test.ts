@@ -1,7 +1,9 @@
 /**
  * `mcp-tasks serve --stdio` in a real process: the official SDK client over its
  * StdioClientTransport, and a raw pipe that checks every stdout line is a JSON-RPC message
- * (issue: "In stdio mode nothing but protocol messages reaches stdout").
+ * ("In stdio mode nothing but protocol messages reaches stdout", docs/cli.md), and a line that is
+ * no JSON-RPC message answered on stdout rather than dropped (stdio is a session of the 2025-11-25
+ * era only: 2026-07-28 is served over HTTP).
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -161,5 +163,38 @@ describe("stdio end to end", { timeout: 60_000 }, () => {
     // Meanwhile the logs (debug level) all went to stderr.
     expect(server.stderr.items.length).toBeGreaterThan(0);
     expect(server.stderrText).toMatch(/task created/);
+  });
+
+  it("answers every line that is no JSON-RPC message (-32700 for text that is not JSON, -32600 for JSON that is no message, a batch, or a line over 4 MiB) and goes on serving", async () => {
+    const server = CliProcess.spawn(SERVE, { stdin: "pipe" });
+    const write = (text: string): void => void server.child.stdin?.write(text);
+    const lines = (): Array<Record<string, unknown>> => server.stdoutLines.items.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const answered = (count: number) => server.stdoutLines.waitFor(() => server.stdoutLines.items.length >= count, `${count} lines on stdout`, 20_000);
+
+    server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw-pipe", version: "0" } } });
+    await answered(1);
+    server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    write('{"jsonrpc":"2.0","id":2,"method":"tools/list","params":null}\n');
+    write("not json at all\n\n");
+    write('[{"jsonrpc":"2.0","id":3,"method":"ping"}]\n');
+    write('{"jsonrpc":"1.0","id":"four","method":"ping"}\n');
+    // One message over the limit, sent in pieces: refused once, as a whole, then the next line is read.
+    const huge = JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo", arguments: { text: "x".repeat(5 * 1024 * 1024) } } });
+    for (let at = 0; at < huge.length; at += 1024 * 1024) write(huge.slice(at, at + 1024 * 1024));
+    write("\n");
+    server.send({ jsonrpc: "2.0", id: 6, method: "ping" });
+    await answered(7);
+
+    const errors = lines().slice(1, 6);
+    expect(errors).toEqual([
+      { jsonrpc: "2.0", id: 2, error: { code: -32600, message: expect.stringMatching(/"params" must be an object/) } },
+      { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the line is not valid JSON" } },
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringMatching(/batches are not supported/) } },
+      { jsonrpc: "2.0", id: "four", error: { code: -32600, message: expect.stringMatching(/"jsonrpc" must be "2.0"/) } },
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: message larger than 4194304 bytes" } },
+    ]);
+    expect(lines()[6]).toEqual({ jsonrpc: "2.0", id: 6, result: {} });
+    server.child.stdin?.end();
+    expect(await server.exited).toEqual({ code: 0, signal: null });
   });
 });
