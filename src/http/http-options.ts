@@ -24,7 +24,7 @@ export interface HttpOptions {
    * (and its /mcp-suffixed form), and point 401/403 challenges at it (`resource_metadata`).
    */
   protectedResource?: ProtectedResourceOptions;
-  /** Largest request body; default {@link DEFAULT_MAX_BODY_BYTES}. */
+  /** Largest request body; default 4 MiB. */
   maxBodyBytes?: number;
   /**
    * A session with no open request for this long is closed (its tasks are not affected: they are
