@@ -128,7 +128,13 @@ export function retainedUntil(task: Pick<TaskRecord, "expiresAt" | "status" | "u
   return isTerminal(task.status) ? Math.max(task.expiresAt, task.updatedAt + keepFinishedMs) : task.expiresAt;
 }
 
+/**
+ * Past its retention, so a lookup answers "Task has expired". Never a task that has not ended: one
+ * still running at its ttl is about to be failed by the sweeper, and that outcome is kept
+ * `keepFinishedMs` like any other; until then it reads as it is, and its key still names it.
+ */
 export function isExpired(task: Pick<TaskRecord, "expiresAt" | "status" | "updatedAt">, now: number, keepFinishedMs = 0): boolean {
+  if (!isTerminal(task.status)) return false;
   const until = retainedUntil(task, keepFinishedMs);
   return until !== null && until <= now;
 }

@@ -461,7 +461,7 @@ export class TaskEngine {
     const found = await this.store.findKey(owner, key.key);
     if (!found) return null;
     const { task, fingerprint } = found;
-    if (isExpired(task, this.now()) || (isDerivedKey(key) && isTerminal(task.status))) return null;
+    if (isExpired(task, this.now(), this.keepFinishedMs) || (isDerivedKey(key) && isTerminal(task.status))) return null;
     if (fingerprint !== key.fingerprint) {
       this.logger.info({ audit: "key_conflict", owner, name, taskId: task.id }, "idempotency key reused for another call");
       throw keyConflict(requestorKeyOf(key));
@@ -619,7 +619,9 @@ export class TaskEngine {
         }
         if (signal.aborted) throw new TaskError("internal", "The request was abandoned");
         // Anything that happened while the consumer looked at the last step has already woken us.
-        const timer = setTimeout(() => wake(), this.backstopDelay(task));
+        // Nothing is due at the ttl: a task running then reads as it is until the sweeper fails
+        // it, and that failure is an event like any end.
+        const timer = setTimeout(() => wake(), this.backstopMs);
         await woke;
         clearTimeout(timer);
         woke = arm();
@@ -784,11 +786,6 @@ export class TaskEngine {
       }
       throw error;
     }
-  }
-
-  private backstopDelay(task: TaskRecord): number {
-    if (task.expiresAt === null) return this.backstopMs;
-    return Math.max(10, Math.min(this.backstopMs, task.expiresAt - this.now() + 5));
   }
 
   private requireCursors(): CursorCodec {

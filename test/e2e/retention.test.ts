@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { CreateTaskResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { randomUUID } from "node:crypto";
 import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { isTerminal } from "../../src/core/task-status.js";
@@ -28,8 +28,8 @@ interface Answer {
 /** One era's requests about a task. */
 interface Era {
   name: string;
-  /** Starts a task of the demo `sleep` tool (the server's default ttl) and returns its id. */
-  create(ms: number): Promise<string>;
+  /** Starts a task of the demo `sleep` tool (the server's default ttl), under an idempotency key if given, and returns its id. */
+  create(ms: number, key?: string): Promise<string>;
   get(taskId: string): Promise<Answer>;
   /** The request that delivers a finished task's result: 2025-11-25 tasks/result, 2026-07-28 tasks/get. */
   fetch(taskId: string): Promise<Answer>;
@@ -65,7 +65,10 @@ async function raw(method: string, params: Record<string, unknown>): Promise<Ans
 const ERAS: Era[] = [
   {
     name: "2025-11-25",
-    create: async (ms) => (await callToolAsTask(client.client, "sleep", { ms })).task.taskId,
+    create: async (ms, key) => {
+      const params = { name: "sleep", arguments: { ms }, task: {}, ...(key !== undefined && { idempotencyKey: key }) };
+      return (await client.client.request({ method: "tools/call", params }, CreateTaskResultSchema)).task.taskId;
+    },
     get: (taskId) => sdk(getTask(client.client, taskId)),
     fetch: (taskId) => sdk(taskResult(client.client, taskId)),
     cancel: (taskId) => sdk(cancelTask(client.client, taskId)),
@@ -73,8 +76,8 @@ const ERAS: Era[] = [
   },
   {
     name: "2026-07-28",
-    create: async (ms) => {
-      const answer = await raw("tools/call", { name: "sleep", arguments: { ms } });
+    create: async (ms, key) => {
+      const answer = await raw("tools/call", { name: "sleep", arguments: { ms }, ...(key !== undefined && { idempotencyKey: key }) });
       return String(answer.result?.["taskId"]);
     },
     get: (taskId) => raw("tasks/get", { taskId }),
@@ -158,6 +161,24 @@ describe.each(ERAS)("retention ($name)", (era) => {
     if (era.update) expectExpired(await era.update(taskId));
   });
 
+  it("a task still running at its ttl reads as it is until the sweeper fails it, then keeps that failure for keepFinishedMs, and its key names it throughout", async () => {
+    const key = `ttl-${randomUUID()}`;
+    const taskId = await era.create(60_000, key);
+    advance(TTL_MS + 1_000);
+    // Past its ttl, before the sweeper's pass: still the running task, under its key.
+    expect(era.statusOf(await era.get(taskId))).toBe("working");
+    expect(await era.create(60_000, key)).toBe(taskId);
+    await fx.app.engine.sweep();
+    const failed = await era.get(taskId);
+    expect(era.statusOf(failed)).toBe("failed");
+    expect(failed.result?.["statusMessage"]).toMatch(/ttl of 5000 ms elapsed before it finished/);
+    advance(KEEP_FINISHED_MS - 1_000);
+    expect(era.statusOf(await era.get(taskId))).toBe("failed");
+    // The key still names the failed task: a retry is answered with it, the work not run again.
+    expect(await era.create(60_000, key)).toBe(taskId);
+    expect(await fx.app.engine.store.get(taskId, { any: true })).toMatchObject({ status: "failed" });
+  });
+
   it("T-ERR-1: an id never seen still answers -32602 'not found'", async () => {
     const answer = await era.get(randomUUID());
     expect(answer.error?.code).toBe(-32602);
@@ -208,3 +229,29 @@ async function waitForFetched(before: Awaited<ReturnType<typeof scrape>>, delta:
   }
   throw new Error("the fetched result was not counted");
 }
+
+describe("a blocked tasks/result on a task still running at its ttl (2025-11-25: the only era with a blocking result request)", () => {
+  it("waits on past the ttl and answers the failure the sweeper writes, never 'expired'", async () => {
+    const shortDir = mkdtempSync(join(tmpdir(), "mcp-tasks-retention-short-"));
+    const server = await startHttpServer({
+      app: { store: sqliteStore(join(shortDir, "tasks.db")), sweepIntervalMs: 3_600_000, ttl: { defaultTtlMs: 1_000 }, keepFinishedMs: KEEP_FINISHED_MS },
+    });
+    try {
+      const requestor = await server.connect();
+      const taskId = (await callToolAsTask(requestor.client, "sleep", { ms: 60_000 })).task.taskId;
+      const waiting = sdk(taskResult(requestor.client, taskId));
+      let settled = false;
+      void waiting.then(() => (settled = true));
+      // Well past the ttl, with no sweep yet: the request still waits.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(settled).toBe(false);
+      await server.app.engine.sweep();
+      const answer = await waiting;
+      expect(answer.error?.message ?? JSON.stringify(answer.result)).toMatch(/ttl of 1000 ms elapsed before it finished/);
+      expect(answer.error?.message ?? "").not.toMatch(/has expired/);
+    } finally {
+      await server.close();
+      rmSync(shortDir, { recursive: true, force: true });
+    }
+  });
+});
