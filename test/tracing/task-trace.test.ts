@@ -57,6 +57,8 @@ interface Era {
   run(url: URL, header: string): Promise<{ taskId: string; questionTraceparent: unknown }>;
   /** The methods of the requests that read the task after its creation (each a span linked to its trace). */
   followUps: string[];
+  /** Those of them sent under the caller's trace too, as a traced requestor sends its polls. */
+  followUpsUnderCaller: string[];
 }
 
 const ERAS: Era[] = [
@@ -64,6 +66,7 @@ const ERAS: Era[] = [
     name: "2025-11-25",
     protocol: "http/protobuf",
     followUps: ["tasks/get", "tasks/result"],
+    followUpsUnderCaller: ["tasks/get", "tasks/result"],
     async run(url, header) {
       const client = new Client({ name: "trace-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
       let questionTraceparent: unknown;
@@ -78,8 +81,8 @@ const ERAS: Era[] = [
           CreateTaskResultSchema,
         );
         const taskId = created.task.taskId;
-        await client.request({ method: "tasks/get", params: { taskId } }, CreateTaskResultSchema.shape.task);
-        const result = await client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema);
+        await client.request({ method: "tasks/get", params: { taskId, _meta: { traceparent: header } } }, CreateTaskResultSchema.shape.task);
+        const result = await client.request({ method: "tasks/result", params: { taskId, _meta: { traceparent: header } } }, CallToolResultSchema);
         expect(result.content).toEqual([{ type: "text", text: "rendered sky (4K)" }]);
         return { taskId, questionTraceparent };
       } finally {
@@ -91,6 +94,7 @@ const ERAS: Era[] = [
     name: "2026-07-28",
     protocol: "http/json",
     followUps: ["tasks/get", "tasks/update"],
+    followUpsUnderCaller: ["tasks/update"],
     async run(url, header) {
       const meta = { ...envelope(), traceparent: header };
       const created = await statelessResult(url, "tools/call", { name: "render", arguments: { scene: "sky" } }, { meta });
@@ -100,7 +104,7 @@ const ERAS: Era[] = [
       const questions = parked["inputRequests"] as Record<string, { params: { _meta?: Record<string, unknown> } }>;
       const [key] = Object.keys(questions);
       const questionTraceparent = questions[String(key)]?.params._meta?.["traceparent"];
-      await statelessResult(url, "tasks/update", { taskId, inputResponses: { [String(key)]: { action: "accept", content: { answer: "4K" } } } });
+      await statelessResult(url, "tasks/update", { taskId, inputResponses: { [String(key)]: { action: "accept", content: { answer: "4K" } } } }, { meta: { ...envelope(), traceparent: header } });
       const done = await pollTask(url, taskId, isTerminal);
       expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "rendered sky (4K)" }] } });
       return { taskId, questionTraceparent };
@@ -139,10 +143,15 @@ describe.each(ERAS)("a task's trace under $name ($protocol)", { timeout: 60_000 
 
     for (const method of era.followUps) {
       const followUp = await receiver.span((s) => ofService(s) && s.name === method && s.attributes["mcp.task.id"] === taskId, `the ${method} span`);
-      // Its own trace, linked to the task's: polls never pile up inside the task's trace.
+      // Its own trace, linked to the task's: polls never pile up inside the task's trace, not
+      // even those sent under the caller's own trace, which is then a link of its own.
       expect(followUp.traceId).not.toBe(traceId);
+      expect(followUp.parentSpanId).toBeFalsy();
       expect(followUp.kind).toBe(SPAN_KIND.server);
-      expect(followUp.links).toEqual([expect.objectContaining({ traceId, spanId: root.spanId })]);
+      const links = [expect.objectContaining({ traceId, spanId: root.spanId, attributes: { "mcp.task.id": taskId } })];
+      if (era.followUpsUnderCaller.includes(method)) links.push(expect.objectContaining({ traceId, spanId: parentId }));
+      expect(followUp.links).toHaveLength(links.length);
+      expect(followUp.links).toEqual(expect.arrayContaining(links));
       expect(followUp.attributes["mcp.task.status"]).toEqual(expect.any(String));
     }
     // The server's log lines about the request carry its trace and span: logs and traces join.

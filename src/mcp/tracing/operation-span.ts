@@ -1,7 +1,7 @@
 import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Link } from "@opentelemetry/api";
 import { toRpcError } from "../../core/errors.js";
 import { OPERATION_DURATION_BUCKETS } from "../../metrics/operation-buckets.js";
-import { contextFrom, type TraceCarrier } from "./trace-carrier.js";
+import { contextFrom, spanContextFrom, type TraceCarrier } from "./trace-carrier.js";
 import { INSTRUMENTATION_NAME, tracer } from "./tracer.js";
 
 /** One MCP request as the server received it, in the conventions' terms. */
@@ -45,7 +45,8 @@ export type OperationRecorder = (attributes: { method: string; target?: string; 
  * Runs one request's handler inside its SERVER span, named and attributed as the OpenTelemetry
  * MCP semantic conventions say (`{mcp.method.name} {target}`). The parent is the context the
  * params carry (SEP-414), else the HTTP request's, else whatever span is active (an HTTP server
- * instrumentation's); with a parent from the params, an active HTTP span is linked instead.
+ * instrumentation's); with a parent from the params, an active HTTP span is linked instead. A
+ * request about an existing task has no parent: every context it came with is a link.
  */
 export async function inOperationSpan<T>(operation: ServerOperation, run: () => Promise<T>, outcomeOf?: OutcomeOf<T>, record?: OperationRecorder): Promise<T> {
   const started = performance.now();
@@ -53,14 +54,26 @@ export async function inOperationSpan<T>(operation: ServerOperation, run: () => 
   const ambient = trace.getSpanContext(active);
   const links: Link[] = [];
   let parent = active;
-  if (operation.carrier) {
+  let root = false;
+  if (operation.taskId !== undefined) {
+    // A follow-up (a poll, a wait, an answer, a cancel) is a trace of its own, linked to the
+    // context it came with and, once the task is read, to the task's trace (task-links.ts): a task
+    // polled a thousand times by a traced requestor stays one trace, not a thousand spans in it.
+    root = true;
+    const seen = new Set<string>();
+    for (const carried of [spanContextFrom(operation.carrier), spanContextFrom(operation.headerCarrier), ambient]) {
+      if (!carried || !trace.isSpanContextValid(carried) || seen.has(carried.spanId)) continue;
+      seen.add(carried.spanId);
+      links.push({ context: carried });
+    }
+  } else if (operation.carrier) {
     parent = contextFrom(operation.carrier);
     if (ambient && trace.isSpanContextValid(ambient)) links.push({ context: ambient });
   } else if (operation.headerCarrier && !(ambient && trace.isSpanContextValid(ambient))) {
     parent = contextFrom(operation.headerCarrier, active);
   }
   const name = operation.target === undefined ? operation.method : `${operation.method} ${operation.target}`;
-  const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes: attributesOf(operation), links }, parent);
+  const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes: attributesOf(operation), links, root }, parent);
   let errorType: string | undefined;
   try {
     const value = await context.with(trace.setSpan(parent, span), run);
