@@ -35,6 +35,7 @@ import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { exitIfStartupRefused } from "./startup-failure.js";
 import { drainTimeoutOption, exitIfStoreInUse, onStopSignals, type DrainFlags } from "./drain-options.js";
 import { StdioGuard } from "./stdio-guard.js";
+import { StdioOutput } from "./stdio-output.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../http/http-options.js";
 
 /** The options every serving command (`serve`, `gateway`) takes. */
@@ -225,13 +226,19 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   if (opts.stdio) {
     // Loaded only here, like the web view below: what a run does not serve, it does not load.
     const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
+    let begin = (): void => {};
+    // A client gone while its tasks run: drain as when stdin ends, writing to nobody (stdio-output.ts).
+    const output = new StdioOutput(process.stdout, (error) => {
+      logger.info({ reason: error.message }, "stdout closed by the client: draining");
+      begin();
+    });
     // The guard answers the lines the SDK's transport would drop unanswered (stdio-guard.ts).
-    const guard = new StdioGuard((line) => process.stdout.write(line), DEFAULT_MAX_BODY_BYTES);
+    const guard = new StdioGuard((line) => output.write(line), DEFAULT_MAX_BODY_BYTES);
     process.stdin.pipe(guard);
-    const transport = new StdioServerTransport(guard, process.stdout);
+    const transport = new StdioServerTransport(guard, output);
     // One session per process: bound to the session, tasks stay with the process that made them.
     await app.connect(transport, opts.bind === "session" ? `stdio-${randomUUID()}` : "stdio", { peer: "stdio" });
-    const begin = onStopSignals(logger, () => stop());
+    begin = onStopSignals(logger, () => stop());
     process.stdin.on("end", begin);
     logger.info({ store: opts.store, tools: app.toolNames }, "serving MCP over stdio");
     return;

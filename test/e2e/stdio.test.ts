@@ -8,6 +8,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema, TaskStatusNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, CliProcess, cliEnv, killAll, REPO_ROOT } from "../support/cli-process.js";
 import { callTool, callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
@@ -196,5 +200,31 @@ describe("stdio end to end", { timeout: 60_000 }, () => {
     expect(lines()[6]).toEqual({ jsonrpc: "2.0", id: 6, result: {} });
     server.child.stdin?.end();
     expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("a client that closes the pipe while its task runs: the server drains, the task completes in the store, the process exits 0", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-stdio-gone-"));
+    const file = join(dir, "tasks.db");
+    try {
+      const server = CliProcess.spawn(["serve", "--stdio", "--demo", "--store", `sqlite:${file}`], { stdin: "pipe" });
+      const responseTo = (id: number) => server.stdoutLines.waitFor((line) => (JSON.parse(line) as { id?: unknown }).id === id, `the response to request ${id}`, 20_000);
+      server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "leaves", version: "0" } } });
+      await responseTo(1);
+      server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      // Progress keeps coming after the client has gone: each notification is a write to a closed pipe.
+      server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "sleep", arguments: { ms: 1_500, steps: 10 }, task: {}, _meta: { progressToken: "p" } } });
+      const taskId = (JSON.parse(await responseTo(2)) as { result: { task: { taskId: string } } }).result.task.taskId;
+      server.child.stdout?.destroy();
+      server.child.stdin?.end();
+      expect(await server.exited).toEqual({ code: 0, signal: null });
+      const db = new Database(file, { readonly: true });
+      try {
+        expect(db.prepare("SELECT status FROM tasks WHERE id = ?").get(taskId)).toEqual({ status: "completed" });
+      } finally {
+        db.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
