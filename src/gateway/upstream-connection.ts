@@ -50,9 +50,18 @@ export interface UpstreamCallOptions {
   ttl?: number | undefined;
 }
 
-/** The upstream went away under a call (exit, crash, kill): what a re-send can cure. */
-function isConnectionLoss(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
+/**
+ * The upstream went away under a call (exit, crash, kill): what a re-send can cure. The SDK
+ * rejects such a call with -32000 once it has dropped the client's transport; the same code
+ * answered by a connected upstream is that server's own error, never re-sent.
+ */
+function isConnectionLoss(error: unknown, client: Client): boolean {
+  return error instanceof McpError && error.code === ErrorCode.ConnectionClosed && client.transport === undefined;
+}
+
+/** The SDK's own timeout of a call (-32001 with the `timeout` it waited), not an upstream's -32001 answer. */
+function isOwnTimeout(error: McpError, timeoutMs: number): boolean {
+  return error.code === ErrorCode.RequestTimeout && (error.data as { timeout?: unknown } | undefined)?.timeout === timeoutMs;
 }
 
 /** What runs on every (re)connected client: registers handlers, lists what it offers. */
@@ -156,12 +165,12 @@ export class UpstreamConnection implements UpstreamTaskHost {
           })) as CallToolResult,
         );
       } catch (error) {
-        if (attempt < retries && !ctx.signal.aborted && isConnectionLoss(error)) {
+        if (attempt < retries && !ctx.signal.aborted && isConnectionLoss(error, client)) {
           this.options.logger.warn({ upstream: this.name, tool: name, retry: attempt + 1, of: retries }, "upstream lost during a call; re-sending it once restarted");
           await ctx.setStatusMessage(`The upstream server (${this.name}) exited or crashed during the call; re-sending it once restarted (retry ${attempt + 1} of ${retries})`);
           continue;
         }
-        throw this.callFailure(name, error, timeoutMs, ctx.signal, attempt);
+        throw this.callFailure(name, error, client, timeoutMs, ctx.signal, attempt);
       } finally {
         this.calls.delete(id);
       }
@@ -192,14 +201,14 @@ export class UpstreamConnection implements UpstreamTaskHost {
   }
 
   /** What a failed upstream call ends the task with. */
-  private callFailure(name: string, error: unknown, timeoutMs: number, signal: AbortSignal, retried: number): unknown {
+  private callFailure(name: string, error: unknown, client: Client, timeoutMs: number, signal: AbortSignal, retried: number): unknown {
     if (signal.aborted) return error; // cancelled: the engine has settled the task already
     if (error instanceof McpError) {
-      if (error.code === ErrorCode.ConnectionClosed) {
+      if (isConnectionLoss(error, client)) {
         const after = retried === 0 ? "" : `, also after ${retried} re-send${retried === 1 ? "" : "s"}`;
         return upstreamError(`The upstream server (${this.name}) closed the connection during tools/call ${name} (it exited or crashed${after}); the gateway restarts it`);
       }
-      if (error.code === ErrorCode.RequestTimeout) {
+      if (isOwnTimeout(error, timeoutMs)) {
         return upstreamError(`The upstream server (${this.name}) sent no answer to tools/call ${name} for ${timeoutMs} ms; the call was cancelled upstream`);
       }
       return error; // the upstream's own JSON-RPC error, replayed as it is
