@@ -2,7 +2,7 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import { RpcCode } from "../core/errors.js";
 import { ConnectionError } from "../mcp/requestor-errors.js";
 import { AuthenticationError } from "./authentication-error.js";
-import { connectionCause, notFoundCause } from "../client/connection-cause.js";
+import { connectionCause, notFoundCause } from "../mcp/connection-cause.js";
 
 /**
  * Why connecting to `url` failed, in words: Node's fetch (undici) rejects with a bare "fetch failed"

@@ -1,4 +1,4 @@
-import { connectionCause, systemCode } from "../client/connection-cause.js";
+import { connectionCause, systemCode } from "../mcp/connection-cause.js";
 
 /** Exit code of a serving command that could not start (as an unhandled failure: 1). */
 const STARTUP_FAILED = 1;

@@ -12,7 +12,7 @@ import type { TaskJournal } from "./task-journal.js";
 import { chooseEra, type EraCache } from "./era-choice.js";
 import { applyingSchemaDefaults } from "./elicitation-defaults.js";
 import type { EraCall, EraFeatures, HttpConnectionOptions, RequestorEra, ToolTask } from "./requestor-era.js";
-import { isConnectionDrop } from "./connection-cause.js";
+import { isConnectionDrop } from "../mcp/connection-cause.js";
 import { SESSION_REQUESTOR, STATELESS_REQUESTORS, statelessEraOf, type ProtocolRevision, type StatelessEraConnection } from "./requestor-eras.js";
 import { pause } from "../core/pause.js";
 

@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { inClientSpan, traceMetaParams } from "../mcp/tracing/client-span.js";
 import { currentCarrier } from "../mcp/tracing/trace-carrier.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CreateMessageRequestSchema,
@@ -22,6 +22,7 @@ import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
 import { SESSION_ERA } from "../mcp/eras.js";
+import { connectionCause, systemCode } from "../mcp/connection-cause.js";
 import { tiedToGateway } from "./upstream-lifetime.js";
 import { followUpstreamTask, type UpstreamTaskHost } from "./upstream-task.js";
 import { describeUpstream, type UpstreamTarget } from "./upstream-target.js";
@@ -59,6 +60,17 @@ function isConnectionLoss(error: unknown, client: Client): boolean {
   return error instanceof McpError && error.code === ErrorCode.ConnectionClosed && client.transport === undefined;
 }
 
+/**
+ * An HTTP upstream no longer knows the gateway's session: it restarted (or dropped the session).
+ * Streamable HTTP says 404; servers built on the SDK's examples (server-everything among them)
+ * answer 400 "No valid session ID provided". The request never ran there, so it may be sent
+ * again on a new session.
+ */
+function isSessionLost(error: unknown): boolean {
+  if (!(error instanceof StreamableHTTPError)) return false;
+  return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
+}
+
 /** The SDK's own timeout of a call (-32001 with the `timeout` it waited), not an upstream's -32001 answer. */
 function isOwnTimeout(error: McpError, timeoutMs: number): boolean {
   return error.code === ErrorCode.RequestTimeout && (error.data as { timeout?: unknown } | undefined)?.timeout === timeoutMs;
@@ -92,6 +104,8 @@ export class UpstreamConnection implements UpstreamTaskHost {
   private nextCall = 0;
   private readonly connected: ConnectedListener[] = [];
   private readonly routes: NotificationRoute[] = [];
+  /** Clients dropped because the upstream forgot their session: what they were sending never ran there. */
+  private readonly sessionsLost = new WeakSet<Client>();
 
   constructor(
     private readonly target: UpstreamTarget,
@@ -146,6 +160,7 @@ export class UpstreamConnection implements UpstreamTaskHost {
     const retries = options.retries ?? 0;
     // A re-sent call starts its progress over: only what goes beyond the furthest reported is passed on.
     let furthest = -Infinity;
+    let sessionRenewed = false;
     for (let attempt = 0; ; attempt++) {
       const client = await this.client(timeoutMs);
       const id = this.nextCall++;
@@ -165,6 +180,12 @@ export class UpstreamConnection implements UpstreamTaskHost {
           })) as CallToolResult,
         );
       } catch (error) {
+        if (!sessionRenewed && !ctx.signal.aborted && this.sessionLost(client, error)) {
+          // The client is being replaced (see connect()'s onerror); the call waits for the new one.
+          sessionRenewed = true;
+          attempt--;
+          continue;
+        }
         if (attempt < retries && !ctx.signal.aborted && isConnectionLoss(error, client)) {
           this.options.logger.warn({ upstream: this.name, tool: name, retry: attempt + 1, of: retries }, "upstream lost during a call; re-sending it once restarted");
           await ctx.setStatusMessage(`The upstream server (${this.name}) exited or crashed during the call; re-sending it once restarted (retry ${attempt + 1} of ${retries})`);
@@ -181,6 +202,10 @@ export class UpstreamConnection implements UpstreamTaskHost {
     const id = this.nextCall++;
     this.calls.set(id, ctx);
     return () => this.calls.delete(id);
+  }
+
+  sessionLost(client: Client, error: unknown): boolean {
+    return isSessionLost(error) || this.sessionsLost.has(client);
   }
 
   bindTask(upstreamTaskId: string, ctx: ToolContext): () => void {
@@ -214,6 +239,12 @@ export class UpstreamConnection implements UpstreamTaskHost {
       return error; // the upstream's own JSON-RPC error, replayed as it is
     }
     if (error instanceof TaskError) return error;
+    if (this.target.kind === "url" && systemCode(error) !== undefined) {
+      return upstreamError(`The upstream server (${this.name}) could not be reached for tools/call ${name}: ${connectionCause(this.target.url.href, error)}`);
+    }
+    if (isSessionLost(error)) {
+      return upstreamError(`The upstream server (${this.name}) no longer knows the gateway's session (it restarted), also on a new session; the call did not run there`);
+    }
     this.options.logger.warn({ upstream: this.name, tool: name, err: error }, "upstream answered tools/call with an invalid result");
     return upstreamError(`The upstream server (${this.name}) answered tools/call ${name} with an invalid result`);
   }
@@ -270,6 +301,17 @@ export class UpstreamConnection implements UpstreamTaskHost {
     });
     for (const route of this.routes) client.setNotificationHandler(route.schema, route.handler);
     client.onerror = (error) => {
+      if (isSessionLost(error)) {
+        // A restarted HTTP upstream forgets its sessions and refuses each request from then on:
+        // this client is dropped (its onclose restarts the connection with a new initialize).
+        this.options.logger.warn({ upstream: this.name }, "the upstream server no longer knows the gateway's session (it restarted); connecting again");
+        // No call may pick this client up meanwhile: they wait for the new one (client()). Its
+        // calls in flight fail as closed, and are sent again (callTool).
+        this.sessionsLost.add(client);
+        if (this.current === client) this.current = null;
+        void client.close().catch(() => {});
+        return;
+      }
       // Garbage on the wire (not JSON, not JSON-RPC) is dropped by the transport; a call it
       // should have answered ends at its timeout. The garbage itself stays out of the log.
       if (error.name === "SyntaxError" || error.name === "ZodError") {

@@ -30,6 +30,8 @@ export interface UpstreamTaskHost {
   attach(ctx: ToolContext): () => void;
   /** Routes the upstream's questions that name this upstream task to `ctx`; returns the undo. */
   bindTask(upstreamTaskId: string, ctx: ToolContext): () => void;
+  /** `error` says the upstream forgot `client`'s session: what it carried never ran there, and a new session is on its way. */
+  sessionLost(client: Client, error: unknown): boolean;
 }
 
 /** The upstream task a gateway task follows: stored as the gateway task's checkpoint (`ctx.step`). */
@@ -82,17 +84,24 @@ export async function followUpstreamTask(
   let created = false;
   try {
     const ref = await ctx.step<UpstreamTaskRef>(`upstream task of tools/call ${name}`, async () => {
-      const client = await host.client(timeoutMs);
-      // A CLIENT span of the execution, its context in `_meta`: the upstream's task joins this task's trace.
-      const taskId = await inClientSpan("tools/call", name, () =>
-        UPSTREAM.create(
-          client,
-          { name, args, ttl: call.ttl, meta: traceMetaParams()._meta },
-          { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => ctx.progress(p.progress, p.total, p.message) },
-        ),
-      );
-      created = true;
-      return { taskId };
+      // A creation the upstream refused for a forgotten session never ran there: sent once more, on the new session.
+      for (let renewed = false; ; renewed = true) {
+        const client = await host.client(timeoutMs);
+        try {
+          // A CLIENT span of the execution, its context in `_meta`: the upstream's task joins this task's trace.
+          const taskId = await inClientSpan("tools/call", name, () =>
+            UPSTREAM.create(
+              client,
+              { name, args, ttl: call.ttl, meta: traceMetaParams()._meta },
+              { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => ctx.progress(p.progress, p.total, p.message) },
+            ),
+          );
+          created = true;
+          return { taskId };
+        } catch (error) {
+          if (renewed || ctx.signal.aborted || !host.sessionLost(client, error)) throw error;
+        }
+      }
     });
     logger.info({ upstream: host.name, tool: name, taskId: ctx.taskId, upstreamTaskId: ref.taskId }, created ? "created an upstream task" : "re-attached to an upstream task");
     unbind = host.bindTask(ref.taskId, ctx);

@@ -163,6 +163,11 @@ class ScriptedHost implements UpstreamTaskHost {
     this.bound.push(upstreamTaskId);
     return () => {};
   }
+
+  /** A scripted upstream keeps its sessions: only a connection loss, which a creation does not survive. */
+  sessionLost(): boolean {
+    return false;
+  }
 }
 
 /** A gateway task's context: what it shows, what it checkpoints, and how it is cancelled. */

@@ -3,7 +3,7 @@ import { currentCarrier } from "../../mcp/tracing/trace-carrier.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
-import { connectionCause, notFoundCause } from "../connection-cause.js";
+import { connectionCause, notFoundCause } from "../../mcp/connection-cause.js";
 import type { HttpConnectionOptions } from "../requestor-era.js";
 import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/rev2026-07-28/wire.js";
 
