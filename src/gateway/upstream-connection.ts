@@ -125,9 +125,27 @@ export class UpstreamConnection implements UpstreamTaskHost {
     this.current?.setNotificationHandler(schema, handler);
   }
 
-  /** Connects the first time; a failure here is the caller's (the gateway does not start). */
+  /** Connects the first time; a failure here is the caller's (the gateway does not start), said in words. */
   async start(): Promise<void> {
-    await this.connect();
+    try {
+      await this.connect();
+    } catch (error) {
+      throw new Error(`cannot connect to the upstream server (${this.name}): ${this.startFailure(error)}`, { cause: error });
+    }
+  }
+
+  /** Why the first connection failed, as the person starting the gateway can act on it. */
+  private startFailure(error: unknown): string {
+    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+      return "it closed the connection before answering initialize (it exited: see its own output above)";
+    }
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return `it did not answer initialize within ${this.options.timeoutMs} ms (--upstream-timeout)`;
+    }
+    const code = systemCode(error);
+    if (this.target.kind === "url") return connectionCause(this.target.url.href, error);
+    if (code === "ENOENT") return "its command was not found (check --upstream-stdio)";
+    return error instanceof Error ? error.message : String(error);
   }
 
   /** The connected client, waiting up to `waitMs` for a restart under way. */
