@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { inClientSpan } from "../mcp/tracing/client-span.js";
+import { toolCallOutcome } from "../mcp/tracing/tool-call-outcome.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../core/errors.js";
@@ -196,7 +197,7 @@ export class TaskClient {
    * call resolves with its result. Rejects with a RemoteError when the server refuses the call.
    */
   async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<ToolCall> {
-    const call = await inClientSpan("tools/call", name, () => this.send(name, args, options));
+    const call = await inClientSpan("tools/call", name, () => this.send(name, args, options), {}, (sent) => (sent.kind === "result" ? toolCallOutcome(sent.result) : undefined));
     if (call.kind === "result") return call;
     const { created } = call;
     this.record({ type: "created", taskId: created.taskId, name, status: created.status, ttl: created.ttl });

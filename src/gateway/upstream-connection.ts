@@ -1,5 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { inClientSpan, traceMetaParams } from "../mcp/tracing/client-span.js";
+import { toolCallOutcome } from "../mcp/tracing/tool-call-outcome.js";
 import { currentCarrier } from "../mcp/tracing/trace-carrier.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -196,6 +197,8 @@ export class UpstreamConnection implements UpstreamTaskHost {
               ctx.progress(p.progress, p.total, p.message);
             },
           })) as CallToolResult,
+          {},
+          toolCallOutcome,
         );
       } catch (error) {
         if (!sessionRenewed && !ctx.signal.aborted && this.sessionLost(client, error)) {

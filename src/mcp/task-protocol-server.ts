@@ -12,7 +12,8 @@ import { silentLogger, type Logger } from "../core/logger.js";
 import { LogThreshold } from "./logging/log-level.js";
 import type { OperationTrace } from "./era.js";
 import type { LooseParams } from "./request-schemas.js";
-import { inOperationSpan, toolCallOutcome, type OperationRecorder } from "./tracing/operation-span.js";
+import { inOperationSpan, type OperationRecorder } from "./tracing/operation-span.js";
+import { toolCallOutcome } from "./tracing/tool-call-outcome.js";
 import { carrierFrom } from "./tracing/trace-carrier.js";
 
 /** How a session server's requests are traced: its era's reading of their params, where durations go. */

@@ -59,6 +59,21 @@ describe.each(ERAS)("mcp-tasks call under $era", { timeout: 60_000 }, ({ era, pr
     expect(execution.events.filter((e) => e.name === "mcp.task.step.stored").map((e) => e.attributes["mcp.task.step"])).toEqual(["step 1", "step 2"]);
   });
 
+  it("a plain call answered with an isError result: the CLI's CLIENT span fails as tool_error, as the server's does", async () => {
+    const client = `cli-trace-fail-${era}`;
+    const run = await runCli(["call", url, "fail", '{"message":"no luck"}', "--no-task", "--json"], {
+      env: { ...receiver.env("http/json", client), MCP_TASKS_STATE_DIR: state, MCP_TASKS_PROTOCOL: protocol },
+      timeoutMs: 45_000,
+    });
+    expect(run.stdout).toMatch(/no luck/);
+    const outbound = await receiver.span((s) => s.resource["service.name"] === client && s.name === "tools/call fail", "the CLI's client span");
+    expect(outbound.kind).toBe(SPAN_KIND.client);
+    expect(outbound.attributes["error.type"]).toBe("tool_error");
+    expect(outbound.statusCode).toBe(2);
+    const served = await receiver.span((s) => ofServer(s) && s.name === "tools/call fail" && s.traceId === outbound.traceId, "the server's tools/call span");
+    expect(served.attributes["error.type"]).toBe("tool_error");
+  });
+
   it("with a collector that never answers: the call prints its result and exits within the 5 s export wait, whatever the exporter's own timeout", async () => {
     const hanging = createServer(() => {});
     await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));

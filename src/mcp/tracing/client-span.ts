@@ -8,7 +8,13 @@ import { tracer } from "./tracer.js";
  * MCP conventions name it); the request's `_meta` then carries this span's context
  * ({@link traceMeta}), so the server's spans join the requestor's trace.
  */
-export async function inClientSpan<T>(method: string, target: string | undefined, run: () => Promise<T>, attributes: Record<string, string> = {}): Promise<T> {
+export async function inClientSpan<T>(
+  method: string,
+  target: string | undefined,
+  run: () => Promise<T>,
+  attributes: Record<string, string> = {},
+  outcomeOf?: (value: T) => { errorType: string } | undefined,
+): Promise<T> {
   const span = tracer().startSpan(target === undefined ? method : `${method} ${target}`, {
     kind: SpanKind.CLIENT,
     attributes: {
@@ -18,7 +24,14 @@ export async function inClientSpan<T>(method: string, target: string | undefined
     },
   });
   try {
-    return await context.with(trace.setSpan(context.active(), span), run);
+    const value = await context.with(trace.setSpan(context.active(), span), run);
+    // An answer that is a failure of its own kind (a tool result with `isError`), as the server's span says it.
+    const failed = outcomeOf?.(value);
+    if (failed) {
+      span.setAttribute("error.type", failed.errorType);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    return value;
   } catch (error) {
     const { body } = toRpcError(error);
     span.setAttribute("error.type", String(body.code));

@@ -113,8 +113,3 @@ function attributesOf(operation: ServerOperation): Attributes {
   }
   return attributes;
 }
-
-/** A tools/call answer that is a tool result with `isError: true` failed as `tool_error` (the conventions' value). */
-export function toolCallOutcome(value: unknown): { errorType: string } | undefined {
-  return typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true ? { errorType: "tool_error" } : undefined;
-}
