@@ -561,6 +561,8 @@ export class TaskEngine {
       const current = await this.read(task.id, caller.owner);
       throw TaskError.terminal(current.status);
     }
+    // The request's span says the status the cancel left, not the one it found.
+    this.tracing.taskRead(cancelled);
     this.logger.info({ audit: "cancelled", taskId: task.id, owner: caller.owner, operation: "cancel", peer: caller.peer ?? null }, "task cancelled");
     this.bus.publish(statusEvent(cancelled));
     this.bus.publish({ type: "cancel", taskId: task.id, reason: "cancelled" });

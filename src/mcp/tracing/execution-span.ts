@@ -37,6 +37,10 @@ export function tracedRunner(runner: TaskRunner): TaskRunner {
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     try {
       const result = await context.with(trace.setSpan(parent, span), () => runner(task, tracedContext(ctx, span)));
+      if (ctx.signal.aborted) {
+        endedByAbort(span, ctx.signal.reason);
+        return result;
+      }
       const status = result.failed ? "failed" : "completed";
       span.setAttribute("mcp.task.status", status);
       span.addEvent("mcp.task.status", { "mcp.task.status": status });
@@ -44,7 +48,7 @@ export function tracedRunner(runner: TaskRunner): TaskRunner {
       return result;
     } catch (error) {
       if (ctx.signal.aborted) {
-        span.setAttribute("mcp.task.abort_reason", String(ctx.signal.reason));
+        endedByAbort(span, ctx.signal.reason);
       } else {
         const { body } = toRpcError(error);
         span.setAttributes({ "mcp.task.status": "failed", "error.type": String(body.code) });
@@ -57,6 +61,20 @@ export function tracedRunner(runner: TaskRunner): TaskRunner {
       span.end();
     }
   };
+}
+
+/**
+ * The end of a run its signal aborted: why, and the status the task took for it — `cancelled` for
+ * a cancel, `failed` for a ttl that ran out (the sweeper fails it). A lost lease or a drain hands
+ * the task on unchanged, so the run says nothing of its status.
+ */
+function endedByAbort(span: Span, reason: unknown): void {
+  span.setAttribute("mcp.task.abort_reason", String(reason));
+  const status = reason === "cancelled" ? "cancelled" : reason === "expired" ? "failed" : undefined;
+  if (status === undefined) return;
+  span.setAttribute("mcp.task.status", status);
+  span.addEvent("mcp.task.status", { "mcp.task.status": status });
+  if (status === "failed") span.setAttributes({ "error.type": "expired" }).setStatus({ code: SpanStatusCode.ERROR, message: "the task's ttl elapsed before it finished" });
 }
 
 /**
