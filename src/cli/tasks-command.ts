@@ -87,9 +87,12 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
       return ExitCode.Ok;
     }
     if (op === "cancel") {
-      const task = await connection.tasks.cancel(id);
       // 2025-11-25 refuses to cancel a task that has ended (T-CANCEL-2); 2026-07-28 acknowledges
-      // it and the task reads as it ended (X-CANCEL-6). The command says the same in both.
+      // it and the task reads as it ended (X-CANCEL-6), a cancelled one as a cancel that worked.
+      // The command says the same in both: it looks first, and after for a race it lost.
+      const before = await connection.tasks.get(id);
+      if (isTerminal(before.status)) throw TaskError.terminal(before.status);
+      const task = await connection.tasks.cancel(id);
       if (isTerminal(task.status) && task.status !== "cancelled") throw TaskError.terminal(task.status);
       printTask(out, task);
       return ExitCode.Ok;

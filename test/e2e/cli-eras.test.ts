@@ -213,6 +213,16 @@ describe.each(ERAS)("mcp-tasks requestor commands under $name", (era) => {
     expect(JSON.parse(json.stdout)).toMatchObject({ taskId: id, error: { code: -32602, message: "Cannot cancel task: already in terminal status 'completed'" } });
   });
 
+  it("tasks cancel of a task already cancelled says so and exits 1, the first cancel 0", { timeout: 40_000 }, async () => {
+    const dirState = state();
+    const id = (await cli(["call", server.url, "batch", '{"ms":30000}', "--detach"], { state: dirState })).stdout.trim();
+    expect(id).toMatch(WHOLE_TASK_ID);
+    expect((await cli(["tasks", "cancel", server.url, id], { state: dirState })).code).toBe(0);
+    const again = await cli(["tasks", "cancel", server.url, id], { state: dirState });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("Cannot cancel task: already in terminal status 'cancelled'");
+  });
+
   it("shows the task's progress on the bar in a terminal (T-PROG-1; 2026-07-28: from tasks/get)", { timeout: 40_000 }, async () => {
     if (!hasTmux()) throw new Error("tmux is not installed: the pseudo-terminal tests need it (apt-get install tmux)");
     const dirState = state();
