@@ -2,6 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { PrivateRequestIds } from "../client/private-request-ids.js";
+import { NotificationsBeforeClose } from "../client/notifications-before-close.js";
 import { fileJournal, type TaskJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
 import { chooseEra } from "../client/era-choice.js";
@@ -188,7 +189,7 @@ async function openHttp(
     ...(resume && { serverCapabilities: resume.serverCapabilities }),
   });
   try {
-    await client.connect(new PrivateRequestIds(transport));
+    await client.connect(new PrivateRequestIds(new NotificationsBeforeClose(transport)));
     if (resume) {
       transport.setProtocolVersion(resume.protocolVersion);
       await client.ping({ timeout: 10_000 });

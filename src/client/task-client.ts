@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { inClientSpan } from "../mcp/tracing/client-span.js";
 import { toolCallOutcome } from "../mcp/tracing/tool-call-outcome.js";
+import { NotificationsBeforeClose } from "./notifications-before-close.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../core/errors.js";
@@ -150,7 +151,7 @@ export class TaskClient {
     const client = new Client(options.clientInfo ?? { name: "mcp-tasks", version: "0.1.0" });
     const tasks = new TaskClient(client, options);
     const headers = { ...options.headers, ...(options.token !== undefined && { Authorization: `Bearer ${options.token}` }) };
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, ...(options.fetch !== undefined && { fetch: options.fetch }) }));
+    await client.connect(new NotificationsBeforeClose(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, ...(options.fetch !== undefined && { fetch: options.fetch }) })));
     tasks.ownsClient = true;
     return tasks;
   }
