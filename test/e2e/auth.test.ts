@@ -1,6 +1,6 @@
 /**
- * Owner binding over real HTTP with bearer tokens (T-SEC-1, T-SEC-3; issue items 11 and
- * "Transports"): alice and bob are SDK clients with their own tokens on one server.
+ * Owner binding over real HTTP with bearer tokens (T-SEC-1, T-SEC-3): alice and bob are SDK
+ * clients with their own tokens on one server.
  */
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";

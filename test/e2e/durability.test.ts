@@ -1,5 +1,5 @@
 /**
- * Durable by default (issue item 13): real `mcp-tasks serve` processes on one SQLite file in a
+ * Durable by default: real `mcp-tasks serve` processes on one SQLite file in a
  * temp dir, stopped (SIGTERM) or killed (SIGKILL) and started again, with the SDK client over
  * HTTP as the peer.
  */
@@ -37,7 +37,7 @@ async function startServer(extra: string[] = []): Promise<{ server: CliProcess; 
   return { server, client };
 }
 
-describe("durability on SQLite across real processes (item 13)", { timeout: 90_000 }, () => {
+describe("durability on SQLite across real processes", { timeout: 90_000 }, () => {
   it("still serves finished results, and replays stored errors, after a restart", async () => {
     const first = await startServer();
     const ok = await callToolAsTask(first.client.client, "sleep", { ms: 10 });

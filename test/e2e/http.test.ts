@@ -60,7 +60,7 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     expect(c.errors).toEqual([]);
   });
 
-  it("wakes tasks/result when the work ends, not on a poll (item 4)", async () => {
+  it("wakes tasks/result when the work ends, not on a poll", async () => {
     fx = await startHttpServer({ app: { pollIntervalMs: 60_000 } });
     const c = await fx.connect();
     const created = await callToolAsTask(c.client, "sleep", { ms: 100 });
@@ -336,7 +336,7 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     }
   });
 
-  it("answers bad input with a JSON-RPC error on the JSON path and the SSE path alike, and keeps serving (item 14, T-ERR-1/2)", async () => {
+  it("answers bad input with a JSON-RPC error on the JSON path and the SSE path alike, and keeps serving (T-ERR-1/2)", async () => {
     fx = await startHttpServer();
     const c = await fx.connect();
     const created = await callToolAsTask(c.client, "sleep", { ms: 60_000 });

@@ -89,8 +89,9 @@ export class StatelessConnection {
       throw new ConnectionError(`Cannot connect to ${this.url.href}: ${connectionCause(this.url.href, error)}`, RpcCode.ConnectionClosed, error);
     }
     if (response.status === 401 || response.status === 403) {
-      await response.body?.cancel().catch(() => {});
-      throw new StreamableHTTPError(response.status, `HTTP ${response.status} from ${this.url.href}`);
+      // The server's own words go with the status (its JSON-RPC error: code and message).
+      const refusal = rpcErrorOf(await response.json().catch(() => undefined));
+      throw new StreamableHTTPError(response.status, `HTTP ${response.status} from ${this.url.href}${refusal === null ? "" : `: ${refusal.message} (${refusal.code})`}`);
     }
     const type = response.headers.get("content-type") ?? "";
     const message = type.includes("text/event-stream")
@@ -160,4 +161,12 @@ function answerOf(message: unknown, method: string, status: number, url: string)
   }
   if (status === 404 || status === 405) throw new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url, status)}`, RpcCode.ConnectionClosed);
   throw new ConnectionError(`The server answered ${method} with HTTP ${status} and no JSON-RPC response`, status >= 400 ? RpcCode.ConnectionClosed : RpcCode.InternalError);
+}
+
+/** The error of a JSON-RPC error response, or null for anything else. */
+function rpcErrorOf(body: unknown): { code: number; message: string } | null {
+  const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined;
+  if (typeof error !== "object" || error === null) return null;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === "number" && typeof message === "string" ? { code, message: message.slice(0, 300) } : null;
 }
