@@ -16,6 +16,7 @@ import { missingTasksCapability, PROTOCOL_VERSION } from "./wire.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { answerWithin } from "../fallback/background-call.js";
 import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
+import { noteTaskStatus } from "../tracing/task-links.js";
 
 /**
  * `tools/call` under 2026-07-28: the server, not the client, decides whether the call becomes a
@@ -145,7 +146,11 @@ async function settledWithin(host: StatelessHost, task: TaskRecord, request: Sta
   const waited = deadlineSignal({ signals: [request.signal], timeoutMs: ms, reason: "inline wait over" });
   try {
     for await (const { task: now } of host.engine.watch(task.id, request.caller, waited.signal)) {
-      if (isTerminal(now.status) || now.status === "input_required") return now;
+      if (isTerminal(now.status) || now.status === "input_required") {
+        // The request's span ends with the status its answer shows, not the one it created.
+        noteTaskStatus(now);
+        return now;
+      }
     }
   } catch (error) {
     if (waited.signal.aborted) return null;

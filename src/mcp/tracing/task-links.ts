@@ -33,3 +33,9 @@ export function noteCreatedTask(task: TaskRecord): void {
   span.setAttribute("mcp.task.status", task.status);
   if (task.ttlMs !== null) span.setAttribute("mcp.task.ttl_ms", task.ttlMs);
 }
+
+/** Sets the status the active span's answer shows for its task (an inline answer: the task's end). */
+export function noteTaskStatus(task: TaskRecord): void {
+  const span = trace.getActiveSpan();
+  if (span?.isRecording()) span.setAttribute("mcp.task.status", task.status);
+}
