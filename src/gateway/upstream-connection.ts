@@ -72,6 +72,18 @@ function isSessionLost(error: unknown): boolean {
   return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
 }
 
+/**
+ * The SDK client checks a result against the tool's outputSchema and throws -32602 or -32600 when
+ * it does not fit: the upstream broke its own promise, which says nothing wrong of the request.
+ * What it broke, in words, or null for any other error.
+ */
+function outputSchemaBreach(error: McpError): string | null {
+  const fits = /Structured content does not match the tool's output schema: (.*)$/.exec(error.message);
+  if (fits) return `structured content that does not fit the tool's outputSchema (${fits[1]})`;
+  if (/has an output schema but did not return structured content/.test(error.message)) return "no structured content, although the tool has an outputSchema";
+  return null;
+}
+
 /** The SDK's own timeout of a call (-32001 with the `timeout` it waited), not an upstream's -32001 answer. */
 function isOwnTimeout(error: McpError, timeoutMs: number): boolean {
   return error.code === ErrorCode.RequestTimeout && (error.data as { timeout?: unknown } | undefined)?.timeout === timeoutMs;
@@ -254,6 +266,8 @@ export class UpstreamConnection implements UpstreamTaskHost {
         const after = retried === 0 ? "" : `, also after ${retried} re-send${retried === 1 ? "" : "s"}`;
         return upstreamError(`The upstream server (${this.name}) closed the connection during tools/call ${name} (it exited or crashed${after}); the gateway restarts it`);
       }
+      const unfit = outputSchemaBreach(error);
+      if (unfit !== null) return upstreamError(`The upstream server (${this.name}) answered tools/call ${name} with ${unfit}`);
       if (isOwnTimeout(error, timeoutMs)) {
         return upstreamError(`The upstream server (${this.name}) sent no answer to tools/call ${name} for ${timeoutMs} ms; the call was cancelled upstream`);
       }

@@ -3,7 +3,8 @@
  * `tasks/result` replays it, in both eras. -32000 and -32001 are the codes the SDK also uses for a
  * lost connection and a timeout, yet answered by a connected upstream they are neither: the call
  * is not re-sent (even for a tool configured to be re-sent after a crash) and not reported as a
- * crash or a timeout.
+ * crash or a timeout. A result that breaks the tool's own outputSchema is the upstream's failure
+ * too (-32603 naming it), not an error of the request (-32602, -32600).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,16 +38,16 @@ interface Failure {
 
 interface Era {
   name: string;
-  /** Creates an `rpc-error` task answered with `code`; returns how it failed and the error its result replays. */
-  fail(code: number): Promise<Failure>;
+  /** Creates a task of `tool` with `args`; returns how it failed and the error its result replays. */
+  fail(tool: string, args?: Record<string, unknown>): Promise<Failure>;
 }
 
 const ERAS: Era[] = [
   {
     name: "2025-11-25",
-    async fail(code) {
+    async fail(tool, args = {}) {
       const { client } = await gateway.connect();
-      const created = await callToolAsTask(client, "rpc-error", { code });
+      const created = await callToolAsTask(client, tool, args);
       const failed = await eventually("the task to fail", async () => {
         const task = await getTask(client, created.task.taskId);
         return task.status === "failed" ? task : undefined;
@@ -57,8 +58,8 @@ const ERAS: Era[] = [
   },
   {
     name: "2026-07-28",
-    async fail(code) {
-      const answer = await statelessRpc(gateway.url, "tools/call", { name: "rpc-error", arguments: { code } });
+    async fail(tool, args = {}) {
+      const answer = await statelessRpc(gateway.url, "tools/call", { name: tool, arguments: args });
       // Answered inline when the upstream is quick, or as a task to follow.
       if (answer.body.error) return { statusMessage: answer.body.error.message, error: answer.body.error };
       const taskId = answer.body.result?.["taskId"];
@@ -77,12 +78,25 @@ describe.each(ERAS)("gateway: an upstream's own JSON-RPC error ($name)", { timeo
     it(`${code} fails the task with the upstream's error, replayed as it is, after one call upstream`, async () => {
       const before = calls();
       const [upstream] = gateway.upstreamPids();
-      const { statusMessage, error } = await era.fail(code);
+      const { statusMessage, error } = await era.fail("rpc-error", { code });
       expect(statusMessage).toBe("upstream says no");
       expect(error).toMatchObject({ code, message: expect.stringMatching(/upstream says no/) });
       expect(calls() - before).toBe(1);
       expect(gateway.upstreamPids()).toEqual([upstream]);
       expect(gateway.cli.stderrText).not.toMatch(/re-sending it once restarted/);
+    });
+  }
+
+  const breaches: Array<[string, RegExp]> = [
+    ["unfit", /answered tools\/call unfit with structured content that does not fit the tool's outputSchema \(.*n.*\)/],
+    ["unstructured", /answered tools\/call unstructured with no structured content, although the tool has an outputSchema/],
+  ];
+  for (const [tool, message] of breaches) {
+    it(`a result that breaks the tool's outputSchema (${tool}) fails the task with -32603 naming the upstream`, async () => {
+      const { statusMessage, error } = await era.fail(tool);
+      expect(statusMessage).toMatch(message);
+      expect(statusMessage).toMatch(/^The upstream server \(stdio:/);
+      expect(error.code).toBe(-32603);
     });
   }
 });
