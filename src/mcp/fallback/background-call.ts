@@ -32,7 +32,8 @@ export interface WaitingCall {
  * (its CallToolResult, or its JSON-RPC error replayed). Still running, or asking a question: a
  * CallToolResult saying the work goes on in the background, with the task id to poll. A question
  * the task asks is relayed on this call's stream when the client can answer it (`call.relay`),
- * else it ends the wait (the background answer says input is needed).
+ * else it ends the wait (the background answer says input is needed). An answer to a relayed
+ * question that does not fit it ends the wait too: the background answer says why.
  * Meanwhile, with a progressToken, the task's progress is relayed and, until it reports any,
  * keep-alive progress is sent every `keepAliveMs`, so hosts that reset their timeout on progress
  * keep waiting. Progress stops with the answer: the token belongs to this call.
@@ -46,6 +47,11 @@ export async function answerWithin(
   const logs = relayLogs(engine, task.id, call.sendLog);
   try {
     const settled = await settledWithin(engine, task, call, config.backgroundAfterMs ?? 0, logs.stop);
+    if (typeof settled === "object" && settled !== null && "refused" in settled) {
+      // The host's answer did not fit the question: it gets the task's id, and why, so it can be asked again.
+      const now = await engine.get(task.id, call.caller);
+      return isTerminal(now.status) ? endedAnswer(now) : backgroundAnswer(now, await pendingOf(engine, now, call), settled.refused);
+    }
     if (settled === "abandoned") {
       // The client gave the call up: nobody will ask for this work (it has no task id yet).
       await engine.cancel(task.id, call.caller, { statusMessage: "The plain call that started it was cancelled" }).catch(() => {});
@@ -76,12 +82,14 @@ export function endedAnswer(task: TaskRecord): CallToolResult {
 }
 
 /** The answer of a task still going on: its id, its status, and how to follow it. */
-export function backgroundAnswer(task: TaskRecord, pending: Awaited<ReturnType<TaskEngine["pendingInputs"]>>): CallToolResult {
+export function backgroundAnswer(task: TaskRecord, pending: Awaited<ReturnType<TaskEngine["pendingInputs"]>>, refused?: string): CallToolResult {
   const summary = taskSummary(task, pending);
+  const why = refused === undefined ? "" : `Your answer to its question was not taken (${refused}); the question is still open. `;
   const sentence =
-    task.status === "input_required"
+    why +
+    (task.status === "input_required"
       ? `The work goes on in the background as task ${task.id}, and it needs input. Call task_result with {"taskId": "${task.id}"} to be asked (when your client supports elicitation), task_status to see the question, or task_cancel to stop it.`
-      : `The work goes on in the background as task ${task.id}. Call task_result with {"taskId": "${task.id}"} to wait for its result (task_status to look, task_cancel to stop it).`;
+      : `The work goes on in the background as task ${task.id}. Call task_result with {"taskId": "${task.id}"} to wait for its result (task_status to look, task_cancel to stop it).`);
   return statusAnswer(summary, sentence);
 }
 
@@ -96,7 +104,7 @@ function pendingOf(engine: TaskEngine, task: TaskRecord, call: WaitingCall): Ret
  * is out: a person answering is not a task running late. A controller and timers of its own,
  * not AbortSignal.timeout (see core/deadline-signal.ts): this clock stops and starts again.
  */
-async function settledWithin(engine: TaskEngine, task: TaskRecord, call: WaitingCall, ms: number, beforeRelay: () => void): Promise<TaskRecord | null | "abandoned"> {
+async function settledWithin(engine: TaskEngine, task: TaskRecord, call: WaitingCall, ms: number, beforeRelay: () => void): Promise<TaskRecord | null | "abandoned" | { refused: string }> {
   const waited = new AbortController();
   const expire = (): void => waited.abort("background after");
   let timer: NodeJS.Timeout | undefined = setTimeout(expire, ms);
@@ -127,12 +135,15 @@ async function settledWithin(engine: TaskEngine, task: TaskRecord, call: Waiting
     if (!asked || !call.relay) return null;
     // From the first question on, the era's relay waits, delivering questions on this call's stream.
     beforeRelay();
+    let refused: string | undefined;
     await call.relay(task.id, waited.signal).catch((error: unknown) => {
-      // An answer that does not fit the question's form is this call's answer (-32602 naming the
-      // field); the question stays open for the next relay (task_result) or the web view.
-      if (error instanceof TaskError && error.kind === "invalid_params") throw error;
+      // An answer that does not fit the question's form (-32602 naming the field) leaves the
+      // question open for the next relay (task_result) or the web view: the call answers with
+      // the task to reach it by, and why.
+      if (error instanceof TaskError && error.kind === "invalid_params") refused = error.message;
     });
     if (call.signal.aborted) return "abandoned";
+    if (refused !== undefined) return { refused };
     const now = await engine.get(task.id, call.caller);
     return isTerminal(now.status) ? now : null;
   } catch (error) {

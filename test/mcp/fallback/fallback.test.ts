@@ -173,6 +173,18 @@ describe("fallback for a client without tasks (2025-11-25, in memory)", () => {
     expect(textOf(await call(fx.client, "ask", { question: "colour?" }))).toBe("answer: blue");
   });
 
+  it("answers a relayed question's answer that does not fit it with the task's id and why, the question still open; the next answer through task_result ends the task", async () => {
+    fx = await inMemoryFixture({ backgroundAfterMs: 5_000 }, NO_TASKS);
+    let answers = 0;
+    fx.client.setRequestHandler(ElicitRequestSchema, async () => (++answers === 1 ? { action: "accept", content: { answer: 5 } } : { action: "accept", content: { answer: "blue" } }));
+    const answer = await call(fx.client, "ask", { question: "colour?" });
+    expect(structured(answer)).toMatchObject({ status: "input_required", pollWith: "task_result" });
+    expect(textOf(answer)).toMatch(/Your answer to its question was not taken \(.*answer.*\); the question is still open/);
+    const taskId = String(structured(answer)["taskId"]);
+    expect(textOf(await call(fx.client, "task_result", { taskId }))).toBe("answer: blue");
+    expect(answers).toBe(2);
+  });
+
   it("cancels the task of a plain call the client gave up", async () => {
     fx = await inMemoryFixture({ backgroundAfterMs: 60_000 }, NO_TASKS);
     const abort = new AbortController();
