@@ -16,7 +16,7 @@ let url: string;
 let state: string;
 
 beforeAll(async () => {
-  server = CliProcess.spawn(["serve", "--tools", "test/support/user-tools.ts", "--store", "memory", "--port", "0"]);
+  server = CliProcess.spawn(["serve", "--tools", "test/support/hold-tools.ts", "--store", "memory", "--port", "0"]);
   url = await server.url();
   state = mkdtempSync(join(tmpdir(), "mcp-tasks-cli-interrupt-"));
 }, 30_000);

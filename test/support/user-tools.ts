@@ -1,6 +1,6 @@
 /**
  * A user's tools module, as `mcp-tasks serve --tools MODULE` loads it: a default export taking
- * the app. Used by the CLI end-to-end tests.
+ * the app. Used by the CLI end-to-end test.
  */
 import { z } from "zod";
 import type { TaskServer } from "../../src/mcp/task-server.js";
@@ -18,14 +18,5 @@ export default function register(app: TaskServer): void {
     ctx.progress(2, 2, "rendering");
     const quality = choice?.action === "accept" ? String(choice.content?.["answer"]) : "default";
     return { content: [{ type: "text", text: `rendered ${scene} (${quality})` }] };
-  });
-
-  // Runs until its signal aborts, and says so on stderr (one JSON line, as the server logs): what
-  // a withdrawn call must reach on the server.
-  app.tool("hold", { input: z.object({ tag: z.string() }), taskSupport: "optional" }, async ({ tag }, ctx) => {
-    process.stderr.write(`${JSON.stringify({ msg: "hold started", tag })}\n`);
-    await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
-    process.stderr.write(`${JSON.stringify({ msg: "hold aborted", tag, reason: String(ctx.signal.reason) })}\n`);
-    return { content: [{ type: "text", text: "let go" }] };
   });
 }
