@@ -3,14 +3,15 @@
  * every path that delivers one — 2025-11-25 `tasks/result` stream responses (T-INPUT-3), the
  * 2026-07-28 `tasks/update` inputResponses (X-UPD-4), the fallback relay of a host without tasks,
  * and the web view — by one check in the engine's `respond`: an answer that does not fit is
- * refused with -32602 naming the field, and the question stays open for a fitting one. One table
+ * refused with -32602 naming the field (on the fallback relay, whose host may know no tasks, in
+ * the background answer that names the task), and the question stays open for a fitting one. One table
  * of cases, over both eras, against a real HTTP server (the official SDK client under 2025-11-25,
  * raw stateless requests under 2026-07-28).
  */
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AnyResultSchema, callToolAsTask, expectRpcError } from "../support/conformance.js";
+import { AnyResultSchema, callToolAsTask } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 import { isTerminal, pollTask, statelessResult, statelessRpc } from "../support/stateless-client.js";
 import { startTasksExtServer, type TasksExtServer } from "../support/tasks-ext-server.js";
@@ -187,9 +188,16 @@ describe("the fallback relay (a 2025-11-25 host without tasks)", () => {
   });
   afterAll(() => host.close());
 
-  it("refuses an answer that does not fit with -32602 naming the field, on the plain call the question was relayed on", async () => {
+  it("does not take an answer that does not fit: the plain call answers in the background, naming the field and the task, whose question stays open for task_result", async () => {
     next = accept({ confirm: "maybe" });
-    await expectRpcError(host.client.callTool({ name: "form_question_plain", arguments: {} }), -32602, /Invalid field "confirm": expected true or false/);
+    const answer = await host.client.callTool({ name: "form_question_plain", arguments: {} });
+    const text = String((answer.content as Array<{ text: string }>)[0]?.text);
+    expect(text).toMatch(/Your answer to its question was not taken \(.*Invalid field "confirm": expected true or false\); the question is still open/);
+    const taskId = String((answer.structuredContent as Record<string, unknown>)["taskId"]);
+    expect((answer.structuredContent as Record<string, unknown>)["status"]).toBe("input_required");
+    next = accept({ confirm: true });
+    const result = await host.client.callTool({ name: "task_result", arguments: { taskId } });
+    expect(JSON.parse(String((result.content as Array<{ text: string }>)[0]?.text))).toEqual(accept({ confirm: true }));
   });
 
   it("records an answer that fits: the plain call answers with the tool's result", async () => {
