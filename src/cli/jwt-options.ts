@@ -11,6 +11,7 @@ export interface JwtFlags {
   jwtPublicKey?: string;
   jwtScopes?: string[];
   jwtClockTolerance?: number;
+  jwtMaxLifetime?: number;
   resourceUrl?: string;
   authTokens?: string;
 }
@@ -50,6 +51,7 @@ function jwtDependentFlagsGiven(flags: JwtFlags): string[] {
       ["--jwt-public-key", flags.jwtPublicKey],
       ["--jwt-scopes", flags.jwtScopes],
       ["--jwt-clock-tolerance", flags.jwtClockTolerance],
+      ["--jwt-max-lifetime", flags.jwtMaxLifetime],
       ["--resource-url", flags.resourceUrl],
     ] as const
   )
@@ -110,6 +112,7 @@ export async function jwtAuthFrom(flags: JwtFlags): Promise<{ verifier: BearerVe
     audience: flags.jwtAudience,
     ...(flags.jwtScopes && { requiredScopes: flags.jwtScopes }),
     ...(flags.jwtClockTolerance !== undefined && { clockToleranceSec: flags.jwtClockTolerance }),
+    ...(flags.jwtMaxLifetime !== undefined && { maxLifetimeSec: flags.jwtMaxLifetime }),
   });
   return {
     verifier,

@@ -103,6 +103,7 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .option("--jwt-public-key <file>", "JWT auth: verify signatures with this public key (PEM or JWK JSON)")
     .option("--jwt-scopes <a,b>", "JWT auth: scopes every token must carry (else 403 insufficient_scope)", scopeList)
     .option("--jwt-clock-tolerance <seconds>", "JWT auth: leeway on exp/nbf for clock skew (default 30)", nonNegativeInt)
+    .option("--jwt-max-lifetime <seconds>", "JWT auth: longest token lifetime accepted, exp - iat (exp - now without iat); tokens without exp are always refused (default 86400)", positiveInt)
     .option("--resource-url <url>", "JWT auth: this server's public MCP URL, for the protected-resource metadata (default: the listen URL)", httpUrl)
     .option("--default-ttl <ms>", 'ttl for tasks that request none, or "unlimited"', ttlMs, 3_600_000)
     .option("--max-ttl <ms>", 'cap on requested ttls, or "unlimited"', ttlMs, 86_400_000)

@@ -18,6 +18,12 @@ export type JwtVerifierOptions = JwtKeySource & {
   requiredScopes?: readonly string[];
   /** Leeway on `exp` and `nbf` for clock skew between us and the issuer; default 30 s. */
   clockToleranceSec?: number;
+  /**
+   * Longest lifetime a token may claim, in seconds; default 24 h. Measured from `iat` (`exp - iat`),
+   * and in any case from now (`exp - now`, plus the clock tolerance), so neither a missing `iat`
+   * nor one set in the future lets a token live longer. A token without `exp` is always refused.
+   */
+  maxLifetimeSec?: number;
   /** Accepted signature algorithms; default every asymmetric JWS algorithm (never HS*, never "none"). */
   algorithms?: readonly string[];
 };
@@ -31,6 +37,9 @@ const ASYMMETRIC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS5
  * client's retries; short, because a key server outage is usually brief.
  */
 const KEYS_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** Default of {@link JwtVerifierOptions.maxLifetimeSec}: a day, well past any access token an issuer hands out by default. */
+const DEFAULT_JWT_MAX_LIFETIME_SECONDS = 86_400;
 
 /** A misconfigured key source (unreadable PEM/JWK): a startup error, never a 401 at request time. */
 export class JwtKeyError extends Error {
@@ -60,10 +69,12 @@ export function jwtVerifier(options: JwtVerifierOptions): BearerVerifier {
   const keys: KeyObject | JWTVerifyGetKey = "jwksUrl" in options ? remoteKeys(new URL(options.jwksUrl)) : parsePublicKey(options.publicKey);
   const audience = typeof options.audience === "string" ? options.audience : [...options.audience];
   const requiredScopes = [...(options.requiredScopes ?? [])];
+  const clockToleranceSec = options.clockToleranceSec ?? 30;
+  const maxLifetimeSec = options.maxLifetimeSec ?? DEFAULT_JWT_MAX_LIFETIME_SECONDS;
   const verifyOptions = {
     issuer: options.issuer,
     audience,
-    clockTolerance: options.clockToleranceSec ?? 30,
+    clockTolerance: clockToleranceSec,
     algorithms: [...(options.algorithms ?? ASYMMETRIC_ALGORITHMS)],
   };
   return async (req) => {
@@ -77,6 +88,12 @@ export function jwtVerifier(options: JwtVerifierOptions): BearerVerifier {
     } catch (error) {
       throw new InvalidTokenError(describeRejection(error));
     }
+    // `exp` is required in a JWT access token (RFC 9068 §2.2): without it a stolen token would open the server for good.
+    const expiresAt = payload.exp;
+    if (expiresAt === undefined) throw new InvalidTokenError("the token has no expiration time (exp)");
+    if (outlivesMaximum(expiresAt, payload.iat, maxLifetimeSec, clockToleranceSec)) {
+      throw new InvalidTokenError(`the token's lifetime exceeds the ${maxLifetimeSec} s this server accepts`);
+    }
     const subject = stringClaim(payload, "sub") ?? stringClaim(payload, "client_id") ?? stringClaim(payload, "azp");
     if (subject === undefined) throw new InvalidTokenError("the token names no subject");
     const scopes = scopesOf(payload);
@@ -88,7 +105,7 @@ export function jwtVerifier(options: JwtVerifierOptions): BearerVerifier {
       token,
       clientId: `${issuer}|${subject}`,
       scopes,
-      ...(typeof payload.exp === "number" && { expiresAt: payload.exp }),
+      expiresAt,
       extra: { iss: issuer, sub: subject, principal: subject },
     } satisfies AuthInfo;
   };
@@ -143,6 +160,16 @@ function describeRejection(error: unknown): string {
   if (error instanceof errors.JOSEError) return "malformed token";
   if (error instanceof TypeError) return "malformed token";
   throw error;
+}
+
+/**
+ * Whether a token claims a longer life than the server accepts: `exp - iat` when it has `iat`,
+ * and `exp - now` (beyond the clock tolerance) in any case, so that neither a missing `iat` nor
+ * one set in the future stretches it. jose has checked that both claims, when present, are numbers.
+ */
+function outlivesMaximum(exp: number, iat: number | undefined, maxLifetimeSec: number, clockToleranceSec: number): boolean {
+  if (iat !== undefined && exp - iat > maxLifetimeSec) return true;
+  return exp - Math.floor(Date.now() / 1000) > maxLifetimeSec + clockToleranceSec;
 }
 
 function stringClaim(payload: JWTPayload, name: string): string | undefined {
