@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import type pg from "pg";
 import type { Logger } from "../core/logger.js";
 import { silentLogger } from "../core/logger.js";
+import { storageCondition } from "../core/storage-condition.js";
 import type { EventBus, Unsubscribe } from "./event-bus.js";
 import { localEventBus } from "./local-event-bus.js";
 import type { TaskEvent } from "./task-event.js";
@@ -36,6 +37,15 @@ export interface PgEventBusOptions {
    */
   storeOnSameDatabase?: boolean;
 }
+
+/**
+ * How long events the database would not take are sent again (from 100 ms, doubling to 2 s):
+ * about the waiters' backstop re-check, after which they are no longer needed. Past it the
+ * events failing to go are dropped, until a batch goes again.
+ */
+const RESEND_FOR_MS = 30_000;
+const FIRST_RESEND_DELAY_MS = 100;
+const MAX_RESEND_DELAY_MS = 2_000;
 
 /** How long an overflowed event's row is kept for the other nodes to read it. */
 const OVERFLOW_KEEP_MS = 10 * 60_000;
@@ -117,26 +127,55 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => (markReady = resolve));
 
+  /** When the flushes began failing on a storage condition (performance.now()), or null while they succeed. */
+  let failingSince: number | null = null;
+  let retryDelay = 0;
+  let retryTimer: NodeJS.Timeout | null = null;
+
   const flush = async (): Promise<void> => {
-    if (flushing || outbox.length === 0 || closed) return;
+    if (flushing || retryTimer !== null || outbox.length === 0 || closed) return;
     flushing = true;
     const batch = outbox;
     const batchTasks = outboxTasks;
     outbox = [];
     outboxTasks = [];
+    let sent = true;
     try {
       await pool.query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS t(payload, n) ORDER BY n", [channel, batch]);
+      failingSince = null;
     } catch (err) {
-      // Lost wake-ups only delay answers: every waiter keeps a backstop re-check of the store.
-      logger.warn({ err, dropped: batch.length }, "could not send task events to other nodes");
+      // A database that takes no connection for a while (restarting, out of connections, busy):
+      // the batch goes again, ahead of what came meanwhile, until it goes or the waiters' backstop
+      // re-check would have found the change anyway. Lost wake-ups only delay answers.
+      const now = performance.now();
+      if (storageCondition(err) !== undefined && !closed && (failingSince === null || now - failingSince < RESEND_FOR_MS)) {
+        if (failingSince === null) {
+          failingSince = now;
+          retryDelay = FIRST_RESEND_DELAY_MS;
+        }
+        sent = false;
+        outbox = [...batch, ...outbox];
+        outboxTasks = [...batchTasks, ...outboxTasks];
+        logger.warn({ err, events: outbox.length, retryInMs: retryDelay }, "could not send task events to other nodes; sending them again");
+        retryTimer = setTimeout(() => {
+          retryTimer = null;
+          void flush();
+        }, retryDelay);
+        retryTimer.unref();
+        retryDelay = Math.min(retryDelay * 2, MAX_RESEND_DELAY_MS);
+      } else {
+        logger.warn({ err, dropped: batch.length }, "could not send task events to other nodes");
+      }
     } finally {
-      for (const taskId of batchTasks) {
-        const left = (outgoing.get(taskId) ?? 1) - 1;
-        if (left <= 0) outgoing.delete(taskId);
-        else outgoing.set(taskId, left);
+      if (sent) {
+        for (const taskId of batchTasks) {
+          const left = (outgoing.get(taskId) ?? 1) - 1;
+          if (left <= 0) outgoing.delete(taskId);
+          else outgoing.set(taskId, left);
+        }
       }
       flushing = false;
-      if (outbox.length > 0) setImmediate(() => void flush());
+      if (outbox.length > 0 && retryTimer === null) setImmediate(() => void flush());
     }
   };
 
@@ -329,6 +368,10 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     },
     async close() {
       if (closed) return;
+      if (retryTimer !== null) {
+        clearTimeout(retryTimer);
+        retryTimer = null;
+      }
       await flush();
       closed = true;
       const client = listener;

@@ -32,7 +32,11 @@ function binDir(): string {
   return found;
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/**
+ * `settings`: more server settings (`-c name=value`), e.g. `{ max_connections: "12" }` for a
+ * server that runs out of connections.
+ */
+export async function startPrivatePostgres(settings: Record<string, string> = {}): Promise<PrivatePostgres> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-pg-"));
   const data = join(dir, "data");
@@ -49,7 +53,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const port = await freePort();
   run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   // Sockets in the test's own directory; no fsync: nothing here needs to survive a crash.
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+  const extra = Object.entries(settings).map(([name, value]) => ` -c ${name}=${value}`).join("");
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${extra}`;
   const pgCtl = (...args: string[]): void => run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-w", ...args]);
   const pgCtlAsync = async (...args: string[]): Promise<void> => {
     const argv = [join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w", ...args];

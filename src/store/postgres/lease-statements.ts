@@ -3,7 +3,7 @@
  * Every statement is a compare-and-set on (lease_owner, lease_expires_at), so two workers never
  * hold one task and a reaper never takes a task whose worker renewed in time.
  */
-import { ACTIVE_SQL, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
+import { ACTIVE_SQL, lockedInOrder, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
 
 export interface LeaseStatements {
   /**
@@ -124,9 +124,10 @@ export function leaseStatements(t: Tables): LeaseStatements {
 
     renew: statement(
       "renew",
-      `UPDATE ${t.tasks} SET lease_expires_at = $3::bigint + $4::bigint
-       WHERE id = ANY ($2::text[]) AND lease_owner = $1 AND lease_expires_at > $3::bigint
-       RETURNING id`,
+      `WITH ${lockedInOrder(t, "id = ANY ($2::text[]) AND lease_owner = $1 AND lease_expires_at > $3::bigint")}
+       UPDATE ${t.tasks} AS t SET lease_expires_at = $3::bigint + $4::bigint
+       FROM locked WHERE t.id = locked.id AND t.lease_owner = $1 AND t.lease_expires_at > $3::bigint
+       RETURNING t.id`,
     ),
 
     heldLeases: statement(

@@ -3,6 +3,8 @@ import { createRequire } from "node:module";
 import type pg from "pg";
 import type { ListPosition } from "../../core/cursor.js";
 import { RpcCode } from "../../core/errors.js";
+import { pause } from "../../core/pause.js";
+import { isTransientRollback } from "../../core/storage-condition.js";
 import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
 import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../../core/task.js";
 import type { ClusterStore } from "../lease-store.js";
@@ -62,7 +64,26 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Reports migrations and connections that fail while idle. Default: silent. */
   logger?: Pick<Logger, "info" | "warn">;
+  /**
+   * Longest a statement of the store waits for a lock another client holds (PostgreSQL's
+   * `lock_timeout` on the pool's connections), ms. Past it the statement fails and the request is
+   * answered with the retryable store-busy error instead of waiting for as long as the lock is
+   * held. Default 2000; 0 leaves the server's setting. A `lock_timeout` parameter of the
+   * connection string wins. Migrations wait for as long as they need.
+   */
+  lockTimeoutMs?: number;
+  /**
+   * Longest a statement of the store runs (PostgreSQL's `statement_timeout`), ms: the same, for a
+   * statement slowed by anything else. Default 10000; 0 leaves the server's setting. A
+   * `statement_timeout` parameter of the connection string wins. Migrations are not cut short.
+   */
+  statementTimeoutMs?: number;
 }
+
+/** {@link PostgresStoreOptions.lockTimeoutMs}'s default. */
+export const DEFAULT_LOCK_TIMEOUT_MS = 2_000;
+/** {@link PostgresStoreOptions.statementTimeoutMs}'s default. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
 
 /** How long the row of a worker that stopped beating is kept (it is not shown meanwhile): an hour. */
 const FORGET_WORKERS_AFTER_MS = 60 * 60 * 1000;
@@ -120,6 +141,15 @@ const SUPERSEDED: TaskOutcome = { kind: "error", error: { code: RpcCode.Internal
 
 const FOREIGN_KEY_VIOLATION = "23503";
 
+/** A statement rolled back by a deadlock or a serialization failure is run this many times in all. */
+const TRANSIENT_ATTEMPTS = 3;
+
+/** A timeout of the pool's connections: the option, or its default; nothing (the server's own) for 0. */
+function timeoutOf(option: number | undefined, fallback: number): number | undefined {
+  const ms = Math.floor(option ?? fallback);
+  return ms > 0 ? ms : undefined;
+}
+
 /**
  * int8 (BIGINT, count(*)) as a JS number rather than pg's default string: every such value here is
  * a millisecond time, a duration or a count, far below 2^53. Set per pool, never globally, so other
@@ -163,6 +193,9 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     keepAlive: true,
     connectionTimeoutMillis: 10_000,
     application_name: "mcp-tasks",
+    // Sent with each connection's startup (no statement of their own); 0 sends nothing.
+    lock_timeout: timeoutOf(options.lockTimeoutMs, DEFAULT_LOCK_TIMEOUT_MS),
+    statement_timeout: timeoutOf(options.statementTimeoutMs, DEFAULT_STATEMENT_TIMEOUT_MS),
   });
   // An idle connection that breaks (a server restart) is dropped by the pool; unhandled, the
   // 'error' event would take the process down.
@@ -197,9 +230,20 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     return migrated;
   };
 
+  // Every statement here is one transaction of its own: one that a deadlock or a serialization
+  // failure rolled back did nothing, and is run again at once (twice at most) before its error
+  // reaches the caller (as the retryable store-busy condition, storage-condition.ts).
   const run = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<pg.QueryResult<R>> => {
     await ready();
-    return pool.query<R>({ name: query.name, text: query.text, values: boundText(values) });
+    const bound = boundText(values);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await pool.query<R>({ name: query.name, text: query.text, values: bound });
+      } catch (error) {
+        if (attempt >= TRANSIENT_ATTEMPTS || !isTransientRollback(error)) throw error;
+        await pause(Math.random() * 20 * attempt);
+      }
+    }
   };
   const rows = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<R[]> =>
     (await run<R>(query, values)).rows;

@@ -264,6 +264,9 @@ export async function migrate(pool: pg.Pool, tables: Tables, schemaName: string,
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
+    // The pool's lock and statement timeouts are for requests: a node waits for another's migration
+    // (the advisory lock) and a migration of a large table runs for as long as they take.
+    await client.query("SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0");
     await client.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [LOCK_CLASS, schemaName]);
     // CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the database, which a role
     // given a schema made by an administrator may lack: only ask for it when the schema is missing.

@@ -177,3 +177,18 @@ export function stampOf(owner: string, now: string, alias = ""): string {
 export function boundLater(parameter: string, type: string): string {
   return `(SELECT ${parameter}::${type})`;
 }
+
+/**
+ * The CTE `locked` that locks the tasks matching `where` (over the tasks table's own columns) one
+ * after the other in the order of their ids, for a statement that writes several tasks. Every such
+ * statement takes its rows' locks in this one order — a worker's lease renewal, its batched
+ * outcome writes, a front's batched fetched_at marks — so two of them never wait for each other
+ * in a circle (a deadlock, 40P01), whatever order their batches and plans would take. FOR NO KEY
+ * UPDATE is the lock the UPDATE takes anyway: it lets a timeline row still be written beside it.
+ */
+export function lockedInOrder(t: Tables, where: string): string {
+  return `locked AS (
+         SELECT id FROM ${t.tasks} WHERE ${where}
+         ORDER BY id
+         FOR NO KEY UPDATE)`;
+}

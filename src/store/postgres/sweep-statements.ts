@@ -1,5 +1,5 @@
 /** Whole-table maintenance: TTL expiry, recovery after a crash, per-owner concurrency counts. */
-import { ACTIVE_SQL, boundLater, statement, TASK_COLUMNS, TERMINAL_SQL, type Statement, type Tables } from "./sql.js";
+import { ACTIVE_SQL, boundLater, lockedInOrder, statement, TASK_COLUMNS, TERMINAL_SQL, type Statement, type Tables } from "./sql.js";
 
 export interface SweepStatements {
   /** ($1 now, $2 limit): non-terminal tasks past their deadline, most overdue first. */
@@ -71,8 +71,10 @@ export function sweepStatements(t: Tables): SweepStatements {
 
     markFetchedMany: statement(
       "mark_fetched_many",
-      `UPDATE ${t.tasks} AS t SET fetched_at = v.now
-         FROM unnest(${boundLater("$1", "text[]")}, ${boundLater("$2", "int8[]")}) AS v(id, now)
+      `WITH v AS (SELECT * FROM unnest(${boundLater("$1", "text[]")}, ${boundLater("$2", "int8[]")}) AS v(id, now)),
+       ${lockedInOrder(t, `id IN (SELECT id FROM v) AND fetched_at IS NULL AND status IN ${TERMINAL_SQL}`)}
+       UPDATE ${t.tasks} AS t SET fetched_at = v.now
+         FROM v JOIN locked AS l ON l.id = v.id
         WHERE t.id = v.id AND t.fetched_at IS NULL AND t.status IN ${TERMINAL_SQL}
         RETURNING t.id`,
     ),

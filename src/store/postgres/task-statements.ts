@@ -1,5 +1,5 @@
 /** Creating, reading, listing and moving single tasks. */
-import { ACTIVE_SQL, boundLater, claimHeld, NEW_TASK_COLUMNS, stampOf, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
+import { ACTIVE_SQL, boundLater, claimHeld, lockedInOrder, NEW_TASK_COLUMNS, stampOf, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
 
 export interface TaskStatements {
   /**
@@ -106,6 +106,7 @@ export function taskStatements(t: Tables): TaskStatements {
   const transitionMany = (tail: string): string => `WITH change AS (
          SELECT * FROM unnest(${arrays(["text[]", "text[]", "text[]", "int8[]", "bool[]", "text[]", "text[]", "bool[]", "text[]", "int8[]"])})
                 AS c(id, sources, status, at, keep_message, status_message, outcome, terminal, claim_owner, claim_generation)),
+       ${lockedInOrder(t, "id IN (SELECT id FROM change)")},
        moved AS (
          UPDATE ${t.tasks} AS t SET
            status = c.status,
@@ -114,7 +115,7 @@ export function taskStatements(t: Tables): TaskStatements {
            outcome = COALESCE(c.outcome, t.outcome),
            lease_owner = CASE WHEN c.terminal THEN NULL ELSE t.lease_owner END,
            lease_expires_at = CASE WHEN c.terminal THEN NULL ELSE t.lease_expires_at END
-         FROM change AS c
+         FROM change AS c JOIN locked AS l ON l.id = c.id
          WHERE t.id = c.id AND t.status = ANY (string_to_array(c.sources, ',')) AND ${claimHeld("c.claim_owner", "c.claim_generation", "t")}
          RETURNING ${taskColumnsOf("t")}),
        ${timelineOf(t, "moved", "updated_at")}${tail}`;
