@@ -14,7 +14,6 @@ export interface CallerFlags {
   rateLimit: number | "off";
   rateBurst: number;
   failedLookups: number | "off";
-  failedLookupsPerPeer: number;
   /** true: one proxy; a number: that many; absent: X-Forwarded-For ignored. */
   trustProxy?: true | number;
   bind: TaskBinding;
@@ -40,12 +39,9 @@ export function callerOptions(): Option[] {
       .argParser(rateOrOff)
       .default(DEFAULT_OPERATION_RATE.perSecond),
     new Option("--rate-burst <n>", "task operations one owner may make at once after a quiet spell").argParser(positiveInt).default(DEFAULT_OPERATION_RATE.burst),
-    new Option("--failed-lookups <n>", 'failed task lookups per owner per minute before a 60 s cool-down (else the rate-limit error, HTTP 429), or "off"')
+    new Option("--failed-lookups <n>", 'failed task lookups per owner (per address without auth) per minute before a 60 s cool-down (else the rate-limit error, HTTP 429), or "off"')
       .argParser(countOrOff)
       .default(DEFAULT_FAILED_LOOKUP_LIMIT.perOwner),
-    new Option("--failed-lookups-per-peer <n>", "failed task lookups per address per minute, whatever owners it speaks for")
-      .argParser(positiveInt)
-      .default(DEFAULT_FAILED_LOOKUP_LIMIT.perPeer),
     new Option("--trust-proxy [hops]", "take the client address from X-Forwarded-For, as appended by this many proxies in front (default 1)").argParser(positiveInt),
     new Option("--bind <what>", "without auth, bind tasks to nobody (owner: any session reaches them by id) or to the creating session")
       .choices(["owner", "session"])
@@ -66,7 +62,7 @@ export function callerServerOptions(flags: CallerFlags, authFlag: string | null)
   }
   return {
     rateLimit: flags.rateLimit === "off" ? "off" : { perSecond: flags.rateLimit, burst: flags.rateBurst },
-    failedLookups: flags.failedLookups === "off" ? "off" : { perOwner: flags.failedLookups, perPeer: flags.failedLookupsPerPeer },
+    failedLookups: flags.failedLookups === "off" ? "off" : { perOwner: flags.failedLookups },
     bind: flags.bind,
     ...(flags.auditArguments && { auditArguments: true }),
   };

@@ -768,9 +768,11 @@ export class TaskEngine {
   }
 
   /**
-   * Runs one lookup of a request within its caller's limits (T-SEC-4): refused while the caller
-   * cools down after too many failed lookups, or over its operation rate. A failed lookup (unknown,
-   * foreign or expired id, bad cursor) is audited (T-SEC-5) and counted against the caller.
+   * Runs one lookup of a request within its caller's limits (T-SEC-4): refused over the caller's
+   * operation rate, and while it cools down after too many failed lookups — a caller bound to
+   * nobody before the store is read, one with an owner only when the lookup fails, so it keeps
+   * reaching its own tasks (CallerLimits.admitLookup). A failed lookup (unknown, foreign or expired
+   * id, bad cursor) is audited (T-SEC-5) and counted against the caller.
    */
   private async lookup<T>(attempt: Attempt, run: () => Promise<T>): Promise<T> {
     this.limits.admitLookup(attempt);
@@ -779,6 +781,7 @@ export class TaskEngine {
       return await run();
     } catch (error) {
       if (error instanceof TaskError && (error.kind === "not_found" || error.kind === "expired" || error.kind === "bad_cursor")) {
+        this.limits.refuseWhileCooling(attempt);
         const { caller, operation, taskId } = attempt;
         this.logger.info(
           { audit: "lookup_denied", reason: error.kind, taskId: typeof taskId === "string" ? taskId : null, owner: caller.owner, operation, peer: caller.peer ?? null },

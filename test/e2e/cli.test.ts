@@ -107,7 +107,6 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
       "--rate-limit <ops/s>",
       "--rate-burst <n>",
       "--failed-lookups <n>",
-      "--failed-lookups-per-peer <n>",
       "--trust-proxy [hops]",
       "--bind <what>",
       "--audit-arguments",

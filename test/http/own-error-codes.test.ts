@@ -87,7 +87,7 @@ const CASES: Case[] = [
     name: "rateLimited",
     what: "tasks/get of unknown ids past the failed-lookup guard",
     async refusal(era) {
-      fx = await startHttpServer({ app: { rateLimit: "off", failedLookups: { perOwner: 2, perPeer: 100 } }, http: { verifier } });
+      fx = await startHttpServer({ app: { rateLimit: "off", failedLookups: { perOwner: 2 } }, http: { verifier } });
       for (let i = 0; i < 2; i++) await era.getTask(`unknown-${i}`);
       return era.getTask("unknown-last");
     },

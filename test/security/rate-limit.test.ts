@@ -175,7 +175,7 @@ describe("T-SEC-4/T-SEC-5: failed lookups (enumeration)", () => {
     return id.slice(0, at) + ((parseInt(id[at]!, 16) + 1) % 16).toString(16) + id.slice(at + 1);
   };
 
-  it("answers 25 random and near-miss ids -32602 up to the allowance of 20, then -32029 for every lookup, the prober's own task included", async () => {
+  it("answers 25 random and near-miss ids -32602 up to the allowance of 20, then -32029 for every id the prober does not own, while her own tasks stay hers", async () => {
     const clock = manualClock();
     const logger = captureLogger();
     await start({ now: clock.now, logger, rateLimit: "off" });
@@ -183,6 +183,7 @@ describe("T-SEC-4/T-SEC-5: failed lookups (enumeration)", () => {
     const mallory = await fx!.connect({ token: "tok-mallory-5e88" });
     const victim = (await callToolAsTask(alice.client, "sleep", { ms: 60_000 })).task.taskId;
     const own = (await callToolAsTask(mallory.client, "sleep", { ms: 60_000 })).task.taskId;
+    const ownDone = (await callToolAsTask(mallory.client, "sleep", { ms: 0 })).task.taskId;
 
     const probes = Array.from({ length: 25 }, (_, i) => (i % 2 === 0 ? randomUUID() : nearMiss(victim, i)));
     const answers: number[] = [];
@@ -193,16 +194,28 @@ describe("T-SEC-4/T-SEC-5: failed lookups (enumeration)", () => {
     }
     expect(answers).toEqual([...Array<number>(20).fill(-32602), ...Array<number>(5).fill(RATE_LIMITED)]);
 
-    // Cooling down: refused before any lookup, so an id that exists tells her nothing either.
-    // One at a time: started together, a refusal that came before its turn to be awaited would be
-    // an unhandled rejection meanwhile.
-    for (const lookup of [() => getTask(mallory.client, own), () => taskResult(mallory.client, own), () => cancelTask(mallory.client, own), () => listTasks(mallory.client)]) {
+    // Cooling down: an id she does not own is refused whether it exists (alice's) or not, so the
+    // answer tells her nothing. One at a time: started together, a refusal that came before its
+    // turn to be awaited would be an unhandled rejection meanwhile.
+    const refused = [
+      () => getTask(mallory.client, victim),
+      () => taskResult(mallory.client, randomUUID()),
+      () => cancelTask(mallory.client, victim),
+      () => listTasks(mallory.client, "not-a-cursor"),
+    ];
+    for (const lookup of refused) {
       const error = await expectRpcError(lookup(), RATE_LIMITED);
       expect(error.data).toMatchObject({ name: "failed_lookups", limit: 20 });
       expect((error.data as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
     }
-    expect((await fx!.app.engine.store.get(own, { any: true }))?.status).toBe("working"); // the cancel never ran
+    expect((await fx!.app.engine.store.get(victim, { any: true }))?.status).toBe("working"); // the cancel never ran
     expect(await rejections("failed_lookups")).toBe(9);
+
+    // Her own tasks are never refused by the guard: get, list, result and cancel answer as ever.
+    expect((await getTask(mallory.client, own)).status).toBe("working");
+    expect((await listTasks(mallory.client)).tasks.map((t) => t.taskId).sort()).toEqual([own, ownDone].sort());
+    expect((await taskResult(mallory.client, ownDone)).content).toEqual([{ type: "text", text: "slept 0 ms" }]);
+    expect((await cancelTask(mallory.client, own)).status).toBe("cancelled");
 
     // Another principal on the same address is not affected.
     expect((await getTask(alice.client, victim)).status).toBe("working");
@@ -217,12 +230,12 @@ describe("T-SEC-4/T-SEC-5: failed lookups (enumeration)", () => {
     ]);
 
     clock.advance(60_000);
-    expect((await getTask(mallory.client, own)).status).toBe("working");
+    await expectRpcError(getTask(mallory.client, randomUUID()), -32602, /not found/i);
   });
 
   it("counts bad cursors and expired tasks as failed lookups, but not a successful lookup", async () => {
     const clock = manualClock();
-    await start({ now: clock.now, rateLimit: "off", failedLookups: { perOwner: 3, perPeer: 100 } });
+    await start({ now: clock.now, rateLimit: "off", failedLookups: { perOwner: 3 } });
     const alice = await fx!.connect({ token: "tok-alice-31d7" });
     // A task that ends at once: one still running at its ttl reads as it is until the sweeper fails it.
     const { task } = await callToolAsTask(alice.client, "sleep", { ms: 0 }, { ttl: 1000 });

@@ -69,7 +69,7 @@ describe("T-SEC-4: token bucket", () => {
 });
 
 describe("T-SEC-4: failed-lookup guard", () => {
-  const limit = { perOwner: 3, perPeer: 5, windowMs: 60_000, cooldownMs: 30_000 };
+  const limit = { perOwner: 3, windowMs: 60_000, cooldownMs: 30_000 };
 
   it("tolerates perOwner failures, then the next one starts a cool-down that refuses every lookup of that owner", () => {
     const c = clock();
@@ -95,15 +95,25 @@ describe("T-SEC-4: failed-lookup guard", () => {
     expect(guard.check({ owner: null, peer: "10.0.0.2" })).toBeNull();
   });
 
-  it("stops one address spreading failures over many owners with the per-address allowance", () => {
+  it("counts principals behind one address each by itself: five of them at their allowance leave one another untouched", () => {
     const c = clock();
     const guard = new FailedLookupGuard(limit, c.now);
-    // Five sessions (owners) from one address, one failure each: within every owner's allowance.
-    for (let i = 0; i < 5; i++) expect(guard.fail({ owner: `session:${i}`, peer: "10.0.0.9" })).toBeNull();
-    expect(guard.fail({ owner: "session:5", peer: "10.0.0.9" })).toEqual({ retryAfterMs: 30_000, limit: 5 });
-    // Every owner on that address is refused now; the same owner elsewhere is not.
-    expect(guard.check({ owner: "session:0", peer: "10.0.0.9" })).not.toBeNull();
-    expect(guard.check({ owner: "session:0", peer: "10.0.0.10" })).toBeNull();
+    const principals = Array.from({ length: 5 }, (_, i) => ({ owner: `local|user-${i}`, peer: "10.0.0.9" }));
+    for (const principal of principals) for (let i = 0; i < 3; i++) expect(guard.fail(principal)).toBeNull();
+    for (const principal of principals) expect(guard.check(principal)).toBeNull();
+    expect(guard.fail(principals[0]!)).toEqual({ retryAfterMs: 30_000, limit: 3 });
+    expect(guard.check(principals[0]!)).not.toBeNull();
+    expect(guard.check(principals[1]!)).toBeNull();
+  });
+
+  it("counts session-bound callers by their address, so a new session brings no new allowance", () => {
+    const c = clock();
+    const guard = new FailedLookupGuard(limit, c.now);
+    const session = (n: number): { owner: string; peer: string } => ({ owner: `session:${String(n).padStart(22, "A")}`, peer: "10.0.0.9" });
+    for (let i = 0; i < 3; i++) expect(guard.fail(session(i))).toBeNull();
+    expect(guard.fail(session(3))).not.toBeNull();
+    expect(guard.check(session(0))).not.toBeNull();
+    expect(guard.check({ ...session(0), peer: "10.0.0.10" })).toBeNull();
   });
 
   it("counts IPv6 callers by their /64, so a client rotating addresses inside its block gains nothing", () => {

@@ -13,7 +13,7 @@ export const DEFAULT_OPERATION_RATE: RateLimit = { perSecond: 100, burst: 200 };
 export interface CallerLimitOptions {
   /** Task operations (create, get, result, list, cancel) per caller. Default 100 per second with bursts of 200. */
   rateLimit?: RateLimit | "off";
-  /** Failed lookups per owner and per address, then a cool-down. Default 20 per owner and 100 per address a minute, then a 60 s cool-down. */
+  /** Failed lookups per caller (a principal; without one, an address), then a cool-down. Default 20 a minute, then a 60 s cool-down. */
   failedLookups?: Partial<FailedLookupLimit> | "off";
 }
 
@@ -61,19 +61,37 @@ export class CallerLimits {
     this.operations?.giveBack(allowanceKey(attempt.caller));
   }
 
-  /** @throws TaskError rate_limited while the caller is cooling down after too many failed lookups. */
+  /**
+   * Lets a lookup go ahead while its caller may make one. A caller cooling down after too many
+   * failed lookups is refused at once when it is bound to nobody: any task it could find is one
+   * it reaches by the id alone, which is what an enumeration looks for. A caller with an owner (a
+   * principal, a session) can find only its own tasks, so its lookups go ahead and only those
+   * that fail are refused ({@link lookupFailed}): the guard never keeps a caller from its own tasks.
+   * @throws TaskError rate_limited
+   */
   admitLookup(attempt: Attempt): void {
-    const block = this.lookups?.check(attempt.caller);
-    if (block) this.refuse("failed_lookups", block.limit, block.retryAfterMs, false, attempt);
+    if (attempt.caller.owner !== null) return;
+    this.refuseWhileCooling(attempt);
   }
 
   /**
-   * Counts a failed lookup.
+   * Counts a failed lookup of a caller not cooling down ({@link refuseWhileCooling} first).
    * @throws TaskError rate_limited when this one went over the allowance (its cool-down starts now).
    */
   lookupFailed(attempt: Attempt): void {
     const block = this.lookups?.fail(attempt.caller);
     if (block) this.refuse("failed_lookups", block.limit, block.retryAfterMs, true, attempt);
+  }
+
+  /**
+   * Refuses a caller cooling down after too many failed lookups: the answer to each lookup it
+   * makes meanwhile that fails, without counting it again (the cool-down is not extended, nor
+   * audited again).
+   * @throws TaskError rate_limited
+   */
+  refuseWhileCooling(attempt: Attempt): void {
+    const block = this.lookups?.check(attempt.caller);
+    if (block) this.refuse("failed_lookups", block.limit, block.retryAfterMs, false, attempt);
   }
 
   private refuse(limit: LimitName, allowance: number, retryAfterMs: number, audit: boolean, attempt: Attempt): never {
