@@ -34,12 +34,13 @@ import { usageError } from "./requestor-options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { exitIfStartupRefused } from "./startup-failure.js";
 import { drainTimeoutOption, exitIfStoreInUse, onStopSignals, type DrainFlags } from "./drain-options.js";
+import { allowedOriginsOption, type OriginFlags } from "./origin-options.js";
 import { StdioGuard } from "./stdio-guard.js";
 import { StdioOutput } from "./stdio-output.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../http/http-options.js";
 
 /** The options every serving command (`serve`, `gateway`) takes. */
-export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags, RetentionFlags {
+export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags, RetentionFlags, OriginFlags {
   port: number;
   host: string;
   store: string;
@@ -93,6 +94,7 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     start
     .addOption(new Option("--port <n>", "HTTP port (0 picks a free one)").env("PORT").argParser(port).default(3000))
     .option("--host <address>", "HTTP bind address", "127.0.0.1")
+    .addOption(allowedOriginsOption())
     .option("--store <spec>", "task store: sqlite:PATH | PATH.db | memory | postgres://…[?schema=NAME] (cluster)", "sqlite:mcp-tasks.db")
     .option("--stdio", "serve one client over stdin/stdout instead of HTTP"),
   )
@@ -260,6 +262,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   const http = await serveHttp(app, {
     port: opts.port,
     host: opts.host,
+    ...(opts.allowedOrigins && { allowedOrigins: opts.allowedOrigins }),
     ...(verifier && { verifier }),
     ...(jwt && { protectedResource: jwt.protectedResource }),
     routes,

@@ -13,10 +13,21 @@ export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 export interface HttpOptions {
   /** Default 3000; 0 picks a free port. */
   port?: number;
-  /** Default 127.0.0.1. */
+  /**
+   * Default 127.0.0.1. On a loopback address (127.0.0.0/8, ::1, localhost) every request's Host
+   * must be a loopback name with the server's port, else HTTP 403 (DNS-rebinding protection).
+   */
   host?: string;
   /** MCP endpoint path; default "/mcp". */
   path?: string;
+  /**
+   * Origins whose pages may use the server (the `Origin` header, T-HTTP-1), each
+   * `http(s)://host[:port]` (else a TypeError), besides those always served: requests without an
+   * Origin (MCP clients are not browsers), loopback origins, and `http://<host>:<port>` of a bind
+   * to one address. Any other Origin is refused with HTTP 403. Behind a proxy or on 0.0.0.0, list
+   * the public origins the web view is opened at. Default: none.
+   */
+  allowedOrigins?: readonly string[];
   /** Bearer verification; without it the endpoint is open and tasks are bound to no owner. */
   verifier?: BearerVerifier;
   /**

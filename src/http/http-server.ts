@@ -10,6 +10,7 @@ import { VerifierUnavailableError } from "./bearer-auth.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
 import { LocalSessionEndpoint } from "./local-sessions.js";
 import { opsRoutes } from "./ops-routes.js";
+import { OriginCheck } from "./origin-check.js";
 import { peerOf, rememberPeer } from "./request-peer.js";
 import { peerAddress } from "./peer-address.js";
 import { BodyTooLargeError, readBody } from "./read-body.js";
@@ -27,8 +28,6 @@ import { DEFAULT_MAX_BODY_BYTES, type HttpHandle, type HttpOptions } from "./htt
 export { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from "./local-sessions.js";
 
 export type { HttpHandle, HttpOptions } from "./http-options.js";
-
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
 /**
  * Serves a {@link TaskServer} over Streamable HTTP with sessions. `tasks/get`, `tasks/list` and
@@ -52,14 +51,15 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const resourceOf = (): string => options.protectedResource?.resource ?? resourceUrl;
   const authenticate = bearerAuthentication(options.verifier, options.protectedResource && (() => protectedResourceMetadataUrl(resourceOf())));
 
-  const allowedHosts = (): string[] | undefined => (LOOPBACK.has(host) ? [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`] : undefined);
+  // Host and Origin, checked once for every path before any route (DNS-rebinding protection, T-HTTP-1).
+  const origins = new OriginCheck(host, () => port, options.allowedOrigins);
   const events = options.resumableStreams === false ? undefined : StreamEventLog.of(app.engine.inspect, logger, options.resumableStreams);
   const local =
     (options.sessions ?? (app.engine.clustered ? "shared" : "local")) === "local"
-      ? new LocalSessionEndpoint(app, { ...sessionLimits(options), allowedHosts, ...(events && { events }) })
+      ? new LocalSessionEndpoint(app, { ...sessionLimits(options), ...(events && { events }) })
       : null;
-  const endpoint: SessionEndpoint = local ?? (await SharedSessionEndpoint.create(app, { allowedHosts, ...(events && { events }) }));
-  const stateless = new StatelessEndpoint(app, { allowedHosts });
+  const endpoint: SessionEndpoint = local ?? (await SharedSessionEndpoint.create(app, events ? { events } : {}));
+  const stateless = new StatelessEndpoint(app);
 
   const routes = new RouteTable([
     ...opsRoutes(app, options.metricsToken === undefined ? {} : { metricsToken: options.metricsToken }),
@@ -68,6 +68,12 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   ]);
 
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+    const refused = origins.refusal(req);
+    if (refused) {
+      logger.warn({ requestId, path: req.url?.split("?")[0], host: req.headers.host, origin: req.headers.origin }, "request refused: its Host or Origin is not allowed (DNS-rebinding protection)");
+      sendRpcError(res, HttpFailure[refused.failure], refused.message);
+      return;
+    }
     // The endpoint's own path, as every MCP request spells it, needs no URL parsed.
     if (req.url !== path) {
       const url = new URL(req.url ?? "/", "http://localhost");

@@ -29,8 +29,6 @@ export interface LocalSessionOptions {
   maxSessions?: number;
   /** Sessions one client (a principal, or an address's network) holds at most; beyond it 429. */
   maxSessionsPerClient?: number;
-  /** Host header allow-list (DNS-rebinding protection), read per session (the port is known late). */
-  allowedHosts?: () => string[] | undefined;
   /** Where SSE events are kept for Last-Event-ID resumption; without it streams carry no event ids. */
   events?: StreamEventLog;
 }
@@ -169,12 +167,10 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     const client = principal ?? `peer:${networkOf(peerOf(req))}`;
     if (this.refuseSession(res, client, peerOf(req))) return;
     const id = randomUUID();
-    const allowedHosts = this.options.allowedHosts?.();
     const events = this.options.events;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       ...(events && { eventStore: events.forSession(id), retryInterval: events.retryMs }),
-      ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
       onsessionclosed: (closed) => this.sessions.delete(closed),
     });
     // Set before connecting: the SDK's Protocol chains an existing onclose with its own, which

@@ -47,8 +47,10 @@ export const HttpFailure = {
   verifierUnavailable: { code: RpcCode.InternalError, status: 503 },
   /** A dependency the server needs (the task store) is unreachable: /readyz. */
   unavailable: { code: RpcCode.InternalError, status: 503 },
-  /** A Host header outside the allow-list (DNS-rebinding protection), as the SDK's transport answers it. */
+  /** A Host header outside a loopback bind's allow-list (DNS-rebinding protection), as the SDK's transport answers it. */
   hostNotAllowed: { code: RpcCode.BadRequest, status: 403 },
+  /** An Origin header that is not loopback, the server's own or an allowed one (Streamable HTTP: MUST be 403, T-HTTP-1). */
+  originNotAllowed: { code: RpcCode.BadRequest, status: 403 },
   /** A Last-Event-ID that names no stored event of the session (malformed, pruned, another session's). */
   unknownEventId: { code: RpcCode.BadRequest, status: 400 },
   /** A JSON-RPC batch (an array body, the empty one included), on any path: batching left MCP in 2025-06-18. */

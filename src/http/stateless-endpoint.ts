@@ -6,8 +6,8 @@ import { callerOf } from "../mcp/owner.js";
 import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
-import { sendJson, sendRpcError } from "./json-rpc-response.js";
-import { HttpFailure, httpAnswerOfError } from "./rpc-http-errors.js";
+import { sendJson } from "./json-rpc-response.js";
+import { httpAnswerOfError } from "./rpc-http-errors.js";
 
 /**
  * The MCP endpoint's stateless path (2026-07-28, SEP-2575): a POST one of the stateless eras
@@ -19,7 +19,6 @@ import { HttpFailure, httpAnswerOfError } from "./rpc-http-errors.js";
 export class StatelessEndpoint {
   constructor(
     private readonly app: TaskServer,
-    private readonly options: { allowedHosts?: () => string[] | undefined } = {},
     private readonly eras: readonly StatelessEra[] = STATELESS_ERAS,
   ) {}
 
@@ -31,12 +30,6 @@ export class StatelessEndpoint {
   }
 
   async post(era: StatelessEra, req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined): Promise<void> {
-    // The session path has the SDK transport check this; a stateless request must be refused the same.
-    const allowedHosts = this.options.allowedHosts?.();
-    if (allowedHosts && !allowedHosts.includes(req.headers.host ?? "")) {
-      sendRpcError(res, HttpFailure.hostNotAllowed, `Invalid Host header: ${req.headers.host ?? ""}`);
-      return;
-    }
     const abandoned = new LazyAbort();
     const onClose = (): void => abandoned.abort("the requestor closed the connection");
     res.once("close", onClose);

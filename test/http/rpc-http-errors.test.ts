@@ -25,6 +25,7 @@ describe("the endpoint's own refusals carry the documented code and status", () 
     methodNotAllowed: [-32601, 405],
     internal: [-32603, 500],
     hostNotAllowed: [-32000, 403],
+    originNotAllowed: [-32000, 403],
     invalidRequest: [-32600, 400],
     batch: [-32600, 400],
     unknownEventId: [-32000, 400],

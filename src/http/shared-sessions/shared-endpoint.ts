@@ -19,8 +19,6 @@ import type { SessionEndpoint } from "../session-endpoint.js";
 import { peerOf } from "../request-peer.js";
 
 export interface SharedEndpointOptions {
-  /** Host header allow-list (DNS-rebinding protection), read per request (the port is known late). */
-  allowedHosts?: () => string[] | undefined;
   /** Where SSE events are kept for Last-Event-ID resumption (on any front); without it streams carry no event ids. */
   events?: StreamEventLog;
 }
@@ -227,12 +225,10 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     capabilities: ClientCapabilities | undefined,
     open: OpenRequest[] = [],
   ): Promise<void> {
-    const allowedHosts = this.options.allowedHosts?.();
     const events = this.options.events;
     const stream: { id?: string } = {};
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      ...(allowedHosts && { allowedHosts, enableDnsRebindingProtection: true }),
       ...(events && { eventStore: recordingStream(events.forSession(sessionId), stream), retryInterval: events.retryMs }),
     });
     // The session's standalone stream is the GET stream, fed by the bus (session-stream.ts): this
