@@ -16,3 +16,13 @@ export function answerProblem(params: unknown, content: Record<string, unknown>)
     return error instanceof Error ? error.message : String(error);
   }
 }
+
+/**
+ * What is wrong with `value` as the answer to one field of a form (`field`, its schema), in the
+ * server's words without the field's name ("expected an email address"), or null when it fits:
+ * a prompt refuses at once what the server would refuse after the form was sent.
+ */
+export function fieldProblem(field: Record<string, unknown>, value: unknown): string | null {
+  const problem = answerProblem({ requestedSchema: { properties: { field } } }, { field: value });
+  return problem === null ? null : problem.replace(/^Invalid field "field": /, "");
+}

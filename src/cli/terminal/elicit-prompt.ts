@@ -2,6 +2,8 @@ import { emitKeypressEvents } from "node:readline";
 import { checkbox, confirm, input, number, select } from "@inquirer/prompts";
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { deadlineSignal } from "../../core/deadline-signal.js";
+import { fieldProblem } from "./answer-check.js";
+import { askYesNo } from "./yes-no-prompt.js";
 
 /** Where a prompt renders and what withdraws it (inquirer's context). */
 type Context = NonNullable<Parameters<typeof input>[1]>;
@@ -59,22 +61,26 @@ async function promptField(name: string, field: Field, required: boolean, contex
   const title = typeof field["title"] === "string" ? field["title"] : name;
   const description = typeof field["description"] === "string" ? ` (${field["description"]})` : "";
   const message = `${title}${description}${required ? "" : " [optional]"}`;
+  // Every prompt starts from what the schema gives (its `default`) and from nothing else: a field
+  // without one is answered only by what the person types or picks. Left blank, an optional
+  // field is left out of the answer and a required one is asked again.
   const options = choicesOf(field);
   if (field["type"] === "array") {
     const items = (field["items"] ?? {}) as Field;
     // SEP-1034: the schema's default choices come ticked, as the other prompts come pre-filled.
     const ticked = new Set(Array.isArray(field["default"]) ? field["default"].map(String) : []);
     const choices = (choicesOf(items) ?? []).map((c) => ({ ...c, checked: ticked.has(c.value) }));
-    const picked = await checkbox({ message, choices, required }, context);
+    const validate = (picked: readonly { value: string }[]): true | string => {
+      if (picked.length === 0 && !required) return true;
+      return fieldProblem(field, picked.map((c) => c.value)) ?? true;
+    };
+    const picked = await checkbox({ message, choices, required, validate }, context);
     return picked.length === 0 && !required ? undefined : picked;
   }
-  if (options) {
-    const choices = required ? options : [{ name: "(no answer)", value: "" }, ...options];
-    const picked = await select({ message, choices, ...(typeof field["default"] === "string" && { default: field["default"] }) }, context);
-    return picked === "" ? undefined : picked;
-  }
+  if (options) return pickOne(message, options, field, required, context);
   if (field["type"] === "boolean") {
-    return confirm({ message, ...(typeof field["default"] === "boolean" && { default: field["default"] }) }, context);
+    if (typeof field["default"] === "boolean") return confirm({ message, default: field["default"] }, context);
+    return askYesNo(message, required, context);
   }
   if (field["type"] === "number" || field["type"] === "integer") {
     const value = await number(
@@ -85,6 +91,7 @@ async function promptField(name: string, field: Field, required: boolean, contex
         ...(typeof field["maximum"] === "number" && { max: field["maximum"] }),
         step: field["type"] === "integer" ? 1 : "any",
         ...(typeof field["default"] === "number" && { default: field["default"] }),
+        validate: (value: number | undefined) => (value === undefined ? true : (fieldProblem(field, value) ?? true)),
       },
       context,
     );
@@ -95,15 +102,39 @@ async function promptField(name: string, field: Field, required: boolean, contex
       message,
       required,
       ...(typeof field["default"] === "string" && { default: field["default"] }),
-      validate: (value: string) => checkString(value, field, required),
+      validate: (value: string) => {
+        if ((value === "" && !required) || field["type"] !== "string") return true;
+        return fieldProblem(field, value) ?? true;
+      },
     },
     context,
   );
   return text === "" && !required ? undefined : text;
 }
 
+/** The first line of a choice without a default: no answer (optional), or a reminder to choose (required). */
+const NOTHING = Symbol("nothing chosen");
+
+/**
+ * One choice from an enum. The cursor starts on the schema's default, else on a first line that is
+ * no answer: "(no answer)" for an optional field (Enter leaves it out), "(choose one)" for a
+ * required one (Enter asks again).
+ */
+async function pickOne(message: string, options: Choice[], field: Field, required: boolean, context: Context): Promise<string | undefined> {
+  const preset = typeof field["default"] === "string" && options.some((c) => c.value === field["default"]) ? field["default"] : undefined;
+  const first: Array<{ name: string; value: string | typeof NOTHING }> = !required ? [{ name: "(no answer)", value: NOTHING }] : preset === undefined ? [{ name: "(choose one)", value: NOTHING }] : [];
+  for (;;) {
+    const picked = await select<string | typeof NOTHING>({ message, choices: [...first, ...options], ...(preset !== undefined && { default: preset }) }, context);
+    if (picked !== NOTHING) return picked;
+    if (!required) return undefined;
+    context.output?.write("  an answer is required: choose one\n");
+  }
+}
+
+type Choice = { name: string; value: string };
+
 /** Choices of an enum field: `enum` (+ legacy `enumNames`), or `oneOf`/`anyOf` of `{const, title}`. */
-function choicesOf(field: Field): { name: string; value: string }[] | null {
+function choicesOf(field: Field): Choice[] | null {
   if (Array.isArray(field["enum"])) {
     const names = Array.isArray(field["enumNames"]) ? (field["enumNames"] as unknown[]) : [];
     return (field["enum"] as unknown[]).map((v, i) => ({ name: String(names[i] ?? v), value: String(v) }));
@@ -111,24 +142,4 @@ function choicesOf(field: Field): { name: string; value: string }[] | null {
   const titled = Array.isArray(field["oneOf"]) ? field["oneOf"] : Array.isArray(field["anyOf"]) ? field["anyOf"] : null;
   if (!titled) return null;
   return (titled as Field[]).map((o) => ({ name: String(o["title"] ?? o["const"]), value: String(o["const"]) }));
-}
-
-function checkString(value: string, field: Field, required: boolean): true | string {
-  if (value === "" && !required) return true;
-  const min = field["minLength"];
-  const max = field["maxLength"];
-  if (typeof min === "number" && value.length < min) return `at least ${min} characters`;
-  if (typeof max === "number" && value.length > max) return `at most ${max} characters`;
-  switch (field["format"]) {
-    case "email":
-      return /^[^@\s]+@[^@\s]+$/.test(value) || "an email address, please";
-    case "uri":
-      return URL.canParse(value) || "a URI, please";
-    case "date":
-      return /^\d{4}-\d{2}-\d{2}$/.test(value) || "a date as YYYY-MM-DD, please";
-    case "date-time":
-      return !Number.isNaN(Date.parse(value)) || "a date-time (ISO 8601), please";
-    default:
-      return true;
-  }
 }
