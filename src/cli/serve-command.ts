@@ -3,7 +3,7 @@ import { shutdownTelemetry } from "./telemetry.js";
 import { randomBytes, randomUUID } from "node:crypto";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { staticTokenVerifier } from "../http/bearer-auth.js";
-import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, serveHttp } from "../http/http-server.js";
+import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, serveHttp, type HttpHandle } from "../http/http-server.js";
 import { loadTokenFile } from "../http/token-file.js";
 import type { Redaction } from "../web/task-view.js";
 import { openBackend } from "./backend.js";
@@ -33,7 +33,9 @@ import { ExitCode } from "./exit-codes.js";
 import { usageError } from "./requestor-options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { exitIfStartupRefused } from "./startup-failure.js";
-import { drainTimeoutOption, exitIfStoreInUse, onStopSignals, type DrainFlags } from "./drain-options.js";
+import { drainTimeoutOption, exitIfStoreInUse, type DrainFlags } from "./drain-options.js";
+import { onStopSignals } from "../runtime/stop-signals.js";
+import { drainAndClose, type StopSteps } from "../mcp/stop-on-signals.js";
 import { allowedOriginsOption, type OriginFlags } from "./origin-options.js";
 import { StdioGuard } from "./stdio-guard.js";
 import { StdioOutput } from "./stdio-output.js";
@@ -208,23 +210,17 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
     ...callers,
   });
 
-  let stopping = false;
-  const stop = async (http?: { server: { close(): unknown }; close(): Promise<void> }): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ drainTimeoutMs: opts.drainTimeout }, "shutting down: draining (a second signal stops at once)");
-    // Drain while still serving: requestors keep reading and cancelling their tasks, new ones
-    // are refused, /readyz says "draining". Then stop accepting, let the engine answer what is
-    // waiting, and drop the connections.
-    await app.drain(opts.drainTimeout);
-    http?.server.close();
-    await app.close();
-    await hooks.close?.();
-    await http?.close();
-    await shutdownTelemetry();
-    logger.flush();
-    process.exit(0);
-  };
+  // The stop every server has (src/mcp/stop-on-signals.ts), then what this command opened.
+  const stopSteps = (http?: HttpHandle): StopSteps => ({
+    drainTimeoutMs: opts.drainTimeout,
+    ...(http && { stopAccepting: () => http.server.close() }),
+    closeAfter: async () => {
+      await hooks.close?.();
+      await http?.close();
+      await shutdownTelemetry();
+      logger.flush();
+    },
+  });
 
   if (opts.stdio) {
     // Loaded only here, like the web view below: what a run does not serve, it does not load.
@@ -240,8 +236,8 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
     process.stdin.pipe(guard);
     const transport = new StdioServerTransport(guard, output);
     // One session per process: bound to the session, tasks stay with the process that made them.
-    await app.connect(transport, opts.bind === "session" ? `stdio-${randomUUID()}` : "stdio", { peer: "stdio" });
-    begin = onStopSignals(logger, () => stop());
+    await app.connect(transport, opts.bind === "session" ? `stdio-${randomUUID()}` : "stdio", { peer: "stdio", handleSignals: false });
+    begin = onStopSignals(logger, () => drainAndClose(app, stopSteps())).begin;
     process.stdin.on("end", begin);
     logger.info({ store: opts.store, tools: app.toolNames }, "serving MCP over stdio");
     return;
@@ -270,9 +266,10 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
     ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
     maxSessions: opts.maxSessions,
     maxSessionsPerClient: opts.maxSessionsPerClient,
+    handleSignals: false,
   });
   const web = opts.web ? new URL("/tasks", http.url).href : "off";
-  onStopSignals(logger, () => stop(http));
+  onStopSignals(logger, () => drainAndClose(app, stopSteps(http)));
   logger.info({ url: http.url, web, store: opts.store, auth: jwt ? "jwt" : verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
   if (runToken !== undefined) {
     // Not through the logger: log lines never carry a token (docs/security.md). The fragment

@@ -16,7 +16,8 @@ import {
 } from "./limit-options.js";
 import { nonNegativeInt } from "./options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
-import { drainTimeoutOption, onStopSignals, type DrainFlags } from "./drain-options.js";
+import { drainTimeoutOption, type DrainFlags } from "./drain-options.js";
+import { onStopSignals } from "../runtime/stop-signals.js";
 import { attachGateway, type Gateway } from "../gateway/gateway.js";
 import { gatewayConfigOf, namesUpstream, upstreamOf, upstreamOptions, upstreamRunOptionsOf, type UpstreamFlags } from "./upstream-options.js";
 
@@ -98,6 +99,5 @@ async function work(opts: WorkerOptions): Promise<void> {
     await gateway?.close();
     await shutdownTelemetry();
     logger.flush();
-    process.exit(0);
   });
 }

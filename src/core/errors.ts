@@ -151,11 +151,13 @@ export class TaskError extends Error {
 
   /**
    * The server is draining (a restart or deploy is under way) and takes no new task work; the
-   * same request sent again — to another node, or here after `retryAfterMs` — can succeed.
-   * `data.reason` is "draining".
+   * same request sent again — to another node of a cluster, or here once the server is back —
+   * can succeed. `clustered`: other servers share the store and take the request at once; a
+   * single server's callers wait for its restart. `data.reason` is "draining".
    */
-  static draining(retryAfterMs: number): TaskError {
-    return new TaskError("unavailable", "The server is shutting down and takes no new tasks; retry, another server will take the request", {
+  static draining(retryAfterMs: number, clustered: boolean): TaskError {
+    const retry = clustered ? "retry, another server will take the request" : "retry once the server has restarted";
+    return new TaskError("unavailable", `The server is shutting down and takes no new tasks; ${retry}`, {
       data: { reason: "draining", retryAfterMs },
     });
   }

@@ -78,6 +78,19 @@ export interface HttpOptions {
    * missed. Retention: 1 hour and 1000 events per stream by default. False: streams carry no ids.
    */
   resumableStreams?: ResumableStreamOptions | false;
+  /**
+   * Stop as `mcp-tasks serve` does on the process's first SIGINT or SIGTERM (a Ctrl-C, a
+   * deploy's stop): drain — new tasks are refused, running handlers get {@link drainTimeoutMs}
+   * to finish, the rest are handed back (re-run at the next start, or by another worker in a
+   * cluster), never failed — then close the server and exit the process with code 0. A second
+   * signal more than a second after the first exits at once (128 + its number), leaving what
+   * still runs to recovery. Default true; false leaves the signals to you (call `app.drain()`
+   * and `close()` yourself). The handlers are the process's own, installed once however many
+   * servers it runs, and removed when the last of them is closed.
+   */
+  handleSignals?: boolean;
+  /** On a stop signal ({@link handleSignals}): how long running handlers get to finish, in ms. Default 30,000. */
+  drainTimeoutMs?: number;
 }
 
 export interface HttpHandle {

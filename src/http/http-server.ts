@@ -24,6 +24,8 @@ import { SessionRegistry } from "./session-registry.js";
 import { SharedSessionEndpoint } from "./shared-sessions/shared-endpoint.js";
 import { StatelessEndpoint } from "./stateless-endpoint.js";
 import { DEFAULT_MAX_BODY_BYTES, type HttpHandle, type HttpOptions } from "./http-options.js";
+import { DEFAULT_DRAIN_GRACE_MS } from "../runtime/drain.js";
+import { stopOnSignals } from "../mcp/stop-on-signals.js";
 
 export { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from "./local-sessions.js";
 
@@ -129,18 +131,25 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const url = `http://${shownHost}:${port}${path}`;
   resourceUrl = url;
 
-  return {
+  const served: HttpHandle = {
     url,
     port,
     sessions: local?.sessions ?? new SessionRegistry(),
     server,
     async close() {
+      signals?.remove();
       await endpoint.close();
       events?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  // The drain of `serve` on SIGINT/SIGTERM (see HttpOptions.handleSignals).
+  const signals =
+    options.handleSignals === false
+      ? null
+      : stopOnSignals(app, { drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_GRACE_MS, stopAccepting: () => server.close(), closeAfter: () => served.close() });
+  return served;
 }
 
 function sessionLimits(options: HttpOptions): { sessionIdleMs?: number; maxSessions?: number; maxSessionsPerClient?: number } {

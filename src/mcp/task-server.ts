@@ -6,7 +6,10 @@ import { localEventBus } from "../events/local-event-bus.js";
 import type { TaskMetrics } from "../metrics/task-metrics.js";
 import type { EngineOptions } from "../runtime/engine-options.js";
 import { TaskEngine } from "../runtime/task-engine.js";
-import type { DrainReport } from "../runtime/drain.js";
+import { DEFAULT_DRAIN_GRACE_MS, type DrainReport } from "../runtime/drain.js";
+import type { StopRegistration } from "../runtime/stop-signals.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { stopOnSignals } from "./stop-on-signals.js";
 import type { TaskBinding } from "./owner.js";
 import { connectSession } from "./session-server.js";
 import { resolveConfig, type TaskServerConfig } from "./task-server-config.js";
@@ -116,6 +119,9 @@ export class TaskServer {
   private readonly listeners = new ListChangedSessions();
   /** What the protocol binding's handlers reach (the HTTP plain-JSON path among them). */
   readonly host: EraHost;
+  /** The drain on SIGINT/SIGTERM a stdio connection installed (see {@link connect}); removed by {@link close}. */
+  private stdioStop: StopRegistration | null = null;
+  private closing: Promise<void> | null = null;
 
   constructor(options: TaskServerOptions) {
     this.config = resolveConfig(options);
@@ -276,13 +282,30 @@ export class TaskServer {
    * `peer` names the other end of a connection that is one peer throughout (stdio: "stdio", or
    * a server that serves one HTTP request); `requestPeer` gives each request's own peer, by its
    * JSON-RPC id, where one connection carries requests from several (a Streamable HTTP session).
+   *
+   * Over stdio (a `StdioServerTransport`) the process serves this one client, so by default the
+   * server also stops as `mcp-tasks serve` does on the process's first SIGINT or SIGTERM: it
+   * drains (running handlers get `drainTimeoutMs`, default 30 s, to finish; the rest are handed
+   * back and re-run at the next start, never failed), closes, and the process exits 0; a second
+   * signal exits at once. `handleSignals: false` leaves the signals to the caller.
    */
   async connect(
     transport: Transport,
     connectionId?: string,
-    options: { clientCapabilities?: ClientCapabilities; standaloneStream?: boolean; standaloneStreamOpened?: () => boolean; peer?: string; requestPeer?: (requestId: RequestId) => string | undefined } = {},
+    options: {
+      clientCapabilities?: ClientCapabilities;
+      standaloneStream?: boolean;
+      standaloneStreamOpened?: () => boolean;
+      peer?: string;
+      requestPeer?: (requestId: RequestId) => string | undefined;
+      handleSignals?: boolean;
+      drainTimeoutMs?: number;
+    } = {},
   ): Promise<TaskProtocolServer> {
     await this.start();
+    if (transport instanceof StdioServerTransport && options.handleSignals !== false && this.closing === null) {
+      this.stdioStop ??= stopOnSignals(this, { drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_GRACE_MS });
+    }
     const server = await connectSession(this.engine, this.tools, this.config, transport, connectionId, {
       ...(options.standaloneStream !== undefined && { standaloneStream: options.standaloneStream }),
       ...(options.standaloneStreamOpened && { standaloneStreamOpened: options.standaloneStreamOpened }),
@@ -313,8 +336,15 @@ export class TaskServer {
     return this.engine.drain(graceMs);
   }
 
-  /** Stops the engine (see TaskEngine.close), then closes sessions, the bus and the store. */
-  async close(): Promise<void> {
+  /** Stops the engine (see TaskEngine.close), then closes sessions, the bus and the store. Calling it again returns the same close. */
+  close(): Promise<void> {
+    this.stdioStop?.remove();
+    this.stdioStop = null;
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     // Engine first: blocked tasks/result calls get their answers while the sessions still exist.
     await this.engine.close();
     await new Promise((resolve) => setImmediate(resolve));

@@ -361,7 +361,7 @@ export class TaskEngine {
   private async creation(input: CreateTaskInput, key: TaskKey | null): Promise<KeyedTask> {
     this.assertOpen();
     // Retryable: another node (or this one's successor) takes the same request.
-    if (this.drained) throw TaskError.draining(DRAINING_RETRY_AFTER_MS);
+    if (this.drained) throw TaskError.draining(DRAINING_RETRY_AFTER_MS, this.clustered);
     const creating = this.createTask(input, key);
     this.creating.add(creating);
     try {

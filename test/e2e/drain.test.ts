@@ -14,7 +14,7 @@ import { CliProcess, killAll, runCli } from "../support/cli-process.js";
 import { callToolAsTask, expectRpcError, getTask, taskResult } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 import { handlerStarted } from "../support/handler-started.js";
-import { SAME_REQUEST_MS } from "../../src/cli/drain-options.js";
+import { SAME_REQUEST_MS } from "../../src/runtime/stop-signals.js";
 import { HANDED_BACK_LOCAL_MESSAGE } from "../../src/runtime/drain.js";
 import { HANDED_BACK_RERUN_MESSAGE, INTERRUPTED_MESSAGE } from "../../src/runtime/upkeep/recovery.js";
 
