@@ -11,6 +11,7 @@ import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { OperationTrace } from "../mcp/era.js";
 import { inOperationSpan, type ServerOperation } from "../mcp/tracing/operation-span.js";
+import { servedNames } from "../mcp/tracing/served-names.js";
 import { carrierFrom } from "../mcp/tracing/trace-carrier.js";
 
 /** A single JSON-RPC request that the session's era can answer as plain JSON. */
@@ -78,7 +79,7 @@ export async function answerPlain(
       });
     const traced = app.host.era.operationTrace(request.method, request.params, session);
     // A request the session server will serve on a stream gets its span there, not a second one here.
-    const result = traced.servedOnStream ? await answer() : await inOperationSpan(plainOperation(request, session, req, traced), answer, undefined, app.host.recordOperation);
+    const result = traced.servedOnStream ? await answer() : await inOperationSpan(plainOperation(app, request, session, req, traced), answer, undefined, app.host.recordOperation);
     // A request its requestor gave up on while the handler looked (the connection closed, or it
     // was withdrawn) is not handed to a stream: one would be opened for nobody.
     if (result === NEEDS_STREAM) return abandoned.aborted ? "abandoned" : "needs-stream";
@@ -99,7 +100,7 @@ export async function answerPlain(
 }
 
 /** The span's view of a plain request: its method, what its era read from its params, its session and headers. */
-function plainOperation(request: PlainRequestMessage, session: PlainSession, req: IncomingMessage, traced: OperationTrace): ServerOperation {
+function plainOperation(app: TaskServer, request: PlainRequestMessage, session: PlainSession, req: IncomingMessage, traced: OperationTrace): ServerOperation {
   const version = req.headers["mcp-protocol-version"];
   const headerCarrier = carrierFrom(req.headers);
   const { servedOnStream: _servedOnStream, ...trace } = traced;
@@ -111,5 +112,7 @@ function plainOperation(request: PlainRequestMessage, session: PlainSession, req
     ...(typeof version === "string" && { protocolVersion: version }),
     transport: "tcp",
     ...(headerCarrier && { headerCarrier }),
+    // Only a method in the era's plainMethods comes this way (plainRequestOf).
+    served: servedNames({ tools: app.host.tools, prompts: app.host.features?.prompts }, () => true),
   };
 }

@@ -14,6 +14,7 @@ import { looseRequest } from "./request-schemas.js";
 import type { SessionContext } from "./era.js";
 import { TaskProtocolServer } from "./task-protocol-server.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
+import { servedNames } from "./tracing/served-names.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
 
@@ -67,7 +68,13 @@ export function createSessionServer(
   const server = new TaskProtocolServer({ name: config.name, version: config.version }, {
     capabilities: serverCapabilities(config, era),
     logger: engine.logger,
-    tracing: { operationTrace: era.operationTrace, protocolVersion: era.id, ...(options.recordOperation && { record: options.recordOperation }) },
+    tracing: {
+      operationTrace: era.operationTrace,
+      protocolVersion: era.id,
+      // Only requests of a method with a handler are traced, so every method they name is served.
+      served: servedNames({ tools, prompts: options.features?.registry.prompts }, () => true),
+      ...(options.recordOperation && { record: options.recordOperation }),
+    },
   });
   const session: SessionContext = { server, engine, tools, config, era, connectionId, logThreshold: server.logThreshold };
   const callerFor = (auth: AuthInfo | undefined, requestId: RequestId): Caller =>

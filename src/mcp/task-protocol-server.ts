@@ -13,6 +13,7 @@ import { LogThreshold } from "./logging/log-level.js";
 import type { OperationTrace } from "./era.js";
 import type { LooseParams } from "./request-schemas.js";
 import { inOperationSpan, type OperationRecorder } from "./tracing/operation-span.js";
+import type { ServedNames } from "./tracing/served-names.js";
 import { toolCallOutcome } from "./tracing/tool-call-outcome.js";
 import { carrierFrom } from "./tracing/trace-carrier.js";
 
@@ -21,6 +22,8 @@ export interface SessionTracing {
   operationTrace(method: string, params: LooseParams): OperationTrace;
   /** The protocol revision, when the transport does not say it per request. */
   protocolVersion: string;
+  /** The tools and prompts the session serves (its methods are the handlers it has: every traced one is served). */
+  served: ServedNames;
   record?: OperationRecorder;
 }
 
@@ -135,6 +138,7 @@ export class TaskProtocolServer extends Server {
           protocolVersion: typeof versionHeader === "string" ? versionHeader : tracing.protocolVersion,
           transport: requestInfo ? "tcp" : "pipe",
           ...(headerCarrier && { headerCarrier }),
+          served: tracing.served,
         },
         answer,
         method === "tools/call" ? toolCallOutcome : undefined,

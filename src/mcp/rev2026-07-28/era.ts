@@ -17,6 +17,7 @@ import { progressTokenOf } from "../handlers/tools-call.js";
 import { METHOD, missingTasksCapability, PROTOCOL_VERSION, RESULT_TYPE } from "./wire.js";
 import { operationTrace } from "./operation-trace.js";
 import { inOperationSpan } from "../tracing/operation-span.js";
+import { servedNames, type ServedNames } from "../tracing/served-names.js";
 import { carrierFrom } from "../tracing/trace-carrier.js";
 
 type Method = (host: StatelessHost, params: LooseParams, envelope: Envelope, request: StatelessHttpRequest) => Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -43,6 +44,11 @@ function methodOf(host: StatelessHost, method: string): { run: Method; isTasks: 
   if (Object.hasOwn(CORE, method)) return { run: CORE[method] as Method, isTasks: false };
   if (host.config.tasks && Object.hasOwn(TASKS, method)) return { run: TASKS[method] as Method, isTasks: true };
   return undefined;
+}
+
+/** What this era serves on `host`: its method tables (and the listen stream), the host's tools and prompts. */
+function servedBy(host: StatelessHost): ServedNames {
+  return servedNames({ tools: host.tools, prompts: host.features?.prompts }, (method) => methodOf(host, method) !== undefined || (method === METHOD.subscriptionsListen && host.config.tasks));
 }
 
 type Message = { id: string | number | null; method: string; params: LooseParams };
@@ -118,6 +124,7 @@ export const tasksExt = {
           protocolVersion: PROTOCOL_VERSION,
           transport: "tcp",
           ...(headerCarrier && { headerCarrier }),
+          served: servedBy(host),
         },
         () => answerRequest(host, { ...message, id }, request),
         (answer) => ("result" in answer && answer.result["isError"] === true ? { errorType: "tool_error" } : undefined),

@@ -2,6 +2,7 @@ import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } fro
 import { toRpcError } from "../../core/errors.js";
 import type { TaskRecord } from "../../core/task.js";
 import type { RunResult, TaskContext, TaskRunner } from "../../runtime/task-context.js";
+import { boundedErrorType } from "./served-names.js";
 import { contextFrom, currentCarrier } from "./trace-carrier.js";
 import { tracer } from "./tracer.js";
 
@@ -51,7 +52,7 @@ export function tracedRunner(runner: TaskRunner): TaskRunner {
         endedByAbort(span, ctx.signal.reason);
       } else {
         const { body } = toRpcError(error);
-        span.setAttributes({ "mcp.task.status": "failed", "error.type": String(body.code) });
+        span.setAttributes({ "mcp.task.status": "failed", "error.type": boundedErrorType(String(body.code)) });
         span.addEvent("mcp.task.status", { "mcp.task.status": "failed" });
         span.setStatus({ code: SpanStatusCode.ERROR, message: body.message });
       }

@@ -1,6 +1,7 @@
-import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Link } from "@opentelemetry/api";
+import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Link, type MeterProvider } from "@opentelemetry/api";
 import { toRpcError } from "../../core/errors.js";
 import { OPERATION_DURATION_BUCKETS } from "../../metrics/operation-buckets.js";
+import { boundedErrorType, boundedNames, type ServedNames } from "./served-names.js";
 import { contextFrom, spanContextFrom, type TraceCarrier } from "./trace-carrier.js";
 import { INSTRUMENTATION_NAME, tracer } from "./tracer.js";
 
@@ -21,21 +22,33 @@ export interface ServerOperation {
   headerCarrier?: TraceCarrier;
   /** `mcp.task.id`, when the request names a task. */
   taskId?: string;
+  /**
+   * The names the server serves: a method or target outside them is recorded as `_unknown` in the
+   * span's name and attributes and in the metrics (served-names.ts), never as the caller sent it.
+   */
+  served: ServedNames;
 }
 
 /** What a request's answer says about its outcome: a tool result with `isError` is a failure of its own kind. */
 export type OutcomeOf<T> = (value: T) => { errorType: string } | undefined;
 
-let duration: Histogram | undefined;
+let duration: { provider: MeterProvider; histogram: Histogram } | undefined;
 
-/** `mcp.server.operation.duration`, on whichever meter provider is registered (a no-op without one). */
+/**
+ * `mcp.server.operation.duration`, on whichever meter provider is registered now (a no-op without
+ * one); made again when the provider changes, as the task metrics' instruments are
+ * (src/metrics/otel-task-metrics.ts): one taken from an earlier provider would record nowhere.
+ */
 function operationDuration(): Histogram {
-  duration ??= metrics.getMeter(INSTRUMENTATION_NAME).createHistogram("mcp.server.operation.duration", {
+  const provider = metrics.getMeterProvider();
+  if (duration?.provider === provider) return duration.histogram;
+  const histogram = provider.getMeter(INSTRUMENTATION_NAME).createHistogram("mcp.server.operation.duration", {
     unit: "s",
     description: "MCP request duration as observed on the receiver, from receipt until the result or error is sent",
     advice: { explicitBucketBoundaries: OPERATION_DURATION_BUCKETS },
   });
-  return duration;
+  duration = { provider, histogram };
+  return histogram;
 }
 
 /** Where else a finished operation's duration goes (the Prometheus histogram of `/metrics`). */
@@ -48,8 +61,9 @@ export type OperationRecorder = (attributes: { method: string; target?: string; 
  * instrumentation's); with a parent from the params, an active HTTP span is linked instead. A
  * request about an existing task has no parent: every context it came with is a link.
  */
-export async function inOperationSpan<T>(operation: ServerOperation, run: () => Promise<T>, outcomeOf?: OutcomeOf<T>, record?: OperationRecorder): Promise<T> {
+export async function inOperationSpan<T>(received: ServerOperation, run: () => Promise<T>, outcomeOf?: OutcomeOf<T>, record?: OperationRecorder): Promise<T> {
   const started = performance.now();
+  const operation: ServerOperation = { ...received, ...boundedNames(received.served, received.method, received.target) };
   const active = context.active();
   const ambient = trace.getSpanContext(active);
   const links: Link[] = [];
@@ -77,11 +91,12 @@ export async function inOperationSpan<T>(operation: ServerOperation, run: () => 
   let errorType: string | undefined;
   try {
     const value = await context.with(trace.setSpan(parent, span), run);
-    errorType = outcomeOf?.(value)?.errorType;
+    const failed = outcomeOf?.(value)?.errorType;
+    if (failed !== undefined) errorType = boundedErrorType(failed);
     return value;
   } catch (error) {
     const { body } = toRpcError(error);
-    errorType = String(body.code);
+    errorType = boundedErrorType(String(body.code));
     span.setAttribute("rpc.response.status_code", String(body.code));
     span.setStatus({ code: SpanStatusCode.ERROR, message: body.message });
     throw error;
