@@ -26,6 +26,7 @@ import { SESSION_ERA } from "../mcp/eras.js";
 import { connectionCause, systemCode } from "../mcp/connection-cause.js";
 import { tiedToGateway } from "./upstream-lifetime.js";
 import { followUpstreamTask, type UpstreamTaskHost } from "./upstream-task.js";
+import { UpstreamTaskBindings } from "./upstream-task-bindings.js";
 import { describeUpstream, type UpstreamTarget } from "./upstream-target.js";
 
 /** How the connection restarts a lost upstream, and how long a call may wait. */
@@ -112,8 +113,8 @@ export class UpstreamConnection implements UpstreamTaskHost {
   private restartTimer: NodeJS.Timeout | null = null;
   /** Calls in flight, by a local id: what the upstream asks is put to their requestor. */
   private readonly calls = new Map<number, ToolContext>();
-  /** Calls following an upstream task, by its id: a question naming the task goes to its call. */
-  private readonly tasks = new Map<string, ToolContext>();
+  /** Calls following an upstream task, by its id: a question naming the task goes to its call, and to no other. */
+  private readonly tasks = new UpstreamTaskBindings();
   private nextCall = 0;
   private readonly connected: ConnectedListener[] = [];
   private readonly routes: NotificationRoute[] = [];
@@ -241,21 +242,31 @@ export class UpstreamConnection implements UpstreamTaskHost {
     return isSessionLost(error) || this.sessionsLost.has(client);
   }
 
-  bindTask(upstreamTaskId: string, ctx: ToolContext): () => void {
-    this.tasks.set(upstreamTaskId, ctx);
-    return () => {
-      if (this.tasks.get(upstreamTaskId) === ctx) this.tasks.delete(upstreamTaskId);
-    };
+  bindTask(upstreamTaskId: string, ctx: ToolContext): (() => void) | null {
+    return this.tasks.bind(upstreamTaskId, ctx);
   }
 
   /**
    * The call an upstream request belongs to: the one following the upstream task the request's
-   * related-task metadata names (T-INPUT-2), else the sole call in flight.
+   * related-task metadata names (T-INPUT-2), and no other — a request naming a task no call
+   * follows (ended, or never the gateway's) is refused rather than put to whoever is in flight;
+   * a request naming none goes to the sole call in flight.
    */
   private callOf(method: string, meta: Record<string, unknown> | undefined): ToolContext {
     const taskId = SESSION_ERA.upstream.relatedTaskOf({ _meta: meta });
-    const ctx = taskId !== null ? this.tasks.get(taskId) : undefined;
-    return ctx ?? this.soleCall(method);
+    if (taskId === null) return this.soleCall(method);
+    const ctx = this.tasks.follower(taskId);
+    if (ctx) return ctx;
+    throw new McpError(ErrorCode.InvalidParams, `${method}: the gateway follows no upstream task ${taskId} now, so it has no one to ask`);
+  }
+
+  /** The call an upstream notification is about, as {@link callOf} finds it; null: no one. */
+  private notifiedCall(meta: Record<string, unknown> | undefined): ToolContext | null {
+    const taskId = SESSION_ERA.upstream.relatedTaskOf({ _meta: meta });
+    if (taskId !== null) return this.tasks.follower(taskId) ?? null;
+    if (this.calls.size !== 1) return null;
+    const [ctx] = this.calls.values();
+    return ctx ?? null;
   }
 
   /** What a failed upstream call ends the task with. */
@@ -302,13 +313,15 @@ export class UpstreamConnection implements UpstreamTaskHost {
   }
 
   /**
-   * The answer to the upstream's `roots/list`: during a call, the requestor's own roots when it
-   * declared the roots capability (a question, `input_required` for a task); otherwise — asked at
-   * initialization (server-filesystem asks then), between calls, with several calls in flight, or
-   * of a requestor without roots — the gateway's configured roots, which are nobody's secret.
+   * The answer to the upstream's `roots/list`: during a call (the one following the upstream task
+   * its related-task metadata names, else the sole call in flight), the requestor's own roots when
+   * it declared the roots capability (a question, `input_required` for a task); otherwise — asked
+   * at initialization (server-filesystem asks then), between calls, with several calls in flight,
+   * naming a task no call follows, or of a requestor without roots — the gateway's configured
+   * roots, which are nobody's secret.
    */
-  private async roots(): Promise<ListRootsResult> {
-    const [ctx] = this.calls.size === 1 ? this.calls.values() : [];
+  private async roots(meta: Record<string, unknown> | undefined): Promise<ListRootsResult> {
+    const ctx = this.notifiedCall(meta);
     if (ctx?.can.roots && ctx.listRoots) return await ctx.listRoots();
     return { roots: this.options.roots ?? [] };
   }
@@ -319,7 +332,7 @@ export class UpstreamConnection implements UpstreamTaskHost {
     // requestors would then reach every principal's upstream tasks through one connection).
     const capabilities = { elicitation: {}, sampling: {}, roots: {}, ...SESSION_ERA.upstream.clientCapabilities };
     const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities });
-    client.setRequestHandler(ListRootsRequestSchema, async () => this.roots());
+    client.setRequestHandler(ListRootsRequestSchema, async (request) => this.roots(request.params?._meta));
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       const ctx = this.callOf("elicitation/create", request.params._meta);
       if (request.params.mode === "url") throw new McpError(ErrorCode.InvalidParams, "The gateway relays form elicitation only");
@@ -330,8 +343,9 @@ export class UpstreamConnection implements UpstreamTaskHost {
       return await ctx.sample(request.params);
     });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-      const { level, data, logger } = notification.params;
-      if (this.calls.size === 1) for (const ctx of this.calls.values()) ctx.log(level, data, logger);
+      const { level, data, logger, _meta } = notification.params;
+      const ctx = this.notifiedCall(_meta);
+      if (ctx) ctx.log(level, data, logger);
       else this.options.logger.debug({ upstream: this.name, upstreamLevel: level, upstreamLogger: logger }, "upstream log message (no single call to relay it to)");
     });
     for (const route of this.routes) client.setNotificationHandler(route.schema, route.handler);
@@ -385,6 +399,7 @@ export class UpstreamConnection implements UpstreamTaskHost {
     // Lost while listing: its onclose has scheduled the next attempt already.
     if (lost) return;
     this.current = client;
+    this.tasks.reconnected();
     for (const wake of this.waiting.splice(0)) wake();
     this.options.logger.info({ upstream: this.name }, "connected to the upstream server");
   }

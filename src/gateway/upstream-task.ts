@@ -28,10 +28,22 @@ export interface UpstreamTaskHost {
   client(waitMs?: number): Promise<Client>;
   /** Counts `ctx` as a call in flight (questions without a related task may go to it); returns the undo. */
   attach(ctx: ToolContext): () => void;
-  /** Routes the upstream's questions that name this upstream task to `ctx`; returns the undo. */
-  bindTask(upstreamTaskId: string, ctx: ToolContext): () => void;
+  /**
+   * Routes the upstream's questions that name this upstream task to `ctx`; returns the undo, or
+   * null when the upstream gave the task to another call of the gateway (it is never re-bound).
+   */
+  bindTask(upstreamTaskId: string, ctx: ToolContext): (() => void) | null;
   /** `error` says the upstream forgot `client`'s session: what it carried never ran there, and a new session is on its way. */
   sessionLost(client: Client, error: unknown): boolean;
+}
+
+/** One tool call the gateway makes as an upstream task. */
+interface UpstreamCall {
+  name: string;
+  args: Record<string, unknown>;
+  ctx: ToolContext;
+  timeoutMs: number;
+  ttl?: number | undefined;
 }
 
 /** The upstream task a gateway task follows: stored as the gateway task's checkpoint (`ctx.step`). */
@@ -72,39 +84,38 @@ const MAX_REFUSAL_WAIT_MS = 60_000;
  * requestor, and an abort of `ctx.signal` sent upstream as a cancel. The upstream task id is
  * checkpointed with `ctx.step` (the tool's recovery is "resume" by default), so a gateway
  * restarted mid-task re-attaches to the same upstream task rather than creating another.
+ * An upstream that answers the creation with a task another call follows (or followed) fails
+ * this call: one upstream task never serves two gateway tasks, whose owners may differ.
  */
 export async function followUpstreamTask(
   host: UpstreamTaskHost,
   logger: Logger,
-  call: { name: string; args: Record<string, unknown>; ctx: ToolContext; timeoutMs: number; ttl?: number | undefined },
+  call: UpstreamCall,
 ): Promise<CallToolResult> {
-  const { name, args, ctx, timeoutMs } = call;
+  const { name, ctx, timeoutMs } = call;
   const detach = host.attach(ctx);
   let unbind: (() => void) | undefined;
   let created = false;
+  // The creation's progress token lives on with the upstream task: nothing reaches the task once its follow is over.
+  let live = true;
+  const claim = (taskId: string): (() => void) => {
+    const undo = host.bindTask(taskId, ctx);
+    if (undo) return undo;
+    logger.warn({ upstream: host.name, tool: name, taskId: ctx.taskId, upstreamTaskId: taskId }, "the upstream answered a call with a task another call follows; the call fails");
+    throw upstreamError(
+      `The upstream server (${host.name}) answered tools/call ${name} with the task of another call (it gave one task ID to two calls); the gateway follows an upstream task for one call only, so this call fails`,
+    );
+  };
   try {
     const ref = await ctx.step<UpstreamTaskRef>(`upstream task of tools/call ${name}`, async () => {
-      // A creation the upstream refused for a forgotten session never ran there: sent once more, on the new session.
-      for (let renewed = false; ; renewed = true) {
-        const client = await host.client(timeoutMs);
-        try {
-          // A CLIENT span of the execution, its context in `_meta`: the upstream's task joins this task's trace.
-          const taskId = await inClientSpan("tools/call", name, () =>
-            UPSTREAM.create(
-              client,
-              { name, args, ttl: call.ttl, meta: traceMetaParams()._meta },
-              { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => ctx.progress(p.progress, p.total, p.message) },
-            ),
-          );
-          created = true;
-          return { taskId };
-        } catch (error) {
-          if (renewed || ctx.signal.aborted || !host.sessionLost(client, error)) throw error;
-        }
-      }
+      const taskId = await createUpstreamTask(host, call, () => live);
+      created = true;
+      // Bound before it is checkpointed: a task id refused here is never resumed either.
+      unbind = claim(taskId);
+      return { taskId };
     });
     logger.info({ upstream: host.name, tool: name, taskId: ctx.taskId, upstreamTaskId: ref.taskId }, created ? "created an upstream task" : "re-attached to an upstream task");
-    unbind = host.bindTask(ref.taskId, ctx);
+    unbind ??= claim(ref.taskId);
     const cancel = () => void cancelUpstream(host, logger, ref.taskId, timeoutMs);
     ctx.signal.addEventListener("abort", cancel, { once: true });
     try {
@@ -113,8 +124,34 @@ export async function followUpstreamTask(
       ctx.signal.removeEventListener("abort", cancel);
     }
   } finally {
+    live = false;
     unbind?.();
     detach();
+  }
+}
+
+/** The upstream task's id; `live()`: whether its progress still goes to the call. */
+async function createUpstreamTask(
+  host: UpstreamTaskHost,
+  call: UpstreamCall,
+  live: () => boolean,
+): Promise<string> {
+  const { name, args, ctx, timeoutMs } = call;
+  // A creation the upstream refused for a forgotten session never ran there: sent once more, on the new session.
+  for (let renewed = false; ; renewed = true) {
+    const client = await host.client(timeoutMs);
+    try {
+      // A CLIENT span of the execution, its context in `_meta`: the upstream's task joins this task's trace.
+      return await inClientSpan("tools/call", name, () =>
+        UPSTREAM.create(
+          client,
+          { name, args, ttl: call.ttl, meta: traceMetaParams()._meta },
+          { signal: ctx.signal, timeout: timeoutMs, onprogress: (p) => void (live() && ctx.progress(p.progress, p.total, p.message)) },
+        ),
+      );
+    } catch (error) {
+      if (renewed || ctx.signal.aborted || !host.sessionLost(client, error)) throw error;
+    }
   }
 }
 
