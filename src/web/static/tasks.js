@@ -1018,6 +1018,13 @@ function questionCard(task, input) {
   return card;
 }
 
+/** The choices of an enum field: `enum` (with the legacy `enumNames`), or titled `oneOf`/`anyOf` consts; null for a free field. */
+function choicesOf(field) {
+  if (Array.isArray(field.enum)) return field.enum.map((value, i) => ({ value, title: (field.enumNames && field.enumNames[i]) || value }));
+  const titled = Array.isArray(field.oneOf) ? field.oneOf : Array.isArray(field.anyOf) ? field.anyOf : null;
+  return titled ? titled.map((option) => ({ value: option.const, title: option.title || option.const })) : null;
+}
+
 /** Form fields for the primitive properties of a requested schema; returns what collects their values. */
 function elicitationFields(card, schema, draft) {
   const properties = (schema && schema.properties) || {};
@@ -1025,22 +1032,24 @@ function elicitationFields(card, schema, draft) {
   const readers = [];
   for (const [name, field] of Object.entries(properties)) {
     const label = `${field.title || name}${required.has(name) ? " *" : ""}`;
-    const choices = Array.isArray(field.enum)
-      ? field.enum.map((value, i) => ({ value, title: (field.enumNames && field.enumNames[i]) || value }))
-      : Array.isArray(field.oneOf)
-        ? field.oneOf.map((option) => ({ value: option.const, title: option.title || option.const }))
-        : null;
+    const choices = choicesOf(field);
     let control;
     let read;
     if (field.type === "boolean") {
-      control = el("input", { dataset: { field: name } });
-      control.type = "checkbox";
-      control.checked = name in draft ? draft[name] : field.default === true;
-      control.addEventListener("change", () => (draft[name] = control.checked));
-      read = () => control.checked;
+      // Yes, No, or no answer yet: a box that is simply unticked would answer "No" for the person.
+      // Only the schema's default comes chosen; without one the field starts unanswered.
+      control = el("select", { dataset: { field: name } });
+      for (const [value, text] of [["", "—"], ["true", "Yes"], ["false", "No"]]) {
+        const option = el("option", { text });
+        option.value = value;
+        control.append(option);
+      }
+      control.value = name in draft ? draft[name] : typeof field.default === "boolean" ? String(field.default) : "";
+      control.addEventListener("change", () => (draft[name] = control.value));
+      // An unanswered field is left out (the server then names a required one as missing).
+      read = () => (control.value === "" ? undefined : control.value === "true");
     } else if (field.type === "array") {
-      const items = field.items || {};
-      const options = Array.isArray(items.enum) ? items.enum.map((v) => ({ value: v, title: v })) : Array.isArray(items.anyOf) ? items.anyOf.map((o) => ({ value: o.const, title: o.title || o.const })) : [];
+      const options = choicesOf(field.items || {}) || [];
       const picked = new Set(draft[name] || field.default || []);
       control = el("span", { className: "choices" });
       const boxes = options.map((option) => {
@@ -1082,7 +1091,7 @@ function elicitationFields(card, schema, draft) {
     }
     readers.push([name, read]);
     card.append(
-      el("label", { className: field.type === "boolean" ? "field inline" : "field" }, [
+      el("label", { className: "field" }, [
         el("span", { text: label }),
         control,
         field.description ? el("small", { className: "muted", text: field.description }) : null,
