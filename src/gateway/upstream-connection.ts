@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { inClientSpan, traceMetaParams } from "../mcp/tracing/client-span.js";
 import { toolCallOutcome } from "../mcp/tracing/tool-call-outcome.js";
@@ -25,6 +26,7 @@ import type { ToolContext } from "../mcp/tool-definition.js";
 import { SESSION_ERA } from "../mcp/eras.js";
 import { connectionCause, systemCode } from "../mcp/connection-cause.js";
 import { tiedToGateway } from "./upstream-lifetime.js";
+import { UpstreamStderr } from "./upstream-stderr.js";
 import { followUpstreamTask, type UpstreamTaskHost } from "./upstream-task.js";
 import { UpstreamTaskBindings } from "./upstream-task-bindings.js";
 import { describeUpstream, type UpstreamTarget } from "./upstream-target.js";
@@ -120,12 +122,15 @@ export class UpstreamConnection implements UpstreamTaskHost {
   private readonly routes: NotificationRoute[] = [];
   /** Clients dropped because the upstream forgot their session: what they were sending never ran there. */
   private readonly sessionsLost = new WeakSet<Client>();
+  /** A stdio upstream's stderr, as fields of the gateway's own log lines. */
+  private readonly stderr: UpstreamStderr;
 
   constructor(
     private readonly target: UpstreamTarget,
     private readonly options: UpstreamOptions,
   ) {
     this.name = describeUpstream(target);
+    this.stderr = new UpstreamStderr(options.logger, this.name);
   }
 
   /** Runs `listener` on each connected client, the first and every restarted one. */
@@ -419,10 +424,13 @@ export class UpstreamConnection implements UpstreamTaskHost {
 
   private transport(): Transport {
     if (this.target.kind === "stdio") {
-      // The gateway's environment goes to the upstream (its credentials may be there); its
-      // stderr is the gateway's, so its diagnostics land beside the gateway's own log.
+      // The gateway's environment goes to the upstream (its credentials may be there). Its stderr
+      // is read line by line into fields of the gateway's own log lines, never passed on raw: an
+      // upstream could otherwise write lines that read as the gateway's (its audit lines).
       const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-      return new StdioClientTransport({ ...tiedToGateway(this.target, env), env, stderr: "inherit" });
+      const transport = new StdioClientTransport({ ...tiedToGateway(this.target, env), env, stderr: "pipe" });
+      if (transport.stderr instanceof Readable) this.stderr.read(transport.stderr);
+      return transport;
     }
     // W3C Trace Context headers too, for an upstream whose HTTP instrumentation reads only those.
     return new StreamableHTTPClientTransport(this.target.url, { requestInit: { headers: this.target.headers }, fetch: fetchWithTraceHeaders });
