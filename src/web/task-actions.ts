@@ -41,7 +41,7 @@ const BulkBody = z.strictObject({ ids: z.array(z.string().min(1).max(256)).min(1
  */
 export function cancelTasks(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx, req) => {
-    const { ids } = parseBody(BulkBody, await readJson(req), '{"ids": ["<task id>", …]}');
+    const { ids } = parseBody(BulkBody, await readJson(deps, req), '{"ids": ["<task id>", …]}');
     const results = [];
     for (const id of new Set(ids)) {
       try {
@@ -100,7 +100,7 @@ export function answerInput(deps: ApiDeps): ApiHandler {
     const engine = deps.app.engine;
     const task = await engine.inspect.task(id, viewer.scope);
     if (!task) throw new WebRequestError("not_found", "Task not found");
-    const body = await readJson(req);
+    const body = await readJson(deps, req);
     if (isTerminal(task.status)) throw new WebRequestError("terminal", `The task has ended (status '${task.status}'): its questions need no answer`);
     const input = await engine.inspect.input(task.id, inputId);
     if (!input) throw new WebRequestError("not_found", "Question not found");
@@ -163,12 +163,15 @@ export function rerunTask(deps: ApiDeps): ApiHandler {
 /** Largest JSON body the web API reads (answers with a long text are the largest). */
 const MAX_BODY_BYTES = 256 * 1024;
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readJson(deps: ApiDeps, req: IncomingMessage): Promise<unknown> {
   let text: string;
   try {
     text = await readBody(req, MAX_BODY_BYTES);
   } catch (error) {
-    if (error instanceof BodyTooLargeError) throw new WebRequestError("invalid_params", `Invalid body: larger than ${MAX_BODY_BYTES} bytes`);
+    if (error instanceof BodyTooLargeError) {
+      deps.app.engine.observer.limitRejected("body_bytes");
+      throw new WebRequestError("body_too_large", `Request body larger than ${MAX_BODY_BYTES} bytes`);
+    }
     throw error;
   }
   try {
