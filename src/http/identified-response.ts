@@ -1,5 +1,6 @@
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { REQUEST_ID_HEADER } from "./request-id.js";
+import { closeAfterResponse } from "./unread-body.js";
 
 type Head = OutgoingHttpHeaders | OutgoingHttpHeader[];
 
@@ -10,12 +11,19 @@ type Head = OutgoingHttpHeaders | OutgoingHttpHeader[];
  * put every response on Node's slower head-writing path (each header passed to `writeHead`
  * re-validated and merged one `setHeader` at a time), which was a measurable part of a
  * `tasks/get`'s CPU; added here, a head passed whole stays whole.
+ *
+ * Also the one place that sees every head before it goes out: a response written while a large
+ * body of its request is still unread (a refusal before reading: 401, 403, 413, …; see
+ * {@link closeAfterResponse}) says `Connection: close`, and Node then closes the connection once
+ * the response is sent instead of reading the rest of the body to keep the connection alive —
+ * which an unauthenticated client could make as long as it likes.
  */
 export class IdentifiedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   /** Set by the server before the request is handled. */
   requestId: string | undefined;
 
   override writeHead(statusCode: number, statusMessageOrHeaders?: string | Head, headers?: Head): this {
+    if (!this.headersSent && closeAfterResponse(this.req)) this.shouldKeepAlive = false;
     const id = this.requestId;
     if (id === undefined || this.headersSent) return super.writeHead(statusCode, statusMessageOrHeaders as string, headers);
     if (typeof statusMessageOrHeaders === "string") return super.writeHead(statusCode, statusMessageOrHeaders, withRequestId(this, headers, id));

@@ -6,12 +6,15 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/** Reads a request body up to `limit` bytes; stops reading (and rejects) as soon as it is over. */
+/**
+ * Reads a request body up to `limit` bytes; stops reading (and rejects) as soon as it is over,
+ * declared (Content-Length) or received. What is left unread stays unread: the refusal written
+ * next closes the connection (see `closeAfterResponse`), so the client cannot make the server read more.
+ */
 export function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers["content-length"]);
     if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
       reject(new BodyTooLargeError(limit));
       return;
     }
@@ -21,7 +24,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
       size += chunk.length;
       if (size > limit) {
         req.removeAllListeners("data");
-        req.resume();
+        req.pause();
         reject(new BodyTooLargeError(limit));
         return;
       }
