@@ -33,6 +33,7 @@ import { ExitCode } from "./exit-codes.js";
 import { usageError } from "./requestor-options.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { exitIfStartupRefused } from "./startup-failure.js";
+import { checkPortFree } from "./port-check.js";
 import { drainTimeoutOption, exitIfStoreInUse, type DrainFlags } from "./drain-options.js";
 import { onStopSignals } from "../runtime/stop-signals.js";
 import { drainAndClose, type StopSteps } from "../mcp/stop-on-signals.js";
@@ -184,6 +185,8 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   const jwt = opts.stdio ? null : await jwtAuthFrom(opts);
   const authFlag = opts.stdio ? null : opts.jwtIssuer !== undefined ? "--jwt-issuer" : opts.authTokens !== undefined ? "--auth-tokens" : null;
   const callers = callerServerOptions(opts, authFlag);
+  // A port in use refuses the start before the store exists (no SQLite file left behind).
+  if (!opts.stdio) await checkPortFree(opts.host, opts.port);
   const backend = openBackend(opts.store, logger);
   if (!backend.shared && opts.workers === 0) {
     await backend.store.close();
