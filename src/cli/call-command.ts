@@ -64,7 +64,7 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
   try {
     connection = await connectTarget(parsed.target, handlers, stateDir());
   } catch (error) {
-    printError(out, error);
+    printError(out, error, NO_TASK);
     return exitCodeOf(error);
   }
   if (opts.ttl !== undefined && !connection.tasks.features.sendsTtl) {
@@ -74,7 +74,7 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
   const unknown = await unknownToolMessage(connection, parsed.tool);
   if (unknown !== null) {
     view?.stop();
-    printError(out, new Error(unknown));
+    printError(out, new Error(unknown), NO_TASK);
     await connection.close();
     return ExitCode.Usage;
   }
@@ -96,8 +96,9 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
     if (call.kind === "result") {
       const outcome = call.result.isError ? { status: "failed" as const, result: call.result } : { status: "completed" as const, result: call.result };
       view?.finish(outcome.status);
-      // The server answered at once (2026-07-28: it decides, X-CAP-4): there is no task to detach from.
-      if (opts.detach) process.stderr.write("No task was created: the server answered the call at once; its result follows.\n");
+      // The server answered at once (2026-07-28: it decides, X-CAP-4): there is no task to detach
+      // from, nor the task --task asked for; said, so the task's absence is not a surprise later.
+      if (opts.detach || opts.task === true) process.stderr.write("No task was created: the server answered the call at once; its result follows.\n");
       return printOutcome(out, null, outcome);
     }
     if (opts.detach) {
@@ -126,13 +127,16 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
       process.stderr.write("Interrupted: the call was withdrawn.\n");
       return ExitCode.Cancelled;
     }
-    printError(out, error);
+    printError(out, error, NO_TASK);
     return exitCodeOf(error);
   } finally {
     process.off("SIGINT", onSigint);
     await connection.close();
   }
 }
+
+/** Under --json, an error before any task was created says `"taskId": null, "status": null`, as the documented shape has them. */
+const NO_TASK = { taskId: null, status: null };
 
 /**
  * Null when the server lists `tool` (or cannot list its tools: then the server's own error on the

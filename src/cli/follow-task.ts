@@ -65,7 +65,7 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
           // arrived. Where the task can be reached again, the cancel goes over the new
           // connection; otherwise the command ends here and says how to send it later
           // (written once the bar is gone, not into it).
-          if (!transient(error)) printError(out, error);
+          if (!transient(error)) printError(out, error, { taskId: task.id, status: task.last?.status });
           else if (reattach) {
             cancelOwed = true;
             view?.status(task.last?.status ?? "working", "connection lost — reconnecting to send the cancel…");
@@ -89,7 +89,7 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
           () => false,
           (error: unknown) => {
             if (transient(error)) return true;
-            printError(out, error);
+            printError(out, error, { taskId: task.id, status: task.last?.status });
             return false;
           },
         );

@@ -45,11 +45,15 @@ export function printOutcome(out: Output, taskId: string | null, outcome: TaskOu
   return outcome.status === "cancelled" ? ExitCode.Cancelled : ExitCode.Failed;
 }
 
-/** What the command knew of the task the error is about (for an expiry: its ttl, when seen). */
+/**
+ * What the command knew of the task the error is about (for an expiry: its ttl, when seen). A
+ * command about a task (`call`, `tasks get|result|cancel`) gives `taskId` — null when no task is
+ * known, a creation refused or never sent — so its `--json` error keeps its documented shape.
+ */
 export interface ErrorContext {
-  taskId?: string;
-  /** The task's last status the command saw, for `--json`. */
-  status?: string;
+  taskId?: string | null;
+  /** The task's last status the command saw, for `--json` (null or absent: none seen). */
+  status?: string | null;
   ttl?: number | null;
   /** The caller knows the task expired (a "not found" past the ttl the journal recorded). */
   expired?: boolean;
@@ -59,14 +63,16 @@ export interface ErrorContext {
  * Prints an error that ended a command (JSON on stdout under --json, else a line on stderr). A
  * task past its ttl (T-ERR-7) says so instead of reading like a failed lookup; under --json it is
  * `{taskId, status: "expired", ttl?, error}` with the server's error as sent, and any other error
- * about a known task `{taskId, status?, error}` (the last status the command saw).
+ * of a command about a task `{taskId, status, error}`: the task's id and the last status the
+ * command saw, each null when not known (a refused creation, an unreachable server).
  */
 export function printError(out: Output, error: unknown, context: ErrorContext = {}): void {
   const expired = context.expired === true || isExpiry(error);
   if (out.json) {
+    const aboutTask = context.taskId !== undefined;
     const body = expired
       ? { ...(context.taskId && { taskId: context.taskId }), status: "expired", ...(typeof context.ttl === "number" && { ttl: context.ttl }), error: errorJson(error) }
-      : { ...(context.taskId && { taskId: context.taskId }), ...(context.status && { status: context.status }), error: errorJson(error) };
+      : { ...(aboutTask && { taskId: context.taskId, status: context.status ?? null }), error: errorJson(error) };
     out.stdout.write(`${JSON.stringify(body)}\n`);
   } else if (expired) {
     const ttl = typeof context.ttl === "number" ? `its ttl of ${context.ttl} ms` : "its ttl";

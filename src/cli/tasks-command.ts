@@ -78,7 +78,7 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
   try {
     connection = await connectTarget(target, handlers, stateDir(), { taskId: id });
   } catch (error) {
-    printError(out, error);
+    printError(out, error, { taskId: id });
     return exitCodeOf(error);
   }
   try {

@@ -525,7 +525,7 @@ export class TaskEngine {
     return this.lookup({ caller, operation: "get", taskId }, async () => this.withQueuePosition(await this.read(taskId, caller.owner)));
   }
 
-  /** T-LIST: keyset pages of the owner's tasks with an opaque signed cursor. */
+  /** T-LIST: keyset pages of the owner's tasks with an opaque signed cursor; a queued task's statusMessage as {@link get} gives it. */
   async list(cursor: unknown, caller: Caller): Promise<ListPage> {
     return this.lookup({ caller, operation: "list" }, () => this.page(cursor, caller.owner));
   }
@@ -540,7 +540,9 @@ export class TaskEngine {
     // T-LIST-2: nextCursor whenever more tasks exist.
     const nextCursor = rows.length > this.pageSize && last ? codec.encode(last, owner) : undefined;
     // Expired rows not yet swept are left out: get() answers "expired" for them (T-LIST-4 holds).
-    const tasks = page.filter((task) => !isExpired(task, now, this.keepFinishedMs));
+    // A task still waiting in the queue says so as a get says it ("queued (n ahead)"), one at a time.
+    const tasks: TaskRecord[] = [];
+    for (const task of page) if (!isExpired(task, now, this.keepFinishedMs)) tasks.push(await this.withQueuePosition(task));
     return nextCursor ? { tasks, nextCursor } : { tasks };
   }
 
