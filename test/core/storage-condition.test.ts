@@ -6,11 +6,11 @@
  */
 import { connect, createServer, type Server, type Socket } from "node:net";
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { RpcCode, toRpcError } from "../../src/core/errors.js";
 import { storageCondition } from "../../src/core/storage-condition.js";
 import { freePort } from "../support/free-port.js";
-import { TEST_PG_URL } from "../support/postgres.js";
+import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 
 const servers: Server[] = [];
 const sockets = new Set<Socket>();
@@ -193,5 +193,100 @@ describe("storageCondition: what is not the store being unreachable", () => {
     const port = await freePort();
     const error = await thrown(() => fetch(`http://127.0.0.1:${port}/`));
     expect(storageCondition(error)).toBeUndefined();
+  });
+});
+
+const busy = { reason: "store_busy", retryable: true };
+
+/** A connection to the shared test server; `settings` go with its startup (`-c name=value`). */
+async function connected(settings = "", user = "postgres"): Promise<pg.Client> {
+  const url = new URL(TEST_PG_URL);
+  url.username = user;
+  if (settings !== "") url.searchParams.set("options", settings);
+  const client = new pg.Client({ connectionString: url.toString() });
+  client.on("error", () => {});
+  await client.connect();
+  return client;
+}
+
+describe("storageCondition: a PostgreSQL that takes no more connections is the store being unreachable", () => {
+  it("a role over its connection limit (53300 'too many connections for role')", async () => {
+    const role = uniqueName("full_role");
+    await pgQuery(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 0`);
+    try {
+      const error = await thrown(() => connected("", role));
+      expect(error).toMatchObject({ code: "53300" });
+      expect(storageCondition(error)).toMatchObject(unreachable);
+      expect(toRpcError(error).body).toMatchObject({ code: RpcCode.Unavailable, data: { reason: "store_unreachable", retryAfterMs: 1000 } });
+    } finally {
+      await pgQuery(`DROP ROLE ${role}`);
+    }
+  });
+
+  it("every code of class 53 but a full disk: out of connections, memory or a configured limit", () => {
+    for (const code of ["53000", "53200", "53300", "53400"]) {
+      expect(storageCondition(Object.assign(new Error("sorry"), { code })), code).toMatchObject(unreachable);
+    }
+    expect(storageCondition(Object.assign(new Error("could not extend file"), { code: "53100" }))).toMatchObject({ reason: "store_full" });
+  });
+
+  it("a server's or a pooler's words for no more connections, whatever SQLSTATE it gives them, or none", () => {
+    const cases: Array<[string, string | undefined]> = [
+      ["sorry, too many clients already", undefined],
+      ["remaining connection slots are reserved for non-replication superuser connections", "XX000"],
+      ["no more connections allowed (max_client_conn)", "08P01"],
+      ["too many connections for database \"app\"", "XX000"],
+      ["FATAL: Max client connections reached; too many connections", undefined],
+    ];
+    for (const [message, code] of cases) {
+      expect(storageCondition(Object.assign(new Error(message), code === undefined ? {} : { code })), message).toMatchObject(unreachable);
+    }
+  });
+
+  it("not another library's error in the same words (a handler's MySQL client: ER_CON_COUNT_ERROR 'Too many connections')", () => {
+    expect(storageCondition(Object.assign(new Error("Too many connections"), { code: "ER_CON_COUNT_ERROR" }))).toBeUndefined();
+  });
+});
+
+describe("storageCondition: a statement rolled back for a reason that passes by itself is the store being busy", () => {
+  const table = `public.${uniqueName("busy_table")}`;
+  afterAll(async () => {
+    await pgQuery(`DROP TABLE IF EXISTS ${table}`);
+  });
+
+  it("a lock held by another client past the lock timeout (55P03), a statement past the statement timeout (57014), a deadlock (40P01)", async () => {
+    await pgQuery(`CREATE TABLE ${table} (id int PRIMARY KEY, v int); INSERT INTO ${table} VALUES (1, 0), (2, 0)`);
+    const a = await connected("-c lock_timeout=200 -c statement_timeout=300 -c deadlock_timeout=50");
+    const b = await connected("-c deadlock_timeout=5000");
+    try {
+      await b.query("BEGIN");
+      await b.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      const locked = await thrown(() => a.query(`SELECT * FROM ${table}`));
+      await b.query("ROLLBACK");
+      expect(locked).toMatchObject({ code: "55P03" });
+
+      const slow = await thrown(() => a.query("SELECT pg_sleep(2)"));
+      expect(slow).toMatchObject({ code: "57014" });
+
+      await a.query("SET lock_timeout = 0; SET statement_timeout = 0");
+      await a.query("BEGIN");
+      await b.query("BEGIN");
+      await a.query(`UPDATE ${table} SET v = 1 WHERE id = 1`);
+      await b.query(`UPDATE ${table} SET v = 1 WHERE id = 2`);
+      const second = b.query(`UPDATE ${table} SET v = 2 WHERE id = 1`).catch((error: unknown) => error);
+      const deadlocked = await thrown(() => a.query(`UPDATE ${table} SET v = 2 WHERE id = 2`));
+      await a.query("ROLLBACK");
+      await second;
+      await b.query("ROLLBACK");
+      expect(deadlocked).toMatchObject({ code: "40P01" });
+
+      for (const error of [locked, slow, deadlocked]) {
+        expect(storageCondition(error)).toMatchObject(busy);
+        expect(toRpcError(error).body).toMatchObject({ code: RpcCode.Unavailable, data: { reason: "store_busy", retryAfterMs: 1000 } });
+      }
+      expect(storageCondition(Object.assign(new Error("could not serialize access"), { code: "40001" }))).toMatchObject(busy);
+    } finally {
+      await Promise.all([a.end(), b.end()]);
+    }
   });
 });

@@ -11,6 +11,8 @@ import { callToolAsTask, getTask, rpcError, taskResult, wireMessage } from "../s
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 import { freshSchemas, TEST_PG_URL } from "../support/postgres.js";
 import { statelessRpc } from "../support/stateless-client.js";
+import { postgresStore } from "../../src/store/postgres/postgres-store.js";
+import { LOCK_CLASS } from "../../src/store/postgres/schema.js";
 
 const schemas = freshSchemas("lockwait");
 const schema = schemas.next();
@@ -76,6 +78,47 @@ describe("PostgreSQL: a lock held by another client", { timeout: 30_000 }, () =>
       }
     } finally {
       await holder.end();
+    }
+  });
+
+  it("the wait is postgresStore's lockTimeoutMs, and a lock_timeout parameter of the store's URL wins over it", async () => {
+    const holder = new pg.Client({ connectionString: TEST_PG_URL });
+    await holder.connect();
+    const quick = postgresStore(TEST_PG_URL, { schema, lockTimeoutMs: 300 });
+    const url = new URL(TEST_PG_URL);
+    url.searchParams.set("lock_timeout", "300");
+    const byUrl = postgresStore(url.toString(), { schema, lockTimeoutMs: 20_000 });
+    try {
+      await Promise.all([quick.migrate(), byUrl.migrate()]);
+      await holder.query("BEGIN");
+      await holder.query(`LOCK TABLE "${schema}".tasks IN ACCESS EXCLUSIVE MODE`);
+      for (const store of [quick, byUrl]) {
+        const sent = performance.now();
+        await expect(store.get("any", { any: true })).rejects.toMatchObject({ code: "55P03" });
+        expect(performance.now() - sent).toBeLessThan(5_000);
+      }
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      await Promise.all([holder.end(), quick.close(), byUrl.close()]);
+    }
+  });
+
+  it("a migration waits for another node's migration for as long as it takes, past the lock timeout", async () => {
+    const fresh = schemas.next();
+    const holder = new pg.Client({ connectionString: TEST_PG_URL });
+    await holder.connect();
+    const store = postgresStore(TEST_PG_URL, { schema: fresh, lockTimeoutMs: 200, statementTimeoutMs: 400 });
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [LOCK_CLASS, fresh]);
+      const migrated = store.migrate();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await holder.query("ROLLBACK");
+      await migrated;
+      expect(await store.get("any", { any: true })).toBeNull();
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      await Promise.all([holder.end(), store.close()]);
     }
   });
 });

@@ -252,7 +252,7 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 export const COUNTS_VERSION = MIGRATIONS.indexOf(COUNTS_MIGRATION) + 1;
 
 /** Advisory lock class of the migration lock ("mcpt"); the object id is a hash of the schema name. */
-const LOCK_CLASS = 0x6d637074;
+export const LOCK_CLASS = 0x6d637074;
 
 /**
  * Brings the store's schema up to {@link SCHEMA_VERSION}, creating the PostgreSQL schema if it does
