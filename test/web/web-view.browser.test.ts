@@ -213,6 +213,15 @@ describe("web view in headless Chromium", () => {
     expect(page.url()).toBe(new URL("/tasks", fx.url).href);
   });
 
+  it("a sign-in link whose token is not accepted says so (not that a session ended) and shows the sign-in form", async () => {
+    fx = await serverWithView();
+    page = await browser.context.newPage();
+    await page.goto(`${new URL("/tasks", fx.url).href}#token=not-the-token`);
+    await page.locator("#login-error", { hasText: "The token in this link was not accepted" }).waitFor();
+    expect(await page.locator("#login").isVisible()).toBe(true);
+    expect(page.url()).toBe(new URL("/tasks", fx.url).href);
+  });
+
   it("answers a task's question from the page: the form follows the requested schema, and the task completes with the answer", async () => {
     fx = await serverWithView();
     page = await openSignedIn(fx);

@@ -1179,7 +1179,13 @@ function start() {
   const linked = new URLSearchParams(window.location.hash.slice(1)).get("token");
   if (linked) window.history.replaceState(null, "", window.location.pathname + window.location.search);
   const saved = linked || sessionStorage.getItem(TOKEN_KEY);
-  if (saved) signIn(saved).catch(() => signOut("Your session ended; sign in again."));
+  if (saved) {
+    signIn(saved).catch((error) => {
+      // A link's token was never signed in with: it was not accepted (a link `serve` printed lasts one run).
+      if (!(error instanceof Unauthorized)) signOut(`Could not sign in: ${error.message}`);
+      else signOut(linked ? "The token in this link was not accepted; sign in with a valid token (a link printed by serve works only until it restarts)." : "Your session ended; sign in again.");
+    });
+  }
   else signOut("");
 }
 
