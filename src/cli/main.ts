@@ -1,6 +1,7 @@
 import { Command, Help } from "commander";
 import { COMMAND_SUMMARIES, type CommandName } from "./command-summaries.js";
 import { telemetryRequested, TRACED_COMMANDS } from "./telemetry-env.js";
+import { exitOnUsageErrors } from "./usage-exit.js";
 
 /**
  * Subcommands, loaded on demand: each pulls in its own dependencies (the server side is heavy:
@@ -40,6 +41,8 @@ if (telemetry && wanted) await telemetry.startTelemetry(wanted);
 for (const name of Object.keys(commands) as CommandName[]) {
   program.addCommand(name === wanted ? await commands[name]() : new Command(name).description(COMMAND_SUMMARIES[name].description));
 }
+
+exitOnUsageErrors(program);
 
 program
   .parseAsync(process.argv)
