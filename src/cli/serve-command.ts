@@ -38,12 +38,13 @@ import { drainTimeoutOption, exitIfStoreInUse, type DrainFlags } from "./drain-o
 import { onStopSignals } from "../runtime/stop-signals.js";
 import { drainAndClose, type StopSteps } from "../mcp/stop-on-signals.js";
 import { allowedOriginsOption, type OriginFlags } from "./origin-options.js";
+import { httpTimeoutOptions, httpTimeoutsFrom, type HttpTimeoutFlags } from "./http-timeout-options.js";
 import { StdioGuard } from "./stdio-guard.js";
 import { StdioOutput } from "./stdio-output.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../http/http-options.js";
 
 /** The options every serving command (`serve`, `gateway`) takes. */
-export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags, RetentionFlags, OriginFlags {
+export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags, RetentionFlags, OriginFlags, HttpTimeoutFlags {
   port: number;
   host: string;
   store: string;
@@ -142,6 +143,7 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .option("--trace-url <template>", "link a task's trace id in the web view to your trace viewer: a URL containing {traceId}", traceUrlTemplate)
     .addOption(new Option("--metrics-token <token>", "require this bearer token on /metrics (default: /metrics is open)").env("MCP_TASKS_METRICS_TOKEN"));
   for (const option of callerOptions()) command.addOption(option);
+  for (const option of httpTimeoutOptions()) command.addOption(option);
   return command;
 }
 
@@ -185,6 +187,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   const jwt = opts.stdio ? null : await jwtAuthFrom(opts);
   const authFlag = opts.stdio ? null : opts.jwtIssuer !== undefined ? "--jwt-issuer" : opts.authTokens !== undefined ? "--auth-tokens" : null;
   const callers = callerServerOptions(opts, authFlag);
+  const timeouts = httpTimeoutsFrom(opts);
   // A port in use refuses the start before the store exists (no SQLite file left behind).
   if (!opts.stdio) await checkPortFree(opts.host, opts.port);
   const backend = openBackend(opts.store, logger);
@@ -269,6 +272,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
     ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
     maxSessions: opts.maxSessions,
     maxSessionsPerClient: opts.maxSessionsPerClient,
+    ...timeouts,
     handleSignals: false,
   });
   const web = opts.web ? new URL("/tasks", http.url).href : "off";

@@ -14,5 +14,6 @@ export { webRoutes, type WebOptions } from "../web/web-routes.js";
 export type { Redaction } from "../web/task-view.js";
 export { TaskMetrics } from "../metrics/task-metrics.js";
 export type { ResumableStreamOptions } from "../http/resumable-streams.js";
+export type { HttpTimeouts } from "../http/http-timeouts.js";
 export type { FeedOptions } from "../web/task-feed.js";
 export type { EngineObserver, LimitName } from "../runtime/engine-observer.js";

@@ -3,14 +3,15 @@ import type { BearerVerifier } from "./bearer-auth.js";
 import type { ProtectedResourceOptions } from "./auth/protected-resource.js";
 import type { TrustProxy } from "./peer-address.js";
 import type { ResumableStreamOptions } from "./resumable-streams.js";
+import type { HttpTimeouts } from "./http-timeouts.js";
 import type { HttpRoute } from "./route-table.js";
 import type { SessionRegistry } from "./session-registry.js";
 
 /** The largest request body (HTTP) or message line (stdio) the server reads: 4 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-/** Options of {@link serveHttp}. */
-export interface HttpOptions {
+/** Options of {@link serveHttp}; the time limits on receiving a request are {@link HttpTimeouts}. */
+export interface HttpOptions extends HttpTimeouts {
   /** Default 3000; 0 picks a free port. */
   port?: number;
   /**

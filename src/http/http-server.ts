@@ -24,6 +24,7 @@ import { SessionRegistry } from "./session-registry.js";
 import { SharedSessionEndpoint } from "./shared-sessions/shared-endpoint.js";
 import { StatelessEndpoint } from "./stateless-endpoint.js";
 import { DEFAULT_MAX_BODY_BYTES, type HttpHandle, type HttpOptions } from "./http-options.js";
+import { serverTimeouts } from "./http-timeouts.js";
 import { DEFAULT_DRAIN_GRACE_MS } from "../runtime/drain.js";
 import { stopOnSignals } from "../mcp/stop-on-signals.js";
 
@@ -42,6 +43,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     // a session as well would break the per-owner quotas and the web view's owner scope.
     throw new Error('bind: "session" is for deployments without authentication; with a verifier tasks are bound to the principal');
   }
+  const timeouts = serverTimeouts(options);
   await app.start();
   const logger = app.engine.logger;
   const host = options.host ?? "127.0.0.1";
@@ -113,7 +115,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     else res.writeHead(HttpFailure.methodNotAllowed.status, { allow: "GET, POST, DELETE" }).end();
   };
 
-  const server = createServer({ ServerResponse: IdentifiedResponse }, (req, res) => {
+  const server = createServer({ ServerResponse: IdentifiedResponse, ...timeouts }, (req, res) => {
     // One id per HTTP request, in our log lines and the response's head; also left in the
     // request's headers, where the SDK hands it to MCP handlers (extra.requestInfo).
     const requestId = requestIdOf(req);
