@@ -68,13 +68,13 @@ export interface PostgresStoreOptions {
    * Longest a statement of the store waits for a lock another client holds (PostgreSQL's
    * `lock_timeout` on the pool's connections), ms. Past it the statement fails and the request is
    * answered with the retryable store-busy error instead of waiting for as long as the lock is
-   * held. Default 2000; 0 leaves the server's setting. A `lock_timeout` parameter of the
-   * connection string wins. Migrations wait for as long as they need.
+   * held. Default 2000; 0 leaves the server's (or the role's) setting. A `lock_timeout` parameter
+   * of the connection string wins. Migrations wait for as long as they need.
    */
   lockTimeoutMs?: number;
   /**
    * Longest a statement of the store runs (PostgreSQL's `statement_timeout`), ms: the same, for a
-   * statement slowed by anything else. Default 10000; 0 leaves the server's setting. A
+   * statement slowed by anything else. Default 10000; 0 leaves the server's (or the role's) setting. A
    * `statement_timeout` parameter of the connection string wins. Migrations are not cut short.
    */
   statementTimeoutMs?: number;
@@ -144,10 +144,27 @@ const FOREIGN_KEY_VIOLATION = "23503";
 /** A statement rolled back by a deadlock or a serialization failure is run this many times in all. */
 const TRANSIENT_ATTEMPTS = 3;
 
-/** A timeout of the pool's connections: the option, or its default; nothing (the server's own) for 0. */
-function timeoutOf(option: number | undefined, fallback: number): number | undefined {
-  const ms = Math.floor(option ?? fallback);
-  return ms > 0 ? ms : undefined;
+/**
+ * The SET statements of a pool connection's lock and statement timeouts: each the option, or its
+ * default; none for 0 (the server's own setting) or when the connection string names it. Null
+ * when there is nothing to set.
+ */
+function timeoutSettings(connectionString: string, options: PostgresStoreOptions): string | null {
+  let named: URLSearchParams;
+  try {
+    named = new URL(connectionString).searchParams;
+  } catch {
+    named = new URLSearchParams();
+  }
+  const settings: string[] = [];
+  for (const [name, option, fallback] of [
+    ["lock_timeout", options.lockTimeoutMs, DEFAULT_LOCK_TIMEOUT_MS],
+    ["statement_timeout", options.statementTimeoutMs, DEFAULT_STATEMENT_TIMEOUT_MS],
+  ] as const) {
+    const ms = Math.floor(option ?? fallback);
+    if (ms > 0 && !named.has(name)) settings.push(`SET ${name} = ${ms}`);
+  }
+  return settings.length === 0 ? null : settings.join("; ");
 }
 
 /**
@@ -193,10 +210,16 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     keepAlive: true,
     connectionTimeoutMillis: 10_000,
     application_name: "mcp-tasks",
-    // Sent with each connection's startup (no statement of their own); 0 sends nothing.
-    lock_timeout: timeoutOf(options.lockTimeoutMs, DEFAULT_LOCK_TIMEOUT_MS),
-    statement_timeout: timeoutOf(options.statementTimeoutMs, DEFAULT_STATEMENT_TIMEOUT_MS),
   });
+  // Set on each new connection before its first statement, rather than as startup parameters,
+  // which a pooler such as PgBouncer refuses unless told to ignore them. The connection string's
+  // own `lock_timeout` / `statement_timeout` (sent at startup by the driver) are left to win.
+  const sessionSettings = timeoutSettings(connectionString, options);
+  if (sessionSettings !== null) {
+    pool.on("connect", (client) => {
+      client.query(sessionSettings).catch((err: unknown) => logger?.warn({ err }, "task store: could not set the connection's lock and statement timeouts"));
+    });
+  }
   // An idle connection that breaks (a server restart) is dropped by the pool; unhandled, the
   // 'error' event would take the process down.
   pool.on("error", (err) => logger?.warn({ err }, "task store: an idle PostgreSQL connection failed"));
