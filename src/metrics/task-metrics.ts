@@ -91,7 +91,7 @@ export class TaskMetrics implements EngineObserver {
 
   private readonly rejections = new Counter({
     name: `${METRIC_PREFIX}limit_rejections_total`,
-    help: "Refusals by a limit: active_tasks and stored_tasks (per owner), queued_inputs (per task), queued_tasks (per owner, the queue bound), result_bytes, argument_bytes, body_bytes; task_operations and failed_lookups (per owner or address, T-SEC-4); sessions and sessions_per_client (local HTTP sessions).",
+    help: "Refusals by a limit: active_tasks and stored_tasks (per owner), queued_inputs (per task), queued_tasks (per owner, the queue bound), result_bytes, argument_bytes, body_bytes; task_operations and failed_lookups (per owner or address, T-SEC-4); sessions and sessions_per_client (local HTTP sessions); event_streams and event_streams_per_viewer (the web view's event streams).",
     labelNames: ["limit"] as const,
     registers: [this.registry],
   });

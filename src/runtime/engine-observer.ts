@@ -12,7 +12,9 @@ export type LimitName =
   | "task_operations"
   | "failed_lookups"
   | "sessions"
-  | "sessions_per_client";
+  | "sessions_per_client"
+  | "event_streams"
+  | "event_streams_per_viewer";
 
 /**
  * What the engine (and the layers above it) report for monitoring, beyond what a store write

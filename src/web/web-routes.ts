@@ -2,6 +2,7 @@ import type { BearerVerifier } from "../http/bearer-auth.js";
 import type { HttpRoute } from "../http/route-table.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { eventStream } from "./event-stream.js";
+import { DEFAULT_MAX_EVENT_STREAMS, DEFAULT_MAX_EVENT_STREAMS_PER_VIEWER, EventStreamCaps } from "./event-stream-caps.js";
 import { sendAsset, staticAsset } from "./static-assets.js";
 import { TaskFeed, type FeedOptions } from "./task-feed.js";
 import { NO_REDACTION, type Redaction } from "./task-view.js";
@@ -28,6 +29,10 @@ export interface WebOptions {
   traceUrl?: string;
   /** Live feed timing (tests). */
   feed?: FeedOptions;
+  /** Event streams (`GET /tasks/api/events`) open at once, all viewers together; beyond it 503. Default 500. */
+  maxEventStreams?: number;
+  /** Event streams one principal holds open at once (one per open page); beyond it 429. Default 20. */
+  maxEventStreamsPerViewer?: number;
 }
 
 /**
@@ -50,6 +55,7 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
     ...(options.traceUrl !== undefined && { traceUrl: options.traceUrl }),
   };
   const feed = new TaskFeed(app.engine, app.engine.logger, options.feed);
+  const streamCaps = new EventStreamCaps(options.maxEventStreams ?? DEFAULT_MAX_EVENT_STREAMS, options.maxEventStreamsPerViewer ?? DEFAULT_MAX_EVENT_STREAMS_PER_VIEWER);
   const page = staticAsset("tasks.html", "text/html; charset=utf-8");
   const script = staticAsset("tasks.js", "text/javascript; charset=utf-8");
   const style = staticAsset("tasks.css", "text/css; charset=utf-8");
@@ -68,6 +74,6 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
     { path: "/tasks/api/tasks/:id/rerun", methods: { POST: api(deps, rerunTask(deps)) } },
     { path: "/tasks/api/tasks/:id/inputs/:inputId", methods: { POST: api(deps, answerInput(deps)) } },
     { path: "/tasks/api/cancel", methods: { POST: api(deps, cancelTasks(deps)) } },
-    { path: "/tasks/api/events", methods: { GET: eventStream(deps, feed) } },
+    { path: "/tasks/api/events", methods: { GET: eventStream(deps, feed, streamCaps) } },
   ];
 }
