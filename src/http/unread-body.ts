@@ -16,6 +16,6 @@ const DRAINED_BODY_BYTES = 64 * 1024;
 export function closeAfterResponse(req: IncomingMessage): boolean {
   if (req.complete) return false;
   if (req.headers["transfer-encoding"] !== undefined) return true;
-  const length = Number(req.headers["content-length"] ?? 0);
-  return !(length <= DRAINED_BODY_BYTES);
+  // Node has refused a malformed Content-Length before any handler runs.
+  return Number(req.headers["content-length"] ?? 0) > DRAINED_BODY_BYTES;
 }

@@ -86,6 +86,11 @@ describe("the other paths", () => {
     expectClosedUnread(await sendHuge("/mcp", { Authorization: "Bearer tok-alice-4242" }, "declared", "PUT"), 405);
   });
 
+  it("a foreign Origin is answered 403 and the connection closed without reading the body", async () => {
+    await start();
+    expectClosedUnread(await sendHuge("/mcp", { Authorization: "Bearer tok-alice-4242", Origin: "http://evil.example" }, "declared"), 403);
+  });
+
   it("the web API answers 401 to a request without a token and closes the connection without reading its body", async () => {
     await start();
     expectClosedUnread(await sendHuge("/tasks/api/cancel", {}, "chunked"), 401);
