@@ -124,7 +124,10 @@ describe("PostgreSQL out of connections", { timeout: 40_000 }, () => {
   it("a handler that finished while PostgreSQL took no more connections has its outcome stored once connections free up, and ran once", async () => {
     const { task } = await callToolAsTask(client.client, "sleep", { ms: 1500 });
     const worker = await cluster.claimer(task.taskId);
+    // Waiting on the front across the outage: its LISTEN connection is refused too meanwhile.
+    const result = taskResult(client.client, task.taskId);
     const filled = await fillServer();
+    let freedAt: number;
     try {
       const write = await worker.stderr.waitFor(
         (l) => l["taskId"] === task.taskId && (l["msg"] === "task store write failed; retrying" || l["msg"] === "could not store task outcome"),
@@ -134,8 +137,11 @@ describe("PostgreSQL out of connections", { timeout: 40_000 }, () => {
       expect(write["msg"]).toBe("task store write failed; retrying");
     } finally {
       await filled.free();
+      freedAt = performance.now();
     }
-    expect((await taskResult(client.client, task.taskId)).content).toEqual([{ type: "text", text: "slept 1500 ms" }]);
+    expect((await result).content).toEqual([{ type: "text", text: "slept 1500 ms" }]);
+    // Well before the waiter's 30 s re-check of the store.
+    expect(performance.now() - freedAt).toBeLessThan(10_000);
     expect(worker.stderr.filter((l) => l["msg"] === "claimed task" && l["taskId"] === task.taskId)).toHaveLength(1);
     expect((await getTask(client.client, task.taskId)).status).toBe("completed");
   });
