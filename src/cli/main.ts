@@ -52,7 +52,7 @@ program
     if (!telemetry || wanted === "serve" || wanted === "worker" || wanted === "gateway") return;
     // An exporter still waiting on a collector that is gone or hangs would hold the process open
     // for its own timeout (and retries): past the wait, the command exits with what it printed.
-    if (!(await telemetry.shutdownTelemetry())) process.stdout.write("", () => process.exit(typeof process.exitCode === "number" ? process.exitCode : 0));
+    if (!(await telemetry.shutdownTelemetry(telemetry.ONE_SHOT_SHUTDOWN_MS))) process.stdout.write("", () => process.exit(typeof process.exitCode === "number" ? process.exitCode : 0));
   })
   .catch((error: unknown) => {
     process.stderr.write(`mcp-tasks: ${error instanceof Error ? error.message : String(error)}\n`);
