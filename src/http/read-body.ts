@@ -18,9 +18,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
       reject(new BodyTooLargeError(limit));
       return;
     }
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
-    req.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limit) {
         req.removeAllListeners("data");
@@ -29,8 +29,18 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
         return;
       }
       chunks.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    };
+    // Once read, the body is let go: a request held open for long (a waiting tasks/result) keeps
+    // neither these listeners nor its buffers.
+    const onEnd = (): void => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      const body = Buffer.concat(chunks).toString("utf8");
+      chunks = [];
+      resolve(body);
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
     req.on("error", reject);
   });
 }
