@@ -1,4 +1,3 @@
-import { isTerminal } from "../../core/task-status.js";
 import type { ClaimedTask } from "../../store/claim.js";
 import type { EventBus } from "../../events/event-bus.js";
 import type { ClusterStore } from "../../store/lease-store.js";
@@ -6,6 +5,7 @@ import type { Logger } from "../../core/logger.js";
 import type { TaskExecution } from "../task-execution.js";
 import { IntervalLoop } from "../upkeep/interval-loop.js";
 import type { ClaimCaps } from "../../store/run-queue.js";
+import { ClaimLoop, type ClaimAnswer } from "../claim-loop.js";
 
 /** Options of the cluster worker pool (`--workers`, `--lease-ms`); defaults are listed in docs/deployment.md. */
 export interface WorkerPoolOptions {
@@ -78,24 +78,17 @@ interface PoolDeps {
  */
 export class WorkerPool {
   private readonly leaseMs: number;
-  private readonly running = new Set<string>();
-  private claiming = false;
-  /** Tasks cancelled or ended while a claim was in flight (see start()). */
-  private endedWhileClaiming = new Set<string>();
-  private again = false;
   /**
-   * A wake-up found every slot taken (or a claim filled them): work may be queued that nobody
-   * claimed, so the next handler to finish claims. Otherwise a finishing handler claims nothing:
-   * the queue was empty at the last claim, and whatever arrived since announced itself with an
-   * event (each claim returning nothing was a statement, and under load a handler finishes for
-   * every task).
+   * Claims with a lease and runs each handler fenced by its claim. Its "full" is decided by each
+   * claim: when a wake-up found every slot taken (or a claim filled them or hit a cap), the next
+   * handler to finish claims; otherwise a finishing handler claims nothing: the queue was empty at
+   * the last claim, and whatever arrived since announced itself with an event (each claim
+   * returning nothing was a statement, and under load a handler finishes for every task).
    */
-  private full = false;
+  private readonly loop: ClaimLoop<ClaimedTask>;
   private stopped = true;
   /** Draining: no more claims, while the leases of what still runs are renewed. */
   private claimsStopped = false;
-  /** The claim in flight, if any (a drain waits for it: what it returns runs here). */
-  private inFlight: Promise<void> | null = null;
   /**
    * A claim failed without an answer: its statement may have committed, leasing tasks to this
    * worker that it never heard of. The next claim first asks the store which leases are ours.
@@ -166,6 +159,22 @@ export class WorkerPool {
       logger: deps.logger,
       failure: "renewing leases failed; will retry before they run out",
     });
+    this.loop = new ClaimLoop<ClaimedTask>({
+      slots: options.concurrency,
+      maxBatch: Number.POSITIVE_INFINITY,
+      logger: deps.logger,
+      fullWhileClaiming: false,
+      claim: (free) => this.claim(free),
+      claimFailed: (err) => this.claimFailed(err),
+      run: (task) => this.runOne(task),
+      kicked: () => (this.wakingToClaim = false),
+      settled: () => this.settle(),
+    });
+  }
+
+  /** Tasks whose handlers run here. */
+  private get running(): ReadonlySet<string> {
+    return this.loop.running;
   }
 
   get workerId(): string {
@@ -175,6 +184,7 @@ export class WorkerPool {
   start(): void {
     if (!this.stopped || this.options.concurrency <= 0) return;
     this.stopped = false;
+    if (!this.claimsStopped) this.loop.open();
     this.startedAt = this.deps.now();
     this.unsubscribe = this.deps.bus.onAny((event) => {
       // New work: a created task or a re-queued one; a nudge after a bus reconnection (events may
@@ -185,7 +195,7 @@ export class WorkerPool {
       else if (this.standingBy.size > 0) this.standingBy.delete(event.taskId);
       // A cancel heard while a claim is in flight may be for a task that claim returns: its
       // handler, not yet started, has no signal to abort, so it must not start at all.
-      if (this.claiming && (event.type === "cancel" || (event.type === "status" && isTerminal(event.status)))) this.endedWhileClaiming.add(event.taskId);
+      this.loop.observe(event);
     });
     this.recheck.start();
     this.renewal.start();
@@ -200,8 +210,7 @@ export class WorkerPool {
    */
   async stopClaiming(): Promise<void> {
     this.claimsStopped = true;
-    this.again = false;
-    while (this.inFlight) await this.inFlight;
+    await this.loop.stopAfterClaimInFlight();
   }
 
   /**
@@ -212,6 +221,7 @@ export class WorkerPool {
   async stop(): Promise<void> {
     const wasRunning = !this.stopped;
     this.stopped = true;
+    this.loop.stop();
     this.unsubscribe?.();
     this.unsubscribe = null;
     this.recheck.stop();
@@ -238,7 +248,7 @@ export class WorkerPool {
   private settle(): void {
     const { bus, store } = this.deps;
     if (bus.hearOthers === undefined || this.options.workerOnly !== true) return;
-    const idle = this.place >= 1 && this.running.size === 0 && !this.claiming && !this.wakingToClaim && !this.stopped && !this.claimsStopped;
+    const idle = this.place >= 1 && this.running.size === 0 && !this.loop.claiming && !this.wakingToClaim && !this.stopped && !this.claimsStopped;
     if (idle && !this.dormant) {
       this.dormant = true;
       // Its looks read the queue's age itself: the listening standby's back-off has no part in them.
@@ -325,82 +335,48 @@ export class WorkerPool {
 
   /** Claims as many tasks as there are free slots; coalesces concurrent wake-ups. */
   kick(): void {
-    if (this.stopped || this.claimsStopped) return;
-    this.wakingToClaim = false;
-    if (this.claiming) {
-      this.again = true;
-      return;
-    }
-    const free = this.options.concurrency - this.running.size;
-    if (free <= 0) {
-      this.full = true;
-      return;
-    }
-    this.full = false;
-    this.claiming = true;
-    this.inFlight = this.claim(free).finally(() => {
-      this.claiming = false;
-      this.inFlight = null;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-      this.settle();
-    });
+    this.loop.kick();
   }
 
-  private async claim(free: number): Promise<void> {
+  /** The leased claim of the loop: first what a lost answer may have leased here, then up to the slots still free. */
+  private async claim(free: number): Promise<ClaimAnswer<ClaimedTask>> {
     const { store, logger, now } = this.deps;
-    let claimed: ClaimedTask[];
-    try {
-      if (this.unsure) {
-        // Tasks a lost answer leased to us: run them all (their handlers never started; the lost claim asked for no more than its free slots then), and claim only for what is left free.
-        const ours = (await store.heldLeases(this.options.workerId, now())).filter((task) => !this.running.has(task.id));
-        this.unsure = false;
-        for (const task of ours) {
-          logger.warn({ taskId: task.id, workerId: this.options.workerId, attempt: task.claim.attempt }, "running a task a claim leased to this worker although its answer was lost");
-          this.runOne(task);
-        }
-        free -= ours.length;
-        if (free <= 0) {
-          this.full = true;
-          return;
-        }
+    if (this.unsure) {
+      // Tasks a lost answer leased to us: run them all (their handlers never started; the lost claim asked for no more than its free slots then), and claim only for what is left free.
+      const ours = (await store.heldLeases(this.options.workerId, now())).filter((task) => !this.running.has(task.id));
+      this.unsure = false;
+      for (const task of ours) {
+        logger.warn({ taskId: task.id, workerId: this.options.workerId, attempt: task.claim.attempt }, "running a task a claim leased to this worker although its answer was lost");
+        this.loop.adopt(task);
       }
-      const names = typeof this.options.names === "function" ? this.options.names() : this.options.names;
-      const caps = this.deps.caps?.();
-      const askedAt = performance.now();
-      claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names, caps);
-      logger.debug({ workerId: this.options.workerId, free, claimed: claimed.length, standby: this.standbyClaim }, "claim");
-      if (this.standbyClaim) this.backoff = claimed.length === 0 ? Math.min(MAX_BACKOFF, this.backoff * 2) : 1;
-      this.standbyClaim = false;
-      const capped = caps !== undefined && (caps.perOwner !== null || Object.keys(caps.perName).length > 0);
-      // Under caps a short claim may have left tasks waiting for a cap: a handler's end may free it.
-      if (capped) this.full = true;
-      // A claim with slots to spare took everything then queued that this worker can run: what
-      // was heard before it is covered (a task of a tool it lacks is not its to wait for).
-      else if (claimed.length < free) this.coveredUntil(askedAt);
-    } catch (err) {
-      logger.warn({ err }, "claiming tasks failed; will retry");
-      this.endedWhileClaiming.clear();
-      this.unsure = true;
-      // The next handler to finish tries again, or this retry, well within a lease: a claim that
-      // committed unheard holds its tasks until their leases run out.
-      this.full = true;
-      this.retryTimer ??= setTimeout(() => {
-        this.retryTimer = null;
-        this.kick();
-      }, Math.min(500, Math.floor(this.leaseMs / 6))).unref();
-      return;
+      free -= ours.length;
+      if (free <= 0) return { tasks: [], more: false, full: true };
     }
-    const ended = this.endedWhileClaiming;
-    this.endedWhileClaiming = new Set();
-    for (const task of claimed) {
-      if (ended.has(task.id)) logger.info({ taskId: task.id }, "handler not started: task ended while it was being claimed");
-      else this.runOne(task);
-    }
+    const names = typeof this.options.names === "function" ? this.options.names() : this.options.names;
+    const caps = this.deps.caps?.();
+    const askedAt = performance.now();
+    const claimed = await store.claim(this.options.workerId, free, this.leaseMs, now(), names, caps);
+    logger.debug({ workerId: this.options.workerId, free, claimed: claimed.length, standby: this.standbyClaim }, "claim");
+    if (this.standbyClaim) this.backoff = claimed.length === 0 ? Math.min(MAX_BACKOFF, this.backoff * 2) : 1;
+    this.standbyClaim = false;
+    const capped = caps !== undefined && (caps.perOwner !== null || Object.keys(caps.perName).length > 0);
+    // A claim with slots to spare took everything then queued that this worker can run: what
+    // was heard before it is covered (a task of a tool it lacks is not its to wait for).
+    if (!capped && claimed.length < free) this.coveredUntil(askedAt);
+    // Under caps a short claim may have left tasks waiting for a cap: a handler's end may free it.
     // A full batch may mean more is waiting (the next kick finds no free slot and marks the pool full).
-    if (claimed.length === free) this.again = true;
+    return { tasks: claimed, more: claimed.length === free, full: capped };
+  }
+
+  private claimFailed(err: unknown): void {
+    this.deps.logger.warn({ err }, "claiming tasks failed; will retry");
+    this.unsure = true;
+    // The next handler to finish tries again, or this retry, well within a lease: a claim that
+    // committed unheard holds its tasks until their leases run out.
+    this.retryTimer ??= setTimeout(() => {
+      this.retryTimer = null;
+      this.kick();
+    }, Math.min(500, Math.floor(this.leaseMs / 6))).unref();
   }
 
   private coveredUntil(time: number): void {
@@ -410,10 +386,10 @@ export class WorkerPool {
     }
   }
 
-  private runOne(claimed: ClaimedTask): void {
+  /** Runs a claimed task's handler, fenced by its claim: its writes hold only while the lease is this worker's. */
+  private runOne(claimed: ClaimedTask): Promise<void> {
     const { execution, logger } = this.deps;
     const { claim, ...task } = claimed;
-    this.running.add(task.id);
     logger.debug({ taskId: task.id, workerId: this.options.workerId, attempt: claim.attempt }, "claimed task");
     // The task stays in `running` (its lease renewed) until run() returns, which includes the
     // retries of an outcome write the store refused for a while (a database restarting): the
@@ -424,14 +400,7 @@ export class WorkerPool {
     // TaskEngine.close, and an outcome the store refused keeps the lease until it runs out, so the
     // reaper applies the retry rules (released, the task would be re-claimed and re-run at once,
     // retryable or not).
-    void execution
-      .run(task, { claimed: true, claim })
-      .catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a claimed task failed"))
-      .finally(() => {
-        this.running.delete(task.id);
-        if (this.full) this.kick();
-        this.settle();
-      });
+    return execution.run(task, { claimed: true, claim }).catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a claimed task failed"));
   }
 
   /**
