@@ -13,7 +13,7 @@ import { BodyTooLargeError, readBody } from "../http/read-body.js";
 import type { RouteContext } from "../http/route-table.js";
 import { httpStatusOf } from "../http/rpc-http-errors.js";
 import type { StoredToolCall } from "../mcp/tool-runner.js";
-import { checkToolArguments, createToolTaskRecord } from "../mcp/handlers/tools-call.js";
+import { checkToolArguments, createToolTask } from "../mcp/handlers/tools-call.js";
 import { answerOf } from "./input-answer.js";
 import { toSummary } from "./task-view.js";
 import type { Viewer } from "./viewer.js";
@@ -142,7 +142,7 @@ export function rerunTask(deps: ApiDeps): ApiHandler {
     // again. Checked against the tool as it is served now, and created the one way every tool
     // task is (its recovery, retryability and default ttl come from the tool's definition).
     const checked = checkToolArguments(host, { name: call.name, arguments: call.arguments ?? {} });
-    const created = await createToolTaskRecord(host, checked, {
+    const { task: created } = await createToolTask(host, checked, {
       caller: callerFor(viewer, ctx, task),
       origin: {
         sessionId: null,
@@ -151,6 +151,7 @@ export function rerunTask(deps: ApiDeps): ApiHandler {
         ...(task.origin.era !== undefined && { era: task.origin.era }),
       },
       ttl: task.ttlMs ?? undefined,
+      key: null,
     });
     ctx.logger.info(
       { audit: "rerun_requested", via: "web", taskId: created.id, rerunOf: task.id, owner: task.owner, peer: peer ?? null, principal: viewer.principal, requestId: ctx.requestId },

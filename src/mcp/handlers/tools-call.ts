@@ -9,7 +9,7 @@ import type { SessionContext } from "../era.js";
 import { acceptedMethods, plainToolContext } from "../tool-context.js";
 import type { RegisteredTool, ToolContext } from "../tool-definition.js";
 import type { Logger } from "../../core/logger.js";
-import type { TaskOrigin, TaskRecord } from "../../core/task.js";
+import type { TaskOrigin } from "../../core/task.js";
 import { validateToolResult, type StoredToolCall } from "../tool-runner.js";
 import type { EraHost } from "../era.js";
 import { isLogLevel } from "../logging/log-level.js";
@@ -114,10 +114,10 @@ function checkToolCall(host: EraHost, params: LooseParams): CheckedCall {
  * CreateTaskResult (T-NEW-2). Used by the session handler and by the HTTP plain-JSON path.
  * @throws TaskError when the call is not task-augmented (or tasks are off): it needs a session.
  */
-export async function createToolTaskFromParams(host: EraHost, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
+export async function answerTaskCall(host: EraHost, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
   const checked = checkToolCall(host, params);
   if (!checked.task) throw TaskError.invalidParams("Not a task-augmented call");
-  return createToolTask(host, checked, params, origin, requestorKey(host.config, host.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs));
+  return createdTaskResult(host, checked, params, origin, requestorKey(host.config, host.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs));
 }
 
 /**
@@ -132,7 +132,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   const checked = checkToolCall(session, params);
   const key = requestorKey(session.config, session.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs);
   if (checked.task) {
-    return createToolTask(session, checked, params, {
+    return createdTaskResult(session, checked, params, {
       caller: request.caller,
       sessionId: session.connectionId,
       capabilities: session.server.getClientCapabilities(),
@@ -140,7 +140,7 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   }
   if (key) {
     // Recorded as a task under the key, so a retry replays its answer instead of running it again.
-    const keyed = await createKeyedToolTask(session, checked, {
+    const keyed = await createToolTask(session, checked, {
       caller: request.caller,
       origin: { sessionId: null, progressToken: null, accepts: [] },
       ttl: undefined,
@@ -182,7 +182,7 @@ async function fallbackCall(session: SessionContext, params: LooseParams, reques
   const key = fallbackKey(requestorKey(session.config, session.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs), checked.tool, checked.rawArgs);
   // No session id: the client would not understand task status notifications, and the progress
   // token is this call's, relayed only while it waits (answerWithin).
-  const { task } = await createKeyedToolTask(session, checked, {
+  const { task } = await createToolTask(session, checked, {
     caller: request.caller,
     origin: { sessionId: null, progressToken: null, accepts: acceptedMethods(capabilities) },
     ttl: undefined,
@@ -229,9 +229,10 @@ function toRequestorError(logger: Logger, tool: string, error: unknown): TaskErr
   return TaskError.protocol(code, message, data);
 }
 
-async function createToolTask(host: EraHost, checked: CheckedCall, params: LooseParams, origin: CallOrigin, key: TaskKey | null): Promise<Record<string, unknown>> {
+/** The task of a task-augmented call, created (or the one its key names, as it is now), answered as the era's CreateTaskResult. */
+async function createdTaskResult(host: EraHost, checked: CheckedCall, params: LooseParams, origin: CallOrigin, key: TaskKey | null): Promise<Record<string, unknown>> {
   // A key that names a task already: that task, as it is now (its CreateTaskResult again).
-  const { task } = await createKeyedToolTask(host, checked, {
+  const { task } = await createToolTask(host, checked, {
     caller: origin.caller,
     origin: { sessionId: origin.sessionId, progressToken: progressTokenOf(params), accepts: acceptedMethods(origin.capabilities) },
     ttl: checked.task === undefined ? undefined : host.era.requestedTtlOf(checked.task),
@@ -242,35 +243,26 @@ async function createToolTask(host: EraHost, checked: CheckedCall, params: Loose
   return host.era.encodeCreated(task, text);
 }
 
-/**
- * Creates the task of a checked tools/call, in any era: resolves once the store holds it, so a
- * lookup of its id succeeds from then on (T-NEW-2, X-NEW-3). The only way a tool task is made
- * (the web view's re-run too): the tool's recovery, retryability and default ttl are applied here.
- */
-export async function createToolTaskRecord(
-  host: Pick<EraHost, "engine">,
-  checked: Pick<CheckedArguments, "tool" | "rawArgs">,
-  how: ToolTaskCreation,
-): Promise<TaskRecord> {
-  return (await createKeyedToolTask(host, checked, { ...how, key: null })).task;
-}
-
-/** How a tools/call's task is created: for whom, from where, with which ttl. */
+/** How a tools/call's task is created: for whom, from where, with which ttl, under which idempotency key. */
 interface ToolTaskCreation {
   caller: Caller;
   origin: TaskOrigin;
   ttl: unknown;
+  key: TaskKey | null;
   gathered?: { value: unknown };
 }
 
 /**
- * {@link createToolTaskRecord} under an idempotency key, when there is one: the task the key
- * names already (`created` false, nothing run) or the new one.
+ * Creates the task of a checked tools/call, in any era: resolves once the store holds it, so a
+ * lookup of its id succeeds from then on (T-NEW-2, X-NEW-3). The only way a tool task is made
+ * (the web view's re-run too): the tool's recovery, retryability and default ttl are applied here.
+ * Under an idempotency key, when there is one: the task the key names already (`created` false,
+ * nothing run) or the new one.
  */
-export async function createKeyedToolTask(
+export async function createToolTask(
   { engine }: Pick<EraHost, "engine">,
   checked: Pick<CheckedArguments, "tool" | "rawArgs">,
-  how: ToolTaskCreation & { key: TaskKey | null },
+  how: ToolTaskCreation,
 ): Promise<KeyedTask> {
   const { tool, rawArgs } = checked;
   const stored: StoredToolCall = { name: tool.name, arguments: rawArgs, ...(how.gathered && { gathered: how.gathered.value }) };

@@ -1,6 +1,6 @@
 import type { ReceiverMethod, TaskEra } from "../era.js";
 import { NEEDS_STREAM } from "../era.js";
-import { createToolTaskFromParams } from "../handlers/tools-call.js";
+import { answerTaskCall } from "../handlers/tools-call.js";
 import { plainTasksResult } from "./plain-result.js";
 import { attachStatusNotifications } from "./status-notifications.js";
 import { tasksCancel } from "./tasks-cancel.js";
@@ -62,7 +62,7 @@ export const rev20251125 = {
     "tools/call": async (host, params, request) => {
       // A plain tools/call runs the tool and may stream (progress, elicitation).
       if (params?.["task"] === undefined) return NEEDS_STREAM;
-      return createToolTaskFromParams(host, params, {
+      return answerTaskCall(host, params, {
         caller: request.caller,
         sessionId: request.sessionId,
         capabilities: request.clientCapabilities,

@@ -2,7 +2,7 @@ import { deadlineSignal } from "../../core/deadline-signal.js";
 import { isTerminal } from "../../core/task-status.js";
 import type { TaskProgress, TaskRecord } from "../../core/task.js";
 import type { StatelessHost, StatelessHttpRequest } from "../era.js";
-import { checkToolArguments, createKeyedToolTask, progressTokenOf, runToolPlainly } from "../handlers/tools-call.js";
+import { checkToolArguments, createToolTask, progressTokenOf, runToolPlainly } from "../handlers/tools-call.js";
 import { answerKeyedPlainly, fallbackKey, requestorKey } from "../handlers/keyed-call.js";
 import type { LooseParams } from "../request-schemas.js";
 import { acceptedMethods } from "../tool-context.js";
@@ -71,7 +71,7 @@ export async function toolsCall(
   if (params?.["requestState"] !== undefined) await roundsOf();
   if (requested && (support === "forbidden" || (!envelope.declaresTasks && !inBackground))) {
     // Recorded as a task under the key, so a retry replays its answer instead of running it again.
-    const keyed = await createKeyedToolTask(host, checked, {
+    const keyed = await createToolTask(host, checked, {
       caller: request.caller,
       origin: { sessionId: null, progressToken: null, accepts: [], era: PROTOCOL_VERSION },
       ttl: undefined,
@@ -96,7 +96,7 @@ export async function toolsCall(
   // Under a key that names a task already, that task as it is now (nothing created, nothing run);
   // in the fallback, a tool that dedupes keyless calls attaches a repeat to the running one.
   const key = inBackground ? fallbackKey(requested, tool, checked.rawArgs) : requested;
-  const { task, created } = await createKeyedToolTask(host, checked, {
+  const { task, created } = await createToolTask(host, checked, {
     caller: request.caller,
     origin: {
       sessionId: null,
