@@ -1,30 +1,34 @@
 /**
- * Which lane a test file runs in (vitest.config.ts's projects), decided from what the file needs,
+ * Which lane a test file runs in (vitest.config.ts's projects), decided from what the file does,
  * so a new file is classified without being listed anywhere:
  * - `integration`: the file, or any module under test/ it imports (followed through relative
- *   imports), names a child process or an external service — {@link NEEDS_OUTSIDE} below:
- *   node:child_process, process.execPath, the SDK's stdio transport, PostgreSQL (`pg`, the
- *   postgres fixtures, a postgres:// URL), Chromium (playwright), tmux, nginx, Redis;
+ *   imports), starts a process or opens a connection to an outside service: it loads one of
+ *   {@link OUTSIDE_MODULES} (node:child_process, the pg driver, playwright, the SDK's stdio client
+ *   transport, a Redis client), or its code names one of {@link OUTSIDE_CODE} (`process.execPath`,
+ *   the node binary handed to a spawn; `StdioClientTransport`). The PostgreSQL fixtures
+ *   (test/support/postgres.ts imports pg, private-postgres.ts spawns a server), tmux, nginx and
+ *   HAProxy helpers (they spawn) are reached through the imports;
  * - `unit`: everything else — in-process servers, SQLite files, real HTTP on 127.0.0.1.
- * `npm test` runs both; `npm run test:unit` the first alone.
+ * Only code counts (test/module-code.ts): a `postgres://` URL, a `tmux` or `redis` in a string or
+ * a comment moves no file. A type-only import loads nothing and counts for nothing.
+ * `npm test` runs both lanes; `npm run test:unit` the first alone.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { moduleCode } from "./module-code.js";
 
-const NEEDS_OUTSIDE = [
-  /\bchild_process\b/,
-  /\bprocess\.execPath\b/,
-  /\bStdioClientTransport\b/,
-  /from "pg"/,
-  /support\/(private-)?postgres\.js"/,
-  /postgres:\/\//,
-  /\bplaywright/,
-  /\btmux\b/,
-  /\bnginx\b/,
-  /\bredis\b/i,
+/** Modules whose loading means processes or outside services (matched against import specifiers). */
+export const OUTSIDE_MODULES: readonly RegExp[] = [
+  /^(node:)?child_process$/,
+  /^(node:)?cluster$/,
+  /^pg(-[\w-]+)?(\/|$)/,
+  /^playwright(-core)?(\/|$)/,
+  /\/client\/stdio(\.js)?$/,
+  /^(io)?redis(\/|$)/,
 ];
 
-const RELATIVE_IMPORT = /(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g;
+/** Names in code (never in a string or a comment) that mean a spawned process. */
+export const OUTSIDE_CODE: readonly RegExp[] = [/\bprocess\.execPath\b/, /\bStdioClientTransport\b/];
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -34,10 +38,18 @@ function testFiles(dir: string): string[] {
   });
 }
 
-/** The file on disk a relative import names (`.js` in the source is the `.ts` beside it). */
+/** The file on disk a relative import names (`.js` in the source is the `.ts` beside it, when there is one). */
 function resolved(from: string, specifier: string): string {
   const target = resolve(dirname(from), specifier);
-  return target.endsWith(".js") ? `${target.slice(0, -3)}.ts` : target;
+  const source = target.endsWith(".js") ? `${target.slice(0, -3)}.ts` : target;
+  return existsSync(source) ? source : target;
+}
+
+/** Whether the module `text` itself starts a process or opens a connection, and the relative imports it follows. */
+export function outsideUse(text: string): { outside: boolean; relativeImports: string[] } {
+  const { imports, code } = moduleCode(text);
+  const outside = imports.some((specifier) => OUTSIDE_MODULES.some((module) => module.test(specifier))) || OUTSIDE_CODE.some((name) => name.test(code));
+  return { outside, relativeImports: imports.filter((specifier) => specifier.startsWith("./") || specifier.startsWith("../")) };
 }
 
 /** Whether `file` or a module under `testRoot` it imports needs the outside (memoized in `seen`). */
@@ -49,13 +61,14 @@ function needsOutside(file: string, testRoot: string, seen: Map<string, boolean>
   try {
     text = readFileSync(file, "utf8");
   } catch {
-    return false; // not a file of ours (a .mjs kept as is, a directory index): read as harmless
+    return false; // not a file of ours (a directory index, a file that is not there): read as harmless
   }
-  let result = NEEDS_OUTSIDE.some((marker) => marker.test(text));
-  for (const [, specifier] of text.matchAll(RELATIVE_IMPORT)) {
+  const { outside, relativeImports } = outsideUse(text);
+  let result = outside;
+  for (const specifier of relativeImports) {
     if (result) break;
-    const target = specifier === undefined ? null : resolved(file, specifier);
-    if (target && !relative(testRoot, target).startsWith("..")) result = needsOutside(target, testRoot, seen);
+    const target = resolved(file, specifier);
+    if (!relative(testRoot, target).startsWith("..")) result = needsOutside(target, testRoot, seen);
   }
   seen.set(file, result);
   return result;
