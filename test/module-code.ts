@@ -26,7 +26,22 @@ type Token = { kind: "word" | "punct"; text: string } | { kind: "string"; text: 
 /** Words after which a `/` starts a regular expression rather than a division. */
 const BEFORE_EXPRESSION = new Set(["return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await"]);
 
-const WORD_CHAR = /[\p{ID_Continue}$\u200c\u200d]/u;
+/** Word characters beyond ASCII (identifiers may use any letter). */
+const WIDE_WORD_CHAR = /[\p{ID_Continue}\u200c\u200d]/u;
+
+/** Whether the character at `at` belongs to a word (an identifier, a keyword, a number). */
+function isWordChar(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  if (code < 128) return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 95 || code === 36;
+  return WIDE_WORD_CHAR.test(text[at] ?? "");
+}
+
+/** The end of the word that starts at `at`. */
+function wordEnd(text: string, at: number): number {
+  let end = at;
+  while (end < text.length && isWordChar(text, end)) end++;
+  return end;
+}
 
 function tokens(text: string): Token[] {
   const out: Token[] = [];
@@ -36,14 +51,9 @@ function tokens(text: string): Token[] {
 
   /** Reads a string literal opened by `quote` at `i`; returns its value (escapes kept as written). */
   const readString = (quote: string): string => {
-    let value = "";
-    i++;
-    while (i < text.length && text[i] !== quote && text[i] !== "\n") {
-      if (text[i] === "\\") value += text[i++];
-      value += text[i++];
-    }
-    i++;
-    return value;
+    const start = ++i;
+    while (i < text.length && text[i] !== quote && text[i] !== "\n") i += text[i] === "\\" ? 2 : 1;
+    return text.slice(start, i++);
   };
 
   /** Skips template text from `i` up to and past the closing backquote, or into a `${`. */
@@ -82,15 +92,16 @@ function tokens(text: string): Token[] {
       i++;
     }
     i++;
-    while (i < text.length && WORD_CHAR.test(text[i] ?? "")) i++; // flags
+    i = wordEnd(text, i); // flags
   };
 
   while (i < text.length) {
     const c = text[i] ?? "";
     const next = text[i + 1];
-    if (/\s/.test(c)) i++;
+    if (c === " " || c === "\n" || c === "\t" || c === "\r" || /\s/.test(c)) i++;
     else if (c === "/" && next === "/") {
-      while (i < text.length && text[i] !== "\n") i++;
+      const end = text.indexOf("\n", i);
+      i = end < 0 ? text.length : end;
     } else if (c === "/" && next === "*") {
       const end = text.indexOf("*/", i + 2);
       i = end < 0 ? text.length : end + 2;
@@ -108,10 +119,10 @@ function tokens(text: string): Token[] {
       i++;
       readTemplateText();
       out.push({ kind: "string", text: "" }); // the template's text after a placeholder: a value again
-    } else if (WORD_CHAR.test(c)) {
-      const start = i;
-      while (i < text.length && WORD_CHAR.test(text[i] ?? "")) i++;
-      out.push({ kind: "word", text: text.slice(start, i) });
+    } else if (isWordChar(text, i)) {
+      const end = wordEnd(text, i);
+      out.push({ kind: "word", text: text.slice(i, end) });
+      i = end;
     } else {
       if (templates.length > 0 && (c === "{" || c === "}")) templates[templates.length - 1]! += c === "{" ? 1 : -1;
       out.push({ kind: "punct", text: c });
@@ -159,6 +170,10 @@ function declarationSpecifier(list: Token[], at: number): string | null {
   return onlyTypes ? null : specifier.text;
 }
 
+function isDot(token: Token | undefined): boolean {
+  return token?.kind === "punct" && token.text === ".";
+}
+
 /** Reads `text` (TypeScript or JavaScript) for its run-time imports and its code. */
 export function moduleCode(text: string): ModuleCode {
   const list = tokens(text);
@@ -181,8 +196,7 @@ export function moduleCode(text: string): ModuleCode {
   // Words apart, a member access kept whole (`process.execPath`), every literal as `""`.
   const code = list.reduce((text, token, at) => {
     const word = token.kind === "string" ? '""' : token.text;
-    const dot = (t: Token | undefined): boolean => t?.kind === "punct" && t.text === ".";
-    const joined = at === 0 || dot(token) || dot(list[at - 1]);
+    const joined = at === 0 || isDot(token) || isDot(list[at - 1]);
     return joined ? text + word : `${text} ${word}`;
   }, "");
   return { imports, code };
