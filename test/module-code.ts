@@ -5,8 +5,8 @@
  * in a comment never decides where the file runs.
  *
  * A small scanner rather than TypeScript's parser: the vitest config classifies every test file at
- * each start, and loading the compiler would add over a second to it. test/lanes.test.ts checks
- * that this scanner finds exactly the imports TypeScript's parser finds in every file under test/.
+ * each start, and loading the compiler would add over a second to it. test/module-code.test.ts
+ * checks that this scanner finds exactly what TypeScript's parser finds in every module under test/.
  */
 
 export interface ModuleCode {
@@ -17,7 +17,10 @@ export interface ModuleCode {
    * loaded, never miss one that is.
    */
   readonly imports: string[];
-  /** The code's words and punctuation separated by spaces, without comments or the text of literals. */
+  /**
+   * The code's words and punctuation separated by spaces (a member access kept whole:
+   * `process.execPath`), without comments, and every string, template or regular expression as `""`.
+   */
   readonly code: string;
 }
 
@@ -43,6 +46,7 @@ function wordEnd(text: string, at: number): number {
   return end;
 }
 
+/** The words, punctuation and literals of `text`, comments left out (a literal's text kept only for strings). */
 function tokens(text: string): Token[] {
   const out: Token[] = [];
   // For each template literal being read, the depth of `{` inside its current `${…}`.
@@ -170,6 +174,7 @@ function declarationSpecifier(list: Token[], at: number): string | null {
   return onlyTypes ? null : specifier.text;
 }
 
+/** Whether `token` is the `.` of a member access. */
 function isDot(token: Token | undefined): boolean {
   return token?.kind === "punct" && token.text === ".";
 }
@@ -193,7 +198,6 @@ export function moduleCode(text: string): ModuleCode {
       if (specifier !== null) imports.push(specifier);
     }
   });
-  // Words apart, a member access kept whole (`process.execPath`), every literal as `""`.
   const code = list.reduce((text, token, at) => {
     const word = token.kind === "string" ? '""' : token.text;
     const joined = at === 0 || isDot(token) || isDot(list[at - 1]);
