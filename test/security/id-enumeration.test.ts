@@ -84,7 +84,8 @@ describe.each(Object.keys(stores))("id enumeration on %s (T-ID-2, T-ERR-1)", (st
     expect(mismatches).toEqual([]);
     // The real id is still alice's and still running: no guess touched it.
     expect(await answerText(env, env.alice, "tasks/get", real)).toContain('"status":"working"');
-  });
+    // About 1,300 requests one after another: seconds on a quiet machine, more on a loaded one.
+  }, 60_000);
 
   it("logs every failed lookup for the audit trail with the owner who tried (T-SEC-5)", async () => {
     const logger = captureLogger();
