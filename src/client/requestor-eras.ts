@@ -16,6 +16,7 @@ export const REQUESTOR_ERAS: readonly Registered[] = Object.values(registered).f
 
 /** The protocol revisions a TaskClient speaks (docs/protocol-eras.md). */
 export type ProtocolRevision = Registered["revision"];
+/** Every protocol revision a TaskClient speaks, one per registered requestor era. */
 export const PROTOCOL_REVISIONS: readonly ProtocolRevision[] = REQUESTOR_ERAS.map((era) => era.revision);
 
 /** SessionRequestorDescriptor while the registry names a session era, never when it names none. */

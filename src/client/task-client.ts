@@ -31,6 +31,7 @@ export type ToolCall =
   | { kind: "task"; task: ToolTask; /** T-NEW-3, for a host to hand its model meanwhile. */ immediateResponse?: string }
   | { kind: "result"; result: CallToolResult };
 
+/** Options of {@link TaskClient.callTool}: task or plain call, ttl, idempotency key, progress, abort signal. */
 export interface CallToolOptions {
   /**
    * 2025-11-25: `true` as a task (refused locally if the server or tool does not allow it);
@@ -61,6 +62,7 @@ export interface CallToolOptions {
   idempotencyKey?: string;
 }
 
+/** Options of a {@link TaskClient}: its logger and journal, and what it answers for the server (elicitation, sampling, hosted tasks). */
 export interface TaskClientOptions extends ClientReceiverOptions {
   /** Requestor lifecycle log (created, status, result, cancel — T-SEC-5). pino fits. */
   logger?: Logger;

@@ -62,6 +62,7 @@ export const RpcCode = {
   ResourceNotFound: -32002,
 } as const;
 
+/** What went wrong, as a {@link TaskError} names it; each kind has its JSON-RPC code (docs/errors.md). */
 export type TaskErrorKind =
   | "not_found"
   | "expired"
@@ -92,6 +93,10 @@ const CODE_OF: Record<TaskErrorKind, number> = {
   protocol: RpcCode.InternalError, // overridden by the carried code
 };
 
+/**
+ * An error with a kind and a JSON-RPC code, answered to the requestor as that error: thrown by the
+ * engine, and by a tool handler that wants a specific code (`TaskError.protocol(code, message, data)`).
+ */
 export class TaskError extends Error {
   readonly kind: TaskErrorKind;
   readonly code: number;

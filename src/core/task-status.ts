@@ -5,6 +5,7 @@
  */
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 
+/** Every task status, in lifecycle order. */
 export const TASK_STATUSES: readonly TaskStatus[] = ["working", "input_required", "completed", "failed", "cancelled"];
 
 /** T-LIFE-3: these never move again. */
@@ -23,10 +24,12 @@ const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   cancelled: [],
 };
 
+/** Whether a task in this status is done for good (T-LIFE-3). */
 export function isTerminal(status: TaskStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
 }
 
+/** Whether the lifecycle allows a task to move from `from` to `to` (T-LIFE-2). */
 export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
   return TRANSITIONS[from].includes(to);
 }

@@ -87,6 +87,7 @@ export interface TaskRecord extends NewTask {
   attempt?: number;
 }
 
+/** A task's latest progress, as `notifications/progress` carries it. */
 export interface TaskProgress {
   progress: number;
   total?: number;

@@ -1,6 +1,7 @@
 import type { StoreNotify } from "../core/store-notify.js";
 import type { TaskEvent } from "./task-event.js";
 
+/** Stops the listener it was returned for. */
 export type Unsubscribe = () => void;
 
 /**

@@ -94,6 +94,7 @@ export interface HttpOptions extends HttpTimeouts {
   drainTimeoutMs?: number;
 }
 
+/** What {@link serveHttp} returns: where it listens, its sessions, the Node server, and `close()`. */
 export interface HttpHandle {
   url: string;
   port: number;

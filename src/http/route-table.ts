@@ -15,6 +15,7 @@ export interface RouteContext {
   logger: Logger;
 }
 
+/** Serves one request of an {@link HttpRoute}. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, ctx: RouteContext) => Promise<void> | void;
 
 /**

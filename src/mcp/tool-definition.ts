@@ -153,6 +153,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   immediateResponse?: string | ((args: z.output<S>) => string);
 }
 
+/** Runs a tool: its parsed arguments and the {@link ToolContext} in, a CallToolResult out (a throw is the call's error). */
 export type ToolHandler<S extends z.ZodType = z.ZodType> = (args: z.output<S>, ctx: ToolContext) => Promise<CallToolResult>;
 
 export interface RegisteredTool {

@@ -33,6 +33,7 @@ export interface CheckpointStore {
   dropCheckpoints(taskId: string): Promise<number>;
 }
 
+/** Whether a store keeps durable-execution checkpoints (`ctx.step`, recovery "resume"). */
 export function isCheckpointStore(store: TaskStore): store is TaskStore & CheckpointStore {
   const candidate = store as Partial<CheckpointStore>;
   return typeof candidate.saveCheckpoint === "function" && typeof candidate.checkpoints === "function" && typeof candidate.dropCheckpoints === "function";

@@ -91,8 +91,10 @@ export interface LeaseStore {
   clusterView(now: number, options?: { leaseLimit?: number }): Promise<ClusterView>;
 }
 
+/** A store a cluster runs on: tasks, leases and the run queue (what {@link isLeaseStore} checks). */
 export type ClusterStore = TaskStore & LeaseStore & QueueView;
 
+/** Whether a store can hand tasks to a cluster's workers (claim and renew leases). */
 export function isLeaseStore(store: TaskStore): store is ClusterStore {
   return typeof (store as Partial<LeaseStore>).claim === "function" && typeof (store as Partial<LeaseStore>).renew === "function";
 }

@@ -7,6 +7,7 @@ import { isTerminal, TASK_STATUSES, type TaskStatus } from "../core/task-status.
 import type { TaskRecord } from "../core/task.js";
 import type { TaskFilter, TransitionPatch } from "./task-store.js";
 
+/** Why a store refused a write ({@link StoreError.reason}). */
 export type StoreErrorReason = "duplicate_task" | "duplicate_input" | "unknown_task" | "invalid_patch" | "claim_lost";
 
 /**

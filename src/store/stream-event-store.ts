@@ -20,6 +20,7 @@ export interface StreamEventStore {
   prune(retention: { before: number } | { sessionKey: string; streamId: string; keep: number }): Promise<number>;
 }
 
+/** One stored SSE event: its id (the `Last-Event-ID` a client resumes from) and its JSON text. */
 export interface StoredStreamEvent {
   id: number;
   message: string;

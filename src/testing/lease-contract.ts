@@ -22,6 +22,7 @@ const LEASE = 30_000;
 const RESULT: TaskOutcome = { kind: "result", value: { content: [{ type: "text", text: "done" }] } };
 const LOST: TaskOutcome = { kind: "error", error: { code: -32603, message: "The task's worker stopped responding" } };
 
+/** Registers the {@link LeaseStore} contract suite in vitest under `name`: `make` returns a fresh, empty cluster store for each test. */
 export function leaseContract(name: string, make: () => Promise<ClusterStore> | ClusterStore): void {
   describe(`${name}: LeaseStore contract`, () => {
     let store: ClusterStore;

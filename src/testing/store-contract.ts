@@ -42,6 +42,11 @@ const RPC_ERROR: TaskOutcome = {
   error: { code: -32042, message: "Upstream refused", data: { retryAfterMs: 250, reasons: ["quota", "policy"] } },
 };
 
+/**
+ * Registers the {@link TaskStore} contract suite in vitest under `name`: `make` returns a fresh,
+ * empty store for each test (closed after it). It includes the run queue's order and caps, and
+ * the checkpoint cases run on a store that is a CheckpointStore.
+ */
 export function storeContract(name: string, make: () => Promise<TaskStore> | TaskStore): void {
   describe(`${name}: TaskStore contract`, () => {
     let store: TaskStore;

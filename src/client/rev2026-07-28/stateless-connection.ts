@@ -10,6 +10,7 @@ import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/rev2026-07-28
 /** Who a stateless requestor is and how it reaches the server (its `clientInfo` goes in every envelope, X-CAP-8: SHOULD be sent). */
 export type StatelessConnectionOptions = HttpConnectionOptions;
 
+/** Options of one request of a stateless connection: whether it declares the tasks extension, its capabilities, abort signal, progress. */
 export interface StatelessRequestOptions {
   /** Declare the tasks extension on this request (X-CAP-5: only this request counts). */
   declareTasks: boolean;

@@ -10,6 +10,7 @@ import { isCheckpointStore } from "../../store/checkpoint-store.js";
 import { recoveryOf } from "../recovery-policy.js";
 import { storageCondition } from "../../core/storage-condition.js";
 
+/** Options of the lease reaper, which re-queues or fails the tasks of workers that stopped renewing their leases. */
 export interface LeaseReaperOptions {
   /** How often expired leases are looked for. Default 1 s. */
   intervalMs?: number;

@@ -54,6 +54,7 @@ function pgDriver(): typeof pg {
   return (driver ??= requireCjs("pg") as typeof pg);
 }
 
+/** Options of {@link postgresStore}: its schema, pool size, logger, and lock and statement timeouts. */
 export interface PostgresStoreOptions {
   /**
    * PostgreSQL schema holding the tables; created if missing. A plain lower-case identifier

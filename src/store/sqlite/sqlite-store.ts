@@ -36,6 +36,7 @@ import type { TaskRow } from "./rows.js";
  */
 const CLAIM_GROUP_KEY = "\u0000claim";
 
+/** Options of {@link sqliteStore}. */
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
   busyTimeoutMs?: number;

@@ -16,6 +16,7 @@ import { isSdkClient } from "../../sdk-shapes.js";
  */
 export const NO_TIMEOUT_MS = 2_147_483_647;
 
+/** Options of one request a {@link TaskPeer} sends: abort signal, timeout, related request, progress. */
 export interface PeerRequestOptions {
   signal?: AbortSignal;
   /** Default: the SDK's 60 s. */

@@ -7,6 +7,7 @@ import type { LifecycleEvent, RemoteTaskHandle, TaskOutcome } from "../../remote
 
 export type { TaskOutcome, LifecycleEvent } from "../../remote-task-info.js";
 
+/** Options of a {@link RemoteTask}: the peer it is polled through, the result schema, polling bounds and timeouts. */
 export interface RemoteTaskOptions<R> {
   peer: TaskPeer;
   /** Schema of what `tasks/result` returns for this kind of request (T-RES-1). */
