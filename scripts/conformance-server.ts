@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { registerConformanceTools } from "../src/exports/demo.js";
 import { serveHttp } from "../src/exports/http.js";
 import { postgresStore } from "../src/exports/postgres.js";
-import { createTaskServer, memoryStore, type TaskStore } from "../src/exports/server.js";
+import { createTaskServer, memoryStore, type TaskServerOptions } from "../src/exports/server.js";
 import { sqliteStore } from "../src/exports/sqlite.js";
 
 const { values } = parseArgs({
@@ -24,7 +24,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65_535) {
 }
 
 /** `memory`, `sqlite:PATH` (or a path ending .db), or `postgres://…` (one process: the in-process bus). */
-function storeOf(spec: string): TaskStore {
+function storeOf(spec: string): TaskServerOptions["store"] {
   if (spec === "memory") return memoryStore();
   if (spec.startsWith("postgres://") || spec.startsWith("postgresql://")) return postgresStore(spec);
   if (spec.startsWith("sqlite:")) return sqliteStore(spec.slice("sqlite:".length));

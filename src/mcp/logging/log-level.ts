@@ -1,11 +1,14 @@
 /**
- * Log levels of MCP logging, in the order of RFC 5424's severities (debug lowest, emergency
- * highest). Era-neutral: how a message travels, and how a client sets its threshold, belong to
- * the era folders.
+ * The level of a `ctx.log()` message, one of MCP logging's (RFC 5424's severities). Spelled out
+ * rather than derived from the list of levels, so the API reference shows the levels themselves.
  */
-export const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const;
+export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 
-export type LogLevel = (typeof LOG_LEVELS)[number];
+/**
+ * Every {@link LogLevel}, in order of severity (debug lowest, emergency highest). Era-neutral: how
+ * a message travels, and how a client sets its threshold, belong to the era folders.
+ */
+export const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const satisfies readonly LogLevel[];
 
 export function isLogLevel(value: unknown): value is LogLevel {
   return typeof value === "string" && (LOG_LEVELS as readonly string[]).includes(value);
