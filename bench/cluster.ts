@@ -76,7 +76,8 @@ const { values: flags } = parseArgs({
   },
 });
 exitOnHelp(HELP, flags.help);
-const flag = (name: "lanes" | "concurrency" | "duration" | "warmup" | "samples" | "sleep-ms", range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
+const flag = (name: "lanes" | "concurrency" | "duration" | "warmup" | "samples" | "sleep-ms", range: NumberRange): number =>
+  numberFlag(HELP, name, flags[name], range);
 const PG_URL = flags.pg;
 const LANES = flag("lanes", { min: 1, max: 99 });
 const CONCURRENCY = flag("concurrency", { min: 1 });
@@ -113,12 +114,17 @@ function startProcess(args: string[], what: string): ChildProcess {
   const logFile = join(logDir, `${what.replace(/ /g, "-")}.log`);
   logs.set(what, logFile);
   const log = openSync(logFile, "a");
-  const child = spawn(process.execPath, [...profile, BIN, ...args], { cwd: ROOT, stdio: ["ignore", "ignore", log], env: { ...process.env, PORT: "" } });
+  const child = spawn(process.execPath, [...profile, BIN, ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", log],
+    env: { ...process.env, PORT: "" },
+  });
   closeSync(log);
   children.push(child);
   roles.set(child, what.startsWith("front") ? "front" : "worker");
   child.once("exit", (code, signal) => {
-    if (!stopping && !retired.has(child)) console.error(`${what} exited (${code ?? signal}); its last log lines:\n${logLines(what).slice(-20).join("\n")}`);
+    if (!stopping && !retired.has(child))
+      console.error(`${what} exited (${code ?? signal}); its last log lines:\n${logLines(what).slice(-20).join("\n")}`);
   });
   return child;
 }
@@ -140,13 +146,18 @@ async function retire(child: ChildProcess): Promise<void> {
 function logLines(what: string): string[] {
   const file = logs.get(what);
   if (file === undefined || !existsSync(file)) return [];
-  return readFileSync(file, "utf8").split("\n").filter((line) => line !== "");
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line !== "");
 }
 
 /** Error lines (pino levels 50 and 60) every process logged: they matter to whoever reads the figures. */
 function reportErrors(): void {
   for (const what of logs.keys()) {
-    for (const line of logLines(what).filter((l) => /"level":(50|60)/.test(l)).slice(0, 20)) console.error(`[${what}] ${line}`);
+    for (const line of logLines(what)
+      .filter((l) => /"level":(50|60)/.test(l))
+      .slice(0, 20))
+      console.error(`[${what}] ${line}`);
   }
 }
 
@@ -172,7 +183,14 @@ async function listening(schema: string, count: number, since: number): Promise<
   await client.connect();
   try {
     // A node's event connection, listening or not (a standby running nothing drops its LISTEN).
-    while ((await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query IN ($1, $2)", [`LISTEN mcp_tasks_${schema}`, `UNLISTEN mcp_tasks_${schema}`])).rows[0]!.n < count) {
+    while (
+      (
+        await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query IN ($1, $2)", [
+          `LISTEN mcp_tasks_${schema}`,
+          `UNLISTEN mcp_tasks_${schema}`,
+        ])
+      ).rows[0]!.n < count
+    ) {
       if (Date.now() - since > 30_000) throw new Error("a worker did not start within 30 s");
       await pause(100);
     }
@@ -231,7 +249,12 @@ function postOnce(url: URL, body: string, headers: Record<string, string>, via: 
       {
         method: "POST",
         agent: via,
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": Buffer.byteLength(body), ...headers },
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "content-length": Buffer.byteLength(body),
+          ...headers,
+        },
       },
       (res) => {
         res.setEncoding("utf8");
@@ -328,7 +351,9 @@ async function createDatabase(): Promise<{ url: string; name: string } | null> {
   try {
     await client.query(`CREATE DATABASE ${name}`);
   } catch (error) {
-    console.error(`note: could not create a database of the bench's own (${(error as Error).message}); using the --pg database, whose other clients' commits and every postgres process's CPU count too`);
+    console.error(
+      `note: could not create a database of the bench's own (${(error as Error).message}); using the --pg database, whose other clients' commits and every postgres process's CPU count too`,
+    );
     return null;
   } finally {
     await client.end();
@@ -359,7 +384,12 @@ async function postgresPids(): Promise<{ pid: number; listening: boolean }[]> {
     await client.connect();
     try {
       // A node's LISTEN connection runs nothing but its LISTEN (or UNLISTEN): that stays its last statement.
-      return (await client.query<{ pid: number; listening: boolean }>("SELECT pid, query ~ '^(UN)?LISTEN ' AS listening FROM pg_stat_activity WHERE datname = $1", [bench.ownDatabase])).rows;
+      return (
+        await client.query<{ pid: number; listening: boolean }>(
+          "SELECT pid, query ~ '^(UN)?LISTEN ' AS listening FROM pg_stat_activity WHERE datname = $1",
+          [bench.ownDatabase],
+        )
+      ).rows;
     } finally {
       await client.end();
     }
@@ -412,14 +442,24 @@ async function cpuSnapshot(): Promise<CpuSnapshot> {
 }
 
 /** CPU ms spent between two snapshots, per role (a backend that started meanwhile counts from 0). */
-function cpuSpent(from: CpuSnapshot, to: CpuSnapshot): { front: number; worker: number; standby: number; postgres: number; notifying: number; bench: number } {
+function cpuSpent(
+  from: CpuSnapshot,
+  to: CpuSnapshot,
+): { front: number; worker: number; standby: number; postgres: number; notifying: number; bench: number } {
   let postgres = 0;
   let notifying = 0;
   for (const [pid, ms] of to.postgres) {
     postgres += ms - (from.postgres.get(pid) ?? 0);
     if (to.listeners.has(pid)) notifying += ms - (from.postgres.get(pid) ?? 0);
   }
-  return { front: to.front - from.front, worker: to.worker - from.worker, standby: to.standby - from.standby, postgres, notifying, bench: to.bench - from.bench };
+  return {
+    front: to.front - from.front,
+    worker: to.worker - from.worker,
+    standby: to.standby - from.standby,
+    postgres,
+    notifying,
+    bench: to.bench - from.bench,
+  };
 }
 
 /** Two runs of the same phase as one: each figure the mean of both (latencies too, as a summary). */
@@ -433,7 +473,14 @@ function meanOf(a: Throughput, b: Throughput): Throughput {
     p50: mean(a.p50, b.p50),
     p95: mean(a.p95, b.p95),
     p99: mean(a.p99, b.p99),
-    cpu: { front: mean(a.cpu.front, b.cpu.front), worker: mean(a.cpu.worker, b.cpu.worker), standby: mean(a.cpu.standby, b.cpu.standby), postgres: mean(a.cpu.postgres, b.cpu.postgres), notifying: mean(a.cpu.notifying, b.cpu.notifying), bench: mean(a.cpu.bench, b.cpu.bench) },
+    cpu: {
+      front: mean(a.cpu.front, b.cpu.front),
+      worker: mean(a.cpu.worker, b.cpu.worker),
+      standby: mean(a.cpu.standby, b.cpu.standby),
+      postgres: mean(a.cpu.postgres, b.cpu.postgres),
+      notifying: mean(a.cpu.notifying, b.cpu.notifying),
+      bench: mean(a.cpu.bench, b.cpu.bench),
+    },
     commits: mean(a.commits, b.commits),
   };
 }
@@ -538,7 +585,14 @@ async function throughput(sessions: Session[], warmupMs: number, schema: string)
     p95,
     p99,
     load: machine().load,
-    cpu: { front: perTask(spent.front), worker: perTask(spent.worker), standby: perTask(spent.standby), postgres: perTask(spent.postgres), notifying: perTask(spent.notifying), bench: perTask(spent.bench) },
+    cpu: {
+      front: perTask(spent.front),
+      worker: perTask(spent.worker),
+      standby: perTask(spent.standby),
+      postgres: perTask(spent.postgres),
+      notifying: perTask(spent.notifying),
+      bench: perTask(spent.bench),
+    },
     commits: perTask(commitsTo - commitsFrom),
   };
 }
@@ -583,9 +637,11 @@ async function bareRoundTrip(): Promise<number> {
   const run = async (n: number): Promise<number> => {
     const cpu = process.cpuUsage();
     let sent = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (sent++ < n) await post(url, body, {});
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (sent++ < n) await post(url, body, {});
+      }),
+    );
     const used = process.cpuUsage(cpu);
     return (used.user + used.system) / 1000 / n;
   };
@@ -613,9 +669,16 @@ async function calibrate(): Promise<{ httpMs: number; commitPgMs: number; commit
     await Promise.all(Array.from({ length: 8 }, () => pool.query("SELECT 1"))); // its backends exist before the snapshot
     const commit = async (n: number): Promise<void> => {
       let done = 0;
-      await Promise.all(Array.from({ length: 8 }, async (_, lane) => {
-        while (done++ < n) await pool.query({ name: "calibrate", text: `UPDATE ${table} SET v = v + 1 WHERE id = $1`, values: [1 + ((done + lane) % 64)] });
-      }));
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, lane) => {
+          while (done++ < n)
+            await pool.query({
+              name: "calibrate",
+              text: `UPDATE ${table} SET v = v + 1 WHERE id = $1`,
+              values: [1 + ((done + lane) % 64)],
+            });
+        }),
+      );
     };
     await commit(rounds); // warm, as the round trip
     const before = await cpuSnapshot();
@@ -638,7 +701,10 @@ function cpuPerTask(r: Throughput): number {
 }
 
 /** CPU per task per component, and throughput against the ceilings, for 1 and 2 workers (README "Measured"). */
-function writeCharts(dir: string, run: { one: Throughput; two: Throughput; httpOnlyMs: number; ceiling: number; withCommits: number; load: string; cores: number }): void {
+function writeCharts(
+  dir: string,
+  run: { one: Throughput; two: Throughput; httpOnlyMs: number; ceiling: number; withCommits: number; load: string; cores: number },
+): void {
   const target = resolvePath(ROOT, dir);
   mkdirSync(target, { recursive: true });
   const parts = (r: Throughput) => [
@@ -733,7 +799,9 @@ async function measure(began: number): Promise<void> {
   );
   // The target is a share of the first figure, which leaves storage out: a durable task that did
   // nothing but its round trips and commits would already stop at this share of it.
-  console.log(`         (a task doing only its 2 round trips and 3 commits: ${(httpOnlyMs / withCommitsMs).toFixed(2)} of the first ceiling)`);
+  console.log(
+    `         (a task doing only its 2 round trips and 3 commits: ${(httpOnlyMs / withCommitsMs).toFixed(2)} of the first ceiling)`,
+  );
 
   const schema = `bench_cluster_${randomBytes(4).toString("hex")}`;
   const store = `${bench.url}${bench.url.includes("?") ? "&" : "?"}schema=${schema}`;
@@ -748,7 +816,10 @@ async function measure(began: number): Promise<void> {
       const port = await freePort();
       // --rate-limit off, --max-stored-tasks: the bench is one anonymous caller on 127.0.0.1, far over
       // 100 ops/s and 10,000 stored tasks by design.
-      startProcess(["serve", ...common, "--port", String(port), "--workers", "0", "--no-web", "--rate-limit", "off", "--max-stored-tasks", "10000000"], `front ${n}`);
+      startProcess(
+        ["serve", ...common, "--port", String(port), "--workers", "0", "--no-web", "--rate-limit", "off", "--max-stored-tasks", "10000000"],
+        `front ${n}`,
+      );
       const url = new URL(`http://127.0.0.1:${port}/mcp`);
       await ready(url, `front ${n}`);
       return url;
@@ -790,12 +861,16 @@ async function measure(began: number): Promise<void> {
         `             CPU per task: fronts ${r.cpu.front.toFixed(2)} ms, worker${label.includes("2") ? `s ${r.cpu.worker.toFixed(2)} ms (the second, standing by: ${r.cpu.standby.toFixed(3)} ms)` : ` ${r.cpu.worker.toFixed(2)} ms`}, PostgreSQL ${r.cpu.postgres.toFixed(2)} ms (of which its LISTEN connections' ${r.cpu.notifying.toFixed(3)} ms), bench client ${r.cpu.bench.toFixed(2)} ms; ${r.commits.toFixed(2)} PostgreSQL commits per task`,
         `             in all ${cpuTotal(r).toFixed(2)} ms = ${(cpuTotal(r) / bare(r)).toFixed(2)} × the 2 bare round trips of ${bare(r).toFixed(2)} ms around it (target ≤ 2.0), ${(cpuTotal(r) / (bare(r) + commitsMs)).toFixed(2)} × those and 3 single-row commits; at ${r.tasksPerSecond.toFixed(0)} tasks/s that is ${((cpuTotal(r) * r.tasksPerSecond) / 1000).toFixed(2)} of the ${cores} cores`,
       ].join("\n");
-    console.log(`end-to-end throughput (create → worker completes → tasks/result fetched), target ≥ 0.7 of the ceiling = ${Math.round(0.7 * ceiling)} tasks/s:`);
+    console.log(
+      `end-to-end throughput (create → worker completes → tasks/result fetched), target ≥ 0.7 of the ceiling = ${Math.round(0.7 * ceiling)} tasks/s:`,
+    );
     console.log(row("1 worker ", first));
     console.log(row("2 workers", two));
     console.log(row("1 worker ", again));
     console.log(`  (the third phase: worker 2 stopped with SIGTERM; "1 worker" below is the mean of the first and the third)`);
-    console.log(`  (a bare HTTP round trip before the first phase and after each: ${floors.map((ms) => ms.toFixed(2)).join(" / ")} ms of CPU)`);
+    console.log(
+      `  (a bare HTTP round trip before the first phase and after each: ${floors.map((ms) => ms.toFixed(2)).join(" / ")} ms of CPU)`,
+    );
     console.log(
       bench.ownDatabase === null
         ? `  (CPU from /proc, 10 ms ticks; PostgreSQL CPU and commits count every client of the server, not only this bench's)`
@@ -808,8 +883,14 @@ async function measure(began: number): Promise<void> {
     // The figures job systems publish (Hatchet's benchmark table): throughput, latency from
     // creation to result at p50 and p99, and what the database pays per task.
     console.log(`summary (${here.cores} × ${here.model}, PostgreSQL on the same machine):`);
-    console.log("  workers  tasks/s  create→result p50  p99       PostgreSQL CPU/task  commits/task  CPU/task ÷ 2 bare round trips  load average");
-    for (const [n, r] of [[1, first], [2, two], [1, again]] as const) {
+    console.log(
+      "  workers  tasks/s  create→result p50  p99       PostgreSQL CPU/task  commits/task  CPU/task ÷ 2 bare round trips  load average",
+    );
+    for (const [n, r] of [
+      [1, first],
+      [2, two],
+      [1, again],
+    ] as const) {
       console.log(
         `  ${String(n).padStart(7)}  ${r.tasksPerSecond.toFixed(0).padStart(7)}  ${`${r.p50.toFixed(1)} ms`.padStart(17)}  ${`${r.p99.toFixed(1)} ms`.padEnd(8)}  ${`${r.cpu.postgres.toFixed(2)} ms`.padStart(19)}  ${r.commits.toFixed(2).padStart(12)}  ${cpuTotal(r) === 0 ? "" : (cpuTotal(r) / bare(r)).toFixed(2).padStart(30)}  ${r.load}`,
       );
@@ -829,7 +910,8 @@ async function measure(began: number): Promise<void> {
       `  p50 ${s.p50.toFixed(1)} ms   p95 ${s.p95.toFixed(1)} ms   p99 ${s.p99.toFixed(1)} ms   min ${s.min.toFixed(1)} ms   max ${s.max.toFixed(1)} ms   (${s.n} samples of sleep ${SLEEP_MS} ms${wake.skipped ? `, ${wake.skipped} not blocked and left out` : ""})`,
     );
     console.log("");
-    if (flags.charts !== "") writeCharts(flags.charts, { one, two, httpOnlyMs, ceiling, withCommits: (cores * 1000) / withCommitsMs, load: loadAtStart, cores });
+    if (flags.charts !== "")
+      writeCharts(flags.charts, { one, two, httpOnlyMs, ceiling, withCommits: (cores * 1000) / withCommitsMs, load: loadAtStart, cores });
     console.log(`done in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   } finally {
     await stopAll();

@@ -73,7 +73,8 @@ const { values: flags } = parseArgs({
   },
 });
 exitOnHelp(HELP, flags.help);
-const flag = (name: Exclude<keyof typeof flags, "help" | "charts">, range: NumberRange): number => numberFlag(HELP, name, flags[name], range);
+const flag = (name: Exclude<keyof typeof flags, "help" | "charts">, range: NumberRange): number =>
+  numberFlag(HELP, name, flags[name], range);
 const SAMPLES = flag("samples", { min: 1 });
 const SLEEP_MS = flag("sleep-ms", { min: 20 });
 const SDK_POLL_MS = flag("sdk-poll-ms", { min: 1 });
@@ -108,7 +109,15 @@ async function startOurs(): Promise<Target> {
   // milliseconds; a 2026-07-28 client without auth is one requestor for all its tasks). inlineWaitMs 0:
   // a 2026-07-28 creation answers with its CreateTaskResult at once, as a 2025-11-25 one does.
   // Rate limit off: every session of the bench is one anonymous caller on 127.0.0.1, far over 100 ops/s by design.
-  const app = createTaskServer({ name: "bench", version: "1.0.0", store: sqliteStore(join(dir, "tasks.db")), maxActivePerOwner: 100_000, maxStoredPerOwner: 10_000_000, rateLimit: "off", inlineWaitMs: 0 });
+  const app = createTaskServer({
+    name: "bench",
+    version: "1.0.0",
+    store: sqliteStore(join(dir, "tasks.db")),
+    maxActivePerOwner: 100_000,
+    maxStoredPerOwner: 10_000_000,
+    rateLimit: "off",
+    inlineWaitMs: 0,
+  });
   // The demo tools, with `sleep` wrapped to stamp the moment its work ends (before the outcome is stored).
   const stamping = Object.create(app) as TaskServer;
   stamping.tool = ((name, definition, handler) =>
@@ -186,11 +195,9 @@ async function connect(url: string): Promise<{ client: Client; sessionId: string
 }
 
 async function createSleepTask(client: Client, ms: number): Promise<string> {
-  const created = await client.request(
-    { method: "tools/call", params: { name: "sleep", arguments: { ms } } },
-    CreateTaskResultSchema,
-    { task: { ttl: TASK_TTL_MS } },
-  );
+  const created = await client.request({ method: "tools/call", params: { name: "sleep", arguments: { ms } } }, CreateTaskResultSchema, {
+    task: { ttl: TASK_TTL_MS },
+  });
   return created.task.taskId;
 }
 
@@ -370,7 +377,11 @@ interface Rates {
 }
 
 async function throughput(ours: Target, sdk: Target): Promise<Rates> {
-  const lanes = [await Lanes.open("ours 2025-11-25", ours.url, "2025-11-25"), await Lanes.open("ours 2026-07-28", ours.url, "2026-07-28"), await Lanes.open("SDK", sdk.url, "2025-11-25")];
+  const lanes = [
+    await Lanes.open("ours 2025-11-25", ours.url, "2025-11-25"),
+    await Lanes.open("ours 2026-07-28", ours.url, "2026-07-28"),
+    await Lanes.open("SDK", sdk.url, "2025-11-25"),
+  ];
   try {
     const create = await rotate(lanes, "create");
     // tasks/get of the tasks each lane's session created (completed by now).
@@ -417,7 +428,8 @@ async function listWalks(ours: Target, sdk: Target): Promise<[ListWalk, ListWalk
   await Promise.all(sessions.map((s) => s.client.close()));
   const medians = walks.map((w) => [...w].sort((a, b) => a.ms - b.ms)[1]!);
   for (const [i, median] of medians.entries()) {
-    if (median.tasks !== LIST_TASKS) throw new Error(`${targets[i]!.name}: tasks/list walked ${median.tasks} tasks, expected ${LIST_TASKS}`);
+    if (median.tasks !== LIST_TASKS)
+      throw new Error(`${targets[i]!.name}: tasks/list walked ${median.tasks} tasks, expected ${LIST_TASKS}`);
   }
   return [medians[0]!, medians[1]!];
 }
@@ -447,7 +459,9 @@ async function main(): Promise<void> {
   progress(`wake-up: SDK (pollInterval ${SDK_POLL_MS} ms), ${SAMPLES} samples, ${SDK_LANES} at a time`);
   const sdkWake = await withTargets([() => startSdk(SDK_POLL_MS)], ([t]) => wakeLanes(t!, SDK_POLL_MS));
 
-  progress(`creation, then tasks/get: raw HTTP client process, ${CONCURRENCY} in flight (2025-11-25: over ${CLIENTS} sessions), ${DURATION_MS / 1000} s each in ${ROUNDS} rotating rounds`);
+  progress(
+    `creation, then tasks/get: raw HTTP client process, ${CONCURRENCY} in flight (2025-11-25: over ${CLIENTS} sessions), ${DURATION_MS / 1000} s each in ${ROUNDS} rotating rounds`,
+  );
   const rates = await withTargets([startOurs, () => startSdk(SDK_POLL_MS)], ([o, s]) => throughput(o!, s!));
   const [oursCreate, modernCreate, sdkCreate] = rates.create as [Throughput, Throughput, Throughput];
   const [oursGet, modernGet, sdkGet] = rates.get as [Throughput, Throughput, Throughput];
@@ -462,11 +476,23 @@ async function main(): Promise<void> {
     return `${r.toFixed(r < 0.1 ? 4 : 2)}x`;
   };
   const wakeRows = (sdk: WakeSummary, poll: number, target: boolean): string[][] => [
-    [`tasks/result wake-up p50 (ms), SDK poll ${poll} ms`, f(oursWake.p50), f(sdk.p50), ratio(oursWake.p50, sdk.p50), target ? `ours <= 2 ms: ${oursWake.p50 <= 2 ? "PASS" : "MISS"}` : ""],
+    [
+      `tasks/result wake-up p50 (ms), SDK poll ${poll} ms`,
+      f(oursWake.p50),
+      f(sdk.p50),
+      ratio(oursWake.p50, sdk.p50),
+      target ? `ours <= 2 ms: ${oursWake.p50 <= 2 ? "PASS" : "MISS"}` : "",
+    ],
     [`tasks/result wake-up p95 (ms), SDK poll ${poll} ms`, f(oursWake.p95), f(sdk.p95), ratio(oursWake.p95, sdk.p95), ""],
   ];
   const rateRows = (label: string, what: string, mine: Throughput, sdk: Throughput, target: number): string[][] => [
-    [label, f(mine.perSecond, 0), f(sdk.perSecond, 0), ratio(mine.perSecond, sdk.perSecond), `>= ${target}x: ${mine.perSecond >= target * sdk.perSecond ? "PASS" : "MISS"}`],
+    [
+      label,
+      f(mine.perSecond, 0),
+      f(sdk.perSecond, 0),
+      ratio(mine.perSecond, sdk.perSecond),
+      `>= ${target}x: ${mine.perSecond >= target * sdk.perSecond ? "PASS" : "MISS"}`,
+    ],
     [`  ${what} latency p50 / p95 (ms)`, `${f(mine.p50)} / ${f(mine.p95)}`, `${f(sdk.p50)} / ${f(sdk.p95)}`, ratio(mine.p50, sdk.p50), ""],
     [`  server CPU per ${what} (µs)`, f(mine.serverCpuUs, 0), f(sdk.serverCpuUs, 0), ratio(mine.serverCpuUs, sdk.serverCpuUs), ""],
   ];
@@ -480,19 +506,37 @@ async function main(): Promise<void> {
     ...rateRows("tasks/get (answers/s)", "tasks/get", oursGet, sdkGet, 3),
     ...rateRows("tasks/get, ours 2026-07-28 stateless (answers/s)", "tasks/get", modernGet, sdkGet, 3),
     [`tasks/list walk over ${LIST_TASKS} tasks (ms)`, f(oursList.ms), f(sdkList.ms), ratio(oursList.ms, sdkList.ms), ""],
-    ["  pages (page size)", `${oursList.pages} (${Math.ceil(LIST_TASKS / oursList.pages)})`, `${sdkList.pages} (${Math.ceil(LIST_TASKS / sdkList.pages)})`, "", ""],
+    [
+      "  pages (page size)",
+      `${oursList.pages} (${Math.ceil(LIST_TASKS / oursList.pages)})`,
+      `${sdkList.pages} (${Math.ceil(LIST_TASKS / sdkList.pages)})`,
+      "",
+      "",
+    ],
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]): string => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd();
+  const line = (r: string[]): string =>
+    r
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd();
 
   const here = machine();
   const out: string[] = [];
   out.push("mcp-tasks receiver bench");
   out.push(`machine: ${here.cores} CPUs (${here.model}), node ${here.node}, ${here.os}, load average ${here.load}`);
-  out.push("setup:   servers in this one process, Streamable HTTP on 127.0.0.1, port 0; wake-up, ping and list through the SDK Client (StreamableHTTPClientTransport)");
-  out.push("         in this process too (one clock with the servers' stamps); creation and tasks/get from a raw HTTP client in a child process");
-  out.push("ours:    serveHttp + createTaskServer + demo tools; sqliteStore (WAL, synchronous=NORMAL) on a temp file, deleted after the run");
-  out.push("SDK:     McpServer + experimental.tasks.registerToolTask('sleep'); InMemoryTaskStore + InMemoryTaskMessageQueue (bench/sdk-baseline-server.ts)");
+  out.push(
+    "setup:   servers in this one process, Streamable HTTP on 127.0.0.1, port 0; wake-up, ping and list through the SDK Client (StreamableHTTPClientTransport)",
+  );
+  out.push(
+    "         in this process too (one clock with the servers' stamps); creation and tasks/get from a raw HTTP client in a child process",
+  );
+  out.push(
+    "ours:    serveHttp + createTaskServer + demo tools; sqliteStore (WAL, synchronous=NORMAL) on a temp file, deleted after the run",
+  );
+  out.push(
+    "SDK:     McpServer + experimental.tasks.registerToolTask('sleep'); InMemoryTaskStore + InMemoryTaskMessageQueue (bench/sdk-baseline-server.ts)",
+  );
   out.push("");
   out.push(line(rows[0]!));
   out.push(widths.map((w) => "-".repeat(w)).join("  "));
@@ -502,27 +546,43 @@ async function main(): Promise<void> {
     `wake-up:  ${SAMPLES} samples per server: sleep ${SLEEP_MS} ms + U[0, pollInterval) so the work ends at a random phase of the SDK's poll; tasks/result`,
   );
   out.push("          sent at once; latency = client holds the response - the sleep ended (server-side stamp, same clock).");
-  out.push(`          ours and SDK pollInterval ${TUNED_POLL_MS}: sequential, interleaved sample by sample; SDK pollInterval ${SDK_POLL_MS}: ${Math.min(SDK_LANES, SAMPLES)} sessions at once.`);
+  out.push(
+    `          ours and SDK pollInterval ${TUNED_POLL_MS}: sequential, interleaved sample by sample; SDK pollInterval ${SDK_POLL_MS}: ${Math.min(SDK_LANES, SAMPLES)} sessions at once.`,
+  );
   const span = (w: WakeSummary): string => `${f(w.min)}..${f(w.max)}`;
-  out.push(`          min..max (ms): ours ${span(oursWake)}; SDK poll ${SDK_POLL_MS} ms ${span(sdkWake)}; SDK poll ${TUNED_POLL_MS} ms ${span(tunedWake)}.`);
+  out.push(
+    `          min..max (ms): ours ${span(oursWake)}; SDK poll ${SDK_POLL_MS} ms ${span(sdkWake)}; SDK poll ${TUNED_POLL_MS} ms ${span(tunedWake)}.`,
+  );
   const dropped = oursWake.notBlocked + sdkWake.notBlocked + tunedWake.notBlocked;
   if (dropped > 0) {
-    out.push(`          dropped (tasks/result sent after the work ended): ours ${oursWake.notBlocked}, SDK ${sdkWake.notBlocked} + ${tunedWake.notBlocked}.`);
+    out.push(
+      `          dropped (tasks/result sent after the work ended): ours ${oursWake.notBlocked}, SDK ${sdkWake.notBlocked} + ${tunedWake.notBlocked}.`,
+    );
   }
   out.push(
     `creation: task-augmented tools/call sleep {ms: 0} (2025-11-25: params.task, ttl ${TASK_TTL_MS / 1000} s; 2026-07-28: the tasks extension declared, answered at once: inlineWaitMs 0),`,
   );
-  out.push(`          from a separate client process (node:http, keep-alive, bodies built as strings); ${CONCURRENCY} in flight, the 2025-11-25 ones over ${CLIENTS} sessions;`);
-  out.push(`          ${DURATION_MS / 1000} s per server and era after ${WARMUP_MS} ms warm-up, in ${ROUNDS} rounds rotating between them. Then tasks/get of those tasks, the same way.`);
+  out.push(
+    `          from a separate client process (node:http, keep-alive, bodies built as strings); ${CONCURRENCY} in flight, the 2025-11-25 ones over ${CLIENTS} sessions;`,
+  );
+  out.push(
+    `          ${DURATION_MS / 1000} s per server and era after ${WARMUP_MS} ms warm-up, in ${ROUNDS} rounds rotating between them. Then tasks/get of those tasks, the same way.`,
+  );
   const perRound = (t: Throughput): string => t.roundRates.map((r) => f(r, 0)).join(" ");
-  out.push(`          creations per second per round: ours ${perRound(oursCreate)}; ours 2026 ${perRound(modernCreate)}; SDK ${perRound(sdkCreate)}.`);
-  out.push(`          tasks/get per second per round: ours ${perRound(oursGet)}; ours 2026 ${perRound(modernGet)}; SDK ${perRound(sdkGet)}.`);
+  out.push(
+    `          creations per second per round: ours ${perRound(oursCreate)}; ours 2026 ${perRound(modernCreate)}; SDK ${perRound(sdkCreate)}.`,
+  );
+  out.push(
+    `          tasks/get per second per round: ours ${perRound(oursGet)}; ours 2026 ${perRound(modernGet)}; SDK ${perRound(sdkGet)}.`,
+  );
   out.push("          server CPU: this process's CPU time over the rounds / requests answered (the idle server's share is nil).");
   const client = (t: Throughput): string => f(t.clientCpuUs, 0);
   out.push(
     `          the client's own CPU per request (µs): creation ${client(oursCreate)} / ${client(modernCreate)} / ${client(sdkCreate)}, tasks/get ${client(oursGet)} / ${client(modernGet)} / ${client(sdkGet)} (ours / ours 2026 / SDK).`,
   );
-  out.push(`list:     ${LIST_TASKS} completed tasks of one session, put into each fresh server's own store; median of 3 walks; each server's own page size.`);
+  out.push(
+    `list:     ${LIST_TASKS} completed tasks of one session, put into each fresh server's own store; median of 3 walks; each server's own page size.`,
+  );
   out.push("ping:     client.ping() round trip, answered by the SDK's own Server code in both; what any message costs on this machine.");
   out.push(`ratios:   ours/SDK; below 1 is better for times, above 1 for throughput. Whole run ${f((now() - began) / 1000, 1)} s.`);
   if (flags.charts !== "-") {

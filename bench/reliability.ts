@@ -153,7 +153,11 @@ async function pgRestart(): Promise<Outcome> {
       await server.restart();
       await until(loadMs);
       await load.stop();
-      return { verdict: await judge(load, cluster.urls[0] as string), load, note: "pg_ctl stop -m fast + start mid-load (2 fronts, 1 worker)" };
+      return {
+        verdict: await judge(load, cluster.urls[0] as string),
+        load,
+        note: "pg_ctl stop -m fast + start mid-load (2 fronts, 1 worker)",
+      };
     } finally {
       await cluster.stop();
     }
@@ -185,11 +189,18 @@ async function soak(): Promise<Outcome> {
   }
 }
 
-const RUN: Record<Scenario, () => Promise<Outcome>> = { "sqlite-kills": sqliteKills, "cluster-kills": clusterKills, "pg-restart": pgRestart, soak };
+const RUN: Record<Scenario, () => Promise<Outcome>> = {
+  "sqlite-kills": sqliteKills,
+  "cluster-kills": clusterKills,
+  "pg-restart": pgRestart,
+  soak,
+};
 
 async function main(): Promise<void> {
   const m = machine();
-  console.log(`bench:reliability on ${m.cores} cores (${m.model}), node ${m.node}, load avg ${m.load}; load: ${concurrency} loops, ${loadMs / 1000} s phases, settle ≤ ${settleMs / 1000} s`);
+  console.log(
+    `bench:reliability on ${m.cores} cores (${m.model}), node ${m.node}, load avg ${m.load}; load: ${concurrency} loops, ${loadMs / 1000} s phases, settle ≤ ${settleMs / 1000} s`,
+  );
   const rows: string[] = [];
   const notes: string[] = [];
   for (const name of SCENARIOS) {

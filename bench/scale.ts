@@ -27,7 +27,12 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  GetTaskResultSchema,
+  ListTasksResultSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { registerDemoTools } from "../src/demo/demo-tools.js";
 import { staticTokenVerifier } from "../src/http/bearer-auth.js";
 import type { TokenGrant } from "../src/http/token-file.js";
@@ -218,7 +223,12 @@ async function main(): Promise<void> {
     store = pgStore;
   }
   const metrics = new TaskMetrics();
-  const verifier = staticTokenVerifier(new Map<string, string | TokenGrant>([[ADMIN, { principal: "bench-admin", admin: true }], [USER, "bench-user"]]));
+  const verifier = staticTokenVerifier(
+    new Map<string, string | TokenGrant>([
+      [ADMIN, { principal: "bench-admin", admin: true }],
+      [USER, "bench-user"],
+    ]),
+  );
   const app = createTaskServer({ name: "bench-scale", version: "1.0.0", store, metrics, rateLimit: "off", maxStoredPerOwner: 100_000_000 });
   registerDemoTools(app);
   // The feed's own timing (coalescing, counts at most once a second) as a server runs it.
@@ -227,10 +237,16 @@ async function main(): Promise<void> {
   const filler = STORE === "sqlite" ? sqliteFiller(path) : postgresFiller(schema);
 
   const client = new Client({ name: "bench-scale", version: "1.0.0" }, { capabilities: {} });
-  await client.connect(new StreamableHTTPClientTransport(new URL(http.url), { requestInit: { headers: { authorization: `Bearer ${USER}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(http.url), { requestInit: { headers: { authorization: `Bearer ${USER}` } } }),
+  );
   const own: string[] = [];
   for (let i = 0; i < OWN_TASKS; i++) {
-    const created = await client.request({ method: "tools/call", params: { name: "sleep", arguments: { ms: 0 } } }, CreateTaskResultSchema, { task: { ttl: 24 * 3600_000 } });
+    const created = await client.request(
+      { method: "tools/call", params: { name: "sleep", arguments: { ms: 0 } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 24 * 3600_000 } },
+    );
     own.push(created.task.taskId);
     await client.request({ method: "tasks/result", params: { taskId: created.task.taskId } }, CallToolResultSchema);
   }
@@ -252,7 +268,9 @@ async function main(): Promise<void> {
     const row: Row = {
       size,
       fillS,
-      get: await timed(SAMPLES, () => client.request({ method: "tasks/get", params: { taskId: own[i++ % own.length] ?? "" } }, GetTaskResultSchema)),
+      get: await timed(SAMPLES, () =>
+        client.request({ method: "tasks/get", params: { taskId: own[i++ % own.length] ?? "" } }, GetTaskResultSchema),
+      ),
       list: await timed(SAMPLES, () => client.request({ method: "tasks/list", params: {} }, ListTasksResultSchema)),
       web: await timed(SAMPLES, () => fetchOk(`${base}/tasks/api/tasks`, ADMIN)),
       feed: await timed(SAMPLES, () => firstFeedFrame(`${base}/tasks/api/events`)),
@@ -275,7 +293,9 @@ async function main(): Promise<void> {
   ] as const;
   const m = machine();
   const out: string[] = [];
-  out.push(`npm run bench:scale -- --store ${STORE}  (${m.cores} × ${m.model}, node ${process.version}, ${SAMPLES} samples per cell, p50 ms; ratio to ${first.size} stored tasks in brackets)`);
+  out.push(
+    `npm run bench:scale -- --store ${STORE}  (${m.cores} × ${m.model}, node ${process.version}, ${SAMPLES} samples per cell, p50 ms; ratio to ${first.size} stored tasks in brackets)`,
+  );
   const header = ["stored tasks", "fill s", ...measures.map(([label]) => label), "RSS MB", "load"];
   const cells = rows.map((r) => [
     r.size.toLocaleString("en-US"),
@@ -299,7 +319,10 @@ async function main(): Promise<void> {
         xs: rows.map((r) => r.size),
         xLabel: "stored tasks (log scale)",
         yLabel: "p50 time / p50 at the smallest size",
-        series: [...measures.map(([label, key]) => ({ label, values: rows.map((r) => r[key] / first[key]) })), { label: "RSS", values: rows.map((r) => r.rssMb / first.rssMb) }],
+        series: [
+          ...measures.map(([label, key]) => ({ label, values: rows.map((r) => r[key] / first[key]) })),
+          { label: "RSS", values: rows.map((r) => r.rssMb / first.rssMb) },
+        ],
         reference: { y: 1.5, label: "1.5× bound" },
       }),
     );

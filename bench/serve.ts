@@ -105,7 +105,11 @@ interface Server {
 /** Spawns `command` and resolves with the URL of its "listening on http://…" line. */
 function startServer(name: string, command: string[], logFile: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command[0] as string, command.slice(1), { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MCP_TASKS_LOG_FORMAT: "json", PORT: "0" } });
+    const child = spawn(command[0] as string, command.slice(1), {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, MCP_TASKS_LOG_FORMAT: "json", PORT: "0" },
+    });
     const log = createWriteStream(logFile);
     let seen = "";
     let listening = false;
@@ -192,33 +196,70 @@ async function main(): Promise<void> {
   try {
     const ours = await startServer(
       "mcp-tasks serve",
-      [process.execPath, ...(flags.profile ? ["--cpu-prof", "--cpu-prof-dir", flags.profile] : []), "bin/mcp-tasks.js", "serve", "--demo", "--port", "0", "--store", `sqlite:${join(dir, "bench.db")}`, ...NO_CALLER_LIMITS, ...TASK_AT_ONCE],
+      [
+        process.execPath,
+        ...(flags.profile ? ["--cpu-prof", "--cpu-prof-dir", flags.profile] : []),
+        "bin/mcp-tasks.js",
+        "serve",
+        "--demo",
+        "--port",
+        "0",
+        "--store",
+        `sqlite:${join(dir, "bench.db")}`,
+        ...NO_CALLER_LIMITS,
+        ...TASK_AT_ONCE,
+      ],
       join(dir, "serve.log"),
     );
     servers.push(ours);
     const AGAINST = flags.against === undefined ? null : resolve(flags.against);
     if (AGAINST !== null && !existsSync(join(AGAINST, "dist", "cli", "main.js"))) {
-      throw new Error(`--against ${flags.against}: no build there (${join(AGAINST, "dist", "cli", "main.js")} is missing; run npm run build in it)`);
+      throw new Error(
+        `--against ${flags.against}: no build there (${join(AGAINST, "dist", "cli", "main.js")} is missing; run npm run build in it)`,
+      );
     }
     const other =
       AGAINST === null
         ? null
         : await startServer(
             "mcp-tasks serve (against)",
-            [process.execPath, join(AGAINST, "bin", "mcp-tasks.js"), "serve", "--demo", "--port", "0", "--store", `sqlite:${join(dir, "against.db")}`, ...NO_CALLER_LIMITS, ...TASK_AT_ONCE],
+            [
+              process.execPath,
+              join(AGAINST, "bin", "mcp-tasks.js"),
+              "serve",
+              "--demo",
+              "--port",
+              "0",
+              "--store",
+              `sqlite:${join(dir, "against.db")}`,
+              ...NO_CALLER_LIMITS,
+              ...TASK_AT_ONCE,
+            ],
             join(dir, "against.log"),
           );
     if (other) {
       servers.push(other);
       console.log(`against: the same command in ${AGAINST} (pid ${other.process.pid})`);
     }
-    const floor = await startServer("bare node:http", [process.execPath, "--import", "tsx", "bench/support/bare-http-process.ts"], join(dir, "floor.log"));
+    const floor = await startServer(
+      "bare node:http",
+      [process.execPath, "--import", "tsx", "bench/support/bare-http-process.ts"],
+      join(dir, "floor.log"),
+    );
     servers.push(floor);
-    const sdk = await startServer("SDK baseline", [process.execPath, "--import", "tsx", "bench/support/sdk-baseline-process.ts"], join(dir, "sdk.log"));
+    const sdk = await startServer(
+      "SDK baseline",
+      [process.execPath, "--import", "tsx", "bench/support/sdk-baseline-process.ts"],
+      join(dir, "sdk.log"),
+    );
     servers.push(sdk);
-    console.log(`ours: node bin/mcp-tasks.js serve --demo ${[...NO_CALLER_LIMITS, ...TASK_AT_ONCE].join(" ")} (pid ${ours.process.pid}, log ${join(dir, "serve.log")})`);
+    console.log(
+      `ours: node bin/mcp-tasks.js serve --demo ${[...NO_CALLER_LIMITS, ...TASK_AT_ONCE].join(" ")} (pid ${ours.process.pid}, log ${join(dir, "serve.log")})`,
+    );
     console.log(`SDK:  @modelcontextprotocol/sdk McpServer + experimental tasks, InMemoryTaskStore, node:http (pid ${sdk.process.pid})`);
-    console.log(`floor: bare node:http answering canned JSON-RPC answers of the same size, nothing stored or checked (pid ${floor.process.pid})\n`);
+    console.log(
+      `floor: bare node:http answering canned JSON-RPC answers of the same size, nothing stored or checked (pid ${floor.process.pid})\n`,
+    );
 
     const lanes: Lane[] = [];
     const open = async (label: string, server: Server, era: LoadEra, sessions: number): Promise<void> => {
@@ -261,38 +302,66 @@ async function main(): Promise<void> {
       const bare = lanes.find((l) => l.server === floor)!;
       const cpu = (op: "create" | "get", lane: Lane): number => lane[op].serverCpuMs / lane[op].count;
       const ceiling = (op: "create" | "get"): string =>
-        OPS.has(op) ? `${fixed(cpu(op, theirs) / cpu(op, bare), 2)}× (ours spends ${fixed((cpu(op, mine) - cpu(op, bare)) * 1000, 0)} µs above the floor)` : "–";
-      console.log(`    most any server could reach, the SDK's server CPU ÷ the floor's: creation ${ceiling("create")}, tasks/get ${ceiling("get")}`);
+        OPS.has(op)
+          ? `${fixed(cpu(op, theirs) / cpu(op, bare), 2)}× (ours spends ${fixed((cpu(op, mine) - cpu(op, bare)) * 1000, 0)} µs above the floor)`
+          : "–";
+      console.log(
+        `    most any server could reach, the SDK's server CPU ÷ the floor's: creation ${ceiling("create")}, tasks/get ${ceiling("get")}`,
+      );
       // A rate is bound by the server's main thread; its CPU per request also counts the work its
       // process does off that thread (V8's helper threads: garbage collection, compilation), so the
       // two ratios differ.
       const cheaper = (op: "create" | "get"): string => (OPS.has(op) ? `${fixed(cpu(op, theirs) / cpu(op, mine), 2)}×` : "–");
       const cores = (op: "create" | "get"): string =>
-        OPS.has(op) ? `${fixed((rateOf(mine[op]) * cpu(op, mine)) / 1000, 2)} / ${fixed((rateOf(theirs[op]) * cpu(op, theirs)) / 1000, 2)}` : "–";
-      console.log(`    server CPU per request, the SDK's ÷ ours: creation ${cheaper("create")}, tasks/get ${cheaper("get")}; cores busy at those rates, ours / SDK: creation ${cores("create")}, tasks/get ${cores("get")}`);
+        OPS.has(op)
+          ? `${fixed((rateOf(mine[op]) * cpu(op, mine)) / 1000, 2)} / ${fixed((rateOf(theirs[op]) * cpu(op, theirs)) / 1000, 2)}`
+          : "–";
+      console.log(
+        `    server CPU per request, the SDK's ÷ ours: creation ${cheaper("create")}, tasks/get ${cheaper("get")}; cores busy at those rates, ours / SDK: creation ${cores("create")}, tasks/get ${cores("get")}`,
+      );
       // The rate each server would reach with a core of its own is 1 ÷ its main thread's CPU per
       // request; on a machine shared with the load client the measured rates come near it.
       const mainCpu = (op: "create" | "get", lane: Lane): number => lane[op].mainThreadCpuMs / lane[op].count;
-      const mainRatio = (op: "create" | "get"): string => (OPS.has(op) ? `${fixed(mainCpu(op, theirs) / mainCpu(op, mine), 2)}× (${fixed(mainCpu(op, mine) * 1000, 0)} µs against ${fixed(mainCpu(op, theirs) * 1000, 0)})` : "–");
-      console.log(`    main-thread CPU per request, the SDK's ÷ ours (the rate ratio with a core each): creation ${mainRatio("create")}, tasks/get ${mainRatio("get")}`);
+      const mainRatio = (op: "create" | "get"): string =>
+        OPS.has(op)
+          ? `${fixed(mainCpu(op, theirs) / mainCpu(op, mine), 2)}× (${fixed(mainCpu(op, mine) * 1000, 0)} µs against ${fixed(mainCpu(op, theirs) * 1000, 0)})`
+          : "–";
+      console.log(
+        `    main-thread CPU per request, the SDK's ÷ ours (the rate ratio with a core each): creation ${mainRatio("create")}, tasks/get ${mainRatio("get")}`,
+      );
       const then = lanes.find((l) => l.server === other && l.sessions === sessions);
       if (then) {
         const versus = (op: "create" | "get"): string =>
-          OPS.has(op) ? `${fixed(rateOf(mine[op]) / rateOf(then[op]), 2)}× the rate, ${fixed(cpu(op, mine) / cpu(op, then), 2)}× the server CPU` : "–";
+          OPS.has(op)
+            ? `${fixed(rateOf(mine[op]) / rateOf(then[op]), 2)}× the rate, ${fixed(cpu(op, mine) / cpu(op, then), 2)}× the server CPU`
+            : "–";
         console.log(`    this build ÷ against: creation ${versus("create")}; tasks/get ${versus("get")}`);
       }
     }
 
     // Without the session's GET stream, a waiting tasks/result carries its task's notifications on
     // a stream of its own; with it open (the SDK client keeps one), the answer comes as plain JSON.
-    for (const [target, standaloneStreams] of OPS.has("wake") ? [ours, other].flatMap((server) => (server ? [[server, false] as const, [server, true] as const] : [])) : []) {
-      const waker = await RawLoad.open({ url: target.url, era: "2025-11-25", concurrency: WAKE_LANES, sessions: 1, ttlMs: TTL_MS, wakeSleepMs: WAKE_SLEEP_MS, standaloneStreams });
+    for (const [target, standaloneStreams] of OPS.has("wake")
+      ? [ours, other].flatMap((server) => (server ? [[server, false] as const, [server, true] as const] : []))
+      : []) {
+      const waker = await RawLoad.open({
+        url: target.url,
+        era: "2025-11-25",
+        concurrency: WAKE_LANES,
+        sessions: 1,
+        ttlMs: TTL_MS,
+        wakeSleepMs: WAKE_SLEEP_MS,
+        standaloneStreams,
+      });
       loads.push(waker);
       await waker.run("wake", WAKE_WARM_UP_MS, false);
       const cpuBefore = cpuOf(target.process.pid);
       const woken = await waker.run("wake", WAKE_DURATION_MS, true);
       const cpuAfter = cpuOf(target.process.pid);
-      const cycleCpu = cpuBefore !== null && cpuAfter !== null ? `, server CPU ${fixed(((cpuAfter - cpuBefore) * 1000) / woken.latencies.length, 0)} µs per creation + wait` : "";
+      const cycleCpu =
+        cpuBefore !== null && cpuAfter !== null
+          ? `, server CPU ${fixed(((cpuAfter - cpuBefore) * 1000) / woken.latencies.length, 0)} µs per creation + wait`
+          : "";
       const sorted = [...woken.latencies].sort((a, b) => a - b);
       console.log(
         `${standaloneStreams ? "" : "\n"}${target === other ? "against: " : ""}tasks/result wake-up, ${WAKE_LANES} waiters at once, sleep ${WAKE_SLEEP_MS} ms, ${standaloneStreams ? "the session's GET stream open   " : "no GET stream (result on a stream)"} (${sorted.length} samples): p50 ${fixed(percentile(sorted, 50), 2)} ms, p95 ${fixed(percentile(sorted, 95), 2)} ms, p99 ${fixed(percentile(sorted, 99), 2)} ms (targets: p50 ≤ 3 ms, p99 ≤ 10 ms)${cycleCpu}`,

@@ -104,13 +104,36 @@ interface Case {
 }
 
 const LISTENING = /listening on http/;
-const npmStart = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start"] ?? "?";
+const npmStart =
+  (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts["start"] ?? "?";
 
 const CASES: Case[] = [
-  { name: "npm-start", label: `npm start (${npmStart})`, command: (s) => ["npm", "start", "--silent", "--", "--port", "0", "--store", `sqlite:${s}`], ready: LISTENING },
-  { name: "dist-serve", label: "node bin/mcp-tasks.js serve --demo", command: (s) => [NODE, "bin/mcp-tasks.js", "serve", "--demo", "--port", "0", "--store", `sqlite:${s}`], ready: LISTENING, needsDist: true },
-  { name: "tsx-serve", label: "node bin/mcp-tasks-dev.js serve --demo (tsx)", command: (s) => [NODE, "bin/mcp-tasks-dev.js", "serve", "--demo", "--port", "0", "--store", `sqlite:${s}`], ready: LISTENING },
-  { name: "help", label: "node bin/mcp-tasks.js --help", command: () => [NODE, "bin/mcp-tasks.js", "--help"], ready: null, needsDist: true },
+  {
+    name: "npm-start",
+    label: `npm start (${npmStart})`,
+    command: (s) => ["npm", "start", "--silent", "--", "--port", "0", "--store", `sqlite:${s}`],
+    ready: LISTENING,
+  },
+  {
+    name: "dist-serve",
+    label: "node bin/mcp-tasks.js serve --demo",
+    command: (s) => [NODE, "bin/mcp-tasks.js", "serve", "--demo", "--port", "0", "--store", `sqlite:${s}`],
+    ready: LISTENING,
+    needsDist: true,
+  },
+  {
+    name: "tsx-serve",
+    label: "node bin/mcp-tasks-dev.js serve --demo (tsx)",
+    command: (s) => [NODE, "bin/mcp-tasks-dev.js", "serve", "--demo", "--port", "0", "--store", `sqlite:${s}`],
+    ready: LISTENING,
+  },
+  {
+    name: "help",
+    label: "node bin/mcp-tasks.js --help",
+    command: () => [NODE, "bin/mcp-tasks.js", "--help"],
+    ready: null,
+    needsDist: true,
+  },
 ];
 
 const ms = (n: number | null): string => (n === null || Number.isNaN(n) ? "–" : `${Math.round(n)} ms`);
@@ -134,7 +157,9 @@ async function main(): Promise<void> {
       for (let i = 0; i < runs; i++) starts.push(await timeStart(c.command(store), c.ready));
       const wall = starts.map((s) => s.wallMs).sort((a, b) => a - b);
       const cpu = starts.flatMap((s) => (s.cpuMs === null ? [] : [s.cpuMs])).sort((a, b) => a - b);
-      rows.push(`| ${c.label} | ${ms(wall[0] ?? NaN)} | ${ms(percentile(wall, 50))} | ${ms(cpu.length > 0 ? percentile(cpu, 50) : null)} | ${ms(first.wallMs)} |`);
+      rows.push(
+        `| ${c.label} | ${ms(wall[0] ?? NaN)} | ${ms(percentile(wall, 50))} | ${ms(cpu.length > 0 ? percentile(cpu, 50) : null)} | ${ms(first.wallMs)} |`,
+      );
       console.log(rows[rows.length - 1]);
     }
   } finally {

@@ -39,7 +39,12 @@ const PROCESSES: Record<string, { label: string; color: string }> = {
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `tasks/get` on `url` every `everyMs` until `done`; few polls, so the chart stays readable. */
-async function pollUntil(url: string, taskId: string, done: (task: Record<string, unknown>) => boolean, everyMs = 150): Promise<Record<string, unknown>> {
+async function pollUntil(
+  url: string,
+  taskId: string,
+  done: (task: Record<string, unknown>) => boolean,
+  everyMs = 150,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const task = await statelessResult(url, "tasks/get", { taskId });
@@ -61,13 +66,19 @@ async function main(): Promise<void> {
     workers: 1,
     frontArgs: ["--inline-wait-ms", "0"],
     logLevel: "info",
-    env: (role, index) => receiver.env("http/protobuf", role === "worker" ? "trace-worker" : index === 0 ? "trace-front-a" : "trace-front-b"),
+    env: (role, index) =>
+      receiver.env("http/protobuf", role === "worker" ? "trace-worker" : index === 0 ? "trace-front-a" : "trace-front-b"),
   });
   try {
     const [frontA = "", frontB = ""] = cluster.urls;
     const traceId = randomBytes(16).toString("hex");
     const traceparent = `00-${traceId}-${randomBytes(8).toString("hex")}-01`;
-    const created = await statelessResult(frontA, "tools/call", { name: "ask", arguments: { question: "Ship the release?" } }, { meta: { ...envelope(), traceparent } });
+    const created = await statelessResult(
+      frontA,
+      "tools/call",
+      { name: "ask", arguments: { question: "Ship the release?" } },
+      { meta: { ...envelope(), traceparent } },
+    );
     const taskId = String(created["taskId"]);
     const asked = await pollUntil(frontB, taskId, (t) => t["status"] === "input_required" || isTerminal(t));
     const [key = ""] = Object.keys((asked["inputRequests"] as object | undefined) ?? {});
@@ -117,7 +128,9 @@ function gantt(spans: ReceivedSpan[], traceId: string): string {
     return d;
   };
   const svg = opening(f, "One task's trace across three processes: created on front A, run on the worker, answered and fetched on front B");
-  svg.push(`<text x="${width / 2}" y="40" text-anchor="middle" fill="#555">trace ${traceId} · demo ask on a PostgreSQL cluster, spans as the OTLP exporters sent them</text>`);
+  svg.push(
+    `<text x="${width / 2}" y="40" text-anchor="middle" fill="#555">trace ${traceId} · demo ask on a PostgreSQL cluster, spans as the OTLP exporters sent them</text>`,
+  );
   // Time grid: about eight steps of a round size.
   const step = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000].find((s) => spanMs / s <= 8) ?? 10_000;
   for (let ms = 0; ms <= spanMs; ms += step) {
@@ -152,12 +165,17 @@ function gantt(spans: ReceivedSpan[], traceId: string): string {
   const ly = top + f.plotH + 40;
   let lx = left;
   for (const { label, color } of Object.values(PROCESSES)) {
-    svg.push(`<rect x="${lx}" y="${ly - 10}" width="14" height="12" fill="${color}"/>`, `<text x="${lx + 20}" y="${ly}">${escape(label)}</text>`);
+    svg.push(
+      `<rect x="${lx}" y="${ly - 10}" width="14" height="12" fill="${color}"/>`,
+      `<text x="${lx + 20}" y="${ly}">${escape(label)}</text>`,
+    );
     lx += 90;
   }
   svg.push(`<rect x="${lx}" y="${ly - 10}" width="14" height="12" fill="#888" fill-opacity="0.3" stroke="#888" stroke-dasharray="3 2"/>`);
   svg.push(`<text x="${lx + 20}" y="${ly}">↗ a trace of its own, linked to the task's (polls, the answer)</text>`);
-  svg.push(`<text x="8" y="${ly + 20}" font-size="10" fill="#555">Solid rows are the task's trace, indented by parent: the creating tools/call, then the execution on the worker, a child across processes.</text>`);
+  svg.push(
+    `<text x="8" y="${ly + 20}" font-size="10" fill="#555">Solid rows are the task's trace, indented by parent: the creating tools/call, then the execution on the worker, a child across processes.</text>`,
+  );
   svg.push("</svg>");
   return `${svg.join("\n")}\n`;
 }

@@ -62,11 +62,15 @@ interface Server {
 /** Spawns the compiled CLI's serve and resolves once it logs its URL. */
 function startServer(label: string, store: string, env: Record<string, string>): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["bin/mcp-tasks.js", "serve", "--demo", "--port", "0", "--store", store, "--no-web", ...NO_CALLER_LIMITS], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, PORT: "0", ...env },
-    });
+    const child = spawn(
+      process.execPath,
+      ["bin/mcp-tasks.js", "serve", "--demo", "--port", "0", "--store", store, "--no-web", ...NO_CALLER_LIMITS],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, PORT: "0", ...env },
+      },
+    );
     let seen = "";
     const timer = setTimeout(() => reject(new Error(`${label}: not listening after 60 s:\n${seen.slice(-2000)}`)), 60_000);
     const onData = (chunk: Buffer): void => {
@@ -142,7 +146,9 @@ async function main(): Promise<void> {
       );
     }
     const spans = receiver.spans.items.length;
-    console.log(`spans received by the collector: ${spans} (${fixed(spans / Math.max(on.count, 1), 2)} per task created with tracing on); decode failures: ${receiver.failures.length}`);
+    console.log(
+      `spans received by the collector: ${spans} (${fixed(spans / Math.max(on.count, 1), 2)} per task created with tracing on); decode failures: ${receiver.failures.length}`,
+    );
     console.log(`creation throughput, on / off: ${fixed(rateOf(on) / rateOf(off), 3)} (target ≥ 0.80)`);
     console.log(`load avg at the end: ${machine().load}`);
   } finally {

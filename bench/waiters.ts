@@ -83,9 +83,29 @@ class Server {
   static start(dir: string | null): Promise<Server> {
     const fromDist = !flags.sources && existsSync(join(ROOT, "dist", "cli", "main.js"));
     const bin = fromDist ? ["bin/mcp-tasks.js"] : ["--import", "tsx", "src/cli/main.ts"];
-    const serve = [...bin, "serve", "--demo", "--port", "0", "--store", `sqlite:${join(dir ?? "", "bench.db")}`, ...NO_CALLER_LIMITS, "--inline-wait-ms", "0"];
-    const args = ["--expose-gc", "--import", PRELOAD, ...(dir === null ? ["--import", "tsx", "bench/support/held-requests-floor.ts"] : serve)];
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, MCP_TASKS_LOG_FORMAT: "json", LOG_LEVEL: "warn" } });
+    const serve = [
+      ...bin,
+      "serve",
+      "--demo",
+      "--port",
+      "0",
+      "--store",
+      `sqlite:${join(dir ?? "", "bench.db")}`,
+      ...NO_CALLER_LIMITS,
+      "--inline-wait-ms",
+      "0",
+    ];
+    const args = [
+      "--expose-gc",
+      "--import",
+      PRELOAD,
+      ...(dir === null ? ["--import", "tsx", "bench/support/held-requests-floor.ts"] : serve),
+    ];
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, MCP_TASKS_LOG_FORMAT: "json", LOG_LEVEL: "warn" },
+    });
     return new Promise((resolve, reject) => {
       let seen = "";
       const timer = setTimeout(() => reject(new Error(`serve: not listening after 60 s:\n${seen.slice(-2000)}`)), 60_000);
@@ -97,7 +117,9 @@ class Server {
         child.stdout!.off("data", onData);
         child.stderr!.off("data", onData);
         child.stdout!.resume();
-        console.log(`server: node ${args.map((a) => (a === PRELOAD ? "bench/support/heap-on-signal.mjs" : a)).join(" ")} (pid ${child.pid})`);
+        console.log(
+          `server: node ${args.map((a) => (a === PRELOAD ? "bench/support/heap-on-signal.mjs" : a)).join(" ")} (pid ${child.pid})`,
+        );
         resolve(new Server(child, url));
       };
       child.stdout!.on("data", onData);
@@ -134,7 +156,12 @@ class Server {
  * A request held open on a connection of its own; resolves once `ready` holds for what has arrived
  * of its response, or with `ready` "sent" once the request is sent.
  */
-function holdOpen(url: string, body: string, headers: Record<string, string>, ready: "sent" | ((received: string) => boolean)): Promise<ClientRequest> {
+function holdOpen(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  ready: "sent" | ((received: string) => boolean),
+): Promise<ClientRequest> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -144,7 +171,12 @@ function holdOpen(url: string, body: string, headers: Record<string, string>, re
         port: target.port,
         path: target.pathname,
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": Buffer.byteLength(body), ...headers },
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "content-length": Buffer.byteLength(body),
+          ...headers,
+        },
       },
       (res) => {
         let received = "";
@@ -217,7 +249,10 @@ async function measure2025(server: Server, standaloneStreams: boolean): Promise<
     for (let i = 0; i < SESSIONS; i++) headers.push({ "mcp-session-id": await openSession(rpc, V2025), "mcp-protocol-version": V2025 });
     if (standaloneStreams) for (const h of headers) streams.push(await rpc.openStandaloneStream(h));
     const ids = await inParallel(WAITERS, 16, async (i) => {
-      const created = await rpc.post(`{"jsonrpc":"2.0","id":${i + 1},"method":"tools/call","params":{"name":"sleep","arguments":{"ms":${HOUR_MS}},"task":{"ttl":${HOUR_MS}}}}`, headers[i % SESSIONS]!);
+      const created = await rpc.post(
+        `{"jsonrpc":"2.0","id":${i + 1},"method":"tools/call","params":{"name":"sleep","arguments":{"ms":${HOUR_MS}},"task":{"ttl":${HOUR_MS}}}}`,
+        headers[i % SESSIONS]!,
+      );
       const id = taskIdIn(created.text);
       if (id === "") throw new Error(`creation answered ${created.status}: ${created.text.slice(0, 300)}`);
       return id;
@@ -226,11 +261,25 @@ async function measure2025(server: Server, standaloneStreams: boolean): Promise<
     const waiting = await metric(server.url, "mcp_tasks_results_waiting");
     for (const [i, id] of ids.entries()) {
       // What tells that a tasks/result waits is the server's gauge, below.
-      waiters.push(await holdOpen(server.url, `{"jsonrpc":"2.0","id":${i + 1},"method":"tasks/result","params":{"taskId":"${id}"}}`, headers[i % SESSIONS]!, "sent"));
+      waiters.push(
+        await holdOpen(
+          server.url,
+          `{"jsonrpc":"2.0","id":${i + 1},"method":"tasks/result","params":{"taskId":"${id}"}}`,
+          headers[i % SESSIONS]!,
+          "sent",
+        ),
+      );
     }
-    await until(`${WAITERS} tasks/result waiting`, async () => (await metric(server.url, "mcp_tasks_results_waiting")) >= waiting + WAITERS);
+    await until(
+      `${WAITERS} tasks/result waiting`,
+      async () => (await metric(server.url, "mcp_tasks_results_waiting")) >= waiting + WAITERS,
+    );
     const after = await server.memory();
-    return { label: `2025-11-25 tasks/result, ${SESSIONS} sessions, ${standaloneStreams ? "their GET streams open (answer as JSON)" : "no GET stream (answer on an SSE stream)"}`, before, after };
+    return {
+      label: `2025-11-25 tasks/result, ${SESSIONS} sessions, ${standaloneStreams ? "their GET streams open (answer as JSON)" : "no GET stream (answer on an SSE stream)"}`,
+      before,
+      after,
+    };
   } finally {
     for (const waiter of waiters) waiter.destroy();
     for (const close of streams) close();
@@ -256,7 +305,11 @@ async function measure2026(server: Server): Promise<Figures> {
     for (const [i, id] of ids.entries()) {
       const body = `{"jsonrpc":"2.0","id":${i + 1},"method":"subscriptions/listen","params":{"notifications":{"taskIds":["${id}"]},${meta2026}}}`;
       // Waiting once the task's first notifications/tasks (its state now) has come.
-      waiters.push(await holdOpen(server.url, body, { ...headers, "mcp-method": "subscriptions/listen" }, (received) => received.includes('"notifications/tasks"')));
+      waiters.push(
+        await holdOpen(server.url, body, { ...headers, "mcp-method": "subscriptions/listen" }, (received) =>
+          received.includes('"notifications/tasks"'),
+        ),
+      );
     }
     const after = await server.memory();
     return { label: "2026-07-28 subscriptions/listen, one task each", before, after };
@@ -271,7 +324,14 @@ async function measureFloor(server: Server): Promise<Figures> {
   try {
     const before = await server.memory();
     for (let i = 0; i < WAITERS; i++) {
-      waiters.push(await holdOpen(server.url, `{"jsonrpc":"2.0","id":${i + 1},"method":"tasks/result","params":{"taskId":"${i}"}}`, { "mcp-protocol-version": V2025 }, () => true));
+      waiters.push(
+        await holdOpen(
+          server.url,
+          `{"jsonrpc":"2.0","id":${i + 1},"method":"tasks/result","params":{"taskId":"${i}"}}`,
+          { "mcp-protocol-version": V2025 },
+          () => true,
+        ),
+      );
     }
     const after = await server.memory();
     return { label: "floor: bare node:http holding the request open (SSE head sent)", before, after };
@@ -299,11 +359,15 @@ async function main(): Promise<void> {
       if (dir !== null) rmSync(dir, { recursive: true, force: true });
     }
   }
-  console.log(`\n${"waiters".padEnd(76)} ${"heap KB/waiter".padStart(14)} ${"RSS KB/waiter".padStart(14)} ${"heap MB before → with".padStart(22)}`);
+  console.log(
+    `\n${"waiters".padEnd(76)} ${"heap KB/waiter".padStart(14)} ${"RSS KB/waiter".padStart(14)} ${"heap MB before → with".padStart(22)}`,
+  );
   for (const { label, before, after } of rows) {
     const heap = (after.heapUsed + after.external - before.heapUsed - before.external) / WAITERS;
     const rss = (after.rss - before.rss) / WAITERS;
-    console.log(`${label.padEnd(76)} ${kb(heap).padStart(14)} ${kb(rss).padStart(14)} ${`${(before.heapUsed / 2 ** 20).toFixed(1)} → ${(after.heapUsed / 2 ** 20).toFixed(1)}`.padStart(22)}`);
+    console.log(
+      `${label.padEnd(76)} ${kb(heap).padStart(14)} ${kb(rss).padStart(14)} ${`${(before.heapUsed / 2 ** 20).toFixed(1)} → ${(after.heapUsed / 2 ** 20).toFixed(1)}`.padStart(22)}`,
+    );
   }
 }
 

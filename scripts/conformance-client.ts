@@ -58,13 +58,18 @@ const CIMD_CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata
  * the tools (to name a misspelt one) before calling. A 401 starts the authorization code flow,
  * a 403 insufficient_scope asks for more scopes (step-up).
  */
-const authCall: Handler = (run) => run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-metadata-url", CIMD_CLIENT_METADATA_URL], { browser: true });
+const authCall: Handler = (run) =>
+  run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-metadata-url", CIMD_CLIENT_METADATA_URL], { browser: true });
 
 /** Pre-registration: the client id and secret come from the scenario's context, not from DCR. */
 const preRegisteredCall: Handler = (run) => {
   const { client_id: id, client_secret: secret } = run.context;
-  if (typeof id !== "string" || typeof secret !== "string") throw new Error(`${run.scenario}: MCP_CONFORMANCE_CONTEXT lacks client_id/client_secret`);
-  return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-id", id], { browser: true, env: { MCP_TASKS_CLIENT_SECRET: secret } });
+  if (typeof id !== "string" || typeof secret !== "string")
+    throw new Error(`${run.scenario}: MCP_CONFORMANCE_CONTEXT lacks client_id/client_secret`);
+  return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-id", id], {
+    browser: true,
+    env: { MCP_TASKS_CLIENT_SECRET: secret },
+  });
 };
 
 /** The context's string fields, or a clear refusal when the suite did not send them. */
@@ -79,7 +84,9 @@ function contextStrings(run: ScenarioRun, ...names: string[]): string[] {
 /** A machine client (client credentials grant, SEP-1046) authenticating with its secret. */
 const clientCredentialsSecret: Handler = (run) => {
   const [id, secret] = contextStrings(run, "client_id", "client_secret");
-  return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-credentials", "--client-id", id!], { env: { MCP_TASKS_CLIENT_SECRET: secret! } });
+  return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-credentials", "--client-id", id!], {
+    env: { MCP_TASKS_CLIENT_SECRET: secret! },
+  });
 };
 
 /** A machine client authenticating with a JWT signed by its private key (private_key_jwt, RFC 7523). */
@@ -88,7 +95,19 @@ const clientCredentialsJwt: Handler = (run) => {
   const keyFile = join(run.stateDir, "client-key.pem");
   writeFileSync(keyFile, pem!, { mode: 0o600 });
   const alg = typeof run.context["signing_algorithm"] === "string" ? run.context["signing_algorithm"] : "ES256";
-  return run.cli(["call", run.serverUrl, "test-tool", "{}", "--client-credentials", "--client-id", id!, "--client-private-key", keyFile, "--client-signing-alg", alg]);
+  return run.cli([
+    "call",
+    run.serverUrl,
+    "test-tool",
+    "{}",
+    "--client-credentials",
+    "--client-id",
+    id!,
+    "--client-private-key",
+    keyFile,
+    "--client-signing-alg",
+    alg,
+  ]);
 };
 
 /**
@@ -113,7 +132,11 @@ async function cliInTerminal(run: ScenarioRun, args: string[], options: { prompt
         await terminal.press("Enter");
         answered += 1;
         // The next prompt replaces this one: wait until it is marked answered before looking again.
-        await waitUntil(async () => (await terminal.screen()).split("\n").filter((l) => l.startsWith("✔ ")).length >= answered || /^EXIT=/m.test(await terminal.screen()));
+        await waitUntil(
+          async () =>
+            (await terminal.screen()).split("\n").filter((l) => l.startsWith("✔ ")).length >= answered ||
+            /^EXIT=/m.test(await terminal.screen()),
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -155,7 +178,8 @@ const SCENARIOS: Record<string, Handler> = {
   "sse-retry": (run) => run.cli(["call", run.serverUrl, "test_reconnection"]),
   // An elicitation whose five optional fields all have defaults (SEP-1034): a person at the
   // terminal presses Enter at each field, and the accepted content must carry every default.
-  "elicitation-sep1034-client-defaults": (run) => cliInTerminal(run, ["call", run.serverUrl, "test_client_elicitation_defaults"], { prompts: 5 }),
+  "elicitation-sep1034-client-defaults": (run) =>
+    cliInTerminal(run, ["call", run.serverUrl, "test_client_elicitation_defaults"], { prompts: 5 }),
   "auth/metadata-default": authCall,
   "auth/metadata-var1": authCall,
   "auth/metadata-var2": authCall,
@@ -211,7 +235,9 @@ async function openLikeABrowser(url: string): Promise<void> {
     process.stderr.write(`[conformance-client] opened ${new URL(url).origin}…: HTTP ${response.status} at ${response.url}\n`);
     await response.body?.cancel();
   } catch (error) {
-    process.stderr.write(`[conformance-client] opening the authorization URL failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `[conformance-client] opening the authorization URL failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
   }
 }
 

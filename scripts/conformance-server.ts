@@ -36,7 +36,9 @@ function storeOf(spec: string): TaskServerOptions["store"] {
 // The fallback for hosts without tasks off: the suite checks the extension's own answer to a
 // non-declaring client (-32021 for a required tool, X-CAP-6), which the fallback replaces with a
 // plain CallToolResult (README "Hosts without tasks").
-const app = registerConformanceTools(createTaskServer({ name: "mcp-tasks-conformance", version: "0.1.0", store: storeOf(values.store), backgroundAfterMs: null }));
+const app = registerConformanceTools(
+  createTaskServer({ name: "mcp-tasks-conformance", version: "0.1.0", store: storeOf(values.store), backgroundAfterMs: null }),
+);
 // Its own stop below: the suites end it with a signal and want it gone at once, not drained.
 const http = await serveHttp(app, { port, host: values.host, handleSignals: false });
 console.log(http.url);

@@ -33,21 +33,33 @@ describe("a file is in the unit lane when its code needs nothing outside the pro
   it.each([
     ["a fake postgres:// URL in a string", 'it("redacts", () => { throw new Error("secret: postgres://admin:hunter2@db"); });'],
     ["a URL and service names in a template literal", "const command = `tmux new -d nginx redis://x ${'postgres://y'}`;"],
-    ["child_process, tmux and pg named in comments", '// spawns nothing: child_process, tmux and pg are only named here\n/* import pg from "pg"; */\nexport {};'],
+    [
+      "child_process, tmux and pg named in comments",
+      '// spawns nothing: child_process, tmux and pg are only named here\n/* import pg from "pg"; */\nexport {};',
+    ],
     ["an import of pg written inside a regular expression", 'expect(text).toMatch(/import pg from "pg"/);'],
     ["a type-only import of pg", 'import type { Pool } from "pg";\nlet pool: Pool | undefined;'],
-    ["type-only names imported from the SDK's stdio transport", 'import { type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";'],
+    [
+      "type-only names imported from the SDK's stdio transport",
+      'import { type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";',
+    ],
     ["process.execPath in a string", 'const usage = "run it with process.execPath";'],
     ["a property that happens to be called execPath", "const execPath = options.execPath;"],
-    ["the SDK's stdio server transport (in-process, on this process's own streams)", 'import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";'],
+    [
+      "the SDK's stdio server transport (in-process, on this process's own streams)",
+      'import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";',
+    ],
   ])("%s", (_, text) => {
     expect(laneOf({ "x.test.ts": text })).toBe("unit");
   });
 
   it("a helper it imports is unit too when the helper spawns nothing", () => {
-    expect(laneOf({ "x.test.ts": 'import { port } from "./support/free-port.js";', "support/free-port.ts": 'import { createServer } from "node:net";\nexport const port = "postgres://x";' })).toBe(
-      "unit",
-    );
+    expect(
+      laneOf({
+        "x.test.ts": 'import { port } from "./support/free-port.js";',
+        "support/free-port.ts": 'import { createServer } from "node:net";\nexport const port = "postgres://x";',
+      }),
+    ).toBe("unit");
   });
 });
 
@@ -59,7 +71,10 @@ describe("a file is in the integration lane when it starts a process or opens a 
     ["it loads child_process with a dynamic import", 'const { spawn } = await import("node:child_process");'],
     ["it imports playwright", 'import { chromium } from "playwright-core";'],
     ["it imports the SDK's stdio client transport", 'import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";'],
-    ["it constructs a StdioClientTransport from another entry", 'import { StdioClientTransport } from "@modelcontextprotocol/client";\nnew StdioClientTransport({ command: "x" });'],
+    [
+      "it constructs a StdioClientTransport from another entry",
+      'import { StdioClientTransport } from "@modelcontextprotocol/client";\nnew StdioClientTransport({ command: "x" });',
+    ],
     ["it hands process.execPath to something that spawns it", "const upstream = { command: process.execPath, args: [script] };"],
     ["it imports a Redis client", 'import Redis from "ioredis";'],
     ["it imports pg beside type-only names", 'import pg, { type Pool } from "pg";'],
@@ -68,9 +83,12 @@ describe("a file is in the integration lane when it starts a process or opens a 
   });
 
   it("it imports a helper that spawns", () => {
-    expect(laneOf({ "x.test.ts": 'import { runCli } from "./support/cli.js";', "support/cli.ts": 'import { spawn } from "node:child_process";\nexport const runCli = () => spawn("x");' })).toBe(
-      "integration",
-    );
+    expect(
+      laneOf({
+        "x.test.ts": 'import { runCli } from "./support/cli.js";',
+        "support/cli.ts": 'import { spawn } from "node:child_process";\nexport const runCli = () => spawn("x");',
+      }),
+    ).toBe("integration");
   });
 
   it("it imports a helper that imports the PostgreSQL fixture (followed through every relative import)", () => {
@@ -99,10 +117,14 @@ describe("the lanes of this repository", () => {
   const { unit, integration } = lanes(join(import.meta.dirname, ".."));
 
   it("runs the in-process 2025-11-25 conformance suite, the store contract and the engine in the unit lane", () => {
-    expect(unit).toEqual(expect.arrayContaining(["test/conformance/rev2025-11-25/in-memory.test.ts", "test/store/sqlite-store.test.ts", "test/lanes.test.ts"]));
+    expect(unit).toEqual(
+      expect.arrayContaining(["test/conformance/rev2025-11-25/in-memory.test.ts", "test/store/sqlite-store.test.ts", "test/lanes.test.ts"]),
+    );
   });
 
   it("runs the PostgreSQL store, the CLI's processes and the browser in the integration lane", () => {
-    expect(integration).toEqual(expect.arrayContaining(["test/store/postgres-store.test.ts", "test/e2e/cli.test.ts", "test/web/web-view.browser.test.ts"]));
+    expect(integration).toEqual(
+      expect.arrayContaining(["test/store/postgres-store.test.ts", "test/e2e/cli.test.ts", "test/web/web-view.browser.test.ts"]),
+    );
   });
 });

@@ -48,7 +48,8 @@ function resolved(from: string, specifier: string): string {
 /** Whether the module `text` itself starts a process or opens a connection, and the relative imports it follows. */
 export function outsideUse(text: string): { outside: boolean; relativeImports: string[] } {
   const { imports, code } = moduleCode(text);
-  const outside = imports.some((specifier) => OUTSIDE_MODULES.some((module) => module.test(specifier))) || OUTSIDE_CODE.some((name) => name.test(code));
+  const outside =
+    imports.some((specifier) => OUTSIDE_MODULES.some((module) => module.test(specifier))) || OUTSIDE_CODE.some((name) => name.test(code));
   return { outside, relativeImports: imports.filter((specifier) => specifier.startsWith("./") || specifier.startsWith("../")) };
 }
 

@@ -27,7 +27,22 @@ export interface ModuleCode {
 type Token = { kind: "word" | "punct"; text: string } | { kind: "string"; text: string };
 
 /** Words after which a `/` starts a regular expression rather than a division. */
-const BEFORE_EXPRESSION = new Set(["return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await"]);
+const BEFORE_EXPRESSION = new Set([
+  "return",
+  "typeof",
+  "instanceof",
+  "in",
+  "of",
+  "new",
+  "delete",
+  "void",
+  "throw",
+  "case",
+  "do",
+  "else",
+  "yield",
+  "await",
+]);
 
 /** Word characters beyond ASCII (identifiers may use any letter). */
 const WIDE_WORD_CHAR = /[\p{ID_Continue}\u200c\u200d]/u;
@@ -35,7 +50,8 @@ const WIDE_WORD_CHAR = /[\p{ID_Continue}\u200c\u200d]/u;
 /** Whether the character at `at` belongs to a word (an identifier, a keyword, a number). */
 function isWordChar(text: string, at: number): boolean {
   const code = text.charCodeAt(at);
-  if (code < 128) return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 95 || code === 36;
+  if (code < 128)
+    return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 95 || code === 36;
   return WIDE_WORD_CHAR.test(text[at] ?? "");
 }
 

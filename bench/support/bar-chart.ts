@@ -55,10 +55,14 @@ export function stackedBarChartSvg(chart: StackedBarChart): string {
   for (let i = 0; i <= ticks; i++) {
     const y = step * i;
     out.push(`<line x1="${left}" y1="${py(y).toFixed(1)}" x2="${left + plotW}" y2="${py(y).toFixed(1)}" stroke="#eee"/>`);
-    out.push(`<text x="${left - 6}" y="${(py(y) + 4).toFixed(1)}" text-anchor="end">${y.toFixed(tickDecimals + (step / 10 ** Math.floor(Math.log10(step)) === 2.5 ? 1 : 0))}</text>`);
+    out.push(
+      `<text x="${left - 6}" y="${(py(y) + 4).toFixed(1)}" text-anchor="end">${y.toFixed(tickDecimals + (step / 10 ** Math.floor(Math.log10(step)) === 2.5 ? 1 : 0))}</text>`,
+    );
   }
   out.push(...axes(f));
-  out.push(`<text x="18" y="${top + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${top + plotH / 2})">${escape(chart.yLabel)}</text>`);
+  out.push(
+    `<text x="18" y="${top + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${top + plotH / 2})">${escape(chart.yLabel)}</text>`,
+  );
   chart.bars.forEach((bar, i) => {
     const x = left + slot * i + (slot - barW) / 2;
     let base = 0;
@@ -72,13 +76,17 @@ export function stackedBarChartSvg(chart: StackedBarChart): string {
       );
       base += value;
     });
-    out.push(`<text x="${(x + barW / 2).toFixed(1)}" y="${(py(base) - 5).toFixed(1)}" text-anchor="middle">${(totals[i] ?? 0).toFixed(decimals)}</text>`);
+    out.push(
+      `<text x="${(x + barW / 2).toFixed(1)}" y="${(py(base) - 5).toFixed(1)}" text-anchor="middle">${(totals[i] ?? 0).toFixed(decimals)}</text>`,
+    );
     out.push(`<text x="${(x + barW / 2).toFixed(1)}" y="${top + plotH + 18}" text-anchor="middle">${escape(bar.label)}</text>`);
   });
   for (const reference of chart.references ?? []) {
     const y = py(reference.y).toFixed(1);
     out.push(`<line x1="${left}" y1="${y}" x2="${left + plotW}" y2="${y}" stroke="#666" stroke-dasharray="6 4"/>`);
-    out.push(`<text x="${left + plotW - 4}" y="${(Number(y) - 4).toFixed(1)}" text-anchor="end" fill="#444">${escape(reference.label)}</text>`);
+    out.push(
+      `<text x="${left + plotW - 4}" y="${(Number(y) - 4).toFixed(1)}" text-anchor="end" fill="#444">${escape(reference.label)}</text>`,
+    );
   }
   if (legend.length > 1) {
     legend.forEach((label, j) => {

@@ -15,7 +15,12 @@ export interface NumberRange {
 }
 
 /** The value of `--name` as a number in range, or exit 2 with the help text (a bench's flags are checked before anything starts). */
-export function numberFlag(help: string, name: string, raw: string | undefined, { min, max = Infinity, whole = true }: NumberRange): number {
+export function numberFlag(
+  help: string,
+  name: string,
+  raw: string | undefined,
+  { min, max = Infinity, whole = true }: NumberRange,
+): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value < min || value > max || (whole && !Number.isInteger(value))) {
     const range = max === Infinity ? `>= ${min}` : `in [${min}, ${max}]`;

@@ -53,7 +53,10 @@ export class RawLoad {
   private constructor(private readonly child: ChildProcess) {}
 
   static async open(setup: LoadSetup): Promise<RawLoad> {
-    const child = fork(fileURLToPath(import.meta.url), ["--child"], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const child = fork(fileURLToPath(import.meta.url), ["--child"], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
     const load = new RawLoad(child);
     await load.ask({ type: "open", setup });
     return load;
@@ -121,7 +124,11 @@ class Generator {
     }
     const opened = await Promise.all(Array.from({ length: Math.min(sessions, concurrency) }, () => openSession(this.rpc, era)));
     // Lanes of one session share its task list: a task is its session's (T-SEC-1), not its lane's.
-    const shared = opened.map((sessionId) => ({ headers: { "mcp-session-id": sessionId, "mcp-protocol-version": era }, tasks: [] as string[], next: 0 }));
+    const shared = opened.map((sessionId) => ({
+      headers: { "mcp-session-id": sessionId, "mcp-protocol-version": era },
+      tasks: [] as string[],
+      next: 0,
+    }));
     if (this.setup.standaloneStreams) this.streams = await Promise.all(shared.map((lane) => this.rpc.openStandaloneStream(lane.headers)));
     this.lanes = Array.from({ length: concurrency }, (_, i) => shared[i % shared.length]!);
   }
@@ -130,7 +137,9 @@ class Generator {
     const id = this.id++;
     const modern = this.setup.era === "2026-07-28";
     if (op === "create") {
-      const params = modern ? `"name":"sleep","arguments":{"ms":0},"_meta":${ENVELOPE_2026}` : `"name":"sleep","arguments":{"ms":0},"task":{"ttl":${this.setup.ttlMs}}`;
+      const params = modern
+        ? `"name":"sleep","arguments":{"ms":0},"_meta":${ENVELOPE_2026}`
+        : `"name":"sleep","arguments":{"ms":0},"task":{"ttl":${this.setup.ttlMs}}`;
       const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{${params}}}`;
       return { body, headers: modern ? { ...lane.headers, "mcp-method": "tools/call", "mcp-name": "sleep" } : lane.headers };
     }
@@ -149,10 +158,17 @@ class Generator {
     );
     const taskId = taskIdIn(created.text);
     if (taskId === "") throw new Error(`wake: creation answered ${created.status}: ${created.text.slice(0, 300)}`);
-    const result = await this.rpc.post(`{"jsonrpc":"2.0","id":${this.id++},"method":"tasks/result","params":{"taskId":"${taskId}"}}`, lane.headers);
+    const result = await this.rpc.post(
+      `{"jsonrpc":"2.0","id":${this.id++},"method":"tasks/result","params":{"taskId":"${taskId}"}}`,
+      lane.headers,
+    );
     const received = wallNow();
-    if (result.status !== 200 || !result.text.includes('"result"')) throw new Error(`wake: tasks/result answered ${result.status}: ${result.text.slice(0, 300)}`);
-    const got = await this.rpc.post(`{"jsonrpc":"2.0","id":${this.id++},"method":"tasks/get","params":{"taskId":"${taskId}"}}`, lane.headers);
+    if (result.status !== 200 || !result.text.includes('"result"'))
+      throw new Error(`wake: tasks/result answered ${result.status}: ${result.text.slice(0, 300)}`);
+    const got = await this.rpc.post(
+      `{"jsonrpc":"2.0","id":${this.id++},"method":"tasks/get","params":{"taskId":"${taskId}"}}`,
+      lane.headers,
+    );
     const stamp = /"lastUpdatedAt":"([^"]+)"/.exec(got.text)?.[1];
     if (stamp === undefined) throw new Error(`wake: tasks/get carried no lastUpdatedAt: ${got.text.slice(0, 300)}`);
     return received - Date.parse(stamp);

@@ -46,7 +46,11 @@ export class RawRpc {
             const raw = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
             const sse = res.headers["content-type"]?.startsWith("text/event-stream") ?? false;
             const session = res.headers["mcp-session-id"];
-            resolve({ status: res.statusCode ?? 0, sessionId: typeof session === "string" ? session : undefined, text: sse ? responseEventOf(raw) : raw });
+            resolve({
+              status: res.statusCode ?? 0,
+              sessionId: typeof session === "string" ? session : undefined,
+              text: sse ? responseEventOf(raw) : raw,
+            });
           });
           res.on("error", reject);
         },
@@ -64,7 +68,14 @@ export class RawRpc {
   openStandaloneStream(headers: Record<string, string>): Promise<() => void> {
     return new Promise((resolve, reject) => {
       const req = request(
-        { agent: false, host: this.url.hostname, port: this.url.port, path: this.url.pathname, method: "GET", headers: { accept: "text/event-stream", ...headers } },
+        {
+          agent: false,
+          host: this.url.hostname,
+          port: this.url.port,
+          path: this.url.pathname,
+          method: "GET",
+          headers: { accept: "text/event-stream", ...headers },
+        },
         (res) => {
           if (res.statusCode !== 200) return reject(new Error(`GET stream answered ${res.statusCode}`));
           res.on("data", () => {});
@@ -97,7 +108,8 @@ export async function openSession(rpc: RawRpc, protocolVersion: string): Promise
     `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"${protocolVersion}","capabilities":{},"clientInfo":{"name":"bench","version":"1.0.0"}}}`,
     {},
   );
-  if (init.status !== 200 || init.sessionId === undefined) throw new Error(`initialize answered ${init.status}: ${init.text.slice(0, 200)}`);
+  if (init.status !== 200 || init.sessionId === undefined)
+    throw new Error(`initialize answered ${init.status}: ${init.text.slice(0, 200)}`);
   const headers = { "mcp-session-id": init.sessionId, "mcp-protocol-version": protocolVersion };
   const initialized = await rpc.post('{"jsonrpc":"2.0","method":"notifications/initialized"}', headers);
   if (initialized.status !== 202) throw new Error(`notifications/initialized answered ${initialized.status}`);

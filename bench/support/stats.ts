@@ -16,5 +16,12 @@ export interface Spread {
 /** p50, p95, p99, min and max of some samples in any order (NaN where there are none). */
 export function spread(samples: readonly number[]): Spread {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), min: sorted[0] ?? NaN, max: sorted[sorted.length - 1] ?? NaN, n: sorted.length };
+  return {
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    min: sorted[0] ?? NaN,
+    max: sorted[sorted.length - 1] ?? NaN,
+    n: sorted.length,
+  };
 }

@@ -49,7 +49,9 @@ export function lineChartSvg(chart: LineChart): string {
     out.push(`<text x="${left - 6}" y="${py(y) + 4}" text-anchor="end">${y.toFixed(y < 10 ? 1 : 0)}</text>`);
   }
   out.push(`<text x="${left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escape(chart.xLabel)}</text>`);
-  out.push(`<text x="16" y="${top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${top + plotH / 2})">${escape(chart.yLabel)}</text>`);
+  out.push(
+    `<text x="16" y="${top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${top + plotH / 2})">${escape(chart.yLabel)}</text>`,
+  );
   if (chart.reference) {
     const y = py(chart.reference.y);
     out.push(`<line x1="${left}" y1="${y}" x2="${left + plotW}" y2="${y}" stroke="#999" stroke-dasharray="6 4"/>`);
@@ -62,7 +64,9 @@ export function lineChartSvg(chart: LineChart): string {
       const v = series.values[j];
       return v === undefined || !Number.isFinite(v) ? [] : [[px(x), py(v)] as const];
     });
-    out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" ")}"/>`);
+    out.push(
+      `<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" ")}"/>`,
+    );
     for (const [x, y] of points) out.push(`<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="3" fill="${color}"/>`);
     const ly = top + 10 + i * 18;
     out.push(`<line x1="${left + plotW + 14}" y1="${ly}" x2="${left + plotW + 34}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
@@ -109,15 +113,23 @@ export function distributionChartSvg(chart: DistributionChart): string {
   for (let d = lo; d <= lo + decades; d++) {
     const x = px(10 ** d);
     out.push(`<line x1="${x.toFixed(1)}" y1="${top}" x2="${x.toFixed(1)}" y2="${top + plotH}" stroke="#eee"/>`);
-    out.push(`<text x="${x.toFixed(1)}" y="${top + plotH + 16}" text-anchor="middle">${10 ** d >= 1 ? String(10 ** d) : (10 ** d).toFixed(-d)}</text>`);
+    out.push(
+      `<text x="${x.toFixed(1)}" y="${top + plotH + 16}" text-anchor="middle">${10 ** d >= 1 ? String(10 ** d) : (10 ** d).toFixed(-d)}</text>`,
+    );
   }
   for (const share of [0, 0.25, 0.5, 0.75, 0.95, 1]) {
     const y = py(share);
-    out.push(`<line x1="${left}" y1="${y.toFixed(1)}" x2="${left + plotW}" y2="${y.toFixed(1)}" stroke="${share === 0.5 || share === 0.95 ? "#ddd" : "#eee"}"/>`);
-    out.push(`<text x="${left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end">${share === 0.95 ? "p95" : share === 0.5 ? "p50" : `${share * 100}%`}</text>`);
+    out.push(
+      `<line x1="${left}" y1="${y.toFixed(1)}" x2="${left + plotW}" y2="${y.toFixed(1)}" stroke="${share === 0.5 || share === 0.95 ? "#ddd" : "#eee"}"/>`,
+    );
+    out.push(
+      `<text x="${left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end">${share === 0.95 ? "p95" : share === 0.5 ? "p50" : `${share * 100}%`}</text>`,
+    );
   }
   out.push(`<text x="${left + plotW / 2}" y="${height - 12}" text-anchor="middle">${escape(chart.xLabel)}</text>`);
-  out.push(`<text x="16" y="${top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${top + plotH / 2})">share of samples at or below</text>`);
+  out.push(
+    `<text x="16" y="${top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${top + plotH / 2})">share of samples at or below</text>`,
+  );
   if (chart.reference) {
     const x = px(chart.reference.x);
     out.push(`<line x1="${x.toFixed(1)}" y1="${top}" x2="${x.toFixed(1)}" y2="${top + plotH}" stroke="#999" stroke-dasharray="6 4"/>`);

@@ -14,7 +14,9 @@ import { stateDir } from "./state-dir.js";
  */
 export function authCommand(): Command {
   const auth = new Command("auth").description(COMMAND_SUMMARIES.auth.description);
-  const login: Command = addOAuthOptions(base("login", "sign in to the target's authorization server now (a new authorization in the browser)")).action(async (url: string, opts: RequestorOptions) => {
+  const login: Command = addOAuthOptions(
+    base("login", "sign in to the target's authorization server now (a new authorization in the browser)"),
+  ).action(async (url: string, opts: RequestorOptions) => {
     let target: string;
     let options;
     try {
@@ -29,14 +31,20 @@ export function authCommand(): Command {
       await session.login();
       const status = await statusOf(session.store);
       if (out.json) out.stdout.write(`${JSON.stringify(status)}\n`);
-      else out.stderr.write(`Signed in to ${target}${status.issuer ? ` at ${status.issuer}` : ""}${status.scope ? ` (scope: ${status.scope})` : ""}.\n`);
+      else
+        out.stderr.write(
+          `Signed in to ${target}${status.issuer ? ` at ${status.issuer}` : ""}${status.scope ? ` (scope: ${status.scope})` : ""}.\n`,
+        );
       process.exitCode = ExitCode.Ok;
     } catch (error) {
       printError(out, error);
       process.exitCode = exitCodeOf(error);
     }
   });
-  const status: Command = base("status", "show what is kept for the target: authorization server, client, scope, expiry; exit 1 when not signed in").action(async (url: string, opts: RequestorOptions) => {
+  const status: Command = base(
+    "status",
+    "show what is kept for the target: authorization server, client, scope, expiry; exit 1 when not signed in",
+  ).action(async (url: string, opts: RequestorOptions) => {
     let target: string;
     try {
       target = targetUrl(url);
@@ -50,7 +58,12 @@ export function authCommand(): Command {
     } else if (!found.signedIn) {
       out.stderr.write(`Not signed in to ${target}${found.clientId ? ` (a client registration is kept: ${found.clientId})` : ""}.\n`);
     } else {
-      const expiry = found.expiresAt === undefined ? "no expiry given" : Date.parse(found.expiresAt) > Date.now() ? `expires ${found.expiresAt}` : `expired ${found.expiresAt}`;
+      const expiry =
+        found.expiresAt === undefined
+          ? "no expiry given"
+          : Date.parse(found.expiresAt) > Date.now()
+            ? `expires ${found.expiresAt}`
+            : `expired ${found.expiresAt}`;
       const lines = [
         `target:               ${target}`,
         `authorization server: ${found.issuer ?? "(unknown)"}`,
@@ -63,21 +76,26 @@ export function authCommand(): Command {
     }
     process.exitCode = found.signedIn ? ExitCode.Ok : ExitCode.Failed;
   });
-  const logout: Command = base("logout", "forget the target's tokens, client registration and discovery (the server is not told)").action(async (url: string, opts: RequestorOptions) => {
-    let target: string;
-    try {
-      target = targetUrl(url);
-    } catch (error) {
-      usageError(logout, error);
-    }
-    const store = new CredentialStore(stateDir(), target);
-    const had = (await store.files()).length > 0;
-    await store.forget("all");
-    const out = outputOf(opts);
-    if (out.json) out.stdout.write(`${JSON.stringify({ target, removed: had })}\n`);
-    else out.stderr.write(had ? `Signed out of ${target}: its stored OAuth credentials are removed.\n` : `Nothing was stored for ${target}.\n`);
-    process.exitCode = ExitCode.Ok;
-  });
+  const logout: Command = base("logout", "forget the target's tokens, client registration and discovery (the server is not told)").action(
+    async (url: string, opts: RequestorOptions) => {
+      let target: string;
+      try {
+        target = targetUrl(url);
+      } catch (error) {
+        usageError(logout, error);
+      }
+      const store = new CredentialStore(stateDir(), target);
+      const had = (await store.files()).length > 0;
+      await store.forget("all");
+      const out = outputOf(opts);
+      if (out.json) out.stdout.write(`${JSON.stringify({ target, removed: had })}\n`);
+      else
+        out.stderr.write(
+          had ? `Signed out of ${target}: its stored OAuth credentials are removed.\n` : `Nothing was stored for ${target}.\n`,
+        );
+      process.exitCode = ExitCode.Ok;
+    },
+  );
   return auth.addCommand(login).addCommand(status).addCommand(logout);
 }
 
@@ -128,7 +146,8 @@ async function statusOf(store: CredentialStore): Promise<AuthStatus> {
     ...(issuer !== undefined && { issuer }),
     ...(client !== undefined && { clientId: client.client_id }),
     ...(stored?.grantedScope !== undefined && { scope: stored.grantedScope }),
-    ...(stored !== undefined && expiresIn !== undefined && { expiresAt: new Date(Date.parse(stored.savedAt) + expiresIn * 1000).toISOString() }),
+    ...(stored !== undefined &&
+      expiresIn !== undefined && { expiresAt: new Date(Date.parse(stored.savedAt) + expiresIn * 1000).toISOString() }),
     refreshable: stored?.tokens.refresh_token !== undefined,
   };
 }

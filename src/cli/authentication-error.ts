@@ -16,4 +16,3 @@ export class AuthenticationError extends ConnectionError {
     this.name = "AuthenticationError";
   }
 }
-

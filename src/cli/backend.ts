@@ -32,9 +32,18 @@ export function openBackend(spec: string, logger: Logger): Backend {
   const url = new URL(spec);
   const schema = url.searchParams.get("schema") ?? "mcp_tasks";
   url.searchParams.delete("schema");
-  const channel = `mcp_tasks_${schema}`.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 63);
+  const channel = `mcp_tasks_${schema}`
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, "_")
+    .slice(0, 63);
   // The store (opened above, with the same schema) created the table; its name is validated there.
   // Same database as the store: its writes may carry the NOTIFYs of creations and outcomes.
-  const bus = pgEventBus({ connectionString: url.toString(), channel, logger, overflowTable: tablesOf(schema).events, storeOnSameDatabase: true });
+  const bus = pgEventBus({
+    connectionString: url.toString(),
+    channel,
+    logger,
+    overflowTable: tablesOf(schema).events,
+    storeOnSameDatabase: true,
+  });
   return { store, bus, shared: true, ready: bus.ready };
 }

@@ -29,10 +29,21 @@ export function callCommand(): Command {
     .option("--task", "call as a task (refused if the server or the tool does not allow it)")
     .option("--no-task", "call plainly (refused if the tool requires a task)")
     .option("--ttl <ms>", "requested task ttl in ms", nonNegativeInt)
-    .option("--idempotency-key <key>", "name the call (SEP-3182): the same call sent again with this key gets the same task or result, and does not run twice")
+    .option(
+      "--idempotency-key <key>",
+      "name the call (SEP-3182): the same call sent again with this key gets the same task or result, and does not run twice",
+    )
     .option("--detach", "print the task id and exit; collect it later with `mcp-tasks tasks result`")
-    .option("--answer <json>", "accept the server's next elicitation with this content, without prompting (repeatable, used in order; checked against the question's schema)", answerObject)
-    .option("--traceparent <value>", "run the call as a child of this W3C traceparent (a script's trace): its requests carry it in _meta", traceparentValue);
+    .option(
+      "--answer <json>",
+      "accept the server's next elicitation with this content, without prompting (repeatable, used in order; checked against the question's schema)",
+      answerObject,
+    )
+    .option(
+      "--traceparent <value>",
+      "run the call as a child of this W3C traceparent (a script's trace): its requests carry it in _meta",
+      traceparentValue,
+    );
   return positionalArguments(
     command,
     [
@@ -94,16 +105,21 @@ async function runCall(command: Command, positionals: string[], opts: CallOption
     });
     process.off("SIGINT", onSigint);
     if (call.kind === "result") {
-      const outcome = call.result.isError ? { status: "failed" as const, result: call.result } : { status: "completed" as const, result: call.result };
+      const outcome = call.result.isError
+        ? { status: "failed" as const, result: call.result }
+        : { status: "completed" as const, result: call.result };
       view?.finish(outcome.status);
       // The server answered at once (2026-07-28: it decides, X-CAP-4): there is no task to detach
       // from, nor the task --task asked for; said, so the task's absence is not a surprise later.
-      if (opts.detach || opts.task === true) process.stderr.write("No task was created: the server answered the call at once; its result follows.\n");
+      if (opts.detach || opts.task === true)
+        process.stderr.write("No task was created: the server answered the call at once; its result follows.\n");
       return printOutcome(out, null, outcome);
     }
     if (opts.detach) {
       // The id alone on a line (or JSON with taskId): scripts capture it.
-      out.stdout.write(out.json ? `${JSON.stringify({ taskId: call.task.id, status: call.task.last?.status ?? "working" })}\n` : `${call.task.id}\n`);
+      out.stdout.write(
+        out.json ? `${JSON.stringify({ taskId: call.task.id, status: call.task.last?.status ?? "working" })}\n` : `${call.task.id}\n`,
+      );
       if (parsed.target.kind === "stdio") {
         // Detach means now: the spawned server keeps the task in its store and is not waited for.
         await connection.settle();

@@ -24,7 +24,8 @@ export interface CallerFlags {
 function rateOrOff(value: string): number | "off" {
   if (value === "off") return "off";
   const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0)) throw new InvalidArgumentError('expected a positive number of operations per second, or "off"');
+  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0))
+    throw new InvalidArgumentError('expected a positive number of operations per second, or "off"');
   return n;
 }
 
@@ -35,14 +36,25 @@ function countOrOff(value: string): number | "off" {
 /** The flags, in the order `serve --help` lists them. */
 export function callerOptions(): Option[] {
   return [
-    new Option("--rate-limit <ops/s>", 'task operations per second per owner (per address without auth), or "off" (else the rate-limit error, HTTP 429)')
+    new Option(
+      "--rate-limit <ops/s>",
+      'task operations per second per owner (per address without auth), or "off" (else the rate-limit error, HTTP 429)',
+    )
       .argParser(rateOrOff)
       .default(DEFAULT_OPERATION_RATE.perSecond),
-    new Option("--rate-burst <n>", "task operations one owner may make at once after a quiet spell").argParser(positiveInt).default(DEFAULT_OPERATION_RATE.burst),
-    new Option("--failed-lookups <n>", 'failed task lookups per owner (per address without auth) per minute before a 60 s cool-down (else the rate-limit error, HTTP 429), or "off"')
+    new Option("--rate-burst <n>", "task operations one owner may make at once after a quiet spell")
+      .argParser(positiveInt)
+      .default(DEFAULT_OPERATION_RATE.burst),
+    new Option(
+      "--failed-lookups <n>",
+      'failed task lookups per owner (per address without auth) per minute before a 60 s cool-down (else the rate-limit error, HTTP 429), or "off"',
+    )
       .argParser(countOrOff)
       .default(DEFAULT_FAILED_LOOKUP_LIMIT.perOwner),
-    new Option("--trust-proxy [hops]", "take the client address from X-Forwarded-For, as appended by this many proxies in front (default 1)").argParser(positiveInt),
+    new Option(
+      "--trust-proxy [hops]",
+      "take the client address from X-Forwarded-For, as appended by this many proxies in front (default 1)",
+    ).argParser(positiveInt),
     new Option("--bind <what>", "without auth, bind tasks to nobody (owner: any session reaches them by id) or to the creating session")
       .choices(["owner", "session"])
       .default("owner"),

@@ -4,9 +4,17 @@
  */
 export const COMMAND_SUMMARIES = {
   serve: { term: "serve [options]", description: "Serve MCP tools with durable tasks over Streamable HTTP (default) or stdio" },
-  gateway: { term: "gateway [options]", description: "Give an existing MCP server (stdio command or URL) durable tasks: serve its tools, resources and prompts through mcp-tasks" },
+  gateway: {
+    term: "gateway [options]",
+    description:
+      "Give an existing MCP server (stdio command or URL) durable tasks: serve its tools, resources and prompts through mcp-tasks",
+  },
   worker: { term: "worker [options]", description: "Run queued tasks of a cluster (PostgreSQL store) without serving MCP" },
-  call: { term: "call [options] [target] [tool] [json-args]", description: "Call a tool and follow it to its end: as a task when the tool requires one or --task asks (2025-11-25), or when the server makes one (2026-07-28)" },
+  call: {
+    term: "call [options] [target] [tool] [json-args]",
+    description:
+      "Call a tool and follow it to its end: as a task when the tool requires one or --task asks (2025-11-25), or when the server makes one (2026-07-28)",
+  },
   tasks: { term: "tasks", description: "List, inspect, wait for and cancel tasks on a server" },
   tools: { term: "tools", description: "Show the tools a server offers" },
   auth: { term: "auth", description: "Sign in to a server's OAuth authorization server, show or forget what is kept" },

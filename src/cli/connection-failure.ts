@@ -15,20 +15,31 @@ export function connectionFailure(url: string, error: unknown, hadToken: boolean
   const refused = authenticationErrorIn(error);
   if (refused) return refused;
   if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
-    const what = error.code === 401 ? (hadToken ? "did not accept the token" : "requires a token") : "refused the token (HTTP 403: not allowed, or missing a scope)";
-    const fix = !hadToken ? "pass one with --token or MCP_TASKS_TOKEN" : error.code === 403 ? "use a token with the needed rights" : "pass a valid one with --token or MCP_TASKS_TOKEN";
+    const what =
+      error.code === 401
+        ? hadToken
+          ? "did not accept the token"
+          : "requires a token"
+        : "refused the token (HTTP 403: not allowed, or missing a scope)";
+    const fix = !hadToken
+      ? "pass one with --token or MCP_TASKS_TOKEN"
+      : error.code === 403
+        ? "use a token with the needed rights"
+        : "pass a valid one with --token or MCP_TASKS_TOKEN";
     return new AuthenticationError(`Authentication failed at ${url}: the server ${what}; ${fix}`, error.code, error);
   }
   if (error instanceof ConnectionError && error.message.startsWith("Cannot connect to ")) return error;
   // An MCP endpoint takes POST: a path that answers 405 to it is not one either (a server's web page, say).
   const status = httpStatusOf(error);
-  if (status === 404 || status === 405) return new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url, status)}`, RpcCode.ConnectionClosed, error);
+  if (status === 404 || status === 405)
+    return new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url, status)}`, RpcCode.ConnectionClosed, error);
   return new ConnectionError(`Cannot connect to ${url}: ${connectionCause(url, error)}`, RpcCode.ConnectionClosed, error);
 }
 
 /** The AuthenticationError along `error`'s cause chain: the fetch of a transport threw it, a layer above wrapped it. */
 export function authenticationErrorIn(error: unknown): AuthenticationError | undefined {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) if (e instanceof AuthenticationError) return e;
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++)
+    if (e instanceof AuthenticationError) return e;
   return undefined;
 }
 

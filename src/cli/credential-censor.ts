@@ -26,7 +26,11 @@ export function censorCredentials(line: Fields): Fields {
   let censored: Fields | null = null;
   for (const key of Object.keys(line)) {
     const value = line[key];
-    const replaced = isCredentialField(key) ? CENSORED : typeof value === "object" && value !== null ? censorWithin(value as Fields, key === "headers") : value;
+    const replaced = isCredentialField(key)
+      ? CENSORED
+      : typeof value === "object" && value !== null
+        ? censorWithin(value as Fields, key === "headers")
+        : value;
     if (replaced === value || value === undefined) continue;
     censored ??= { ...line };
     censored[key] = replaced;
@@ -58,7 +62,8 @@ function copyOf(value: Fields): Fields {
   const copy = Object.create(Object.getPrototypeOf(value) as object | null, Object.getOwnPropertyDescriptors(value)) as Fields;
   // From Node 22 an error's `stack` is an accessor reading the original's hidden state, which a
   // copy of the descriptor does not carry: the copy holds the text itself.
-  if (value instanceof Error) Object.defineProperty(copy, "stack", { value: value.stack, writable: true, configurable: true, enumerable: false });
+  if (value instanceof Error)
+    Object.defineProperty(copy, "stack", { value: value.stack, writable: true, configurable: true, enumerable: false });
   return copy;
 }
 

@@ -15,7 +15,10 @@ export interface DrainFlags {
 }
 
 export function drainTimeoutOption(): Option {
-  return new Option("--drain-timeout <ms>", "on SIGTERM/SIGINT: how long running tasks get to finish before they are handed back (a second signal stops at once)")
+  return new Option(
+    "--drain-timeout <ms>",
+    "on SIGTERM/SIGINT: how long running tasks get to finish before they are handed back (a second signal stops at once)",
+  )
     .argParser(nonNegativeInt)
     .default(DEFAULT_DRAIN_GRACE_MS);
 }

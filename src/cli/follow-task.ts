@@ -42,7 +42,12 @@ const MAX_COME_BACK_MS = 5_000;
  * running and how to collect it, and exits with the connection code (4). A poll that fails while the
  * outcome wait still hangs counts as a lost connection too, so the bar never freezes on a dead one.
  */
-export async function followTask(first: ToolTask, out: Output, view: ProgressView | null, options: FollowOptions | string): Promise<number> {
+export async function followTask(
+  first: ToolTask,
+  out: Output,
+  view: ProgressView | null,
+  options: FollowOptions | string,
+): Promise<number> {
   const { target, reattach, reattachMs = reattachWindow() } = typeof options === "string" ? { target: options } : options;
   let task = first;
   let closeCurrent: (() => Promise<void>) | null = null;
@@ -116,7 +121,9 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
         view?.finish("failed");
         printError(out, attempt.error, { taskId: task.id, status: task.last?.status, ttl: task.last?.ttl });
         if (attempt.error instanceof InputRefusedError) {
-          out.stderr.write(`The task still waits for that answer: answer it at a terminal with mcp-tasks tasks result ${target} ${task.id}, or cancel it with mcp-tasks tasks cancel ${target} ${task.id}\n`);
+          out.stderr.write(
+            `The task still waits for that answer: answer it at a terminal with mcp-tasks tasks result ${target} ${task.id}, or cancel it with mcp-tasks tasks cancel ${target} ${task.id}\n`,
+          );
         }
         return exitCodeOf(attempt.error);
       }
@@ -155,15 +162,18 @@ export async function followTask(first: ToolTask, out: Output, view: ProgressVie
 
 /** The end of a command whose cancel never reached the server: what to run to send it. */
 function cancelUnsent(out: Output, target: string, taskId: string): number {
-  if (out.json) out.stdout.write(`${JSON.stringify({ taskId, status: "connection_lost", error: { message: "connection lost; the cancel was not sent" } })}\n`);
-  out.stderr.write(`mcp-tasks: could not cancel the task: the connection to the server is lost; try again with: mcp-tasks tasks cancel ${target} ${taskId}\n`);
+  if (out.json)
+    out.stdout.write(
+      `${JSON.stringify({ taskId, status: "connection_lost", error: { message: "connection lost; the cancel was not sent" } })}\n`,
+    );
+  out.stderr.write(
+    `mcp-tasks: could not cancel the task: the connection to the server is lost; try again with: mcp-tasks tasks cancel ${target} ${taskId}\n`,
+  );
   return ExitCode.Connection;
 }
 
 type Attempt =
-  | { kind: "outcome"; outcome: Awaited<ReturnType<ToolTask["outcome"]>> }
-  | { kind: "detached" }
-  | { kind: "error"; error: unknown };
+  { kind: "outcome"; outcome: Awaited<ReturnType<ToolTask["outcome"]>> } | { kind: "detached" } | { kind: "error"; error: unknown };
 
 /** One connection's worth of following: the outcome, a detach, or the error that ended it (a failed poll included). */
 async function followOnce(task: ToolTask, view: ProgressView | null, detached: AbortSignal, lost: AbortSignal): Promise<Attempt> {
@@ -199,7 +209,11 @@ async function followOnce(task: ToolTask, view: ProgressView | null, detached: A
 }
 
 /** Tries `reattach` until it works, the server answers that the task is not there, the window closes, or the person detaches. */
-async function reach(reattach: Reattach, windowMs: number, detached: AbortSignal): Promise<Awaited<ReturnType<Reattach>> | { error: unknown } | "detached" | null> {
+async function reach(
+  reattach: Reattach,
+  windowMs: number,
+  detached: AbortSignal,
+): Promise<Awaited<ReturnType<Reattach>> | { error: unknown } | "detached" | null> {
   const deadline = Date.now() + windowMs;
   let last: unknown = null;
   while (Date.now() < deadline) {

@@ -36,7 +36,10 @@ export function httpUrl(value: string): string {
 
 /** Parses a comma-separated scope list (scope tokens per RFC 6749 §3.3: no spaces, no quotes). */
 export function scopeList(value: string): string[] {
-  const scopes = value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const scopes = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   if (scopes.length === 0) throw new InvalidArgumentError("expected one or more comma-separated scopes");
   for (const scope of scopes) if (!/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope)) throw new InvalidArgumentError(`not a valid scope: ${scope}`);
   return scopes;
@@ -80,7 +83,9 @@ export function refuseAuthOverStdio(flags: JwtFlags): void {
  * The JWT verifier and metadata document the flags ask for, or null when JWT auth is off.
  * Checked together, before anything listens, so a half-configured server never starts open.
  */
-export async function jwtAuthFrom(flags: JwtFlags): Promise<{ verifier: BearerVerifier; protectedResource: ProtectedResourceOptions } | null> {
+export async function jwtAuthFrom(
+  flags: JwtFlags,
+): Promise<{ verifier: BearerVerifier; protectedResource: ProtectedResourceOptions } | null> {
   const dependent = jwtDependentFlagsGiven(flags);
   const issuer = flags.jwtIssuer;
   if (issuer === undefined) {
@@ -90,7 +95,8 @@ export async function jwtAuthFrom(flags: JwtFlags): Promise<{ verifier: BearerVe
   if (flags.authTokens !== undefined) {
     throw new AuthFlagsError("--auth-tokens (static development tokens) and --jwt-issuer (JWT auth) are exclusive: pass one of them");
   }
-  if (flags.jwtAudience === undefined) throw new AuthFlagsError("--jwt-issuer needs --jwt-audience (the audience tokens must be issued for)");
+  if (flags.jwtAudience === undefined)
+    throw new AuthFlagsError("--jwt-issuer needs --jwt-audience (the audience tokens must be issued for)");
   if ((flags.jwtJwksUrl === undefined) === (flags.jwtPublicKey === undefined)) {
     throw new AuthFlagsError("--jwt-issuer needs exactly one key source: --jwt-jwks-url URL or --jwt-public-key FILE");
   }

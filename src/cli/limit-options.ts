@@ -37,7 +37,10 @@ export function maxStoredTasksOption(): Option {
 }
 
 export function maxQueuedInputsOption(): Option {
-  return new Option("--max-queued-inputs <n>", "unanswered elicitation/sampling requests one task may have queued (one more rejects in the tool)")
+  return new Option(
+    "--max-queued-inputs <n>",
+    "unanswered elicitation/sampling requests one task may have queued (one more rejects in the tool)",
+  )
     .argParser(positiveInt)
     .default(DEFAULT_MAX_QUEUED_INPUTS);
 }
@@ -54,11 +57,17 @@ export interface FairShareFlags {
 }
 
 export function maxRunningPerPrincipalOption(): Option {
-  return new Option("--max-running-per-principal <n>", "handlers one requestor's tasks hold at once, across the cluster too; more wait queued (default: no cap)").argParser(positiveInt);
+  return new Option(
+    "--max-running-per-principal <n>",
+    "handlers one requestor's tasks hold at once, across the cluster too; more wait queued (default: no cap)",
+  ).argParser(positiveInt);
 }
 
 export function maxQueuedPerPrincipalOption(): Option {
-  return new Option("--max-queued-per-principal <n>", "tasks one requestor may have waiting for a handler; one more creation is refused at once (default: no bound)").argParser(positiveInt);
+  return new Option(
+    "--max-queued-per-principal <n>",
+    "tasks one requestor may have waiting for a handler; one more creation is refused at once (default: no bound)",
+  ).argParser(positiveInt);
 }
 
 /** Retention (docs/limits.md): how long a finished task outlives its ttl. */

@@ -46,5 +46,12 @@ function defaultDestination(): pino.DestinationStream {
   const pretty = requireCjs("pino-pretty") as typeof Pretty;
   // One line per event: a terminal shows the banner and the web view's sign-in link above a stream
   // of audit events, and multi-line objects would push them off screen.
-  return pretty({ destination: 2, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,service", singleLine: true, sync: true });
+  return pretty({
+    destination: 2,
+    colorize: true,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "pid,hostname,service",
+    singleLine: true,
+    sync: true,
+  });
 }

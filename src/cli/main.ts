@@ -21,7 +21,9 @@ const commands: Record<CommandName, () => Promise<Command>> = {
 const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(commands, name);
 
 const program = new Command("mcp-tasks")
-  .description("Durable MCP Tasks in both protocol revisions (2025-11-25, and 2026-07-28 with the tasks extension): serve tools as pollable, cancellable tasks, and call them")
+  .description(
+    "Durable MCP Tasks in both protocol revisions (2025-11-25, and 2026-07-28 with the tasks extension): serve tools as pollable, cancellable tasks, and call them",
+  )
   .version("0.1.0")
   .configureHelp({
     subcommandTerm(command) {
@@ -52,7 +54,8 @@ program
     if (!telemetry || wanted === "serve" || wanted === "worker" || wanted === "gateway") return;
     // An exporter still waiting on a collector that is gone or hangs would hold the process open
     // for its own timeout (and retries): past the wait, the command exits with what it printed.
-    if (!(await telemetry.shutdownTelemetry(telemetry.ONE_SHOT_SHUTDOWN_MS))) process.stdout.write("", () => process.exit(typeof process.exitCode === "number" ? process.exitCode : 0));
+    if (!(await telemetry.shutdownTelemetry(telemetry.ONE_SHOT_SHUTDOWN_MS)))
+      process.stdout.write("", () => process.exit(typeof process.exitCode === "number" ? process.exitCode : 0));
   })
   .catch((error: unknown) => {
     process.stderr.write(`mcp-tasks: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -41,6 +41,7 @@ export function answerObject(value: string, previous: Array<Record<string, unkno
   } catch {
     throw new InvalidArgumentError(`not valid JSON: ${value}`);
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError("expected a JSON object (the elicitation's content)");
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new InvalidArgumentError("expected a JSON object (the elicitation's content)");
   return [...previous, parsed as Record<string, unknown>];
 }

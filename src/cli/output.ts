@@ -15,7 +15,8 @@ export function renderToolResult(result: CallToolResult): string {
   const parts: string[] = [];
   for (const item of result.content ?? []) {
     if (item.type === "text") parts.push(item.text);
-    else if (item.type === "image" || item.type === "audio") parts.push(`[${item.type}: ${item.mimeType}, ${Math.floor((item.data.length * 3) / 4)} bytes]`);
+    else if (item.type === "image" || item.type === "audio")
+      parts.push(`[${item.type}: ${item.mimeType}, ${Math.floor((item.data.length * 3) / 4)} bytes]`);
     else if (item.type === "resource_link") parts.push(`[resource: ${item.uri}]`);
     else if (item.type === "resource") parts.push("text" in item.resource ? item.resource.text : `[resource: ${item.resource.uri}]`);
   }
@@ -71,7 +72,12 @@ export function printError(out: Output, error: unknown, context: ErrorContext = 
   if (out.json) {
     const aboutTask = context.taskId !== undefined;
     const body = expired
-      ? { ...(context.taskId && { taskId: context.taskId }), status: "expired", ...(typeof context.ttl === "number" && { ttl: context.ttl }), error: errorJson(error) }
+      ? {
+          ...(context.taskId && { taskId: context.taskId }),
+          status: "expired",
+          ...(typeof context.ttl === "number" && { ttl: context.ttl }),
+          error: errorJson(error),
+        }
       : { ...(aboutTask && { taskId: context.taskId, status: context.status ?? null }), error: errorJson(error) };
     out.stdout.write(`${JSON.stringify(body)}\n`);
   } else if (expired) {
@@ -88,7 +94,12 @@ export function printError(out: Output, error: unknown, context: ErrorContext = 
  * is "not found", which cannot be told from a wrong id.
  */
 function isExpiry(error: unknown): boolean {
-  return error instanceof Error && error.name === "RemoteError" && (error as { code?: unknown }).code === RpcCode.InvalidParams && /\bexpired\b/i.test(error.message);
+  return (
+    error instanceof Error &&
+    error.name === "RemoteError" &&
+    (error as { code?: unknown }).code === RpcCode.InvalidParams &&
+    /\bexpired\b/i.test(error.message)
+  );
 }
 
 export function printTask(out: Output, task: RemoteTaskInfo): void {
@@ -118,7 +129,9 @@ function describe(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
     // A JSON-RPC error by its code: the receiver's, or the one a refused input request stands for.
-    return typeof code === "number" && (error.name === "RemoteError" || error.name === "InputRefusedError") ? `error ${code}: ${error.message}` : error.message;
+    return typeof code === "number" && (error.name === "RemoteError" || error.name === "InputRefusedError")
+      ? `error ${code}: ${error.message}`
+      : error.message;
   }
   return String(error);
 }

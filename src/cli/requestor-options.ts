@@ -27,10 +27,15 @@ export function requestorCommand(name: string): Command {
   // The ordinary options are put in commander's default group ("Options:") before the OAuth ones,
   // so help lists them first; a command's own options join that group.
   const command = new Command(name)
-    .addOption(new Option("--stdio <command>", "talk to a server spawned with this command over stdio (instead of <target>)").helpGroup(ORDINARY))
+    .addOption(
+      new Option("--stdio <command>", "talk to a server spawned with this command over stdio (instead of <target>)").helpGroup(ORDINARY),
+    )
     .addOption(new Option("--token <token>", "HTTP bearer token").env("MCP_TASKS_TOKEN").helpGroup(ORDINARY))
     .addOption(
-      new Option("--protocol <revision>", "speak this protocol revision; auto: server/discover decides, cached per target for an hour (default: auto)")
+      new Option(
+        "--protocol <revision>",
+        "speak this protocol revision; auto: server/discover decides, cached per target for an hour (default: auto)",
+      )
         .choices([...PROTOCOL_REVISIONS, "auto"])
         .env("MCP_TASKS_PROTOCOL")
         .helpGroup(ORDINARY),
@@ -49,7 +54,11 @@ const ORDINARY = "Options:";
  * which under --stdio is absent (the words then shift left: takeTarget sorts them out). The
  * action receives them as one list.
  */
-export function positionalArguments(command: Command, names: ReadonlyArray<readonly [string, string]>, action: (positionals: string[], options: never) => Promise<void>): Command {
+export function positionalArguments(
+  command: Command,
+  names: ReadonlyArray<readonly [string, string]>,
+  action: (positionals: string[], options: never) => Promise<void>,
+): Command {
   command.argument("[target]", "the server's Streamable HTTP URL (none under --stdio)");
   for (const [name, description] of names) command.argument(`[${name}]`, description);
   return command.action(async (...given: unknown[]) => {
@@ -63,20 +72,48 @@ export function addOAuthOptions(command: Command): Command {
   const group = "OAuth (when the server asks for it and no --token is given):";
   return command
     .addOption(new Option("--no-browser", "print the authorization URL instead of opening a browser").helpGroup(group))
-    .addOption(new Option("--client-id <id>", "a client registered with the authorization server beforehand (else: dynamic registration)").env("MCP_TASKS_CLIENT_ID").helpGroup(group))
-    .addOption(new Option("--client-secret <secret>", "that client's secret (prefer the environment variable)").env("MCP_TASKS_CLIENT_SECRET").helpGroup(group))
     .addOption(
-      new Option("--client-metadata-url <url>", "an https URL of this client's metadata document, used as client id where the server supports it (CIMD)").env("MCP_TASKS_CLIENT_METADATA_URL").helpGroup(group),
+      new Option("--client-id <id>", "a client registered with the authorization server beforehand (else: dynamic registration)")
+        .env("MCP_TASKS_CLIENT_ID")
+        .helpGroup(group),
     )
-    .addOption(new Option("--scope <scopes>", "scopes to ask for when the server names none (space-separated)").env("MCP_TASKS_SCOPE").helpGroup(group))
-    .addOption(new Option("--client-credentials", "a machine client: the client credentials grant, no browser (needs --client-id and a secret or --client-private-key)").helpGroup(group))
-    .addOption(new Option("--client-private-key <file>", "with --client-credentials: authenticate with a JWT signed by this PKCS#8 PEM key (private_key_jwt)").helpGroup(group))
+    .addOption(
+      new Option("--client-secret <secret>", "that client's secret (prefer the environment variable)")
+        .env("MCP_TASKS_CLIENT_SECRET")
+        .helpGroup(group),
+    )
+    .addOption(
+      new Option(
+        "--client-metadata-url <url>",
+        "an https URL of this client's metadata document, used as client id where the server supports it (CIMD)",
+      )
+        .env("MCP_TASKS_CLIENT_METADATA_URL")
+        .helpGroup(group),
+    )
+    .addOption(
+      new Option("--scope <scopes>", "scopes to ask for when the server names none (space-separated)")
+        .env("MCP_TASKS_SCOPE")
+        .helpGroup(group),
+    )
+    .addOption(
+      new Option(
+        "--client-credentials",
+        "a machine client: the client credentials grant, no browser (needs --client-id and a secret or --client-private-key)",
+      ).helpGroup(group),
+    )
+    .addOption(
+      new Option(
+        "--client-private-key <file>",
+        "with --client-credentials: authenticate with a JWT signed by this PKCS#8 PEM key (private_key_jwt)",
+      ).helpGroup(group),
+    )
     .addOption(new Option("--client-signing-alg <alg>", "the JWS algorithm of --client-private-key (default ES256)").helpGroup(group));
 }
 
 /** What the OAuth options say, for an HTTP target without --token. */
 export function oauthOptionsOf(options: RequestorOptions): OAuthOptions {
-  if (options.clientSecret !== undefined && options.clientId === undefined) throw new InvalidArgumentError("--client-secret needs --client-id");
+  if (options.clientSecret !== undefined && options.clientId === undefined)
+    throw new InvalidArgumentError("--client-secret needs --client-id");
   if (options.clientMetadataUrl !== undefined) {
     let url: URL | undefined;
     try {
@@ -85,21 +122,28 @@ export function oauthOptionsOf(options: RequestorOptions): OAuthOptions {
       url = undefined;
     }
     // SEP-991: the client id is an https URL with a path.
-    if (url?.protocol !== "https:" || url.pathname === "/") throw new InvalidArgumentError(`--client-metadata-url must be an https URL with a path, not ${options.clientMetadataUrl}`);
+    if (url?.protocol !== "https:" || url.pathname === "/")
+      throw new InvalidArgumentError(`--client-metadata-url must be an https URL with a path, not ${options.clientMetadataUrl}`);
   }
   let clientCredentials: OAuthOptions["clientCredentials"];
   if (options.clientCredentials) {
     if (options.clientId === undefined) throw new InvalidArgumentError("--client-credentials needs --client-id");
-    if ((options.clientSecret === undefined) === (options.clientPrivateKey === undefined)) throw new InvalidArgumentError("--client-credentials needs exactly one of --client-secret and --client-private-key");
+    if ((options.clientSecret === undefined) === (options.clientPrivateKey === undefined))
+      throw new InvalidArgumentError("--client-credentials needs exactly one of --client-secret and --client-private-key");
     let privateKeyPem: string | undefined;
     if (options.clientPrivateKey !== undefined) {
       try {
         privateKeyPem = readFileSync(options.clientPrivateKey, "utf8");
       } catch (error) {
-        throw new InvalidArgumentError(`--client-private-key ${options.clientPrivateKey}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new InvalidArgumentError(
+          `--client-private-key ${options.clientPrivateKey}: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }
-    clientCredentials = { ...(privateKeyPem !== undefined && { privateKeyPem }), ...(options.clientSigningAlg !== undefined && { signingAlg: options.clientSigningAlg }) };
+    clientCredentials = {
+      ...(privateKeyPem !== undefined && { privateKeyPem }),
+      ...(options.clientSigningAlg !== undefined && { signingAlg: options.clientSigningAlg }),
+    };
   } else if (options.clientPrivateKey !== undefined || options.clientSigningAlg !== undefined) {
     throw new InvalidArgumentError("--client-private-key and --client-signing-alg go with --client-credentials");
   }
@@ -108,7 +152,9 @@ export function oauthOptionsOf(options: RequestorOptions): OAuthOptions {
     ...(options.browser === false && { noBrowser: true }),
     ...(options.scope !== undefined && { scope: options.scope }),
     ...(options.clientMetadataUrl !== undefined && { clientMetadataUrl: options.clientMetadataUrl }),
-    ...(options.clientId !== undefined && { preRegistered: { client_id: options.clientId, ...(options.clientSecret !== undefined && { client_secret: options.clientSecret }) } }),
+    ...(options.clientId !== undefined && {
+      preRegistered: { client_id: options.clientId, ...(options.clientSecret !== undefined && { client_secret: options.clientSecret }) },
+    }),
   };
 }
 
@@ -120,7 +166,9 @@ export function takeTarget(positionals: string[], options: RequestorOptions): { 
   if (options.stdio !== undefined) {
     // A stdio server is spoken to in a session; an era whose requests stand alone is HTTP only.
     if (options.protocol !== undefined && options.protocol !== "auto" && !featuresOf(options.protocol).sessions) {
-      throw new InvalidArgumentError(`--protocol ${options.protocol} needs an http(s) <target>: over --stdio the CLI speaks ${SESSION_REVISION}`);
+      throw new InvalidArgumentError(
+        `--protocol ${options.protocol} needs an http(s) <target>: over --stdio the CLI speaks ${SESSION_REVISION}`,
+      );
     }
     return { target: { kind: "stdio", command: options.stdio }, rest: positionals };
   }

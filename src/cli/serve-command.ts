@@ -44,7 +44,8 @@ import { StdioOutput } from "./stdio-output.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../http/http-options.js";
 
 /** The options every serving command (`serve`, `gateway`) takes. */
-export interface ServeOptions extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags, RetentionFlags, OriginFlags, HttpTimeoutFlags {
+export interface ServeOptions
+  extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags, RetentionFlags, OriginFlags, HttpTimeoutFlags {
   port: number;
   host: string;
   store: string;
@@ -96,41 +97,78 @@ export function serveCommand(): Command {
 export function serverOptions(start: Command, tools: (command: Command) => Command): Command {
   const command = tools(
     start
-    .addOption(new Option("--port <n>", "HTTP port (0 picks a free one)").env("PORT").argParser(port).default(3000))
-    .option("--host <address>", "HTTP bind address", "127.0.0.1")
-    .addOption(allowedOriginsOption())
-    .option("--store <spec>", "task store: sqlite:PATH | PATH.db | memory | postgres://…[?schema=NAME] (cluster)", "sqlite:mcp-tasks.db")
-    .option("--stdio", "serve one client over stdin/stdout instead of HTTP"),
+      .addOption(new Option("--port <n>", "HTTP port (0 picks a free one)").env("PORT").argParser(port).default(3000))
+      .option("--host <address>", "HTTP bind address", "127.0.0.1")
+      .addOption(allowedOriginsOption())
+      .option("--store <spec>", "task store: sqlite:PATH | PATH.db | memory | postgres://…[?schema=NAME] (cluster)", "sqlite:mcp-tasks.db")
+      .option("--stdio", "serve one client over stdin/stdout instead of HTTP"),
   )
-    .option("--auth-tokens <file>", 'HTTP bearer auth from a JSON file {"<token>": "<principal>" | {"principal": "<principal>", "admin": true}}')
-    .option("--jwt-issuer <url>", "JWT bearer auth (production): required token issuer (iss); needs --jwt-audience and a key source", httpUrl)
+    .option(
+      "--auth-tokens <file>",
+      'HTTP bearer auth from a JSON file {"<token>": "<principal>" | {"principal": "<principal>", "admin": true}}',
+    )
+    .option(
+      "--jwt-issuer <url>",
+      "JWT bearer auth (production): required token issuer (iss); needs --jwt-audience and a key source",
+      httpUrl,
+    )
     .option("--jwt-audience <aud>", "JWT auth: required audience (aud)")
     .option("--jwt-jwks-url <url>", "JWT auth: verify signatures with the issuer's JWKS", httpUrl)
     .option("--jwt-public-key <file>", "JWT auth: verify signatures with this public key (PEM or JWK JSON)")
     .option("--jwt-scopes <a,b>", "JWT auth: scopes every token must carry (else 403 insufficient_scope)", scopeList)
     .option("--jwt-clock-tolerance <seconds>", "JWT auth: leeway on exp/nbf for clock skew (default 30)", nonNegativeInt)
-    .option("--jwt-max-lifetime <seconds>", "JWT auth: longest token lifetime accepted, exp - iat (exp - now without iat); tokens without exp are always refused (default 86400)", positiveInt)
-    .option("--resource-url <url>", "JWT auth: this server's public MCP URL, for the protected-resource metadata (default: the listen URL)", httpUrl)
+    .option(
+      "--jwt-max-lifetime <seconds>",
+      "JWT auth: longest token lifetime accepted, exp - iat (exp - now without iat); tokens without exp are always refused (default 86400)",
+      positiveInt,
+    )
+    .option(
+      "--resource-url <url>",
+      "JWT auth: this server's public MCP URL, for the protected-resource metadata (default: the listen URL)",
+      httpUrl,
+    )
     .option("--default-ttl <ms>", 'ttl for tasks that request none, or "unlimited"', ttlMs, 3_600_000)
     .option("--max-ttl <ms>", 'cap on requested ttls, or "unlimited"', ttlMs, 86_400_000)
     .option("--poll-interval <ms>", "pollInterval suggested to requestors", nonNegativeInt, 1000)
-    .option("--inline-wait-ms <ms>", "2026-07-28: how long a call of a taskSupport optional tool waits for its task before answering with the task instead of the result (0: never)", nonNegativeInt, DEFAULT_INLINE_WAIT_MS)
+    .option(
+      "--inline-wait-ms <ms>",
+      "2026-07-28: how long a call of a taskSupport optional tool waits for its task before answering with the task instead of the result (0: never)",
+      nonNegativeInt,
+      DEFAULT_INLINE_WAIT_MS,
+    )
     .option(
       "--background-after <ms>",
       'clients without task support: a call of a task-capable tool still running after this answers that it goes on in the background (task_* tools to follow it); "off" switches the fallback off',
       msOrOff,
       DEFAULT_BACKGROUND_AFTER_MS,
     )
-    .option("--fallback-required", 'clients without task support may call taskSupport "required" tools too, through the fallback (default: the spec\'s refusal)')
+    .option(
+      "--fallback-required",
+      'clients without task support may call taskSupport "required" tools too, through the fallback (default: the spec\'s refusal)',
+    )
     .addOption(maxActiveTasksOption())
     .addOption(maxStoredTasksOption())
     .addOption(maxQueuedInputsOption())
     .addOption(maxResultBytesOption())
     .addOption(keepFinishedOption())
     .addOption(rememberExpiredOption())
-    .option("--max-sessions <n>", "HTTP sessions this process holds at most (local sessions; beyond: 503)", positiveInt, DEFAULT_MAX_SESSIONS)
-    .option("--max-sessions-per-client <n>", "HTTP sessions one principal (or address, without auth) holds at once (beyond: 429)", positiveInt, DEFAULT_MAX_SESSIONS_PER_CLIENT)
-    .option("--workers <n>", "handlers this node runs at once, more tasks wait queued (default: 8 in a cluster, where 0 makes a pure front node; unlimited on a single node)", nonNegativeInt)
+    .option(
+      "--max-sessions <n>",
+      "HTTP sessions this process holds at most (local sessions; beyond: 503)",
+      positiveInt,
+      DEFAULT_MAX_SESSIONS,
+    )
+    .option(
+      "--max-sessions-per-client <n>",
+      "HTTP sessions one principal (or address, without auth) holds at once (beyond: 429)",
+      positiveInt,
+      DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    )
+    .option(
+      "--workers <n>",
+      "handlers this node runs at once, more tasks wait queued (default: 8 in a cluster, where 0 makes a pure front node; unlimited on a single node)",
+      nonNegativeInt,
+    )
     .addOption(maxRunningPerPrincipalOption())
     .addOption(maxQueuedPerPrincipalOption())
     .option("--lease-ms <ms>", "cluster: how long a worker's claim on a task lasts without renewal", nonNegativeInt, 30_000)
@@ -138,10 +176,20 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .option("--no-tasks", "switch task support off (params.task is then ignored)")
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
     .option("--no-web", "do not serve the web view of tasks at /tasks")
-    .addOption(new Option("--admin-token <token>", "bearer token that opens the web view as admin (all owners' tasks)").env("MCP_TASKS_ADMIN_TOKEN"))
+    .addOption(
+      new Option("--admin-token <token>", "bearer token that opens the web view as admin (all owners' tasks)").env("MCP_TASKS_ADMIN_TOKEN"),
+    )
     .option("--redact <fields>", "hide from the web view: comma-separated arguments, results, inputs, or all", redactFields)
-    .option("--trace-url <template>", "link a task's trace id in the web view to your trace viewer: a URL containing {traceId}", traceUrlTemplate)
-    .addOption(new Option("--metrics-token <token>", "require this bearer token on /metrics (default: /metrics is open)").env("MCP_TASKS_METRICS_TOKEN"));
+    .option(
+      "--trace-url <template>",
+      "link a task's trace id in the web view to your trace viewer: a URL containing {traceId}",
+      traceUrlTemplate,
+    )
+    .addOption(
+      new Option("--metrics-token <token>", "require this bearer token on /metrics (default: /metrics is open)").env(
+        "MCP_TASKS_METRICS_TOKEN",
+      ),
+    );
   for (const option of callerOptions()) command.addOption(option);
   for (const option of httpTimeoutOptions()) command.addOption(option);
   return command;
@@ -185,7 +233,13 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   if (opts.stdio) refuseAuthOverStdio(opts);
   // Before opening anything: a bad auth configuration must fail fast, not serve unauthenticated.
   const jwt = opts.stdio ? null : await jwtAuthFrom(opts);
-  const authFlag = opts.stdio ? null : opts.jwtIssuer !== undefined ? "--jwt-issuer" : opts.authTokens !== undefined ? "--auth-tokens" : null;
+  const authFlag = opts.stdio
+    ? null
+    : opts.jwtIssuer !== undefined
+      ? "--jwt-issuer"
+      : opts.authTokens !== undefined
+        ? "--auth-tokens"
+        : null;
   const callers = callerServerOptions(opts, authFlag);
   const timeouts = httpTimeoutsFrom(opts);
   // A port in use refuses the start before the store exists (no SQLite file left behind).
@@ -193,28 +247,36 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   const backend = openBackend(opts.store, logger);
   if (!backend.shared && opts.workers === 0) {
     await backend.store.close();
-    throw new InvalidArgumentError("--workers 0 makes a pure front node, which only a cluster (a postgres store) has: a single node would never run a task");
+    throw new InvalidArgumentError(
+      "--workers 0 makes a pure front node, which only a cluster (a postgres store) has: a single node would never run a task",
+    );
   }
   const register = hooks.register;
   const concurrency = opts.workers ?? DEFAULT_CLUSTER_WORKERS;
-  const { app } = await startApp("serve", backend, logger, { ...opts, concurrency, ...(register && { register: (a: TaskServer) => register(a, logger) }) }, {
-    tasks: opts.tasks,
-    ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
-    pollIntervalMs: opts.pollInterval,
-    inlineWaitMs: opts.inlineWaitMs,
-    backgroundAfterMs: opts.backgroundAfter,
-    ...(opts.fallbackRequired === true && { fallbackRequired: true }),
-    maxActivePerOwner: opts.maxActiveTasks,
-    maxStoredPerOwner: opts.maxStoredTasks,
-    maxQueuedInputs: opts.maxQueuedInputs,
-    maxResultBytes: opts.maxResultBytes,
-    keepFinishedMs: opts.keepFinished,
-    rememberExpiredMs: opts.rememberExpired,
-    ...(!backend.shared && opts.workers !== undefined && { maxRunning: opts.workers }),
-    ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
-    ...(opts.maxQueuedPerPrincipal !== undefined && { maxQueuedPerOwner: opts.maxQueuedPerPrincipal }),
-    ...callers,
-  });
+  const { app } = await startApp(
+    "serve",
+    backend,
+    logger,
+    { ...opts, concurrency, ...(register && { register: (a: TaskServer) => register(a, logger) }) },
+    {
+      tasks: opts.tasks,
+      ttl: { defaultTtlMs: opts.defaultTtl, maxTtlMs: opts.maxTtl },
+      pollIntervalMs: opts.pollInterval,
+      inlineWaitMs: opts.inlineWaitMs,
+      backgroundAfterMs: opts.backgroundAfter,
+      ...(opts.fallbackRequired === true && { fallbackRequired: true }),
+      maxActivePerOwner: opts.maxActiveTasks,
+      maxStoredPerOwner: opts.maxStoredTasks,
+      maxQueuedInputs: opts.maxQueuedInputs,
+      maxResultBytes: opts.maxResultBytes,
+      keepFinishedMs: opts.keepFinished,
+      rememberExpiredMs: opts.rememberExpired,
+      ...(!backend.shared && opts.workers !== undefined && { maxRunning: opts.workers }),
+      ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
+      ...(opts.maxQueuedPerPrincipal !== undefined && { maxQueuedPerOwner: opts.maxQueuedPerPrincipal }),
+      ...callers,
+    },
+  );
 
   // The stop every server has (src/mcp/stop-on-signals.ts), then what this command opened.
   const stopSteps = (http?: HttpHandle): StopSteps => ({
@@ -277,10 +339,15 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
   });
   const web = opts.web ? new URL("/tasks", http.url).href : "off";
   onStopSignals(logger, () => drainAndClose(app, stopSteps(http)));
-  logger.info({ url: http.url, web, store: opts.store, auth: jwt ? "jwt" : verifier ? "bearer tokens" : "none", tools: app.toolNames }, `listening on ${http.url}`);
+  logger.info(
+    { url: http.url, web, store: opts.store, auth: jwt ? "jwt" : verifier ? "bearer tokens" : "none", tools: app.toolNames },
+    `listening on ${http.url}`,
+  );
   if (runToken !== undefined) {
     // Not through the logger: log lines never carry a token (docs/security.md). The fragment
     // never reaches a server log either; the page reads it and drops it from the address bar.
-    process.stderr.write(`Web view: open ${web}#token=${runToken} to sign in as admin (a token for this run only; --admin-token sets your own)\n`);
+    process.stderr.write(
+      `Web view: open ${web}#token=${runToken} to sign in as admin (a token for this run only; --admin-token sets your own)\n`,
+    );
   }
 }

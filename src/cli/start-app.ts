@@ -42,7 +42,9 @@ export async function startApp(
     metrics: new TaskMetrics(),
     // A worker process only runs handlers, so it may stop listening while it stands by idle; a
     // `serve` node's waiters and streams need every event.
-    ...(workerId !== null && { cluster: { workerId, concurrency: flags.concurrency, leaseMs: flags.leaseMs, workerOnly: role === "worker" } }),
+    ...(workerId !== null && {
+      cluster: { workerId, concurrency: flags.concurrency, leaseMs: flags.leaseMs, workerOnly: role === "worker" },
+    }),
     ...options,
   });
   if (flags.demo) registerDemoTools(app);

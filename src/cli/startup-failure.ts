@@ -14,12 +14,16 @@ const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOU
 export function exitIfStartupRefused(error: unknown, opts: { port: number; host: string; store: string; stdio?: boolean }): void {
   const code = systemCode(error);
   if (code === "EADDRINUSE" && !opts.stdio) {
-    process.stderr.write(`mcp-tasks: cannot listen on ${opts.host}:${opts.port}: the port is in use (another server?); choose another with --port (0 picks a free one)\n`);
+    process.stderr.write(
+      `mcp-tasks: cannot listen on ${opts.host}:${opts.port}: the port is in use (another server?); choose another with --port (0 picks a free one)\n`,
+    );
     process.exit(STARTUP_FAILED);
   }
   if (/^postgres(ql)?:\/\//.test(opts.store) && code !== undefined && UNREACHABLE.has(code)) {
     const shown = withoutPassword(opts.store);
-    process.stderr.write(`mcp-tasks: cannot reach the PostgreSQL store ${shown}: ${connectionCause(shown, error)}; check --store (host, port, database) or start PostgreSQL\n`);
+    process.stderr.write(
+      `mcp-tasks: cannot reach the PostgreSQL store ${shown}: ${connectionCause(shown, error)}; check --store (host, port, database) or start PostgreSQL\n`,
+    );
     process.exit(STARTUP_FAILED);
   }
 }

@@ -19,7 +19,8 @@ import { SessionStore, sessionKey, type StoredSession } from "./session-store.js
 import { OAuthSession, type OAuthOptions } from "./oauth/oauth-session.js";
 
 /** Where a requestor command talks to: a Streamable HTTP URL, or a command spawned for stdio. */
-export type Target = { kind: "http"; url: string; token?: string; oauth?: OAuthOptions; protocol?: ProtocolRevision } | { kind: "stdio"; command: string };
+export type Target =
+  { kind: "http"; url: string; token?: string; oauth?: OAuthOptions; protocol?: ProtocolRevision } | { kind: "stdio"; command: string };
 
 type HttpTarget = Extract<Target, { kind: "http" }>;
 
@@ -102,7 +103,13 @@ export async function storedSessions(target: Target, dir: string, limit: number)
   return all.slice(0, limit).map((s) => s.sessionId);
 }
 
-async function eraOf(target: HttpTarget, journal: TaskJournal, dir: string, taskId: string | undefined, fetchFn: typeof fetch | undefined): Promise<ProtocolRevision> {
+async function eraOf(
+  target: HttpTarget,
+  journal: TaskJournal,
+  dir: string,
+  taskId: string | undefined,
+  fetchFn: typeof fetch | undefined,
+): Promise<ProtocolRevision> {
   if (target.protocol !== undefined) return target.protocol;
   if (taskId !== undefined) {
     const entries = await journal.entries().catch(() => []);
@@ -118,15 +125,29 @@ async function eraOf(target: HttpTarget, journal: TaskJournal, dir: string, task
 }
 
 function connectionOptions(target: HttpTarget, fetchFn: typeof fetch | undefined): HttpConnectionOptions {
-  return { clientInfo: { name: "mcp-tasks-cli", version: VERSION }, ...(target.token !== undefined && { token: target.token }), ...(fetchFn !== undefined && { fetch: fetchFn }) };
+  return {
+    clientInfo: { name: "mcp-tasks-cli", version: VERSION },
+    ...(target.token !== undefined && { token: target.token }),
+    ...(fetchFn !== undefined && { fetch: fetchFn }),
+  };
 }
 
 /** A connection of a stateless era: nothing to open; the first request is the first contact. */
-function openStateless(target: HttpTarget, protocol: ProtocolRevision, handlers: Handlers, journal: TaskJournal, fetchFn: typeof fetch | undefined): Connection {
+function openStateless(
+  target: HttpTarget,
+  protocol: ProtocolRevision,
+  handlers: Handlers,
+  journal: TaskJournal,
+  fetchFn: typeof fetch | undefined,
+): Connection {
   const era = STATELESS_REQUESTORS.find((candidate) => candidate.revision === protocol);
   if (!era) throw new Error(`No stateless requestor era speaks ${protocol}`);
   const written = trackedJournal(journal);
-  const tasks = new TaskClient(era.connect(target.url, connectionOptions(target, fetchFn)), { ...handlers, journal: written, target: target.url });
+  const tasks = new TaskClient(era.connect(target.url, connectionOptions(target, fetchFn)), {
+    ...handlers,
+    journal: written,
+    target: target.url,
+  });
   return {
     tasks,
     label: target.url,
@@ -234,7 +255,11 @@ async function connectStdio(command: string, handlers: Handlers, journal: TaskJo
   } catch (error) {
     await client.close().catch(() => {});
     const detail = stderr.trim() ? `\n${stderr.trim()}` : "";
-    throw new ConnectionError(`Cannot start or talk to "${command}": ${error instanceof Error ? error.message : String(error)}${detail}`, RpcCode.ConnectionClosed, error);
+    throw new ConnectionError(
+      `Cannot start or talk to "${command}": ${error instanceof Error ? error.message : String(error)}${detail}`,
+      RpcCode.ConnectionClosed,
+      error,
+    );
   }
   return {
     tasks,

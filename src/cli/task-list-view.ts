@@ -9,7 +9,13 @@ const UNKNOWN = "—";
  * `tasks list` for humans: a table, newest first. tasks/list carries Task fields only (T-LIST),
  * no tool; the tool comes from this CLI's journal (`toolOf`), for the tasks its runs created.
  */
-export function printTaskTable(out: Output, tasks: readonly RemoteTaskInfo[], toolOf: ReadonlyMap<string, string>, now: number, source: ListSource = { kind: "server" }): void {
+export function printTaskTable(
+  out: Output,
+  tasks: readonly RemoteTaskInfo[],
+  toolOf: ReadonlyMap<string, string>,
+  now: number,
+  source: ListSource = { kind: "server" },
+): void {
   if (out.json) {
     out.stdout.write(`${JSON.stringify({ tasks, source: source.kind })}\n`);
     return;
@@ -19,7 +25,13 @@ export function printTaskTable(out: Output, tasks: readonly RemoteTaskInfo[], to
     out.stderr.write("no tasks\n");
     return;
   }
-  const rows = tasks.map((t) => [t.taskId, toolOf.get(t.taskId) ?? UNKNOWN, t.status, age(now - Date.parse(t.createdAt)), t.statusMessage ?? ""]);
+  const rows = tasks.map((t) => [
+    t.taskId,
+    toolOf.get(t.taskId) ?? UNKNOWN,
+    t.status,
+    age(now - Date.parse(t.createdAt)),
+    t.statusMessage ?? "",
+  ]);
   out.stdout.write(renderTable(["id", "tool", "status", "age", "message"], rows));
 }
 
@@ -28,7 +40,9 @@ export type ListSource = { kind: "server" } | { kind: "journal"; note: string };
 
 /** Newest first (by createdAt), those with `status` only, at most `limit`. */
 export function selectTasks(tasks: readonly RemoteTaskInfo[], filter: { status?: string; limit?: number }): RemoteTaskInfo[] {
-  const chosen = tasks.filter((t) => filter.status === undefined || t.status === filter.status).sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
+  const chosen = tasks
+    .filter((t) => filter.status === undefined || t.status === filter.status)
+    .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
   return filter.limit === undefined ? chosen : chosen.slice(0, filter.limit);
 }
 

@@ -49,7 +49,11 @@ export function tasksCommand(): Command {
         .option("--limit <n>", "at most this many (the newest)", positiveInt);
     }
     if (op === "result") {
-      command.option("--answer <json>", "accept the task's next elicitation with this content, without prompting (repeatable, used in order)", answerObject);
+      command.option(
+        "--answer <json>",
+        "accept the task's next elicitation with this content, without prompting (repeatable, used in order)",
+        answerObject,
+      );
     }
     tasks.addCommand(command);
   }
@@ -70,7 +74,11 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
     usageError(command, error);
   }
   const out: Output = { json: opts.json === true, stdout: process.stdout, stderr: process.stderr };
-  if (op === "list") return await list(target, out, { ...(opts.status !== undefined && { status: opts.status }), ...(opts.limit !== undefined && { limit: opts.limit }) });
+  if (op === "list")
+    return await list(target, out, {
+      ...(opts.status !== undefined && { status: opts.status }),
+      ...(opts.limit !== undefined && { limit: opts.limit }),
+    });
   const id = taskId as string;
   const view = op === "result" && isInteractive() ? new ProgressView(process.stderr) : null;
   const handlers = terminalHandlers(view, opts.answer, targetArgs(target));
@@ -99,7 +107,10 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
     }
     const onProgress = (p: { progress: number; total?: number; message?: string }): void => view?.progress(p.progress, p.total, p.message);
     const reattach = reattachTo(target, id, handlers, stateDir(), onProgress);
-    return await followTask(await connection.tasks.resume(id, { onProgress }), out, view, { target: targetArgs(target), ...(reattach && { reattach }) });
+    return await followTask(await connection.tasks.resume(id, { onProgress }), out, view, {
+      target: targetArgs(target),
+      ...(reattach && { reattach }),
+    });
   } catch (error) {
     view?.stop();
     printError(out, error, { taskId: id, ...(await expiryFromJournal(error, id)) });
@@ -133,7 +144,9 @@ async function list(target: Target, out: Output, filter: { status?: string; limi
       if (resumed && !resumed.tasks.features.sessions) break;
     }
     if (connections.length === 0) connections.push(await connectTarget(target, handlers, dir));
-    const entries = await fileJournal(journalPath(dir)).entries().catch(() => []);
+    const entries = await fileJournal(journalPath(dir))
+      .entries()
+      .catch(() => []);
     let source: ListSource = { kind: "server" };
     for (const connection of connections) {
       if (!connection.tasks.features.canList) {

@@ -26,7 +26,10 @@ export function exportFailureReport(reporting: FailureReporting, env: NodeJS.Pro
     told = true;
     const where = endpoint === null ? "" : ` to ${endpoint}`;
     if (reporting === "at-once") {
-      createLogger("warn").warn({ endpoint, error: first }, `telemetry could not be exported${where}: ${first}; later export failures are not logged`);
+      createLogger("warn").warn(
+        { endpoint, error: first },
+        `telemetry could not be exported${where}: ${first}; later export failures are not logged`,
+      );
     } else {
       process.stderr.write(`mcp-tasks: telemetry could not be exported${where}: ${first}; it was dropped\n`);
     }

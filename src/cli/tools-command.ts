@@ -14,8 +14,7 @@ export function toolsCommand(): Command {
   const tools = new Command("tools").description(COMMAND_SUMMARIES.tools.description);
   const command: Command = requestorCommand("list")
     .description("list the server's tools (every page of tools/list) with their taskSupport")
-    .usage("<target> [options]\n       mcp-tasks tools list --stdio <command>")
-;
+    .usage("<target> [options]\n       mcp-tasks tools list --stdio <command>");
   positionalArguments(command, [], async (positionals, opts: RequestorOptions) => {
     let target: Target;
     try {
@@ -46,7 +45,13 @@ async function list(target: Target, out: Output): Promise<number> {
     // --json: the tools as listed, each with the task support read from the era's wire (`taskSupport`).
     if (out.json) out.stdout.write(`${JSON.stringify({ tools: tools.map((t, i) => ({ ...t, taskSupport: support[i] })) })}\n`);
     else if (tools.length === 0) out.stderr.write("no tools\n");
-    else out.stdout.write(renderTable(["name", "taskSupport", "description"], tools.map((t, i) => [t.name, support[i] ?? "", summaryOf(t)])));
+    else
+      out.stdout.write(
+        renderTable(
+          ["name", "taskSupport", "description"],
+          tools.map((t, i) => [t.name, support[i] ?? "", summaryOf(t)]),
+        ),
+      );
     return ExitCode.Ok;
   } catch (error) {
     printError(out, error);

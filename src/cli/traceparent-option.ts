@@ -5,7 +5,8 @@ import { parseTraceparent } from "../mcp/tracing/trace-carrier.js";
 
 /** `--traceparent`: a W3C traceparent (`00-<32 hex>-<16 hex>-<2 hex>`), checked as it is parsed. */
 export function traceparentValue(value: string): string {
-  if (!parseTraceparent(value)) throw new InvalidArgumentError("expected a W3C traceparent: 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>");
+  if (!parseTraceparent(value))
+    throw new InvalidArgumentError("expected a W3C traceparent: 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>");
   return value.trim();
 }
 
@@ -18,7 +19,12 @@ class LocalContextManager implements ContextManager {
   active(): Context {
     return this.storage.getStore() ?? ROOT_CONTEXT;
   }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
     return this.storage.run(ctx, () => fn.call(thisArg, ...args));
   }
   bind<T>(ctx: Context, target: T): T {

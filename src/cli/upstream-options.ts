@@ -33,15 +33,47 @@ function collect(value: string, previous: string[]): string[] {
 /** Adds the upstream flags to a command. */
 export function upstreamOptions(command: Command): Command {
   return command
-    .option("--upstream-stdio <command>", "the upstream MCP server: a command line the gateway starts and talks to over stdio (restarted with backoff when it exits)")
+    .option(
+      "--upstream-stdio <command>",
+      "the upstream MCP server: a command line the gateway starts and talks to over stdio (restarted with backoff when it exits)",
+    )
     .option("--upstream-url <url>", "the upstream MCP server: its Streamable HTTP URL")
-    .option("--upstream-header <header>", 'header sent to an --upstream-url with every request, "Name: value" (repeatable; never logged)', collect, [])
-    .option("--upstream-timeout <ms>", "longest an upstream call may go without an answer or progress before its task fails", positiveInt, DEFAULT_UPSTREAM_TIMEOUT_MS)
-    .option("--upstream-per-principal", "start one --upstream-stdio process per authenticated principal for its tool calls, so no two principals' calls, questions or samplings share a process")
-    .option("--upstream-max-processes <n>", `per-principal upstream processes at most at once (default ${DEFAULT_MAX_UPSTREAMS})`, positiveInt)
-    .option("--upstream-idle <ms>", `end a principal's upstream process after this long without a call (default ${DEFAULT_UPSTREAM_IDLE_MS})`, positiveInt)
-    .option("--root <path-or-uri>", "a root the upstream's roots/list is answered with when no requestor is asked (repeatable; adds to the config's roots)", collect, [])
-    .option("--config <file>", "gateway config (JSON): per tool taskSupport, ttl, recovery, retries, immediateResponse, timeoutMs; roots; upstreamPerPrincipal");
+    .option(
+      "--upstream-header <header>",
+      'header sent to an --upstream-url with every request, "Name: value" (repeatable; never logged)',
+      collect,
+      [],
+    )
+    .option(
+      "--upstream-timeout <ms>",
+      "longest an upstream call may go without an answer or progress before its task fails",
+      positiveInt,
+      DEFAULT_UPSTREAM_TIMEOUT_MS,
+    )
+    .option(
+      "--upstream-per-principal",
+      "start one --upstream-stdio process per authenticated principal for its tool calls, so no two principals' calls, questions or samplings share a process",
+    )
+    .option(
+      "--upstream-max-processes <n>",
+      `per-principal upstream processes at most at once (default ${DEFAULT_MAX_UPSTREAMS})`,
+      positiveInt,
+    )
+    .option(
+      "--upstream-idle <ms>",
+      `end a principal's upstream process after this long without a call (default ${DEFAULT_UPSTREAM_IDLE_MS})`,
+      positiveInt,
+    )
+    .option(
+      "--root <path-or-uri>",
+      "a root the upstream's roots/list is answered with when no requestor is asked (repeatable; adds to the config's roots)",
+      collect,
+      [],
+    )
+    .option(
+      "--config <file>",
+      "gateway config (JSON): per tool taskSupport, ttl, recovery, retries, immediateResponse, timeoutMs; roots; upstreamPerPrincipal",
+    );
 }
 
 /** Whether any flag naming an upstream was given (a worker without one runs --demo/--tools only). */
@@ -78,7 +110,10 @@ function perPrincipalOf(opts: UpstreamFlags, config: GatewayConfig, upstream: Up
     if (bounded) throw new InvalidArgumentError("--upstream-max-processes and --upstream-idle go with --upstream-per-principal");
     return null;
   }
-  if (upstream.kind !== "stdio") throw new InvalidArgumentError("one upstream process per principal needs --upstream-stdio (a URL upstream is one server, not a process the gateway starts)");
+  if (upstream.kind !== "stdio")
+    throw new InvalidArgumentError(
+      "one upstream process per principal needs --upstream-stdio (a URL upstream is one server, not a process the gateway starts)",
+    );
   return {
     maxUpstreams: opts.upstreamMaxProcesses ?? file?.maxUpstreams ?? DEFAULT_MAX_UPSTREAMS,
     idleMs: opts.upstreamIdle ?? file?.idleMs ?? DEFAULT_UPSTREAM_IDLE_MS,

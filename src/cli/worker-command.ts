@@ -19,7 +19,14 @@ import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { drainTimeoutOption, type DrainFlags } from "./drain-options.js";
 import { onStopSignals } from "../runtime/stop-signals.js";
 import { attachGateway, type Gateway } from "../gateway/gateway.js";
-import { gatewayConfigOf, namesUpstream, upstreamOf, upstreamOptions, upstreamRunOptionsOf, type UpstreamFlags } from "./upstream-options.js";
+import {
+  gatewayConfigOf,
+  namesUpstream,
+  upstreamOf,
+  upstreamOptions,
+  upstreamRunOptionsOf,
+  type UpstreamFlags,
+} from "./upstream-options.js";
 
 interface WorkerOptions extends RunLimitFlags, DrainFlags, UpstreamFlags, FairShareFlags, RetentionFlags {
   store: string;
@@ -60,7 +67,8 @@ export function workerCommand(): Command {
 async function work(opts: WorkerOptions): Promise<void> {
   const logger = createLogger(opts.logLevel);
   const gatewayFlags = namesUpstream(opts) || opts.config !== undefined || opts.upstreamHeader.length > 0;
-  if (!opts.demo && !opts.tools && !gatewayFlags) throw new Error("nothing to run: pass --demo, --tools MODULE, or a gateway's --upstream-stdio COMMAND / --upstream-url URL");
+  if (!opts.demo && !opts.tools && !gatewayFlags)
+    throw new Error("nothing to run: pass --demo, --tools MODULE, or a gateway's --upstream-stdio COMMAND / --upstream-url URL");
   // Checked before anything is opened, as `gateway` does.
   const upstream = gatewayFlags ? upstreamOf(opts) : undefined;
   const config = gatewayFlags ? gatewayConfigOf(opts) : undefined;
@@ -75,13 +83,19 @@ async function work(opts: WorkerOptions): Promise<void> {
           gateway = await attachGateway(app, { upstream, config, logger, timeoutMs: opts.upstreamTimeout, ...run });
         }
       : undefined;
-  const { app, workerId } = await startApp("worker", backend, logger, { ...opts, ...(register && { register }) }, {
-    maxQueuedInputs: opts.maxQueuedInputs,
-    maxResultBytes: opts.maxResultBytes,
-    keepFinishedMs: opts.keepFinished,
-    rememberExpiredMs: opts.rememberExpired,
-    ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
-  });
+  const { app, workerId } = await startApp(
+    "worker",
+    backend,
+    logger,
+    { ...opts, ...(register && { register }) },
+    {
+      maxQueuedInputs: opts.maxQueuedInputs,
+      maxResultBytes: opts.maxResultBytes,
+      keepFinishedMs: opts.keepFinished,
+      rememberExpiredMs: opts.rememberExpired,
+      ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
+    },
+  );
   logger.info({ workerId, concurrency: opts.concurrency, tools: app.toolNames }, "worker started");
 
   // A worker listens on no port: its PostgreSQL connections are all that keep the process alive,

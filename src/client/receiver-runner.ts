@@ -1,4 +1,9 @@
-import { CreateMessageResultSchema, ElicitResultSchema, type CreateMessageRequestParams, type ElicitRequestParams } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  type CreateMessageRequestParams,
+  type ElicitRequestParams,
+} from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../core/errors.js";
 import type { TaskRecord } from "../core/task.js";
 import type { RunResult, TaskContext } from "../runtime/task-context.js";

@@ -94,47 +94,51 @@ export class ClientReceiver {
   ): void {
     // Installed past the SDK Client's wrapper for these methods: it insists on a CreateTaskResult
     // whenever params.task is present, which T-NEW-4 contradicts when we do not host tasks.
-    baseSetRequestHandler(this.client).call(this.client, schema as never, (async (
-      request: { params?: Record<string, unknown> },
-      extra: { signal: AbortSignal; requestId: RequestId },
-    ) => {
-      const raw = request.params ?? {};
-      const taskParams = SESSION_ERA.taskParamsOf(raw);
-      const plain = SESSION_ERA.withoutTaskParams(raw);
-      const params = parse(plain);
-      if (this.engine && taskParams !== undefined) {
-        if (typeof taskParams !== "object" || taskParams === null || Array.isArray(taskParams)) {
-          throw TaskError.invalidParams("Invalid params: task must be an object");
+    baseSetRequestHandler(this.client).call(
+      this.client,
+      schema as never,
+      (async (request: { params?: Record<string, unknown> }, extra: { signal: AbortSignal; requestId: RequestId }) => {
+        const raw = request.params ?? {};
+        const taskParams = SESSION_ERA.taskParamsOf(raw);
+        const plain = SESSION_ERA.withoutTaskParams(raw);
+        const params = parse(plain);
+        if (this.engine && taskParams !== undefined) {
+          if (typeof taskParams !== "object" || taskParams === null || Array.isArray(taskParams)) {
+            throw TaskError.invalidParams("Invalid params: task must be an object");
+          }
+          await this.start();
+          const progressToken = (raw["_meta"] as { progressToken?: unknown } | undefined)?.progressToken;
+          const task = await this.engine.create({
+            owner: null,
+            method,
+            name: method,
+            request: plain,
+            origin: {
+              sessionId: null,
+              progressToken: typeof progressToken === "string" || typeof progressToken === "number" ? progressToken : null,
+              accepts: [],
+            },
+            ttl: SESSION_ERA.requestedTtlOf(taskParams),
+          });
+          return SESSION_ERA.encodeCreated(task, undefined); // T-NEW-2
         }
-        await this.start();
-        const progressToken = (raw["_meta"] as { progressToken?: unknown } | undefined)?.progressToken;
-        const task = await this.engine.create({
-          owner: null,
-          method,
-          name: method,
-          request: plain,
-          origin: {
-            sessionId: null,
-            progressToken: typeof progressToken === "string" || typeof progressToken === "number" ? progressToken : null,
-            accepts: [],
-          },
-          ttl: SESSION_ERA.requestedTtlOf(taskParams),
-        });
-        return SESSION_ERA.encodeCreated(task, undefined); // T-NEW-2
-      }
-      const info: InputRequestInfo = { relatedTaskId: SESSION_ERA.relatedTaskOf(raw), taskId: null, signal: extra.signal };
-      const answer = resultSchema.safeParse(await handler(params, info));
-      if (!answer.success) throw new TaskError("internal", `The client's ${method} handler returned an invalid result`);
-      return answer.data;
-    }) as never);
+        const info: InputRequestInfo = { relatedTaskId: SESSION_ERA.relatedTaskOf(raw), taskId: null, signal: extra.signal };
+        const answer = resultSchema.safeParse(await handler(params, info));
+        if (!answer.success) throw new TaskError("internal", `The client's ${method} handler returned an invalid result`);
+        return answer.data;
+      }) as never,
+    );
   }
 
   private installTaskHandlers(engine: TaskEngine): void {
     const on = (method: string, handler: (params: R.LooseParams, extra: { signal: AbortSignal }) => Promise<object>): void => {
-      this.client.setRequestHandler(R.looseRequest(method) as never, (async (request: { params?: Record<string, unknown> }, extra: { signal: AbortSignal }) => {
-        await this.start();
-        return handler(request.params, extra);
-      }) as never);
+      this.client.setRequestHandler(
+        R.looseRequest(method) as never,
+        (async (request: { params?: Record<string, unknown> }, extra: { signal: AbortSignal }) => {
+          await this.start();
+          return handler(request.params, extra);
+        }) as never,
+      );
     };
     // A client has one server: its tasks are bound to nobody (T-SEC-2; ids are unguessable).
     for (const [method, answer] of Object.entries(SESSION_ERA.receiverMethods)) {

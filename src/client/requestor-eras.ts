@@ -20,7 +20,9 @@ export type ProtocolRevision = Registered["revision"];
 export const PROTOCOL_REVISIONS: readonly ProtocolRevision[] = REQUESTOR_ERAS.map((era) => era.revision);
 
 /** SessionRequestorDescriptor while the registry names a session era, never when it names none. */
-type SessionEra = [Extract<Registered, SessionRequestorDescriptor>] extends [never] ? never : SessionRequestorDescriptor & { revision: ProtocolRevision };
+type SessionEra = [Extract<Registered, SessionRequestorDescriptor>] extends [never]
+  ? never
+  : SessionRequestorDescriptor & { revision: ProtocolRevision };
 
 /** The era of a requestor that opens an `initialize` session (an SDK `Client`: stdio, or a server that speaks no stateless era). */
 export const SESSION_REQUESTOR: SessionEra = onlySessionEra();
@@ -57,6 +59,7 @@ function isDescriptor(value: unknown): value is Registered {
 
 function onlySessionEra(): SessionEra {
   const sessions = REQUESTOR_ERAS.filter((era: RequestorEraDescriptor) => era.kind === "session");
-  if (sessions.length !== 1) throw new Error(`requestor-era-registry.ts names ${sessions.length} session eras; a requestor has exactly one`);
+  if (sessions.length !== 1)
+    throw new Error(`requestor-era-registry.ts names ${sessions.length} session eras; a requestor has exactly one`);
   return sessions[0] as SessionEra;
 }

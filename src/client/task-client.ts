@@ -15,7 +15,13 @@ import { chooseEra, type EraCache } from "./era-choice.js";
 import { applyingSchemaDefaults } from "./elicitation-defaults.js";
 import type { EraCall, EraFeatures, HttpConnectionOptions, RequestorEra, ToolTask } from "./requestor-era.js";
 import { isConnectionDrop } from "../mcp/connection-cause.js";
-import { SESSION_REQUESTOR, STATELESS_REQUESTORS, statelessEraOf, type ProtocolRevision, type StatelessEraConnection } from "./requestor-eras.js";
+import {
+  SESSION_REQUESTOR,
+  STATELESS_REQUESTORS,
+  statelessEraOf,
+  type ProtocolRevision,
+  type StatelessEraConnection,
+} from "./requestor-eras.js";
 import { pause } from "../core/pause.js";
 
 export type { EraFeatures, ToolTask } from "./requestor-era.js";
@@ -119,7 +125,8 @@ export class TaskClient {
 
   constructor(client: Client | StatelessEraConnection, given: TaskClientOptions = {}) {
     // One place for both eras: the handler every server question reaches (ClientReceiver, client-hosted tasks, inputRequests).
-    const options = given.elicit && given.applySchemaDefaults !== false ? { ...given, elicit: applyingSchemaDefaults(given.elicit) } : given;
+    const options =
+      given.elicit && given.applySchemaDefaults !== false ? { ...given, elicit: applyingSchemaDefaults(given.elicit) } : given;
     this.options = options;
     this.logger = options.logger ?? silentLogger;
     // Asked of the stateless eras first: an SDK Client from another copy of the SDK fails instanceof.
@@ -153,7 +160,14 @@ export class TaskClient {
     const client = new Client(options.clientInfo ?? { name: "mcp-tasks", version: "0.1.0" });
     const tasks = new TaskClient(client, options);
     const headers = { ...options.headers, ...(options.token !== undefined && { Authorization: `Bearer ${options.token}` }) };
-    await client.connect(new NotificationsBeforeClose(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, ...(options.fetch !== undefined && { fetch: options.fetch }) })));
+    await client.connect(
+      new NotificationsBeforeClose(
+        new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers },
+          ...(options.fetch !== undefined && { fetch: options.fetch }),
+        }),
+      ),
+    );
     tasks.ownsClient = true;
     return tasks;
   }
@@ -166,7 +180,8 @@ export class TaskClient {
 
   /** Answers the server's requests (and hosts client-side tasks): 2025-11-25 only. */
   get receiver(): ClientReceiver {
-    if (!this.sdkReceiver) throw new TaskError("method_not_found", "A 2026-07-28 TaskClient has no receiver: the server's questions come as inputRequests");
+    if (!this.sdkReceiver)
+      throw new TaskError("method_not_found", "A 2026-07-28 TaskClient has no receiver: the server's questions come as inputRequests");
     return this.sdkReceiver;
   }
 
@@ -200,7 +215,13 @@ export class TaskClient {
    * call resolves with its result. Rejects with a RemoteError when the server refuses the call.
    */
   async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<ToolCall> {
-    const call = await inClientSpan("tools/call", name, () => this.send(name, args, options), {}, (sent) => (sent.kind === "result" ? toolCallOutcome(sent.result) : undefined));
+    const call = await inClientSpan(
+      "tools/call",
+      name,
+      () => this.send(name, args, options),
+      {},
+      (sent) => (sent.kind === "result" ? toolCallOutcome(sent.result) : undefined),
+    );
     if (call.kind === "result") return call;
     const { created } = call;
     this.record({ type: "created", taskId: created.taskId, name, status: created.status, ttl: created.ttl });
@@ -223,7 +244,10 @@ export class TaskClient {
       } catch (error) {
         const wait = RESEND_DELAYS_MS[attempt];
         if (wait === undefined || !isConnectionDrop(error) || options.signal?.aborted) throw error;
-        this.logger.warn({ requestor: "resend", name, attempt: attempt + 1, err: error }, "the connection dropped before the answer: sending the creation again under its idempotency key");
+        this.logger.warn(
+          { requestor: "resend", name, attempt: attempt + 1, err: error },
+          "the connection dropped before the answer: sending the creation again under its idempotency key",
+        );
         await pause(wait, options.signal);
       }
     }
@@ -296,7 +320,12 @@ export class TaskClient {
     if (this.ownsClient) await this.sdkClient?.close().catch(() => {});
   }
 
-  private handle(taskId: string, initial?: RemoteTaskInfo, answerInput = true, onProgress?: (progress: RemoteTaskProgress) => void): ToolTask {
+  private handle(
+    taskId: string,
+    initial?: RemoteTaskInfo,
+    answerInput = true,
+    onProgress?: (progress: RemoteTaskProgress) => void,
+  ): ToolTask {
     const handle: ToolTask = this.era.task(taskId, {
       answerInput,
       ...(onProgress !== undefined && { onProgress }),
@@ -318,7 +347,12 @@ export class TaskClient {
   }
 
   /** T-SEC-5 (requestor): log the lifecycle event and journal it, with the era it happened in. */
-  private record(event: LifecycleEvent | { type: "created"; taskId: string; name: string; status: string; ttl: number | null } | { type: "resumed"; taskId: string }): void {
+  private record(
+    event:
+      | LifecycleEvent
+      | { type: "created"; taskId: string; name: string; status: string; ttl: number | null }
+      | { type: "resumed"; taskId: string },
+  ): void {
     const { type, ...fields } = event;
     this.logger.info({ requestor: type, ...fields }, `task ${type}`);
     const journal = this.options.journal;

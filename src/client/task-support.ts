@@ -9,7 +9,12 @@ import type { TaskSupport } from "../mcp/tool-definition.js";
  * - for "optional", the caller's choice (T-TOOL-3), plain by default.
  * An explicit wish the receiver does not allow is refused here, before anything is sent.
  */
-export function decideTaskCall(input: { tool: string; serverSupportsTasks: boolean; support: TaskSupport; wanted: boolean | undefined }): boolean {
+export function decideTaskCall(input: {
+  tool: string;
+  serverSupportsTasks: boolean;
+  support: TaskSupport;
+  wanted: boolean | undefined;
+}): boolean {
   const { tool, serverSupportsTasks, support, wanted } = input;
   if (!serverSupportsTasks) {
     if (wanted === true) {
@@ -18,11 +23,13 @@ export function decideTaskCall(input: { tool: string; serverSupportsTasks: boole
     return false;
   }
   if (support === "required") {
-    if (wanted === false) throw new TaskError("method_not_found", `Tool ${tool} must be called as a task (execution.taskSupport is "required")`);
+    if (wanted === false)
+      throw new TaskError("method_not_found", `Tool ${tool} must be called as a task (execution.taskSupport is "required")`);
     return true;
   }
   if (support === "forbidden") {
-    if (wanted === true) throw new TaskError("method_not_found", `Tool ${tool} cannot be called as a task (execution.taskSupport is "forbidden")`);
+    if (wanted === true)
+      throw new TaskError("method_not_found", `Tool ${tool} cannot be called as a task (execution.taskSupport is "forbidden")`);
     return false;
   }
   return wanted ?? false;

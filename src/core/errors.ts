@@ -139,7 +139,9 @@ export class TaskError extends Error {
    * its allowance, `retryAfterMs` how long until the same request can succeed.
    */
   static rateLimited(name: string, limit: number, retryAfterMs: number): TaskError {
-    return new TaskError("rate_limited", `Rate limit exceeded (${name}): retry in ${retryAfterMs} ms`, { data: { name, limit, retryAfterMs } });
+    return new TaskError("rate_limited", `Rate limit exceeded (${name}): retry in ${retryAfterMs} ms`, {
+      data: { name, limit, retryAfterMs },
+    });
   }
 
   /**
@@ -147,7 +149,12 @@ export class TaskError extends Error {
    * client can tell which one without parsing the message. `code` is for the limits a handler hits
    * while running, whose error ends up as the task's outcome rather than a refused request.
    */
-  static limitExceeded(name: string, limit: number, message: string, extra: { code?: number; data?: Record<string, unknown> } = {}): TaskError {
+  static limitExceeded(
+    name: string,
+    limit: number,
+    message: string,
+    extra: { code?: number; data?: Record<string, unknown> } = {},
+  ): TaskError {
     return new TaskError("limit_exceeded", message, {
       ...(extra.code !== undefined && { code: extra.code }),
       data: { limit, name, ...extra.data },

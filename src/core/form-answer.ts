@@ -52,17 +52,20 @@ export function formOf(params: unknown): FormSchema | null {
  * @throws TaskError invalid_params (-32602) whose message names the field that does not fit.
  */
 export function checkFormAnswer(form: FormSchema, value: unknown): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw refuse('Invalid answer: expected an object {"action": …, "content"?: {…}}');
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw refuse('Invalid answer: expected an object {"action": …, "content"?: {…}}');
   const answer = value as Record<string, unknown>;
   const action = answer["action"];
-  if (typeof action !== "string" || !ACTIONS.includes(action)) throw refuse(`Invalid answer at action: expected one of ${ACTIONS.map((a) => `"${a}"`).join(", ")}`);
+  if (typeof action !== "string" || !ACTIONS.includes(action))
+    throw refuse(`Invalid answer at action: expected one of ${ACTIONS.map((a) => `"${a}"`).join(", ")}`);
   const content = answer["content"];
   if (action !== "accept") {
-    if (content !== undefined && !(isPlainObject(content) && Object.keys(content).length === 0)) throw refuse(`Invalid answer: "${action}" carries no content`);
+    if (content !== undefined && !(isPlainObject(content) && Object.keys(content).length === 0))
+      throw refuse(`Invalid answer: "${action}" carries no content`);
     const { content: _dropped, ...rest } = answer;
     return rest;
   }
-  if (content !== undefined && !isPlainObject(content)) throw refuse('Invalid answer at content: expected an object of the form\'s fields');
+  if (content !== undefined && !isPlainObject(content)) throw refuse("Invalid answer at content: expected an object of the form's fields");
   const fields = (content ?? {}) as Record<string, unknown>;
   // A field the form does not declare is kept, not refused: requestedSchema is a JSON Schema, whose
   // objects allow further properties unless they say otherwise, and requestors (the official
@@ -89,7 +92,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function choicesOf(field: FieldSchema): unknown[] | null {
   if (Array.isArray(field.enum)) return field.enum;
   const options = Array.isArray(field.oneOf) ? field.oneOf : Array.isArray(field.anyOf) ? field.anyOf : null;
-  if (options) return options.map((option) => (typeof option === "object" && option !== null ? (option as { const?: unknown }).const : undefined));
+  if (options)
+    return options.map((option) => (typeof option === "object" && option !== null ? (option as { const?: unknown }).const : undefined));
   return null;
 }
 
@@ -98,7 +102,10 @@ const FORMATS: Readonly<Record<string, { test: (text: string) => boolean; what: 
   email: { test: (text) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text), what: "an email address" },
   uri: { test: (text) => URL.canParse(text), what: "a URI" },
   date: { test: (text) => /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`)), what: "a date (YYYY-MM-DD)" },
-  "date-time": { test: (text) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) && !Number.isNaN(Date.parse(text)), what: "a date and time (RFC 3339)" },
+  "date-time": {
+    test: (text) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) && !Number.isNaN(Date.parse(text)),
+    what: "a date and time (RFC 3339)",
+  },
 };
 
 function checkField(name: string, field: FieldSchema, value: unknown): void {

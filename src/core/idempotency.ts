@@ -61,7 +61,9 @@ export function canonicalJson(value: unknown): string {
 
 /** The fingerprint of a call: which operation (a tool's name) with which arguments, as parsed JSON. */
 export function callFingerprint(name: string, args: unknown): string {
-  return createHash("sha256").update(canonicalJson({ name, arguments: args ?? {} })).digest("base64url");
+  return createHash("sha256")
+    .update(canonicalJson({ name, arguments: args ?? {} }))
+    .digest("base64url");
 }
 
 /** A requestor's key with the fingerprint of the call it came with. */
@@ -89,9 +91,13 @@ export function requestorKeyOf(key: TaskKey): string {
  * A client error in what it sent (-32602), told apart by `data.type`.
  */
 export function keyConflict(key: string): TaskError {
-  return new TaskError("invalid_params", "The idempotencyKey was already used with a different tool or different arguments; use a new key for a new call", {
-    data: { type: "idempotency_key_conflict", idempotencyKey: key },
-  });
+  return new TaskError(
+    "invalid_params",
+    "The idempotencyKey was already used with a different tool or different arguments; use a new key for a new call",
+    {
+      data: { type: "idempotency_key_conflict", idempotencyKey: key },
+    },
+  );
 }
 
 /**

@@ -36,16 +36,28 @@ const CONDITIONS: ReadonlyArray<{ match: (code: string) => boolean; condition: S
   {
     // 53100: PostgreSQL's disk_full.
     match: (code) => code.startsWith("SQLITE_FULL") || code === "ENOSPC" || code === "53100",
-    condition: { reason: "store_full", message: "The task store's disk is full: nothing was written; retry once space is freed", retryable: false },
+    condition: {
+      reason: "store_full",
+      message: "The task store's disk is full: nothing was written; retry once space is freed",
+      retryable: false,
+    },
   },
   {
     // 25006: PostgreSQL's read_only_sql_transaction (a standby, or default_transaction_read_only).
     match: (code) => code.startsWith("SQLITE_READONLY") || code === "EROFS" || code === "25006",
-    condition: { reason: "store_read_only", message: "The task store is read-only: nothing was written; retry once it is writable again", retryable: false },
+    condition: {
+      reason: "store_read_only",
+      message: "The task store is read-only: nothing was written; retry once it is writable again",
+      retryable: false,
+    },
   },
   {
     match: (code) => code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"),
-    condition: { reason: "store_busy", message: "The task store is locked by another connection: nothing was written; retry shortly", retryable: true },
+    condition: {
+      reason: "store_busy",
+      message: "The task store is locked by another connection: nothing was written; retry shortly",
+      retryable: true,
+    },
   },
   {
     // PostgreSQL's statement failed and was rolled back whole, for a reason that passes by itself:
@@ -64,7 +76,18 @@ const CONDITIONS: ReadonlyArray<{ match: (code: string) => boolean; condition: S
  * here and it failing (Node's errno names for a refused, reset, broken or timed-out connection, an
  * unreachable host or network, a DNS lookup that may succeed shortly).
  */
-const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "EHOSTDOWN", "ENETUNREACH", "ENETDOWN", "EAI_AGAIN"]);
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EAI_AGAIN",
+]);
 
 function unreachableCode(code: string): boolean {
   return /^57P0[123]$/.test(code) || /^(08|53)[0-9A-Z]{3}$/.test(code) || UNREACHABLE_CODES.has(code);
@@ -119,6 +142,7 @@ export function storageCondition(error: unknown): StorageCondition | undefined {
   }
   if (typeof message !== "string") return undefined;
   if (code === undefined && UNREACHABLE_MESSAGES.some((m) => m.test(message))) return UNREACHABLE;
-  if ((code === undefined || (typeof code === "string" && SQLSTATE.test(code))) && NO_MORE_CONNECTIONS.some((m) => m.test(message))) return UNREACHABLE;
+  if ((code === undefined || (typeof code === "string" && SQLSTATE.test(code))) && NO_MORE_CONNECTIONS.some((m) => m.test(message)))
+    return UNREACHABLE;
   return undefined;
 }

@@ -52,10 +52,19 @@ export function registerConformanceFeatures(app: TaskServer): TaskServer {
   );
   app.prompt(
     "test_prompt_with_embedded_resource",
-    { description: "A prompt that embeds a resource.", arguments: z.object({ resourceUri: z.string().describe("URI of the resource to embed") }) },
+    {
+      description: "A prompt that embeds a resource.",
+      arguments: z.object({ resourceUri: z.string().describe("URI of the resource to embed") }),
+    },
     ({ resourceUri }) => ({
       messages: [
-        { role: "user", content: { type: "resource", resource: { uri: resourceUri, mimeType: "text/plain", text: "Embedded resource content for testing." } } },
+        {
+          role: "user",
+          content: {
+            type: "resource",
+            resource: { uri: resourceUri, mimeType: "text/plain", text: "Embedded resource content for testing." },
+          },
+        },
         { role: "user", content: text("Please process the embedded resource above.") },
       ],
     }),

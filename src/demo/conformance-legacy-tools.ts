@@ -41,14 +41,19 @@ function buildJsonSchema2020Input() {
   return z
     .object({
       name: z.string().optional(),
-      address: z.object({ street: z.string().optional(), city: z.string().optional() }).meta({ id: "address", $anchor: "addressDef" }).optional(),
+      address: z
+        .object({ street: z.string().optional(), city: z.string().optional() })
+        .meta({ id: "address", $anchor: "addressDef" })
+        .optional(),
       contactMethod: z.enum(["phone", "email"]).optional(),
       phone: z.string().optional(),
       email: z.string().optional(),
     })
     .strict()
     .refine((v) => v.phone !== undefined || v.email !== undefined, { message: "phone or email is required" })
-    .refine((v) => (v.contactMethod === "phone" ? v.phone !== undefined : v.email !== undefined), { message: "the contact method's field is required" })
+    .refine((v) => (v.contactMethod === "phone" ? v.phone !== undefined : v.email !== undefined), {
+      message: "the contact method's field is required",
+    })
     .meta({
       allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
       if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
@@ -65,10 +70,8 @@ function buildJsonSchema2020Input() {
 export function registerLegacyConformanceTools(app: TaskServer): TaskServer {
   const none = z.object({});
 
-  app.tool(
-    "test_simple_text",
-    { description: "Returns one text block.", input: none, annotations: { readOnlyHint: true } },
-    async () => text("This is a simple text response for testing."),
+  app.tool("test_simple_text", { description: "Returns one text block.", input: none, annotations: { readOnlyHint: true } }, async () =>
+    text("This is a simple text response for testing."),
   );
 
   app.tool("test_image_content", { description: "Returns a 1x1 red PNG image.", input: none }, async () => ({
@@ -80,39 +83,59 @@ export function registerLegacyConformanceTools(app: TaskServer): TaskServer {
   }));
 
   app.tool("test_embedded_resource", { description: "Returns an embedded text resource.", input: none }, async () => ({
-    content: [{ type: "resource" as const, resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." } }],
+    content: [
+      {
+        type: "resource" as const,
+        resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." },
+      },
+    ],
   }));
 
   app.tool("test_multiple_content_types", { description: "Returns text, an image and an embedded resource.", input: none }, async () => ({
     content: [
       { type: "text" as const, text: "Multiple content types test:" },
       { type: "image" as const, data: RED_PIXEL_PNG, mimeType: "image/png" },
-      { type: "resource" as const, resource: { uri: "test://mixed-content-resource", mimeType: "application/json", text: JSON.stringify({ test: "data", value: 123 }) } },
+      {
+        type: "resource" as const,
+        resource: {
+          uri: "test://mixed-content-resource",
+          mimeType: "application/json",
+          text: JSON.stringify({ test: "data", value: 123 }),
+        },
+      },
     ],
   }));
 
-  app.tool("test_tool_with_logging", { description: "Logs three info messages about 50 ms apart while it runs.", input: none }, async (_args, ctx) => {
-    ctx.log("info", "Tool execution started");
-    await pause(50, ctx.signal);
-    ctx.log("info", "Tool processing data");
-    await pause(50, ctx.signal);
-    ctx.log("info", "Tool execution completed");
-    return text("Logging test completed: three messages sent.");
-  });
+  app.tool(
+    "test_tool_with_logging",
+    { description: "Logs three info messages about 50 ms apart while it runs.", input: none },
+    async (_args, ctx) => {
+      ctx.log("info", "Tool execution started");
+      await pause(50, ctx.signal);
+      ctx.log("info", "Tool processing data");
+      await pause(50, ctx.signal);
+      ctx.log("info", "Tool execution completed");
+      return text("Logging test completed: three messages sent.");
+    },
+  );
 
   app.tool("test_error_handling", { description: "Always reports an error (isError).", input: none }, async () => ({
     ...text("This tool intentionally returns an error for testing"),
     isError: true,
   }));
 
-  app.tool("test_tool_with_progress", { description: "Reports progress 0, 50 and 100 of 100, about 50 ms apart.", input: none }, async (_args, ctx) => {
-    ctx.progress(0, 100);
-    await pause(50, ctx.signal);
-    ctx.progress(50, 100);
-    await pause(50, ctx.signal);
-    ctx.progress(100, 100);
-    return text("Progress test completed.");
-  });
+  app.tool(
+    "test_tool_with_progress",
+    { description: "Reports progress 0, 50 and 100 of 100, about 50 ms apart.", input: none },
+    async (_args, ctx) => {
+      ctx.progress(0, 100);
+      await pause(50, ctx.signal);
+      ctx.progress(50, 100);
+      await pause(50, ctx.signal);
+      ctx.progress(100, 100);
+      return text("Progress test completed.");
+    },
+  );
 
   app.tool(
     "test_sampling",
@@ -126,14 +149,20 @@ export function registerLegacyConformanceTools(app: TaskServer): TaskServer {
 
   app.tool(
     "test_elicitation",
-    { description: "Asks the user (elicitation/create) for a username and an email, showing `message`.", input: z.object({ message: z.string() }) },
+    {
+      description: "Asks the user (elicitation/create) for a username and an email, showing `message`.",
+      input: z.object({ message: z.string() }),
+    },
     async ({ message }, ctx) => {
       const answer = await ctx.elicit({
         mode: "form",
         message,
         requestedSchema: {
           type: "object",
-          properties: { username: { type: "string", description: "User's response" }, email: { type: "string", description: "User's email address" } },
+          properties: {
+            username: { type: "string", description: "User's response" },
+            email: { type: "string", description: "User's email address" },
+          },
           required: ["username", "email"],
         },
       });
@@ -141,60 +170,70 @@ export function registerLegacyConformanceTools(app: TaskServer): TaskServer {
     },
   );
 
-  app.tool("test_elicitation_sep1034_defaults", { description: "Asks with a default for every primitive type (SEP-1034).", input: none }, async (_args, ctx) => {
-    const answer = await ctx.elicit({
-      mode: "form",
-      message: "Please review your details (every field has a default)",
-      requestedSchema: {
-        type: "object",
-        properties: {
-          name: { type: "string", description: "User name", default: "John Doe" },
-          age: { type: "integer", description: "User age", default: 30 },
-          score: { type: "number", description: "User score", default: 95.5 },
-          status: { type: "string", description: "User status", enum: ["active", "inactive", "pending"], default: "active" },
-          verified: { type: "boolean", description: "Verification status", default: true },
-        },
-      },
-    });
-    return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
-  });
-
-  app.tool("test_elicitation_sep1330_enums", { description: "Asks with each of the five enum schema forms (SEP-1330).", input: none }, async (_args, ctx) => {
-    const answer = await ctx.elicit({
-      mode: "form",
-      message: "Please pick from each list",
-      requestedSchema: {
-        type: "object",
-        properties: {
-          untitledSingle: { type: "string", enum: ["option1", "option2", "option3"] },
-          titledSingle: {
-            type: "string",
-            oneOf: [
-              { const: "value1", title: "First Option" },
-              { const: "value2", title: "Second Option" },
-              { const: "value3", title: "Third Option" },
-            ],
+  app.tool(
+    "test_elicitation_sep1034_defaults",
+    { description: "Asks with a default for every primitive type (SEP-1034).", input: none },
+    async (_args, ctx) => {
+      const answer = await ctx.elicit({
+        mode: "form",
+        message: "Please review your details (every field has a default)",
+        requestedSchema: {
+          type: "object",
+          properties: {
+            name: { type: "string", description: "User name", default: "John Doe" },
+            age: { type: "integer", description: "User age", default: 30 },
+            score: { type: "number", description: "User score", default: 95.5 },
+            status: { type: "string", description: "User status", enum: ["active", "inactive", "pending"], default: "active" },
+            verified: { type: "boolean", description: "Verification status", default: true },
           },
-          legacyEnum: { type: "string", enum: ["opt1", "opt2", "opt3"], enumNames: ["Option One", "Option Two", "Option Three"] },
-          untitledMulti: { type: "array", items: { type: "string", enum: ["option1", "option2", "option3"] } },
-          titledMulti: {
-            type: "array",
-            items: {
-              anyOf: [
-                { const: "value1", title: "First Choice" },
-                { const: "value2", title: "Second Choice" },
-                { const: "value3", title: "Third Choice" },
+        },
+      });
+      return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
+    },
+  );
+
+  app.tool(
+    "test_elicitation_sep1330_enums",
+    { description: "Asks with each of the five enum schema forms (SEP-1330).", input: none },
+    async (_args, ctx) => {
+      const answer = await ctx.elicit({
+        mode: "form",
+        message: "Please pick from each list",
+        requestedSchema: {
+          type: "object",
+          properties: {
+            untitledSingle: { type: "string", enum: ["option1", "option2", "option3"] },
+            titledSingle: {
+              type: "string",
+              oneOf: [
+                { const: "value1", title: "First Option" },
+                { const: "value2", title: "Second Option" },
+                { const: "value3", title: "Third Option" },
               ],
+            },
+            legacyEnum: { type: "string", enum: ["opt1", "opt2", "opt3"], enumNames: ["Option One", "Option Two", "Option Three"] },
+            untitledMulti: { type: "array", items: { type: "string", enum: ["option1", "option2", "option3"] } },
+            titledMulti: {
+              type: "array",
+              items: {
+                anyOf: [
+                  { const: "value1", title: "First Choice" },
+                  { const: "value2", title: "Second Choice" },
+                  { const: "value3", title: "Third Choice" },
+                ],
+              },
             },
           },
         },
-      },
-    });
-    return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
-  });
+      });
+      return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
+    },
+  );
 
-  app.tool("json_schema_2020_12_tool", { description: "Tool with JSON Schema 2020-12 features", input: (jsonSchema2020Input ??= buildJsonSchema2020Input()) }, async ({ name }) =>
-    text(`Hello, ${name ?? "stranger"}`),
+  app.tool(
+    "json_schema_2020_12_tool",
+    { description: "Tool with JSON Schema 2020-12 features", input: (jsonSchema2020Input ??= buildJsonSchema2020Input()) },
+    async ({ name }) => text(`Hello, ${name ?? "stranger"}`),
   );
 
   return app;

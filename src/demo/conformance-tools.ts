@@ -14,13 +14,19 @@ const text = (value: string) => ({ content: [{ type: "text" as const, text: valu
  */
 export function registerConformanceTools(app: TaskServer): TaskServer {
   // Never a task (taskSupport defaults to "forbidden"); a legacy `params.task` is ignored (X-LEG-2).
-  app.tool("greet", { description: "Greets by name, synchronously.", input: z.object({ name: z.string() }) }, async ({ name }) => text(`Hello, ${name}!`));
+  app.tool("greet", { description: "Greets by name, synchronously.", input: z.object({ name: z.string() }) }, async ({ name }) =>
+    text(`Hello, ${name}!`),
+  );
   // server-sse-polling (SEP-1699): ends its stream mid-call; the client resumes with Last-Event-ID.
-  app.tool("test_reconnection", { description: "Closes its SSE stream, then answers on the resumed one.", input: z.object({}) }, async (_args, ctx) => {
-    ctx.closeStream?.();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    return text("Reconnection test completed");
-  });
+  app.tool(
+    "test_reconnection",
+    { description: "Closes its SSE stream, then answers on the resumed one.", input: z.object({}) },
+    async (_args, ctx) => {
+      ctx.closeStream?.();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return text("Reconnection test completed");
+    },
+  );
 
   app.tool(
     "slow_compute",
@@ -37,7 +43,11 @@ export function registerConformanceTools(app: TaskServer): TaskServer {
 
   app.tool(
     "failing_job",
-    { description: "Runs only as a task; after about a second the tool reports an error (isError).", input: z.object({}), taskSupport: "required" },
+    {
+      description: "Runs only as a task; after about a second the tool reports an error (isError).",
+      input: z.object({}),
+      taskSupport: "required",
+    },
     async (_args, ctx) => {
       await pause(1000, ctx.signal);
       return { ...text("The job failed: the simulated upstream service rejected it"), isError: true };
@@ -55,12 +65,20 @@ export function registerConformanceTools(app: TaskServer): TaskServer {
 
   app.tool(
     "confirm_delete",
-    { description: "Runs only as a task; asks for confirmation (elicitation) before it deletes `filename`.", input: z.object({ filename: z.string() }), taskSupport: "required" },
+    {
+      description: "Runs only as a task; asks for confirmation (elicitation) before it deletes `filename`.",
+      input: z.object({ filename: z.string() }),
+      taskSupport: "required",
+    },
     async ({ filename }, ctx) => {
       const answer = await ctx.elicit({
         mode: "form",
         message: `Delete ${filename}?`,
-        requestedSchema: { type: "object", properties: { confirm: { type: "boolean", description: "Confirm the deletion" } }, required: ["confirm"] },
+        requestedSchema: {
+          type: "object",
+          properties: { confirm: { type: "boolean", description: "Confirm the deletion" } },
+          required: ["confirm"],
+        },
       });
       const confirmed = answer.action === "accept" && answer.content?.["confirm"] === true;
       return text(confirmed ? `Deleted ${filename}` : `Kept ${filename}`);
@@ -69,11 +87,23 @@ export function registerConformanceTools(app: TaskServer): TaskServer {
 
   app.tool(
     "multi_input",
-    { description: "Runs only as a task; asks two questions at once (two elicitations pending together).", input: z.object({}), taskSupport: "required" },
+    {
+      description: "Runs only as a task; asks two questions at once (two elicitations pending together).",
+      input: z.object({}),
+      taskSupport: "required",
+    },
     async (_args, ctx) => {
       const [who, go] = await Promise.all([
-        ctx.elicit({ mode: "form", message: "Your name?", requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } }),
-        ctx.elicit({ mode: "form", message: "Proceed?", requestedSchema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] } }),
+        ctx.elicit({
+          mode: "form",
+          message: "Your name?",
+          requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        }),
+        ctx.elicit({
+          mode: "form",
+          message: "Proceed?",
+          requestedSchema: { type: "object", properties: { confirm: { type: "boolean" } }, required: ["confirm"] },
+        }),
       ]);
       const name = who.action === "accept" ? String(who.content?.["name"] ?? "") : "";
       const proceed = go.action === "accept" && go.content?.["confirm"] === true;

@@ -6,7 +6,12 @@ import { CapabilityError } from "../mcp/capability-error.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 
-async function sleepWithProgress(ms: number, steps: number, signal: AbortSignal, progress: (p: number, total: number) => void): Promise<void> {
+async function sleepWithProgress(
+  ms: number,
+  steps: number,
+  signal: AbortSignal,
+  progress: (p: number, total: number) => void,
+): Promise<void> {
   if (steps <= 0) return pause(ms, signal);
   for (let i = 1; i <= steps; i++) {
     await pause(ms / steps, signal);
@@ -19,8 +24,10 @@ async function sleepWithProgress(ms: number, steps: number, signal: AbortSignal,
  * task and, unless noted, as a plain call.
  */
 export function registerDemoTools(app: TaskServer): TaskServer {
-  app.tool("echo", { description: "Echoes text (not callable as a task).", input: z.object({ text: z.string() }) }, async ({ text: value }) =>
-    text(value),
+  app.tool(
+    "echo",
+    { description: "Echoes text (not callable as a task).", input: z.object({ text: z.string() }) },
+    async ({ text: value }) => text(value),
   );
 
   app.tool(
@@ -131,7 +138,10 @@ export function registerDemoTools(app: TaskServer): TaskServer {
         ctx.progress(i, count);
       }
       const restored = count - ran;
-      return { ...text(`ran ${ran} of ${count} steps, restored ${restored} from checkpoints`), structuredContent: { count, ran, restored } };
+      return {
+        ...text(`ran ${ran} of ${count} steps, restored ${restored} from checkpoints`),
+        structuredContent: { count, ran, restored },
+      };
     },
   );
   return app;

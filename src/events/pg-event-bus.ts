@@ -141,7 +141,10 @@ export function pgEventBus(options: PgEventBusOptions): PgEventBus {
     outboxTasks = [];
     let sent = true;
     try {
-      await pool.query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS t(payload, n) ORDER BY n", [channel, batch]);
+      await pool.query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS t(payload, n) ORDER BY n", [
+        channel,
+        batch,
+      ]);
       failingSince = null;
     } catch (err) {
       // A database that takes no connection for a while (restarting, out of connections, busy):

@@ -4,7 +4,14 @@
  * resumes them by id, hosts the server's sampling/elicitation as tasks), its journals and errors.
  * Loads no native addon, no PostgreSQL driver, no metrics or JWT library (test/package checks).
  */
-export { TaskClient, type TaskClientOptions, type ConnectOptions, type CallToolOptions, type ToolCall, type ToolTask } from "../client/task-client.js";
+export {
+  TaskClient,
+  type TaskClientOptions,
+  type ConnectOptions,
+  type CallToolOptions,
+  type ToolCall,
+  type ToolTask,
+} from "../client/task-client.js";
 /**
  * Each era's own names (2025-11-25: `RemoteTask`, `TaskPeer`; 2026-07-28: `StatelessConnection`,
  * the stateless endpoint a TaskClient speaks the tasks extension to), as its registry line brings them.
@@ -15,7 +22,14 @@ export { memoryEraCache, ERA_CACHE_MS, type EraCache, type CachedEra } from "../
 export { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-eras.js";
 export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from "../client/task-journal.js";
 export type { ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "../client/receiver-options.js";
-export type { TaskOutcome, LifecycleEvent, RemoteTaskInfo, RemoteTaskStatus, RemoteTaskProgress, RemoteTaskHandle } from "../mcp/remote-task-info.js";
+export type {
+  TaskOutcome,
+  LifecycleEvent,
+  RemoteTaskInfo,
+  RemoteTaskStatus,
+  RemoteTaskProgress,
+  RemoteTaskHandle,
+} from "../mcp/remote-task-info.js";
 export type { EraFeatures } from "../client/requestor-era.js";
 export { RemoteError, TaskCancelledError, ConnectionError, InputRefusedError } from "../mcp/requestor-errors.js";
 export type { TaskErrorKind } from "../core/errors.js";

@@ -4,7 +4,13 @@
  * (pass `metrics: new TaskMetrics()` to createTaskServer and /metrics serves them).
  */
 export { serveHttp, type HttpOptions, type HttpHandle } from "../http/http-server.js";
-export { staticTokenVerifier, ADMIN_SCOPE, ScopeRequiredError, VerifierUnavailableError, type BearerVerifier } from "../http/bearer-auth.js";
+export {
+  staticTokenVerifier,
+  ADMIN_SCOPE,
+  ScopeRequiredError,
+  VerifierUnavailableError,
+  type BearerVerifier,
+} from "../http/bearer-auth.js";
 export { jwtVerifier, JwtKeyError, type JwtVerifierOptions, type JwtKeySource } from "../http/auth/jwt-verifier.js";
 export { protectedResourceMetadataUrl, type ProtectedResourceOptions } from "../http/auth/protected-resource.js";
 export { loadTokenFile, type TokenGrant } from "../http/token-file.js";

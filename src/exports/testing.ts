@@ -5,16 +5,42 @@
  */
 export { storeContract, newTask } from "../testing/store-contract.js";
 export { leaseContract } from "../testing/lease-contract.js";
-export type { TaskStore, TaskFilter, TransitionPatch, OwnerScope, KeyedCreation, StoredKey, RetentionRules, ExpiredBatch } from "../store/task-store.js";
+export type {
+  TaskStore,
+  TaskFilter,
+  TransitionPatch,
+  OwnerScope,
+  KeyedCreation,
+  StoredKey,
+  RetentionRules,
+  ExpiredBatch,
+} from "../store/task-store.js";
 export type { QueueView, RunQueueStore, QueueDepth, ClaimCaps } from "../store/run-queue.js";
 export type { Claim, ClaimedTask } from "../store/claim.js";
 export type { TaskKey } from "../core/idempotency.js";
 export { isLeaseStore, type LeaseStore, type ClusterStore } from "../store/lease-store.js";
 export type { ClusterView, LeaseInfo, WorkerBeat, WorkerInfo } from "../store/cluster-view.js";
 export { isCheckpointStore, type CheckpointStore, type Checkpoint } from "../store/checkpoint-store.js";
-export type { NewTask, TaskRecord, TaskOutcome, RpcErrorShape, TaskOrigin, TaskProgress, InputRequest, StatusChange } from "../core/task.js";
+export type {
+  NewTask,
+  TaskRecord,
+  TaskOutcome,
+  RpcErrorShape,
+  TaskOrigin,
+  TaskProgress,
+  InputRequest,
+  StatusChange,
+} from "../core/task.js";
 export type { ListPosition } from "../core/cursor.js";
-export { TASK_STATUSES, TERMINAL_STATUSES, ACTIVE_STATUSES, isTerminal, canTransition, allowedSources, type TaskStatus } from "../core/task-status.js";
+export {
+  TASK_STATUSES,
+  TERMINAL_STATUSES,
+  ACTIVE_STATUSES,
+  isTerminal,
+  canTransition,
+  allowedSources,
+  type TaskStatus,
+} from "../core/task-status.js";
 export { StoreError, type StoreErrorReason } from "../store/store-rules.js";
 export type { EventBus, Unsubscribe } from "../events/event-bus.js";
 export type { TaskEvent } from "../events/task-event.js";

@@ -11,6 +11,7 @@ import { DEFAULT_CRASH_RETRIES, type GatewayConfig } from "./gateway-config.js";
 export function crashRetries(config: GatewayConfig, tool: { name: string; annotations?: ToolAnnotations | undefined }): number {
   const resolved = config.tool(tool.name);
   if (resolved.recovery !== "retry" && resolved.recovery !== "resume") return 0;
-  if (!config.hasOwnEntry(tool.name, "recovery") && tool.annotations?.idempotentHint !== true && tool.annotations?.readOnlyHint !== true) return 0;
+  if (!config.hasOwnEntry(tool.name, "recovery") && tool.annotations?.idempotentHint !== true && tool.annotations?.readOnlyHint !== true)
+    return 0;
   return resolved.retries ?? DEFAULT_CRASH_RETRIES;
 }

@@ -59,7 +59,8 @@ export async function attachGateway(app: TaskServer, options: GatewayOptions): P
     roots: options.roots ?? options.config.roots(),
   };
   const upstream = new UpstreamConnection(options.upstream, upstreamOptions);
-  if (options.perPrincipal && options.upstream.kind !== "stdio") throw new Error("one upstream process per principal needs a stdio upstream");
+  if (options.perPrincipal && options.upstream.kind !== "stdio")
+    throw new Error("one upstream process per principal needs a stdio upstream");
   const pool = options.perPrincipal ? new UpstreamPool(options.upstream, upstreamOptions, options.perPrincipal, options.logger) : null;
   const tools = new ToolMirror(app, upstream, options.config, options.logger, pool ?? upstream);
   const resources = new ResourceMirror(app, upstream);
@@ -74,11 +75,25 @@ export async function attachGateway(app: TaskServer, options: GatewayOptions): P
     void upstream
       .client()
       .then(sync)
-      .catch((error: unknown) => options.logger.warn({ upstream: upstream.name, error: error instanceof Error ? error.message : String(error) }, `re-listing upstream ${what} failed`));
+      .catch((error: unknown) =>
+        options.logger.warn(
+          { upstream: upstream.name, error: error instanceof Error ? error.message : String(error) },
+          `re-listing upstream ${what} failed`,
+        ),
+      );
   };
-  upstream.onNotification(ToolListChangedNotificationSchema, relist("tools", (client) => tools.sync(client)));
-  upstream.onNotification(ResourceListChangedNotificationSchema, relist("resources", (client) => resources.sync(client)));
-  upstream.onNotification(PromptListChangedNotificationSchema, relist("prompts", (client) => prompts.sync(client)));
+  upstream.onNotification(
+    ToolListChangedNotificationSchema,
+    relist("tools", (client) => tools.sync(client)),
+  );
+  upstream.onNotification(
+    ResourceListChangedNotificationSchema,
+    relist("resources", (client) => resources.sync(client)),
+  );
+  upstream.onNotification(
+    PromptListChangedNotificationSchema,
+    relist("prompts", (client) => prompts.sync(client)),
+  );
   upstream.onNotification(ResourceUpdatedNotificationSchema, (notification) => void app.resourceUpdated(notification.params.uri));
   await upstream.start();
   return {

@@ -15,7 +15,9 @@ import { listAll } from "./upstream-lists.js";
 function partsOf(result: ReadResourceResult): ResourcePart[] {
   return result.contents.map((content) => {
     const head = { uri: content.uri, ...(content.mimeType !== undefined && { mimeType: content.mimeType }) };
-    return "text" in content && typeof content.text === "string" ? { ...head, text: content.text } : { ...head, blob: String((content as { blob?: unknown }).blob ?? "") };
+    return "text" in content && typeof content.text === "string"
+      ? { ...head, text: content.text }
+      : { ...head, blob: String((content as { blob?: unknown }).blob ?? "") };
   });
 }
 
@@ -46,7 +48,12 @@ export class ResourceMirror {
           if (!client.getServerCapabilities()?.resources?.subscribe) return;
           await (watched ? client.subscribeResource({ uri }) : client.unsubscribeResource({ uri }));
         })
-        .catch((error: unknown) => logger.warn({ upstream: this.upstream.name, uri, error: error instanceof Error ? error.message : String(error) }, "forwarding a resource subscription upstream failed"));
+        .catch((error: unknown) =>
+          logger.warn(
+            { upstream: this.upstream.name, uri, error: error instanceof Error ? error.message : String(error) },
+            "forwarding a resource subscription upstream failed",
+          ),
+        );
     });
   }
 
@@ -78,10 +85,7 @@ export class ResourceMirror {
           complete[variable] = upstreamCompleter(this.upstream, { type: "ref/resource", uri: template.uriTemplate }, variable);
         }
       }
-      this.app.resourceTemplate(
-        { ...describeTemplate(template), complete },
-        (uri, _variables, ctx) => this.read(uri, ctx),
-      );
+      this.app.resourceTemplate({ ...describeTemplate(template), complete }, (uri, _variables, ctx) => this.read(uri, ctx));
     }
     for (const key of [...this.mirrored.keys()]) {
       if (seen.has(key)) continue;

@@ -8,7 +8,10 @@ export type CompletionRef = { type: "ref/prompt"; name: string } | { type: "ref/
 export function upstreamCompleter(upstream: UpstreamConnection, ref: CompletionRef, argument: string): Completer {
   return async (value, ctx) => {
     const client = await upstream.client();
-    const { completion } = await client.complete({ ref, argument: { name: argument, value }, context: { arguments: { ...ctx.arguments } } }, { signal: ctx.signal });
+    const { completion } = await client.complete(
+      { ref, argument: { name: argument, value }, context: { arguments: { ...ctx.arguments } } },
+      { signal: ctx.signal },
+    );
     return {
       values: completion.values,
       ...(completion.total !== undefined && { total: completion.total }),

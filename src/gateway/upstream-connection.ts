@@ -83,7 +83,8 @@ function isSessionLost(error: unknown): boolean {
 function outputSchemaBreach(error: McpError): string | null {
   const fits = /Structured content does not match the tool's output schema: (.*)$/.exec(error.message);
   if (fits) return `structured content that does not fit the tool's outputSchema (${fits[1]})`;
-  if (/has an output schema but did not return structured content/.test(error.message)) return "no structured content, although the tool has an outputSchema";
+  if (/has an output schema but did not return structured content/.test(error.message))
+    return "no structured content, although the tool has an outputSchema";
   return null;
 }
 
@@ -191,7 +192,12 @@ export class UpstreamConnection implements UpstreamTaskHost {
    * dies under the call and `retries` allows (crash-retry.ts), the call is re-sent to the restarted
    * upstream, up to `retries` times.
    */
-  async callTool(name: string, args: Record<string, unknown>, ctx: ToolContext, options: UpstreamCallOptions = {}): Promise<CallToolResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    ctx: ToolContext,
+    options: UpstreamCallOptions = {},
+  ): Promise<CallToolResult> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     if (options.asTask) return followUpstreamTask(this, this.options.logger, { name, args, ctx, timeoutMs, ttl: options.ttl });
     const retries = options.retries ?? 0;
@@ -204,17 +210,20 @@ export class UpstreamConnection implements UpstreamTaskHost {
       this.calls.set(id, ctx);
       try {
         // The upstream's own spans join the task's trace: the call is a CLIENT span of the execution, its context in `_meta`.
-        return await inClientSpan("tools/call", name, async () =>
-          (await client.callTool({ name, arguments: args, ...traceMetaParams() }, undefined, {
-            signal: ctx.signal,
-            timeout: timeoutMs,
-            resetTimeoutOnProgress: true,
-            onprogress: (p) => {
-              if (p.progress <= furthest) return;
-              furthest = p.progress;
-              ctx.progress(p.progress, p.total, p.message);
-            },
-          })) as CallToolResult,
+        return await inClientSpan(
+          "tools/call",
+          name,
+          async () =>
+            (await client.callTool({ name, arguments: args, ...traceMetaParams() }, undefined, {
+              signal: ctx.signal,
+              timeout: timeoutMs,
+              resetTimeoutOnProgress: true,
+              onprogress: (p) => {
+                if (p.progress <= furthest) return;
+                furthest = p.progress;
+                ctx.progress(p.progress, p.total, p.message);
+              },
+            })) as CallToolResult,
           {},
           toolCallOutcome,
         );
@@ -226,8 +235,13 @@ export class UpstreamConnection implements UpstreamTaskHost {
           continue;
         }
         if (attempt < retries && !ctx.signal.aborted && isConnectionLoss(error, client)) {
-          this.options.logger.warn({ upstream: this.name, tool: name, retry: attempt + 1, of: retries }, "upstream lost during a call; re-sending it once restarted");
-          await ctx.setStatusMessage(`The upstream server (${this.name}) exited or crashed during the call; re-sending it once restarted (retry ${attempt + 1} of ${retries})`);
+          this.options.logger.warn(
+            { upstream: this.name, tool: name, retry: attempt + 1, of: retries },
+            "upstream lost during a call; re-sending it once restarted",
+          );
+          await ctx.setStatusMessage(
+            `The upstream server (${this.name}) exited or crashed during the call; re-sending it once restarted (retry ${attempt + 1} of ${retries})`,
+          );
           continue;
         }
         throw this.callFailure(name, error, client, timeoutMs, ctx.signal, attempt);
@@ -280,21 +294,29 @@ export class UpstreamConnection implements UpstreamTaskHost {
     if (error instanceof McpError) {
       if (isConnectionLoss(error, client)) {
         const after = retried === 0 ? "" : `, also after ${retried} re-send${retried === 1 ? "" : "s"}`;
-        return upstreamError(`The upstream server (${this.name}) closed the connection during tools/call ${name} (it exited or crashed${after}); the gateway restarts it`);
+        return upstreamError(
+          `The upstream server (${this.name}) closed the connection during tools/call ${name} (it exited or crashed${after}); the gateway restarts it`,
+        );
       }
       const unfit = outputSchemaBreach(error);
       if (unfit !== null) return upstreamError(`The upstream server (${this.name}) answered tools/call ${name} with ${unfit}`);
       if (isOwnTimeout(error, timeoutMs)) {
-        return upstreamError(`The upstream server (${this.name}) sent no answer to tools/call ${name} for ${timeoutMs} ms; the call was cancelled upstream`);
+        return upstreamError(
+          `The upstream server (${this.name}) sent no answer to tools/call ${name} for ${timeoutMs} ms; the call was cancelled upstream`,
+        );
       }
       return error; // the upstream's own JSON-RPC error, replayed as it is
     }
     if (error instanceof TaskError) return error;
     if (this.target.kind === "url" && systemCode(error) !== undefined) {
-      return upstreamError(`The upstream server (${this.name}) could not be reached for tools/call ${name}: ${connectionCause(this.target.url.href, error)}`);
+      return upstreamError(
+        `The upstream server (${this.name}) could not be reached for tools/call ${name}: ${connectionCause(this.target.url.href, error)}`,
+      );
     }
     if (isSessionLost(error)) {
-      return upstreamError(`The upstream server (${this.name}) no longer knows the gateway's session (it restarted), also on a new session; the call did not run there`);
+      return upstreamError(
+        `The upstream server (${this.name}) no longer knows the gateway's session (it restarted), also on a new session; the call did not run there`,
+      );
     }
     this.options.logger.warn({ upstream: this.name, tool: name, err: error }, "upstream answered tools/call with an invalid result");
     return upstreamError(`The upstream server (${this.name}) answered tools/call ${name} with an invalid result`);
@@ -313,7 +335,9 @@ export class UpstreamConnection implements UpstreamTaskHost {
     }
     throw new McpError(
       ErrorCode.InvalidRequest,
-      this.calls.size === 0 ? `${method}: the gateway has no call in flight to ask about` : `${method}: the gateway has ${this.calls.size} calls in flight and cannot tell which one asks`,
+      this.calls.size === 0
+        ? `${method}: the gateway has no call in flight to ask about`
+        : `${method}: the gateway has ${this.calls.size} calls in flight and cannot tell which one asks`,
     );
   }
 
@@ -351,14 +375,21 @@ export class UpstreamConnection implements UpstreamTaskHost {
       const { level, data, logger, _meta } = notification.params;
       const ctx = this.notifiedCall(_meta);
       if (ctx) ctx.log(level, data, logger);
-      else this.options.logger.debug({ upstream: this.name, upstreamLevel: level, upstreamLogger: logger }, "upstream log message (no single call to relay it to)");
+      else
+        this.options.logger.debug(
+          { upstream: this.name, upstreamLevel: level, upstreamLogger: logger },
+          "upstream log message (no single call to relay it to)",
+        );
     });
     for (const route of this.routes) client.setNotificationHandler(route.schema, route.handler);
     client.onerror = (error) => {
       if (isSessionLost(error)) {
         // A restarted HTTP upstream forgets its sessions and refuses each request from then on:
         // this client is dropped (its onclose restarts the connection with a new initialize).
-        this.options.logger.warn({ upstream: this.name }, "the upstream server no longer knows the gateway's session (it restarted); connecting again");
+        this.options.logger.warn(
+          { upstream: this.name },
+          "the upstream server no longer knows the gateway's session (it restarted); connecting again",
+        );
         // No call may pick this client up meanwhile: they wait for the new one (client()). Its
         // calls in flight fail as closed, and are sent again (callTool).
         this.sessionsLost.add(client);
@@ -416,7 +447,10 @@ export class UpstreamConnection implements UpstreamTaskHost {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       this.connect().catch((error: unknown) => {
-        this.options.logger.warn({ upstream: this.name, error: error instanceof Error ? error.message : String(error) }, "upstream restart failed");
+        this.options.logger.warn(
+          { upstream: this.name, error: error instanceof Error ? error.message : String(error) },
+          "upstream restart failed",
+        );
         if (!this.closing) this.scheduleRestart();
       });
     }, delay);
@@ -433,7 +467,10 @@ export class UpstreamConnection implements UpstreamTaskHost {
       return transport;
     }
     // W3C Trace Context headers too, for an upstream whose HTTP instrumentation reads only those.
-    return new StreamableHTTPClientTransport(this.target.url, { requestInit: { headers: this.target.headers }, fetch: fetchWithTraceHeaders });
+    return new StreamableHTTPClientTransport(this.target.url, {
+      requestInit: { headers: this.target.headers },
+      fetch: fetchWithTraceHeaders,
+    });
   }
 
   /** Stops restarting and closes the client (a stdio upstream is ended). */

@@ -36,13 +36,33 @@ export function tiedToGateway(upstream: SpawnCommand, env: NodeJS.ProcessEnv = p
   const setpriv = onPath("setpriv", env);
   const sh = onPath("sh", env);
   if (!setpriv || !sh || !onPath(upstream.command, env)) return plain;
-  const parentCheck = '[ "$PPID" = "$1" ] || { echo "mcp-tasks gateway: the gateway exited before its upstream started" >&2; exit 1; }; shift; exec "$@"';
-  return { command: setpriv, args: ["--pdeathsig", "SIGTERM", "--", sh, "-c", parentCheck, "mcp-tasks-upstream", String(process.pid), upstream.command, ...upstream.args] };
+  const parentCheck =
+    '[ "$PPID" = "$1" ] || { echo "mcp-tasks gateway: the gateway exited before its upstream started" >&2; exit 1; }; shift; exec "$@"';
+  return {
+    command: setpriv,
+    args: [
+      "--pdeathsig",
+      "SIGTERM",
+      "--",
+      sh,
+      "-c",
+      parentCheck,
+      "mcp-tasks-upstream",
+      String(process.pid),
+      upstream.command,
+      ...upstream.args,
+    ],
+  };
 }
 
 /** Where `program` would be run from (as execvp finds it), or undefined when it is not an executable file. */
 function onPath(program: string, env: NodeJS.ProcessEnv): string | undefined {
-  const candidates = program.includes("/") ? [program] : (env["PATH"] ?? "").split(delimiter).filter((dir) => isAbsolute(dir)).map((dir) => join(dir, program));
+  const candidates = program.includes("/")
+    ? [program]
+    : (env["PATH"] ?? "")
+        .split(delimiter)
+        .filter((dir) => isAbsolute(dir))
+        .map((dir) => join(dir, program));
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);

@@ -2,7 +2,9 @@
 export const MAX_LISTED = 10_000;
 
 /** Every item of a paginated upstream list, following `nextCursor` (up to {@link MAX_LISTED}). */
-export async function listAll<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+export async function listAll<T>(
+  page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
   do {

@@ -98,7 +98,11 @@ export class UpstreamPool implements UpstreamCaller {
     const member: Member = { connection, started: Promise.resolve(), inFlight: 0, lastUsed: Date.now(), idleTimer: null };
     // A first start that fails drops the member, so the principal's next call tries afresh.
     member.started = connection.start().then(
-      () => this.logger.info({ upstream: connection.name, principal: key, upstreams: this.members.size }, "started an upstream process for a principal"),
+      () =>
+        this.logger.info(
+          { upstream: connection.name, principal: key, upstreams: this.members.size },
+          "started an upstream process for a principal",
+        ),
       (error: unknown) => {
         if (this.members.get(key) === member) this.members.delete(key);
         void connection.close();

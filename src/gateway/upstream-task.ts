@@ -87,11 +87,7 @@ const MAX_REFUSAL_WAIT_MS = 60_000;
  * An upstream that answers the creation with a task another call follows (or followed) fails
  * this call: one upstream task never serves two gateway tasks, whose owners may differ.
  */
-export async function followUpstreamTask(
-  host: UpstreamTaskHost,
-  logger: Logger,
-  call: UpstreamCall,
-): Promise<CallToolResult> {
+export async function followUpstreamTask(host: UpstreamTaskHost, logger: Logger, call: UpstreamCall): Promise<CallToolResult> {
   const { name, ctx, timeoutMs } = call;
   const detach = host.attach(ctx);
   let unbind: (() => void) | undefined;
@@ -101,7 +97,10 @@ export async function followUpstreamTask(
   const claim = (taskId: string): (() => void) => {
     const undo = host.bindTask(taskId, ctx);
     if (undo) return undo;
-    logger.warn({ upstream: host.name, tool: name, taskId: ctx.taskId, upstreamTaskId: taskId }, "the upstream answered a call with a task another call follows; the call fails");
+    logger.warn(
+      { upstream: host.name, tool: name, taskId: ctx.taskId, upstreamTaskId: taskId },
+      "the upstream answered a call with a task another call follows; the call fails",
+    );
     throw upstreamError(
       `The upstream server (${host.name}) answered tools/call ${name} with the task of another call (it gave one task ID to two calls); the gateway follows an upstream task for one call only, so this call fails`,
     );
@@ -114,7 +113,10 @@ export async function followUpstreamTask(
       unbind = claim(taskId);
       return { taskId };
     });
-    logger.info({ upstream: host.name, tool: name, taskId: ctx.taskId, upstreamTaskId: ref.taskId }, created ? "created an upstream task" : "re-attached to an upstream task");
+    logger.info(
+      { upstream: host.name, tool: name, taskId: ctx.taskId, upstreamTaskId: ref.taskId },
+      created ? "created an upstream task" : "re-attached to an upstream task",
+    );
     unbind ??= claim(ref.taskId);
     const cancel = () => void cancelUpstream(host, logger, ref.taskId, timeoutMs);
     ctx.signal.addEventListener("abort", cancel, { once: true });
@@ -131,11 +133,7 @@ export async function followUpstreamTask(
 }
 
 /** The upstream task's id; `live()`: whether its progress still goes to the call. */
-async function createUpstreamTask(
-  host: UpstreamTaskHost,
-  call: UpstreamCall,
-  live: () => boolean,
-): Promise<string> {
+async function createUpstreamTask(host: UpstreamTaskHost, call: UpstreamCall, live: () => boolean): Promise<string> {
   const { name, args, ctx, timeoutMs } = call;
   // A creation the upstream refused for a forgotten session never ran there: sent once more, on the new session.
   for (let renewed = false; ; renewed = true) {
@@ -156,7 +154,14 @@ async function createUpstreamTask(
 }
 
 /** `reattached`: the task was created before a gateway restart, so "not found" means the upstream lost it. */
-async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, timeoutMs: number, name: string, reattached: boolean): Promise<CallToolResult> {
+async function follow(
+  host: UpstreamTaskHost,
+  taskId: string,
+  ctx: ToolContext,
+  timeoutMs: number,
+  name: string,
+  reattached: boolean,
+): Promise<CallToolResult> {
   let losses = 0;
   let refusals = 0;
   let said: string | undefined;
@@ -190,7 +195,9 @@ async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, 
         if (ctx.signal.aborted || !(error instanceof TaskError)) throw error;
         if (retryLater(error.code)) {
           if (++refusals > MAX_REFUSALS) {
-            throw upstreamError(`The upstream server (${host.name}) refused ${MAX_REFUSALS} times in a row to say how its task ${taskId} (tools/call ${name}) goes: ${error.message}`);
+            throw upstreamError(
+              `The upstream server (${host.name}) refused ${MAX_REFUSALS} times in a row to say how its task ${taskId} (tools/call ${name}) goes: ${error.message}`,
+            );
           }
           const after = (error.data as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
           await pause(Math.min(typeof after === "number" && after > 0 ? after : 1000, MAX_REFUSAL_WAIT_MS), ctx.signal);
@@ -200,15 +207,21 @@ async function follow(host: UpstreamTaskHost, taskId: string, ctx: ToolContext, 
         // the upstream answered: its own -32001 is not a timeout.
         if (error instanceof ConnectionError && error.code === RpcCode.ConnectionClosed) {
           if (++losses > MAX_REATTACH) {
-            throw upstreamError(`The upstream server (${host.name}) closed the connection ${losses} times while the gateway followed its task ${taskId} (tools/call ${name})`);
+            throw upstreamError(
+              `The upstream server (${host.name}) closed the connection ${losses} times while the gateway followed its task ${taskId} (tools/call ${name})`,
+            );
           }
           continue; // re-attach on the restarted connection: the task lives on upstream if it keeps its tasks
         }
         if (error instanceof ConnectionError && error.code === RpcCode.RequestTimeout) {
-          throw upstreamError(`The upstream server (${host.name}) did not answer about its task ${taskId} (tools/call ${name}) for ${timeoutMs} ms; the gateway stopped following it`);
+          throw upstreamError(
+            `The upstream server (${host.name}) did not answer about its task ${taskId} (tools/call ${name}) for ${timeoutMs} ms; the gateway stopped following it`,
+          );
         }
         if (error.code === RpcCode.InvalidParams && (losses > 0 || reattached)) {
-          throw upstreamError(`The upstream server (${host.name}) no longer knows its task ${taskId} (tools/call ${name}): it was restarted without keeping its tasks`);
+          throw upstreamError(
+            `The upstream server (${host.name}) no longer knows its task ${taskId} (tools/call ${name}): it was restarted without keeping its tasks`,
+          );
         }
         throw error;
       }
@@ -230,7 +243,10 @@ async function cancelUpstream(host: UpstreamTaskHost, logger: Logger, taskId: st
     logger.info({ upstream: host.name, upstreamTaskId: taskId }, "cancelled the upstream task");
   } catch (error) {
     // Already ended, or the upstream is gone: nothing left to cancel.
-    logger.warn({ upstream: host.name, upstreamTaskId: taskId, error: error instanceof Error ? error.message : String(error) }, "could not cancel the upstream task");
+    logger.warn(
+      { upstream: host.name, upstreamTaskId: taskId, error: error instanceof Error ? error.message : String(error) },
+      "could not cancel the upstream task",
+    );
   } finally {
     handle?.dispose();
   }

@@ -53,7 +53,10 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   // Known once listening (the default resource is the listen URL, and port 0 picks the port then).
   let resourceUrl = "";
   const resourceOf = (): string => options.protectedResource?.resource ?? resourceUrl;
-  const authenticate = bearerAuthentication(options.verifier, options.protectedResource && (() => protectedResourceMetadataUrl(resourceOf())));
+  const authenticate = bearerAuthentication(
+    options.verifier,
+    options.protectedResource && (() => protectedResourceMetadataUrl(resourceOf())),
+  );
 
   // Host and Origin, checked once for every path before any route (DNS-rebinding protection, T-HTTP-1).
   const origins = new OriginCheck(host, () => port, options.allowedOrigins);
@@ -74,7 +77,10 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
     const refused = origins.refusal(req);
     if (refused) {
-      logger.warn({ requestId, path: req.url?.split("?")[0], host: req.headers.host, origin: req.headers.origin }, "request refused: its Host or Origin is not allowed (DNS-rebinding protection)");
+      logger.warn(
+        { requestId, path: req.url?.split("?")[0], host: req.headers.host, origin: req.headers.origin },
+        "request refused: its Host or Origin is not allowed (DNS-rebinding protection)",
+      );
       sendRpcError(res, HttpFailure[refused.failure], refused.message);
       return;
     }
@@ -150,7 +156,11 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const signals =
     options.handleSignals === false
       ? null
-      : stopOnSignals(app, { drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_GRACE_MS, stopAccepting: () => server.close(), closeAfter: () => served.close() });
+      : stopOnSignals(app, {
+          drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_GRACE_MS,
+          stopAccepting: () => server.close(),
+          closeAfter: () => served.close(),
+        });
   return served;
 }
 
@@ -186,7 +196,10 @@ function answerFailure(error: unknown, req: IncomingMessage, res: ServerResponse
     // status and Retry-After say it is temporary. No challenge: the token was not judged.
     logger.warn({ requestId, path, reason: error.message }, "bearer token not verified: the key source is unavailable");
     if (res.headersSent) res.end();
-    else sendRpcError(res, HttpFailure.verifierUnavailable, "Service unavailable: bearer tokens cannot be verified right now; retry later", { headers: { "retry-after": String(error.retryAfterSeconds) } });
+    else
+      sendRpcError(res, HttpFailure.verifierUnavailable, "Service unavailable: bearer tokens cannot be verified right now; retry later", {
+        headers: { "retry-after": String(error.retryAfterSeconds) },
+      });
     return;
   }
   logger.error({ err: error, requestId, method: req.method, path }, "HTTP request failed");

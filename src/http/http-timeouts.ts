@@ -30,13 +30,21 @@ export interface HttpTimeouts {
  * limits on an interval (30 s by default, which would let a slow client hold a connection that
  * much longer); here it is a quarter of the shorter limit, at most 1 s.
  */
-export function serverTimeouts(timeouts: HttpTimeouts): Pick<ServerOptions, "headersTimeout" | "requestTimeout" | "keepAliveTimeout" | "connectionsCheckingInterval"> {
+export function serverTimeouts(
+  timeouts: HttpTimeouts,
+): Pick<ServerOptions, "headersTimeout" | "requestTimeout" | "keepAliveTimeout" | "connectionsCheckingInterval"> {
   const headersTimeout = timeouts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const requestTimeout = timeouts.requestTimeoutMs ?? Math.max(DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout);
   const keepAliveTimeout = timeouts.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
-  for (const [name, value] of Object.entries({ headersTimeoutMs: headersTimeout, requestTimeoutMs: requestTimeout, keepAliveTimeoutMs: keepAliveTimeout })) {
-    if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive whole number of milliseconds, got ${value}`);
+  for (const [name, value] of Object.entries({
+    headersTimeoutMs: headersTimeout,
+    requestTimeoutMs: requestTimeout,
+    keepAliveTimeoutMs: keepAliveTimeout,
+  })) {
+    if (!Number.isSafeInteger(value) || value <= 0)
+      throw new RangeError(`${name} must be a positive whole number of milliseconds, got ${value}`);
   }
-  if (headersTimeout > requestTimeout) throw new RangeError(`headersTimeoutMs (${headersTimeout}) must not exceed requestTimeoutMs (${requestTimeout})`);
+  if (headersTimeout > requestTimeout)
+    throw new RangeError(`headersTimeoutMs (${headersTimeout}) must not exceed requestTimeoutMs (${requestTimeout})`);
   return { headersTimeout, requestTimeout, keepAliveTimeout, connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeout / 4)) };
 }

@@ -26,7 +26,8 @@ export class IdentifiedResponse<Request extends IncomingMessage = IncomingMessag
     if (!this.headersSent && closeAfterResponse(this.req)) this.shouldKeepAlive = false;
     const id = this.requestId;
     if (id === undefined || this.headersSent) return super.writeHead(statusCode, statusMessageOrHeaders as string, headers);
-    if (typeof statusMessageOrHeaders === "string") return super.writeHead(statusCode, statusMessageOrHeaders, withRequestId(this, headers, id));
+    if (typeof statusMessageOrHeaders === "string")
+      return super.writeHead(statusCode, statusMessageOrHeaders, withRequestId(this, headers, id));
     return super.writeHead(statusCode, withRequestId(this, statusMessageOrHeaders, id));
   }
 }
@@ -39,6 +40,9 @@ function withRequestId(res: ServerResponse, head: Head | undefined, id: string):
     return head;
   }
   if (head === undefined) return [REQUEST_ID_HEADER, id];
-  if (Array.isArray(head)) return head.some((value, i) => i % 2 === 0 && String(value).toLowerCase() === REQUEST_ID_HEADER) ? head : [...head, REQUEST_ID_HEADER, id];
+  if (Array.isArray(head))
+    return head.some((value, i) => i % 2 === 0 && String(value).toLowerCase() === REQUEST_ID_HEADER)
+      ? head
+      : [...head, REQUEST_ID_HEADER, id];
   return Object.keys(head).some((name) => name.toLowerCase() === REQUEST_ID_HEADER) ? head : { ...head, [REQUEST_ID_HEADER]: id };
 }

@@ -9,7 +9,11 @@ export function sendRpcError(
   res: ServerResponse,
   failure: HttpRpcFailure,
   message: string,
-  extra: { data?: unknown; headers?: Record<string, string>; /** The request's id, when it could be read. */ id?: string | number | null } = {},
+  extra: {
+    data?: unknown;
+    headers?: Record<string, string>;
+    /** The request's id, when it could be read. */ id?: string | number | null;
+  } = {},
 ): void {
   const error = { code: failure.code, message, ...(extra.data !== undefined && { data: extra.data }) };
   res.writeHead(failure.status, { "content-type": "application/json", ...extra.headers });

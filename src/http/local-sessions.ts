@@ -2,7 +2,12 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isInitializeRequest,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import { networkOf } from "../core/caller.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { cancelledRequestIdOf, cancelReasonOf } from "./cancelled-request.js";
@@ -61,7 +66,13 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     for (const session of this.sessions.all()) await session.transport.close().catch(() => {});
   }
 
-  async post(req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined, principal: string | null): Promise<void> {
+  async post(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    auth: AuthInfo | undefined,
+    principal: string | null,
+  ): Promise<void> {
     const header = req.headers["mcp-session-id"];
     if (typeof header !== "string") {
       if (!isInitializeRequest(body)) {
@@ -214,7 +225,12 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     const full = this.sessions.size >= maxSessions;
     if (!full && this.sessions.countOf(client) < maxSessionsPerClient) return false;
     const refusal = full
-      ? { limit: maxSessions, name: "sessions" as const, failure: HttpFailure.tooManySessions, message: `Too many sessions on this server (at most ${maxSessions}); try again later` }
+      ? {
+          limit: maxSessions,
+          name: "sessions" as const,
+          failure: HttpFailure.tooManySessions,
+          message: `Too many sessions on this server (at most ${maxSessions}); try again later`,
+        }
       : {
           limit: maxSessionsPerClient,
           name: "sessions_per_client" as const,
@@ -223,7 +239,10 @@ export class LocalSessionEndpoint implements SessionEndpoint {
         };
     const { limit, name, failure, message } = refusal;
     this.app.engine.observer.limitRejected(name);
-    this.app.engine.logger.warn({ audit: "limit_hit", limit: name, owner: null, method: "initialize", peer: peer ?? null, taskId: null }, `limit hit: ${name}`);
+    this.app.engine.logger.warn(
+      { audit: "limit_hit", limit: name, owner: null, method: "initialize", peer: peer ?? null, taskId: null },
+      `limit hit: ${name}`,
+    );
     sendRpcError(res, failure, message, { data: { name, limit }, ...(full && { headers: { "retry-after": "60" } }) });
     return true;
   }

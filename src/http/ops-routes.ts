@@ -40,7 +40,12 @@ export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[
       methods: {
         GET: async (_req, res, ctx) => {
           if (app.engine.draining) {
-            sendJson(res, HttpFailure.unavailable.status, { status: "draining", reason: "the server is shutting down and takes no new tasks" }, { "cache-control": "no-store" });
+            sendJson(
+              res,
+              HttpFailure.unavailable.status,
+              { status: "draining", reason: "the server is shutting down and takes no new tasks" },
+              { "cache-control": "no-store" },
+            );
             return;
           }
           let timer: NodeJS.Timeout | undefined;
@@ -53,7 +58,12 @@ export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[
           } catch (error) {
             const reason = error instanceof Error ? error.message : String(error);
             ctx.logger.warn({ requestId: ctx.requestId, reason }, "readiness probe failed");
-            sendJson(res, HttpFailure.unavailable.status, { status: "unavailable", reason: "the task store is not reachable" }, { "cache-control": "no-store" });
+            sendJson(
+              res,
+              HttpFailure.unavailable.status,
+              { status: "unavailable", reason: "the task store is not reachable" },
+              { "cache-control": "no-store" },
+            );
           } finally {
             clearTimeout(timer);
           }
@@ -68,9 +78,14 @@ export function opsRoutes(app: TaskServer, options: OpsOptions = {}): HttpRoute[
       methods: {
         GET: async (req, res) => {
           if (metricsTokens.size > 0 && !metricsTokens.has(bearerTokenOf(req))) {
-            sendJson(res, HttpFailure.unauthorized.status, { error: { message: "Unauthorized: /metrics requires the metrics token" } }, {
-              "www-authenticate": 'Bearer realm="metrics"',
-            });
+            sendJson(
+              res,
+              HttpFailure.unauthorized.status,
+              { error: { message: "Unauthorized: /metrics requires the metrics token" } },
+              {
+                "www-authenticate": 'Bearer realm="metrics"',
+              },
+            );
             return;
           }
           const body = await metrics.registry.metrics();

@@ -58,7 +58,8 @@ export class OriginCheck {
   refusal(req: IncomingMessage): { failure: HttpFailureName; message: string } | undefined {
     if (this.loopbackBind) {
       const host = req.headers.host;
-      if (host === undefined || !this.hostAllowed(host)) return { failure: "hostNotAllowed", message: `Invalid Host header: ${host ?? "(none)"}` };
+      if (host === undefined || !this.hostAllowed(host))
+        return { failure: "hostNotAllowed", message: `Invalid Host header: ${host ?? "(none)"}` };
     }
     const origin = req.headers.origin;
     if (origin === undefined || this.originAllowed(origin)) return undefined;
@@ -93,7 +94,8 @@ export class OriginCheck {
  */
 export function originProblem(value: string): string | undefined {
   const url = parsed(value);
-  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) return `an allowed origin is an http(s) origin such as https://tasks.example.com, not "${value}"`;
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:"))
+    return `an allowed origin is an http(s) origin such as https://tasks.example.com, not "${value}"`;
   if (/\s/.test(value) || url.username !== "" || url.password !== "" || url.pathname !== "/" || url.search !== "" || url.hash !== "") {
     return `an allowed origin is scheme, host and port only (https://tasks.example.com:8443), not "${value}"`;
   }

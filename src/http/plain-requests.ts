@@ -79,7 +79,9 @@ export async function answerPlain(
       });
     const traced = app.host.era.operationTrace(request.method, request.params, session);
     // A request the session server will serve on a stream gets its span there, not a second one here.
-    const result = traced.servedOnStream ? await answer() : await inOperationSpan(plainOperation(app, request, session, req, traced), answer, undefined, app.host.recordOperation);
+    const result = traced.servedOnStream
+      ? await answer()
+      : await inOperationSpan(plainOperation(app, request, session, req, traced), answer, undefined, app.host.recordOperation);
     // A request its requestor gave up on while the handler looked (the connection closed, or it
     // was withdrawn) is not handed to a stream: one would be opened for nobody.
     if (result === NEEDS_STREAM) return abandoned.aborted ? "abandoned" : "needs-stream";
@@ -89,7 +91,10 @@ export async function answerPlain(
     const { body: rpcError, known } = toRpcError(error);
     if (!known) {
       const taskId = typeof request.params?.["taskId"] === "string" ? request.params["taskId"] : undefined;
-      app.engine.logger.error({ err: error, method: request.method, requestId: req.headers["x-request-id"], taskId }, "plain JSON request failed");
+      app.engine.logger.error(
+        { err: error, method: request.method, requestId: req.headers["x-request-id"], taskId },
+        "plain JSON request failed",
+      );
     }
     body = { jsonrpc: "2.0", id: request.id, error: rpcError };
   } finally {
@@ -100,7 +105,13 @@ export async function answerPlain(
 }
 
 /** The span's view of a plain request: its method, what its era read from its params, its session and headers. */
-function plainOperation(app: TaskServer, request: PlainRequestMessage, session: PlainSession, req: IncomingMessage, traced: OperationTrace): ServerOperation {
+function plainOperation(
+  app: TaskServer,
+  request: PlainRequestMessage,
+  session: PlainSession,
+  req: IncomingMessage,
+  traced: OperationTrace,
+): ServerOperation {
   const version = req.headers["mcp-protocol-version"];
   const headerCarrier = carrierFrom(req.headers);
   const { servedOnStream: _servedOnStream, ...trace } = traced;

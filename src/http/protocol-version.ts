@@ -12,7 +12,11 @@ export function refuseUnsupportedVersion(req: IncomingMessage, res: ServerRespon
   const version = req.headers["mcp-protocol-version"];
   if (typeof version !== "string" || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return false;
   const supported = SUPPORTED_PROTOCOL_VERSIONS.join(", ");
-  sendRpcError(res, HttpFailure.unsupportedProtocolVersion, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`);
+  sendRpcError(
+    res,
+    HttpFailure.unsupportedProtocolVersion,
+    `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supported})`,
+  );
   return true;
 }
 

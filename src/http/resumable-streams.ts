@@ -99,7 +99,12 @@ export class StreamEventLog {
   }
 
   /** Sends the session's events of `streamId` after `eventId` (priming events left out); returns the last id sent, or `eventId`. */
-  async replay(sessionId: string, streamId: string, eventId: string, send: (id: string, message: JSONRPCMessage) => Promise<void> | void): Promise<string> {
+  async replay(
+    sessionId: string,
+    streamId: string,
+    eventId: string,
+    send: (id: string, message: JSONRPCMessage) => Promise<void> | void,
+  ): Promise<string> {
     const sessionKey = sessionKeyOf(sessionId);
     let after = eventIdOf(eventId) ?? 0;
     for (;;) {
@@ -142,7 +147,9 @@ export class StreamEventLog {
       return;
     }
     this.sinceTrim.delete(key);
-    this.store.prune({ sessionKey, streamId, keep: this.perStream }).catch((error: unknown) => this.logger.warn({ err: error }, "could not trim a stream's stored events"));
+    this.store
+      .prune({ sessionKey, streamId, keep: this.perStream })
+      .catch((error: unknown) => this.logger.warn({ err: error }, "could not trim a stream's stored events"));
   }
 }
 

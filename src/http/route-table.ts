@@ -60,7 +60,12 @@ export class RouteTable {
     if (!handler) {
       const allowed = Object.keys(match.route.methods);
       if (allowed.includes("GET")) allowed.push("HEAD");
-      sendJson(res, HttpFailure.methodNotAllowed.status, { error: { message: `Method ${req.method ?? "?"} not allowed on ${match.route.path}` } }, { allow: allowed.join(", ") });
+      sendJson(
+        res,
+        HttpFailure.methodNotAllowed.status,
+        { error: { message: `Method ${req.method ?? "?"} not allowed on ${match.route.path}` } },
+        { allow: allowed.join(", ") },
+      );
       return true;
     }
     await handler(req, res, { ...context, params: match.params });

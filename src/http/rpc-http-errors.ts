@@ -131,6 +131,7 @@ export function httpAnswerOfError(error: { code: number; data?: unknown }): { st
   const data = typeof error.data === "object" && error.data !== null ? (error.data as Record<string, unknown>) : {};
   const status = data["name"] === "queued_tasks" ? 429 : httpStatusOfCode(error.code);
   const retryAfterMs = data["retryAfterMs"];
-  const headers: Record<string, string> = typeof retryAfterMs === "number" && retryAfterMs >= 0 ? { "retry-after": String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } : {};
+  const headers: Record<string, string> =
+    typeof retryAfterMs === "number" && retryAfterMs >= 0 ? { "retry-after": String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } : {};
   return { status, headers };
 }

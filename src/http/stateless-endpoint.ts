@@ -25,7 +25,11 @@ export class StatelessEndpoint {
   /** The era that serves this POST, or undefined: it goes to the session endpoint. */
   claim(req: IncomingMessage, body: unknown): StatelessEra | undefined {
     const header = req.headers["mcp-protocol-version"];
-    const request = { protocolVersionHeader: typeof header === "string" ? header : undefined, hasSessionId: req.headers["mcp-session-id"] !== undefined, body };
+    const request = {
+      protocolVersionHeader: typeof header === "string" ? header : undefined,
+      hasSessionId: req.headers["mcp-session-id"] !== undefined,
+      body,
+    };
     return this.eras.find((era) => era.claims(request));
   }
 

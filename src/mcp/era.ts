@@ -104,7 +104,13 @@ export interface TaskEra {
    * Asks the session's client `method` during a plain call, on that call's stream: as a task the
    * client hosts where it declared it can (waiting for the task's outcome), else plainly.
    */
-  requestOfClient<T>(server: Server, method: string, params: Record<string, unknown>, schema: z.ZodType<T>, options: ClientRequestOptions): Promise<T>;
+  requestOfClient<T>(
+    server: Server,
+    method: string,
+    params: Record<string, unknown>,
+    schema: z.ZodType<T>,
+    options: ClientRequestOptions,
+  ): Promise<T>;
   /** The `_meta` that marks a message as one task's (a task's own progress, its log messages, T-META-1). */
   relatedTaskMeta(taskId: string): Record<string, unknown>;
   /** A tool as this era's session lists it in `tools/list` with its task support (T-TOOL-1). */
@@ -162,7 +168,12 @@ export interface UpstreamTasks {
   /** Calls the tool as a task upstream; resolves with the upstream task's id. Its errors are the SDK client's (McpError). */
   create(
     client: Client,
-    call: { name: string; args: Record<string, unknown>; ttl?: number | undefined; /** Sent as the request's `_meta` (its trace context). */ meta?: Record<string, unknown> | undefined },
+    call: {
+      name: string;
+      args: Record<string, unknown>;
+      ttl?: number | undefined;
+      /** Sent as the request's `_meta` (its trace context). */ meta?: Record<string, unknown> | undefined;
+    },
     options: UpstreamRequestOptions,
   ): Promise<string>;
   /**

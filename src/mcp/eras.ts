@@ -20,7 +20,9 @@ export const SESSION_ERA: SessionEra = onlySessionEra(ERAS);
 type SessionEra = [Extract<Registered, TaskEra>] extends [never] ? never : TaskEra;
 
 /** The stateless eras, asked in order which one claims a POST before any session is looked up. */
-export const STATELESS_ERAS: readonly StatelessEra[] = ERAS.filter((era: ServerEra): era is Extract<Registered, StatelessEra> => era.kind === "stateless");
+export const STATELESS_ERAS: readonly StatelessEra[] = ERAS.filter(
+  (era: ServerEra): era is Extract<Registered, StatelessEra> => era.kind === "stateless",
+);
 
 function onlySessionEra(eras: readonly ServerEra[]): SessionEra {
   const sessions = eras.filter((era) => era.kind === "session");

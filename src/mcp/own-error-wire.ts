@@ -38,6 +38,7 @@ export function wireCodeIn(codes: OwnErrorCodes, code: number): number {
  */
 export function wireErrorIn(codes: OwnErrorCodes, error: unknown): ReturnType<typeof toRpcError>["body"] {
   const { body } = toRpcError(error);
-  const chosenByHandler = error instanceof TaskError ? error.kind === "protocol" : typeof (error as { code?: unknown } | null)?.code === "number";
+  const chosenByHandler =
+    error instanceof TaskError ? error.kind === "protocol" : typeof (error as { code?: unknown } | null)?.code === "number";
   return chosenByHandler ? body : { ...body, code: wireCodeIn(codes, body.code) };
 }

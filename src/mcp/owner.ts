@@ -35,7 +35,12 @@ export function sessionOwner(sessionId: string): string {
  * The caller of a request. An authorization context always decides the owner (T-SEC-1); session
  * binding applies only without one.
  */
-export function callerOf(auth: AuthInfo | undefined, binding: TaskBinding, sessionId: string | undefined, peer: string | undefined): Caller {
+export function callerOf(
+  auth: AuthInfo | undefined,
+  binding: TaskBinding,
+  sessionId: string | undefined,
+  peer: string | undefined,
+): Caller {
   const owner = auth ? ownerFromAuth(auth) : binding === "session" && sessionId !== undefined ? sessionOwner(sessionId) : null;
   return peer === undefined ? { owner } : { owner, peer };
 }

@@ -21,7 +21,8 @@ export const AnyResult = z.record(z.string(), z.unknown());
  * never silently ignored — a requestor counting on it would think its retries safe.
  */
 export function looseRequest(method: string) {
-  const params = method === "tools/call" ? looseParams : looseParams.refine((p) => p?.["idempotencyKey"] === undefined, { message: KEY_ELSEWHERE });
+  const params =
+    method === "tools/call" ? looseParams : looseParams.refine((p) => p?.["idempotencyKey"] === undefined, { message: KEY_ELSEWHERE });
   return z.object({ method: z.literal(method), params });
 }
 

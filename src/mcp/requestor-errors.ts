@@ -88,7 +88,8 @@ export function fromSdkError(error: unknown, taskId: string | null = null): Task
   if (isSdkError(error)) {
     const message = withoutSdkPrefix(error.message);
     const localClose = error.code === RpcCode.ConnectionClosed && message === "Connection closed";
-    const localTimeout = error.code === RpcCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
+    const localTimeout =
+      error.code === RpcCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
     if (localClose || localTimeout) return new ConnectionError(message, error.code, error);
     return new RemoteError(error.code, message, error.data, taskId);
   }

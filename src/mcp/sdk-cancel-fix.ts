@@ -11,10 +11,14 @@ type AnyProtocol = Protocol<never, never, never>;
  * handlers, which is private, hence this one place.
  */
 export function cancelRequestIdZeroToo(protocol: { setNotificationHandler: AnyProtocol["setNotificationHandler"] }): void {
-  protocol.setNotificationHandler(CancelledNotificationSchema as never, ((notification: { params: { requestId?: RequestId; reason?: string } }) => {
-    const id = notification.params.requestId;
-    if (id === undefined) return;
-    const running = (protocol as unknown as { _requestHandlerAbortControllers?: Map<RequestId, AbortController> })._requestHandlerAbortControllers;
-    running?.get(id)?.abort(notification.params.reason);
-  }) as never);
+  protocol.setNotificationHandler(
+    CancelledNotificationSchema as never,
+    ((notification: { params: { requestId?: RequestId; reason?: string } }) => {
+      const id = notification.params.requestId;
+      if (id === undefined) return;
+      const running = (protocol as unknown as { _requestHandlerAbortControllers?: Map<RequestId, AbortController> })
+        ._requestHandlerAbortControllers;
+      running?.get(id)?.abort(notification.params.reason);
+    }) as never,
+  );
 }

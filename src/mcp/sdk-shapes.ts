@@ -19,8 +19,13 @@ export function isSdkClient(protocol: Client | Server): protocol is Client {
  */
 export function baseSetRequestHandler(protocol: object): (...args: never[]) => unknown {
   let found: unknown;
-  for (let proto: object | null = Object.getPrototypeOf(protocol) as object | null; proto !== null; proto = Object.getPrototypeOf(proto) as object | null) {
-    if (Object.prototype.hasOwnProperty.call(proto, "setRequestHandler")) found = (proto as { setRequestHandler: unknown }).setRequestHandler;
+  for (
+    let proto: object | null = Object.getPrototypeOf(protocol) as object | null;
+    proto !== null;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
+    if (Object.prototype.hasOwnProperty.call(proto, "setRequestHandler"))
+      found = (proto as { setRequestHandler: unknown }).setRequestHandler;
   }
   if (typeof found !== "function") throw new TypeError("not an MCP SDK Client or Server: it has no setRequestHandler");
   return found as (...args: never[]) => unknown;

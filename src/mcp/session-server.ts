@@ -65,17 +65,20 @@ export function createSessionServer(
   options: SessionServerOptions = {},
 ): { server: TaskProtocolServer; session: SessionContext } {
   const era = SESSION_ERA;
-  const server = new TaskProtocolServer({ name: config.name, version: config.version }, {
-    capabilities: serverCapabilities(config, era),
-    logger: engine.logger,
-    tracing: {
-      operationTrace: era.operationTrace,
-      protocolVersion: era.id,
-      // Only requests of a method with a handler are traced, so every method they name is served.
-      served: servedNames({ tools, prompts: options.features?.registry.prompts }, () => true),
-      ...(options.recordOperation && { record: options.recordOperation }),
+  const server = new TaskProtocolServer(
+    { name: config.name, version: config.version },
+    {
+      capabilities: serverCapabilities(config, era),
+      logger: engine.logger,
+      tracing: {
+        operationTrace: era.operationTrace,
+        protocolVersion: era.id,
+        // Only requests of a method with a handler are traced, so every method they name is served.
+        served: servedNames({ tools, prompts: options.features?.registry.prompts }, () => true),
+        ...(options.recordOperation && { record: options.recordOperation }),
+      },
     },
-  });
+  );
   const session: SessionContext = { server, engine, tools, config, era, connectionId, logThreshold: server.logThreshold };
   const callerFor = (auth: AuthInfo | undefined, requestId: RequestId): Caller =>
     callerOf(auth, config.bind, connectionId, options.requestPeer?.(requestId) ?? options.peer);
@@ -83,20 +86,31 @@ export function createSessionServer(
   server.setRequestHandler(looseRequest("tools/list"), async () => toolsList(session));
   server.setRequestHandler(looseRequest("logging/setLevel"), async (req) => era.setLogLevel(server.logThreshold, req.params));
   server.setRequestHandler(looseRequest("tools/call"), async (req, extra) =>
-    toolsCall(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo, extra.requestId), closeStream: extra.closeSSEStream }),
+    toolsCall(session, req.params, {
+      requestId: extra.requestId,
+      signal: extra.signal,
+      caller: callerFor(extra.authInfo, extra.requestId),
+      closeStream: extra.closeSSEStream,
+    }),
   );
   if (options.features) {
     const notifications = options.standaloneStream ?? true;
     const features = sessionFeatures(options.features, { store: engine.inspect, pageSize: config.pageSize }, server, { notifications });
     server.registerCapabilities(features.capabilities);
     for (const [method, run] of Object.entries(features.methods)) {
-      server.setRequestHandler(looseRequest(method), async (req, extra) => run(req.params, { signal: extra.signal, caller: callerFor(extra.authInfo, extra.requestId) }));
+      server.setRequestHandler(looseRequest(method), async (req, extra) =>
+        run(req.params, { signal: extra.signal, caller: callerFor(extra.authInfo, extra.requestId) }),
+      );
     }
   }
   if (config.tasks) {
     for (const [method, handler] of Object.entries(era.sessionMethods)) {
       server.setRequestHandler(looseRequest(method), async (req, extra) => ({
-        ...(await handler(session, req.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra.authInfo, extra.requestId) })),
+        ...(await handler(session, req.params, {
+          requestId: extra.requestId,
+          signal: extra.signal,
+          caller: callerFor(extra.authInfo, extra.requestId),
+        })),
       }));
     }
   }

@@ -148,4 +148,3 @@ export class TaskProtocolServer extends Server {
     Protocol.prototype.setRequestHandler.call(this, routing as never, guarded as never);
   }
 }
-

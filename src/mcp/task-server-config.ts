@@ -58,7 +58,8 @@ export const DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024;
 
 /** The configuration `options` describe, every default filled in (docs/limits.md). */
 export function resolveConfig(
-  options: Pick<TaskServerConfig, "name" | "version"> & Partial<Omit<TaskServerConfig, "name" | "version" | "ttl">> & { ttl?: Partial<TtlPolicy> },
+  options: Pick<TaskServerConfig, "name" | "version"> &
+    Partial<Omit<TaskServerConfig, "name" | "version" | "ttl">> & { ttl?: Partial<TtlPolicy> },
 ): TaskServerConfig {
   return {
     name: options.name,

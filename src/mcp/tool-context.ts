@@ -29,7 +29,11 @@ export function acceptedMethods(capabilities: { elicitation?: unknown; sampling?
   return accepts;
 }
 
-function parseAnswer<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, value: unknown, method: string): T {
+function parseAnswer<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  value: unknown,
+  method: string,
+): T {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw TaskError.protocol(RpcCode.InvalidParams, `The requestor answered ${method} with an invalid result`);
   return parsed.data;
@@ -87,7 +91,12 @@ export function plainToolContext(
         .notification(
           {
             method: "notifications/progress",
-            params: { progressToken: request.progressToken, progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) },
+            params: {
+              progressToken: request.progressToken,
+              progress,
+              ...(total !== undefined && { total }),
+              ...(message !== undefined && { message }),
+            },
           },
           { relatedRequestId: request.requestId },
         )

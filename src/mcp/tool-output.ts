@@ -19,6 +19,9 @@ export function checkStructuredContent(tool: RegisteredTool, result: CallToolRes
   const parsed = schema.safeParse(result.structuredContent);
   if (!parsed.success) {
     const where = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
-    throw new TaskError("internal", `Tool ${tool.name} returned structuredContent that does not fit its outputSchema (${where.join("; ")})`);
+    throw new TaskError(
+      "internal",
+      `Tool ${tool.name} returned structuredContent that does not fit its outputSchema (${where.join("; ")})`,
+    );
   }
 }

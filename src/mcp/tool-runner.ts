@@ -21,7 +21,8 @@ export interface StoredToolCall {
 export function classifyToolResult(result: CallToolResult): RunResult {
   if (!result.isError) return { value: result };
   const text = result.content.find((c) => c.type === "text");
-  const statusMessage = text && "text" in text && typeof text.text === "string" && text.text.length > 0 ? text.text : "The tool reported an error";
+  const statusMessage =
+    text && "text" in text && typeof text.text === "string" && text.text.length > 0 ? text.text : "The tool reported an error";
   return { value: result, failed: true, statusMessage };
 }
 

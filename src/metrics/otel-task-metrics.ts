@@ -94,7 +94,10 @@ function otel(): Instruments {
       description: "Latency of task store operations, by operation.",
       advice: { explicitBucketBoundaries: STORE_OPERATION_BUCKETS },
     }),
-    storeErrors: meter.createCounter("mcp.tasks.store.errors", { unit: "{operation}", description: "Task store operations that failed, by operation." }),
+    storeErrors: meter.createCounter("mcp.tasks.store.errors", {
+      unit: "{operation}",
+      description: "Task store operations that failed, by operation.",
+    }),
     rejections: meter.createCounter("mcp.tasks.limit_rejections", { unit: "{request}", description: "Refusals by a limit, by limit." }),
     leaseLosses: meter.createCounter("mcp.tasks.lease_losses", {
       unit: "{task}",
@@ -108,7 +111,10 @@ function otel(): Instruments {
       unit: "{task}",
       description: 'Tasks waiting in the queue for a handler (created, not started), by owner ("" for tasks without one) and tool.',
     }),
-    queueDepth: meter.createObservableGauge("mcp.tasks.queue.depth", { unit: "{task}", description: "Tasks waiting for a worker to claim them (cluster mode)." }),
+    queueDepth: meter.createObservableGauge("mcp.tasks.queue.depth", {
+      unit: "{task}",
+      description: "Tasks waiting for a worker to claim them (cluster mode).",
+    }),
   };
   const { current: currentGauge, queued: queuedGauge, queueDepth: depthGauge } = instruments;
   // One callback for the three, on this provider's instruments: it reads every registered store

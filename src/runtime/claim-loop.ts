@@ -99,7 +99,8 @@ export class ClaimLoop<T extends { id: string }> {
 
   /** An event of the bus: a cancel or an end of a task a claim in flight may return. */
   observe(event: TaskEvent): void {
-    if (this.claimsInFlight > 0 && (event.type === "cancel" || (event.type === "status" && isTerminal(event.status)))) this.endedWhileClaiming.add(event.taskId);
+    if (this.claimsInFlight > 0 && (event.type === "cancel" || (event.type === "status" && isTerminal(event.status))))
+      this.endedWhileClaiming.add(event.taskId);
   }
 
   /** Runs a task that is this process's without a claim of the loop (a recovered one, a lease a lost answer gave). */

@@ -65,7 +65,12 @@ export interface DrainDeps {
  * workers stop claiming here first. `stop` ends the grace period early (the engine closing);
  * `runningAtStart`: the handlers running when the drain was asked for, for the report.
  */
-export async function drainHandlers(deps: DrainDeps, graceMs: number, stop: AbortSignal, runningAtStart: readonly string[]): Promise<DrainReport> {
+export async function drainHandlers(
+  deps: DrainDeps,
+  graceMs: number,
+  stop: AbortSignal,
+  runningAtStart: readonly string[],
+): Promise<DrainReport> {
   const { execution, cluster, logger } = deps;
   // What a claim in flight returns still runs here, so it is waited for before the count.
   await cluster?.pool.stopClaiming();
@@ -107,7 +112,10 @@ async function handBack(deps: DrainDeps, taskId: string, claim: Claim | undefine
     });
     const task = marked ? await store.get(taskId, { any: true }).catch(() => null) : null;
     if (!task) return false;
-    logger.warn({ audit: "handed_back", ...taskAuditFields(task), status: task.status }, "left a drained task active for the next start to re-run");
+    logger.warn(
+      { audit: "handed_back", ...taskAuditFields(task), status: task.status },
+      "left a drained task active for the next start to re-run",
+    );
     return true;
   }
   // A run without a claim here was not leased to this worker: nothing of it to give back.
@@ -121,7 +129,10 @@ async function handBack(deps: DrainDeps, taskId: string, claim: Claim | undefine
     return false;
   }
   if (!handed) return false;
-  logger.warn({ audit: "handed_back", ...taskAuditFields(handed), workerId: cluster.pool.workerId }, "handed a drained task back to the queue");
+  logger.warn(
+    { audit: "handed_back", ...taskAuditFields(handed), workerId: cluster.pool.workerId },
+    "handed a drained task back to the queue",
+  );
   // `working` again: every worker's pool kicks on it (this one no longer claims).
   bus.publish(statusEvent(handed));
   return true;

@@ -58,10 +58,15 @@ export class LocalDispatcher {
         const watched = this.unsubscribe !== null;
         const more = claimed.length === free;
         // A full batch: more may wait. A short one under caps: what is left may be waiting for a cap.
-        return { tasks: claimed.map((task) => ({ id: task.id, task, watched })), more, full: more || caps.perOwner !== null || Object.keys(caps.perName).length > 0 };
+        return {
+          tasks: claimed.map((task) => ({ id: task.id, task, watched })),
+          more,
+          full: more || caps.perOwner !== null || Object.keys(caps.perName).length > 0,
+        };
       },
       claimFailed: (err) => logger.warn({ err }, "claiming queued tasks failed; the next task to end or be created tries again"),
-      run: ({ task, watched }) => execution.run(task, { claimed: watched }).catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a task failed")),
+      run: ({ task, watched }) =>
+        execution.run(task, { claimed: watched }).catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a task failed")),
     });
   }
 

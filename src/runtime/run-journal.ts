@@ -48,7 +48,8 @@ export class RunJournal {
   ) {
     const resumable = recoveryOf(task) === "resume";
     this.store = resumable && isCheckpointStore(deps.store) ? deps.store : null;
-    if (resumable && this.store === null) deps.logger.warn({ taskId: task.id }, "the task store keeps no checkpoints: steps of this task will run again after a crash");
+    if (resumable && this.store === null)
+      deps.logger.warn({ taskId: task.id }, "the task store keeps no checkpoints: steps of this task will run again after a crash");
   }
 
   /** True when this run replays what earlier runs left (recovery "resume"). */
@@ -78,10 +79,14 @@ export class RunJournal {
     const value = await fn();
     const stored = this.checkStep(name, value);
     // A step that ran must not be lost to a full disk or a locked file: its side effects are done.
-    const saved = await retryOnStorageCondition(() => store.saveCheckpoint(this.task.id, key, stored, this.deps.now(), this.claim), this.deps.logger, {
-      taskId: this.task.id,
-      step: key,
-    });
+    const saved = await retryOnStorageCondition(
+      () => store.saveCheckpoint(this.task.id, key, stored, this.deps.now(), this.claim),
+      this.deps.logger,
+      {
+        taskId: this.task.id,
+        step: key,
+      },
+    );
     if (!saved) {
       // Kept already: another run of this task got there first, and its result is the step's.
       const winner = (await store.checkpoints(this.task.id)).find((c) => c.name === key);
@@ -90,7 +95,11 @@ export class RunJournal {
         return unwrap(winner.value) as T;
       }
       // Not kept and no other run's either: this run's claim was superseded (its lease was lost).
-      if (this.claim) this.deps.logger.warn({ ...claimFields(this.task.id, this.claim), dropped: "checkpoint", step: key }, "write of a superseded claim dropped: the checkpoint was not stored");
+      if (this.claim)
+        this.deps.logger.warn(
+          { ...claimFields(this.task.id, this.claim), dropped: "checkpoint", step: key },
+          "write of a superseded claim dropped: the checkpoint was not stored",
+        );
     }
     kept.set(key, stored);
     return unwrap(stored) as T;

@@ -70,11 +70,33 @@ export class TaskEngine {
     const byName = options.concurrencyByName;
     // A queued task is only held back by a cap: without one (an unbounded single node) it starts
     // within the turn, and a "queued" message would be noise on nearly every first read.
-    const mayQueue = (): boolean => options.cluster !== undefined || options.maxRunning !== undefined || perOwner !== null || Object.keys(byName?.() ?? {}).length > 0;
+    const mayQueue = (): boolean =>
+      options.cluster !== undefined || options.maxRunning !== undefined || perOwner !== null || Object.keys(byName?.() ?? {}).length > 0;
     this.lookups = new TaskLookups({ store, logger, tracing, limits, now, keepFinishedMs, pageSize: options.pageSize ?? 50, mayQueue });
-    this.waiting = new TaskWaiting({ store, bus, logger, observer, limits, lookups: this.lookups, now, keepFinishedMs, backstopMs: options.backstopMs ?? 30_000 });
+    this.waiting = new TaskWaiting({
+      store,
+      bus,
+      logger,
+      observer,
+      limits,
+      lookups: this.lookups,
+      now,
+      keepFinishedMs,
+      backstopMs: options.backstopMs ?? 30_000,
+    });
     this.lifecycle = new TaskLifecycle(
-      { store, bus, logger, observer, tracing, lookups: this.lookups, waiting: this.waiting, now, keepFinishedMs, creationsSettled: () => this.creation.settled() },
+      {
+        store,
+        bus,
+        logger,
+        observer,
+        tracing,
+        lookups: this.lookups,
+        waiting: this.waiting,
+        now,
+        keepFinishedMs,
+        creationsSettled: () => this.creation.settled(),
+      },
       options,
     );
     this.creation = new TaskCreation({
@@ -155,12 +177,22 @@ export class TaskEngine {
   }
 
   /** Follows a task until it ends (T-RES-3), woken by events; see TaskWaiting.watch. */
-  watch(taskId: unknown, caller: Caller, signal: AbortSignal, operation: EngineOperation = "watch"): AsyncGenerator<TaskChange, void, undefined> {
+  watch(
+    taskId: unknown,
+    caller: Caller,
+    signal: AbortSignal,
+    operation: EngineOperation = "watch",
+  ): AsyncGenerator<TaskChange, void, undefined> {
     return this.waiting.watch(taskId, caller, signal, operation);
   }
 
   /** Waits until the task is terminal and returns it (T-RES-2, T-RES-3, T-RES-4); `onChange` sees every step before. */
-  awaitOutcome(taskId: unknown, caller: Caller, signal: AbortSignal, onChange?: (change: TaskChange) => void | Promise<void>): Promise<TaskRecord> {
+  awaitOutcome(
+    taskId: unknown,
+    caller: Caller,
+    signal: AbortSignal,
+    onChange?: (change: TaskChange) => void | Promise<void>,
+  ): Promise<TaskRecord> {
     return this.waiting.awaitOutcome(taskId, caller, signal, onChange);
   }
 

@@ -198,7 +198,14 @@ export class TaskExecution {
             pollIntervalMs: task.pollIntervalMs,
             outcome,
           });
-          return store.transition(task.id, ACTIVE_STATUSES, status, { outcome, statusMessage, now: at, ...(notify && { notify }), ...(claim && { claim }), ...(this.deps.awaited(task.id) && { awaited: true }) });
+          return store.transition(task.id, ACTIVE_STATUSES, status, {
+            outcome,
+            statusMessage,
+            now: at,
+            ...(notify && { notify }),
+            ...(claim && { claim }),
+            ...(this.deps.awaited(task.id) && { awaited: true }),
+          });
         },
         logger,
         { taskId: task.id, ...(claim && { workerId: claim.workerId, attempt: claim.attempt }) },
@@ -215,7 +222,10 @@ export class TaskExecution {
       }
     } catch (error) {
       if (claim && leaseLost()) {
-        logger.error({ ...claimFields(task.id, claim), dropped: status, err: error }, "the outcome could not be stored before the lease ran out");
+        logger.error(
+          { ...claimFields(task.id, claim), dropped: status, err: error },
+          "the outcome could not be stored before the lease ran out",
+        );
       } else {
         logger.error({ taskId: task.id, err: error }, "could not store task outcome");
       }
@@ -280,7 +290,8 @@ export class TaskExecution {
     const { store, bus, logger, now } = this.deps;
     const fenced = claim ? { claim } : {};
     const dropped = (what: string): void => {
-      if (claim) logger.warn({ ...claimFields(task.id, claim), dropped: what }, `write of a superseded claim dropped: the ${what} was not stored`);
+      if (claim)
+        logger.warn({ ...claimFields(task.id, claim), dropped: what }, `write of a superseded claim dropped: the ${what} was not stored`);
     };
     // One run of a handler is the only writer of its task's queue (a re-run supersedes what an
     // earlier run left), so its own count is the task's pending count: no store query, and no race
@@ -312,7 +323,14 @@ export class TaskExecution {
       },
       log(level, data, source) {
         if (signal.aborted) return;
-        bus.publish({ type: "log", taskId: task.id, sessionId: task.origin.sessionId, level, data, ...(source !== undefined && { logger: source }) });
+        bus.publish({
+          type: "log",
+          taskId: task.id,
+          sessionId: task.origin.sessionId,
+          level,
+          data,
+          ...(source !== undefined && { logger: source }),
+        });
       },
       async setStatusMessage(message) {
         if (signal.aborted) return;
@@ -351,9 +369,14 @@ export class TaskExecution {
       // Refused before anything is queued: the task and the requests already out are untouched.
       // -32603 if the handler lets it end the task: the requestor did nothing wrong.
       reportLimitHit(observer, logger, { limit: "queued_inputs", ...taskAuditFields(task) });
-      throw TaskError.limitExceeded("queued_inputs", maxQueuedInputs, `Too many queued input requests: at most ${maxQueuedInputs} per task`, {
-        code: RpcCode.InternalError,
-      });
+      throw TaskError.limitExceeded(
+        "queued_inputs",
+        maxQueuedInputs,
+        `Too many queued input requests: at most ${maxQueuedInputs} per task`,
+        {
+          code: RpcCode.InternalError,
+        },
+      );
     }
     const inputId = earlier?.id ?? randomUUID();
     // Subscribe before writing, so an answer that lands between the write and the wait is seen.
@@ -386,14 +409,23 @@ export class TaskExecution {
           });
         } catch (error) {
           if (claim && error instanceof StoreError && error.reason === "claim_lost") {
-            logger.warn({ ...claimFields(task.id, claim), dropped: "input request", method }, "write of a superseded claim dropped: the input request was not queued");
+            logger.warn(
+              { ...claimFields(task.id, claim), dropped: "input request", method },
+              "write of a superseded claim dropped: the input request was not queued",
+            );
             throw new TaskError("internal", "This run of the task lost its lease: another run holds the task now");
           }
           throw error;
         }
       }
       // T-INPUT-1: waiting on the requestor → input_required (a no-op when already there).
-      const moved = await durable(() => store.transition(task.id, ["working"], "input_required", { now: now(), ...fenced, ...(this.deps.awaited(task.id) && { awaited: true }) }));
+      const moved = await durable(() =>
+        store.transition(task.id, ["working"], "input_required", {
+          now: now(),
+          ...fenced,
+          ...(this.deps.awaited(task.id) && { awaited: true }),
+        }),
+      );
       if (moved) bus.publish(statusEvent(moved));
       bus.publish({ type: "input", taskId: task.id, inputId });
       for (;;) {

@@ -36,5 +36,9 @@ export interface CheckpointStore {
 /** Whether a store keeps durable-execution checkpoints (`ctx.step`, recovery "resume"). */
 export function isCheckpointStore(store: TaskStore): store is TaskStore & CheckpointStore {
   const candidate = store as Partial<CheckpointStore>;
-  return typeof candidate.saveCheckpoint === "function" && typeof candidate.checkpoints === "function" && typeof candidate.dropCheckpoints === "function";
+  return (
+    typeof candidate.saveCheckpoint === "function" &&
+    typeof candidate.checkpoints === "function" &&
+    typeof candidate.dropCheckpoints === "function"
+  );
 }

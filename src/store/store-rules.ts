@@ -79,7 +79,11 @@ export function matchesFilter(task: Pick<TaskRecord, "id" | "owner" | "status" |
   if (!("any" in filter.scope) && task.owner !== filter.scope.owner) return false;
   if (filter.statuses !== undefined && !filter.statuses.includes(task.status)) return false;
   if (filter.idPrefix !== undefined && !task.id.startsWith(filter.idPrefix)) return false;
-  if (filter.ownerName !== undefined && (task.owner === null || (task.owner !== filter.ownerName && ownerSubject(task.owner) !== filter.ownerName))) return false;
+  if (
+    filter.ownerName !== undefined &&
+    (task.owner === null || (task.owner !== filter.ownerName && ownerSubject(task.owner) !== filter.ownerName))
+  )
+    return false;
   if (filter.createdFrom !== undefined && task.createdAt < filter.createdFrom) return false;
   if (filter.createdTo !== undefined && task.createdAt >= filter.createdTo) return false;
   return filter.name === undefined || task.name === filter.name;
@@ -104,7 +108,9 @@ export function zeroStatusCounts(): Record<TaskStatus, number> {
  * creation time) count the matching rows with an ordinary query.
  */
 export function countsFromTotals(filter: TaskFilter): boolean {
-  return filter.idPrefix === undefined && filter.ownerName === undefined && filter.createdFrom === undefined && filter.createdTo === undefined;
+  return (
+    filter.idPrefix === undefined && filter.ownerName === undefined && filter.createdFrom === undefined && filter.createdTo === undefined
+  );
 }
 
 /** The key of an owner in the counts tables: a task without one has a key too. */

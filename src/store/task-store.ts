@@ -37,7 +37,6 @@ export interface TransitionPatch {
   awaited?: boolean;
 }
 
-
 /**
  * How long what the sweeper deletes is kept, and remembered afterwards (docs/limits.md, Retention).
  * The same on every node sharing a store: whichever node sweeps first applies its own.

@@ -125,10 +125,7 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         await queued({ name: "sleep", createdAt: T0 });
         const batch = await queued({ name: "batch", createdAt: T0 + 1 });
         expect(await store.claim("w1", 10, LEASE, T0, [])).toEqual([]);
-        expect((await store.claim("w1", 10, LEASE, T0, ["render", "batch", "unknown"])).map((t) => t.id)).toEqual([
-          batch.id,
-          render.id,
-        ]);
+        expect((await store.claim("w1", 10, LEASE, T0, ["render", "batch", "unknown"])).map((t) => t.id)).toEqual([batch.id, render.id]);
         expect((await store.claim("w2", 10, LEASE, T0)).map((t) => t.name)).toEqual(["sleep"]);
       });
 
@@ -304,7 +301,13 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
       it("with keepInputs (a resumed task), leaves the lost run's pending inputs pending for the next run", async () => {
         const task = await leasedTo("w1", T0, 1000);
         await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
-        await store.enqueueInput({ taskId: task.id, id: "pending", method: "elicitation/create", params: { message: "?" }, createdAt: T0 + 2 });
+        await store.enqueueInput({
+          taskId: task.id,
+          id: "pending",
+          method: "elicitation/create",
+          params: { message: "?" },
+          createdAt: T0 + 2,
+        });
 
         expect(await store.requeue(task.id, "w1", 3, T0 + 1000, { keepInputs: true })).toBe(true);
         expect((await store.get(task.id, { any: true }))?.status).toBe("working");
@@ -448,7 +451,13 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
       it("moves an input_required task back to working and keeps its inputs, answered and pending, for the next run", async () => {
         const task = await leasedTo("w1");
         await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1 });
-        await store.enqueueInput({ taskId: task.id, id: "pending", method: "elicitation/create", params: { message: "?" }, createdAt: T0 + 2 });
+        await store.enqueueInput({
+          taskId: task.id,
+          id: "pending",
+          method: "elicitation/create",
+          params: { message: "?" },
+          createdAt: T0 + 2,
+        });
         expect((await store.handBack(task.id, task.claim, T0 + 5, HANDED))?.status).toBe("working");
         expect((await store.pendingInputs(task.id)).map((i) => i.id)).toEqual(["pending"]);
       });
@@ -499,9 +508,15 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
       it("the outcome of the current claim is stored; that of a superseded one is not, even when it comes first", async () => {
         const { task, stale, current } = await takenOver();
         const late: TaskOutcome = { kind: "result", value: { content: [{ type: "text", text: "late" }] } };
-        expect(await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 3000, outcome: late, claim: stale })).toBeNull();
+        expect(
+          await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 3000, outcome: late, claim: stale }),
+        ).toBeNull();
         expect((await store.get(task.id, { any: true }))?.status).toBe("working");
-        const done = await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 3001, outcome: RESULT, claim: current });
+        const done = await store.transition(task.id, allowedSources("completed"), "completed", {
+          now: T0 + 3001,
+          outcome: RESULT,
+          claim: current,
+        });
         expect(done).toMatchObject({ status: "completed", outcome: RESULT });
       });
 
@@ -533,7 +548,9 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
       it("a superseded claim cannot queue a question (claim_lost) nor abandon the current run's", async () => {
         const { task, stale, current } = await takenOver();
         const ask = { taskId: task.id, method: "elicitation/create", params: { message: "?" } };
-        await expect(store.enqueueInput({ ...ask, id: "stale", createdAt: T0 + 3000 }, stale)).rejects.toMatchObject({ reason: "claim_lost" });
+        await expect(store.enqueueInput({ ...ask, id: "stale", createdAt: T0 + 3000 }, stale)).rejects.toMatchObject({
+          reason: "claim_lost",
+        });
         await store.enqueueInput({ ...ask, id: "current", createdAt: T0 + 3001 }, current);
         const abandoned: TaskOutcome = { kind: "error", error: { code: -32603, message: "Superseded" } };
         expect(await store.answerInput(task.id, "current", abandoned, stale)).toBe(false);
@@ -544,7 +561,11 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
       it("a claim whose lease ran out but was not taken yet still writes (the reaper's CAS and the write decide the race)", async () => {
         const task = await queued();
         const [claimed] = await store.claim("w1", 1, 1000, T0);
-        const done = await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 5000, outcome: RESULT, claim: claimed!.claim });
+        const done = await store.transition(task.id, allowedSources("completed"), "completed", {
+          now: T0 + 5000,
+          outcome: RESULT,
+          claim: claimed!.claim,
+        });
         expect(done?.status).toBe("completed");
         expect(await store.failExpired(task.id, "w1", T0 + 5001, "lost", LOST)).toBeNull();
       });
@@ -553,7 +574,13 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         const task = await queued();
         const [claimed] = await store.claim("w1", 1, 1000, T0);
         expect(await store.failExpired(task.id, "w1", T0 + 1000, "lost", LOST)).not.toBeNull();
-        expect(await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 1001, outcome: RESULT, claim: claimed!.claim })).toBeNull();
+        expect(
+          await store.transition(task.id, allowedSources("completed"), "completed", {
+            now: T0 + 1001,
+            outcome: RESULT,
+            claim: claimed!.claim,
+          }),
+        ).toBeNull();
         expect(await store.get(task.id, { any: true })).toMatchObject({ status: "failed", outcome: LOST });
       });
 
@@ -563,7 +590,11 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         await store.annotate(task.id, { progress: { progress: 1 }, now: T0, claim: claimed!.claim });
         const after = await store.get(task.id, { any: true });
         expect(after!.updatedAt).toBeGreaterThanOrEqual(task.updatedAt);
-        const done = await store.transition(task.id, allowedSources("completed"), "completed", { now: T0, outcome: RESULT, claim: claimed!.claim });
+        const done = await store.transition(task.id, allowedSources("completed"), "completed", {
+          now: T0,
+          outcome: RESULT,
+          claim: claimed!.claim,
+        });
         expect(done!.updatedAt).toBeGreaterThanOrEqual(after!.updatedAt);
       });
 
@@ -619,10 +650,14 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
 
       it("lists a worker from its first beat with what it said; later beats move heartbeatAt only, never back", async () => {
         await beat("w1", T0 + 10);
-        expect((await store.clusterView(T0 + 20)).workers).toEqual([{ workerId: "w1", startedAt: T0, heartbeatAt: T0 + 10, concurrency: 4, leaseMs: LEASE, running: 0 }]);
+        expect((await store.clusterView(T0 + 20)).workers).toEqual([
+          { workerId: "w1", startedAt: T0, heartbeatAt: T0 + 10, concurrency: 4, leaseMs: LEASE, running: 0 },
+        ]);
         await beat("w1", T0 + 500, { startedAt: T0 + 400, concurrency: 8 });
         await beat("w1", T0 + 300);
-        expect((await store.clusterView(T0 + 600)).workers).toEqual([{ workerId: "w1", startedAt: T0, heartbeatAt: T0 + 500, concurrency: 4, leaseMs: LEASE, running: 0 }]);
+        expect((await store.clusterView(T0 + 600)).workers).toEqual([
+          { workerId: "w1", startedAt: T0, heartbeatAt: T0 + 500, concurrency: 4, leaseMs: LEASE, running: 0 },
+        ]);
       });
 
       it("lists only workers whose last beat is younger than their lease, oldest start first; a new beat brings one back", async () => {
@@ -671,7 +706,15 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         const view = await store.clusterView(T0 + 50);
         expect(view.leases).toEqual([
           { taskId: b.id, name: "export", status: "working", workerId: "w2", since: T0 + 20, expiresAt: T0 + 5020, attempts: 1 },
-          { taskId: c.id, name: "render", status: "input_required", workerId: "w1", since: T0 + 30, expiresAt: T0 + 30 + LEASE, attempts: 1 },
+          {
+            taskId: c.id,
+            name: "render",
+            status: "input_required",
+            workerId: "w1",
+            since: T0 + 30,
+            expiresAt: T0 + 30 + LEASE,
+            attempts: 1,
+          },
           { taskId: a.id, name: "render", status: "working", workerId: "w1", since: T0 + 10, expiresAt: T0 + 40 + LEASE, attempts: 1 },
         ]);
         expect(view.leasesTruncated).toBe(false);
@@ -705,7 +748,11 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect((await store.clusterView(T0 + 3, { leaseLimit: 3 })).leasesTruncated).toBe(false);
         await store.requeue(first.id, "w1", 3, T0 + 2000);
         await store.claim("w2", 1, LEASE, T0 + 2500);
-        expect((await store.clusterView(T0 + 2600)).leases.find((l) => l.taskId === first.id)).toMatchObject({ workerId: "w2", since: T0 + 2500, attempts: 2 });
+        expect((await store.clusterView(T0 + 2600)).leases.find((l) => l.taskId === first.id)).toMatchObject({
+          workerId: "w2",
+          since: T0 + 2500,
+          attempts: 2,
+        });
       });
     });
   });

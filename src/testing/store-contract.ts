@@ -4,14 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newTaskId } from "../core/task-id.js";
-import {
-  ACTIVE_STATUSES,
-  TASK_STATUSES,
-  TERMINAL_STATUSES,
-  allowedSources,
-  canTransition,
-  type TaskStatus,
-} from "../core/task-status.js";
+import { ACTIVE_STATUSES, TASK_STATUSES, TERMINAL_STATUSES, allowedSources, canTransition, type TaskStatus } from "../core/task-status.js";
 import type { NewTask, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { TaskFilter, TaskStore } from "../store/task-store.js";
 import { isCheckpointStore, type CheckpointStore } from "../store/checkpoint-store.js";
@@ -260,14 +253,20 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
 
       it("T-LIFE-5: statusMessage undefined keeps the current message", async () => {
         const task = await taskIn("working");
-        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1, statusMessage: "Need a file name" });
+        await store.transition(task.id, allowedSources("input_required"), "input_required", {
+          now: T0 + 1,
+          statusMessage: "Need a file name",
+        });
         const moved = await store.transition(task.id, allowedSources("working"), "working", { now: T0 + 2 });
         expect(moved?.statusMessage).toBe("Need a file name");
       });
 
       it("T-LIFE-5: statusMessage null clears the message", async () => {
         const task = await taskIn("working");
-        await store.transition(task.id, allowedSources("input_required"), "input_required", { now: T0 + 1, statusMessage: "Need a file name" });
+        await store.transition(task.id, allowedSources("input_required"), "input_required", {
+          now: T0 + 1,
+          statusMessage: "Need a file name",
+        });
         const moved = await store.transition(task.id, allowedSources("working"), "working", { now: T0 + 2, statusMessage: null });
         expect(moved?.statusMessage).toBeNull();
       });
@@ -285,7 +284,11 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
 
       it("T-LIFE-4: stores a statusMessage containing U+0000 (PostgreSQL: U+FFFD in its place) instead of failing the transition", async () => {
         const task = await taskIn("working");
-        const failed = await store.transition(task.id, allowedSources("failed"), "failed", { now: T0 + 1, statusMessage: "bad\u0000byte", outcome: RESULT });
+        const failed = await store.transition(task.id, allowedSources("failed"), "failed", {
+          now: T0 + 1,
+          statusMessage: "bad\u0000byte",
+          outcome: RESULT,
+        });
         expect(failed?.status).toBe("failed");
         expect(["bad\u0000byte", "bad\ufffdbyte"]).toContain((await store.get(task.id, { any: true }))?.statusMessage);
       });
@@ -763,7 +766,13 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
         const counts = await store.countByStatus({ scope: { any: true }, ownerName: "alice", createdTo: T0 + 10 });
         expect(counts).toEqual({ working: 1, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
         const one = await taskIn("completed", { id: "zz-only-one", owner: "local|bob" });
-        expect(await store.countByStatus({ scope: { any: true }, idPrefix: one.id })).toEqual({ working: 0, input_required: 0, completed: 1, failed: 0, cancelled: 0 });
+        expect(await store.countByStatus({ scope: { any: true }, idPrefix: one.id })).toEqual({
+          working: 0,
+          input_required: 0,
+          completed: 1,
+          failed: 0,
+          cancelled: 0,
+        });
       });
 
       it("counts only the statuses asked for", async () => {
@@ -928,7 +937,9 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
 
       it("the outcome, a status move, progress and a status message are not written", async () => {
         const task = await taskIn("working");
-        expect(await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 5, outcome: OUTCOME, claim: stray })).toBeNull();
+        expect(
+          await store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 5, outcome: OUTCOME, claim: stray }),
+        ).toBeNull();
         expect(await store.transition(task.id, ["working"], "input_required", { now: T0 + 5, claim: stray })).toBeNull();
         expect(await store.annotate(task.id, { progress: { progress: 1 }, statusMessage: "late", now: T0 + 5, claim: stray })).toBe(false);
         expect(await store.get(task.id, { any: true })).toEqual(task);

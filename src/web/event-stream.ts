@@ -81,11 +81,23 @@ function refuse(deps: ApiDeps, res: ServerResponse, ctx: RouteContext, viewer: V
   deps.app.engine.observer.limitRejected(refusal.name);
   const owner = "owner" in viewer.scope ? viewer.scope.owner : null;
   ctx.logger.warn(
-    { audit: "limit_hit", limit: refusal.name, owner, principal: viewer.principal, method: "GET /tasks/api/events", peer: ctx.peer ?? null, taskId: null, requestId: ctx.requestId },
+    {
+      audit: "limit_hit",
+      limit: refusal.name,
+      owner,
+      principal: viewer.principal,
+      method: "GET /tasks/api/events",
+      peer: ctx.peer ?? null,
+      taskId: null,
+      requestId: ctx.requestId,
+    },
     `limit hit: ${refusal.name}`,
   );
   if (refusal.name === "event_streams_per_viewer") {
-    const error = new WebRequestError("limit_exceeded", `Too many event streams for this principal: at most ${refusal.limit}; close another page of the web view`);
+    const error = new WebRequestError(
+      "limit_exceeded",
+      `Too many event streams for this principal: at most ${refusal.limit}; close another page of the web view`,
+    );
     sendApiJson(res, error.status, { error: { message: error.message } });
   } else {
     const error = new WebRequestError("unavailable", `Too many event streams on this server (at most ${refusal.limit}); try again later`);

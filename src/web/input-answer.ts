@@ -19,7 +19,9 @@ export const ANSWERABLE_METHODS: readonly string[] = [ELICIT, SAMPLE];
 const AnswerBody = z.strictObject({
   action: z.enum(["accept", "decline", "cancel"]),
   /** elicitation: the form's values. */
-  content: z.record(z.string(), z.union([z.string().max(65_536), z.number(), z.boolean(), z.array(z.string().max(1024)).max(256)])).optional(),
+  content: z
+    .record(z.string(), z.union([z.string().max(65_536), z.number(), z.boolean(), z.array(z.string().max(1024)).max(256)]))
+    .optional(),
   /** sampling: the reply's text. */
   text: z.string().max(65_536).optional(),
 });
@@ -42,12 +44,18 @@ export function answerOf(method: string, body: unknown): TaskOutcome {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
-    throw new WebRequestError("invalid_params", `Invalid answer${where}: ${issue?.message ?? "malformed"}. Send {"action": "accept" | "decline" | "cancel", "content"?: {…}, "text"?: "…"}`);
+    throw new WebRequestError(
+      "invalid_params",
+      `Invalid answer${where}: ${issue?.message ?? "malformed"}. Send {"action": "accept" | "decline" | "cancel", "content"?: {…}, "text"?: "…"}`,
+    );
   }
   const answer = parsed.data;
   if (method === ELICIT) return elicitationAnswer(answer);
   if (method === SAMPLE) return samplingAnswer(answer);
-  throw new WebRequestError("invalid_params", `The web view cannot answer ${method.slice(0, 80)}: only ${ANSWERABLE_METHODS.join(" and ")}`);
+  throw new WebRequestError(
+    "invalid_params",
+    `The web view cannot answer ${method.slice(0, 80)}: only ${ANSWERABLE_METHODS.join(" and ")}`,
+  );
 }
 
 /** The form's content is checked by the engine's `respond`, as every path's answer is (the same words everywhere). */
@@ -57,11 +65,16 @@ function elicitationAnswer(answer: AnswerBody): TaskOutcome {
 }
 
 function samplingAnswer(answer: AnswerBody): TaskOutcome {
-  if (answer.content !== undefined) throw new WebRequestError("invalid_params", 'Invalid answer: a sampling request takes "text", not "content"');
+  if (answer.content !== undefined)
+    throw new WebRequestError("invalid_params", 'Invalid answer: a sampling request takes "text", not "content"');
   if (answer.action !== "accept") {
     const message = answer.action === "decline" ? "Declined from the web view" : "Cancelled from the web view";
     return { kind: "error", error: { code: SAMPLING_REJECTED, message } };
   }
-  if (answer.text === undefined || answer.text.trim() === "") throw new WebRequestError("invalid_params", 'Missing "text": the reply to the sampling request');
-  return { kind: "result", value: { role: "assistant", content: { type: "text", text: answer.text }, model: WEB_VIEW_MODEL, stopReason: "endTurn" } };
+  if (answer.text === undefined || answer.text.trim() === "")
+    throw new WebRequestError("invalid_params", 'Missing "text": the reply to the sampling request');
+  return {
+    kind: "result",
+    value: { role: "assistant", content: { type: "text", text: answer.text }, model: WEB_VIEW_MODEL, stopReason: "endTurn" },
+  };
 }

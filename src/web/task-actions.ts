@@ -101,14 +101,24 @@ export function answerInput(deps: ApiDeps): ApiHandler {
     const task = await engine.inspect.task(id, viewer.scope);
     if (!task) throw new WebRequestError("not_found", "Task not found");
     const body = await readJson(deps, req);
-    if (isTerminal(task.status)) throw new WebRequestError("terminal", `The task has ended (status '${task.status}'): its questions need no answer`);
+    if (isTerminal(task.status))
+      throw new WebRequestError("terminal", `The task has ended (status '${task.status}'): its questions need no answer`);
     const input = await engine.inspect.input(task.id, inputId);
     if (!input) throw new WebRequestError("not_found", "Question not found");
     if (input.answer !== null) throw new WebRequestError("terminal", "The question was already answered");
     const answer = answerOf(input.method, body);
     const peer = ctx.peer;
     ctx.logger.info(
-      { audit: "answer_requested", via: "web", taskId: id, owner: task.owner, method: input.method, peer: peer ?? null, principal: viewer.principal, requestId: ctx.requestId },
+      {
+        audit: "answer_requested",
+        via: "web",
+        taskId: id,
+        owner: task.owner,
+        method: input.method,
+        peer: peer ?? null,
+        principal: viewer.principal,
+        requestId: ctx.requestId,
+      },
       "answer to an input request from the web view",
     );
     if (!(await engine.respond(task.id, callerFor(viewer, ctx, task), inputId, answer))) {
@@ -154,7 +164,16 @@ export function rerunTask(deps: ApiDeps): ApiHandler {
       key: null,
     });
     ctx.logger.info(
-      { audit: "rerun_requested", via: "web", taskId: created.id, rerunOf: task.id, owner: task.owner, peer: peer ?? null, principal: viewer.principal, requestId: ctx.requestId },
+      {
+        audit: "rerun_requested",
+        via: "web",
+        taskId: created.id,
+        rerunOf: task.id,
+        owner: task.owner,
+        peer: peer ?? null,
+        principal: viewer.principal,
+        requestId: ctx.requestId,
+      },
       "task re-run from the web view",
     );
     return { task: toSummary(created), rerunOf: task.id };

@@ -37,7 +37,13 @@ export interface TaskStats {
    */
   throughput: ThroughputBucket[];
   /** Run time (creation to end) of the tasks that completed or failed in the window. */
-  durations: { count: number; p50: number | null; p90: number | null; max: number | null; histogram: Array<{ upToMs: number | null; count: number }> };
+  durations: {
+    count: number;
+    p50: number | null;
+    p90: number | null;
+    max: number | null;
+    histogram: Array<{ upToMs: number | null; count: number }>;
+  };
   /** More tasks matched than one request reads: the numbers cover the newest {@link MAX_SCANNED}. */
   truncated: boolean;
   /** Cluster mode: unclaimed `working` tasks waiting for a worker (all owners); absent otherwise. */
@@ -83,7 +89,8 @@ export async function taskStats(store: Pick<TaskReadPort, "search">, filter: Tas
     after = { createdAt: last.createdAt, id: last.id };
   }
   durations.sort((a, b) => a - b);
-  const at = (q: number): number | null => (durations.length === 0 ? null : durations[Math.min(durations.length - 1, Math.floor(q * durations.length))]!);
+  const at = (q: number): number | null =>
+    durations.length === 0 ? null : durations[Math.min(durations.length - 1, Math.floor(q * durations.length))]!;
   const histogram = [...DURATION_BINS, null].map((upToMs, i) => {
     const above = i === 0 ? -1 : DURATION_BINS[i - 1]!;
     return { upToMs, count: durations.filter((d) => d > above && (upToMs === null || d <= upToMs)).length };

@@ -80,7 +80,13 @@ export function toSummary(task: TaskRecord): TaskSummary {
   };
 }
 
-export function toDetail(task: TaskRecord, history: StatusChange[], inputs: InputRequest[], redaction: Redaction, traceUrl?: string): TaskDetail {
+export function toDetail(
+  task: TaskRecord,
+  history: StatusChange[],
+  inputs: InputRequest[],
+  redaction: Redaction,
+  traceUrl?: string,
+): TaskDetail {
   const traceId = traceIdOf(task);
   return {
     ...toSummary(task),

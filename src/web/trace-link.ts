@@ -10,7 +10,8 @@ export const TRACE_ID_PLACEHOLDER = "{traceId}";
  * page never links to a script URL. Returns the reason it is refused, or undefined.
  */
 export function traceUrlProblem(template: string): string | undefined {
-  if (!template.includes(TRACE_ID_PLACEHOLDER)) return `a trace URL template must contain ${TRACE_ID_PLACEHOLDER}, e.g. https://tracing.example/trace/${TRACE_ID_PLACEHOLDER}`;
+  if (!template.includes(TRACE_ID_PLACEHOLDER))
+    return `a trace URL template must contain ${TRACE_ID_PLACEHOLDER}, e.g. https://tracing.example/trace/${TRACE_ID_PLACEHOLDER}`;
   let url: URL;
   try {
     url = new URL(template.replaceAll(TRACE_ID_PLACEHOLDER, "0"));

@@ -63,7 +63,10 @@ export function countingFilter(filter: TaskFilter): TaskFilter {
 function parseTime(name: string, text: string): number {
   const ms = /^\d{1,16}$/.test(text) ? Number(text) : /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
   if (!Number.isSafeInteger(ms)) {
-    throw new WebRequestError("invalid_params", `Invalid ${name}: a time as milliseconds since the epoch or an ISO 8601 date (2026-12-01T10:00Z)`);
+    throw new WebRequestError(
+      "invalid_params",
+      `Invalid ${name}: a time as milliseconds since the epoch or an ISO 8601 date (2026-12-01T10:00Z)`,
+    );
   }
   return ms;
 }
@@ -71,7 +74,8 @@ function parseTime(name: string, text: string): number {
 function parseStatuses(text: string): TaskStatus[] {
   const statuses: TaskStatus[] = [];
   for (const part of text.split(",")) {
-    if (!isTaskStatus(part)) throw new WebRequestError("invalid_params", `Unknown status "${part.slice(0, 40)}": expected one of ${TASK_STATUSES.join(", ")}`);
+    if (!isTaskStatus(part))
+      throw new WebRequestError("invalid_params", `Unknown status "${part.slice(0, 40)}": expected one of ${TASK_STATUSES.join(", ")}`);
     if (!statuses.includes(part)) statuses.push(part);
   }
   return statuses;

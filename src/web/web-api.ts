@@ -23,14 +23,24 @@ export interface ApiDeps {
 
 /** JSON with the web view's headers; never cached (it is live data behind a credential). */
 export function sendApiJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers });
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    ...headers,
+  });
   res.end(JSON.stringify(body));
 }
 
 export function sendUnauthorized(res: ServerResponse): void {
-  sendApiJson(res, HttpFailure.unauthorized.status, { error: { message: "Unauthorized: send Authorization: Bearer <admin token or your MCP token>" } }, {
-    "www-authenticate": 'Bearer realm="mcp-tasks web view"',
-  });
+  sendApiJson(
+    res,
+    HttpFailure.unauthorized.status,
+    { error: { message: "Unauthorized: send Authorization: Bearer <admin token or your MCP token>" } },
+    {
+      "www-authenticate": 'Bearer realm="mcp-tasks web view"',
+    },
+  );
 }
 
 /**
@@ -57,7 +67,10 @@ export function api(deps: ApiDeps, handler: ApiHandler): RouteHandler {
         sendApiJson(res, status, { error: { message: error.message } });
         return;
       }
-      ctx.logger.error({ err: error, requestId: ctx.requestId, path: ctx.url.pathname, taskId: ctx.params["id"] }, "web API request failed");
+      ctx.logger.error(
+        { err: error, requestId: ctx.requestId, path: ctx.url.pathname, taskId: ctx.params["id"] },
+        "web API request failed",
+      );
       sendApiJson(res, HttpFailure.internal.status, { error: { message: "Internal error" } });
     }
   };

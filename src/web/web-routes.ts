@@ -55,7 +55,10 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
     ...(options.traceUrl !== undefined && { traceUrl: options.traceUrl }),
   };
   const feed = new TaskFeed(app.engine, app.engine.logger, options.feed);
-  const streamCaps = new EventStreamCaps(options.maxEventStreams ?? DEFAULT_MAX_EVENT_STREAMS, options.maxEventStreamsPerViewer ?? DEFAULT_MAX_EVENT_STREAMS_PER_VIEWER);
+  const streamCaps = new EventStreamCaps(
+    options.maxEventStreams ?? DEFAULT_MAX_EVENT_STREAMS,
+    options.maxEventStreamsPerViewer ?? DEFAULT_MAX_EVENT_STREAMS_PER_VIEWER,
+  );
   const page = staticAsset("tasks.html", "text/html; charset=utf-8");
   const script = staticAsset("tasks.js", "text/javascript; charset=utf-8");
   const style = staticAsset("tasks.css", "text/css; charset=utf-8");

@@ -23,7 +23,9 @@ const FRONTS = ["src/gateway", "src/web", "src/http"];
 async function wireReports(paths: string[]): Promise<string[]> {
   const reports = await eslint.lintFiles(paths.map((path) => join(ROOT, path)));
   return reports.flatMap((report) =>
-    report.messages.filter((m) => m.ruleId === "no-restricted-syntax" && /is a wire string/.test(m.message)).map((m) => `${report.filePath.slice(ROOT.length + 1)}:${m.line}: ${m.message}`),
+    report.messages
+      .filter((m) => m.ruleId === "no-restricted-syntax" && /is a wire string/.test(m.message))
+      .map((m) => `${report.filePath.slice(ROOT.length + 1)}:${m.line}: ${m.message}`),
   );
 }
 
@@ -69,13 +71,31 @@ describe("era folders from the server's fronts (dependency-cruiser)", () => {
     await mkdir(join(ROOT, ".tmp"), { recursive: true });
     copy = await mkdtemp(join(ROOT, ".tmp", "fronts-"));
     await cp(join(ROOT, "src"), join(copy, "src"), { recursive: true });
-    await writeFile(join(copy, "src/gateway/planted-era.ts"), 'import { RELATED_TASK_META_KEY } from "../mcp/rev2025-11-25/wire.js";\nexport const planted = RELATED_TASK_META_KEY;\n');
-    await writeFile(join(copy, "src/http/planted-era.ts"), 'import { tasksExt } from "../mcp/rev2026-07-28/era.js";\nexport const planted = tasksExt;\n');
-    await writeFile(join(copy, "src/web/planted-registry.ts"), 'import { SESSION_ERA } from "../mcp/eras.js";\nexport const planted = SESSION_ERA;\n');
+    await writeFile(
+      join(copy, "src/gateway/planted-era.ts"),
+      'import { RELATED_TASK_META_KEY } from "../mcp/rev2025-11-25/wire.js";\nexport const planted = RELATED_TASK_META_KEY;\n',
+    );
+    await writeFile(
+      join(copy, "src/http/planted-era.ts"),
+      'import { tasksExt } from "../mcp/rev2026-07-28/era.js";\nexport const planted = tasksExt;\n',
+    );
+    await writeFile(
+      join(copy, "src/web/planted-registry.ts"),
+      'import { SESSION_ERA } from "../mcp/eras.js";\nexport const planted = SESSION_ERA;\n',
+    );
     // Where the binding's era-neutral files stand (tool-context.ts, session-server.ts, sdk-server/).
-    await writeFile(join(copy, "src/mcp/planted-era.ts"), 'import { logMessage } from "./rev2025-11-25/log-messages.js";\nexport const planted = logMessage;\n');
-    await writeFile(join(copy, "src/mcp/sdk-server/planted-era.ts"), 'import { tasksExt } from "../rev2026-07-28/era.js";\nexport const planted = tasksExt;\n');
-    await writeFile(join(copy, "src/mcp/planted-registry.ts"), 'import { rev20251125 } from "./era-registry.js";\nexport const planted = rev20251125;\n');
+    await writeFile(
+      join(copy, "src/mcp/planted-era.ts"),
+      'import { logMessage } from "./rev2025-11-25/log-messages.js";\nexport const planted = logMessage;\n',
+    );
+    await writeFile(
+      join(copy, "src/mcp/sdk-server/planted-era.ts"),
+      'import { tasksExt } from "../rev2026-07-28/era.js";\nexport const planted = tasksExt;\n',
+    );
+    await writeFile(
+      join(copy, "src/mcp/planted-registry.ts"),
+      'import { rev20251125 } from "./era-registry.js";\nexport const planted = rev20251125;\n',
+    );
     const options = await extractDepcruiseOptions(join(ROOT, ".dependency-cruiser.mjs"));
     const { output } = await cruise(["src"], { ...options, baseDir: copy }, {}, { tsConfig: extractTSConfig(join(ROOT, "tsconfig.json")) });
     found = (output as ICruiseResult).summary.violations.map((v) => ({ rule: v.rule.name, from: v.from, to: v.to }));
@@ -117,13 +137,19 @@ describe("task-era wire strings in the binding outside its era folders (eslint)"
     expect(
       reports
         .filter((r) => !/\/src\/mcp\/rev[^/]+\//.test(r.filePath))
-        .flatMap((r) => r.messages.filter((m) => m.ruleId === "no-restricted-syntax" && /is a wire string/.test(m.message)).map((m) => `${r.filePath}:${m.line}`)),
+        .flatMap((r) =>
+          r.messages
+            .filter((m) => m.ruleId === "no-restricted-syntax" && /is a wire string/.test(m.message))
+            .map((m) => `${r.filePath}:${m.line}`),
+        ),
     ).toEqual([]);
   });
 
   it("a tasks/* method name in src/mcp/tool-context.ts's place fails, in an era folder it passes", async () => {
     const messages = async (path: string) =>
-      (await eslint.lintText('export const method = "tasks/result";\n', { filePath: join(ROOT, path) }))[0]!.messages.filter((m) => m.ruleId === "no-restricted-syntax").map((m) => m.message);
+      (await eslint.lintText('export const method = "tasks/result";\n', { filePath: join(ROOT, path) }))[0]!.messages
+        .filter((m) => m.ruleId === "no-restricted-syntax")
+        .map((m) => m.message);
     expect(await messages("src/mcp/planted.ts")).toEqual([expect.stringContaining("a tasks/* method name is a wire string")]);
     expect(await messages("src/mcp/rev2025-11-25/planted.ts")).toEqual([]);
   });

@@ -76,14 +76,26 @@ describe("import rules (dependency-cruiser)", () => {
         await mkdir(dirname(join(copy, path)), { recursive: true });
         await writeFile(join(copy, path), text);
       };
-      await plant("src/core/planted-upward.ts", 'import type { TaskServer } from "../mcp/task-server.js";\nexport type Planted = TaskServer;\n');
-      await plant("src/events/planted-store.ts", 'import type { TaskStore } from "../store/task-store.js";\nexport type Planted = TaskStore;\n');
-      await plant("src/runtime/planted-sdk.ts", 'import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";\nexport type Planted = AuthInfo;\n');
+      await plant(
+        "src/core/planted-upward.ts",
+        'import type { TaskServer } from "../mcp/task-server.js";\nexport type Planted = TaskServer;\n',
+      );
+      await plant(
+        "src/events/planted-store.ts",
+        'import type { TaskStore } from "../store/task-store.js";\nexport type Planted = TaskStore;\n',
+      );
+      await plant(
+        "src/runtime/planted-sdk.ts",
+        'import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";\nexport type Planted = AuthInfo;\n',
+      );
       await plant("src/runtime/planted-cycle-a.ts", 'import { b } from "./planted-cycle-b.js";\nexport const a = (): number => b() + 1;\n');
       await plant("src/runtime/planted-cycle-b.ts", 'import { a } from "./planted-cycle-a.js";\nexport const b = (): number => a() - 1;\n');
       await plant("src/store/planted-test-import.ts", 'export { storeContract } from "../../test/store/contract.js";\n');
       await plant("test/store/contract.ts", "export const storeContract = 1;\n");
-      await plant("src/mcp/rev2025-11-25/planted-era.ts", 'import { later } from "../rev2026-07-28/planted-later.js";\nexport const planted = later;\n');
+      await plant(
+        "src/mcp/rev2025-11-25/planted-era.ts",
+        'import { later } from "../rev2026-07-28/planted-later.js";\nexport const planted = later;\n',
+      );
       await plant("src/mcp/rev2026-07-28/planted-later.ts", "export const later = 1;\n");
       found = await importViolations(copy);
     }, 60_000);
@@ -115,7 +127,11 @@ describe("import rules (dependency-cruiser)", () => {
     });
 
     it("one era's folder importing another's fails, an import inside the same era does not", () => {
-      expect(found).toContainEqual({ rule: "era-isolation", from: "src/mcp/rev2025-11-25/planted-era.ts", to: "src/mcp/rev2026-07-28/planted-later.ts" });
+      expect(found).toContainEqual({
+        rule: "era-isolation",
+        from: "src/mcp/rev2025-11-25/planted-era.ts",
+        to: "src/mcp/rev2026-07-28/planted-later.ts",
+      });
       expect(found.filter((v) => v.rule === "era-isolation")).toHaveLength(1);
     });
 
@@ -131,7 +147,8 @@ describe("wire strings below src/mcp (eslint no-restricted-syntax)", () => {
     const found: string[] = [];
     for (const report of reports) {
       const path = report.filePath.slice(ROOT.length + 1);
-      if (report.messages.some((m) => m.ruleId === WIRE_RULE)) found.push(...(await wireStrings(await readFile(report.filePath, "utf8"), path)));
+      if (report.messages.some((m) => m.ruleId === WIRE_RULE))
+        found.push(...(await wireStrings(await readFile(report.filePath, "utf8"), path)));
     }
     expect(found.sort()).toEqual([...KNOWN_WIRE_STRINGS].sort());
   });

@@ -49,13 +49,15 @@ describe("the gateway follows upstream tasks with the requestor's loop", () => {
   it("src/gateway sends no request of its own: no request(…), none of the SDK's task helpers", () => {
     const files = sourceFiles(GATEWAY);
     expect(files.length).toBeGreaterThan(5);
-    expect(files.flatMap((path) => ownRequests(path, readFileSync(path, "utf8")).map((call) => `${path.slice(ROOT.length + 1)}:${call}`))).toEqual([]);
+    expect(
+      files.flatMap((path) => ownRequests(path, readFileSync(path, "utf8")).map((call) => `${path.slice(ROOT.length + 1)}:${call}`)),
+    ).toEqual([]);
   });
 
   it("a poll written into the gateway is caught", () => {
     const planted = [
       "export async function poll(client, taskId) {",
-      '  const task = await client.request({ method: METHOD, params: { taskId } }, Schema, {});',
+      "  const task = await client.request({ method: METHOD, params: { taskId } }, Schema, {});",
       "  const again = await client.experimental.tasks.getTask(taskId);",
       "  return [task, again];",
       "}",

@@ -93,7 +93,11 @@ const exportsOf = new Map<Entry, Exported[]>();
 
 beforeAll(() => {
   const files = ENTRIES.map((entry) => join(ROOT, "src/exports", `${entry}.ts`));
-  const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, "tsconfig.json"),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  );
   if (!config) throw new Error("tsconfig.json did not parse");
   const program = ts.createProgram(files, config.options);
   const checker = program.getTypeChecker();
@@ -127,7 +131,9 @@ describe("the public surface", () => {
   });
 
   it("every export of every entry has a TSDoc summary", () => {
-    const undocumented = ENTRIES.flatMap((entry) => (exportsOf.get(entry) ?? []).filter((e) => e.summary === "").map((e) => `${entry}: ${e.name}`));
+    const undocumented = ENTRIES.flatMap((entry) =>
+      (exportsOf.get(entry) ?? []).filter((e) => e.summary === "").map((e) => `${entry}: ${e.name}`),
+    );
     expect(undocumented).toEqual([]);
   });
 });

@@ -17,21 +17,51 @@ async function reported(text: string, filePath: string): Promise<number[]> {
   return report!.messages.filter((m) => m.ruleId === RULE && /engine\.inspect/.test(m.message)).map((m) => m.line);
 }
 
-const HEADER = (path: string): string => `import type { TaskEngine } from "${path.startsWith("src/runtime/") ? "." : "../runtime"}/task-engine.js";\n`;
+const HEADER = (path: string): string =>
+  `import type { TaskEngine } from "${path.startsWith("src/runtime/") ? "." : "../runtime"}/task-engine.js";\n`;
 
 describe("the store above the runtime (eslint no-restricted-syntax)", () => {
   it("no file above the runtime reaches the engine's store except to close it", { timeout: 60_000 }, async () => {
-    const dirs = ["src/metrics", "src/mcp", "src/http", "src/web", "src/gateway", "src/client", "src/cli", "src/demo", "src/testing", "src/exports"];
+    const dirs = [
+      "src/metrics",
+      "src/mcp",
+      "src/http",
+      "src/web",
+      "src/gateway",
+      "src/client",
+      "src/cli",
+      "src/demo",
+      "src/testing",
+      "src/exports",
+    ];
     const reports = await eslint.lintFiles(dirs.map((dir) => join(ROOT, dir)));
-    const found = reports.flatMap((report) => report.messages.filter((m) => m.ruleId === RULE && /engine\.inspect/.test(m.message)).map(() => report.filePath));
+    const found = reports.flatMap((report) =>
+      report.messages.filter((m) => m.ruleId === RULE && /engine\.inspect/.test(m.message)).map(() => report.filePath),
+    );
     expect(found).toEqual([]);
   });
 
   it.each([
-    ["a read through engine.store in the web view", "src/web/planted.ts", 'export const a = (engine: TaskEngine) => engine.store.get("x", { any: true });\n'],
-    ["a read through app.engine.store in the HTTP layer", "src/http/planted.ts", 'export const a = (app: { engine: TaskEngine }) => app.engine.store.secret();\n'],
-    ["handing the store on in the gateway", "src/gateway/planted.ts", "export const a = (app: { engine: TaskEngine }) => ({ store: app.engine.store });\n"],
-    ["passing the store as an argument in metrics", "src/metrics/planted.ts", "export const a = (engine: TaskEngine, use: (s: unknown) => void) => use(engine.store);\n"],
+    [
+      "a read through engine.store in the web view",
+      "src/web/planted.ts",
+      'export const a = (engine: TaskEngine) => engine.store.get("x", { any: true });\n',
+    ],
+    [
+      "a read through app.engine.store in the HTTP layer",
+      "src/http/planted.ts",
+      "export const a = (app: { engine: TaskEngine }) => app.engine.store.secret();\n",
+    ],
+    [
+      "handing the store on in the gateway",
+      "src/gateway/planted.ts",
+      "export const a = (app: { engine: TaskEngine }) => ({ store: app.engine.store });\n",
+    ],
+    [
+      "passing the store as an argument in metrics",
+      "src/metrics/planted.ts",
+      "export const a = (engine: TaskEngine, use: (s: unknown) => void) => use(engine.store);\n",
+    ],
   ])("%s fails the rule", async (_what, path, text) => {
     expect(await reported(HEADER(path) + text, path)).toEqual([2]);
   });
@@ -42,6 +72,11 @@ describe("the store above the runtime (eslint no-restricted-syntax)", () => {
   });
 
   it("the runtime itself keeps its store", async () => {
-    expect(await reported(`${HEADER("src/runtime/planted.ts")}export const a = (engine: TaskEngine) => engine.store.get("x", { any: true });\n`, "src/runtime/planted.ts")).toEqual([]);
+    expect(
+      await reported(
+        `${HEADER("src/runtime/planted.ts")}export const a = (engine: TaskEngine) => engine.store.get("x", { any: true });\n`,
+        "src/runtime/planted.ts",
+      ),
+    ).toEqual([]);
   });
 });

@@ -32,12 +32,30 @@ describe("requestor era imports go through the registry (dependency-cruiser)", (
     copy = await mkdtemp(join(ROOT, ".tmp", "requestor-seam-"));
     await cp(join(ROOT, "src"), join(copy, "src"), { recursive: true });
     const plant = (path: string, text: string) => writeFile(join(copy, path), text);
-    await plant("src/cli/planted-era-import.ts", 'import { discover } from "../client/rev2026-07-28/discover.js";\nexport const planted = discover;\n');
-    await plant("src/cli/planted-wire-import.ts", 'import type { WireTask } from "../mcp/rev2025-11-25/wire.js";\nexport type Planted = WireTask;\n');
-    await plant("src/client/planted-era-import.ts", 'import { TasksExtRequestor } from "./rev2026-07-28/requestor.js";\nexport const planted = TasksExtRequestor;\n');
-    await plant("src/cli/planted-registry-import.ts", 'import { featuresOf } from "../client/requestor-eras.js";\nexport const planted = featuresOf;\n');
-    await plant("src/client/planted-list-import.ts", 'import * as eras from "./requestor-era-registry.js";\nexport const planted = eras;\n');
-    await plant("src/client/rev2026-07-28/planted-other-binding.ts", 'import { RELATED_TASK_META_KEY } from "../../mcp/rev2025-11-25/wire.js";\nexport const planted = RELATED_TASK_META_KEY;\n');
+    await plant(
+      "src/cli/planted-era-import.ts",
+      'import { discover } from "../client/rev2026-07-28/discover.js";\nexport const planted = discover;\n',
+    );
+    await plant(
+      "src/cli/planted-wire-import.ts",
+      'import type { WireTask } from "../mcp/rev2025-11-25/wire.js";\nexport type Planted = WireTask;\n',
+    );
+    await plant(
+      "src/client/planted-era-import.ts",
+      'import { TasksExtRequestor } from "./rev2026-07-28/requestor.js";\nexport const planted = TasksExtRequestor;\n',
+    );
+    await plant(
+      "src/cli/planted-registry-import.ts",
+      'import { featuresOf } from "../client/requestor-eras.js";\nexport const planted = featuresOf;\n',
+    );
+    await plant(
+      "src/client/planted-list-import.ts",
+      'import * as eras from "./requestor-era-registry.js";\nexport const planted = eras;\n',
+    );
+    await plant(
+      "src/client/rev2026-07-28/planted-other-binding.ts",
+      'import { RELATED_TASK_META_KEY } from "../../mcp/rev2025-11-25/wire.js";\nexport const planted = RELATED_TASK_META_KEY;\n',
+    );
     found = await violations(copy);
   }, 90_000);
 
@@ -59,7 +77,9 @@ describe("requestor era imports go through the registry (dependency-cruiser)", (
   });
 
   it("the registry and what it lists may be imported from anywhere on the requestor side", () => {
-    expect(found.filter((v) => v.from === "src/cli/planted-registry-import.ts" || v.from === "src/client/planted-list-import.ts")).toEqual([]);
+    expect(found.filter((v) => v.from === "src/cli/planted-registry-import.ts" || v.from === "src/client/planted-list-import.ts")).toEqual(
+      [],
+    );
   });
 
   it("a requestor era folder using another era's binding in src/mcp fails", () => {
@@ -80,7 +100,9 @@ describe("no task-era wire string in the requestor's era-neutral code (eslint)",
 
   it("the real src/client and src/cli hold none", { timeout: 60_000 }, async () => {
     const reports = await eslint.lintFiles([join(ROOT, "src/client"), join(ROOT, "src/cli")]);
-    expect(reports.flatMap((r) => r.messages.filter((m) => m.ruleId === "no-restricted-syntax").map((m) => `${r.filePath}: ${m.message}`))).toEqual([]);
+    expect(
+      reports.flatMap((r) => r.messages.filter((m) => m.ruleId === "no-restricted-syntax").map((m) => `${r.filePath}: ${m.message}`)),
+    ).toEqual([]);
   });
 
   it.each([
@@ -95,6 +117,8 @@ describe("no task-era wire string in the requestor's era-neutral code (eslint)",
 
   it("the same strings inside a requestor era folder pass, and core MCP names pass everywhere", async () => {
     expect(await wireMessages('export const method = "tasks/get";\n', "src/client/rev2026-07-28/planted.ts")).toEqual([]);
-    expect(await wireMessages('export const method = "tools/list";\nexport const note = "notifications/progress";\n', "src/cli/planted.ts")).toEqual([]);
+    expect(
+      await wireMessages('export const method = "tools/list";\nexport const note = "notifications/progress";\n', "src/cli/planted.ts"),
+    ).toEqual([]);
   });
 });

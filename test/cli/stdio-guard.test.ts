@@ -34,8 +34,14 @@ describe("the stdio line guard", () => {
 
   it("refuses a line over the limit once, wherever its chunks end, and reads the next line", async () => {
     const long = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${"x".repeat(2000)}"}}`;
-    const { passed, answered } = await run([Buffer.from(long.slice(0, 700)), Buffer.from(long.slice(700, 1500)), Buffer.from(`${long.slice(1500)}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n`)]);
-    expect(answered.map((line) => JSON.parse(line) as unknown)).toEqual([{ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: message larger than 1024 bytes" } }]);
+    const { passed, answered } = await run([
+      Buffer.from(long.slice(0, 700)),
+      Buffer.from(long.slice(700, 1500)),
+      Buffer.from(`${long.slice(1500)}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n`),
+    ]);
+    expect(answered.map((line) => JSON.parse(line) as unknown)).toEqual([
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: message larger than 1024 bytes" } },
+    ]);
     expect(passed).toBe('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
   });
 });

@@ -28,12 +28,19 @@ describe("the journal's record of a task's creation", () => {
   });
 
   it("reads only creations, never a later operation's record", () => {
-    const entries: JournalEntry[] = [{ at: "2026-12-03T10:00:00.000Z", op: "status", taskId: "t1", target: A, protocol: "2025-11-25", status: "working" }];
+    const entries: JournalEntry[] = [
+      { at: "2026-12-03T10:00:00.000Z", op: "status", taskId: "t1", target: A, protocol: "2025-11-25", status: "working" },
+    ];
     expect(creationRecord(entries, "t1", A)).toBeUndefined();
   });
 
   it("names the tool of each listed task that a run of this journal created, through any front", () => {
     const entries = [created("t1", A, "2025-11-25", "sleep"), created("t2", B, "2025-11-25", "echo")];
-    expect(toolsOf(entries, ["t1", "t2", "t3"], B)).toEqual(new Map([["t1", "sleep"], ["t2", "echo"]]));
+    expect(toolsOf(entries, ["t1", "t2", "t3"], B)).toEqual(
+      new Map([
+        ["t1", "sleep"],
+        ["t2", "echo"],
+      ]),
+    );
   });
 });

@@ -12,7 +12,14 @@ import { TaskClient } from "../../src/client/task-client.js";
 import { TaskCancelledError } from "../../src/mcp/requestor-errors.js";
 import { looseRequest } from "../../src/mcp/request-schemas.js";
 
-const TASK = { taskId: "t-1", status: "cancelled", statusMessage: "Stopped by the operator", createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString(), ttl: null };
+const TASK = {
+  taskId: "t-1",
+  status: "cancelled",
+  statusMessage: "Stopped by the operator",
+  createdAt: new Date(0).toISOString(),
+  lastUpdatedAt: new Date(0).toISOString(),
+  ttl: null,
+};
 
 let closeAll: (() => Promise<void>) | null = null;
 afterEach(async () => {
@@ -21,7 +28,10 @@ afterEach(async () => {
 });
 
 async function clientOf(resultError: McpError): Promise<TaskClient> {
-  const server = new Server({ name: "other-receiver", version: "1.0.0" }, { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } });
+  const server = new Server(
+    { name: "other-receiver", version: "1.0.0" },
+    { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } },
+  );
   server.setRequestHandler(looseRequest("tasks/get"), async () => TASK);
   server.setRequestHandler(looseRequest("tasks/result"), async () => {
     throw resultError;

@@ -11,11 +11,20 @@ import { taskClientFixture, tapTransport, type TaskClientFixture, type WireLog }
 import { ANONYMOUS_CALLER } from "../../src/core/caller.js";
 
 const AnyResult = z.record(z.string(), z.unknown());
-type Msg = JSONRPCMessage & { id?: number | string; method?: string; params?: Record<string, unknown> & { _meta?: Record<string, unknown> }; result?: Record<string, unknown> };
+type Msg = JSONRPCMessage & {
+  id?: number | string;
+  method?: string;
+  params?: Record<string, unknown> & { _meta?: Record<string, unknown> };
+  result?: Record<string, unknown>;
+};
 const msgs = (list: JSONRPCMessage[]) => list as Msg[];
 const byMethod = (list: JSONRPCMessage[], method: string) => msgs(list).filter((m) => m.method === method);
 
-const form = { mode: "form" as const, message: "Colour?", requestedSchema: { type: "object" as const, properties: { answer: { type: "string" as const } } } };
+const form = {
+  mode: "form" as const,
+  message: "Colour?",
+  requestedSchema: { type: "object" as const, properties: { answer: { type: "string" as const } } },
+};
 
 let fx: TaskClientFixture | null = null;
 let raw: { server: Server; client: Client; tasks: TaskClient; wire: WireLog } | null = null;
@@ -45,7 +54,11 @@ async function rawPair(options: TaskClientOptions) {
 
 describe("client-hosted tasks: capabilities (T-CAP-1, T-CAP-2)", () => {
   it("T-CAP-2: a client hosting tasks declares tasks.list, tasks.cancel and tasks.requests for the methods it answers", async () => {
-    const { server } = await rawPair({ elicit: async () => ({ action: "decline" }), sample: async () => ({ role: "assistant", content: { type: "text", text: "x" }, model: "m" }), hostTasks: true });
+    const { server } = await rawPair({
+      elicit: async () => ({ action: "decline" }),
+      sample: async () => ({ role: "assistant", content: { type: "text", text: "x" }, model: "m" }),
+      hostTasks: true,
+    });
     expect(server.getClientCapabilities()).toMatchObject({
       elicitation: { form: {} },
       sampling: {},
@@ -67,11 +80,17 @@ describe("client-hosted tasks: the client as receiver (same engine: lifecycle, r
     const task = created["task"] as { taskId: string; status: string; ttl: number };
     expect(task).toMatchObject({ status: "working", ttl: 60_000 });
     let settled = false;
-    const result = server.request({ method: "tasks/result", params: { taskId: task.taskId } } as never, AnyResult).finally(() => (settled = true));
+    const result = server
+      .request({ method: "tasks/result", params: { taskId: task.taskId } } as never, AnyResult)
+      .finally(() => (settled = true));
     await new Promise((r) => setTimeout(r, 50));
     expect(settled).toBe(false);
     answer.resolve({ action: "accept", content: { answer: "blue" } });
-    expect(await result).toMatchObject({ action: "accept", content: { answer: "blue" }, _meta: { [RELATED_TASK]: { taskId: task.taskId } } });
+    expect(await result).toMatchObject({
+      action: "accept",
+      content: { answer: "blue" },
+      _meta: { [RELATED_TASK]: { taskId: task.taskId } },
+    });
     const got = await server.request({ method: "tasks/get", params: { taskId: task.taskId } } as never, AnyResult);
     expect(got).toMatchObject({ taskId: task.taskId, status: "completed" });
   });
@@ -115,7 +134,9 @@ describe("client-hosted tasks: the client as receiver (same engine: lifecycle, r
 
   it("bad input: a malformed elicitation request is answered -32602 with the reason, not a crash", async () => {
     const { server } = await rawPair({ elicit: async () => ({ action: "decline" }), hostTasks: true });
-    const error = await server.request({ method: "elicitation/create", params: { mode: "form", message: 42 } } as never, AnyResult).catch((e: unknown) => e);
+    const error = await server
+      .request({ method: "elicitation/create", params: { mode: "form", message: 42 } } as never, AnyResult)
+      .catch((e: unknown) => e);
     expect((error as McpError).code).toBe(-32602);
     expect((error as McpError).message).toContain("Invalid elicitation request");
   });
@@ -123,10 +144,13 @@ describe("client-hosted tasks: the client as receiver (same engine: lifecycle, r
   it("a server's first request (JSON-RPC id 0) withdrawn with notifications/cancelled aborts the handler (SDK quirk worked around)", async () => {
     const aborted = deferred<void>();
     const { server } = await rawPair({
-      elicit: (_params, info) => new Promise<ElicitResult>(() => info.signal.addEventListener("abort", () => aborted.resolve(), { once: true })),
+      elicit: (_params, info) =>
+        new Promise<ElicitResult>(() => info.signal.addEventListener("abort", () => aborted.resolve(), { once: true })),
     });
     const controller = new AbortController();
-    const pending = server.request({ method: "elicitation/create", params: form }, AnyResult, { signal: controller.signal }).catch(() => {});
+    const pending = server
+      .request({ method: "elicitation/create", params: form }, AnyResult, { signal: controller.signal })
+      .catch(() => {});
     await new Promise((r) => setTimeout(r, 20));
     expect(msgs(raw!.wire.received).find((m) => m.method === "elicitation/create")?.id).toBe(0);
     controller.abort("withdrawn");
@@ -143,7 +167,11 @@ describe("server as requestor: ctx.elicit/sample(…, { asTask: true })", () => 
       info.related.push(i.relatedTaskId);
       return { action: "accept", content: { answer: "blue" } };
     },
-    sample: async (params) => ({ role: "assistant", content: { type: "text", text: `echo ${JSON.stringify(params.messages[0]?.content)}` }, model: "human" }),
+    sample: async (params) => ({
+      role: "assistant",
+      content: { type: "text", text: `echo ${JSON.stringify(params.messages[0]?.content)}` },
+      model: "human",
+    }),
   });
 
   it("T-CAP-3: inside a tool task, the elicitation goes task-augmented (with related-task _meta, T-INPUT-2), is polled to its end, and the tool gets the answer — no deadlock in a party that is requestor and receiver at once", async () => {
@@ -183,7 +211,10 @@ describe("server as requestor: ctx.elicit/sample(…, { asTask: true })", () => 
   });
 
   it("T-CAP-3: a client without tasks.requests.elicitation.create gets a plain elicitation (the fallback)", async () => {
-    fx = await taskClientFixture({ elicit: async () => ({ action: "accept", content: { answer: "plain" } }) }, { setup: registerAsTaskTools });
+    fx = await taskClientFixture(
+      { elicit: async () => ({ action: "accept", content: { answer: "plain" } }) },
+      { setup: registerAsTaskTools },
+    );
     const call = await fx.tasks.callTool("ask_as_task", { question: "Colour?" }, { task: true });
     if (call.kind !== "task") throw new Error("expected a task");
     expect(await call.task.result()).toMatchObject({ content: [{ type: "text", text: "answer: plain" }] });

@@ -41,7 +41,15 @@ const clients: TaskClient[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "mcp-tasks-elicit-defaults-"));
-  app = createTaskServer({ name: "defaults", version: "0.0.0", rateLimit: "off", failedLookups: "off", pollIntervalMs: 50, backgroundAfterMs: null, store: sqliteStore(join(dir, "tasks.db")) });
+  app = createTaskServer({
+    name: "defaults",
+    version: "0.0.0",
+    rateLimit: "off",
+    failedLookups: "off",
+    pollIntervalMs: 50,
+    backgroundAfterMs: null,
+    store: sqliteStore(join(dir, "tasks.db")),
+  });
   app.tool("profile", { input: z.object({}), taskSupport: "optional" }, async (_args, ctx) => {
     const answer = await ctx.elicit(FORM);
     return { content: [{ type: "text", text: JSON.stringify(answer) }] };
@@ -60,7 +68,11 @@ afterAll(async () => {
 });
 
 async function connect(protocol: "2025-11-25" | "2026-07-28", elicit: ElicitHandler, applySchemaDefaults?: boolean): Promise<TaskClient> {
-  const client = await TaskClient.connect(http.url, { protocol, elicit, ...(applySchemaDefaults !== undefined && { applySchemaDefaults }) });
+  const client = await TaskClient.connect(http.url, {
+    protocol,
+    elicit,
+    ...(applySchemaDefaults !== undefined && { applySchemaDefaults }),
+  });
   clients.push(client);
   return client;
 }
@@ -79,10 +91,13 @@ const ALL_DEFAULTS = { age: 30, score: 95.5, status: "active", verified: true };
 const acceptName: ElicitHandler = async () => ({ action: "accept", content: { name: "Ann" } });
 
 describe.each(["2025-11-25", "2026-07-28"] as const)("SEP-1034 under %s", (protocol) => {
-  it.each([false, true])("task=%s: the fields the answer leaves out arrive with their schema defaults, the given one as given", async (task) => {
-    const client = await connect(protocol, acceptName);
-    expect(await received(client, task)).toEqual({ action: "accept", content: { name: "Ann", ...ALL_DEFAULTS } });
-  });
+  it.each([false, true])(
+    "task=%s: the fields the answer leaves out arrive with their schema defaults, the given one as given",
+    async (task) => {
+      const client = await connect(protocol, acceptName);
+      expect(await received(client, task)).toEqual({ action: "accept", content: { name: "Ann", ...ALL_DEFAULTS } });
+    },
+  );
 
   it("an accept with no content at all gets every default; a field without a default stays out", async () => {
     const client = await connect(protocol, async () => ({ action: "accept" }));

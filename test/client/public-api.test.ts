@@ -17,7 +17,11 @@ it("the requestor guide's example: a render tool asking with { asTask: true }, c
   app.tool("render", { input: z.object({ scene: z.string() }), taskSupport: "optional" }, async ({ scene }, ctx) => {
     ctx.progress(1, 2, "loading");
     const answer = await ctx.elicit(
-      { mode: "form", message: "Use 4K?", requestedSchema: { type: "object", properties: { fourK: { type: "boolean" } }, required: ["fourK"] } },
+      {
+        mode: "form",
+        message: "Use 4K?",
+        requestedSchema: { type: "object", properties: { fourK: { type: "boolean" } }, required: ["fourK"] },
+      },
       { asTask: true },
     );
     if (answer.action !== "accept") throw new RemoteError(-32001, "no answer", null, null);
@@ -39,7 +43,11 @@ it("the requestor guide's example: a render tool asking with { asTask: true }, c
   };
   const first = await connect();
   const progress: number[] = [];
-  const call = await first.tasks.callTool("render", { scene: "intro" }, { task: true, ttl: 600_000, onProgress: (p) => progress.push(p.progress) });
+  const call = await first.tasks.callTool(
+    "render",
+    { scene: "intro" },
+    { task: true, ttl: 600_000, onProgress: (p) => progress.push(p.progress) },
+  );
   if (call.kind !== "task") throw new Error("expected a task");
   const savedTaskId = call.task.id;
   await first.tasks.close();

@@ -151,8 +151,14 @@ describe("TaskClient under 2026-07-28 — lifecycle (X-NEW-1, X-GET)", () => {
 
   it("with task: false does not declare the extension: an optional tool runs plainly (X-CAP-10); a required one, as our server lists it, is refused before sending, as under 2025-11-25 (T-TOOL-4)", async () => {
     const tasks = stateless();
-    expect(await tasks.callTool("wait_ms", { ms: 400 }, { task: false })).toEqual({ kind: "result", result: { content: [{ type: "text", text: "waited 400 ms" }] } });
-    await expect(tasks.callTool("count_required", {}, { task: false })).rejects.toMatchObject({ code: -32601, message: expect.stringContaining("must be called as a task") });
+    expect(await tasks.callTool("wait_ms", { ms: 400 }, { task: false })).toEqual({
+      kind: "result",
+      result: { content: [{ type: "text", text: "waited 400 ms" }] },
+    });
+    await expect(tasks.callTool("count_required", {}, { task: false })).rejects.toMatchObject({
+      code: -32601,
+      message: expect.stringContaining("must be called as a task"),
+    });
   });
 
   it("reads each tool's task support from our server's tools/list (the extension lists none, X-LEG-6)", async () => {
@@ -187,7 +193,9 @@ describe("TaskClient under 2026-07-28 — input", () => {
     const tasks = stateless({
       elicit: async (params): Promise<{ action: "accept"; content: Record<string, string | boolean> }> => {
         asked.push(params.message);
-        return params.message === "Your name?" ? { action: "accept", content: { name: "Ada" } } : { action: "accept", content: { confirm: true } };
+        return params.message === "Your name?"
+          ? { action: "accept", content: { name: "Ada" } }
+          : { action: "accept", content: { confirm: true } };
       },
     });
     const call = await tasks.callTool("multi_input", {});
@@ -264,22 +272,26 @@ describe("TaskClient under 2026-07-28 — cancel and resume", () => {
     await expect(stateless().resume("no-such-task")).rejects.toBeInstanceOf(RemoteError);
   });
 
-  it("resumes a running task by id after the server was killed (SIGKILL) and restarted on the same SQLite file", { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-client26-"));
-    dirs.push(dir);
-    const args = (port: string) => ["serve", "--demo", "--port", port, "--store", `sqlite:${join(dir, "tasks.db")}`];
-    const before = CliProcess.spawn(args("0"));
-    processes.push(before);
-    const url = await before.url();
-    const call = await (await connect(url)).callTool("batch", { ms: 2000 });
-    if (call.kind !== "task") throw new Error("expected a task");
-    await before.kill("SIGKILL");
-    const after = CliProcess.spawn(args(new URL(url).port));
-    processes.push(after);
-    await after.url();
-    const resumed = await (await connect(url)).resume(call.task.id);
-    expect(textOf(await resumed.result())).toBe("slept 2000 ms");
-  });
+  it(
+    "resumes a running task by id after the server was killed (SIGKILL) and restarted on the same SQLite file",
+    { timeout: 60_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-client26-"));
+      dirs.push(dir);
+      const args = (port: string) => ["serve", "--demo", "--port", port, "--store", `sqlite:${join(dir, "tasks.db")}`];
+      const before = CliProcess.spawn(args("0"));
+      processes.push(before);
+      const url = await before.url();
+      const call = await (await connect(url)).callTool("batch", { ms: 2000 });
+      if (call.kind !== "task") throw new Error("expected a task");
+      await before.kill("SIGKILL");
+      const after = CliProcess.spawn(args(new URL(url).port));
+      processes.push(after);
+      await after.url();
+      const resumed = await (await connect(url)).resume(call.task.id);
+      expect(textOf(await resumed.result())).toBe("slept 2000 ms");
+    },
+  );
 });
 
 describe("TaskClient under 2026-07-28 — progress of a task", () => {

@@ -6,7 +6,10 @@ import { captureLogger, probeTool, type Probe } from "../support/conformance.js"
 import { taskClientFixture, type TaskClientFixture, type WireLog } from "../support/task-client-fixture.js";
 
 const requests = (wire: WireLog, method: string) =>
-  wire.sent.filter((m): m is JSONRPCMessage & { method: string; id: number; params?: Record<string, unknown> } => "method" in m && "id" in m && m.method === method);
+  wire.sent.filter(
+    (m): m is JSONRPCMessage & { method: string; id: number; params?: Record<string, unknown> } =>
+      "method" in m && "id" in m && m.method === method,
+  );
 
 let fx: TaskClientFixture | null = null;
 afterEach(async () => {
@@ -147,7 +150,10 @@ describe("TaskClient — outcomes (T-RES, T-LIFE-4, T-CANCEL)", () => {
     const call = await fx.tasks.callTool("sleep", { ms: 1 }, { task: true });
     if (call.kind !== "task") throw new Error("expected a task");
     await call.task.result();
-    await expect(call.task.cancel()).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("terminal status 'completed'") });
+    await expect(call.task.cancel()).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("terminal status 'completed'"),
+    });
   });
 
   it("T-RES-3: result() has no client-side 60 s cut-off (the caller's signal is the limit)", async () => {
@@ -192,8 +198,12 @@ describe("TaskClient — listing, resuming, lifecycle log (T-LIST-3, T-SEC-5)", 
     const listed: string[] = [];
     for await (const task of fx.tasks.list()) listed.push(task.taskId);
     expect(listed.sort()).toEqual([...ids].sort());
-    const cursorsSent = requests(fx.wire, "tasks/list").map((m) => m.params?.["cursor"]).filter((c) => c !== undefined);
-    const cursorsReceived = fx.wire.received.flatMap((m) => ("result" in m && typeof m.result["nextCursor"] === "string" ? [m.result["nextCursor"]] : []));
+    const cursorsSent = requests(fx.wire, "tasks/list")
+      .map((m) => m.params?.["cursor"])
+      .filter((c) => c !== undefined);
+    const cursorsReceived = fx.wire.received.flatMap((m) =>
+      "result" in m && typeof m.result["nextCursor"] === "string" ? [m.result["nextCursor"]] : [],
+    );
     expect(cursorsSent).toEqual(cursorsReceived);
     expect(cursorsSent).toHaveLength(2);
   });
@@ -209,7 +219,10 @@ describe("TaskClient — listing, resuming, lifecycle log (T-LIST-3, T-SEC-5)", 
 
   it("resume() of an unknown id rejects with the server's -32602", async () => {
     fx = await taskClientFixture();
-    await expect(fx.tasks.resume("no-such-task")).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("Task not found") });
+    await expect(fx.tasks.resume("no-such-task")).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("Task not found"),
+    });
   });
 
   it("T-SEC-5 (requestor): task creation, status changes, result and cancel are logged and journaled with the task id", async () => {

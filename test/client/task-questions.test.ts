@@ -30,7 +30,15 @@ const clients: TaskClient[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "mcp-tasks-task-questions-"));
-  app = createTaskServer({ name: "questions", version: "0.0.0", rateLimit: "off", failedLookups: "off", pollIntervalMs: 50, backgroundAfterMs: null, store: sqliteStore(join(dir, "tasks.db")) });
+  app = createTaskServer({
+    name: "questions",
+    version: "0.0.0",
+    rateLimit: "off",
+    failedLookups: "off",
+    pollIntervalMs: 50,
+    backgroundAfterMs: null,
+    store: sqliteStore(join(dir, "tasks.db")),
+  });
   app.tool("render", { input: z.object({}), taskSupport: "optional" }, async (_args, ctx) => {
     const answer = await ctx.elicit({
       mode: "form",
@@ -82,7 +90,10 @@ describe.each(["2025-11-25", "2026-07-28"] as const)("a task's question under %s
   it("stays open when the receiver refuses an answer that does not fit it, and the next wait asks again", { timeout: 20_000 }, async () => {
     const answers = [{ fourK: "yes" }, { fourK: false }];
     let asked = 0;
-    const task = await renderTask(protocol, async () => ({ action: "accept", content: answers[asked++] as Record<string, string | boolean> }));
+    const task = await renderTask(protocol, async () => ({
+      action: "accept",
+      content: answers[asked++] as Record<string, string | boolean>,
+    }));
     const first = await task.result().then(
       () => null,
       (error: unknown) => error,

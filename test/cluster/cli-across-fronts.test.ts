@@ -61,7 +61,9 @@ describe.each(ERAS)("CLI across the fronts of a cluster ($name)", { timeout: 60_
     const taskId = await nextCreated(state, 0);
     // The era left to the CLI, as a user runs it: the journal's record of the creation through
     // the other front says which one the task lives in.
-    const result = await runCli(["tasks", "result", b(), taskId, "--json"], { env: { MCP_TASKS_PROTOCOL: "auto", MCP_TASKS_STATE_DIR: state } });
+    const result = await runCli(["tasks", "result", b(), taskId, "--json"], {
+      env: { MCP_TASKS_PROTOCOL: "auto", MCP_TASKS_STATE_DIR: state },
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ taskId, status: "completed" });
     expect(new Set(erasOf(state, taskId))).toEqual(new Set([era.name]));

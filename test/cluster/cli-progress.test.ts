@@ -33,7 +33,9 @@ afterAll(async () => {
 
 async function runInTerminal(args: string[]): Promise<TmuxTerminal> {
   const cli = [process.execPath, BIN, ...args].map(shellQuote).join(" ");
-  const terminal = await TmuxTerminal.start(`cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_PROTOCOL=2025-11-25 MCP_TASKS_STATE_DIR=${shellQuote(state)} ${cli}; echo "EXIT=$?"; sleep 600`);
+  const terminal = await TmuxTerminal.start(
+    `cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_PROTOCOL=2025-11-25 MCP_TASKS_STATE_DIR=${shellQuote(state)} ${cli}; echo "EXIT=$?"; sleep 600`,
+  );
   terminals.push(terminal);
   return terminal;
 }

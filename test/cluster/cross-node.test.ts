@@ -8,7 +8,16 @@
 import { CallToolResultSchema, ElicitRequestSchema, type ElicitRequest, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Balancer, byMethod, Cluster, rpcKind } from "../support/cluster.js";
-import { callToolAsTask, cancelTask, deferred, expectRpcError, getTask, listAllTasks, RELATED_TASK, taskResult } from "../support/conformance.js";
+import {
+  callToolAsTask,
+  cancelTask,
+  deferred,
+  expectRpcError,
+  getTask,
+  listAllTasks,
+  RELATED_TASK,
+  taskResult,
+} from "../support/conformance.js";
 import { connectHttpClient, relatedTaskId, type ConnectOptions, type HttpClient } from "../support/http-fixture.js";
 import { Recorder } from "../support/recorder.js";
 
@@ -167,7 +176,9 @@ describe("cluster: a requestor's notifications/cancelled reaches its request on 
     });
     const { task } = await callToolAsTask(c.client, "ask", { question: "Still there?" });
     const giveUp = new AbortController();
-    const abandoned = c.client.request({ method: "tasks/result", params: { taskId: task.taskId } }, CallToolResultSchema, { signal: giveUp.signal });
+    const abandoned = c.client.request({ method: "tasks/result", params: { taskId: task.taskId } }, CallToolResultSchema, {
+      signal: giveUp.signal,
+    });
     await asked.promise;
     giveUp.abort("no longer waiting");
     await abandoned.catch(() => {});
@@ -255,30 +266,39 @@ describe("cluster: notifications reach the requestor's open stream whichever fro
     // rides the GET stream, which stores each event (for Last-Event-ID) before writing it, while the
     // result comes on the other front's tasks/result stream, and the client drops progress for a
     // task it has the result of. Two streams carry no order between them (transport spec).
-    expect([[1, 2], [1, 2, 3]]).toContainEqual(seen);
+    expect([
+      [1, 2],
+      [1, 2, 3],
+    ]).toContainEqual(seen);
   });
 
-  it.each([0, 1])("progress and status changes arrive on the GET stream held by front %i, the task created through the other", async (holder) => {
-    const balancer = new Balancer(cluster.urls);
-    const other = 1 - holder;
-    balancer.route = (r) => (r.httpMethod === "GET" ? holder : other);
-    const c = await connect(balancer);
-    expect(balancer.where((r) => r.httpMethod === "GET").map((r) => r.node)).toEqual([holder]);
+  it.each([0, 1])(
+    "progress and status changes arrive on the GET stream held by front %i, the task created through the other",
+    async (holder) => {
+      const balancer = new Balancer(cluster.urls);
+      const other = 1 - holder;
+      balancer.route = (r) => (r.httpMethod === "GET" ? holder : other);
+      const c = await connect(balancer);
+      expect(balancer.where((r) => r.httpMethod === "GET").map((r) => r.node)).toEqual([holder]);
 
-    const seen = new Recorder<Progress>();
-    const { task } = await callToolAsTask(c.client, "sleep", { ms: 300, steps: 2 }, {}, { onprogress: (p) => seen.push(p) });
-    const completed = await c.received.waitFor(
-      (r) => r.message.method === "notifications/tasks/status" && r.message.params?.["taskId"] === task.taskId && r.message.params?.["status"] === "completed",
-      "the completed status on the GET stream",
-    );
-    expect(completed.exchange.method).toBe("GET");
-    const progress = c.messagesOf("notifications/progress").filter((r) => relatedTaskId(r.message) === task.taskId);
-    expect(progress.map((r) => [r.exchange.method, r.message.params?.["progress"], r.message.params?.["total"]])).toEqual([
-      ["GET", 1, 2],
-      ["GET", 2, 2],
-    ]);
-    await seen.waitFor((p) => p.progress === 2, "the SDK's onprogress to see both steps");
-    expect((await taskResult(c.client, task.taskId)).content).toEqual(text("slept 300 ms"));
-    expect(c.errors).toEqual([]);
-  });
+      const seen = new Recorder<Progress>();
+      const { task } = await callToolAsTask(c.client, "sleep", { ms: 300, steps: 2 }, {}, { onprogress: (p) => seen.push(p) });
+      const completed = await c.received.waitFor(
+        (r) =>
+          r.message.method === "notifications/tasks/status" &&
+          r.message.params?.["taskId"] === task.taskId &&
+          r.message.params?.["status"] === "completed",
+        "the completed status on the GET stream",
+      );
+      expect(completed.exchange.method).toBe("GET");
+      const progress = c.messagesOf("notifications/progress").filter((r) => relatedTaskId(r.message) === task.taskId);
+      expect(progress.map((r) => [r.exchange.method, r.message.params?.["progress"], r.message.params?.["total"]])).toEqual([
+        ["GET", 1, 2],
+        ["GET", 2, 2],
+      ]);
+      await seen.waitFor((p) => p.progress === 2, "the SDK's onprogress to see both steps");
+      expect((await taskResult(c.client, task.taskId)).content).toEqual(text("slept 300 ms"));
+      expect(c.errors).toEqual([]);
+    },
+  );
 });

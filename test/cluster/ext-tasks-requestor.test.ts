@@ -98,7 +98,9 @@ describe("cluster: our TaskClient under 2026-07-28 across fronts", { timeout: 60
     clients.push(creator);
     const call = await creator.callTool("ask", { question: "Size?" });
     if (call.kind !== "task") throw new Error(`expected a task, got ${call.kind}`);
-    const follower = new TaskClient(new StatelessConnection(front(1)), { elicit: async () => ({ action: "accept", content: { answer: "XL" } }) });
+    const follower = new TaskClient(new StatelessConnection(front(1)), {
+      elicit: async () => ({ action: "accept", content: { answer: "XL" } }),
+    });
     clients.push(follower);
     const resumed = await follower.resume(call.task.id);
     const result = await resumed.result();

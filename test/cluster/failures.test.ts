@@ -59,7 +59,9 @@ describe("cluster: a worker SIGKILLed mid-task", { timeout: 30_000 }, () => {
     const error = await waiting;
     const answeredAfterMs = Date.now() - killedAt;
     expect(error.code).toBe(-32603);
-    expect(error.message).toMatch(/worker stopped responding \(lease expired\); it was not re-run because it was created when its tool declared no recovery \("resume" or "retry"\)/);
+    expect(error.message).toMatch(
+      /worker stopped responding \(lease expired\); it was not re-run because it was created when its tool declared no recovery \("resume" or "retry"\)/,
+    );
     // A lease renewed at most a third of LEASE_MS before the kill, then one reaper pass, then the
     // bus: well within twice the lease.
     expect(answeredAfterMs).toBeLessThan(LEASE_MS + REAPER_INTERVAL_MS + 1500);
@@ -94,7 +96,9 @@ describe("cluster: a worker SIGKILLed mid-task", { timeout: 30_000 }, () => {
     expect((await getTask(c.client, task.taskId)).status).toBe("completed");
     await second.stderr.waitFor((l) => l["audit"] === "completed" && l["taskId"] === task.taskId, "the second worker to complete it");
     // Exactly one node re-queued it: every node runs the reaper, the store's CAS lets one win.
-    const requeued = [...cluster.fronts, ...cluster.workers].flatMap((p) => p.stderr.filter((l) => l["audit"] === "requeued" && l["taskId"] === task.taskId));
+    const requeued = [...cluster.fronts, ...cluster.workers].flatMap((p) =>
+      p.stderr.filter((l) => l["audit"] === "requeued" && l["taskId"] === task.taskId),
+    );
     expect(requeued).toHaveLength(1);
     await cluster.startWorker();
   });
@@ -114,11 +118,15 @@ describe("cluster: PostgreSQL LISTEN connections killed", { timeout: 30_000 }, (
     const live = [...cluster.fronts, ...cluster.workers];
     const reestablished = (): number => live.reduce((n, p) => n + p.stderr.filter((l) => l["msg"] === "LISTEN re-established").length, 0);
     const before = reestablished();
-    const killed = await pgQuery("SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE query = $1 OR query = $2", [`LISTEN ${cluster.channel}`, `UNLISTEN ${cluster.channel}`]);
+    const killed = await pgQuery("SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE query = $1 OR query = $2", [
+      `LISTEN ${cluster.channel}`,
+      `UNLISTEN ${cluster.channel}`,
+    ]);
     expect(killed.rowCount).toBe(live.length);
     const deadline = Date.now() + 10_000;
     while (reestablished() < before + live.length) {
-      if (Date.now() > deadline) throw new Error(`only ${reestablished() - before} of ${live.length} nodes re-established their LISTEN connection`);
+      if (Date.now() > deadline)
+        throw new Error(`only ${reestablished() - before} of ${live.length} nodes re-established their LISTEN connection`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const listening = await pgQuery("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1", [`LISTEN ${cluster.channel}`]);

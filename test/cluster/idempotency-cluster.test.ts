@@ -32,7 +32,10 @@ const ERAS: Era[] = [
       const connection = await connectHttpClient(url, { capabilities: { tasks: {} } });
       clients.push(connection);
       return async (key, ms) => {
-        const answer = await connection.client.request({ method: "tools/call", params: { name: "sleep", arguments: { ms }, task: {}, idempotencyKey: key } }, ANY);
+        const answer = await connection.client.request(
+          { method: "tools/call", params: { name: "sleep", arguments: { ms }, task: {}, idempotencyKey: key } },
+          ANY,
+        );
         return String((answer["task"] as { taskId: string }).taskId);
       };
     },
@@ -62,7 +65,11 @@ describe.each(ERAS)("idempotent creation across processes ($name)", (era) => {
       expect(new Set(ids).size).toBe(1);
       const id = ids[0]!;
       // The worker's claim counts each run: one task in the schema, started once, and it completes.
-      await expect.poll(async () => (await pgQuery(`SELECT status FROM ${cluster.schema}.tasks WHERE id = $1`, [id])).rows[0]?.["status"], { timeout: 10_000 }).toBe("completed");
+      await expect
+        .poll(async () => (await pgQuery(`SELECT status FROM ${cluster.schema}.tasks WHERE id = $1`, [id])).rows[0]?.["status"], {
+          timeout: 10_000,
+        })
+        .toBe("completed");
       const rows = (await pgQuery(`SELECT id, attempts FROM ${cluster.schema}.tasks`)).rows;
       expect(rows).toEqual([{ id, attempts: 1 }]);
     } finally {

@@ -36,23 +36,30 @@ async function moreTasks(load: TaskLoad, n: number, timeoutMs = 30_000): Promise
 }
 
 describe("cluster: PostgreSQL restarted under load", { timeout: 120_000 }, () => {
-  it.each(["immediate", "fast"] as const)("pg_ctl stop -m %s: 0 finished tasks failed, 0 -32603 answers, and work flows again", async (mode) => {
-    const load = await TaskLoad.start(cluster.urls);
-    try {
-      await moreTasks(load, 20);
-      await server.restart(mode, 500);
-      await moreTasks(load, 20);
-    } finally {
-      await load.stop();
-    }
-    expect(load.broken).toEqual([]);
-    expect(load.errors.filter((e) => ownErrorOf(e.code) !== "unavailable")).toEqual([]);
-    expect(load.ended.filter((t) => t.status !== "completed")).toEqual([]);
-    // The outage was seen: some request was answered with the retryable error, or some outcome retried.
-    const retried = cluster.workers.some((w) => w.stderr.filter((l) => l["msg"] === "task store write failed; retrying").length > 0);
-    expect(load.errors.length > 0 || retried).toBe(true);
-    for (const worker of cluster.workers) {
-      expect(worker.stderr.filter((l) => l["msg"] === "could not store task outcome" || l["msg"] === "the outcome could not be stored before the lease ran out")).toEqual([]);
-    }
-  });
+  it.each(["immediate", "fast"] as const)(
+    "pg_ctl stop -m %s: 0 finished tasks failed, 0 -32603 answers, and work flows again",
+    async (mode) => {
+      const load = await TaskLoad.start(cluster.urls);
+      try {
+        await moreTasks(load, 20);
+        await server.restart(mode, 500);
+        await moreTasks(load, 20);
+      } finally {
+        await load.stop();
+      }
+      expect(load.broken).toEqual([]);
+      expect(load.errors.filter((e) => ownErrorOf(e.code) !== "unavailable")).toEqual([]);
+      expect(load.ended.filter((t) => t.status !== "completed")).toEqual([]);
+      // The outage was seen: some request was answered with the retryable error, or some outcome retried.
+      const retried = cluster.workers.some((w) => w.stderr.filter((l) => l["msg"] === "task store write failed; retrying").length > 0);
+      expect(load.errors.length > 0 || retried).toBe(true);
+      for (const worker of cluster.workers) {
+        expect(
+          worker.stderr.filter(
+            (l) => l["msg"] === "could not store task outcome" || l["msg"] === "the outcome could not be stored before the lease ran out",
+          ),
+        ).toEqual([]);
+      }
+    },
+  );
 });

@@ -74,7 +74,9 @@ describe("cluster: rolling restart of the workers", { timeout: 120_000 }, () => 
     for (const { task } of tasks) expect((await getTask(c.client, task.taskId)).status).toBe("completed");
     // Work was in flight when the workers went (the drain path was taken), and none of it failed.
     const ids = new Set(tasks.map(({ task }) => task.taskId));
-    expect(drained.flatMap((p) => p.stderr.filter((l) => l["audit"] === "handed_back" && ids.has(l["taskId"] as string))).length).toBeGreaterThan(0);
+    expect(
+      drained.flatMap((p) => p.stderr.filter((l) => l["audit"] === "handed_back" && ids.has(l["taskId"] as string))).length,
+    ).toBeGreaterThan(0);
     const everyone = [...cluster.fronts, ...cluster.workers, ...drained];
     expect(everyone.flatMap((p) => p.stderr.filter((l) => l["audit"] === "failed" || l["audit"] === "lease_lost"))).toEqual([]);
   });

@@ -16,12 +16,20 @@ let cluster: Cluster;
 let first: CliProcess;
 let second: CliProcess;
 
-const placed = (place: number) => (l: LogLine): boolean => l["msg"] === "this worker's place in the wake order changed" && l["place"] === place;
+const placed =
+  (place: number) =>
+  (l: LogLine): boolean =>
+    l["msg"] === "this worker's place in the wake order changed" && l["place"] === place;
 
 beforeAll(async () => {
   // The CLI's lease (30 s): a killed worker stays in the others' view for the whole test.
   // The burst is one anonymous caller, over the per-caller rate and active-task cap by design.
-  cluster = await Cluster.start({ fronts: 1, workers: 0, concurrency: 4, frontArgs: ["--rate-limit", "off", "--max-active-tasks", "1000"] });
+  cluster = await Cluster.start({
+    fronts: 1,
+    workers: 0,
+    concurrency: 4,
+    frontArgs: ["--rate-limit", "off", "--max-active-tasks", "1000"],
+  });
   first = await cluster.startWorker();
   await first.stderr.waitFor(placed(0), "the first worker's place");
   second = await cluster.startWorker();
@@ -47,7 +55,9 @@ const claims = (worker: CliProcess): LogLine[] => worker.stderr.items.filter((l)
 describe("cluster: a new task wakes one worker", { timeout: 60_000 }, () => {
   it("a burst of 120 tasks over 2 workers of 4 slots all completes", async () => {
     const results = await Promise.all(Array.from({ length: 120 }, () => sleepTask(0)));
-    expect(results.filter((r) => JSON.stringify(r["content"]) === JSON.stringify([{ type: "text", text: "slept 0 ms" }]))).toHaveLength(120);
+    expect(results.filter((r) => JSON.stringify(r["content"]) === JSON.stringify([{ type: "text", text: "slept 0 ms" }]))).toHaveLength(
+      120,
+    );
   });
 
   it("tasks created one at a time are claimed by the first worker; the second sends no claim that finds nothing", async () => {

@@ -44,7 +44,10 @@ describe("cluster: the 2026-07-28 tasks extension on any front", { timeout: 30_0
     const parked = await pollTask(front(1), String(created["taskId"]), (t) => t["status"] === "input_required" || isTerminal(t));
     expect(parked["status"]).toBe("input_required");
     const [key] = Object.keys(parked["inputRequests"] as object);
-    const ack = await statelessResult(front(1), "tasks/update", { taskId: created["taskId"], inputResponses: { [String(key)]: { action: "accept", content: { answer: "teal" } } } });
+    const ack = await statelessResult(front(1), "tasks/update", {
+      taskId: created["taskId"],
+      inputResponses: { [String(key)]: { action: "accept", content: { answer: "teal" } } },
+    });
     expect(ack).toEqual({ resultType: "complete" });
     const done = await pollTask(front(0), String(created["taskId"]), isTerminal);
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "answer: teal" }] } });

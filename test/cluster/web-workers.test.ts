@@ -28,7 +28,15 @@ let front: URL;
 let workerIds: string[];
 
 beforeAll(async () => {
-  cluster = await Cluster.start({ fronts: 1, workers: 2, concurrency: 2, leaseMs: LEASE_MS, logLevel: "info", web: true, frontArgs: ["--admin-token", ADMIN_TOKEN] });
+  cluster = await Cluster.start({
+    fronts: 1,
+    workers: 2,
+    concurrency: 2,
+    leaseMs: LEASE_MS,
+    logLevel: "info",
+    web: true,
+    frontArgs: ["--admin-token", ADMIN_TOKEN],
+  });
   front = new URL(cluster.urls[0] as string);
   workerIds = cluster.workers.map((w) => String(w.stderr.items.find((l) => l["msg"] === "worker started")?.["workerId"]));
   client = new Client({ name: "cluster-view-test", version: "0.0.0" });
@@ -98,7 +106,8 @@ describe("the cluster view of workers, leases and queue depth", { timeout: 120_0
       await panel.locator(`tr.lease[data-task-id="${leased}"]`).click();
       await page.locator("#detail .id", { hasText: leased }).waitFor();
       await page.screenshot({ path: join(ARTIFACTS, "web-view-cluster-1400.png"), fullPage: true });
-      if (process.env["UPDATE_DOCS_SCREENSHOT"] === "1") await page.screenshot({ path: join(REPO_ROOT, "docs", "screenshots", "web-view-cluster-1400.png"), fullPage: true });
+      if (process.env["UPDATE_DOCS_SCREENSHOT"] === "1")
+        await page.screenshot({ path: join(REPO_ROOT, "docs", "screenshots", "web-view-cluster-1400.png"), fullPage: true });
     } finally {
       await page.close();
     }
@@ -114,7 +123,9 @@ describe("the cluster view of workers, leases and queue depth", { timeout: 120_0
     // Not before its lease could have run out: alive is "heartbeat younger than the lease" (it beats every third of it).
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual(LEASE_MS / 3);
     // The reaper takes the lost worker's leases (re-queued or failed, by the tool's retry rule).
-    await expect.poll(async () => (await view()).leases.filter((l) => l.workerId === victimId).length, { timeout: 15_000, interval: 200 }).toBe(0);
+    await expect
+      .poll(async () => (await view()).leases.filter((l) => l.workerId === victimId).length, { timeout: 15_000, interval: 200 })
+      .toBe(0);
     const after = await view();
     expect(after.leases.map((l) => l.workerId)).toEqual([survivorId, survivorId]);
     expect(after.workers[0]?.running).toBe(2);

@@ -55,7 +55,11 @@ const VALID: Array<[what: string, answer: Record<string, unknown>, received: Rec
     accept({ confirm: true, note: "ok", email: "ada@example.org", when: "2026-12-01", count: 5, colour: "green", tags: ["a", "b"] }),
   ],
   ["only the required field", accept({ confirm: false }), accept({ confirm: false })],
-  ["a field the form does not declare besides (kept: JSON Schema allows further properties)", accept({ confirm: true, colur: "red" }), accept({ confirm: true, colur: "red" })],
+  [
+    "a field the form does not declare besides (kept: JSON Schema allows further properties)",
+    accept({ confirm: true, colur: "red" }),
+    accept({ confirm: true, colur: "red" }),
+  ],
   ["a decline", { action: "decline" }, { action: "decline" }],
   ["a cancel with an empty content (dropped)", { action: "cancel", content: {} }, { action: "cancel" }],
 ];
@@ -97,7 +101,9 @@ async function pendingQuestion(taskId: string): Promise<void> {
 
 /** 2025-11-25: the SDK client answers the elicitation that arrives on its tasks/result stream. */
 async function era2025(): Promise<Era> {
-  const connection: HttpClient = await connectHttpClient(server.url, { capabilities: { elicitation: { form: {} }, tasks: { requests: { elicitation: { create: {} } } } } as never });
+  const connection: HttpClient = await connectHttpClient(server.url, {
+    capabilities: { elicitation: { form: {} }, tasks: { requests: { elicitation: { create: {} } } } } as never,
+  });
   let next: Record<string, unknown> = FIX;
   connection.client.setRequestHandler(ElicitRequestSchema, async () => next as ElicitResult);
   let last: Record<string, unknown> | null = null;
@@ -160,17 +166,20 @@ describe.each([
   });
   afterAll(() => era.close());
 
-  it.each(INVALID)("%s is refused with -32602 naming the field, and the question stays open for a fitting answer", async (_what, answer, message) => {
-    const taskId = await era.start();
-    const refused = await era.answer(taskId, answer);
-    expect(refused?.code).toBe(-32602);
-    expect(refused?.message).toMatch(message);
-    const [open] = await server.app.engine.inspect.pendingInputs(taskId);
-    expect(open?.answer).toBeNull();
-    expect((await server.app.engine.inspect.task(taskId))?.status).toBe("input_required");
-    expect(await era.answer(taskId, FIX)).toBeNull();
-    expect(JSON.parse(await era.result(taskId))).toEqual(FIX);
-  });
+  it.each(INVALID)(
+    "%s is refused with -32602 naming the field, and the question stays open for a fitting answer",
+    async (_what, answer, message) => {
+      const taskId = await era.start();
+      const refused = await era.answer(taskId, answer);
+      expect(refused?.code).toBe(-32602);
+      expect(refused?.message).toMatch(message);
+      const [open] = await server.app.engine.inspect.pendingInputs(taskId);
+      expect(open?.answer).toBeNull();
+      expect((await server.app.engine.inspect.task(taskId))?.status).toBe("input_required");
+      expect(await era.answer(taskId, FIX)).toBeNull();
+      expect(JSON.parse(await era.result(taskId))).toEqual(FIX);
+    },
+  );
 
   it.each(VALID)("%s is recorded and reaches the handler as the form's answer", async (_what, answer, received) => {
     const taskId = await era.start();
@@ -192,7 +201,9 @@ describe("the fallback relay (a 2025-11-25 host without tasks)", () => {
     next = accept({ confirm: "maybe" });
     const answer = await host.client.callTool({ name: "form_question_plain", arguments: {} });
     const text = String((answer.content as Array<{ text: string }>)[0]?.text);
-    expect(text).toMatch(/Your answer to its question was not taken \(.*Invalid field "confirm": expected true or false\); the question is still open/);
+    expect(text).toMatch(
+      /Your answer to its question was not taken \(.*Invalid field "confirm": expected true or false\); the question is still open/,
+    );
     const taskId = String((answer.structuredContent as Record<string, unknown>)["taskId"]);
     expect((answer.structuredContent as Record<string, unknown>)["status"]).toBe("input_required");
     next = accept({ confirm: true });
@@ -211,10 +222,18 @@ describe("the rounds of a 2026-07-28 plain call (X-MRTR-1)", () => {
   it("refuse an inputResponses answer that does not fit the form with -32602 naming the field; the same round with a fitting one completes", async () => {
     const args = { name: "ask_plain", arguments: { greeting: "Hi" } };
     const first = await statelessResult(server.url, "tools/call", args);
-    const { body } = await statelessRpc(server.url, "tools/call", { ...args, inputResponses: { "input-1": accept({ name: 42 }) }, requestState: first["requestState"] });
+    const { body } = await statelessRpc(server.url, "tools/call", {
+      ...args,
+      inputResponses: { "input-1": accept({ name: 42 }) },
+      requestState: first["requestState"],
+    });
     expect(body.error?.code).toBe(-32602);
     expect(body.error?.message).toMatch(/inputResponses\.input-1: Invalid field "name": expected a string/);
-    const second = await statelessResult(server.url, "tools/call", { ...args, inputResponses: { "input-1": accept({ name: "Ada" }) }, requestState: first["requestState"] });
+    const second = await statelessResult(server.url, "tools/call", {
+      ...args,
+      inputResponses: { "input-1": accept({ name: "Ada" }) },
+      requestState: first["requestState"],
+    });
     expect(Object.keys(second["inputRequests"] as object)).toEqual(["input-2"]);
   });
 });
@@ -222,7 +241,10 @@ describe("the rounds of a 2026-07-28 plain call (X-MRTR-1)", () => {
 describe("the official 2026-07-28 requestor (@modelcontextprotocol/ext-tasks)", () => {
   it("is refused with -32602 when its answer does not fit the form (X-UPD-4), and the task keeps its question", async () => {
     const { connectRequestor } = await import("../support/ext-tasks-requestor.js");
-    const requestor = await connectRequestor(server.url, { endpointId: "answer-schema", onInputRequest: async () => accept({ confirm: "maybe" }) as never });
+    const requestor = await connectRequestor(server.url, {
+      endpointId: "answer-schema",
+      onInputRequest: async () => accept({ confirm: "maybe" }) as never,
+    });
     try {
       const execution = await requestor.session.callTool("form_question", {});
       expect(execution.kind).toBe("task");

@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { deadlineSignal } from "../../src/core/deadline-signal.js";
 
-const aborted = (signal: AbortSignal): Promise<unknown> => new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true }));
+const aborted = (signal: AbortSignal): Promise<unknown> =>
+  new Promise((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true }));
 
 describe("deadlineSignal", () => {
   it("aborts at its deadline with the given reason", async () => {

@@ -48,7 +48,9 @@ describe("idempotency keys", () => {
     ["256 characters", "k".repeat(256)],
     ["256 characters outside the Basic Multilingual Plane", "😀".repeat(256)],
   ])("%s is refused with -32602", (_what, key) => {
-    expect(() => checkIdempotencyKey(key)).toThrow(expect.objectContaining({ code: -32602, message: expect.stringMatching(/idempotencyKey/) }));
+    expect(() => checkIdempotencyKey(key)).toThrow(
+      expect.objectContaining({ code: -32602, message: expect.stringMatching(/idempotencyKey/) }),
+    );
   });
 
   it("1 to 255 characters are taken as they are", () => {

@@ -22,7 +22,11 @@ describe("toRpcError", () => {
   it("names a full store (SQLITE_FULL) as -32603 with data.reason, not as a bare Internal error", () => {
     const error = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
     expect(toRpcError(error)).toEqual({
-      body: { code: RpcCode.InternalError, message: "The task store's disk is full: nothing was written; retry once space is freed", data: { reason: "store_full" } },
+      body: {
+        code: RpcCode.InternalError,
+        message: "The task store's disk is full: nothing was written; retry once space is freed",
+        data: { reason: "store_full" },
+      },
       known: false,
     });
   });
@@ -61,7 +65,10 @@ describe("toRpcError", () => {
   });
 
   it("keeps a plain {code, message} object and drops a prefix in it", () => {
-    expect(toRpcError({ code: -32602, message: "MCP error -32602: Unknown tool: x" })).toEqual({ body: { code: -32602, message: "Unknown tool: x" }, known: true });
+    expect(toRpcError({ code: -32602, message: "MCP error -32602: Unknown tool: x" })).toEqual({
+      body: { code: -32602, message: "Unknown tool: x" },
+      known: true,
+    });
   });
 
   it("keeps a TaskError of another copy of this package (recognised by its kind)", () => {
@@ -75,7 +82,16 @@ describe("toRpcError", () => {
   });
 
   it("turns anything else into -32603 'Internal error' with nothing of it on the wire", () => {
-    for (const thrown of [new Error("secret at /srv/app.ts:12"), new TypeError("x is undefined"), "a string", 42, null, undefined, { message: "no code" }, { code: 1.5, message: "not an integer" }]) {
+    for (const thrown of [
+      new Error("secret at /srv/app.ts:12"),
+      new TypeError("x is undefined"),
+      "a string",
+      42,
+      null,
+      undefined,
+      { message: "no code" },
+      { code: 1.5, message: "not an integer" },
+    ]) {
       const { body, known } = toRpcError(thrown);
       expect(known).toBe(false);
       expect(body).toEqual({ code: RpcCode.InternalError, message: "Internal error" });

@@ -88,7 +88,9 @@ describe("storageCondition: every connection-level failure of node-postgres is t
     await terminatedUnder(client);
     const error = await thrown(() => client.query("SELECT 1"));
     // Which of the two depends on whether the driver had seen the socket close yet.
-    expect((error as Error).message).toMatch(/^(Connection terminated unexpectedly|Client has encountered a connection error and is not queryable)$/);
+    expect((error as Error).message).toMatch(
+      /^(Connection terminated unexpectedly|Client has encountered a connection error and is not queryable)$/,
+    );
     expect((error as { code?: unknown }).code).toBeUndefined();
     expect(storageCondition(error)).toMatchObject(unreachable);
   });
@@ -160,7 +162,20 @@ describe("storageCondition: every connection-level failure of node-postgres is t
   });
 
   it("Node's errno names for a network that fails, and SQLSTATE 57P02, 57P03 and class 08", () => {
-    for (const code of ["ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "57P02", "57P03", "08000", "08003", "08006", "08001", "08P01"]) {
+    for (const code of [
+      "ECONNRESET",
+      "EPIPE",
+      "ETIMEDOUT",
+      "EHOSTUNREACH",
+      "ENETUNREACH",
+      "57P02",
+      "57P03",
+      "08000",
+      "08003",
+      "08006",
+      "08001",
+      "08P01",
+    ]) {
       expect(storageCondition(Object.assign(new Error(code), { code })), code).toMatchObject(unreachable);
     }
   });
@@ -217,7 +232,10 @@ describe("storageCondition: a PostgreSQL that takes no more connections is the s
       const error = await thrown(() => connected("", role));
       expect(error).toMatchObject({ code: "53300" });
       expect(storageCondition(error)).toMatchObject(unreachable);
-      expect(toRpcError(error).body).toMatchObject({ code: RpcCode.Unavailable, data: { reason: "store_unreachable", retryAfterMs: 1000 } });
+      expect(toRpcError(error).body).toMatchObject({
+        code: RpcCode.Unavailable,
+        data: { reason: "store_unreachable", retryAfterMs: 1000 },
+      });
     } finally {
       await pgQuery(`DROP ROLE ${role}`);
     }
@@ -235,7 +253,7 @@ describe("storageCondition: a PostgreSQL that takes no more connections is the s
       ["sorry, too many clients already", undefined],
       ["remaining connection slots are reserved for non-replication superuser connections", "XX000"],
       ["no more connections allowed (max_client_conn)", "08P01"],
-      ["too many connections for database \"app\"", "XX000"],
+      ['too many connections for database "app"', "XX000"],
       ["FATAL: Max client connections reached; too many connections", undefined],
     ];
     for (const [message, code] of cases) {

@@ -22,7 +22,7 @@ describe("newTaskId", () => {
     }
   });
 
-  it("sorts later creations after earlier ones, byte by byte (SQLite BINARY, PostgreSQL COLLATE \"C\")", () => {
+  it('sorts later creations after earlier ones, byte by byte (SQLite BINARY, PostgreSQL COLLATE "C")', () => {
     const times = [0, 1, 35, 36, 1_000, Date.UTC(2001, 0, 1), Date.UTC(2026, 11, 2), Date.UTC(2100, 0, 1)];
     const ids = times.map((t) => newTaskId(t));
     expect([...ids].sort()).toEqual(ids);

@@ -71,7 +71,8 @@ function examples(): { file: string; servers: Record<string, ServerEntry> }[] {
 /** `npx mcp-tasks <args>` → the dev bin with the same arguments. */
 function devCommand(entry: ServerEntry): { command: string; args: string[] } {
   const [first, ...rest] = entry.args ?? [];
-  if (entry.command !== "npx" || first !== "mcp-tasks") throw new Error(`expected "npx mcp-tasks …", got ${entry.command} ${entry.args?.join(" ")}`);
+  if (entry.command !== "npx" || first !== "mcp-tasks")
+    throw new Error(`expected "npx mcp-tasks …", got ${entry.command} ${entry.args?.join(" ")}`);
   return { command: process.execPath, args: [BIN, ...rest] };
 }
 
@@ -91,7 +92,13 @@ describe("host configuration examples", { timeout: 120_000 }, () => {
   const files = examples();
 
   it("has an example for each documented host, each parsing with our server, its URL and a gateway", () => {
-    expect(files.map((f) => f.file)).toEqual(["claude-code.mcp.json", "codex.config.toml", "cursor.mcp.json", "inspector.json", "vscode.mcp.json"]);
+    expect(files.map((f) => f.file)).toEqual([
+      "claude-code.mcp.json",
+      "codex.config.toml",
+      "cursor.mcp.json",
+      "inspector.json",
+      "vscode.mcp.json",
+    ]);
     for (const { servers } of files) {
       expect(Object.keys(servers).sort()).toEqual(["files", "mcp-tasks", "mcp-tasks-http"]);
       expect(servers["files"]?.args).toContain("gateway");

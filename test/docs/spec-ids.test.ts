@@ -24,7 +24,11 @@ function definedIds(): string[] {
 
 it("defines every requirement id cited in src/ and test/", () => {
   const defined = new Set(definedIds());
-  const cited = new Set(filesUnder(join(REPO_ROOT, "src")).concat(filesUnder(join(REPO_ROOT, "test"))).flatMap((file) => readFileSync(file, "utf8").match(ID) ?? []));
+  const cited = new Set(
+    filesUnder(join(REPO_ROOT, "src"))
+      .concat(filesUnder(join(REPO_ROOT, "test")))
+      .flatMap((file) => readFileSync(file, "utf8").match(ID) ?? []),
+  );
   expect([...cited].filter((id) => !defined.has(id)).sort()).toEqual([]);
 });
 

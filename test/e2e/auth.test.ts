@@ -117,10 +117,14 @@ describe("bearer auth and owner binding over HTTP", () => {
       expect(res.text).not.toContain(taskId);
     }
     // The same answer as for a session id that does not exist.
-    const unknown = await rawPost(fx.url, { jsonrpc: "2.0", id: 5, method: "tasks/get", params: { taskId } }, {
-      ...hijack,
-      "mcp-session-id": "00000000-0000-4000-8000-000000000000",
-    });
+    const unknown = await rawPost(
+      fx.url,
+      { jsonrpc: "2.0", id: 5, method: "tasks/get", params: { taskId } },
+      {
+        ...hijack,
+        "mcp-session-id": "00000000-0000-4000-8000-000000000000",
+      },
+    );
     expect(unknown.status).toBe(404);
     expect(unknown.text).toBe(attempts[0]?.text);
 

@@ -37,7 +37,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-const cli = (args: string[], timeoutMs = 30_000) => runCli(args, { env: { MCP_TASKS_STATE_DIR: state, MCP_TASKS_PROTOCOL: "auto" }, timeoutMs });
+const cli = (args: string[], timeoutMs = 30_000) =>
+  runCli(args, { env: { MCP_TASKS_STATE_DIR: state, MCP_TASKS_PROTOCOL: "auto" }, timeoutMs });
 
 function journal(): Array<Record<string, unknown>> {
   return readFileSync(join(state, "journal.jsonl"), "utf8")
@@ -47,7 +48,9 @@ function journal(): Array<Record<string, unknown>> {
 }
 
 function cachedEras(): Array<{ target: string; revision: string }> {
-  return readdirSync(join(state, "eras")).map((name) => JSON.parse(readFileSync(join(state, "eras", name), "utf8")) as { target: string; revision: string });
+  return readdirSync(join(state, "eras")).map(
+    (name) => JSON.parse(readFileSync(join(state, "eras", name), "utf8")) as { target: string; revision: string },
+  );
 }
 
 const json = (stdout: string): Record<string, unknown> => JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
@@ -58,7 +61,11 @@ describe("mcp-tasks requestor commands under 2026-07-28", { timeout: 60_000 }, (
     expect(run.code, run.stderr).toBe(0);
     expect(json(run.stdout)).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Computed cli in 1 s" }] } });
     expect(cachedEras()).toEqual([expect.objectContaining({ target: server.url.href, revision: "2026-07-28" })]);
-    expect(journal().find((e) => e["op"] === "created")).toMatchObject({ name: "slow_compute", protocol: "2026-07-28", target: server.url.href });
+    expect(journal().find((e) => e["op"] === "created")).toMatchObject({
+      name: "slow_compute",
+      protocol: "2026-07-28",
+      target: server.url.href,
+    });
     expect(journal().some((e) => e["session"] !== undefined)).toBe(false);
   });
 
@@ -76,7 +83,16 @@ describe("mcp-tasks requestor commands under 2026-07-28", { timeout: 60_000 }, (
   });
 
   it("--protocol 2025-11-25 forces a session on a server that speaks both, without asking server/discover", async () => {
-    const run = await cli(["call", server.url.href, "slow_compute", '{"seconds":0.1,"label":"old"}', "--task", "--protocol", "2025-11-25", "--json"]);
+    const run = await cli([
+      "call",
+      server.url.href,
+      "slow_compute",
+      '{"seconds":0.1,"label":"old"}',
+      "--task",
+      "--protocol",
+      "2025-11-25",
+      "--json",
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(journal().find((e) => e["op"] === "created")).toMatchObject({ protocol: "2025-11-25", session: expect.any(String) });
     expect(() => readdirSync(join(state, "eras"))).toThrow();
@@ -89,7 +105,17 @@ describe("mcp-tasks requestor commands under 2026-07-28", { timeout: 60_000 }, (
   });
 
   it("answers a plain call's two MRTR rounds with two --answer options, in order (X-MRTR-1)", async () => {
-    const run = await cli(["call", server.url.href, "ask_plain", '{"greeting":"Hi"}', "--answer", '{"name":"Ada"}', "--answer", '{"sure":true}', "--json"]);
+    const run = await cli([
+      "call",
+      server.url.href,
+      "ask_plain",
+      '{"greeting":"Hi"}',
+      "--answer",
+      '{"name":"Ada"}',
+      "--answer",
+      '{"sure":true}',
+      "--json",
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(json(run.stdout)).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Hi Ada (sure)" }] } });
   });
@@ -97,7 +123,10 @@ describe("mcp-tasks requestor commands under 2026-07-28", { timeout: 60_000 }, (
   it("answers a tool's gather before its task exists (MRTR), then follows the task (X-MRTR-2)", async () => {
     const run = await cli(["call", server.url.href, "test_tool_with_task", "{}", "--answer", '{"name":"Grace"}', "--json"]);
     expect(run.code, run.stderr).toBe(0);
-    expect(json(run.stdout)).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Hello, Grace! The task finished." }] } });
+    expect(json(run.stdout)).toMatchObject({
+      status: "completed",
+      result: { content: [{ type: "text", text: "Hello, Grace! The task finished." }] },
+    });
   });
 
   it("without a terminal or --answer, a task's elicitation is answered cancel, as under 2025-11-25", async () => {
@@ -123,7 +152,11 @@ describe("mcp-tasks requestor commands under 2026-07-28", { timeout: 60_000 }, (
     const id = detached.stdout.trim();
     const run = await cli(["tasks", "result", server.url.href, id, "--answer", '{"confirm":true}', "--json"]);
     expect(run.code, run.stderr).toBe(0);
-    expect(json(run.stdout)).toMatchObject({ taskId: id, status: "completed", result: { content: [{ type: "text", text: "Deleted later.txt" }] } });
+    expect(json(run.stdout)).toMatchObject({
+      taskId: id,
+      status: "completed",
+      result: { content: [{ type: "text", text: "Deleted later.txt" }] },
+    });
   });
 
   it("tasks list reads the journaled tasks of the target with tasks/get (2026-07-28 has no tasks/list)", async () => {
@@ -135,12 +168,16 @@ describe("mcp-tasks requestor commands under 2026-07-28", { timeout: 60_000 }, (
   });
 
   it("tasks list also reads the tasks this state directory created on the target under 2025-11-25: a server that speaks both reads them by id (X-LEG-5)", async () => {
-    const older = (await cli(["call", server.url.href, "slow_compute", '{"seconds":60,"label":"a"}', "--task", "--detach", "--protocol", "2025-11-25"])).stdout.trim();
+    const older = (
+      await cli(["call", server.url.href, "slow_compute", '{"seconds":60,"label":"a"}', "--task", "--detach", "--protocol", "2025-11-25"])
+    ).stdout.trim();
     const newer = (await cli(["call", server.url.href, "slow_compute", '{"seconds":60,"label":"b"}', "--detach"])).stdout.trim();
     const run = await cli(["tasks", "list", server.url.href, "--json"]);
     expect(run.code, run.stderr).toBe(0);
     expect(json(run.stdout)).toMatchObject({ source: "journal" });
-    expect(json(run.stdout)["tasks"]).toEqual(expect.arrayContaining([expect.objectContaining({ taskId: older }), expect.objectContaining({ taskId: newer })]));
+    expect(json(run.stdout)["tasks"]).toEqual(
+      expect.arrayContaining([expect.objectContaining({ taskId: older }), expect.objectContaining({ taskId: newer })]),
+    );
     for (const id of [older, newer]) await cli(["tasks", "cancel", server.url.href, id]);
   });
 
@@ -156,7 +193,11 @@ describe("mcp-tasks requestor commands under 2026-07-28", { timeout: 60_000 }, (
     await second.url();
     const run = await cli(["tasks", "result", url, id, "--json"]);
     expect(run.code, run.stderr).toBe(0);
-    expect(json(run.stdout)).toMatchObject({ taskId: id, status: "completed", result: { content: [{ type: "text", text: "slept 3000 ms" }] } });
+    expect(json(run.stdout)).toMatchObject({
+      taskId: id,
+      status: "completed",
+      result: { content: [{ type: "text", text: "slept 3000 ms" }] },
+    });
     await second.kill("SIGTERM");
   });
 });
@@ -168,7 +209,9 @@ describe("mcp-tasks call under 2026-07-28 in a terminal", { timeout: 60_000 }, (
 
   async function runInTerminal(args: string[]): Promise<TmuxTerminal> {
     const command = [process.execPath, BIN, ...args].map(shellQuote).join(" ");
-    terminal = await TmuxTerminal.start(`cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_PROTOCOL=auto MCP_TASKS_STATE_DIR=${shellQuote(state)} ${command}; echo "EXIT=$?"; sleep 600`);
+    terminal = await TmuxTerminal.start(
+      `cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_PROTOCOL=auto MCP_TASKS_STATE_DIR=${shellQuote(state)} ${command}; echo "EXIT=$?"; sleep 600`,
+    );
     return terminal;
   }
 

@@ -23,7 +23,8 @@ afterEach(async () => {
 const env = () => ({ MCP_TASKS_STATE_DIR: state });
 const cli = (args: string[]) => runCli(args, { env: env(), timeoutMs: 45_000 });
 /** The last line of a `--json` run, parsed; {} when it printed nothing (it hung and was killed). */
-const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) || "{}") as { taskId?: string; result?: { content?: { text?: string }[] } };
+const lastJson = (stdout: string) =>
+  JSON.parse(stdout.trim().split("\n").at(-1) || "{}") as { taskId?: string; result?: { content?: { text?: string }[] } };
 const textOf = (stdout: string) => lastJson(stdout).result?.content?.[0]?.text;
 const journal = () =>
   readFileSync(join(state, "journal.jsonl"), "utf8")
@@ -44,7 +45,9 @@ describe("CLI processes sharing one state directory, against our server", { time
     // A state directory that has been used before, as a user's has.
     expect((await cli(["call", server.url.href, "sleep", '{"ms":10}', "--task"])).code).toBe(0);
     const durations = [2400, 1800, 1200, 600];
-    const runs = await Promise.all(durations.map((ms) => cli(["call", server.url.href, "sleep", JSON.stringify({ ms }), "--task", "--json"])));
+    const runs = await Promise.all(
+      durations.map((ms) => cli(["call", server.url.href, "sleep", JSON.stringify({ ms }), "--task", "--json"])),
+    );
     expect(runs.map((run) => textOf(run.stdout))).toEqual(durations.map((ms) => `slept ${ms} ms`));
     expect(runs.map((run) => run.code)).toEqual([0, 0, 0, 0]);
     const ids = runs.map((run) => lastJson(run.stdout).taskId);
@@ -71,31 +74,35 @@ describe("CLI processes sharing one state directory, against our server", { time
   });
 });
 
-describe("CLI processes sharing one state directory, against a receiver that binds tasks to the session (ours, --bind session)", { timeout: 90_000 }, () => {
-  let bound: HttpServerFixture;
-  beforeEach(async () => {
-    bound = await startHttpServer({ app: { pollIntervalMs: 50, bind: "session" } });
-  });
-  afterEach(async () => {
-    await bound.close();
-  });
+describe(
+  "CLI processes sharing one state directory, against a receiver that binds tasks to the session (ours, --bind session)",
+  { timeout: 90_000 },
+  () => {
+    let bound: HttpServerFixture;
+    beforeEach(async () => {
+      bound = await startHttpServer({ app: { pollIntervalMs: 50, bind: "session" } });
+    });
+    afterEach(async () => {
+      await bound.close();
+    });
 
-  it("calls that wait and calls that detach, all at once: each prints its own; tasks result in later processes prints each detached task's own result", async () => {
-    expect((await cli(["call", bound.url.href, "sleep", '{"ms":10}', "--task"])).code).toBe(0);
-    const waited = [4000, 3000];
-    const detachedMs = [900, 300];
-    const [calls, detached] = await Promise.all([
-      Promise.all(waited.map((ms) => cli(["call", bound.url.href, "sleep", JSON.stringify({ ms }), "--task", "--json"]))),
-      Promise.all(detachedMs.map((ms) => cli(["call", bound.url.href, "sleep", JSON.stringify({ ms }), "--detach"]))),
-    ]);
-    expect(calls.map((run) => textOf(run.stdout))).toEqual(waited.map((ms) => `slept ${ms} ms`));
-    const ids = detached.map((run) => run.stdout.trim());
-    expect(new Set(ids).size).toBe(2);
-    const results = await Promise.all(ids.map((id) => cli(["tasks", "result", bound.url.href, id])));
-    expect(results.map((run) => run.stdout)).toEqual(detachedMs.map((ms) => `slept ${ms} ms\n`));
-    expect(results.map((run) => run.code)).toEqual([0, 0]);
-  });
-});
+    it("calls that wait and calls that detach, all at once: each prints its own; tasks result in later processes prints each detached task's own result", async () => {
+      expect((await cli(["call", bound.url.href, "sleep", '{"ms":10}', "--task"])).code).toBe(0);
+      const waited = [4000, 3000];
+      const detachedMs = [900, 300];
+      const [calls, detached] = await Promise.all([
+        Promise.all(waited.map((ms) => cli(["call", bound.url.href, "sleep", JSON.stringify({ ms }), "--task", "--json"]))),
+        Promise.all(detachedMs.map((ms) => cli(["call", bound.url.href, "sleep", JSON.stringify({ ms }), "--detach"]))),
+      ]);
+      expect(calls.map((run) => textOf(run.stdout))).toEqual(waited.map((ms) => `slept ${ms} ms`));
+      const ids = detached.map((run) => run.stdout.trim());
+      expect(new Set(ids).size).toBe(2);
+      const results = await Promise.all(ids.map((id) => cli(["tasks", "result", bound.url.href, id])));
+      expect(results.map((run) => run.stdout)).toEqual(detachedMs.map((ms) => `slept ${ms} ms\n`));
+      expect(results.map((run) => run.code)).toEqual([0, 0]);
+    });
+  },
+);
 
 async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

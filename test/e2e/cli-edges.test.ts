@@ -39,7 +39,11 @@ beforeEach(() => {
 
 const cli = (args: string[], stateDir = state) => runCli(args, { env: { MCP_TASKS_STATE_DIR: stateDir }, timeoutMs: 30_000 });
 /** A table printed by the CLI: its lines, each split into cells at runs of two or more spaces. */
-const table = (stdout: string) => stdout.trimEnd().split("\n").map((line) => line.split(/ {2,}/));
+const table = (stdout: string) =>
+  stdout
+    .trimEnd()
+    .split("\n")
+    .map((line) => line.split(/ {2,}/));
 const created = async (args: string[], stateDir = state): Promise<string> => {
   const run = await cli([...args, "--json"], stateDir);
   const taskId = (JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as { taskId?: string }).taskId;
@@ -63,7 +67,10 @@ describe("mcp-tasks tools list", { timeout: 60_000 }, () => {
     const run = await cli(["tools", "list", demoUrl, "--json"]);
     expect(run.code).toBe(0);
     const { tools } = JSON.parse(run.stdout) as { tools: Array<Record<string, unknown>> };
-    expect(tools.find((t) => t["name"] === "sleep")).toMatchObject({ inputSchema: { type: "object" }, execution: { taskSupport: "optional" } });
+    expect(tools.find((t) => t["name"] === "sleep")).toMatchObject({
+      inputSchema: { type: "object" },
+      execution: { taskSupport: "optional" },
+    });
   });
 });
 
@@ -105,7 +112,11 @@ describe("mcp-tasks tasks list", { timeout: 60_000 }, () => {
     const elsewhere = mkdtempSync(join(scratch, "other-"));
     const id = await created(["call", demoUrl, "sleep", '{"ms":10}', "--task"], elsewhere);
     const run = await cli(["tasks", "list", demoUrl]);
-    expect(table(run.stdout).find((r) => r[0] === id)?.slice(1, 3)).toEqual(["—", "completed"]);
+    expect(
+      table(run.stdout)
+        .find((r) => r[0] === id)
+        ?.slice(1, 3),
+    ).toEqual(["—", "completed"]);
   });
 
   it("--status keeps only the tasks in that status", async () => {
@@ -200,14 +211,17 @@ describe("help texts", { timeout: 60_000 }, () => {
     expect(run.stdout.replace(/\s+/g, " ")).toContain("both protocol revisions (2025-11-25, and 2026-07-28 with the tasks extension)");
   });
 
-  it.each(["call", "tasks list", "tasks result", "tools list"])("%s --help: named arguments, the ordinary options before the OAuth block", async (command) => {
-    const run = await runCli([...command.split(" "), "--help"]);
-    expect(run.code).toBe(0);
-    expect(run.stdout).not.toContain("positionals");
-    expect(run.stdout).toMatch(/^Arguments:\n {2}target /m);
-    expect(run.stdout.indexOf("\nOptions:")).toBeGreaterThan(0);
-    expect(run.stdout.indexOf("\nOptions:")).toBeLessThan(run.stdout.indexOf("\nOAuth ("));
-  });
+  it.each(["call", "tasks list", "tasks result", "tools list"])(
+    "%s --help: named arguments, the ordinary options before the OAuth block",
+    async (command) => {
+      const run = await runCli([...command.split(" "), "--help"]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).not.toContain("positionals");
+      expect(run.stdout).toMatch(/^Arguments:\n {2}target /m);
+      expect(run.stdout.indexOf("\nOptions:")).toBeGreaterThan(0);
+      expect(run.stdout.indexOf("\nOptions:")).toBeLessThan(run.stdout.indexOf("\nOAuth ("));
+    },
+  );
 
   it("serve --help lists every demo tool, steps included", async () => {
     const run = await runCli(["serve", "--help"]);
@@ -220,7 +234,9 @@ describe("serve that cannot start", { timeout: 60_000 }, () => {
     const taken = new URL(demoUrl).port;
     const run = await runCli(["serve", "--demo", "--port", taken, "--store", "memory"]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`mcp-tasks: cannot listen on 127.0.0.1:${taken}: the port is in use (another server?); choose another with --port (0 picks a free one)`);
+    expect(run.stderr).toContain(
+      `mcp-tasks: cannot listen on 127.0.0.1:${taken}: the port is in use (another server?); choose another with --port (0 picks a free one)`,
+    );
     expect(run.stderr).not.toContain("EADDRINUSE: address already in use");
   });
 

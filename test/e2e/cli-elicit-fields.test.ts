@@ -22,10 +22,14 @@ beforeAll(async () => {
   if (!hasTmux()) throw new Error("tmux is not installed: the pseudo-terminal tests of `mcp-tasks call` need it (apt-get install tmux)");
   server = await startHttpServer({ app: { pollIntervalMs: 50 } });
   // Asks the form given in its arguments and answers with what came back, as JSON.
-  server.app.tool("ask_form", { input: z.object({ form: z.record(z.string(), z.unknown()) }), taskSupport: "required" }, async ({ form }, ctx) => {
-    const answer = await ctx.elicit({ mode: "form", message: "Fill in the form", requestedSchema: form as never });
-    return { content: [{ type: "text", text: `answer=${JSON.stringify({ action: answer.action, content: answer.content ?? null })}` }] };
-  });
+  server.app.tool(
+    "ask_form",
+    { input: z.object({ form: z.record(z.string(), z.unknown()) }), taskSupport: "required" },
+    async ({ form }, ctx) => {
+      const answer = await ctx.elicit({ mode: "form", message: "Fill in the form", requestedSchema: form as never });
+      return { content: [{ type: "text", text: `answer=${JSON.stringify({ action: answer.action, content: answer.content ?? null })}` }] };
+    },
+  );
   state = mkdtempSync(join(tmpdir(), "mcp-tasks-elicit-fields-"));
 }, 30_000);
 
@@ -52,7 +56,10 @@ function answered(screen: string): unknown {
 describe.each(ERAS)("the elicitation prompts of mcp-tasks call under $name", { timeout: 60_000 }, (era) => {
   async function callAskForm(schema: unknown): Promise<TmuxTerminal> {
     const cli = [process.execPath, BIN, "call", server.url.href, "ask_form", JSON.stringify({ form: schema })].map(shellQuote).join(" ");
-    terminal = await TmuxTerminal.start(`cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_PROTOCOL=${era.protocol} MCP_TASKS_STATE_DIR=${shellQuote(state)} ${cli}; echo "EXIT=$?"; sleep 600`, { width: 200 });
+    terminal = await TmuxTerminal.start(
+      `cd ${shellQuote(REPO_ROOT)} && MCP_TASKS_PROTOCOL=${era.protocol} MCP_TASKS_STATE_DIR=${shellQuote(state)} ${cli}; echo "EXIT=$?"; sleep 600`,
+      { width: 200 },
+    );
     return terminal;
   }
 
@@ -87,7 +94,9 @@ describe.each(ERAS)("the elicitation prompts of mcp-tasks call under $name", { t
   });
 
   it("a required choice without a default starts on no choice: Enter alone asks again; an optional one left on (no answer) is left out", async () => {
-    const term = await callAskForm(form({ colour: { type: "string", enum: ["red", "green"] }, size: { type: "string", enum: ["S", "M"] } }, ["colour"]));
+    const term = await callAskForm(
+      form({ colour: { type: "string", enum: ["red", "green"] }, size: { type: "string", enum: ["S", "M"] } }, ["colour"]),
+    );
     await term.waitFor("(choose one)");
     await term.press("Enter");
     await term.waitFor("an answer is required: choose one");

@@ -27,29 +27,40 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const lastJson = (stdout: string): Record<string, unknown> => JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+const lastJson = (stdout: string): Record<string, unknown> =>
+  JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
 
 describe.each(ERAS)("mcp-tasks without a task under $name", { timeout: 40_000 }, (era) => {
-  const cli = (args: string[]) => runCli(args, { env: { MCP_TASKS_STATE_DIR: mkdtempSync(join(dir, "state-")), MCP_TASKS_PROTOCOL: era.protocol }, timeoutMs: 30_000 });
+  const cli = (args: string[]) =>
+    runCli(args, { env: { MCP_TASKS_STATE_DIR: mkdtempSync(join(dir, "state-")), MCP_TASKS_PROTOCOL: era.protocol }, timeoutMs: 30_000 });
 
   it("call --task says on stderr when the server answered at once without a task, and prints the result", async () => {
     const run = await cli(["call", url, "sleep", '{"ms":10}', "--task"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain("slept 10 ms");
-    if (era.quickTaskCall === "inline") expect(run.stderr).toContain("No task was created: the server answered the call at once; its result follows.");
+    if (era.quickTaskCall === "inline")
+      expect(run.stderr).toContain("No task was created: the server answered the call at once; its result follows.");
     else expect(run.stderr).not.toContain("No task was created");
   });
 
   it("call --json of a creation the server refuses prints {taskId: null, status: null, error}", async () => {
     const run = await cli(["call", url, "sleep", '{"ms":"soon"}', "--task", "--json"]);
     expect(run.code).toBe(1);
-    expect(lastJson(run.stdout)).toEqual({ taskId: null, status: null, error: { code: -32602, message: expect.stringContaining("Invalid arguments for tool sleep") } });
+    expect(lastJson(run.stdout)).toEqual({
+      taskId: null,
+      status: null,
+      error: { code: -32602, message: expect.stringContaining("Invalid arguments for tool sleep") },
+    });
   });
 
   it("call --json against an unreachable server prints {taskId: null, status: null, error} and exits 4", async () => {
     const run = await cli(["call", `http://127.0.0.1:${await freePort()}/mcp`, "sleep", '{"ms":10}', "--task", "--json"]);
     expect(run.code).toBe(4);
-    expect(lastJson(run.stdout)).toEqual({ taskId: null, status: null, error: expect.objectContaining({ message: expect.stringContaining("connection refused") }) });
+    expect(lastJson(run.stdout)).toEqual({
+      taskId: null,
+      status: null,
+      error: expect.objectContaining({ message: expect.stringContaining("connection refused") }),
+    });
   });
 
   it("tasks get --json of a task the server does not know prints {taskId, status: null, error}", async () => {

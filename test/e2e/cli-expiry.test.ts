@@ -45,7 +45,7 @@ describe("an expired task", { timeout: 60_000 }, () => {
     expect(run.code).toBe(1);
   });
 
-  it("T-ERR-7: `tasks get` on a task past its ttl (swept: \"not found\") says it expired, with the ttl the journal kept", async () => {
+  it('T-ERR-7: `tasks get` on a task past its ttl (swept: "not found") says it expired, with the ttl the journal kept', async () => {
     const created = await cli(["call", server.url.href, "sleep", '{"ms":4000}', "--task", "--ttl", "1000", "--detach"]);
     const id = created.stdout.trim();
     await new Promise((resolve) => setTimeout(resolve, 1300));

@@ -29,7 +29,9 @@ afterAll(async () => {
 describe.each(["2025-11-25", "2026-07-28"])("Ctrl-C on a plain call (%s)", (protocol) => {
   it("withdraws the call: exit 3, and the tool's signal aborts on the server within a second", { timeout: 40_000 }, async () => {
     const tag = `interrupt-${protocol}`;
-    const call = CliProcess.spawn(["call", url, "hold", JSON.stringify({ tag }), "--no-task"], { env: { MCP_TASKS_PROTOCOL: protocol, MCP_TASKS_STATE_DIR: state } });
+    const call = CliProcess.spawn(["call", url, "hold", JSON.stringify({ tag }), "--no-task"], {
+      env: { MCP_TASKS_PROTOCOL: protocol, MCP_TASKS_STATE_DIR: state },
+    });
     await server.stderr.waitFor((line) => line["msg"] === "hold started" && line["tag"] === tag, "the tool to start", 20_000);
     call.child.kill("SIGINT");
     const sent = performance.now();

@@ -16,7 +16,11 @@ import { AuthenticationError } from "../../src/cli/authentication-error.js";
 import { LoopbackRedirect } from "../../src/cli/oauth/loopback-redirect.js";
 import { killAll, REPO_ROOT, runCli } from "../support/cli-process.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
-import { startAuthorizationServer, type AuthorizationServerFixture, type AuthorizationServerOptions } from "../support/oauth-authorization-server.js";
+import {
+  startAuthorizationServer,
+  type AuthorizationServerFixture,
+  type AuthorizationServerOptions,
+} from "../support/oauth-authorization-server.js";
 
 const AUDIENCE = "mcp-tasks-oauth-e2e";
 const SCOPE = "tasks:run";
@@ -35,7 +39,9 @@ afterEach(async () => {
 });
 
 /** The authorization server, and our server accepting its tokens (T-SEC-1: JWT bearer auth). */
-async function start(options: Partial<AuthorizationServerOptions> = {}): Promise<{ url: string; env: Record<string, string>; stateDir: string; opened: string }> {
+async function start(
+  options: Partial<AuthorizationServerOptions> = {},
+): Promise<{ url: string; env: Record<string, string>; stateDir: string; opened: string }> {
   as = await startAuthorizationServer({ audience: AUDIENCE, ...options });
   fx = await startHttpServer({
     http: {
@@ -50,7 +56,11 @@ async function start(options: Partial<AuthorizationServerOptions> = {}): Promise
     url: fx.url.href,
     stateDir,
     opened,
-    env: { MCP_TASKS_STATE_DIR: stateDir, BROWSER: `${process.execPath} ${join(REPO_ROOT, "test/support/headless-browser.mjs")}`, OPENED_LOG: opened },
+    env: {
+      MCP_TASKS_STATE_DIR: stateDir,
+      BROWSER: `${process.execPath} ${join(REPO_ROOT, "test/support/headless-browser.mjs")}`,
+      OPENED_LOG: opened,
+    },
   };
 }
 
@@ -94,7 +104,14 @@ describe("mcp-tasks and a server behind OAuth", () => {
   it("concurrent calls sharing a state directory sign in once: one registration, one browser tab, each prints its own result", async () => {
     const { url, env, opened } = await start();
     // The person takes 4 s in the browser: the other runs arrive while the first waits for them.
-    const runs = await Promise.all([1, 2, 3].map((ms) => runCli(["call", url, "sleep", JSON.stringify({ ms }), "--no-task"], { env: { ...env, BROWSER_DELAY_MS: "4000" }, timeoutMs: 90_000 })));
+    const runs = await Promise.all(
+      [1, 2, 3].map((ms) =>
+        runCli(["call", url, "sleep", JSON.stringify({ ms }), "--no-task"], {
+          env: { ...env, BROWSER_DELAY_MS: "4000" },
+          timeoutMs: 90_000,
+        }),
+      ),
+    );
     expect(runs.map((r) => r.stdout.trim())).toEqual(["slept 1 ms", "slept 2 ms", "slept 3 ms"]);
     expect(runs.map((r) => r.code)).toEqual([0, 0, 0]);
     expect(as!.log.registrations).toHaveLength(1);
@@ -117,7 +134,14 @@ describe("mcp-tasks and a server behind OAuth", () => {
     const status = await runCli(["auth", "status", url, "--json"], { env });
     expect(status.code).toBe(0);
     const shown = JSON.parse(status.stdout) as Record<string, unknown>;
-    expect(shown).toMatchObject({ target: url, signedIn: true, issuer: as!.issuer, clientId: as!.log.registrations[0]!.clientId, scope: SCOPE, refreshable: true });
+    expect(shown).toMatchObject({
+      target: url,
+      signedIn: true,
+      issuer: as!.issuer,
+      clientId: as!.log.registrations[0]!.clientId,
+      scope: SCOPE,
+      refreshable: true,
+    });
     expect(Date.parse(shown["expiresAt"] as string)).toBeGreaterThan(Date.now());
 
     const logout = await runCli(["auth", "logout", url], { env });
@@ -134,7 +158,10 @@ describe("mcp-tasks and a server behind OAuth", () => {
     expect((await runCli(["auth", "login", url], { env, timeoutMs: 60_000 })).code).toBe(0);
     expect((await runCli(["auth", "login", url], { env, timeoutMs: 60_000 })).code).toBe(0);
     expect(as!.log.registrations).toHaveLength(1);
-    expect(as!.log.authorizations.map((a) => a.redirectUri)).toEqual([as!.log.registrations[0]!.redirectUris[0], as!.log.registrations[0]!.redirectUris[0]]);
+    expect(as!.log.authorizations.map((a) => a.redirectUri)).toEqual([
+      as!.log.registrations[0]!.redirectUris[0],
+      as!.log.registrations[0]!.redirectUris[0],
+    ]);
   });
 
   it("an expired access token is refreshed before the request, without asking the person again", async () => {

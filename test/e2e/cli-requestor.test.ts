@@ -38,7 +38,11 @@ describe("mcp-tasks call", { timeout: 60_000 }, () => {
 
   it("--json: the outcome as one JSON object with the task id", async () => {
     const run = await cli(["call", ours.url.href, "sleep", '{"ms":10}', "--task", "--ttl", "60000", "--json"]);
-    expect(json(run.stdout)).toMatchObject({ taskId: expect.any(String), status: "completed", result: { content: [{ type: "text", text: "slept 10 ms" }] } });
+    expect(json(run.stdout)).toMatchObject({
+      taskId: expect.any(String),
+      status: "completed",
+      result: { content: [{ type: "text", text: "slept 10 ms" }] },
+    });
     expect(run.code).toBe(0);
   });
 
@@ -68,7 +72,7 @@ describe("mcp-tasks call", { timeout: 60_000 }, () => {
     expect(run.stderr).toContain("Cannot connect");
   });
 
-  it("without a terminal, an elicitation is answered \"cancel\" with a note (nobody can answer it)", async () => {
+  it('without a terminal, an elicitation is answered "cancel" with a note (nobody can answer it)', async () => {
     const run = await cli(["call", ours.url.href, "ask", '{"question":"Colour?"}', "--task"]);
     expect(run.stdout).toBe("cancelled\n");
     expect(run.stderr).toContain("no terminal to answer");

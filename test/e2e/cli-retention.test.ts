@@ -24,7 +24,19 @@ let forgetting: string;
 
 async function serve(extra: string[]): Promise<string> {
   const port = await freePort();
-  const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", String(port), "--default-ttl", String(TTL_MS), "--poll-interval", "50", ...extra]);
+  const server = CliProcess.spawn([
+    "serve",
+    "--demo",
+    "--store",
+    "memory",
+    "--port",
+    String(port),
+    "--default-ttl",
+    String(TTL_MS),
+    "--poll-interval",
+    "50",
+    ...extra,
+  ]);
   return server.url();
 }
 

@@ -55,18 +55,17 @@ describe("mcp-tasks call in a terminal", { timeout: 60_000 }, () => {
   });
 
   it("SEP-1034: a multi-select's default choices come ticked; ticking one more sends the defaults and it", async () => {
-    server.app.tool(
-      "pick_tags",
-      { input: z.object({}), taskSupport: "optional" },
-      async (_args, ctx) => {
-        const answer = await ctx.elicit({
-          mode: "form",
-          message: "Tags?",
-          requestedSchema: { type: "object", properties: { tags: { type: "array", items: { type: "string", enum: ["red", "green", "blue"] }, default: ["green", "blue"] } } },
-        });
-        return { content: [{ type: "text", text: `tags: ${JSON.stringify(answer.content?.["tags"])}` }] };
-      },
-    );
+    server.app.tool("pick_tags", { input: z.object({}), taskSupport: "optional" }, async (_args, ctx) => {
+      const answer = await ctx.elicit({
+        mode: "form",
+        message: "Tags?",
+        requestedSchema: {
+          type: "object",
+          properties: { tags: { type: "array", items: { type: "string", enum: ["red", "green", "blue"] }, default: ["green", "blue"] } },
+        },
+      });
+      return { content: [{ type: "text", text: `tags: ${JSON.stringify(answer.content?.["tags"])}` }] };
+    });
     const term = await runInTerminal(["call", server.url.href, "pick_tags", "{}", "--task"]);
     const asked = await term.waitFor("? tags");
     // inquirer's checkbox: ◉ ticked, ◯ not.

@@ -158,7 +158,20 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     const c = await connect(url);
     const { tools } = await c.client.listTools();
     // The client declares no tasks capability, so it also sees the fallback's task tools (docs/hosts/README.md).
-    expect(tools.map((t) => t.name).sort()).toEqual(["ask", "batch", "echo", "fail", "sample", "sleep", "steps", "task_cancel", "task_list", "task_result", "task_status", "throw"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "ask",
+      "batch",
+      "echo",
+      "fail",
+      "sample",
+      "sleep",
+      "steps",
+      "task_cancel",
+      "task_list",
+      "task_result",
+      "task_status",
+      "throw",
+    ]);
     await c.close();
 
     expect(await server.kill("SIGTERM")).toEqual({ code: 0, signal: null });
@@ -205,7 +218,12 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     const line = await server.stderr.waitFor((l) => typeof l["url"] === "string", "the listening line");
     expect(line["auth"]).toBe("bearer tokens");
 
-    const initialize = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } } };
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+    };
     const anonymous = await rawPost(url, initialize);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
@@ -235,12 +253,17 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     const c = await connect(await server.url());
     const { tools } = await c.client.listTools();
     // The fallback's task_* tools are listed too: this client declares no tasks (docs/hosts/README.md).
-    expect(tools.filter((t) => !t.name.startsWith("task_")).map((t) => [t.name, t.execution?.taskSupport])).toEqual([["render", "optional"]]);
+    expect(tools.filter((t) => !t.name.startsWith("task_")).map((t) => [t.name, t.execution?.taskSupport])).toEqual([
+      ["render", "optional"],
+    ]);
     c.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "4K" } }));
     const created = await callToolAsTask(c.client, "render", { scene: "teapot" }, {}, { onprogress: () => {} });
     expect((await taskResult(c.client, created.task.taskId)).content).toEqual([{ type: "text", text: "rendered teapot (4K)" }]);
     expect((await getTask(c.client, created.task.taskId)).status).toBe("completed");
-    await c.received.waitFor((r) => r.message.method === "notifications/progress" && r.message.params?.["progress"] === 2, "the last progress");
+    await c.received.waitFor(
+      (r) => r.message.method === "notifications/progress" && r.message.params?.["progress"] === 2,
+      "the last progress",
+    );
     const messages = c.messagesOf("notifications/progress").map((r) => r.message.params?.["message"]);
     expect(messages).toEqual(["loading", "rendering"]);
   });

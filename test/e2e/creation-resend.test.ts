@@ -43,13 +43,21 @@ async function setup(): Promise<Setup> {
   // inlineWaitMs 0: under 2026-07-28 a call as a task is answered with its task at once.
   const fx = await startHttpServer({ app: { store: sqliteStore(join(dir, `${++servers}.db`)), inlineWaitMs: 0 } });
   let runs = 0;
-  fx.app.tool("count", { description: "Counts its runs.", input: z.object({ tag: z.string() }), taskSupport: "optional" }, async ({ tag }) => {
-    runs++;
-    return { content: [{ type: "text", text: `counted ${tag}` }] };
-  });
+  fx.app.tool(
+    "count",
+    { description: "Counts its runs.", input: z.object({ tag: z.string() }), taskSupport: "optional" },
+    async ({ tag }) => {
+      runs++;
+      return { content: [{ type: "text", text: `counted ${tag}` }] };
+    },
+  );
   const proxy = await DroppingProxy.start(fx.url.href, CREATION);
-  cleanups.push(() => fx.close(), () => proxy.stop());
-  const tasks = async (): Promise<number> => (await fx.app.engine.inspect.search({ scope: { any: true }, name: "count" }, null, 100)).length;
+  cleanups.push(
+    () => fx.close(),
+    () => proxy.stop(),
+  );
+  const tasks = async (): Promise<number> =>
+    (await fx.app.engine.inspect.search({ scope: { any: true }, name: "count" }, null, 100)).length;
   return { fx, proxy, runs: () => runs, tasks };
 }
 
@@ -98,7 +106,10 @@ describe("a creation whose answer was lost, on a server that ignores idempotency
   it("TaskClient does not send it again: the connection error is the caller's", async () => {
     const server = await startSdkTaskServer();
     const proxy = await DroppingProxy.start(server.url, CREATION);
-    cleanups.push(() => server.close(), () => proxy.stop());
+    cleanups.push(
+      () => server.close(),
+      () => proxy.stop(),
+    );
     const client = await TaskClient.connect(proxy.url, { protocol: "2025-11-25" });
     cleanups.push(() => client.close());
     const error = await client.callTool("sleep", { ms: 10 }, { task: true }).catch((e: unknown) => e);

@@ -44,7 +44,9 @@ const file = (): string => join(dir, "t.db");
 function stored(id: string): { status: string; status_message: string | null } | undefined {
   const db = new Database(file(), { readonly: true });
   try {
-    return db.prepare<[string], { status: string; status_message: string | null }>("SELECT status, status_message FROM tasks WHERE id = ?").get(id);
+    return db
+      .prepare<[string], { status: string; status_message: string | null }>("SELECT status, status_message FROM tasks WHERE id = ?")
+      .get(id);
   } finally {
     db.close();
   }
@@ -62,7 +64,9 @@ const stoppedAtOnce = (l: Record<string, unknown>): boolean => typeof l["msg"] =
 
 describe("the drain of a real `serve`", { timeout: 240_000 }, () => {
   it("with the garbage collector running throughout, a SIGTERM with the default grace period ends at its deadline: the running task is handed back and the next start re-runs it", async () => {
-    const server = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${file()}`, "--port", "0"], { nodeArgs: ["--expose-gc", "--import", FORCE_GC] });
+    const server = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${file()}`, "--port", "0"], {
+      nodeArgs: ["--expose-gc", "--import", FORCE_GC],
+    });
     const client = await connect(server);
     const { task } = await callToolAsTask(client.client, "sleep", { ms: 120_000 });
     const sent = Date.now();
@@ -77,7 +81,11 @@ describe("the drain of a real `serve`", { timeout: 240_000 }, () => {
 
     const next = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${file()}`, "--port", "0"]);
     await connect(next);
-    await next.stderr.waitFor((l) => l["audit"] === "rerun" && l["handedBack"] === true && l["taskId"] === task.taskId, "the handed-back task to be re-run", 60_000);
+    await next.stderr.waitFor(
+      (l) => l["audit"] === "rerun" && l["handedBack"] === true && l["taskId"] === task.taskId,
+      "the handed-back task to be re-run",
+      60_000,
+    );
   });
 
   it("a Ctrl-C to the process group of `npm start` (SIGINT to npm, sh, tsx and node, relayed again by npm and tsx) is one drain, not the immediate stop", async () => {

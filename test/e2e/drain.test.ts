@@ -63,7 +63,10 @@ function storedMessage(id: string): string | null | undefined {
 /** Sends SIGTERM and resolves once the server logged that it drains. */
 async function sigterm(server: CliProcess): Promise<void> {
   server.child.kill("SIGTERM");
-  await server.stderr.waitFor((l) => typeof l["msg"] === "string" && l["msg"].startsWith("shutting down: draining"), "the server to start draining");
+  await server.stderr.waitFor(
+    (l) => typeof l["msg"] === "string" && l["msg"].startsWith("shutting down: draining"),
+    "the server to start draining",
+  );
 }
 
 describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
@@ -92,7 +95,7 @@ describe("SIGTERM drains `serve` on SQLite", { timeout: 180_000 }, () => {
     expect((await getTask(next.client.client, task.taskId)).status).toBe("completed");
   });
 
-  it("a task of a tool without recovery (sleep: \"fail\") handed back by the drain is marked so in the file and re-run to completion by the next start, as another worker would in a cluster", async () => {
+  it('a task of a tool without recovery (sleep: "fail") handed back by the drain is marked so in the file and re-run to completion by the next start, as another worker would in a cluster', async () => {
     const { server, client } = await startServer(["--drain-timeout", "200"]);
     const { task } = await callToolAsTask(client.client, "sleep", { ms: 3000 });
     await sigterm(server);

@@ -73,7 +73,9 @@ describe("durability on SQLite across real processes", { timeout: 90_000 }, () =
     expect((await getTask(first.client.client, batch.task.taskId)).status).toBe("working");
     // Both handlers have started (a task still queued when the process dies is simply run later).
     const raw = new Database(join(dir, "t.db"), { readonly: true });
-    const started = raw.prepare<[string, string], { n: number }>("SELECT count(*) AS n FROM tasks WHERE id IN (?, ?) AND started_at IS NOT NULL");
+    const started = raw.prepare<[string, string], { n: number }>(
+      "SELECT count(*) AS n FROM tasks WHERE id IN (?, ?) AND started_at IS NOT NULL",
+    );
     await expect.poll(() => started.get(batch.task.taskId, sleep.task.taskId)?.n, { timeout: 10_000 }).toBe(2);
     raw.close();
     expect(await first.server.kill("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });

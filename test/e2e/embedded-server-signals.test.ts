@@ -84,7 +84,9 @@ afterEach(async () => {
 function stored(id: string): { status: string; status_message: string | null } | undefined {
   const db = new Database(join(dir, "tasks.db"), { readonly: true });
   try {
-    return db.prepare<[string], { status: string; status_message: string | null }>("SELECT status, status_message FROM tasks WHERE id = ?").get(id);
+    return db
+      .prepare<[string], { status: string; status_message: string | null }>("SELECT status, status_message FROM tasks WHERE id = ?")
+      .get(id);
   } finally {
     db.close();
   }
@@ -131,7 +133,12 @@ describe("an embedded server on a stop signal", { timeout: 120_000 }, () => {
       const line = await server.stdoutLines.waitFor((l) => parsed(l)["id"] === id, `the answer to request ${id}`, 60_000);
       return parsed(line);
     };
-    server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "embedded-stdio", version: "0.0.0" } } });
+    server.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "embedded-stdio", version: "0.0.0" } },
+    });
     await answer(1);
     server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "render", arguments: { ms: 1_500 }, task: {} } });

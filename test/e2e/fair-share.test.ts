@@ -33,7 +33,22 @@ afterAll(async () => {
 });
 
 async function serve(name: string, args: string[]): Promise<string> {
-  const server = CliProcess.spawn(["serve", "--demo", "--port", "0", "--no-web", "--log-level", "info", "--store", `sqlite:${join(dir, `${name}.db`)}`, "--auth-tokens", tokens, "--rate-limit", "off", ...args]);
+  const server = CliProcess.spawn([
+    "serve",
+    "--demo",
+    "--port",
+    "0",
+    "--no-web",
+    "--log-level",
+    "info",
+    "--store",
+    `sqlite:${join(dir, `${name}.db`)}`,
+    "--auth-tokens",
+    tokens,
+    "--rate-limit",
+    "off",
+    ...args,
+  ]);
   processes.push(server);
   return server.url();
 }
@@ -92,16 +107,33 @@ describe("a fair share for every caller (real processes)", { timeout: 120_000 },
   });
 
   it("over --max-queued-per-principal a creation is refused at once, nothing stored, and the server stays responsive to others", async () => {
-    const url = await serve("bound", ["--workers", "2", "--max-running-per-principal", "1", "--max-queued-per-principal", "10", "--max-active-tasks", "1000"]);
+    const url = await serve("bound", [
+      "--workers",
+      "2",
+      "--max-running-per-principal",
+      "1",
+      "--max-queued-per-principal",
+      "10",
+      "--max-active-tasks",
+      "1000",
+    ]);
     const a = await connect(url, A);
     const b = await connect(url, B);
     // One starts (A's cap), ten wait: A's queue is full.
     const first = await callToolAsTask(a.client, "sleep", { ms: 10_000 });
-    await expect.poll(async () => (await getTask(a.client, first.task.taskId)).statusMessage ?? "started", { timeout: 5000 }).not.toMatch(/^queued/);
+    await expect
+      .poll(async () => (await getTask(a.client, first.task.taskId)).statusMessage ?? "started", { timeout: 5000 })
+      .not.toMatch(/^queued/);
     for (let i = 0; i < 10; i++) await callToolAsTask(a.client, "sleep", { ms: 10_000 });
     const started = Date.now();
     const refusals = await Promise.all(
-      Array.from({ length: 50 }, () => expectRpcError(callToolAsTask(a.client, "sleep", { ms: 10_000 }), -32600, "Too many queued tasks: at most 10 per requestor may wait for a handler; retry later")),
+      Array.from({ length: 50 }, () =>
+        expectRpcError(
+          callToolAsTask(a.client, "sleep", { ms: 10_000 }),
+          -32600,
+          "Too many queued tasks: at most 10 per requestor may wait for a handler; retry later",
+        ),
+      ),
     );
     expect(Date.now() - started).toBeLessThan(2000);
     expect(refusals[0]?.data).toEqual({ name: "queued_tasks", limit: 10, retryAfterMs: 1000 });
@@ -110,7 +142,10 @@ describe("a fair share for every caller (real processes)", { timeout: 120_000 },
     expect(plain.status).toBe(429);
     expect(plain.headers.get("retry-after")).toBe("1");
     expect(plain.body.error).toMatchObject({ code: -32600, data: { name: "queued_tasks", limit: 10, retryAfterMs: 1000 } });
-    const listed = await a.client.request({ method: "tasks/list", params: {} }, (await import("@modelcontextprotocol/sdk/types.js")).ListTasksResultSchema);
+    const listed = await a.client.request(
+      { method: "tasks/list", params: {} },
+      (await import("@modelcontextprotocol/sdk/types.js")).ListTasksResultSchema,
+    );
     expect(listed.tasks).toHaveLength(11);
     // B has a queue of its own: its task takes the handler A may not use (A runs its one) and is
     // answered while A's queue stays full.

@@ -28,7 +28,20 @@ async function portOf(cli: CliProcess): Promise<number> {
 
 describe("serve's HTTP timeout flags", { timeout: 60_000 }, () => {
   it("--headers-timeout, --request-timeout and --keep-alive-timeout bound a connection's slow headers, slow body and idle keep-alive", async () => {
-    const cli = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0", "--headers-timeout", "300", "--request-timeout", "800", "--keep-alive-timeout", "300"]);
+    const cli = CliProcess.spawn([
+      "serve",
+      "--demo",
+      "--store",
+      "memory",
+      "--port",
+      "0",
+      "--headers-timeout",
+      "300",
+      "--request-timeout",
+      "800",
+      "--keep-alive-timeout",
+      "300",
+    ]);
     const port = await portOf(cli);
     const [headers, body, idle] = await Promise.all([
       rawConnection(port, (socket) => {
@@ -52,7 +65,10 @@ describe("serve's HTTP timeout flags", { timeout: 60_000 }, () => {
   });
 
   it("refuses a --headers-timeout longer than --request-timeout as a usage error (exit 2)", async () => {
-    const run = await runCli(["serve", "--demo", "--store", "memory", "--port", "0", "--headers-timeout", "2000", "--request-timeout", "1000"], { timeoutMs: 40_000 });
+    const run = await runCli(
+      ["serve", "--demo", "--store", "memory", "--port", "0", "--headers-timeout", "2000", "--request-timeout", "1000"],
+      { timeoutMs: 40_000 },
+    );
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("--headers-timeout (2000) must not exceed --request-timeout (1000)");
   });
@@ -63,7 +79,17 @@ describe("a gateway's front", { timeout: 60_000 }, () => {
     dir = mkdtempSync(join(tmpdir(), "mcp-tasks-http-limits-"));
     const tokens = join(dir, "tokens.json");
     writeFileSync(tokens, JSON.stringify({ "tok-alice-gw": "alice" }));
-    const cli = CliProcess.spawn(["gateway", "--port", "0", "--store", "memory", "--auth-tokens", tokens, "--upstream-stdio", nodeCommand(COUNTING_UPSTREAM)]);
+    const cli = CliProcess.spawn([
+      "gateway",
+      "--port",
+      "0",
+      "--store",
+      "memory",
+      "--auth-tokens",
+      tokens,
+      "--upstream-stdio",
+      nodeCommand(COUNTING_UPSTREAM),
+    ]);
     const port = await portOf(cli);
     const outcome = await rawConnection(port, (socket) => {
       socket.write(requestHead("POST", "/mcp", port, { "Content-Type": "application/json", "Content-Length": HUGE }));

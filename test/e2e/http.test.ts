@@ -32,7 +32,10 @@ function statusesOf(c: HttpClient, taskId: string): Received[] {
 
 function waitForStatus(c: HttpClient, taskId: string, status: string): Promise<Received> {
   return c.received.waitFor(
-    (r) => r.message.method === "notifications/tasks/status" && r.message.params?.["taskId"] === taskId && r.message.params?.["status"] === status,
+    (r) =>
+      r.message.method === "notifications/tasks/status" &&
+      r.message.params?.["taskId"] === taskId &&
+      r.message.params?.["status"] === status,
     `notifications/tasks/status ${status} for ${taskId}`,
   );
 }
@@ -90,7 +93,11 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
       c.headers(),
     );
     expect(forbidden.json).toMatchObject({ id: 8, error: { code: -32601 } });
-    const plain = await rawPost(fx.url, { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } }, c.headers());
+    const plain = await rawPost(
+      fx.url,
+      { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } },
+      c.headers(),
+    );
     expect(plain.contentType).toMatch(/event-stream/);
   });
 
@@ -468,7 +475,11 @@ describe("Streamable HTTP end to end (SDK client as the peer)", () => {
     expect(garbage.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
 
     // Within the body limit but over the argument limit: -32602 with a clear message.
-    await expectRpcError(callTool(c.client, "echo", { text: "y".repeat(2_000) }), -32602, /arguments are \d+ bytes, more than the limit of 1024/);
+    await expectRpcError(
+      callTool(c.client, "echo", { text: "y".repeat(2_000) }),
+      -32602,
+      /arguments are \d+ bytes, more than the limit of 1024/,
+    );
 
     // Still serving: the same session, the running task, and a new session.
     expect((await callTool(c.client, "echo", { text: "still here" })).content).toEqual([{ type: "text", text: "still here" }]);

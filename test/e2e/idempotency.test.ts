@@ -72,12 +72,16 @@ const ERAS: Era[] = [
     taskIdOf: (answer) => String((answer.result?.["task"] as { taskId?: unknown } | undefined)?.taskId),
     // Read off the wire: the SDK client's schema drops members of `tools` it does not know.
     capabilities: async (who) => {
-      const init = await rawPost(fx.fx.url, {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
-      }, { authorization: `Bearer ${who === "alice" ? ALICE.token : MALLORY.token}` });
+      const init = await rawPost(
+        fx.fx.url,
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+        },
+        { authorization: `Bearer ${who === "alice" ? ALICE.token : MALLORY.token}` },
+      );
       const data = init.text.split("\n").find((line) => line.startsWith("data: {"));
       const message = JSON.parse(data?.slice("data: ".length) ?? "{}") as { result?: { capabilities?: Record<string, unknown> } };
       return message.result?.capabilities;
@@ -89,7 +93,10 @@ const ERAS: Era[] = [
     callPlainly: (who, params) => rawCall(who, params, true),
     callWithoutTasks: (who, params) => rawCall(who, params, false),
     taskIdOf: (answer) => String(answer.result?.["taskId"] ?? (answer.result?.["task"] as { taskId?: unknown } | undefined)?.taskId),
-    capabilities: async (who) => (await statelessRpc(fx.fx.url, "server/discover", {}, { token: who === "alice" ? ALICE.token : MALLORY.token })).body.result?.["capabilities"] as Record<string, unknown> | undefined,
+    capabilities: async (who) =>
+      (await statelessRpc(fx.fx.url, "server/discover", {}, { token: who === "alice" ? ALICE.token : MALLORY.token })).body.result?.[
+        "capabilities"
+      ] as Record<string, unknown> | undefined,
   },
 ];
 
@@ -119,17 +126,24 @@ beforeAll(async () => {
   // Plain calls only (taskSupport "forbidden"): in both eras a keyed call of it is answered plainly.
   fx.fx.app.tool(
     "count-plain",
-    { description: "Counts its runs per tag, then waits ms; never a task.", input: z.object({ tag: z.string(), ms: z.number().optional() }) },
+    {
+      description: "Counts its runs per tag, then waits ms; never a task.",
+      input: z.object({ tag: z.string(), ms: z.number().optional() }),
+    },
     async ({ tag, ms }) => {
       runs.set(tag, ran(tag) + 1);
       await new Promise((resolve) => setTimeout(resolve, ms ?? 0));
       return { content: [{ type: "text", text: `counted ${tag}` }] };
     },
   );
-  fx.fx.app.tool("refuse", { description: "Ends with a JSON-RPC error, counting its runs; never a task.", input: z.object({ tag: z.string() }) }, async ({ tag }) => {
-    runs.set(tag, ran(tag) + 1);
-    throw new McpError(-32042, "refused on purpose", { tag });
-  });
+  fx.fx.app.tool(
+    "refuse",
+    { description: "Ends with a JSON-RPC error, counting its runs; never a task.", input: z.object({ tag: z.string() }) },
+    async ({ tag }) => {
+      runs.set(tag, ran(tag) + 1);
+      throw new McpError(-32042, "refused on purpose", { tag });
+    },
+  );
   plainAlice = await fx.fx.connect({ token: ALICE.token, capabilities: {} });
   plainMallory = await fx.fx.connect({ token: MALLORY.token, capabilities: {} });
 });
@@ -141,7 +155,10 @@ afterAll(async () => {
 
 let n = 0;
 /** A fresh tag and key per test, so the cases share a server without sharing state. */
-const fresh = (): { tag: string; key: string } => ({ tag: `t${++n}-${Math.random().toString(36).slice(2)}`, key: `key-${n}-${Math.random().toString(36).slice(2)}` });
+const fresh = (): { tag: string; key: string } => ({
+  tag: `t${++n}-${Math.random().toString(36).slice(2)}`,
+  key: `key-${n}-${Math.random().toString(36).slice(2)}`,
+});
 
 beforeEach(() => runs.clear());
 
@@ -152,7 +169,9 @@ describe.each(ERAS)("idempotent tools/call ($name)", (era) => {
 
   it("20 concurrent identical keyed creations: one task, one execution, the same taskId for all", async () => {
     const { tag, key } = fresh();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => era.callAsTask("alice", { name: "count", arguments: { tag, ms: 50 }, idempotencyKey: key })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => era.callAsTask("alice", { name: "count", arguments: { tag, ms: 50 }, idempotencyKey: key })),
+    );
     for (const answer of answers) expect(answer.error).toBeUndefined();
     expect(new Set(answers.map((a) => era.taskIdOf(a))).size).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -233,7 +252,10 @@ describe.each(ERAS)("idempotent tools/call ($name)", (era) => {
 
   it("a keyless plain call of a tool without idempotentHint runs again", async () => {
     const { tag } = fresh();
-    await Promise.all([era.callWithoutTasks("alice", { name: "count", arguments: { tag, ms: 300 } }), era.callWithoutTasks("alice", { name: "count", arguments: { tag, ms: 300 } })]);
+    await Promise.all([
+      era.callWithoutTasks("alice", { name: "count", arguments: { tag, ms: 300 } }),
+      era.callWithoutTasks("alice", { name: "count", arguments: { tag, ms: 300 } }),
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(ran(tag)).toBe(2);
   });
@@ -258,21 +280,30 @@ describe.each(ERAS)("idempotent tools/call ($name)", (era) => {
 });
 
 describe.each([
-  ["2025-11-25", async (method: string, params: Record<string, unknown>): Promise<Answer> => {
-    try {
-      return { result: await fx.alice.client.request({ method, params } as never, ANY) };
-    } catch (error) {
-      if (error instanceof McpError) return { error: { code: error.code, message: error.message } };
-      throw error;
-    }
-  }],
-  ["2026-07-28", async (method: string, params: Record<string, unknown>): Promise<Answer> => {
-    const { body } = await statelessRpc(fx.fx.url, method, params, { token: ALICE.token });
-    return { ...(body.result && { result: body.result }), ...(body.error && { error: body.error }) };
-  }],
+  [
+    "2025-11-25",
+    async (method: string, params: Record<string, unknown>): Promise<Answer> => {
+      try {
+        return { result: await fx.alice.client.request({ method, params } as never, ANY) };
+      } catch (error) {
+        if (error instanceof McpError) return { error: { code: error.code, message: error.message } };
+        throw error;
+      }
+    },
+  ],
+  [
+    "2026-07-28",
+    async (method: string, params: Record<string, unknown>): Promise<Answer> => {
+      const { body } = await statelessRpc(fx.fx.url, method, params, { token: ALICE.token });
+      return { ...(body.result && { result: body.result }), ...(body.error && { error: body.error }) };
+    },
+  ],
 ])("an idempotencyKey on another method (%s)", (_era, send) => {
   it.each(["tools/list", "tasks/get"])("%s with an idempotencyKey: -32602 naming it", async (method) => {
-    const answer = await send(method, { idempotencyKey: "k1", ...(method === "tasks/get" && { taskId: "00000000-0000-4000-8000-000000000000" }) });
+    const answer = await send(method, {
+      idempotencyKey: "k1",
+      ...(method === "tasks/get" && { taskId: "00000000-0000-4000-8000-000000000000" }),
+    });
     expect(answer.error?.code).toBe(-32602);
     expect(answer.error?.message).toMatch(/idempotencyKey is defined only for tools\/call/);
   });

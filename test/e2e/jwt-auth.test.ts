@@ -20,7 +20,15 @@ import type { HttpOptions } from "../../src/http/http-server.js";
 import { webRoutes } from "../../src/web/web-routes.js";
 import { CliProcess, killAll, runCli } from "../support/cli-process.js";
 import { callToolAsTask, captureLogger, expectRpcError, getTask, listTasks, taskResult } from "../support/conformance.js";
-import { connectHttpClient, rawPost, rawRequest, startHttpServer, type HttpClient, type HttpServerFixture, type RawResponse } from "../support/http-fixture.js";
+import {
+  connectHttpClient,
+  rawPost,
+  rawRequest,
+  startHttpServer,
+  type HttpClient,
+  type HttpServerFixture,
+  type RawResponse,
+} from "../support/http-fixture.js";
 
 const ISSUER = "https://issuer.test";
 const AUDIENCE = "mcp-tasks-e2e";
@@ -132,7 +140,11 @@ describe("JWT bearer auth on Streamable HTTP", () => {
     fx = await start();
     const { status, challenge } = await refusal(fx.url, await mint({ iat: now() - 600, exp: now() - 60 }));
     expect(status).toBe(401);
-    expect(challenge).toMatchObject({ error: "invalid_token", error_description: "the token has expired", resource_metadata: metadataUrl(fx) });
+    expect(challenge).toMatchObject({
+      error: "invalid_token",
+      error_description: "the token has expired",
+      resource_metadata: metadataUrl(fx),
+    });
   });
 
   it("accepts a token expired by less than the clock tolerance (skew between issuer and server)", async () => {
@@ -218,7 +230,12 @@ describe("JWT bearer auth on Streamable HTTP", () => {
 
   it("serves the protected-resource metadata (RFC 9728) at the root and /mcp-suffixed well-known paths", async () => {
     fx = await start();
-    const expected = { resource: fx.http.url, authorization_servers: [ISSUER], scopes_supported: [SCOPE], bearer_methods_supported: ["header"] };
+    const expected = {
+      resource: fx.http.url,
+      authorization_servers: [ISSUER],
+      scopes_supported: [SCOPE],
+      bearer_methods_supported: ["header"],
+    };
     for (const path of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]) {
       const res = await rawRequest(new URL(path, fx.url), "GET");
       expect(res.status).toBe(200);
@@ -230,8 +247,14 @@ describe("JWT bearer auth on Streamable HTTP", () => {
   it("advertises a configured resource URL, and its metadata URL in the challenge", async () => {
     fx = await start({ protectedResource: { resource: "https://mcp.example.com/api/mcp", authorizationServers: [ISSUER] } });
     const res = await rawRequest(new URL("/.well-known/oauth-protected-resource/api/mcp", fx.url), "GET");
-    expect(res.json).toEqual({ resource: "https://mcp.example.com/api/mcp", authorization_servers: [ISSUER], bearer_methods_supported: ["header"] });
-    expect((await refusal(fx.url, null)).challenge["resource_metadata"]).toBe("https://mcp.example.com/.well-known/oauth-protected-resource/api/mcp");
+    expect(res.json).toEqual({
+      resource: "https://mcp.example.com/api/mcp",
+      authorization_servers: [ISSUER],
+      bearer_methods_supported: ["header"],
+    });
+    expect((await refusal(fx.url, null)).challenge["resource_metadata"]).toBe(
+      "https://mcp.example.com/.well-known/oauth-protected-resource/api/mcp",
+    );
   });
 
   it("serves no metadata document when JWT auth is not configured", async () => {
@@ -330,7 +353,9 @@ describe("JWT bearer auth while the issuer's key server is unavailable", () => {
     await rawPost(fx.url, initialize, { authorization: `Bearer ${token}` });
     const warning = logger.entries.find((e) => e.msg === "bearer token not verified: the key source is unavailable");
     expect(warning?.level).toBe("warn");
-    expect(warning?.obj["reason"]).toMatch(new RegExp(`^cannot fetch the JWKS at ${url.replace(/[.]/g, "\\.")}: fetch failed \\(.*ECONNREFUSED`));
+    expect(warning?.obj["reason"]).toMatch(
+      new RegExp(`^cannot fetch the JWKS at ${url.replace(/[.]/g, "\\.")}: fetch failed \\(.*ECONNREFUSED`),
+    );
     expect(logger.entries.filter((e) => e.level === "error")).toEqual([]);
     expect(JSON.stringify(logger.entries)).not.toContain(token);
   });
@@ -369,13 +394,33 @@ describe("serve --jwt-* (CLI)", { timeout: 60_000 }, () => {
     const pair = await generateKeyPair("RS256");
     const keyFile = join(tempDir(), "issuer.pem");
     writeFileSync(keyFile, await exportSPKI(pair.publicKey));
-    const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0", "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--jwt-public-key", keyFile]);
+    const server = CliProcess.spawn([
+      "serve",
+      "--demo",
+      "--store",
+      "memory",
+      "--port",
+      "0",
+      "--jwt-issuer",
+      ISSUER,
+      "--jwt-audience",
+      AUDIENCE,
+      "--jwt-public-key",
+      keyFile,
+    ]);
     const url = await server.url();
     const line = await server.stderr.waitFor((l) => typeof l["url"] === "string", "the listening line");
     expect(line["auth"]).toBe("jwt");
 
     const sign = (key: typeof pair.privateKey) =>
-      new SignJWT({}).setProtectedHeader({ alg: "RS256" }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject("carol").setIssuedAt().setExpirationTime("5m").sign(key);
+      new SignJWT({})
+        .setProtectedHeader({ alg: "RS256" })
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setSubject("carol")
+        .setIssuedAt()
+        .setExpirationTime("5m")
+        .sign(key);
     const good = await sign(pair.privateKey);
     const client = await connectHttpClient(url, { token: good });
     try {
@@ -398,9 +443,15 @@ describe("serve --jwt-* (CLI)", { timeout: 60_000 }, () => {
     const base = ["serve", "--demo", "--store", "memory", "--port", "0"];
     const cases: [string[], RegExp][] = [
       [["--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE], /exactly one key source: --jwt-jwks-url URL or --jwt-public-key FILE/],
-      [["--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--jwt-jwks-url", "https://x.test/jwks", "--jwt-public-key", "k.pem"], /exactly one key source/],
+      [
+        ["--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--jwt-jwks-url", "https://x.test/jwks", "--jwt-public-key", "k.pem"],
+        /exactly one key source/,
+      ],
       [["--jwt-issuer", ISSUER, "--jwt-jwks-url", "https://x.test/jwks"], /--jwt-issuer needs --jwt-audience/],
-      [["--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--jwt-jwks-url", "https://x.test/jwks", "--auth-tokens", "t.json"], /--auth-tokens .* and --jwt-issuer .* are exclusive/],
+      [
+        ["--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--jwt-jwks-url", "https://x.test/jwks", "--auth-tokens", "t.json"],
+        /--auth-tokens .* and --jwt-issuer .* are exclusive/,
+      ],
       [["--jwt-audience", AUDIENCE, "--jwt-scopes", "a,b"], /--jwt-audience, --jwt-scopes configure JWT auth: pass --jwt-issuer too/],
     ];
     for (const [flags, message] of cases) {

@@ -52,7 +52,11 @@ const now = (): number => Math.floor(Date.now() / 1000);
 
 /** A token for alice with exactly the time claims given (absent: not in the token). */
 function mint(times: { iat?: number; exp?: number }, key: CryptoKey = signing, alg = "ES256"): Promise<string> {
-  const jwt = new SignJWT({}).setProtectedHeader({ alg, kid: KID, typ: "at+jwt" }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject("alice");
+  const jwt = new SignJWT({})
+    .setProtectedHeader({ alg, kid: KID, typ: "at+jwt" })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setSubject("alice");
   if (times.iat !== undefined) jwt.setIssuedAt(times.iat);
   if (times.exp !== undefined) jwt.setExpirationTime(times.exp);
   return jwt.sign(key);
@@ -79,7 +83,12 @@ function challengeOf(headers: Headers): Record<string, string> {
 
 /** A 2025-11-25 initialize carrying `token`. */
 async function initializeWith(url: URL, token: string): Promise<Answer> {
-  const initialize = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } } };
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+  };
   const res = await rawPost(url, initialize, { authorization: `Bearer ${token}` });
   return { status: res.status, challenge: challengeOf(res.headers) };
 }
@@ -100,17 +109,52 @@ const NO_EXP = "the token has no expiration time (exp)";
 const tooLong = (max: number): string => `the token's lifetime exceeds the ${max} s this server accepts`;
 
 /** Token claims, the verifier's options, and the description of the refusal (null: accepted). */
-const CASES: readonly { name: string; times: () => { iat?: number; exp?: number }; options?: Partial<JwtVerifierOptions>; refused: string | null }[] = [
+const CASES: readonly {
+  name: string;
+  times: () => { iat?: number; exp?: number };
+  options?: Partial<JwtVerifierOptions>;
+  refused: string | null;
+}[] = [
   { name: "refuses a token without exp", times: () => ({ iat: now() }), refused: NO_EXP },
   { name: "refuses a token with neither exp nor iat", times: () => ({}), refused: NO_EXP },
-  { name: "refuses a token whose exp is 175 years after its iat", times: () => ({ iat: now(), exp: now() + 175 * 365 * DAY }), refused: tooLong(DAY) },
-  { name: "refuses a token without iat whose exp is 175 years from now", times: () => ({ exp: now() + 175 * 365 * DAY }), refused: tooLong(DAY) },
-  { name: "refuses a token whose iat lies in the future to stretch its exp past the maximum from now", times: () => ({ iat: now() + 10 * DAY, exp: now() + 10 * DAY + HOUR }), refused: tooLong(DAY) },
-  { name: "refuses a token living one second more than the maximum from its iat", times: () => ({ iat: now() - 60, exp: now() - 60 + DAY + 1 }), refused: tooLong(DAY) },
-  { name: "accepts a token living exactly the default maximum of 24 h from its iat", times: () => ({ iat: now() - 60, exp: now() - 60 + DAY }), refused: null },
+  {
+    name: "refuses a token whose exp is 175 years after its iat",
+    times: () => ({ iat: now(), exp: now() + 175 * 365 * DAY }),
+    refused: tooLong(DAY),
+  },
+  {
+    name: "refuses a token without iat whose exp is 175 years from now",
+    times: () => ({ exp: now() + 175 * 365 * DAY }),
+    refused: tooLong(DAY),
+  },
+  {
+    name: "refuses a token whose iat lies in the future to stretch its exp past the maximum from now",
+    times: () => ({ iat: now() + 10 * DAY, exp: now() + 10 * DAY + HOUR }),
+    refused: tooLong(DAY),
+  },
+  {
+    name: "refuses a token living one second more than the maximum from its iat",
+    times: () => ({ iat: now() - 60, exp: now() - 60 + DAY + 1 }),
+    refused: tooLong(DAY),
+  },
+  {
+    name: "accepts a token living exactly the default maximum of 24 h from its iat",
+    times: () => ({ iat: now() - 60, exp: now() - 60 + DAY }),
+    refused: null,
+  },
   { name: "accepts a token without iat whose exp is within the maximum from now", times: () => ({ exp: now() + DAY }), refused: null },
-  { name: "refuses a 2 h token under a configured maximum of 1 h", times: () => ({ iat: now(), exp: now() + 2 * HOUR }), options: { maxLifetimeSec: HOUR }, refused: tooLong(HOUR) },
-  { name: "accepts a 2-day token under a configured maximum of 3 days", times: () => ({ iat: now(), exp: now() + 2 * DAY }), options: { maxLifetimeSec: 3 * DAY }, refused: null },
+  {
+    name: "refuses a 2 h token under a configured maximum of 1 h",
+    times: () => ({ iat: now(), exp: now() + 2 * HOUR }),
+    options: { maxLifetimeSec: HOUR },
+    refused: tooLong(HOUR),
+  },
+  {
+    name: "accepts a 2-day token under a configured maximum of 3 days",
+    times: () => ({ iat: now(), exp: now() + 2 * DAY }),
+    options: { maxLifetimeSec: 3 * DAY },
+    refused: null,
+  },
 ];
 
 describe.each(ERAS)("JWT access token lifetime on /mcp ($era)", ({ send }) => {
@@ -134,8 +178,20 @@ describe("serve --jwt-max-lifetime (CLI)", { timeout: 60_000 }, () => {
     const keyFile = join(dir, "issuer.pem");
     writeFileSync(keyFile, await exportSPKI(pair.publicKey));
     const server = CliProcess.spawn([
-      "serve", "--demo", "--store", "memory", "--port", "0",
-      "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--jwt-public-key", keyFile, "--jwt-max-lifetime", "600",
+      "serve",
+      "--demo",
+      "--store",
+      "memory",
+      "--port",
+      "0",
+      "--jwt-issuer",
+      ISSUER,
+      "--jwt-audience",
+      AUDIENCE,
+      "--jwt-public-key",
+      keyFile,
+      "--jwt-max-lifetime",
+      "600",
     ]);
     const url = new URL(await server.url());
     const refused = await initializeWith(url, await mint({ iat: now(), exp: now() + 601 }, pair.privateKey, "RS256"));

@@ -22,7 +22,10 @@ afterEach(async () => {
 });
 
 /** A client on `url`: a new session, or the given one resumed without initialize (as the CLI does). */
-async function requestor(url: URL, resume?: { sessionId: string; protocolVersion: string }): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function requestor(
+  url: URL,
+  resume?: { sessionId: string; protocolVersion: string },
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(url, resume ? { sessionId: resume.sessionId } : {});
   const client = new Client({ name: "requestor", version: "0.0.0" });
   clients.push(client);
@@ -39,7 +42,10 @@ describe("PrivateRequestIds: requestors sharing one session", { timeout: 30_000 
     const sessionId = a.transport.sessionId as string;
     const b = await requestor(server.url, { sessionId, protocolVersion: a.transport.protocolVersion ?? "2025-11-25" });
     await b.client.ping(); // 0 ping: from here on both number alike
-    const [slow, fast] = await Promise.all([callToolAsTask(b.client, "sleep", { ms: 1500 }), callToolAsTask(a.client, "sleep", { ms: 300 })]); // 1 each
+    const [slow, fast] = await Promise.all([
+      callToolAsTask(b.client, "sleep", { ms: 1500 }),
+      callToolAsTask(a.client, "sleep", { ms: 300 }),
+    ]); // 1 each
     const results = await Promise.all([taskResult(b.client, slow.task.taskId), taskResult(a.client, fast.task.taskId)]); // 2 each
     expect(results.map(text)).toEqual(["slept 1500 ms", "slept 300 ms"]);
   });

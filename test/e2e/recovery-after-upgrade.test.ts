@@ -34,15 +34,19 @@ async function startServer(env: Record<string, string>): Promise<{ server: CliPr
   return { server, client };
 }
 
-it("a task created when its tool declared no recovery, killed -9, then started under a release whose tool declares resume, is failed saying it was created when the tool declared no recovery", { timeout: 120_000 }, async () => {
-  const before = await startServer({});
-  const { task } = await callToolAsTask(before.client.client, "work", { ms: 60_000 });
-  await handlerStarted(join(dir, "t.db"), task.taskId);
-  expect(await before.server.kill("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
+it(
+  "a task created when its tool declared no recovery, killed -9, then started under a release whose tool declares resume, is failed saying it was created when the tool declared no recovery",
+  { timeout: 120_000 },
+  async () => {
+    const before = await startServer({});
+    const { task } = await callToolAsTask(before.client.client, "work", { ms: 60_000 });
+    await handlerStarted(join(dir, "t.db"), task.taskId);
+    expect(await before.server.kill("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" });
 
-  const after = await startServer({ WORK_RECOVERY: "resume" });
-  const failed = await getTask(after.client.client, task.taskId);
-  expect(failed.status).toBe("failed");
-  expect(failed.statusMessage).toBe(INTERRUPTED_MESSAGE);
-  expect(failed.statusMessage).toMatch(/created when its tool declared no recovery/);
-});
+    const after = await startServer({ WORK_RECOVERY: "resume" });
+    const failed = await getTask(after.client.client, task.taskId);
+    expect(failed.status).toBe("failed");
+    expect(failed.statusMessage).toBe(INTERRUPTED_MESSAGE);
+    expect(failed.statusMessage).toMatch(/created when its tool declared no recovery/);
+  },
+);

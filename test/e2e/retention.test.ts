@@ -234,7 +234,12 @@ describe("a blocked tasks/result on a task still running at its ttl (2025-11-25:
   it("waits on past the ttl and answers the failure the sweeper writes, never 'expired'", async () => {
     const shortDir = mkdtempSync(join(tmpdir(), "mcp-tasks-retention-short-"));
     const server = await startHttpServer({
-      app: { store: sqliteStore(join(shortDir, "tasks.db")), sweepIntervalMs: 3_600_000, ttl: { defaultTtlMs: 1_000 }, keepFinishedMs: KEEP_FINISHED_MS },
+      app: {
+        store: sqliteStore(join(shortDir, "tasks.db")),
+        sweepIntervalMs: 3_600_000,
+        ttl: { defaultTtlMs: 1_000 },
+        keepFinishedMs: KEEP_FINISHED_MS,
+      },
     });
     try {
       const requestor = await server.connect();

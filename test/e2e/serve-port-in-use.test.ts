@@ -22,7 +22,9 @@ it("serve on a port in use exits 1 naming --port and creates no SQLite file", { 
   dir = mkdtempSync(join(tmpdir(), "mcp-tasks-port-in-use-"));
   const held = createServer();
   holder = held;
-  const port = await new Promise<number>((resolve) => held.listen(0, "127.0.0.1", () => resolve((held.address() as { port: number }).port)));
+  const port = await new Promise<number>((resolve) =>
+    held.listen(0, "127.0.0.1", () => resolve((held.address() as { port: number }).port)),
+  );
   const file = join(dir, "tasks.db");
   const run = await runCli(["serve", "--demo", "--port", String(port), "--store", `sqlite:${file}`], { timeoutMs: 40_000 });
   expect(run.code).toBe(1);

@@ -31,7 +31,13 @@ describe("serve's logs", { timeout: 60_000 }, () => {
     const url = /listening on (http:\/\/\S+)/.exec(listening)![1]!;
     const response = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "sleep" },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "sleep",
+      },
       body: JSON.stringify({
         jsonrpc: "2.0",
         id: 1,

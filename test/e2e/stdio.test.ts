@@ -7,7 +7,12 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema, TaskStatusNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  TaskStatusNotificationSchema,
+  type Progress,
+} from "@modelcontextprotocol/sdk/types.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -47,7 +52,13 @@ function stringEnv(): Record<string, string> {
 
 describe("stdio end to end", { timeout: 60_000 }, () => {
   it("runs tasks with the SDK client over StdioClientTransport; the transport never sees a non-protocol line", async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, ...SERVE], cwd: REPO_ROOT, env: stringEnv(), stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, ...SERVE],
+      cwd: REPO_ROOT,
+      env: stringEnv(),
+      stderr: "pipe",
+    });
     const client = new Client({ name: "stdio-e2e", version: "0.0.0" }, { capabilities: { elicitation: { form: {} }, sampling: {} } });
     sdk = { client, transport };
     const stderrLines = new Recorder<string>();
@@ -113,13 +124,17 @@ describe("stdio end to end", { timeout: 60_000 }, () => {
   it("writes nothing but newline-delimited JSON-RPC messages to stdout, and exits cleanly when stdin ends", async () => {
     const server = CliProcess.spawn(SERVE, { stdin: "pipe" });
     const responseTo = (id: number) =>
-      server.stdoutLines.waitFor((line) => {
-        try {
-          return (JSON.parse(line) as { id?: unknown }).id === id;
-        } catch {
-          return false;
-        }
-      }, `the response to request ${id}`, 20_000);
+      server.stdoutLines.waitFor(
+        (line) => {
+          try {
+            return (JSON.parse(line) as { id?: unknown }).id === id;
+          } catch {
+            return false;
+          }
+        },
+        `the response to request ${id}`,
+        20_000,
+      );
 
     server.send({
       jsonrpc: "2.0",
@@ -158,7 +173,9 @@ describe("stdio end to end", { timeout: 60_000 }, () => {
       expect(message["jsonrpc"]).toBe("2.0");
       expect("method" in message || "result" in message || "error" in message).toBe(true);
     }
-    const progress = lines.map((l) => JSON.parse(l) as { method?: string; params?: Record<string, unknown> }).filter((m) => m.method === "notifications/progress");
+    const progress = lines
+      .map((l) => JSON.parse(l) as { method?: string; params?: Record<string, unknown> })
+      .filter((m) => m.method === "notifications/progress");
     expect(progress.map((m) => [m.params?.["progressToken"], m.params?.["progress"]])).toEqual([
       ["p-1", 1],
       ["p-1", 2],
@@ -173,9 +190,15 @@ describe("stdio end to end", { timeout: 60_000 }, () => {
     const server = CliProcess.spawn(SERVE, { stdin: "pipe" });
     const write = (text: string): void => void server.child.stdin?.write(text);
     const lines = (): Array<Record<string, unknown>> => server.stdoutLines.items.map((line) => JSON.parse(line) as Record<string, unknown>);
-    const answered = (count: number) => server.stdoutLines.waitFor(() => server.stdoutLines.items.length >= count, `${count} lines on stdout`, 20_000);
+    const answered = (count: number) =>
+      server.stdoutLines.waitFor(() => server.stdoutLines.items.length >= count, `${count} lines on stdout`, 20_000);
 
-    server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw-pipe", version: "0" } } });
+    server.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw-pipe", version: "0" } },
+    });
     await answered(1);
     server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     write('{"jsonrpc":"2.0","id":2,"method":"tools/list","params":null}\n');
@@ -183,7 +206,12 @@ describe("stdio end to end", { timeout: 60_000 }, () => {
     write('[{"jsonrpc":"2.0","id":3,"method":"ping"}]\n');
     write('{"jsonrpc":"1.0","id":"four","method":"ping"}\n');
     // One message over the limit, sent in pieces: refused once, as a whole, then the next line is read.
-    const huge = JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "echo", arguments: { text: "x".repeat(5 * 1024 * 1024) } } });
+    const huge = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 5,
+      method: "tools/call",
+      params: { name: "echo", arguments: { text: "x".repeat(5 * 1024 * 1024) } },
+    });
     for (let at = 0; at < huge.length; at += 1024 * 1024) write(huge.slice(at, at + 1024 * 1024));
     write("\n");
     server.send({ jsonrpc: "2.0", id: 6, method: "ping" });
@@ -207,12 +235,23 @@ describe("stdio end to end", { timeout: 60_000 }, () => {
     const file = join(dir, "tasks.db");
     try {
       const server = CliProcess.spawn(["serve", "--stdio", "--demo", "--store", `sqlite:${file}`], { stdin: "pipe" });
-      const responseTo = (id: number) => server.stdoutLines.waitFor((line) => (JSON.parse(line) as { id?: unknown }).id === id, `the response to request ${id}`, 20_000);
-      server.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "leaves", version: "0" } } });
+      const responseTo = (id: number) =>
+        server.stdoutLines.waitFor((line) => (JSON.parse(line) as { id?: unknown }).id === id, `the response to request ${id}`, 20_000);
+      server.send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "leaves", version: "0" } },
+      });
       await responseTo(1);
       server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
       // Progress keeps coming after the client has gone: each notification is a write to a closed pipe.
-      server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "sleep", arguments: { ms: 1_500, steps: 10 }, task: {}, _meta: { progressToken: "p" } } });
+      server.send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "sleep", arguments: { ms: 1_500, steps: 10 }, task: {}, _meta: { progressToken: "p" } },
+      });
       const taskId = (JSON.parse(await responseTo(2)) as { result: { task: { taskId: string } } }).result.task.taskId;
       server.child.stdout?.destroy();
       server.child.stdin?.end();

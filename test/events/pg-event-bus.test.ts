@@ -33,8 +33,28 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     const channel = uniqueName("evt");
     const [a, b] = [await node(channel), await node(channel)];
     const arrived = next(b, "t1");
-    a.publish({ type: "status", taskId: "t1", status: "completed", sessionId: null, statusMessage: null, updatedAt: 1, createdAt: 0, ttlMs: null, pollIntervalMs: null });
-    expect(await arrived).toEqual({ type: "status", taskId: "t1", status: "completed", sessionId: null, statusMessage: null, updatedAt: 1, createdAt: 0, ttlMs: null, pollIntervalMs: null });
+    a.publish({
+      type: "status",
+      taskId: "t1",
+      status: "completed",
+      sessionId: null,
+      statusMessage: null,
+      updatedAt: 1,
+      createdAt: 0,
+      ttlMs: null,
+      pollIntervalMs: null,
+    });
+    expect(await arrived).toEqual({
+      type: "status",
+      taskId: "t1",
+      status: "completed",
+      sessionId: null,
+      statusMessage: null,
+      updatedAt: 1,
+      createdAt: 0,
+      ttlMs: null,
+      pollIntervalMs: null,
+    });
   });
 
   it("delivers a node's own events locally at once, and only once", async () => {
@@ -85,7 +105,17 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     await woken;
     expect(b.listening()).toBe(true);
     const arrived = next(b, "t1", (e) => e.type === "status");
-    a.publish({ type: "status", taskId: "t1", status: "failed", sessionId: null, statusMessage: "x", updatedAt: 2, createdAt: 0, ttlMs: null, pollIntervalMs: null });
+    a.publish({
+      type: "status",
+      taskId: "t1",
+      status: "failed",
+      sessionId: null,
+      statusMessage: "x",
+      updatedAt: 2,
+      createdAt: 0,
+      ttlMs: null,
+      pollIntervalMs: null,
+    });
     expect((await arrived).type).toBe("status");
   });
 
@@ -140,7 +170,13 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     const channel = uniqueName("evt");
     const [a, b] = [await node(channel), await node(channel)];
     const arrived = next(b, "t1");
-    a.publish({ type: "progress", taskId: "t1", sessionId: null, progressToken: 1, progress: { progress: 1, message: "x".repeat(20_000) } });
+    a.publish({
+      type: "progress",
+      taskId: "t1",
+      sessionId: null,
+      progressToken: 1,
+      progress: { progress: 1, message: "x".repeat(20_000) },
+    });
     const event = await arrived;
     expect(event.type === "progress" && event.progress.message?.length).toBe(2000);
   });
@@ -149,7 +185,17 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     const channel = uniqueName("evt");
     const [a, b] = [await node(channel), await node(channel)];
     const arrived = next(b, "t1");
-    a.publish({ type: "status", taskId: "t1", status: "failed", sessionId: null, statusMessage: "y".repeat(20_000), updatedAt: 3, createdAt: 0, ttlMs: 1, pollIntervalMs: 1 });
+    a.publish({
+      type: "status",
+      taskId: "t1",
+      status: "failed",
+      sessionId: null,
+      statusMessage: "y".repeat(20_000),
+      updatedAt: 3,
+      createdAt: 0,
+      ttlMs: 1,
+      pollIntervalMs: 1,
+    });
     const event = await arrived;
     expect(event.type === "status" && event.statusMessage?.length).toBe(2000);
   });
@@ -158,7 +204,16 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     const channel = uniqueName("evt");
     const [a, b] = [await node(channel), await node(channel)];
     const small = next(b, "t3");
-    const status = { type: "status", status: "completed", sessionId: null, statusMessage: null, updatedAt: 3, createdAt: 0, ttlMs: 1, pollIntervalMs: 1 } as const;
+    const status = {
+      type: "status",
+      status: "completed",
+      sessionId: null,
+      statusMessage: null,
+      updatedAt: 3,
+      createdAt: 0,
+      ttlMs: 1,
+      pollIntervalMs: 1,
+    } as const;
     a.publish({ ...status, taskId: "t3", outcome: { kind: "result", value: { content: [] } } });
     expect(await small).toMatchObject({ outcome: { kind: "result", value: { content: [] } } });
     const large = next(b, "t4");
@@ -182,7 +237,12 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     b.onTask("node:b", (e) => remote.push(e));
     const after = next(b, "t2");
     // Same tick: one batched NOTIFY statement.
-    a.publish({ type: "reply", taskId: "node:b", sessionId: "s", message: { jsonrpc: "2.0", id: "mcpr.b.0", result: { text: "z".repeat(MAX_NOTIFY_BYTES) } } });
+    a.publish({
+      type: "reply",
+      taskId: "node:b",
+      sessionId: "s",
+      message: { jsonrpc: "2.0", id: "mcpr.b.0", result: { text: "z".repeat(MAX_NOTIFY_BYTES) } },
+    });
     a.publish({ type: "wake", taskId: "t2" });
     expect(await after).toEqual({ type: "wake", taskId: "t2" });
     expect(remote).toEqual([]);
@@ -201,7 +261,12 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
       buses.push(a, b);
       await Promise.all([a.ready, b.ready]);
       const arrived = next(b, "node:b");
-      const reply: TaskEvent = { type: "reply", taskId: "node:b", sessionId: "s", message: { jsonrpc: "2.0", id: "mcpr.b.0", result: { text: "z".repeat(50_000) } } };
+      const reply: TaskEvent = {
+        type: "reply",
+        taskId: "node:b",
+        sessionId: "s",
+        message: { jsonrpc: "2.0", id: "mcpr.b.0", result: { text: "z".repeat(50_000) } },
+      };
       a.publish(reply);
       expect(await arrived).toEqual(reply);
       expect((await pgQuery(`SELECT count(*)::int AS n FROM ${overflowTable}`)).rows[0]).toEqual({ n: 1 });
@@ -212,7 +277,9 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
   });
 
   it("refuses an overflow table name that is not a plain schema.table", () => {
-    expect(() => pgEventBus({ connectionString: TEST_PG_URL, channel: "c", overflowTable: "x; DROP TABLE y" })).toThrow(/invalid overflow table/);
+    expect(() => pgEventBus({ connectionString: TEST_PG_URL, channel: "c", overflowTable: "x; DROP TABLE y" })).toThrow(
+      /invalid overflow table/,
+    );
   });
 
   it("refuses a channel name that is not a plain identifier", () => {
@@ -227,7 +294,18 @@ describe("PostgreSQL LISTEN/NOTIFY event bus", () => {
     buses.push(a);
     await a.ready;
     const b = await node(channel);
-    const done: TaskEvent = { type: "status", taskId: "t9", status: "completed", sessionId: null, statusMessage: null, updatedAt: 2, createdAt: 0, ttlMs: null, pollIntervalMs: null, outcome: null };
+    const done: TaskEvent = {
+      type: "status",
+      taskId: "t9",
+      status: "completed",
+      sessionId: null,
+      statusMessage: null,
+      updatedAt: 2,
+      createdAt: 0,
+      ttlMs: null,
+      pollIntervalMs: null,
+      outcome: null,
+    };
     // A progress event of t9 is still in a's outbox: the outcome's NOTIFY must follow it, not ride ahead.
     const progressArrived = next(b, "t9", (e) => e.type === "progress");
     a.publish({ type: "progress", taskId: "t9", sessionId: null, progressToken: 1, progress: { progress: 1 } });

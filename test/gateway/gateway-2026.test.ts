@@ -55,7 +55,8 @@ function cli(args: string[]) {
   return runCli([...args, "--protocol", "2026-07-28"], { env: { MCP_TASKS_STATE_DIR: join(dir, "cli-state") }, timeoutMs: 60_000 });
 }
 
-const lastJson = (stdout: string): Record<string, unknown> => JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+const lastJson = (stdout: string): Record<string, unknown> =>
+  JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
 
 describe("gateway under 2026-07-28: the official requestor (@modelcontextprotocol/ext-tasks)", { timeout: 90_000 }, () => {
   it("negotiates the extension with the gateway (X-CAP-1)", async () => {
@@ -96,12 +97,26 @@ describe("gateway under 2026-07-28: the official requestor (@modelcontextprotoco
     const { outcome } = await execution.settle();
     expect(JSON.stringify(resultOf(outcome).content)).toContain("- Name: Ada Lovelace");
     // Answered on the task (a stateless 2026-07-28 request has no session to answer a server request on: tasks/update).
-    await gateway.cli.stderr.waitFor((l) => l["audit"] === "input_answered" && l["taskId"] === execution.handle?.taskId, "the gateway to record the answer");
-    expect(asked).toEqual([{ kind: "elicitation", params: expect.objectContaining({ message: "Please provide inputs for the following fields:", requestedSchema: expect.objectContaining({ required: ["name"] }) }) }]);
+    await gateway.cli.stderr.waitFor(
+      (l) => l["audit"] === "input_answered" && l["taskId"] === execution.handle?.taskId,
+      "the gateway to record the answer",
+    );
+    expect(asked).toEqual([
+      {
+        kind: "elicitation",
+        params: expect.objectContaining({
+          message: "Please provide inputs for the following fields:",
+          requestedSchema: expect.objectContaining({ required: ["name"] }),
+        }),
+      },
+    ]);
   });
 
   it("an answer that does not fit the relayed form is refused with -32602 (X-UPD-4): the gateway's task keeps the question", async () => {
-    const { session } = await requestor({ endpointId: "gateway", onInputRequest: async () => ({ action: "accept", content: { name: 42 } }) as never });
+    const { session } = await requestor({
+      endpointId: "gateway",
+      onInputRequest: async () => ({ action: "accept", content: { name: 42 } }) as never,
+    });
     const execution = await session.callTool(ELICIT, {});
     expect(execution.kind).toBe("task");
     const { outcome } = await execution.settle();
@@ -134,7 +149,10 @@ describe("gateway under 2026-07-28: mcp-tasks call --protocol 2026-07-28", { tim
       status: "completed",
       result: { content: [{ type: "text", text: "Long running operation completed. Duration: 2 seconds, Steps: 2." }] },
     });
-    const journal = readFileSync(join(dir, "cli-state", "journal.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const journal = readFileSync(join(dir, "cli-state", "journal.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(journal.find((e) => e["op"] === "created" && e["name"] === LONG)).toMatchObject({ protocol: "2026-07-28", target: gateway.url });
   });
 

@@ -27,7 +27,8 @@ async function failedTask(client: Parameters<typeof getTask>[0], tool: string) {
   });
 }
 
-const ok = (client: Parameters<typeof getTask>[0]) => client.request({ method: "tools/call", params: { name: "ok", arguments: {} } }, CallToolResultSchema);
+const ok = (client: Parameters<typeof getTask>[0]) =>
+  client.request({ method: "tools/call", params: { name: "ok", arguments: {} } }, CallToolResultSchema);
 
 // Each test starts real processes (gateway, upstream), seconds each on a shared machine.
 describe("gateway in front of a misbehaving upstream", { timeout: 90_000 }, () => {

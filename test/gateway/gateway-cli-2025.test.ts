@@ -35,7 +35,8 @@ function cli(args: string[]) {
   return runCli([...args, "--protocol", "2025-11-25"], { env: { MCP_TASKS_STATE_DIR: join(dir, "cli-state") }, timeoutMs: 60_000 });
 }
 
-const lastJson = (stdout: string): Record<string, unknown> => JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+const lastJson = (stdout: string): Record<string, unknown> =>
+  JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
 
 describe("gateway under 2025-11-25: mcp-tasks call --task", { timeout: 90_000 }, () => {
   it("follows a slow upstream tool's task to the upstream's result, and the journal records the era", async () => {
@@ -45,7 +46,10 @@ describe("gateway under 2025-11-25: mcp-tasks call --task", { timeout: 90_000 },
       status: "completed",
       result: { content: [{ type: "text", text: "Long running operation completed. Duration: 2 seconds, Steps: 2." }] },
     });
-    const journal = readFileSync(join(dir, "cli-state", "journal.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const journal = readFileSync(join(dir, "cli-state", "journal.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(journal.find((e) => e["op"] === "created" && e["name"] === LONG)).toMatchObject({ protocol: "2025-11-25", target: gateway.url });
   });
 
@@ -63,7 +67,10 @@ describe("gateway under 2025-11-25: mcp-tasks call --task", { timeout: 90_000 },
     const id = detached.stdout.trim();
     const result = await cli(["tasks", "result", gateway.url, id, "--json"]);
     expect(result.code, result.stderr).toBe(0);
-    expect(lastJson(result.stdout)).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Long running operation completed. Duration: 2 seconds, Steps: 2." }] } });
+    expect(lastJson(result.stdout)).toMatchObject({
+      status: "completed",
+      result: { content: [{ type: "text", text: "Long running operation completed. Duration: 2 seconds, Steps: 2." }] },
+    });
     const listed = await cli(["tasks", "list", gateway.url]);
     expect(listed.stdout).toContain(id);
   });

@@ -25,11 +25,15 @@ describe("mcp-tasks gateway (CLI)", { timeout: 60_000 }, () => {
   it("documents every flag of gateway --help in the CLI guide (its own block, or serve's)", async () => {
     const help = await runCli(["gateway", "--help"]);
     expect(help.code).toBe(0);
-    const shown = [...help.stdout.matchAll(/^ {2}(?:-\w, )?(--[\w-]+(?: [<[][^>\]]+[>\]])?)/gm)].map((m) => m[1] as string).filter((f) => f !== "--help");
+    const shown = [...help.stdout.matchAll(/^ {2}(?:-\w, )?(--[\w-]+(?: [<[][^>\]]+[>\]])?)/gm)]
+      .map((m) => m[1] as string)
+      .filter((f) => f !== "--help");
     const guide = readFileSync(join(REPO_ROOT, "docs", "cli.md"), "utf8");
     const documented = new Set([...documentedFlags(guide, "mcp-tasks serve [options]"), ...documentedFlags(guide, "mcp-tasks gateway (")]);
     expect(shown.filter((flag) => !documented.has(flag))).toEqual([]);
-    expect(shown).toEqual(expect.arrayContaining(["--upstream-stdio <command>", "--upstream-url <url>", "--upstream-header <header>", "--config <file>"]));
+    expect(shown).toEqual(
+      expect.arrayContaining(["--upstream-stdio <command>", "--upstream-url <url>", "--upstream-header <header>", "--config <file>"]),
+    );
   });
 
   it("refuses to start without an upstream, or with both kinds: exit 2", async () => {
@@ -47,12 +51,32 @@ describe("mcp-tasks gateway (CLI)", { timeout: 60_000 }, () => {
   });
 
   const unreachable: Array<[string, string[], RegExp]> = [
-    ["nothing listens at its URL", ["--upstream-url", "http://127.0.0.1:FREE_PORT/mcp"], /: connection refused \(nothing listens at 127\.0\.0\.1:\d+; is the server running\?\) \[ECONNREFUSED\]/],
+    [
+      "nothing listens at its URL",
+      ["--upstream-url", "http://127.0.0.1:FREE_PORT/mcp"],
+      /: connection refused \(nothing listens at 127\.0\.0\.1:\d+; is the server running\?\) \[ECONNREFUSED\]/,
+    ],
     ["fetch refuses its port", ["--upstream-url", "http://127.0.0.1:1/mcp"], /\(http:\/\/127\.0\.0\.1:1\/mcp\): fetch failed: bad port/],
-    ["its host name does not resolve", ["--upstream-url", "http://no-such-host.invalid/mcp"], /cannot resolve the host name no-such-host\.invalid/],
-    ["its command exits at once", ["--upstream-stdio", `${JSON.stringify(process.execPath)} -e "process.exit(1)"`], /it closed the connection before answering initialize \(it exited: see its own output above\)/],
-    ["its command says nothing", ["--upstream-timeout", "1500", "--upstream-stdio", `${JSON.stringify(process.execPath)} -e "setInterval(() => {}, 1000)"`], /it did not answer initialize within 1500 ms \(--upstream-timeout\)/],
-    ["its command does not exist", ["--upstream-stdio", "no-such-command-for-mcp-tasks"], /its command was not found \(check --upstream-stdio\)/],
+    [
+      "its host name does not resolve",
+      ["--upstream-url", "http://no-such-host.invalid/mcp"],
+      /cannot resolve the host name no-such-host\.invalid/,
+    ],
+    [
+      "its command exits at once",
+      ["--upstream-stdio", `${JSON.stringify(process.execPath)} -e "process.exit(1)"`],
+      /it closed the connection before answering initialize \(it exited: see its own output above\)/,
+    ],
+    [
+      "its command says nothing",
+      ["--upstream-timeout", "1500", "--upstream-stdio", `${JSON.stringify(process.execPath)} -e "setInterval(() => {}, 1000)"`],
+      /it did not answer initialize within 1500 ms \(--upstream-timeout\)/,
+    ],
+    [
+      "its command does not exist",
+      ["--upstream-stdio", "no-such-command-for-mcp-tasks"],
+      /its command was not found \(check --upstream-stdio\)/,
+    ],
   ];
   for (const [what, args, cause] of unreachable) {
     it(`does not start when the upstream cannot be reached (${what}), saying why: exit 1`, async () => {

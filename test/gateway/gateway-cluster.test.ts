@@ -109,7 +109,8 @@ async function replaceWorker(): Promise<void> {
   noteUpstreams();
 }
 
-const claimedBy = (p: CliProcess, taskId: string): boolean => p.stderr.filter((l) => l["msg"] === "claimed task" && l["taskId"] === taskId).length > 0;
+const claimedBy = (p: CliProcess, taskId: string): boolean =>
+  p.stderr.filter((l) => l["msg"] === "claimed task" && l["taskId"] === taskId).length > 0;
 
 describe("gateway on the PostgreSQL cluster (2 fronts, 2 workers, server-everything over stdio)", { timeout: 120_000 }, () => {
   it("lists the upstream's tools on both fronts; a worker without --demo/--tools runs the gateway's tools", async () => {
@@ -144,7 +145,10 @@ describe("gateway on the PostgreSQL cluster (2 fronts, 2 workers, server-everyth
     // The handler ran on the worker, never on a front (they run none: --workers 0).
     expect(cluster.workers).toContain(worker);
     for (const front of cluster.fronts) expect(claimedBy(front, created.task.taskId)).toBe(false);
-    await worker.stderr.waitFor((l) => l["audit"] === "completed" && l["taskId"] === created.task.taskId, "the worker to complete the task");
+    await worker.stderr.waitFor(
+      (l) => l["audit"] === "completed" && l["taskId"] === created.task.taskId,
+      "the worker to complete the task",
+    );
     expect(c.errors).toEqual([]);
   });
 
@@ -186,7 +190,11 @@ describe("gateway on the PostgreSQL cluster (2 fronts, 2 workers, server-everyth
     balancer.route = byMethod({ "tools/call": 0, "tasks/get": 1 });
     const created = await callToolAsTask(c.client, ELICIT, {});
     const worker = await cluster.claimer(created.task.taskId, 30_000);
-    await eventually("the task to wait for input", async () => ((await getTask(c.client, created.task.taskId)).status === "input_required" ? true : undefined), 30_000);
+    await eventually(
+      "the task to wait for input",
+      async () => ((await getTask(c.client, created.task.taskId)).status === "input_required" ? true : undefined),
+      30_000,
+    );
     const killedAt = Date.now();
     await killWorker(worker);
     const failed = await eventually(
@@ -197,7 +205,9 @@ describe("gateway on the PostgreSQL cluster (2 fronts, 2 workers, server-everyth
       },
       30_000,
     );
-    expect(failed.statusMessage).toBe('The task\'s worker stopped responding (lease expired); it was not re-run because it was created when its tool declared no recovery ("resume" or "retry")');
+    expect(failed.statusMessage).toBe(
+      'The task\'s worker stopped responding (lease expired); it was not re-run because it was created when its tool declared no recovery ("resume" or "retry")',
+    );
     // Noticed once the lease ran out: within a few leases, not at some far timeout.
     expect(Date.now() - killedAt).toBeLessThan(6 * LEASE_MS);
     for (const other of cluster.workers) expect(claimedBy(other, created.task.taskId)).toBe(false);
@@ -218,8 +228,12 @@ describe("gateway on the PostgreSQL cluster (2 fronts, 2 workers, server-everyth
     const [second] = cluster.workers.filter((w) => claimedBy(w, created.task.taskId));
     expect(second).toBeDefined();
     expect(second).not.toBe(first);
-    const requeued = cluster.fronts.flatMap((f) => f.stderr.filter((l) => l["audit"] === "requeued" && l["taskId"] === created.task.taskId));
-    const reapedOnWorker = cluster.workers.flatMap((w) => w.stderr.filter((l) => l["audit"] === "requeued" && l["taskId"] === created.task.taskId));
+    const requeued = cluster.fronts.flatMap((f) =>
+      f.stderr.filter((l) => l["audit"] === "requeued" && l["taskId"] === created.task.taskId),
+    );
+    const reapedOnWorker = cluster.workers.flatMap((w) =>
+      w.stderr.filter((l) => l["audit"] === "requeued" && l["taskId"] === created.task.taskId),
+    );
     expect([...requeued, ...reapedOnWorker]).toHaveLength(1);
     expect((await getTask(c.client, created.task.taskId)).status).toBe("completed");
     await replaceWorker();
@@ -237,6 +251,8 @@ describe("mcp-tasks worker with a gateway's upstream flags: refused before anyth
     expect(config.stderr).toMatch(/gateway config .*missing\.json: .*ENOENT/);
     const nothing = await runCli(["worker", "--store", store]);
     expect(nothing.code).not.toBe(0);
-    expect(nothing.stderr).toContain("nothing to run: pass --demo, --tools MODULE, or a gateway's --upstream-stdio COMMAND / --upstream-url URL");
+    expect(nothing.stderr).toContain(
+      "nothing to run: pass --demo, --tools MODULE, or a gateway's --upstream-stdio COMMAND / --upstream-url URL",
+    );
   });
 });

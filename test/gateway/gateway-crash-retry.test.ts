@@ -44,8 +44,14 @@ async function killUpstream(gateway: GatewayProcess, not: number[] = []): Promis
 
 /** Waits until the gateway has re-sent its call `n` times (its log says so, and the new upstream is connected). */
 async function resent(gateway: GatewayProcess, n: number): Promise<void> {
-  await eventually(`re-send ${n}`, async () => (gateway.cli.stderr.filter((l) => l["msg"] === "upstream lost during a call; re-sending it once restarted").length >= n ? true : undefined));
-  await eventually(`the restart before re-send ${n}`, async () => (gateway.cli.stderr.filter((l) => l["msg"] === "connected to the upstream server").length >= n + 1 ? true : undefined));
+  await eventually(`re-send ${n}`, async () =>
+    gateway.cli.stderr.filter((l) => l["msg"] === "upstream lost during a call; re-sending it once restarted").length >= n
+      ? true
+      : undefined,
+  );
+  await eventually(`the restart before re-send ${n}`, async () =>
+    gateway.cli.stderr.filter((l) => l["msg"] === "connected to the upstream server").length >= n + 1 ? true : undefined,
+  );
 }
 
 describe("gateway: a call re-sent after its upstream crashed", { timeout: 120_000 }, () => {
@@ -77,7 +83,9 @@ describe("gateway: a call re-sent after its upstream crashed", { timeout: 120_00
       const task = await getTask(client, created.task.taskId);
       return task.status === "failed" ? task : undefined;
     });
-    expect(failed.statusMessage).toMatch(/closed the connection during tools\/call trigger-long-running-operation \(it exited or crashed, also after 1 re-send\)/);
+    expect(failed.statusMessage).toMatch(
+      /closed the connection during tools\/call trigger-long-running-operation \(it exited or crashed, also after 1 re-send\)/,
+    );
   });
 });
 

@@ -7,7 +7,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema, CreateMessageRequestSchema, CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { killAll } from "../support/cli-process.js";
 import { getTask, taskResult, callToolAsTask, cancelTask } from "../support/conformance.js";
 import { closeClients, EVERYTHING, eventually, nodeCommand, startGateway } from "./gateway-fixture.js";
@@ -17,7 +22,8 @@ afterEach(async () => {
   await killAll();
 });
 
-const everything = (): Promise<Awaited<ReturnType<typeof startGateway>>> => startGateway(["--store", "memory", "--upstream-stdio", nodeCommand(EVERYTHING, "stdio")]);
+const everything = (): Promise<Awaited<ReturnType<typeof startGateway>>> =>
+  startGateway(["--store", "memory", "--upstream-stdio", nodeCommand(EVERYTHING, "stdio")]);
 
 // Each test starts real processes (gateway, upstream), seconds each on a shared machine.
 describe("gateway in front of server-everything (stdio)", { timeout: 90_000 }, () => {
@@ -88,10 +94,15 @@ describe("gateway in front of server-everything (stdio)", { timeout: 90_000 }, (
     const gateway = await everything();
     const http = await gateway.connect();
     const created = await callToolAsTask(http.client, "trigger-long-running-operation", { duration: 30, steps: 30 });
-    await eventually("the task to run", async () => ((await getTask(http.client, created.task.taskId)).status === "working" ? true : undefined));
+    await eventually("the task to run", async () =>
+      (await getTask(http.client, created.task.taskId)).status === "working" ? true : undefined,
+    );
     await cancelTask(http.client, created.task.taskId);
     expect((await getTask(http.client, created.task.taskId)).status).toBe("cancelled");
-    const echo = await http.client.request({ method: "tools/call", params: { name: "echo", arguments: { message: "still here" } } }, CallToolResultSchema);
+    const echo = await http.client.request(
+      { method: "tools/call", params: { name: "echo", arguments: { message: "still here" } } },
+      CallToolResultSchema,
+    );
     expect(echo.content).toEqual([{ type: "text", text: "Echo: still here" }]);
   });
 
@@ -99,7 +110,9 @@ describe("gateway in front of server-everything (stdio)", { timeout: 90_000 }, (
     const gateway = await everything();
     const http = await gateway.connect();
     const created = await callToolAsTask(http.client, "trigger-long-running-operation", { duration: 30, steps: 30 });
-    await eventually("the task to run", async () => ((await getTask(http.client, created.task.taskId)).status === "working" ? true : undefined));
+    await eventually("the task to run", async () =>
+      (await getTask(http.client, created.task.taskId)).status === "working" ? true : undefined,
+    );
     const [pid] = gateway.upstreamPids();
     expect(pid).toBeDefined();
     process.kill(pid as number, "SIGKILL");
@@ -123,7 +136,9 @@ describe("gateway in front of server-everything (stdio)", { timeout: 90_000 }, (
     expect(text?.uriTemplate).toMatch(/\{resourceId\}$/);
     const uri = (text?.uriTemplate ?? "").replace("{resourceId}", "7");
     const read = await client.readResource({ uri });
-    expect(read.contents).toEqual([expect.objectContaining({ uri, mimeType: "text/plain", text: expect.stringMatching(/^Resource 7: This is a plaintext resource/) })]);
+    expect(read.contents).toEqual([
+      expect.objectContaining({ uri, mimeType: "text/plain", text: expect.stringMatching(/^Resource 7: This is a plaintext resource/) }),
+    ]);
   });
 
   it("passes the upstream's prompts through: listed with their arguments, rendered by the upstream", async () => {
@@ -151,15 +166,22 @@ describe("gateway in front of server-everything (stdio)", { timeout: 90_000 }, (
     await http.client.subscribeResource({ uri: uri as string });
     // server-everything sends updates of subscribed resources every 5 s once this is toggled on.
     await http.client.callTool({ name: "toggle-subscriber-updates", arguments: {} });
-    const updated = await http.received.waitFor((r) => r.message.method === "notifications/resources/updated", "an updated notification", 30_000);
+    const updated = await http.received.waitFor(
+      (r) => r.message.method === "notifications/resources/updated",
+      "an updated notification",
+      30_000,
+    );
     expect(updated.message.params).toEqual(expect.objectContaining({ uri }));
   });
 
   it("logs an upstream log message it cannot relay with the upstream's level beside its own (one `level` key per JSON line)", async () => {
     // server-everything logs at start-up, when no call is in flight to relay it to.
     const gateway = await everything();
-    const line = await eventually("the gateway to log an upstream log message", async () =>
-      gateway.cli.stderr.items.find((l) => l["msg"] === "upstream log message (no single call to relay it to)"), 30_000);
+    const line = await eventually(
+      "the gateway to log an upstream log message",
+      async () => gateway.cli.stderr.items.find((l) => l["msg"] === "upstream log message (no single call to relay it to)"),
+      30_000,
+    );
     expect(line["level"]).toBe(20); // pino's debug, not the upstream's level
     expect(typeof line["upstreamLevel"]).toBe("string");
     expect(line["raw"].match(/"level":/g)).toHaveLength(1);

@@ -14,7 +14,14 @@ afterEach(async () => {
 
 describe("gateway fallback for a client without tasks", { timeout: 90_000 }, () => {
   it("a slow upstream call answers in the background with its task id, and task_result gives the upstream's result", async () => {
-    const gateway = await startGateway(["--store", "memory", "--background-after", "500", "--upstream-stdio", nodeCommand(EVERYTHING, "stdio")]);
+    const gateway = await startGateway([
+      "--store",
+      "memory",
+      "--background-after",
+      "500",
+      "--upstream-stdio",
+      nodeCommand(EVERYTHING, "stdio"),
+    ]);
     const { client } = await gateway.connect({ capabilities: {} });
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["task_status", "task_result", "task_cancel", "task_list"]));

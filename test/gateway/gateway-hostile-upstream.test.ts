@@ -29,8 +29,16 @@ beforeAll(async () => {
   writeFileSync(tokens, JSON.stringify({ [ALICE]: "alice", [BOB]: "bob" }));
   // --inline-wait-ms 0: under 2026-07-28 a call as a task is answered with its task at once.
   gateway = await startGateway([
-    "--store", "memory", "--auth-tokens", tokens, "--poll-interval", "100", "--inline-wait-ms", "0",
-    "--upstream-stdio", nodeCommand(HOSTILE_UPSTREAM),
+    "--store",
+    "memory",
+    "--auth-tokens",
+    tokens,
+    "--poll-interval",
+    "100",
+    "--inline-wait-ms",
+    "0",
+    "--upstream-stdio",
+    nodeCommand(HOSTILE_UPSTREAM),
   ]);
 }, 60_000);
 
@@ -100,10 +108,12 @@ const CASES: Case[] = [
       const b = await ask(bob, { taskId: id("shared"), question: "bob's question", secret: "bob's result" });
       const bobOutcome = await b.outcome();
       expect(bobOutcome.status).toBe("failed");
-      expect("error" in bobOutcome && bobOutcome.error.message).toMatch(/answered tools\/call ask with the task of another call \(it gave one task ID to two calls\)/);
+      expect("error" in bobOutcome && bobOutcome.error.message).toMatch(
+        /answered tools\/call ask with the task of another call \(it gave one task ID to two calls\)/,
+      );
       expect((await b.status()).statusMessage).toMatch(/the task of another call/);
       alice.release();
-      expect(text(await aliceDone)).toContain("alice's result | answer: {\\\"name\\\":\\\"Alice\\\"}");
+      expect(text(await aliceDone)).toContain('alice\'s result | answer: {\\"name\\":\\"Alice\\"}');
       expect(alice.asked).toEqual(["alice's question"]);
       expect(bob.asked).toEqual([]);
     },
@@ -115,7 +125,12 @@ const CASES: Case[] = [
       const bob = await caller(protocol, BOB, "Bob");
       const ended = await ask(alice, { taskId: id("alice-ended"), secret: "alice's result" });
       expect(text(await ended.outcome())).toContain("alice's result");
-      const b = await ask(bob, { taskId: id("bob"), question: "a question about alice's task", related: id("alice-ended"), secret: "bob's result" });
+      const b = await ask(bob, {
+        taskId: id("bob"),
+        question: "a question about alice's task",
+        related: id("alice-ended"),
+        secret: "bob's result",
+      });
       const result = text(await b.outcome());
       expect(result).toContain("bob's result | refused:");
       expect(result).toContain(`the gateway follows no upstream task ${id("alice-ended")} now`);
@@ -161,8 +176,8 @@ const CASES: Case[] = [
       expect((await b.status()).statusMessage ?? "").not.toContain("status meant for");
       alice.release();
       bob.release();
-      expect(text(await aliceDone)).toContain("alice's result | answer: {\\\"name\\\":\\\"Alice\\\"}");
-      expect(text(await bobDone)).toContain("bob's result | answer: {\\\"name\\\":\\\"Bob\\\"}");
+      expect(text(await aliceDone)).toContain('alice\'s result | answer: {\\"name\\":\\"Alice\\"}');
+      expect(text(await bobDone)).toContain('bob\'s result | answer: {\\"name\\":\\"Bob\\"}');
       expect(alice.asked).toEqual(["alice's question"]);
       expect(bob.asked).toEqual(["bob's question"]);
     },

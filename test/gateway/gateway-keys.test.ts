@@ -77,19 +77,23 @@ async function taskOf(client: TaskClient, args: Record<string, unknown>, key: st
 /** One plain keyless call of `work` from a host that declares no tasks, answered in the background; the task its answer names. */
 type KeylessCall = (args: Record<string, unknown>) => Promise<string | undefined>;
 
-const backgroundTaskId = (answer: unknown): string | undefined => new RegExp(`task (${TASK_ID_PATTERN})`).exec(JSON.stringify(answer ?? {}))?.[1];
+const backgroundTaskId = (answer: unknown): string | undefined =>
+  new RegExp(`task (${TASK_ID_PATTERN})`).exec(JSON.stringify(answer ?? {}))?.[1];
 
 const KEYLESS: Record<ProtocolRevision, KeylessCall> = {
   "2025-11-25": async (args) => {
     const host = await gateway.connect({ capabilities: {} });
     try {
-      return backgroundTaskId(await host.client.request({ method: "tools/call", params: { name: "work", arguments: args } }, ANY, { timeout: 30_000 }));
+      return backgroundTaskId(
+        await host.client.request({ method: "tools/call", params: { name: "work", arguments: args } }, ANY, { timeout: 30_000 }),
+      );
     } catch (error) {
       if (error instanceof McpError) return undefined;
       throw error;
     }
   },
-  "2026-07-28": async (args) => backgroundTaskId((await statelessRpc(gateway.url, "tools/call", { name: "work", arguments: args }, { declare: false })).body.result),
+  "2026-07-28": async (args) =>
+    backgroundTaskId((await statelessRpc(gateway.url, "tools/call", { name: "work", arguments: args }, { declare: false })).body.result),
 };
 
 describe.each<ProtocolRevision>(["2025-11-25", "2026-07-28"])("gateway (%s)", (protocol) => {

@@ -22,10 +22,26 @@ import { EVERYTHING, eventually, nodeCommand } from "./gateway-fixture.js";
 const scratch = scratchDirPerTest();
 
 /** `mcp-tasks gateway` on `file` in front of `upstream`, no web view, the load's limits out of the way. */
-async function startGateway(file: string, upstream: string, config: object): Promise<{ gateway: CliProcess; url: string; upstreamPid: () => number }> {
+async function startGateway(
+  file: string,
+  upstream: string,
+  config: object,
+): Promise<{ gateway: CliProcess; url: string; upstreamPid: () => number }> {
   const configFile = join(scratch(), "gateway.json");
   writeFileSync(configFile, JSON.stringify(config));
-  const gateway = CliProcess.spawn(["gateway", "--store", `sqlite:${file}`, "--port", "0", "--no-web", ...LOAD_LIMITS, "--config", configFile, "--upstream-stdio", upstream]);
+  const gateway = CliProcess.spawn([
+    "gateway",
+    "--store",
+    `sqlite:${file}`,
+    "--port",
+    "0",
+    "--no-web",
+    ...LOAD_LIMITS,
+    "--config",
+    configFile,
+    "--upstream-stdio",
+    upstream,
+  ]);
   // The gateway listens once its upstream is connected and listed: two tsx start-ups on a loaded machine.
   const url = await gateway.url(90_000);
   return { gateway, url, upstreamPid: () => upstreamOf(gateway) };
@@ -41,11 +57,7 @@ function upstreamOf(gateway: CliProcess): number {
 function readChildren(pid: number): number[] {
   const path = `/proc/${pid}/task/${pid}/children`;
   if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number);
+  return readFileSync(path, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
 }
 
 /**
@@ -88,7 +100,17 @@ describe("gateway: kill -9 under load, restart on the same SQLite file", { timeo
     // task-server upstream on a memory store loses them, and the gateway says so). Its drain on
     // the SIGTERM it gets when the gateway dies is kept short, so the next upstream finds the
     // file free soon.
-    const upstream = nodeCommand(BIN, "serve", "--stdio", "--demo", "--store", `sqlite:${join(scratch(), "upstream.db")}`, "--drain-timeout", "1000", ...LOAD_LIMITS);
+    const upstream = nodeCommand(
+      BIN,
+      "serve",
+      "--stdio",
+      "--demo",
+      "--store",
+      `sqlite:${join(scratch(), "upstream.db")}`,
+      "--drain-timeout",
+      "1000",
+      ...LOAD_LIMITS,
+    );
     const config = { tools: { steps: { recovery: "retry" } } };
     const first = await startGateway(file, upstream, config);
     const firstUpstream = first.upstreamPid();
@@ -114,7 +136,9 @@ describe("gateway: kill -9 under load, restart on the same SQLite file", { timeo
     const rerun = second.gateway.stderr.items.filter((l) => l["audit"] === "rerun").map((l) => String(l["taskId"]));
     expect(toolsOf(file, rerun)).toEqual(rerun.map(() => "steps"));
     expect(rerun.length + verdict.failedSaidWhy).toBeGreaterThan(0);
-    console.log(`gateway kill -9 (demo upstream): ${JSON.stringify({ ...verdict, before, rerun: rerun.length, inDoubt: load.inDoubt, echoes: load.echoes })}`);
+    console.log(
+      `gateway kill -9 (demo upstream): ${JSON.stringify({ ...verdict, before, rerun: rerun.length, inDoubt: load.inDoubt, echoes: load.echoes })}`,
+    );
   });
 
   it("server-everything over stdio: the upstream dies with the gateway; finished results survive, running tasks fail saying why", async () => {
@@ -133,7 +157,12 @@ describe("gateway: kill -9 under load, restart on the same SQLite file", { timeo
     // server-everything alive (it ignores the end of its stdin, and no write fails with EPIPE).
     const short = await Promise.all([0.2, 0.3, 0.4].map((d) => create(d, 2)));
     const long = await Promise.all([300, 301, 302].map((d) => create(d, 1)));
-    for (const taskId of short) await eventually(`${taskId} to complete`, async () => ((await session.request("tasks/get", { taskId }))["status"] === "completed" ? true : undefined), 30_000);
+    for (const taskId of short)
+      await eventually(
+        `${taskId} to complete`,
+        async () => ((await session.request("tasks/get", { taskId }))["status"] === "completed" ? true : undefined),
+        30_000,
+      );
     for (const taskId of long) expect((await session.request("tasks/get", { taskId }))["status"]).toBe("working");
 
     const killedAt = Date.now();
@@ -150,7 +179,9 @@ describe("gateway: kill -9 under load, restart on the same SQLite file", { timeo
     const after = await RawSession.open(second.url);
     for (const [i, taskId] of short.entries()) {
       const result = await after.request("tasks/result", { taskId });
-      expect(result["content"]).toEqual([{ type: "text", text: `Long running operation completed. Duration: ${[0.2, 0.3, 0.4][i]} seconds, Steps: 2.` }]);
+      expect(result["content"]).toEqual([
+        { type: "text", text: `Long running operation completed. Duration: ${[0.2, 0.3, 0.4][i]} seconds, Steps: 2.` },
+      ]);
     }
     for (const taskId of long) {
       const task = await after.request("tasks/get", { taskId });

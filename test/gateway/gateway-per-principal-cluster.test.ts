@@ -76,70 +76,88 @@ async function connectAs(token: string): Promise<HttpClient> {
   return c;
 }
 
-describe("gateway --upstream-per-principal on the PostgreSQL cluster (2 fronts, 1 worker, server-everything over stdio)", { timeout: 180_000 }, () => {
-  it("runs each principal's task on the worker in an upstream process of its own; each question reaches its owner only", async () => {
-    const upstreamFlags = ["--upstream-stdio", nodeCommand(EVERYTHING, "stdio"), "--upstream-per-principal"];
-    cluster = await Cluster.start({ frontCommand: "gateway", toolArgs: upstreamFlags, frontArgs: ["--auth-tokens", tokens], fronts: 2, workers: 1, startTimeoutMs: 90_000 });
-    const [worker] = cluster.workers;
-    if (!worker) throw new Error("no worker");
-    // Before any call: every process has only its own connection (it lists the tools).
-    expect(upstreamsOf(worker)).toHaveLength(1);
-
-    const alice = await connectAs(ALICE);
-    const mallory = await connectAs(MALLORY);
-    const asked: Record<"alice" | "mallory", unknown[]> = { alice: [], mallory: [] };
-    let releaseBoth!: () => void;
-    const both = new Promise<void>((resolve) => (releaseBoth = resolve));
-    for (const [who, c, name] of [["alice", alice, "Alice Liddell"], ["mallory", mallory, "Mallory Mallard"]] as const) {
-      c.client.setRequestHandler(ElicitRequestSchema, async (request) => {
-        asked[who].push(request.params._meta?.[RELATED_TASK]);
-        await both;
-        return { action: "accept", content: { name } };
+describe(
+  "gateway --upstream-per-principal on the PostgreSQL cluster (2 fronts, 1 worker, server-everything over stdio)",
+  { timeout: 180_000 },
+  () => {
+    it("runs each principal's task on the worker in an upstream process of its own; each question reaches its owner only", async () => {
+      const upstreamFlags = ["--upstream-stdio", nodeCommand(EVERYTHING, "stdio"), "--upstream-per-principal"];
+      cluster = await Cluster.start({
+        frontCommand: "gateway",
+        toolArgs: upstreamFlags,
+        frontArgs: ["--auth-tokens", tokens],
+        fronts: 2,
+        workers: 1,
+        startTimeoutMs: 90_000,
       });
-    }
+      const [worker] = cluster.workers;
+      if (!worker) throw new Error("no worker");
+      // Before any call: every process has only its own connection (it lists the tools).
+      expect(upstreamsOf(worker)).toHaveLength(1);
 
-    const a = await callToolAsTask(alice.client, ELICIT, {});
-    const m = await callToolAsTask(mallory.client, ELICIT, {});
-    const aliceDone = taskResult(alice.client, a.task.taskId);
-    const malloryDone = taskResult(mallory.client, m.task.taskId);
-    // Both questions are out before either is answered: on the worker's one shared process the
-    // second would be refused (two calls in flight, no telling whose asks).
-    await eventually("both questions to be asked", async () => (asked.alice.length === 1 && asked.mallory.length === 1 ? true : undefined), 90_000);
-    expect(asked.alice).toEqual([{ taskId: a.task.taskId }]);
-    expect(asked.mallory).toEqual([{ taskId: m.task.taskId }]);
+      const alice = await connectAs(ALICE);
+      const mallory = await connectAs(MALLORY);
+      const asked: Record<"alice" | "mallory", unknown[]> = { alice: [], mallory: [] };
+      let releaseBoth!: () => void;
+      const both = new Promise<void>((resolve) => (releaseBoth = resolve));
+      for (const [who, c, name] of [
+        ["alice", alice, "Alice Liddell"],
+        ["mallory", mallory, "Mallory Mallard"],
+      ] as const) {
+        c.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+          asked[who].push(request.params._meta?.[RELATED_TASK]);
+          await both;
+          return { action: "accept", content: { name } };
+        });
+      }
 
-    // Both calls ran on the worker, each principal in a process of its own: the worker's own and two more.
-    const claimed = (taskId: string) => worker.stderr.filter((l) => l["msg"] === "claimed task" && l["taskId"] === taskId).length;
-    expect(claimed(a.task.taskId)).toBe(1);
-    expect(claimed(m.task.taskId)).toBe(1);
-    const pids = upstreamsOf(worker);
-    expect(pids).toHaveLength(3);
-    expect(new Set(pids).size).toBe(3);
-    const started = worker.stderr.filter((l) => l["msg"] === "started an upstream process for a principal").map((l) => l["principal"]);
-    expect(started.sort()).toEqual(["owner:local|alice", "owner:local|mallory"]);
-    // The fronts started none: they only list the tools.
-    for (const front of cluster.fronts) {
-      expect(upstreamsOf(front)).toHaveLength(1);
-      expect(front.stderr.filter((l) => l["msg"] === "started an upstream process for a principal")).toEqual([]);
-    }
+      const a = await callToolAsTask(alice.client, ELICIT, {});
+      const m = await callToolAsTask(mallory.client, ELICIT, {});
+      const aliceDone = taskResult(alice.client, a.task.taskId);
+      const malloryDone = taskResult(mallory.client, m.task.taskId);
+      // Both questions are out before either is answered: on the worker's one shared process the
+      // second would be refused (two calls in flight, no telling whose asks).
+      await eventually(
+        "both questions to be asked",
+        async () => (asked.alice.length === 1 && asked.mallory.length === 1 ? true : undefined),
+        90_000,
+      );
+      expect(asked.alice).toEqual([{ taskId: a.task.taskId }]);
+      expect(asked.mallory).toEqual([{ taskId: m.task.taskId }]);
 
-    // Owner binding (T-SEC): neither principal can reach the other's task, through either front.
-    expect((await getTask(alice.client, a.task.taskId)).status).toBe("input_required");
-    await expectRpcError(getTask(mallory.client, a.task.taskId), -32602);
-    await expectRpcError(getTask(alice.client, m.task.taskId), -32602);
-    await expectRpcError(taskResult(mallory.client, a.task.taskId), -32602);
+      // Both calls ran on the worker, each principal in a process of its own: the worker's own and two more.
+      const claimed = (taskId: string) => worker.stderr.filter((l) => l["msg"] === "claimed task" && l["taskId"] === taskId).length;
+      expect(claimed(a.task.taskId)).toBe(1);
+      expect(claimed(m.task.taskId)).toBe(1);
+      const pids = upstreamsOf(worker);
+      expect(pids).toHaveLength(3);
+      expect(new Set(pids).size).toBe(3);
+      const started = worker.stderr.filter((l) => l["msg"] === "started an upstream process for a principal").map((l) => l["principal"]);
+      expect(started.sort()).toEqual(["owner:local|alice", "owner:local|mallory"]);
+      // The fronts started none: they only list the tools.
+      for (const front of cluster.fronts) {
+        expect(upstreamsOf(front)).toHaveLength(1);
+        expect(front.stderr.filter((l) => l["msg"] === "started an upstream process for a principal")).toEqual([]);
+      }
 
-    releaseBoth();
-    const aliceResult = JSON.stringify((await aliceDone).content);
-    const malloryResult = JSON.stringify((await malloryDone).content);
-    expect(aliceResult).toContain("Alice Liddell");
-    expect(aliceResult).not.toContain("Mallory");
-    expect(malloryResult).toContain("Mallory Mallard");
-    expect(malloryResult).not.toContain("Alice");
-    // Each question was asked once, of its owner only.
-    expect(asked.alice).toHaveLength(1);
-    expect(asked.mallory).toHaveLength(1);
-    expect(alice.errors).toEqual([]);
-    expect(mallory.errors).toEqual([]);
-  });
-});
+      // Owner binding (T-SEC): neither principal can reach the other's task, through either front.
+      expect((await getTask(alice.client, a.task.taskId)).status).toBe("input_required");
+      await expectRpcError(getTask(mallory.client, a.task.taskId), -32602);
+      await expectRpcError(getTask(alice.client, m.task.taskId), -32602);
+      await expectRpcError(taskResult(mallory.client, a.task.taskId), -32602);
+
+      releaseBoth();
+      const aliceResult = JSON.stringify((await aliceDone).content);
+      const malloryResult = JSON.stringify((await malloryDone).content);
+      expect(aliceResult).toContain("Alice Liddell");
+      expect(aliceResult).not.toContain("Mallory");
+      expect(malloryResult).toContain("Mallory Mallard");
+      expect(malloryResult).not.toContain("Alice");
+      // Each question was asked once, of its owner only.
+      expect(asked.alice).toHaveLength(1);
+      expect(asked.mallory).toHaveLength(1);
+      expect(alice.errors).toEqual([]);
+      expect(mallory.errors).toEqual([]);
+    });
+  },
+);

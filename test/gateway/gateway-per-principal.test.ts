@@ -38,7 +38,15 @@ function tokenFile(): string {
 }
 
 async function gatewayWith(args: string[]): Promise<GatewayProcess> {
-  const gateway = await startGateway(["--store", "memory", "--auth-tokens", tokenFile(), ...args, "--upstream-stdio", nodeCommand(EVERYTHING, "stdio")]);
+  const gateway = await startGateway([
+    "--store",
+    "memory",
+    "--auth-tokens",
+    tokenFile(),
+    ...args,
+    "--upstream-stdio",
+    nodeCommand(EVERYTHING, "stdio"),
+  ]);
   gateways.push(gateway);
   return gateway;
 }
@@ -77,7 +85,11 @@ describe("gateway --upstream-per-principal (server-everything over stdio)", { ti
     const malloryDone = taskResult(mallory.client, m.task.taskId);
     // Both questions are out before either is answered: on one shared process the second would be
     // refused (two calls in flight, no telling whose asks).
-    await eventually("both questions to be asked", async () => (askedAlice.length === 1 && askedMallory.length === 1 ? true : undefined), 60_000);
+    await eventually(
+      "both questions to be asked",
+      async () => (askedAlice.length === 1 && askedMallory.length === 1 ? true : undefined),
+      60_000,
+    );
     const pids = gateway.upstreamPids();
     expect(pids).toHaveLength(3);
     expect(new Set(pids).size).toBe(3);
@@ -152,7 +164,9 @@ describe("gateway --upstream-per-principal (server-everything over stdio)", { ti
     const alice = await gateway.connect({ token: ALICE });
     const mallory = await gateway.connect({ token: MALLORY });
     const busy = await callToolAsTask(alice.client, "trigger-long-running-operation", { duration: 30, steps: 30 });
-    await eventually("alice's task to run", async () => ((await getTask(alice.client, busy.task.taskId)).status === "working" ? true : undefined));
+    await eventually("alice's task to run", async () =>
+      (await getTask(alice.client, busy.task.taskId)).status === "working" ? true : undefined,
+    );
     const refused = await callToolAsTask(mallory.client, "echo", { message: "me too" });
     const failed = await eventually("mallory's task to fail", async () => {
       const task = await getTask(mallory.client, refused.task.taskId);
@@ -163,7 +177,16 @@ describe("gateway --upstream-per-principal (server-everything over stdio)", { ti
   });
 
   it("refuses --upstream-per-principal with an --upstream-url", async () => {
-    const refused = await runCli(["gateway", "--store", "memory", "--port", "0", "--upstream-per-principal", "--upstream-url", "http://127.0.0.1:9/mcp"]);
+    const refused = await runCli([
+      "gateway",
+      "--store",
+      "memory",
+      "--port",
+      "0",
+      "--upstream-per-principal",
+      "--upstream-url",
+      "http://127.0.0.1:9/mcp",
+    ]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/one upstream process per principal needs --upstream-stdio/);
   });

@@ -36,7 +36,16 @@ describe("gateway: roots", { timeout: 120_000 }, () => {
     writeFileSync(join(two, "inside.txt"), "from a configured root");
     const config = join(one, "gateway.json");
     writeFileSync(config, JSON.stringify({ roots: [{ uri: pathToFileURL(two).href, name: "second" }] }));
-    const gateway = await startGateway(["--store", "memory", "--config", config, "--root", one, "--upstream-stdio", nodeCommand(FILESYSTEM)]);
+    const gateway = await startGateway([
+      "--store",
+      "memory",
+      "--config",
+      config,
+      "--root",
+      one,
+      "--upstream-stdio",
+      nodeCommand(FILESYSTEM),
+    ]);
     const { client } = await gateway.connect();
     // server-filesystem asks for roots right after initializing, in the background.
     const allowed = await eventually("the upstream to take the roots", async () => {

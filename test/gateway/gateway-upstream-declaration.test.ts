@@ -21,7 +21,13 @@ let gateway: GatewayProcess;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "mcp-tasks-gateway-declaration-"));
-  gateway = await startGateway(["--no-web", "--store", `sqlite:${join(dir, "gateway.db")}`, "--upstream-stdio", nodeCommand(BIN, "serve", "--stdio", "--demo", "--store", "memory", "--log-level", "warn")]);
+  gateway = await startGateway([
+    "--no-web",
+    "--store",
+    `sqlite:${join(dir, "gateway.db")}`,
+    "--upstream-stdio",
+    nodeCommand(BIN, "serve", "--stdio", "--demo", "--store", "memory", "--log-level", "warn"),
+  ]);
 }, 90_000);
 
 afterAll(async () => {
@@ -31,7 +37,8 @@ afterAll(async () => {
 });
 
 describe.each(ERAS)("a gateway in front of a task server with a fallback, under $name", (era) => {
-  const cli = (args: string[]) => runCli(args, { env: { MCP_TASKS_STATE_DIR: mkdtempSync(join(dir, "state-")), MCP_TASKS_PROTOCOL: era.protocol }, timeoutMs: 30_000 });
+  const cli = (args: string[]) =>
+    runCli(args, { env: { MCP_TASKS_STATE_DIR: mkdtempSync(join(dir, "state-")), MCP_TASKS_PROTOCOL: era.protocol }, timeoutMs: 30_000 });
 
   it("lists the upstream's own tools and none of its task tools", { timeout: 40_000 }, async () => {
     const run = await cli(["tools", "list", gateway.url, "--json"]);

@@ -22,7 +22,16 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "mcp-tasks-gw-errors-"));
   const config = join(dir, "gateway.json");
   writeFileSync(config, JSON.stringify({ tools: { "rpc-error": { recovery: "retry", retries: 2 } } }));
-  gateway = await startGateway(["--store", "memory", "--config", config, "--upstream-timeout", "5000", "--upstream-stdio", nodeCommand(BAD_UPSTREAM)]);
+  gateway = await startGateway([
+    "--store",
+    "memory",
+    "--config",
+    config,
+    "--upstream-timeout",
+    "5000",
+    "--upstream-stdio",
+    nodeCommand(BAD_UPSTREAM),
+  ]);
 }, 60_000);
 
 afterAll(async () => {

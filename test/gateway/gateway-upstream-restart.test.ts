@@ -55,7 +55,10 @@ const ERAS: Era[] = [
     async echo(gateway, message) {
       const { client } = await sessionOf(gateway);
       try {
-        const result = await client.request({ method: "tools/call", params: { name: "echo", arguments: { message } } }, CallToolResultSchema);
+        const result = await client.request(
+          { method: "tools/call", params: { name: "echo", arguments: { message } } },
+          CallToolResultSchema,
+        );
         return { text: (result.content[0] as { text?: string }).text };
       } catch (error) {
         if (error instanceof McpError && error.code === -32603) return { failure: error.message };
@@ -68,7 +71,8 @@ const ERAS: Era[] = [
     async sleep(gateway) {
       const created = await statelessResult(gateway.url, "tools/call", { name: "sleep", arguments: { ms: 50 } });
       const done = created["resultType"] === "task" ? await pollTask(gateway.url, String(created["taskId"]), isTerminal) : created;
-      return ((done["result"] as { content?: Array<{ text?: string }> } | undefined)?.content ?? (done["content"] as Array<{ text?: string }> | undefined))?.[0]?.text;
+      return ((done["result"] as { content?: Array<{ text?: string }> } | undefined)?.content ??
+        (done["content"] as Array<{ text?: string }> | undefined))?.[0]?.text;
     },
     async echo(gateway, message) {
       const { body } = await statelessRpc(gateway.url, "tools/call", { name: "echo", arguments: { message } });
@@ -99,7 +103,11 @@ describe.each(ERAS)("gateway: an HTTP upstream restarted under it ($name)", { ti
       return answer.text === undefined ? undefined : answer;
     });
     expect(back).toEqual({ text: "Echo: after" });
-    expect(gateway.cli.stderr.filter((l) => l["msg"] === "the upstream server no longer knows the gateway's session (it restarted); connecting again").length).toBeGreaterThanOrEqual(1);
+    expect(
+      gateway.cli.stderr.filter(
+        (l) => l["msg"] === "the upstream server no longer knows the gateway's session (it restarted); connecting again",
+      ).length,
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it("follows an upstream with tasks of its own across its restart: the first task after it runs on a new session", async () => {
@@ -112,6 +120,10 @@ describe.each(ERAS)("gateway: an HTTP upstream restarted under it ($name)", { ti
     await first.kill("SIGKILL");
     await CliProcess.spawn(serve).url();
     expect(await era.sleep(gateway)).toBe("slept 50 ms");
-    expect(gateway.cli.stderr.filter((l) => l["msg"] === "the upstream server no longer knows the gateway's session (it restarted); connecting again")).toHaveLength(1);
+    expect(
+      gateway.cli.stderr.filter(
+        (l) => l["msg"] === "the upstream server no longer knows the gateway's session (it restarted); connecting again",
+      ),
+    ).toHaveLength(1);
   });
 });

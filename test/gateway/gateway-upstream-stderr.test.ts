@@ -39,7 +39,9 @@ afterAll(async () => {
 const upstreamLines = (): LogLine[] => gateway.cli.stderr.items.filter((l) => l["msg"] === "upstream stderr");
 const floodLogged = (): number => upstreamLines().filter((l) => typeof l["line"] === "string" && l["line"].startsWith("flood ")).length;
 const droppedReported = (): number =>
-  gateway.cli.stderr.items.filter((l) => l["msg"] === "upstream stderr lines dropped: the upstream wrote more than the gateway logs").reduce((sum, l) => sum + Number(l["dropped"]), 0);
+  gateway.cli.stderr.items
+    .filter((l) => l["msg"] === "upstream stderr lines dropped: the upstream wrote more than the gateway logs")
+    .reduce((sum, l) => sum + Number(l["dropped"]), 0);
 
 describe("gateway: the upstream's stderr in the gateway's log", { timeout: 30_000 }, () => {
   it("carries a line the upstream forges as an audit line inside the `line` field of a gateway line, never as a line of its own", async () => {
@@ -53,13 +55,19 @@ describe("gateway: the upstream's stderr in the gateway's log", { timeout: 30_00
   });
 
   it("cuts a long line to its first maxLineChars characters and says how many were dropped", async () => {
-    const long = await eventually("the long line in the log", async () => upstreamLines().find((l) => typeof l["line"] === "string" && l["line"].startsWith("xxx")));
+    const long = await eventually("the long line in the log", async () =>
+      upstreamLines().find((l) => typeof l["line"] === "string" && l["line"].startsWith("xxx")),
+    );
     expect(long["line"]).toBe("x".repeat(UPSTREAM_STDERR_LIMITS.maxLineChars));
     expect(long["truncatedChars"]).toBe(100_000 - UPSTREAM_STDERR_LIMITS.maxLineChars);
   });
 
   it("drops a flood of lines beyond its rate and logs how many it dropped, every line accounted for", async () => {
-    await eventually("every flooded line logged or counted as dropped", async () => (floodLogged() + droppedReported() === FLOOD ? true : undefined), 10_000);
+    await eventually(
+      "every flooded line logged or counted as dropped",
+      async () => (floodLogged() + droppedReported() === FLOOD ? true : undefined),
+      10_000,
+    );
     expect(droppedReported()).toBeGreaterThan(FLOOD / 2);
     expect(floodLogged()).toBeLessThanOrEqual(UPSTREAM_STDERR_LIMITS.burstLines + 5 * UPSTREAM_STDERR_LIMITS.linesPerSecond);
   });

@@ -45,7 +45,16 @@ interface Setup {
 
 async function upstreamServer(...extra: string[]): Promise<Setup> {
   const dir = tempDir();
-  const server = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${join(dir, "upstream.db")}`, "--port", "0", "--no-web", ...extra]);
+  const server = CliProcess.spawn([
+    "serve",
+    "--demo",
+    "--store",
+    `sqlite:${join(dir, "upstream.db")}`,
+    "--port",
+    "0",
+    "--no-web",
+    ...extra,
+  ]);
   const upstreamUrl = await server.url(60_000);
   const upstream = await connectHttpClient(upstreamUrl);
   direct.push(upstream);
@@ -58,10 +67,14 @@ function gatewayOf(setup: Setup, ...extra: string[]): Promise<GatewayProcess> {
 
 /** The upstream task id the gateway logged for its task `taskId` ("created" or "re-attached"). */
 function upstreamTaskOf(gateway: GatewayProcess, taskId: string, msg = "created an upstream task"): Promise<string> {
-  return eventually("the gateway to log its upstream task", async () => {
-    const line = gateway.cli.stderr.filter((l) => l["msg"] === msg && l["taskId"] === taskId)[0];
-    return typeof line?.["upstreamTaskId"] === "string" ? line["upstreamTaskId"] : undefined;
-  }, 30_000);
+  return eventually(
+    "the gateway to log its upstream task",
+    async () => {
+      const line = gateway.cli.stderr.filter((l) => l["msg"] === msg && l["taskId"] === taskId)[0];
+      return typeof line?.["upstreamTaskId"] === "string" ? line["upstreamTaskId"] : undefined;
+    },
+    30_000,
+  );
 }
 
 describe("gateway in front of a task server (serve --demo over HTTP)", { timeout: 150_000 }, () => {
@@ -137,10 +150,14 @@ describe("gateway in front of a task server (serve --demo over HTTP)", { timeout
     const upstreamTaskId = await upstreamTaskOf(gateway, created.task.taskId);
     process.kill(setup.server.pid, "SIGSTOP");
     try {
-      const failed = await eventually("the task to fail", async () => {
-        const task = await getTask(client, created.task.taskId);
-        return task.status === "failed" ? task : undefined;
-      }, 30_000);
+      const failed = await eventually(
+        "the task to fail",
+        async () => {
+          const task = await getTask(client, created.task.taskId);
+          return task.status === "failed" ? task : undefined;
+        },
+        30_000,
+      );
       expect(failed.statusMessage).toBe(
         `The upstream server (${new URL(setup.upstreamUrl).origin}/mcp) did not answer about its task ${upstreamTaskId} (tools/call sleep) for 3000 ms; the gateway stopped following it`,
       );
@@ -187,7 +204,11 @@ describe("gateway in front of server-everything's own tasks (stdio)", { timeout:
     expect(upstreamTaskId).toBeTruthy();
     // The relayed question keeps the upstream's form: an answer that does not fit is refused by
     // the gateway (-32602 naming the field) and the question stays open for the next tasks/result.
-    await expectRpcError(taskResult(http.client, created.task.taskId), -32602, /Invalid field "interpretation": expected one of "programming", "snake", "comedy"/);
+    await expectRpcError(
+      taskResult(http.client, created.task.taskId),
+      -32602,
+      /Invalid field "interpretation": expected one of "programming", "snake", "comedy"/,
+    );
     const result = await taskResult(http.client, created.task.taskId);
     expect(asked).toHaveLength(2);
     expect(asked[0]).toContain('"python" could have multiple interpretations');

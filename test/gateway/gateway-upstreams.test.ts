@@ -64,11 +64,21 @@ describe("gateway with other upstreams", { timeout: 90_000 }, () => {
     const secret = "s3cret-upstream-token";
     const url = `http://127.0.0.1:${port}/mcp`;
     const gateway = await eventually("the gateway to reach the upstream", async () => {
-      const started = await startGateway(["--store", "memory", "--upstream-url", url, "--upstream-header", `Authorization: Bearer ${secret}`]);
+      const started = await startGateway([
+        "--store",
+        "memory",
+        "--upstream-url",
+        url,
+        "--upstream-header",
+        `Authorization: Bearer ${secret}`,
+      ]);
       return started;
     });
     const { client } = await gateway.connect();
-    const result = await client.request({ method: "tools/call", params: { name: "echo", arguments: { message: "over http" } } }, CallToolResultSchema);
+    const result = await client.request(
+      { method: "tools/call", params: { name: "echo", arguments: { message: "over http" } } },
+      CallToolResultSchema,
+    );
     expect(result.content).toEqual([{ type: "text", text: "Echo: over http" }]);
     expect(gateway.cli.stderrText).not.toContain(secret);
   });

@@ -29,8 +29,14 @@ describe("tiedToGateway", () => {
   });
 
   it("leaves the command as it is when it cannot be found (it fails with ENOENT as before) or setpriv is not on PATH", () => {
-    expect(tiedToGateway({ command: "no-such-upstream-program", args: ["x"] })).toEqual({ command: "no-such-upstream-program", args: ["x"] });
+    expect(tiedToGateway({ command: "no-such-upstream-program", args: ["x"] })).toEqual({
+      command: "no-such-upstream-program",
+      args: ["x"],
+    });
     expect(tiedToGateway({ command: "/no/such/upstream", args: [] })).toEqual({ command: "/no/such/upstream", args: [] });
-    expect(tiedToGateway({ command: process.execPath, args: ["x"] }, { PATH: "/nonexistent" })).toEqual({ command: process.execPath, args: ["x"] });
+    expect(tiedToGateway({ command: process.execPath, args: ["x"] }, { PATH: "/nonexistent" })).toEqual({
+      command: process.execPath,
+      args: ["x"],
+    });
   });
 });

@@ -74,7 +74,10 @@ class ScriptedUpstream {
   }
 
   async connect(): Promise<Client> {
-    const server = new Server({ name: "scripted-upstream", version: "1.0.0" }, { capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } } });
+    const server = new Server(
+      { name: "scripted-upstream", version: "1.0.0" },
+      { capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } } },
+    );
     server.setRequestHandler(CallToolRequestSchema, async () => {
       this.received.push("tools/call");
       return { task: this.wire(this.add()) };
@@ -234,13 +237,19 @@ describe("gateway: following an upstream task", { timeout: 20_000 }, () => {
   it("a failed upstream result (isError) is the gateway task's result; the upstream's own error is replayed as it is", async () => {
     const failing = setup();
     const result = failing.follow();
-    failing.upstream.set(await failing.upstream.created(), { status: "failed", result: { content: [{ type: "text", text: "no" }], isError: true } });
+    failing.upstream.set(await failing.upstream.created(), {
+      status: "failed",
+      result: { content: [{ type: "text", text: "no" }], isError: true },
+    });
     expect(await result).toEqual({ content: [{ type: "text", text: "no" }], isError: true });
 
     // Even a code that would mean "later" from a lookup is the task's own outcome here: not waited out.
     const erring = setup();
     const rejected = erring.follow();
-    erring.upstream.set(await erring.upstream.created(), { status: "failed", error: { code: -32029, message: "the tool hit its own quota", data: { retryAfterMs: 60_000 } } });
+    erring.upstream.set(await erring.upstream.created(), {
+      status: "failed",
+      error: { code: -32029, message: "the tool hit its own quota", data: { retryAfterMs: 60_000 } },
+    });
     await expect(rejected).rejects.toMatchObject({ code: -32029, message: "the tool hit its own quota" });
   });
 

@@ -29,19 +29,29 @@ describe.each([
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
     ["no clientInfo", { protocolVersion: "2025-11-25", capabilities: {} }, /^Invalid params for initialize: params\.clientInfo: /],
     ["a numeric protocolVersion", { ...valid, protocolVersion: 20251125 }, /^Invalid params for initialize: params\.protocolVersion: /],
-    ["a clientInfo.name that is not a string", { ...valid, clientInfo: { name: 5, version: "0" } }, /^Invalid params for initialize: params\.clientInfo\.name: /],
+    [
+      "a clientInfo.name that is not a string",
+      { ...valid, clientInfo: { name: 5, version: "0" } },
+      /^Invalid params for initialize: params\.clientInfo\.name: /,
+    ],
   ];
   for (const [what, params, message] of cases) {
     it(`an initialize with ${what} gets -32602 naming the field, with its id, HTTP 400`, async () => {
       const response = await rawPost(server().url, { jsonrpc: "2.0", id: 7, method: "initialize", params }, {});
       expect(response.status).toBe(400);
-      expect(JSON.parse(response.text)).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32602, message: expect.stringMatching(message) } });
+      expect(JSON.parse(response.text)).toEqual({
+        jsonrpc: "2.0",
+        id: 7,
+        error: { code: -32602, message: expect.stringMatching(message) },
+      });
     });
   }
 
   it("a request other than initialize is told to initialize first (-32000, HTTP 400)", async () => {
     const response = await rawPost(server().url, { jsonrpc: "2.0", id: 8, method: "tools/list", params: {} }, {});
     expect(response.status).toBe(400);
-    expect(JSON.parse(response.text)).toMatchObject({ error: { code: -32000, message: "Bad Request: no valid session id; initialize first" } });
+    expect(JSON.parse(response.text)).toMatchObject({
+      error: { code: -32000, message: "Bad Request: no valid session id; initialize first" },
+    });
   });
 });

@@ -52,7 +52,12 @@ const ERAS: Era[] = [
       return { code: error.code, data: error.data };
     },
     async unauthenticated() {
-      const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+      const initialize = {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      };
       const answer = await rawPost(fx!.url, initialize);
       const error = (answer.json as { error: { code: number; data?: unknown } }).error;
       return { code: error.code, status: answer.status };
@@ -143,6 +148,10 @@ describe("the 2026-07-28 codes (X-ERR-6)", () => {
   });
 
   it("leave 2025-11-25's codes as they were", () => {
-    expect(Object.fromEntries(Object.entries(OWN_ERROR_CODES).map(([name, row]) => [name, row.codes["2025-11-25"]]))).toEqual({ rateLimited: -32029, unauthorized: -32001, unavailable: -32003 });
+    expect(Object.fromEntries(Object.entries(OWN_ERROR_CODES).map(([name, row]) => [name, row.codes["2025-11-25"]]))).toEqual({
+      rateLimited: -32029,
+      unauthorized: -32001,
+      unavailable: -32003,
+    });
   });
 });

@@ -22,11 +22,19 @@ for (const sessions of ["shared", "local"] as const) {
     beforeEach(async () => {
       fx = await startHttpServer({ http: { sessions } });
       // Works a while before it asks, so the requestor's tasks/result is already blocked when it does.
-      fx.app.tool("ask-later", { description: "Waits, then asks.", input: z.object({ ms: z.number() }), taskSupport: "optional" }, async ({ ms }, ctx) => {
-        await new Promise((resolve) => setTimeout(resolve, ms));
-        const answer = await ctx.elicit({ mode: "form", message: "colour?", requestedSchema: { type: "object", properties: { c: { type: "string" } } } });
-        return { content: [{ type: "text" as const, text: `got ${String(answer.content?.["c"])}` }] };
-      });
+      fx.app.tool(
+        "ask-later",
+        { description: "Waits, then asks.", input: z.object({ ms: z.number() }), taskSupport: "optional" },
+        async ({ ms }, ctx) => {
+          await new Promise((resolve) => setTimeout(resolve, ms));
+          const answer = await ctx.elicit({
+            mode: "form",
+            message: "colour?",
+            requestedSchema: { type: "object", properties: { c: { type: "string" } } },
+          });
+          return { content: [{ type: "text" as const, text: `got ${String(answer.content?.["c"])}` }] };
+        },
+      );
     });
     afterEach(async () => fx.close());
 
@@ -74,9 +82,17 @@ for (const sessions of ["shared", "local"] as const) {
     it("a notifications/cancelled naming a blocked tasks/result withdraws it: its response ends with no answer, and the task goes on", async () => {
       const c = await fx.connect();
       const { task } = await callToolAsTask(c.client, "sleep", { ms: 1_500 });
-      const blocked = rawPost(fx.url, { jsonrpc: "2.0", id: "waiting-1", method: "tasks/result", params: { taskId: task.taskId } }, c.headers());
+      const blocked = rawPost(
+        fx.url,
+        { jsonrpc: "2.0", id: "waiting-1", method: "tasks/result", params: { taskId: task.taskId } },
+        c.headers(),
+      );
       await expect.poll(async () => valueOf(await scrape(fx.url), "mcp_tasks_results_waiting")).toBe(1);
-      const cancel = await rawPost(fx.url, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "waiting-1", reason: "no longer needed" } }, c.headers());
+      const cancel = await rawPost(
+        fx.url,
+        { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "waiting-1", reason: "no longer needed" } },
+        c.headers(),
+      );
       expect(cancel.status).toBe(202);
 
       const withdrawn = await blocked;
@@ -111,11 +127,22 @@ describe("tasks/result on a local session that has not opened its GET stream", (
         headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
         body: JSON.stringify({ jsonrpc: "2.0", ...message }),
       });
-    const init = await post({}, { id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+    const init = await post(
+      {},
+      {
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      },
+    );
     const headers = { "mcp-session-id": init.headers.get("mcp-session-id") ?? "", "mcp-protocol-version": "2025-11-25" };
     await init.text();
     expect((await post(headers, { method: "notifications/initialized" })).status).toBe(202);
-    const created = await post(headers, { id: 2, method: "tools/call", params: { name: "sleep", arguments: { ms: 50 }, task: { ttl: 60_000 } } });
+    const created = await post(headers, {
+      id: 2,
+      method: "tools/call",
+      params: { name: "sleep", arguments: { ms: 50 }, task: { ttl: 60_000 } },
+    });
     const taskId = /"taskId":"([^"]+)"/.exec(await created.text())?.[1];
     expect(taskId).toBeDefined();
     const result = await post(headers, { id: 3, method: "tasks/result", params: { taskId } });

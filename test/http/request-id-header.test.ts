@@ -19,12 +19,22 @@ beforeAll(async () => {
 });
 afterAll(() => fx.close());
 
-const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+const initialize = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+};
 
 function post(body: unknown, headers: Record<string, string>): Promise<Response> {
   return fetch(fx.url, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", ...headers },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
 }
@@ -37,10 +47,25 @@ async function requestIds(response: Response): Promise<string[]> {
 
 const paths: Array<[string, (headers: Record<string, string>) => Promise<Response>]> = [
   ["an initialize answered on the SDK transport's event stream", (headers) => post(initialize, headers)],
-  ["a tasks/list answered as plain JSON", (headers) => post({ jsonrpc: "2.0", id: 2, method: "tasks/list", params: {} }, { "mcp-session-id": sessionId, ...headers })],
-  ["the session's GET stream (or its refusal while one is open)", (headers) => fetch(fx.url, { headers: { accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25", ...headers } })],
-  ["a request of an unknown session refused before any session", (headers) => post({ jsonrpc: "2.0", id: 3, method: "tasks/list" }, { "mcp-session-id": "no-such-session", ...headers })],
-  ["a body that is not JSON", (headers) => fetch(fx.url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{" })],
+  [
+    "a tasks/list answered as plain JSON",
+    (headers) => post({ jsonrpc: "2.0", id: 2, method: "tasks/list", params: {} }, { "mcp-session-id": sessionId, ...headers }),
+  ],
+  [
+    "the session's GET stream (or its refusal while one is open)",
+    (headers) =>
+      fetch(fx.url, {
+        headers: { accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25", ...headers },
+      }),
+  ],
+  [
+    "a request of an unknown session refused before any session",
+    (headers) => post({ jsonrpc: "2.0", id: 3, method: "tasks/list" }, { "mcp-session-id": "no-such-session", ...headers }),
+  ],
+  [
+    "a body that is not JSON",
+    (headers) => fetch(fx.url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{" }),
+  ],
   ["a method the endpoint does not serve", (headers) => fetch(fx.url, { method: "PUT", headers })],
   ["a path the server does not serve", (headers) => fetch(new URL("/nowhere", fx.url), { headers })],
   ["the liveness route", (headers) => fetch(new URL("/healthz", fx.url), { headers })],

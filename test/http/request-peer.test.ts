@@ -20,7 +20,12 @@ function capture(): { stream: Writable; lines(): Record<string, unknown>[] } {
   const raw: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      raw.push(...chunk.toString("utf8").split("\n").filter((line) => line !== ""));
+      raw.push(
+        ...chunk
+          .toString("utf8")
+          .split("\n")
+          .filter((line) => line !== ""),
+      );
       done();
     },
   });

@@ -20,7 +20,13 @@ beforeAll(async () => {
   for (const name of ["front-a", "front-b"]) {
     const bus = pgEventBus({ connectionString: TEST_PG_URL, channel: schema });
     const app = registerDemoTools(
-      createTaskServer({ name, version: "0.0.0", store: postgresStore(TEST_PG_URL, { schema }), bus, cluster: { workerId: name, concurrency: 2 } }),
+      createTaskServer({
+        name,
+        version: "0.0.0",
+        store: postgresStore(TEST_PG_URL, { schema }),
+        bus,
+        cluster: { workerId: name, concurrency: 2 },
+      }),
     );
     const http = await serveHttp(app, { port: 0, host: "127.0.0.1", resumableStreams: { retryMs: 200 } });
     await bus.ready;
@@ -61,7 +67,12 @@ describe("resumable streams across fronts", { timeout: 20_000 }, () => {
     const created = await fetch(front(0), {
       method: "POST",
       headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ask", arguments: { question: "colour?" }, task: {} } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "ask", arguments: { question: "colour?" }, task: {} },
+      }),
     });
     const taskId = ((await created.json()) as { result: { task: { taskId: string } } }).result.task.taskId;
     const waiting = await post(front(0), headers, { jsonrpc: "2.0", id: 2, method: "tasks/result", params: { taskId } });

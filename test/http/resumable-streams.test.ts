@@ -95,7 +95,12 @@ describe("resumable streams on local sessions", () => {
     const created = await fetch(fx.url, {
       method: "POST",
       headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ask", arguments: { question: "colour?" }, task: {} } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "ask", arguments: { question: "colour?" }, task: {} },
+      }),
     });
     const taskId = ((await created.json()) as { result: { task: { taskId: string } } }).result.task.taskId;
 

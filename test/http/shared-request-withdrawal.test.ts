@@ -29,7 +29,9 @@ describe("notifications/cancelled on shared sessions", () => {
     });
     const { task } = await callToolAsTask(c.client, "ask", { question: "Still there?" });
     const giveUp = new AbortController();
-    const abandoned = c.client.request({ method: "tasks/result", params: { taskId: task.taskId } }, CallToolResultSchema, { signal: giveUp.signal });
+    const abandoned = c.client.request({ method: "tasks/result", params: { taskId: task.taskId } }, CallToolResultSchema, {
+      signal: giveUp.signal,
+    });
     await asked.promise;
     giveUp.abort("no longer waiting");
     await abandoned.catch(() => {});

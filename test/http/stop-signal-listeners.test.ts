@@ -28,8 +28,14 @@ async function serve(server: TaskServer, options: { handleSignals?: boolean } = 
   return http;
 }
 
-const listeners = (): { SIGINT: number; SIGTERM: number } => ({ SIGINT: process.listenerCount("SIGINT"), SIGTERM: process.listenerCount("SIGTERM") });
-const plus = (base: { SIGINT: number; SIGTERM: number }, n: number): { SIGINT: number; SIGTERM: number } => ({ SIGINT: base.SIGINT + n, SIGTERM: base.SIGTERM + n });
+const listeners = (): { SIGINT: number; SIGTERM: number } => ({
+  SIGINT: process.listenerCount("SIGINT"),
+  SIGTERM: process.listenerCount("SIGTERM"),
+});
+const plus = (base: { SIGINT: number; SIGTERM: number }, n: number): { SIGINT: number; SIGTERM: number } => ({
+  SIGINT: base.SIGINT + n,
+  SIGTERM: base.SIGTERM + n,
+});
 
 describe("stop-signal listeners", () => {
   it("several serveHttp servers in one process add one SIGINT and one SIGTERM listener, removed when the last is closed", async () => {

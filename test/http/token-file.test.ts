@@ -34,6 +34,8 @@ describe("loadTokenFile", () => {
     ["an empty token", { "": "alice" }],
   ])("refuses %s with a message naming the file and the format", (_what, content) => {
     const path = fileWith(content);
-    expect(() => loadTokenFile(path)).toThrow(new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} maps every token to a non-empty principal string`));
+    expect(() => loadTokenFile(path)).toThrow(
+      new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} maps every token to a non-empty principal string`),
+    );
   });
 });

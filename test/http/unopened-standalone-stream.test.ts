@@ -29,7 +29,12 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function rpc(headers: Record<string, string>, id: number, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function rpc(
+  headers: Record<string, string>,
+  id: number,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const response = await fetch(fx.url, {
     method: "POST",
     headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" },

@@ -27,7 +27,11 @@ const servers = new Set<ChildProcess>();
  * process (tsx as a loader, not its CLI, which would fork a child): SIGKILL reaches the server.
  */
 async function startServer(db: string, port = 0): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/conformance-server.ts", "--port", String(port), "--store", `sqlite:${db}`], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "scripts/conformance-server.ts", "--port", String(port), "--store", `sqlite:${db}`],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+  );
   servers.add(child);
   child.once("exit", () => servers.delete(child));
   const line = await new Promise<string>((resolve, reject) => {
@@ -104,7 +108,10 @@ describe("the official requestor (@modelcontextprotocol/ext-tasks 0.2.2) against
     const { session } = await requestor();
     const { outcome } = await (await session.callTool("protocol_error_job", {})).settle();
     expect(outcome.status).toBe("failed");
-    expect(outcome.status === "failed" && { code: outcome.error.code, message: outcome.error.message }).toEqual({ code: -32603, message: "API rate limit exceeded" });
+    expect(outcome.status === "failed" && { code: outcome.error.code, message: outcome.error.message }).toEqual({
+      code: -32603,
+      message: "API rate limit exceeded",
+    });
   });
 
   it("answers an elicitation of a task through tasks/update and the task finishes with the answer (X-GET-3, X-UPD-1)", async () => {
@@ -126,7 +133,9 @@ describe("the official requestor (@modelcontextprotocol/ext-tasks 0.2.2) against
       endpointId: "ours",
       onInputRequest: async (request) => {
         const message = request.kind === "elicitation" ? String(request.params["message"]) : "";
-        return (message === "Your name?" ? { action: "accept", content: { name: "Ada" } } : { action: "accept", content: { confirm: true } }) as never;
+        return (
+          message === "Your name?" ? { action: "accept", content: { name: "Ada" } } : { action: "accept", content: { confirm: true } }
+        ) as never;
       },
     });
     const { outcome } = await (await session.callTool("multi_input", {})).settle();
@@ -175,7 +184,9 @@ describe("the official requestor (@modelcontextprotocol/ext-tasks 0.2.2) against
     if (execution.kind !== "task") throw new Error(`expected a task, got ${execution.kind}`);
     let reference: SerializedTaskReference | undefined;
     await execution.handoff((ref) => void (reference = ref));
-    await expect.poll(async () => (await session.task(execution.handle.taskId).snapshot()).status, { timeout: 10_000 }).toBe("input_required");
+    await expect
+      .poll(async () => (await session.task(execution.handle.taskId).snapshot()).status, { timeout: 10_000 })
+      .toBe("input_required");
 
     await kill(first.child, "SIGKILL");
     const second = await startServer(db, Number(first.url.port));

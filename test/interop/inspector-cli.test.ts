@@ -22,7 +22,11 @@ let url: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "mcp-tasks-inspector-"));
-  server = spawn(process.execPath, ["--import", "tsx", "scripts/conformance-server.ts", "--port", "0", "--store", `sqlite:${join(dir, "tasks.db")}`], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  server = spawn(
+    process.execPath,
+    ["--import", "tsx", "scripts/conformance-server.ts", "--port", "0", "--store", `sqlite:${join(dir, "tasks.db")}`],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+  );
   url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: server.stdout! }).once("line", resolve);
     server.once("exit", (code) => reject(new Error(`the conformance server exited (${code}) before listening`)));
@@ -41,10 +45,14 @@ afterAll(async () => {
 /** `inspector --cli --protocol-era modern --server-url URL --method tools/call …`; its catalog kept in the temp dir. */
 async function inspectorCall(tool: string, args: Record<string, string>): Promise<string> {
   const toolArgs = Object.entries(args).flatMap(([key, value]) => ["--tool-arg", `${key}=${value}`]);
-  const { stdout } = await promisify(execFile)(NODE_22, [INSPECTOR, "--cli", "--protocol-era", "modern", "--server-url", url, "--method", "tools/call", "--tool-name", tool, ...toolArgs], {
-    timeout: 60_000,
-    env: { ...process.env, MCP_CATALOG_PATH: join(dir, "catalog.json") },
-  });
+  const { stdout } = await promisify(execFile)(
+    NODE_22,
+    [INSPECTOR, "--cli", "--protocol-era", "modern", "--server-url", url, "--method", "tools/call", "--tool-name", tool, ...toolArgs],
+    {
+      timeout: 60_000,
+      env: { ...process.env, MCP_CATALOG_PATH: join(dir, "catalog.json") },
+    },
+  );
   return stdout;
 }
 

@@ -23,7 +23,9 @@ describe("interop: SDK client (experimental tasks) → our server", () => {
   it("callToolStream: taskCreated, taskStatus…, result for a task-augmented call", async () => {
     const { client } = await server.connect();
     await client.listTools();
-    const messages = await drain(client.experimental.tasks.callToolStream({ name: "sleep", arguments: { ms: 120 } }, undefined, { task: { ttl: 60_000 } }));
+    const messages = await drain(
+      client.experimental.tasks.callToolStream({ name: "sleep", arguments: { ms: 120 } }, undefined, { task: { ttl: 60_000 } }),
+    );
     expect(messages[0]?.type).toBe("taskCreated");
     expect(messages.some((m) => m.type === "taskStatus")).toBe(true);
     const last = messages.at(-1);
@@ -42,13 +44,17 @@ describe("interop: SDK client (experimental tasks) → our server", () => {
   it("callToolStream with input_required: the SDK client's elicitation handler answers through tasks/result", async () => {
     const { client } = await server.connect();
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "sdk" } }));
-    const messages = await drain(client.experimental.tasks.callToolStream({ name: "ask", arguments: { question: "?" } }, undefined, { task: {} }));
+    const messages = await drain(
+      client.experimental.tasks.callToolStream({ name: "ask", arguments: { question: "?" } }, undefined, { task: {} }),
+    );
     expect((messages.at(-1)?.result as CallToolResult).content).toEqual([{ type: "text", text: "answer: sdk" }]);
   });
 
   it("getTask, listTasks, cancelTask", async () => {
     const { client } = await server.connect();
-    const created = (await drainUntilCreated(client.experimental.tasks.callToolStream({ name: "sleep", arguments: { ms: 60_000 } }, undefined, { task: {} }))) as {
+    const created = (await drainUntilCreated(
+      client.experimental.tasks.callToolStream({ name: "sleep", arguments: { ms: 60_000 } }, undefined, { task: {} }),
+    )) as {
       taskId: string;
     };
     expect((await client.experimental.tasks.getTask(created.taskId)).status).toBe("working");

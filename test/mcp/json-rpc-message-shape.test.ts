@@ -19,7 +19,9 @@ describe("the JSON-RPC envelope of an MCP message", () => {
   });
 
   it("refuses a response without the id of the request it answers", () => {
-    expect(messageShapeProblem({ jsonrpc: "2.0", result: {} })?.message).toBe('Invalid Request: a response has the "id" of the request it answers');
+    expect(messageShapeProblem({ jsonrpc: "2.0", result: {} })?.message).toBe(
+      'Invalid Request: a response has the "id" of the request it answers',
+    );
   });
 
   it("refuses params that are not an object on a notification, with id null", () => {
@@ -30,6 +32,9 @@ describe("the JSON-RPC envelope of an MCP message", () => {
   });
 
   it("does not echo an id that is neither a string nor a number", () => {
-    expect(messageShapeProblem({ jsonrpc: "2.0", id: { a: 1 }, method: "ping" })).toEqual({ message: 'Invalid Request: "id" must be a string or a number', id: null });
+    expect(messageShapeProblem({ jsonrpc: "2.0", id: { a: 1 }, method: "ping" })).toEqual({
+      message: 'Invalid Request: "id" must be a string or a number',
+      id: null,
+    });
   });
 });

@@ -2,7 +2,13 @@
  * `ctx.log` → `notifications/message` and `logging/setLevel` per session (MCP 2025-11-25
  * server/utilities/logging; levels in RFC 5424 order), on a plain call and on a task.
  */
-import { CallToolResultSchema, CreateTaskResultSchema, EmptyResultSchema, ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  EmptyResultSchema,
+  ErrorCode,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LOG_LEVELS } from "../../src/mcp/logging/log-level.js";
@@ -78,7 +84,10 @@ describe("logging", () => {
   it("sends a task's log messages with the related-task _meta, at or above the session's level", async () => {
     fx = await inMemoryFixture({ setup: chattyTool });
     await setLevel("alert");
-    const created = await fx.client.request({ method: "tools/call", params: { name: "chatty", arguments: {}, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const created = await fx.client.request(
+      { method: "tools/call", params: { name: "chatty", arguments: {}, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
     const taskId = created.task.taskId;
     await fx.client.request({ method: "tasks/result", params: { taskId } }, CallToolResultSchema);
     await fx.heard();

@@ -56,7 +56,8 @@ async function listed(name: string): Promise<Record<string, unknown>> {
   return tool as Record<string, unknown>;
 }
 
-const call = (shape: string) => fx!.client.request({ method: "tools/call", params: { name: "weather", arguments: { shape } } }, CallToolResultSchema);
+const call = (shape: string) =>
+  fx!.client.request({ method: "tools/call", params: { name: "weather", arguments: { shape } } }, CallToolResultSchema);
 
 describe("tools/list (2025-11-25)", () => {
   it("keeps the $schema of an input schema", async () => {
@@ -101,7 +102,10 @@ describe("structuredContent against the outputSchema", () => {
   it("satisfies the SDK client's own check of structuredContent against the listed outputSchema", async () => {
     fx = await inMemoryFixture({ setup: weatherTools });
     await fx.client.listTools(); // the SDK client checks callTool results against the schemas it listed
-    expect((await fx.client.callTool({ name: "weather", arguments: { shape: "fits" } })).structuredContent).toEqual({ celsius: 20, city: "Oslo" });
+    expect((await fx.client.callTool({ name: "weather", arguments: { shape: "fits" } })).structuredContent).toEqual({
+      celsius: 20,
+      city: "Oslo",
+    });
   });
 
   it("answers -32603 when structuredContent does not fit the outputSchema", async () => {
@@ -127,7 +131,9 @@ describe("structuredContent against the outputSchema", () => {
       { method: "tools/call", params: { name: "weather", arguments: { shape: "wrong" }, task: { ttl: 60_000 } } },
       CreateTaskResultSchema,
     );
-    const error = await rpcError(fx.client.request({ method: "tasks/result", params: { taskId: created.task.taskId } }, CallToolResultSchema));
+    const error = await rpcError(
+      fx.client.request({ method: "tasks/result", params: { taskId: created.task.taskId } }, CallToolResultSchema),
+    );
     expect(error.code).toBe(ErrorCode.InternalError);
   });
 });

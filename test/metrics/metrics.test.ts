@@ -48,7 +48,10 @@ describe("/metrics", () => {
     await callToolAsTask(client, "sleep", { ms: 60_000 });
     const asking = await callToolAsTask(client, "ask", { question: "Name?" });
     // The handler queues its question and moves the task to input_required on its own.
-    await events.waitFor((e) => e.type === "status" && e.taskId === asking.task.taskId && e.status === "input_required", "ask to need input");
+    await events.waitFor(
+      (e) => e.type === "status" && e.taskId === asking.task.taskId && e.status === "input_required",
+      "ask to need input",
+    );
     const samples = await scrape(fx.url);
     expect(valueOf(samples, "mcp_tasks_current", { status: "working" })).toBe(2);
     expect(valueOf(samples, "mcp_tasks_current", { status: "input_required" })).toBe(1);
@@ -88,7 +91,8 @@ describe("/metrics", () => {
     fx = await startHttpServer();
     const { client } = await fx.connect();
     const created = await callToolAsTask(client, "sleep", { ms: 1 });
-    const marks = async (): Promise<number> => valueOf(await scrape(fx!.url), "mcp_tasks_store_operation_seconds_count", { operation: "markFetched" });
+    const marks = async (): Promise<number> =>
+      valueOf(await scrape(fx!.url), "mcp_tasks_store_operation_seconds_count", { operation: "markFetched" });
     await taskResult(client, created.task.taskId);
     await expect.poll(marks).toBe(1);
     for (let i = 0; i < 5; i++) await taskResult(client, created.task.taskId);

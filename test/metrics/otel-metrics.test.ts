@@ -52,7 +52,10 @@ describe("OpenTelemetry: the store-read gauges", () => {
     await callToolAsTask(client, "sleep", { ms: 60_000 });
     await callToolAsTask(client, "sleep", { ms: 60_000 });
     const asking = await callToolAsTask(client, "ask", { question: "Name?" });
-    await events.waitFor((e) => e.type === "status" && e.taskId === asking.task.taskId && e.status === "input_required", "ask to need input");
+    await events.waitFor(
+      (e) => e.type === "status" && e.taskId === asking.task.taskId && e.status === "input_required",
+      "ask to need input",
+    );
     const points = await meter.collect();
     expect(pointsOf(points, "mcp.tasks.current", { status: "working" })).toMatchObject([{ value: 2, unit: "{task}" }]);
     expect(pointsOf(points, "mcp.tasks.current", { status: "input_required" })).toMatchObject([{ value: 1 }]);

@@ -53,7 +53,9 @@ const ERAS: readonly Era[] = [
         for (let i = 0; i < rounds; i++) {
           // A plain call (served on the session's stream) and a task-augmented one (answered as plain JSON).
           for (const task of [undefined, { ttl: 60_000 }]) {
-            const refused = await client.request({ method: "tools/call", params: { name: madeUp(), arguments: {}, ...(task && { task }) } }, z.object({}).loose()).catch((e: unknown) => e);
+            const refused = await client
+              .request({ method: "tools/call", params: { name: madeUp(), arguments: {}, ...(task && { task }) } }, z.object({}).loose())
+              .catch((e: unknown) => e);
             expect((refused as McpError).code).toBe(-32602);
           }
           // The SDK refuses a method it has no handler for before anything is traced.
@@ -89,12 +91,15 @@ describe.each(ERAS)("/metrics under made-up tool and method names ($name)", { ti
     const before = await scrapeOperations();
     await era.sendMadeUp(20);
     const after = await scrapeOperations();
-    expect(after.samples.map((s) => `${s.name}${JSON.stringify(s.labels)}`)).toEqual(before.samples.map((s) => `${s.name}${JSON.stringify(s.labels)}`));
+    expect(after.samples.map((s) => `${s.name}${JSON.stringify(s.labels)}`)).toEqual(
+      before.samples.map((s) => `${s.name}${JSON.stringify(s.labels)}`),
+    );
     // Only counts and sums moved (a new series is about 2 KB).
     expect(Math.abs(after.bytes - before.bytes)).toBeLessThan(200);
     expect(after.page).not.toContain("made-up-");
     const count = (labels: Record<string, string>): number =>
-      after.samples.find((s) => s.name === `${OPERATIONS}_count` && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value ?? 0;
+      after.samples.find((s) => s.name === `${OPERATIONS}_count` && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value ??
+      0;
     expect(count(era.unknownTool)).toBeGreaterThanOrEqual(21);
     if (era.unknownMethod) expect(count(era.unknownMethod)).toBeGreaterThanOrEqual(21);
   });

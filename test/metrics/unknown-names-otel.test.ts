@@ -58,7 +58,9 @@ const ERAS: readonly Era[] = [
       const { client, close } = await connectHttpClient(url);
       try {
         for (const task of [undefined, { ttl: 60_000 }]) {
-          await client.request({ method: "tools/call", params: { name: madeUp(), arguments: {}, ...(task && { task }) } }, z.object({}).loose()).catch(() => {});
+          await client
+            .request({ method: "tools/call", params: { name: madeUp(), arguments: {}, ...(task && { task }) } }, z.object({}).loose())
+            .catch(() => {});
         }
         await client.request({ method: madeUp(), params: {} }, z.object({}).loose()).catch(() => {});
         await client.request({ method: "tools/call", params: { name: "odd-code", arguments: {} } }, z.object({}).loose()).catch(() => {});
@@ -83,7 +85,9 @@ describe.each(ERAS)("OpenTelemetry under made-up tool and method names ($name)",
     await era.send(fx.url);
     const points = pointsOf(await meter.collect(), DURATION);
     expect(JSON.stringify(points)).not.toContain("made-up-");
-    expect(pointsOf(points, DURATION, { "mcp.method.name": "tools/call", "gen_ai.tool.name": "_unknown", "error.type": "-32602" }).length).toBe(1);
+    expect(
+      pointsOf(points, DURATION, { "mcp.method.name": "tools/call", "gen_ai.tool.name": "_unknown", "error.type": "-32602" }).length,
+    ).toBe(1);
   });
 
   it("names the SERVER spans `tools/call _unknown`, with _unknown in their attributes, never the names sent", async () => {
@@ -108,7 +112,9 @@ describe("OpenTelemetry under made-up method names (2026-07-28)", () => {
       const method = madeUp();
       expect((await statelessRpc(fx.url, method, {}, { headers: { "mcp-method": method } })).body.error?.code).toBe(-32601);
     }
-    expect(pointsOf(await meter.collect(), DURATION, { "mcp.method.name": "_unknown" })).toMatchObject([{ count: 3, attributes: { "error.type": "-32601" } }]);
+    expect(pointsOf(await meter.collect(), DURATION, { "mcp.method.name": "_unknown" })).toMatchObject([
+      { count: 3, attributes: { "error.type": "-32601" } },
+    ]);
     expect(spans.getFinishedSpans().filter((span) => span.name === "_unknown")).toHaveLength(3);
   });
 });

@@ -46,7 +46,11 @@ async function run(command: string, args: string[], cwd: string, timeout = STEP_
 }
 
 /** Runs a command to its end, whatever its exit code. */
-function runToEnd(command: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function runToEnd(
+  command: string,
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(command, args, { cwd, env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
@@ -154,12 +158,17 @@ async function loadedBy(project: string, script: string): Promise<string[]> {
   const log = join(project, `loaded-${Math.random().toString(36).slice(2)}.log`);
   writeFileSync(log, "");
   writeFileSync(join(project, "load-check.mjs"), script);
-  await exec(process.execPath, ["--import", "./load-recorder.mjs", "load-check.mjs"], { cwd: project, env: cleanEnv({ LOADED_LOG: log }), timeout: STEP_TIMEOUT_MS });
+  await exec(process.execPath, ["--import", "./load-recorder.mjs", "load-check.mjs"], {
+    cwd: project,
+    env: cleanEnv({ LOADED_LOG: log }),
+    timeout: STEP_TIMEOUT_MS,
+  });
   return readFileSync(log, "utf8").split("\n").filter(Boolean);
 }
 
 // The OpenTelemetry SDK and exporters are the CLI's, loaded only when OTEL_* asks; the library speaks the API.
-const FORBIDDEN = /\/node_modules\/(better-sqlite3|bindings|pg|pg-pool|pg-protocol|prom-client|jose|@opentelemetry\/(sdk-[^/]+|exporter-[^/]+))\//;
+const FORBIDDEN =
+  /\/node_modules\/(better-sqlite3|bindings|pg|pg-pool|pg-protocol|prom-client|jose|@opentelemetry\/(sdk-[^/]+|exporter-[^/]+))\//;
 
 let work: string;
 let project: string;
@@ -170,45 +179,48 @@ const NATIVE_TYPE_STRIPPING = Boolean((process.features as { typescript?: unknow
 /** What `npm install` of the tarball printed (npm writes its warnings to stderr). */
 let installOutput: string;
 
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), "mcp-tasks-package-"));
-  project = join(work, "app");
-  mkdirSync(project);
-  // prepack builds dist/ first.
-  const packed = await run("npm", ["pack", "--silent", "--pack-destination", work], REPO_ROOT, 5 * 60_000);
-  tarball = join(work, packed.stdout.trim().split("\n").pop() ?? "");
-  writeFileSync(
-    join(project, "package.json"),
-    JSON.stringify({ name: "app", private: true, type: "module", allowScripts: { "better-sqlite3": true, esbuild: true } }, null, 2),
-  );
-  writeFileSync(join(project, "tsconfig.json"), JSON.stringify(TSCONFIG, null, 2));
-  writeFileSync(join(project, "load-hooks.mjs"), LOAD_HOOKS);
-  writeFileSync(join(project, "load-recorder.mjs"), LOAD_RECORDER);
-  const example = readmeToolExample();
-  if (!example.includes(SERVE_LINE)) throw new Error(`the README's tool example no longer serves with ${SERVE_LINE}: update this test`);
-  writeFileSync(join(project, "example.ts"), example.replace(SERVE_LINE, EXPORTED_SERVE));
-  writeFileSync(join(project, "driver.ts"), DRIVER);
-  writeFileSync(join(project, "tools.ts"), TOOLS_MODULE);
-  const installed = await run(
-    "npm",
-    [
-      "install",
-      "--no-audit",
-      "--no-fund",
-      tarball,
-      "zod@latest",
-      "@modelcontextprotocol/sdk@latest",
-      "typescript@latest",
-      "tsx@latest",
-      "@types/node@20",
-      // A second, different copy of the SDK, as an application may have besides the one npm gives mcp-tasks.
-      `sdk-copy@npm:@modelcontextprotocol/sdk@${lowest("@modelcontextprotocol/sdk")}`,
-    ],
-    project,
-    INSTALL_TIMEOUT_MS,
-  );
-  installOutput = installed.stdout + installed.stderr;
-}, INSTALL_TIMEOUT_MS + 5 * 60_000);
+beforeAll(
+  async () => {
+    work = mkdtempSync(join(tmpdir(), "mcp-tasks-package-"));
+    project = join(work, "app");
+    mkdirSync(project);
+    // prepack builds dist/ first.
+    const packed = await run("npm", ["pack", "--silent", "--pack-destination", work], REPO_ROOT, 5 * 60_000);
+    tarball = join(work, packed.stdout.trim().split("\n").pop() ?? "");
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({ name: "app", private: true, type: "module", allowScripts: { "better-sqlite3": true, esbuild: true } }, null, 2),
+    );
+    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(TSCONFIG, null, 2));
+    writeFileSync(join(project, "load-hooks.mjs"), LOAD_HOOKS);
+    writeFileSync(join(project, "load-recorder.mjs"), LOAD_RECORDER);
+    const example = readmeToolExample();
+    if (!example.includes(SERVE_LINE)) throw new Error(`the README's tool example no longer serves with ${SERVE_LINE}: update this test`);
+    writeFileSync(join(project, "example.ts"), example.replace(SERVE_LINE, EXPORTED_SERVE));
+    writeFileSync(join(project, "driver.ts"), DRIVER);
+    writeFileSync(join(project, "tools.ts"), TOOLS_MODULE);
+    const installed = await run(
+      "npm",
+      [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        tarball,
+        "zod@latest",
+        "@modelcontextprotocol/sdk@latest",
+        "typescript@latest",
+        "tsx@latest",
+        "@types/node@20",
+        // A second, different copy of the SDK, as an application may have besides the one npm gives mcp-tasks.
+        `sdk-copy@npm:@modelcontextprotocol/sdk@${lowest("@modelcontextprotocol/sdk")}`,
+      ],
+      project,
+      INSTALL_TIMEOUT_MS,
+    );
+    installOutput = installed.stdout + installed.stderr;
+  },
+  INSTALL_TIMEOUT_MS + 5 * 60_000,
+);
 
 // Removing the project (two installs of node_modules) can take longer than the default 20 s on a loaded machine.
 afterAll(() => {
@@ -294,7 +306,11 @@ describe("installed with the newest zod, SDK and TypeScript", { timeout: STEP_TI
   });
 
   it("serves a TypeScript --tools module through the tsx the project has installed", async () => {
-    const served = await runToEnd(join(project, "node_modules/.bin/mcp-tasks"), ["serve", "--stdio", "--store", "memory", "--tools", "tools.ts"], project);
+    const served = await runToEnd(
+      join(project, "node_modules/.bin/mcp-tasks"),
+      ["serve", "--stdio", "--store", "memory", "--tools", "tools.ts"],
+      project,
+    );
     expect(served.stderr).toContain('"tools":["shout"]');
     expect(served.code).toBe(0);
   });
@@ -303,7 +319,11 @@ describe("installed with the newest zod, SDK and TypeScript", { timeout: STEP_TI
     const elsewhere = join(work, "elsewhere");
     mkdirSync(elsewhere, { recursive: true });
     copyFileSync(join(project, "tools.ts"), join(elsewhere, "tools.ts"));
-    const served = await runToEnd(join(project, "node_modules/.bin/mcp-tasks"), ["serve", "--stdio", "--store", "memory", "--tools", "tools.ts"], elsewhere);
+    const served = await runToEnd(
+      join(project, "node_modules/.bin/mcp-tasks"),
+      ["serve", "--stdio", "--store", "memory", "--tools", "tools.ts"],
+      elsewhere,
+    );
     expect(served.code).not.toBe(0);
     if (NATIVE_TYPE_STRIPPING) {
       // This Node loads .ts itself: the module loads, and what fails is its own import of zod,
@@ -355,7 +375,12 @@ process.exit(0);
 `,
     );
     const { stdout } = await run(process.execPath, ["second-copy.mjs"], project);
-    expect(JSON.parse(stdout)).toMatchObject({ kind: "task", result: { content: [{ type: "text", text: "hello ada" }] }, remote: true, code: -32042 });
+    expect(JSON.parse(stdout)).toMatchObject({
+      kind: "task",
+      result: { content: [{ type: "text", text: "hello ada" }] },
+      remote: true,
+      code: -32042,
+    });
   });
 });
 
@@ -370,7 +395,8 @@ describe("installed with the lowest zod and SDK of the peer ranges", { timeout: 
   }, INSTALL_TIMEOUT_MS);
 
   it("type-checks and runs the README's tool example", async () => {
-    const installed = (name: string) => (JSON.parse(readFileSync(join(project, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+    const installed = (name: string) =>
+      (JSON.parse(readFileSync(join(project, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
     expect([installed("zod"), installed("@modelcontextprotocol/sdk")]).toEqual([lowest("zod"), lowest("@modelcontextprotocol/sdk")]);
     expect(await typecheckAndRunExample()).toMatchObject({ content: [{ type: "text", text: "rendered intro (accept)" }] });
   });

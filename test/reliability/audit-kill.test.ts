@@ -39,9 +39,15 @@ describe("reliability: the audit log after a kill -9 under load", { timeout: 120
     expect((await server.kill("SIGTERM")).code).toBe(0);
 
     const db = new Database(file, { readonly: true });
-    const ended = db.prepare<[], { id: string; status: string }>(`SELECT id, status FROM tasks WHERE status IN ('completed', 'failed')`).all();
+    const ended = db
+      .prepare<[], { id: string; status: string }>(`SELECT id, status FROM tasks WHERE status IN ('completed', 'failed')`)
+      .all();
     db.close();
-    const lines = new Map(server.stderr.items.filter((line) => line["audit"] === "completed" || line["audit"] === "failed").map((line) => [line["taskId"], line["audit"]]));
+    const lines = new Map(
+      server.stderr.items
+        .filter((line) => line["audit"] === "completed" || line["audit"] === "failed")
+        .map((line) => [line["taskId"], line["audit"]]),
+    );
     expect(ended.length).toBeGreaterThanOrEqual(100);
     expect(ended.filter((task) => lines.get(task.id) !== task.status)).toEqual([]);
   });

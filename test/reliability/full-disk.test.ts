@@ -55,9 +55,14 @@ describe("reliability: a full disk under the SQLite file", { timeout: 120_000 },
     }
     expect(texts).toEqual(Array.from({ length: 10 }, (_, i) => `echo ${i}`));
 
-    const creation = await session.request("tools/call", { name: "sleep", arguments: { ms: 10 }, task: { ttl: 60_000 } }, AbortSignal.timeout(10_000)).catch((error: unknown) => error);
+    const creation = await session
+      .request("tools/call", { name: "sleep", arguments: { ms: 10 }, task: { ttl: 60_000 } }, AbortSignal.timeout(10_000))
+      .catch((error: unknown) => error);
     expect(creation).toBeInstanceOf(RpcAnswerError);
-    expect((creation as RpcAnswerError).error).toMatchObject({ code: -32603, message: "The task store's disk is full: nothing was written; retry once space is freed" });
+    expect((creation as RpcAnswerError).error).toMatchObject({
+      code: -32603,
+      message: "The task store's disk is full: nothing was written; retry once space is freed",
+    });
     expect(server.child.exitCode).toBeNull();
   });
 });

@@ -67,7 +67,10 @@ describe("PostgreSQL: a lock held by another client", { timeout: 30_000 }, () =>
           }),
         );
         for (const { era, error, ms } of answers) {
-          expect(error, era).toMatchObject({ code: OWN_ERROR_CODES.unavailable.codes[era], data: { reason: "store_busy", retryAfterMs: 1000 } });
+          expect(error, era).toMatchObject({
+            code: OWN_ERROR_CODES.unavailable.codes[era],
+            data: { reason: "store_busy", retryAfterMs: 1000 },
+          });
           expect(error?.message, era).toBe("The task store is busy: nothing was written; retry shortly");
           // One wait of 2 s for the read; on 2025-11-25 another for storing the answer's SSE event
           // for resumption, which is sent anyway when the store refuses it.

@@ -64,7 +64,9 @@ async function fillServer(others = 0): Promise<Filled> {
   held.push(admin);
   // Until the cut backends are gone: only this test's connections are left.
   for (let i = 0; ; i++) {
-    const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'");
+    const { rows } = await admin.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'",
+    );
     if (rows[0]!.n === 1 + others) break;
     if (i > 200) throw new Error("the cluster's backends did not go away");
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -130,7 +132,8 @@ describe("PostgreSQL out of connections", { timeout: 40_000 }, () => {
     let freedAt: number;
     try {
       const write = await worker.stderr.waitFor(
-        (l) => l["taskId"] === task.taskId && (l["msg"] === "task store write failed; retrying" || l["msg"] === "could not store task outcome"),
+        (l) =>
+          l["taskId"] === task.taskId && (l["msg"] === "task store write failed; retrying" || l["msg"] === "could not store task outcome"),
         "the worker to try to store the outcome",
         10_000,
       );

@@ -27,14 +27,26 @@ describe("awaitOutcome", () => {
     await engine.start();
     try {
       const caller = { owner: "alice" };
-      const task = await engine.create({ ...caller, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
+      const task = await engine.create({
+        ...caller,
+        method: "tools/call",
+        name: "t",
+        request: {},
+        origin: { sessionId: null, progressToken: null, accepts: [] },
+        ttl: 60_000,
+      });
       await started.promise;
       const before = reads;
       const waiting = engine.awaitOutcome(task.id, caller, new AbortController().signal);
       await new Promise((resolve) => setTimeout(resolve, 20));
       finish.resolve();
       const ended = await waiting;
-      expect(ended).toMatchObject({ id: task.id, status: "completed", owner: "alice", outcome: { kind: "result", value: { content: [{ type: "text", text: "done" }] } } });
+      expect(ended).toMatchObject({
+        id: task.id,
+        status: "completed",
+        owner: "alice",
+        outcome: { kind: "result", value: { content: [{ type: "text", text: "done" }] } },
+      });
       expect(reads - before).toBe(1);
     } finally {
       await engine.close();

@@ -50,7 +50,9 @@ async function statusAtTurnEnd(file: string, waited: boolean): Promise<{ atTurnE
     const atTurnEnd = await new Promise<string | undefined>((resolve) => {
       setTimeout(() => {
         finish.resolve();
-        setImmediate(() => resolve(reader.prepare<[string], { status: string }>("SELECT status FROM tasks WHERE id = ?").get(task.id)?.status));
+        setImmediate(() =>
+          resolve(reader.prepare<[string], { status: string }>("SELECT status FROM tasks WHERE id = ?").get(task.id)?.status),
+        );
       }, 0);
     });
     const answered = waiting ? (await waiting).status : ((await engine.get(task.id, caller))?.status ?? "missing");

@@ -146,7 +146,9 @@ describe("drain on a single node (SQLite)", () => {
     const gate = gatedRunner();
     const { engine } = await singleNode(gate.runner);
     void engine.drain(0);
-    await expect(create(engine)).rejects.toMatchObject({ message: "The server is shutting down and takes no new tasks; retry once the server has restarted" });
+    await expect(create(engine)).rejects.toMatchObject({
+      message: "The server is shutting down and takes no new tasks; retry once the server has restarted",
+    });
   });
 });
 
@@ -154,11 +156,18 @@ describe("drain of a cluster worker (PostgreSQL)", () => {
   it("the refusal of a new task while draining says another server will take the request", async () => {
     const store = postgresStore(TEST_PG_URL, { schema: schemas.next() });
     stores.push(store);
-    const engine = new TaskEngine({ store, bus: localEventBus(), runner: gatedRunner().runner, cluster: { workerId: "a", concurrency: 1, recheckMs: 50 } });
+    const engine = new TaskEngine({
+      store,
+      bus: localEventBus(),
+      runner: gatedRunner().runner,
+      cluster: { workerId: "a", concurrency: 1, recheckMs: 50 },
+    });
     engines.push(engine);
     await engine.start();
     void engine.drain(0);
-    await expect(create(engine)).rejects.toMatchObject({ message: "The server is shutting down and takes no new tasks; retry, another server will take the request" });
+    await expect(create(engine)).rejects.toMatchObject({
+      message: "The server is shutting down and takes no new tasks; retry, another server will take the request",
+    });
   });
 
   it("hands a task still running back to the queue at once: another worker claims it and completes it, nothing failed", async () => {

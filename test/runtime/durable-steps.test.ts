@@ -153,7 +153,10 @@ describe("durable execution: ctx.step", () => {
       runs,
     );
     const task = await create(engine, "resume");
-    expect((await outcomeOf(engine, task.id)).outcome).toEqual({ kind: "result", value: { date: "1970-01-01T00:00:00.000Z", nothing: true } });
+    expect((await outcomeOf(engine, task.id)).outcome).toEqual({
+      kind: "result",
+      value: { date: "1970-01-01T00:00:00.000Z", nothing: true },
+    });
   });
 
   it("a step result larger than maxResultBytes fails the task instead of being stored", async () => {
@@ -162,7 +165,10 @@ describe("durable execution: ctx.step", () => {
     const task = await create(engine, "resume");
     const done = await outcomeOf(engine, task.id);
     expect(done.status).toBe("failed");
-    expect(done.outcome).toMatchObject({ kind: "error", error: { code: -32603, data: { limit: 1_000, name: "result_bytes", step: "big" } } });
+    expect(done.outcome).toMatchObject({
+      kind: "error",
+      error: { code: -32603, data: { limit: 1_000, name: "result_bytes", step: "big" } },
+    });
   });
 
   it("a task of a tool without a recovery policy is failed by the restart, as before", async () => {

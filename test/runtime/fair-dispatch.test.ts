@@ -55,7 +55,8 @@ function gatedEngine(file: string, options: Partial<EngineOptions>) {
   return { engine, running, peak: () => peak, releaseAll: () => release.splice(0).forEach((r) => r()) };
 }
 
-const create = (e: TaskEngine, owner: string, name = "work") => e.create({ owner, method: "tools/call", name, request: {}, origin, ttl: 60_000 });
+const create = (e: TaskEngine, owner: string, name = "work") =>
+  e.create({ owner, method: "tools/call", name, request: {}, origin, ttl: 60_000 });
 const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
 
 describe("the single node's fair dispatch", () => {

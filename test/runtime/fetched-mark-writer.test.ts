@@ -21,12 +21,24 @@ const origin = { sessionId: null, progressToken: null, accepts: [] };
 const caller = { owner: "alice" };
 
 /** An engine on a fresh SQLite file whose clock the test sets, and a second connection to read the file. */
-async function engineOn(file: string): Promise<{ engine: TaskEngine; clock: { now: number }; fetchedAt: (id: string) => number | null; finished: () => Promise<string>; close: () => Promise<void> }> {
+async function engineOn(file: string): Promise<{
+  engine: TaskEngine;
+  clock: { now: number };
+  fetchedAt: (id: string) => number | null;
+  finished: () => Promise<string>;
+  close: () => Promise<void>;
+}> {
   const clock = { now: Date.parse("2026-01-01T00:00:00Z") };
-  const engine = new TaskEngine({ store: sqliteStore(join(dir, file)), bus: localEventBus(), now: () => clock.now, runner: async () => ({ value: { content: [] } }) });
+  const engine = new TaskEngine({
+    store: sqliteStore(join(dir, file)),
+    bus: localEventBus(),
+    now: () => clock.now,
+    runner: async () => ({ value: { content: [] } }),
+  });
   await engine.start();
   const reader = new Database(join(dir, file), { readonly: true });
-  const fetchedAt = (id: string): number | null => reader.prepare<[string], { fetched_at: number | null }>("SELECT fetched_at FROM tasks WHERE id = ?").get(id)?.fetched_at ?? null;
+  const fetchedAt = (id: string): number | null =>
+    reader.prepare<[string], { fetched_at: number | null }>("SELECT fetched_at FROM tasks WHERE id = ?").get(id)?.fetched_at ?? null;
   const finished = async (): Promise<string> => {
     const task = await engine.create({ ...caller, method: "tools/call", name: "t", request: {}, origin, ttl: 600_000 });
     await engine.awaitOutcome(task.id, caller, new AbortController().signal);

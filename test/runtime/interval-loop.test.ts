@@ -96,7 +96,9 @@ describe("IntervalLoop", () => {
     await expect(upkeep.runOnce()).resolves.toBeUndefined();
     upkeep.start();
     await logger.until(() => passes >= 3);
-    expect(logger.entries.filter((e) => e.level === "error" && e.msg === "sweep failed; will retry on the next interval").length).toBeGreaterThanOrEqual(3);
+    expect(
+      logger.entries.filter((e) => e.level === "error" && e.msg === "sweep failed; will retry on the next interval").length,
+    ).toBeGreaterThanOrEqual(3);
     expect((logger.entries[0]!.obj["err"] as Error).message).toBe("store unavailable");
   });
 
@@ -108,7 +110,10 @@ describe("IntervalLoop", () => {
       new IntervalLoop({ run: async () => {}, intervalMs: 60_000, logger: console, failure: "x" }).start();
     `;
     // Were the timer ref'd, node would wait a minute for the first tick: the 15 s timeout kills it.
-    const run = promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: root, timeout: 15_000 });
+    const run = promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: root,
+      timeout: 15_000,
+    });
     await expect(run).resolves.toMatchObject({ stderr: "" });
   }, 20_000);
 });

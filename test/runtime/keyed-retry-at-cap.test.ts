@@ -44,8 +44,16 @@ async function heldEngine(options: Partial<EngineOptions>): Promise<TaskEngine> 
   return engine;
 }
 
-const input = (args: Record<string, unknown>) => ({ owner: "alice", method: "tools/call", name: "work", request: { name: "work", arguments: args }, origin, ttl: 60_000 });
-const keyed = (e: TaskEngine, key: string, args: Record<string, unknown> = { n: 1 }) => e.createKeyed(input(args), requestedKey(key, "work", args));
+const input = (args: Record<string, unknown>) => ({
+  owner: "alice",
+  method: "tools/call",
+  name: "work",
+  request: { name: "work", arguments: args },
+  origin,
+  ttl: 60_000,
+});
+const keyed = (e: TaskEngine, key: string, args: Record<string, unknown> = { n: 1 }) =>
+  e.createKeyed(input(args), requestedKey(key, "work", args));
 
 async function refusal(creation: Promise<unknown>): Promise<TaskError> {
   const error = await creation.then(

@@ -45,7 +45,10 @@ describe("lease reaper", () => {
     let reachable = false;
     // The real store, reached through a server that is not there until `reachable`.
     const flaky = { ...store, expiredLeases: (now: number, limit: number) => (reachable ? store : down).expiredLeases(now, limit) };
-    const reaper = new LeaseReaper({ store: flaky, bus: localEventBus(), logger: silentLogger, now: () => clock, observer: silentObserver }, { leaseMs: 3000 });
+    const reaper = new LeaseReaper(
+      { store: flaky, bus: localEventBus(), logger: silentLogger, now: () => clock, observer: silentObserver },
+      { leaseMs: 3000 },
+    );
 
     await expect(reaper.runOnce()).resolves.toBeUndefined(); // the loop logs the failure and goes on
     reachable = true;
@@ -56,7 +59,10 @@ describe("lease reaper", () => {
     expect((await store.get(id, { any: true }))?.status).toBe("working");
     clock += 1;
     await reaper.runOnce();
-    expect(await store.get(id, { any: true })).toMatchObject({ status: "failed", statusMessage: expect.stringMatching(/^The task's worker stopped responding \(lease expired\)/) });
+    expect(await store.get(id, { any: true })).toMatchObject({
+      status: "failed",
+      statusMessage: expect.stringMatching(/^The task's worker stopped responding \(lease expired\)/),
+    });
   });
 
   it("fails a task whose worker still beats saying the outcome could not be stored before the lease ran out", async () => {

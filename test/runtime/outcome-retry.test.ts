@@ -48,7 +48,11 @@ async function worker(store: PostgresStore, cutOff: () => boolean, lines: Line[]
   closing.push(down);
   const finished = deferred();
   const engine = new TaskEngine({
-    store: { ...store, transition: (...args: Parameters<PostgresStore["transition"]>) => (cutOff() && args[2] === "completed" ? down : store).transition(...args) },
+    store: {
+      ...store,
+      transition: (...args: Parameters<PostgresStore["transition"]>) =>
+        (cutOff() && args[2] === "completed" ? down : store).transition(...args),
+    },
     bus: localEventBus(),
     logger: recordingLogger(lines),
     runner: async () => {
@@ -90,7 +94,11 @@ describe("a worker's outcome write", () => {
     await until(() => lines.some((l) => l.msg === "task store write failed; retrying"), "a retry");
     // Another node's reaper takes the task once the lease has run out (here: at once, with a later now).
     expect(await store.requeue(task.id, "w1", 3, Date.now() + 60_000)).toBe(true);
-    await until(() => lines.some((l) => l.msg === "the outcome could not be stored before the lease ran out"), "the worker to give up", 15_000);
+    await until(
+      () => lines.some((l) => l.msg === "the outcome could not be stored before the lease ran out"),
+      "the worker to give up",
+      15_000,
+    );
     const line = lines.find((l) => l.msg === "the outcome could not be stored before the lease ran out");
     expect(line).toMatchObject({ level: "error", obj: { taskId: task.id, workerId: "w1", attempt: 1, dropped: "completed" } });
     expect((await store.get(task.id, { any: true }))?.status).toBe("working");

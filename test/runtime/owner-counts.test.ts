@@ -77,7 +77,11 @@ describe("owner counts", () => {
     const task = await create(store, "alice", Date.now());
     counts.settle("alice", true);
     expect(await counts.reserve("alice")).toBe("stored_tasks");
-    await store.transition(task.id, ["working"], "completed", { outcome: { kind: "result", value: {} }, statusMessage: null, now: Date.now() });
+    await store.transition(task.id, ["working"], "completed", {
+      outcome: { kind: "result", value: {} },
+      statusMessage: null,
+      now: Date.now(),
+    });
     await store.deleteExpired(Number.MAX_SAFE_INTEGER, 10);
     expect(await store.get(task.id, { any: true })).toBeNull();
     expect(await counts.reserve("alice")).toBeNull();

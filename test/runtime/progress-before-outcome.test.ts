@@ -28,7 +28,12 @@ describe("a worker's progress writes", () => {
     const store = postgresStore(TEST_PG_URL, { schema: schemas.next() });
     closing.push(store);
     const warnings: string[] = [];
-    const logger: Logger = { debug: () => {}, info: () => {}, warn: (_obj: object, msg?: string) => void warnings.push(msg ?? ""), error: () => {} };
+    const logger: Logger = {
+      debug: () => {},
+      info: () => {},
+      warn: (_obj: object, msg?: string) => void warnings.push(msg ?? ""),
+      error: () => {},
+    };
     const handlerReturned = deferred();
     const annotate: PostgresStore["annotate"] = async (id, patch) => {
       // The last report's write is held until the handler has returned and a little longer.

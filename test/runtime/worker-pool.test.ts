@@ -68,13 +68,27 @@ describe("worker pool", () => {
     await engine.start();
     try {
       const caller = { owner: null };
-      const first = await engine.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
+      const first = await engine.create({
+        owner: null,
+        method: "tools/call",
+        name: "t",
+        request: {},
+        origin: { sessionId: null, progressToken: null, accepts: [] },
+        ttl: 60_000,
+      });
       expect((await claimReturned.promise).map((t) => t.id)).toEqual([first.id]);
       await engine.cancel(first.id, caller);
       release.resolve();
 
       // The pool has dealt with that claim once a later task's handler ran.
-      const second = await engine.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
+      const second = await engine.create({
+        owner: null,
+        method: "tools/call",
+        name: "t",
+        request: {},
+        origin: { sessionId: null, progressToken: null, accepts: [] },
+        ttl: 60_000,
+      });
       expect(await ran.promise).toBe(second.id);
       expect(started).toEqual([second.id]);
       expect((await engine.get(first.id, caller)).status).toBe("cancelled");
@@ -109,8 +123,17 @@ describe("worker pool", () => {
       expect((await mine())?.heartbeatAt).toBeGreaterThan(first.heartbeatAt);
       expect((await mine())?.startedAt).toBe(first.startedAt);
 
-      const task = await engine.create({ owner: null, method: "tools/call", name: "held", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
-      await expect.poll(async () => (await view.clusterView(Date.now())).leases.map((l) => [l.taskId, l.name, l.workerId]), { timeout: 5000 }).toEqual([[task.id, "held", "beating-worker"]]);
+      const task = await engine.create({
+        owner: null,
+        method: "tools/call",
+        name: "held",
+        request: {},
+        origin: { sessionId: null, progressToken: null, accepts: [] },
+        ttl: 60_000,
+      });
+      await expect
+        .poll(async () => (await view.clusterView(Date.now())).leases.map((l) => [l.taskId, l.name, l.workerId]), { timeout: 5000 })
+        .toEqual([[task.id, "held", "beating-worker"]]);
       expect((await mine())?.running).toBe(1);
       release.resolve();
       await expect.poll(async () => (await view.clusterView(Date.now())).leases, { timeout: 5000 }).toEqual([]);
@@ -151,7 +174,14 @@ describe("worker pool", () => {
     await engine.start();
     const caller = { owner: null };
     const create = () =>
-      engine.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
+      engine.create({
+        owner: null,
+        method: "tools/call",
+        name: "t",
+        request: {},
+        origin: { sessionId: null, progressToken: null, accepts: [] },
+        ttl: 60_000,
+      });
     const completed = (id: string) => async () => (await engine.get(id, caller)).status === "completed";
     try {
       const first = await create();
@@ -224,7 +254,15 @@ describe("worker pool", () => {
       await until("both workers' heartbeats", async () => (await stores[0]!.clusterView(Date.now())).workers.length === 2);
       // The second worker's first beat has answered its place.
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const create = () => first.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 60_000 });
+      const create = () =>
+        first.create({
+          owner: null,
+          method: "tools/call",
+          name: "t",
+          request: {},
+          origin: { sessionId: null, progressToken: null, accepts: [] },
+          ttl: 60_000,
+        });
 
       // One task at a time: the first worker claims each at once; the second, hearing each end
       // before its standby, never claims (beyond the claim each pool makes as it starts).
@@ -257,120 +295,141 @@ describe("worker pool", () => {
       await pgQuery(`DROP SCHEMA IF EXISTS ${own} CASCADE`);
     }
   });
-  it("a standby running nothing listens on nothing, yet takes a task that waited a standby while the first worker was full — however far its listening standby had backed off — and hears its cancel at once", { timeout: 30_000 }, async () => {
-    const own = uniqueName("pool_dormant");
-    const channel = `ch_${own}`;
-    const stores = [postgresStore(TEST_PG_URL, { schema: own }), postgresStore(TEST_PG_URL, { schema: own })];
-    const buses = stores.map(() => pgEventBus({ connectionString: TEST_PG_URL, channel, overflowTable: tablesOf(own).events, storeOnSameDatabase: true }));
-    const ranBy = new Map<string, string>();
-    const gates = new Map<string, Deferred<void>>();
-    const aborted = new Map<string, number>();
-    const emptyClaims = { w1: 0, w2: 0 };
-    const counted = (workerId: "w1" | "w2", store: (typeof stores)[number]) => ({
-      ...store,
-      async claim(...args: Parameters<typeof store.claim>) {
-        const claimed = await store.claim(...args);
-        if (claimed.length === 0) emptyClaims[workerId]++;
-        return claimed;
-      },
-    });
-    const engine = (workerId: "w1" | "w2", i: number, workerOnly = true) =>
-      new TaskEngine({
-        store: counted(workerId, stores[i]!),
-        bus: buses[i]!,
-        runner: async (task, ctx) => {
-          ranBy.set(task.id, workerId);
-          const gate = deferred();
-          gates.set(task.id, gate);
-          ctx.signal.addEventListener("abort", () => {
-            aborted.set(task.id, Date.now());
-            gate.resolve();
-          });
-          await gate.promise;
-          return { value: { ok: true } };
+  it(
+    "a standby running nothing listens on nothing, yet takes a task that waited a standby while the first worker was full — however far its listening standby had backed off — and hears its cancel at once",
+    { timeout: 30_000 },
+    async () => {
+      const own = uniqueName("pool_dormant");
+      const channel = `ch_${own}`;
+      const stores = [postgresStore(TEST_PG_URL, { schema: own }), postgresStore(TEST_PG_URL, { schema: own })];
+      const buses = stores.map(() =>
+        pgEventBus({ connectionString: TEST_PG_URL, channel, overflowTable: tablesOf(own).events, storeOnSameDatabase: true }),
+      );
+      const ranBy = new Map<string, string>();
+      const gates = new Map<string, Deferred<void>>();
+      const aborted = new Map<string, number>();
+      const emptyClaims = { w1: 0, w2: 0 };
+      const counted = (workerId: "w1" | "w2", store: (typeof stores)[number]) => ({
+        ...store,
+        async claim(...args: Parameters<typeof store.claim>) {
+          const claimed = await store.claim(...args);
+          if (claimed.length === 0) emptyClaims[workerId]++;
+          return claimed;
         },
-        // No safety re-check and a lease far longer than the test: only the standby's own look
-        // at the queue can hand it the task, and only the cancel event can stop its handler.
-        // The standby has a slot to spare while it runs one task, so that it can stand by then too.
-        cluster: { workerId, concurrency: workerId === "w1" ? 1 : 2, recheckMs: 600_000, leaseMs: 600_000, standbyMs: 150, workerOnly },
       });
-    const listeners = (): Promise<number> => listenersOn(channel);
-    const first = engine("w1", 0);
-    const second = engine("w2", 1);
-    try {
-      await first.start();
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      await second.start();
-      await Promise.all(buses.map((bus) => bus.ready));
-      // Once its heartbeat says it is second, the standby stops listening: one LISTEN is left.
-      await until("the standby to stop listening", async () => (await listeners()) === 1);
-      const create = () => first.create({ owner: null, method: "tools/call", name: "t", request: {}, origin: { sessionId: null, progressToken: null, accepts: [] }, ttl: 600_000 });
+      const engine = (workerId: "w1" | "w2", i: number, workerOnly = true) =>
+        new TaskEngine({
+          store: counted(workerId, stores[i]!),
+          bus: buses[i]!,
+          runner: async (task, ctx) => {
+            ranBy.set(task.id, workerId);
+            const gate = deferred();
+            gates.set(task.id, gate);
+            ctx.signal.addEventListener("abort", () => {
+              aborted.set(task.id, Date.now());
+              gate.resolve();
+            });
+            await gate.promise;
+            return { value: { ok: true } };
+          },
+          // No safety re-check and a lease far longer than the test: only the standby's own look
+          // at the queue can hand it the task, and only the cancel event can stop its handler.
+          // The standby has a slot to spare while it runs one task, so that it can stand by then too.
+          cluster: { workerId, concurrency: workerId === "w1" ? 1 : 2, recheckMs: 600_000, leaseMs: 600_000, standbyMs: 150, workerOnly },
+        });
+      const listeners = (): Promise<number> => listenersOn(channel);
+      const first = engine("w1", 0);
+      const second = engine("w2", 1);
+      try {
+        await first.start();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await second.start();
+        await Promise.all(buses.map((bus) => bus.ready));
+        // Once its heartbeat says it is second, the standby stops listening: one LISTEN is left.
+        await until("the standby to stop listening", async () => (await listeners()) === 1);
+        const create = () =>
+          first.create({
+            owner: null,
+            method: "tools/call",
+            name: "t",
+            request: {},
+            origin: { sessionId: null, progressToken: null, accepts: [] },
+            ttl: 600_000,
+          });
 
-      const busy = await create();
-      await until("the first worker's handler", () => gates.has(busy.id));
-      expect(ranBy.get(busy.id)).toBe("w1");
-      const queuedAt = Date.now();
-      const waiting = await create();
-      await until("the standby to take the waiting task", () => gates.has(waiting.id), 3000);
-      expect(ranBy.get(waiting.id)).toBe("w2");
-      // Its looks, 150 ms apart backed off to 8 × 150 ms while it found nothing: not a lease
-      // (600 s here) nor the safety re-check (600 s).
-      expect(Date.now() - queuedAt).toBeLessThan(2500);
-      // Running a handler, it listens again: its cancel arrives as an event, at once.
-      expect(await listeners()).toBe(2);
-      const cancelledAt = Date.now();
-      await first.cancel(waiting.id, { owner: null });
-      await until("the standby's handler to be aborted", () => aborted.has(waiting.id), 3000);
-      expect(aborted.get(waiting.id)! - cancelledAt).toBeLessThan(1000);
-      // Its handler done, it stops listening again.
-      await until("the standby to stop listening again", async () => (await listeners()) === 1);
+        const busy = await create();
+        await until("the first worker's handler", () => gates.has(busy.id));
+        expect(ranBy.get(busy.id)).toBe("w1");
+        const queuedAt = Date.now();
+        const waiting = await create();
+        await until("the standby to take the waiting task", () => gates.has(waiting.id), 3000);
+        expect(ranBy.get(waiting.id)).toBe("w2");
+        // Its looks, 150 ms apart backed off to 8 × 150 ms while it found nothing: not a lease
+        // (600 s here) nor the safety re-check (600 s).
+        expect(Date.now() - queuedAt).toBeLessThan(2500);
+        // Running a handler, it listens again: its cancel arrives as an event, at once.
+        expect(await listeners()).toBe(2);
+        const cancelledAt = Date.now();
+        await first.cancel(waiting.id, { owner: null });
+        await until("the standby's handler to be aborted", () => aborted.has(waiting.id), 3000);
+        expect(aborted.get(waiting.id)! - cancelledAt).toBeLessThan(1000);
+        // Its handler done, it stops listening again.
+        await until("the standby to stop listening again", async () => (await listeners()) === 1);
 
-      // A standby whose claims backed off while it listened looks at the queue as often as a fresh one once dormant.
-      const held = await create();
-      await until("the standby to take another task", () => gates.has(held.id), 3000);
-      expect(ranBy.get(held.id)).toBe("w2");
-      gates.get(busy.id)!.resolve();
-      const emptyBefore = emptyClaims.w2;
-      for (const holdMs of [400, 700, 1000]) {
-        // The first worker takes each at once; the listening standby, hearing nothing of it for
-        // longer than its standby, claims and finds nothing: its standby doubles.
-        const quiet = await create();
-        await until("the first worker's handler", () => gates.has(quiet.id));
-        expect(ranBy.get(quiet.id)).toBe("w1");
-        await new Promise((resolve) => setTimeout(resolve, holdMs));
-        gates.get(quiet.id)!.resolve();
-        await until("the quiet task to end", async () => (await first.get(quiet.id, { owner: null })).status === "completed");
+        // A standby whose claims backed off while it listened looks at the queue as often as a fresh one once dormant.
+        const held = await create();
+        await until("the standby to take another task", () => gates.has(held.id), 3000);
+        expect(ranBy.get(held.id)).toBe("w2");
+        gates.get(busy.id)!.resolve();
+        const emptyBefore = emptyClaims.w2;
+        for (const holdMs of [400, 700, 1000]) {
+          // The first worker takes each at once; the listening standby, hearing nothing of it for
+          // longer than its standby, claims and finds nothing: its standby doubles.
+          const quiet = await create();
+          await until("the first worker's handler", () => gates.has(quiet.id));
+          expect(ranBy.get(quiet.id)).toBe("w1");
+          await new Promise((resolve) => setTimeout(resolve, holdMs));
+          gates.get(quiet.id)!.resolve();
+          await until("the quiet task to end", async () => (await first.get(quiet.id, { owner: null })).status === "completed");
+        }
+        expect(emptyClaims.w2 - emptyBefore).toBeGreaterThanOrEqual(2);
+        await first.cancel(held.id, { owner: null });
+        await until("the standby to stop listening once more", async () => (await listeners()) === 1);
+        // Its looks back off to 8 × 150 ms while nothing waits.
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+        const full = await create();
+        await until("the first worker's handler", () => gates.has(full.id));
+        const lateAt = Date.now();
+        const late = await create();
+        await until("the standby to take the late task", () => gates.has(late.id), 12_000);
+        expect(ranBy.get(late.id)).toBe("w2");
+        // At most a look's interval (8 × 150 ms) and a standby (150 ms), and the claim.
+        expect(Date.now() - lateAt).toBeLessThan(2500);
+      } finally {
+        for (const gate of gates.values()) gate.resolve();
+        await second.close();
+        await first.close();
+        for (const bus of buses) await bus.close();
+        for (const store of stores) await store.close();
+        await pgQuery(`DROP SCHEMA IF EXISTS ${own} CASCADE`);
       }
-      expect(emptyClaims.w2 - emptyBefore).toBeGreaterThanOrEqual(2);
-      await first.cancel(held.id, { owner: null });
-      await until("the standby to stop listening once more", async () => (await listeners()) === 1);
-      // Its looks back off to 8 × 150 ms while nothing waits.
-      await new Promise((resolve) => setTimeout(resolve, 2500));
-      const full = await create();
-      await until("the first worker's handler", () => gates.has(full.id));
-      const lateAt = Date.now();
-      const late = await create();
-      await until("the standby to take the late task", () => gates.has(late.id), 12_000);
-      expect(ranBy.get(late.id)).toBe("w2");
-      // At most a look's interval (8 × 150 ms) and a standby (150 ms), and the claim.
-      expect(Date.now() - lateAt).toBeLessThan(2500);
-    } finally {
-      for (const gate of gates.values()) gate.resolve();
-      await second.close();
-      await first.close();
-      for (const bus of buses) await bus.close();
-      for (const store of stores) await store.close();
-      await pgQuery(`DROP SCHEMA IF EXISTS ${own} CASCADE`);
-    }
-  });
+    },
+  );
   it("a standby on a node that also serves requests keeps listening: its waiters and streams need every event", async () => {
     const own = uniqueName("pool_front");
     const channel = `ch_${own}`;
     const stores = [postgresStore(TEST_PG_URL, { schema: own }), postgresStore(TEST_PG_URL, { schema: own })];
-    const buses = stores.map(() => pgEventBus({ connectionString: TEST_PG_URL, channel, overflowTable: tablesOf(own).events, storeOnSameDatabase: true }));
+    const buses = stores.map(() =>
+      pgEventBus({ connectionString: TEST_PG_URL, channel, overflowTable: tablesOf(own).events, storeOnSameDatabase: true }),
+    );
     const engines = stores.map(
       (store, i) =>
-        new TaskEngine({ store, bus: buses[i]!, runner: async () => ({ value: { ok: true } }), cluster: { workerId: `n${i}`, concurrency: 1, standbyMs: 50 } }),
+        new TaskEngine({
+          store,
+          bus: buses[i]!,
+          runner: async () => ({ value: { ok: true } }),
+          cluster: { workerId: `n${i}`, concurrency: 1, standbyMs: 50 },
+        }),
     );
     try {
       await engines[0]!.start();

@@ -12,7 +12,16 @@ import {
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { callTool, callToolAsTask, cancelTask, expectRpcError, getTask, RELATED_TASK, taskResult, watchStatuses } from "../support/conformance.js";
+import {
+  callTool,
+  callToolAsTask,
+  cancelTask,
+  expectRpcError,
+  getTask,
+  RELATED_TASK,
+  taskResult,
+  watchStatuses,
+} from "../support/conformance.js";
 import { Recorder } from "../support/recorder.js";
 
 export interface Connected {
@@ -78,7 +87,10 @@ export function sdkServerBehaviours(connect: () => Promise<Connected>): void {
 
   it("serves the SDK prompt unchanged", async () => {
     const c = await client();
-    const prompt = await c.request({ method: "prompts/get", params: { name: "review", arguments: { topic: "tasks" } } }, GetPromptResultSchema);
+    const prompt = await c.request(
+      { method: "prompts/get", params: { name: "review", arguments: { topic: "tasks" } } },
+      GetPromptResultSchema,
+    );
     expect(prompt.messages).toEqual([{ role: "user", content: { type: "text", text: "Review tasks" } }]);
   });
 
@@ -91,7 +103,14 @@ export function sdkServerBehaviours(connect: () => Promise<Connected>): void {
     const c = await client();
     const { tools } = await c.request({ method: "tools/list", params: {} }, ListToolsResultSchema);
     const support = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
-    expect(support).toEqual({ echo: "forbidden", aborted: "forbidden", count: "optional", ask: "required", wait: "optional", whoami: "optional" });
+    expect(support).toEqual({
+      echo: "forbidden",
+      aborted: "forbidden",
+      count: "optional",
+      ask: "required",
+      wait: "optional",
+      whoami: "optional",
+    });
   });
 
   it("answers a task-augmented call of a marked tool with a CreateTaskResult (T-NEW-2)", async () => {
@@ -155,12 +174,20 @@ export function sdkServerBehaviours(connect: () => Promise<Connected>): void {
     await started.waitFor(() => true, "the callback to start");
     await cancelTask(c, task.taskId);
     const notified = await statuses.until(task.taskId, "cancelled");
-    expect(notified).toMatchObject({ taskId: task.taskId, status: "cancelled", createdAt: expect.any(String), lastUpdatedAt: expect.any(String) });
+    expect(notified).toMatchObject({
+      taskId: task.taskId,
+      status: "cancelled",
+      createdAt: expect.any(String),
+      lastUpdatedAt: expect.any(String),
+    });
   });
 
   it("runs an unmarked tool called with params.task plainly, its task metadata ignored (T-NEW-4)", async () => {
     const c = await client();
-    const result = await c.request({ method: "tools/call", params: { name: "echo", arguments: { message: "plain" }, task: {} } }, CallToolResultSchema);
+    const result = await c.request(
+      { method: "tools/call", params: { name: "echo", arguments: { message: "plain" }, task: {} } },
+      CallToolResultSchema,
+    );
     expect(result).toEqual({ content: [{ type: "text", text: "echo: plain" }] });
   });
 

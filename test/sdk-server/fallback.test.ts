@@ -13,7 +13,15 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { CallToolResultSchema, ElicitRequestSchema, ElicitResultSchema, ListToolsResultSchema, type CallToolResult, type ClientCapabilities, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ElicitResultSchema,
+  ListToolsResultSchema,
+  type CallToolResult,
+  type ClientCapabilities,
+  type Progress,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { sqliteStore } from "../../src/exports/sqlite.js";
@@ -47,7 +55,14 @@ function buildServer(options: { ownTaskList?: boolean } = {}): McpServer {
   });
   server.registerTool("ask", { inputSchema: { question: z.string() } }, async ({ question }, extra) => {
     const answer = await extra.sendRequest(
-      { method: "elicitation/create", params: { mode: "form", message: question, requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] } } },
+      {
+        method: "elicitation/create",
+        params: {
+          mode: "form",
+          message: question,
+          requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] },
+        },
+      },
       ElicitResultSchema,
     );
     return text(answer.action === "accept" ? `answer: ${String(answer.content?.["answer"])}` : answer.action);
@@ -124,7 +139,7 @@ describe("withTasks: the fallback for a client without task support", { timeout:
     expect(tasks).toEqual([expect.objectContaining({ tool: "slow", status: "completed" })]);
     // An unmarked tool still runs as the SDK runs it, and no task is made for it.
     expect(await callTool(client, "echo", { message: "plain" })).toEqual(text("echo: plain"));
-    expect((((await callTool(client, "task_list", {})).structuredContent as { tasks: Summary[] }).tasks)).toHaveLength(1);
+    expect(((await callTool(client, "task_list", {})).structuredContent as { tasks: Summary[] }).tasks).toHaveLength(1);
   });
 
   it("answers a slow call with the background CallToolResult naming its task; task_status and task_result follow it to the callback's result", async () => {
@@ -137,7 +152,10 @@ describe("withTasks: the fallback for a client without task support", { timeout:
     expect(summary).toMatchObject({ status: "working", tool: "slow", pollWith: "task_result" });
     expect(background.isError).toBeUndefined();
     expect(JSON.stringify(background.content)).toContain(`task ${summary.taskId}`);
-    expect(summaryOf(await callTool(client, "task_status", { taskId: summary.taskId }))).toMatchObject({ taskId: summary.taskId, status: "working" });
+    expect(summaryOf(await callTool(client, "task_status", { taskId: summary.taskId }))).toMatchObject({
+      taskId: summary.taskId,
+      status: "working",
+    });
     const result = await callTool(client, "task_result", { taskId: summary.taskId });
     expect(result.content).toEqual(text("slept 2500 ms").content);
     expect(result._meta?.[RELATED_TASK]).toBeUndefined();
@@ -217,6 +235,9 @@ describe("withTasks: the fallback for a client without task support", { timeout:
     expect(tools.map((t) => t.name).sort()).toEqual(["ask", "echo", "slow"]);
     expect(await callTool(client, "slow", { ms: BACKGROUND_AFTER_MS + 300 })).toEqual(text(`slept ${BACKGROUND_AFTER_MS + 300} ms`));
     // The SDK's own answer for a tool it does not have.
-    expect(await callTool(client, "task_list", {})).toMatchObject({ isError: true, content: [{ type: "text", text: expect.stringContaining("Tool task_list not found") }] });
+    expect(await callTool(client, "task_list", {})).toMatchObject({
+      isError: true,
+      content: [{ type: "text", text: expect.stringContaining("Tool task_list not found") }],
+    });
   });
 });

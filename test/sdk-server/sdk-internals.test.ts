@@ -10,7 +10,9 @@ import { hasSdkTaskStore, registeredToolsOf, requestHandlerOf } from "../../src/
 
 function serverWithTool(): McpServer {
   const server = new McpServer({ name: "internals", version: "1.0.0" });
-  server.registerTool("echo", { inputSchema: { message: z.string() } }, async ({ message }) => ({ content: [{ type: "text", text: message }] }));
+  server.registerTool("echo", { inputSchema: { message: z.string() } }, async ({ message }) => ({
+    content: [{ type: "text", text: message }],
+  }));
   return server;
 }
 

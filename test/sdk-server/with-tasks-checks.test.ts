@@ -16,7 +16,9 @@ function appWith(options: ConstructorParameters<typeof McpServer>[1] = {}): McpS
 
 describe("withTasks refusals", () => {
   it("refuses a tool name that is not registered on the McpServer", () => {
-    expect(() => withTasks(appWith(), { store: memoryStore(), tools: { missing: { taskSupport: "optional" } } })).toThrow(/no tool missing is registered/);
+    expect(() => withTasks(appWith(), { store: memoryStore(), tools: { missing: { taskSupport: "optional" } } })).toThrow(
+      /no tool missing is registered/,
+    );
   });
 
   it("refuses an McpServer already connected to a transport (capabilities are declared at initialize)", async () => {
@@ -34,17 +36,21 @@ describe("withTasks refusals", () => {
 
   it("refuses a tool registered with experimental.tasks.registerToolTask", () => {
     const app = new McpServer({ name: "checks", version: "1.0.0" });
-    app.experimental.tasks.registerToolTask("sdk_task", { execution: { taskSupport: "optional" } }, {
-      createTask: async () => {
-        throw new Error("unused");
+    app.experimental.tasks.registerToolTask(
+      "sdk_task",
+      { execution: { taskSupport: "optional" } },
+      {
+        createTask: async () => {
+          throw new Error("unused");
+        },
+        getTask: async () => {
+          throw new Error("unused");
+        },
+        getTaskResult: async () => {
+          throw new Error("unused");
+        },
       },
-      getTask: async () => {
-        throw new Error("unused");
-      },
-      getTaskResult: async () => {
-        throw new Error("unused");
-      },
-    });
+    );
     expect(() => withTasks(app, { store: memoryStore(), tools: { sdk_task: { taskSupport: "optional" } } })).toThrow(/registerToolTask/);
   });
 });

@@ -25,7 +25,12 @@ function capture(): { stream: Writable; raw: string[]; lines(): Record<string, u
   const raw: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      raw.push(...chunk.toString("utf8").split("\n").filter((line) => line !== ""));
+      raw.push(
+        ...chunk
+          .toString("utf8")
+          .split("\n")
+          .filter((line) => line !== ""),
+      );
       done();
     },
   });
@@ -90,7 +95,12 @@ describe("T-SEC-5: audit lines", () => {
     const alice = await server.connect({ token: TOKEN });
     const { task } = await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
     await server.app.close();
-    expect(log.lines().find((line) => line["audit"] === "interrupted")).toMatchObject({ taskId: task.taskId, owner: "local|alice", method: "tools/call", peer: "127.0.0.1" });
+    expect(log.lines().find((line) => line["audit"] === "interrupted")).toMatchObject({
+      taskId: task.taskId,
+      owner: "local|alice",
+      method: "tools/call",
+      peer: "127.0.0.1",
+    });
   });
 
   it("never carry the bearer token or the tool's arguments", async () => {
@@ -125,7 +135,14 @@ describe("T-SEC-5: audit lines", () => {
   it("redact a credential one level down in any field, and the cookie header, leaving the rest of the line as it was", () => {
     const log = capture();
     const logger = createLogger("info", log.stream);
-    logger.warn({ upstream: { url: "http://up/mcp", accessToken: TOKEN, token: TOKEN }, headers: { cookie: `sid=${TOKEN}`, accept: "text/event-stream" }, taskId: "t1" }, "refused");
+    logger.warn(
+      {
+        upstream: { url: "http://up/mcp", accessToken: TOKEN, token: TOKEN },
+        headers: { cookie: `sid=${TOKEN}`, accept: "text/event-stream" },
+        taskId: "t1",
+      },
+      "refused",
+    );
     expect(log.raw.join("\n")).not.toContain(TOKEN);
     expect(log.lines()[0]).toMatchObject({
       upstream: { url: "http://up/mcp", accessToken: "[redacted]", token: "[redacted]" },
@@ -138,11 +155,17 @@ describe("T-SEC-5: audit lines", () => {
     const log = capture();
     const logger = createLogger("info", log.stream);
     class UpstreamError extends Error {}
-    const error = Object.assign(new UpstreamError("upstream refused"), { headers: { authorization: `Bearer ${TOKEN}`, "retry-after": "5" } });
+    const error = Object.assign(new UpstreamError("upstream refused"), {
+      headers: { authorization: `Bearer ${TOKEN}`, "retry-after": "5" },
+    });
     logger.error({ err: error }, "call failed");
     expect(log.raw.join("\n")).not.toContain(TOKEN);
     const line = log.lines()[0] as { err: Record<string, unknown> };
-    expect(line.err).toMatchObject({ type: "UpstreamError", message: "upstream refused", headers: { authorization: "[redacted]", "retry-after": "5" } });
+    expect(line.err).toMatchObject({
+      type: "UpstreamError",
+      message: "upstream refused",
+      headers: { authorization: "[redacted]", "retry-after": "5" },
+    });
     expect(line.err["stack"]).toContain("upstream refused");
   });
 

@@ -27,16 +27,28 @@ describe("bad input on the SDK path is the requestor's error (T-ERR-1)", () => {
   it("treats a `constructor` key in params as an unknown param, not as a -32603 schema failure", async () => {
     env = await startTwoPrincipals();
     for (const value of ["1", "null", "{}"]) {
-      const lookup = await postRpc(env.fx.url, `{"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":"nope","constructor":${value}}}`, env.mallory.headers());
+      const lookup = await postRpc(
+        env.fx.url,
+        `{"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":"nope","constructor":${value}}}`,
+        env.mallory.headers(),
+      );
       expect(answerTo(lookup, 1)?.error).toEqual({ code: -32602, message: "Failed to retrieve task result: Task not found" });
-      const tools = await postRpc(env.fx.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"constructor":${value}}}`, env.mallory.headers());
+      const tools = await postRpc(
+        env.fx.url,
+        `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"constructor":${value}}}`,
+        env.mallory.headers(),
+      );
       expect(answerTo(tools, 2)?.result?.["tools"]).toEqual(expect.arrayContaining([expect.objectContaining({ name: "sleep" })]));
     }
   });
 
   it("answers initialize with invalid params on a live session with -32602 naming the field, not -32603 with the validator's dump", async () => {
     env = await startTwoPrincipals();
-    const answer = await postRpc(env.fx.url, { jsonrpc: "2.0", id: 3, method: "initialize", params: { protocolVersion: 5 } }, env.mallory.headers());
+    const answer = await postRpc(
+      env.fx.url,
+      { jsonrpc: "2.0", id: 3, method: "initialize", params: { protocolVersion: 5 } },
+      env.mallory.headers(),
+    );
     const error = answerTo(answer, 3)?.error;
     expect(error?.code).toBe(-32602);
     expect(error?.message).toMatch(/^Invalid params for initialize: .*protocolVersion/);
@@ -47,9 +59,13 @@ describe("bad input on the SDK path is the requestor's error (T-ERR-1)", () => {
     for (const accept of [ACCEPT_JSON, ACCEPT_ANY]) {
       for (const task of [',"task":{}', ""]) {
         if (accept === ACCEPT_JSON && task === "") continue; // a plain call needs the SSE path
-        const body = (depth: number) => `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sleep","arguments":${nestedArguments(depth)}${task}}}`;
+        const body = (depth: number) =>
+          `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sleep","arguments":${nestedArguments(depth)}${task}}}`;
         const deep = await postRpc(env.fx.url, body(200_000), env.mallory.headers(), { accept });
-        expect(answerTo(deep, 4)?.error).toEqual({ code: -32602, message: `Invalid params: arguments nest more than ${MAX_ARGUMENT_DEPTH} levels deep` });
+        expect(answerTo(deep, 4)?.error).toEqual({
+          code: -32602,
+          message: `Invalid params: arguments nest more than ${MAX_ARGUMENT_DEPTH} levels deep`,
+        });
         const over = await postRpc(env.fx.url, body(MAX_ARGUMENT_DEPTH + 1), env.mallory.headers(), { accept });
         expect(answerTo(over, 4)?.error?.code).toBe(-32602);
         const atLimit = await postRpc(env.fx.url, body(MAX_ARGUMENT_DEPTH), env.mallory.headers(), { accept });

@@ -62,10 +62,23 @@ describe("bind: session (no authentication)", () => {
 
   it("is refused together with authentication, by serveHttp and by serve", async () => {
     const app = createTaskServer({ name: "t", version: "0", store: memoryStore(), bind: "session" });
-    await expect(serveHttp(app, { port: 0, verifier: staticTokenVerifier(new Map([["t", "p"]])) })).rejects.toThrow(/bind.*session.*authentication/i);
+    await expect(serveHttp(app, { port: 0, verifier: staticTokenVerifier(new Map([["t", "p"]])) })).rejects.toThrow(
+      /bind.*session.*authentication/i,
+    );
     await app.close();
 
-    const refused = await runCli(["serve", "--demo", "--store", "memory", "--port", "0", "--bind", "session", "--auth-tokens", "/nonexistent.json"]);
+    const refused = await runCli([
+      "serve",
+      "--demo",
+      "--store",
+      "memory",
+      "--port",
+      "0",
+      "--bind",
+      "session",
+      "--auth-tokens",
+      "/nonexistent.json",
+    ]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/--bind session.*--auth-tokens|--auth-tokens.*--bind session/);
   });

@@ -29,13 +29,16 @@ describe.each(["local", "shared"] as const)("owner binding on the plain-JSON HTT
     const { env, victim } = await setUp(sessions);
     const leaks: string[] = [];
     for (const method of ["tasks/get", "tasks/cancel"]) {
-      const baseline = await postRpc(env.fx.url, request(1, method, { taskId: unknownId() }), env.mallory.headers(), { accept: ACCEPT_JSON });
+      const baseline = await postRpc(env.fx.url, request(1, method, { taskId: unknownId() }), env.mallory.headers(), {
+        accept: ACCEPT_JSON,
+      });
       expect(baseline.status).toBe(200);
       expect(baseline.contentType).toMatch(/^application\/json/);
       expect(answerTo(baseline, 1)?.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Task not found$/) });
       for (const taskId of allIds(victim)) {
         const answer = await postRpc(env.fx.url, request(1, method, { taskId }), env.mallory.headers(), { accept: ACCEPT_JSON });
-        if (answer.status !== baseline.status || answer.text !== baseline.text) leaks.push(`${method} ${taskId}: ${answer.status} ${answer.text}`);
+        if (answer.status !== baseline.status || answer.text !== baseline.text)
+          leaks.push(`${method} ${taskId}: ${answer.status} ${answer.text}`);
       }
     }
     expect(leaks).toEqual([]);
@@ -43,10 +46,15 @@ describe.each(["local", "shared"] as const)("owner binding on the plain-JSON HTT
 
   it("answers mallory's raw tasks/result (SSE) on alice's ids exactly as for an unknown id, at once, even for her running task", async () => {
     const { env, victim } = await setUp(sessions);
-    const baseline = await postRpc(env.fx.url, request(7, "tasks/result", { taskId: unknownId() }), env.mallory.headers(), { accept: ACCEPT_ANY });
+    const baseline = await postRpc(env.fx.url, request(7, "tasks/result", { taskId: unknownId() }), env.mallory.headers(), {
+      accept: ACCEPT_ANY,
+    });
     expect(answerTo(baseline, 7)?.error).toMatchObject({ code: -32602, message: "Failed to retrieve task result: Task not found" });
     for (const taskId of allIds(victim)) {
-      const answer = await postRpc(env.fx.url, request(7, "tasks/result", { taskId }), env.mallory.headers(), { accept: ACCEPT_ANY, timeoutMs: 5_000 });
+      const answer = await postRpc(env.fx.url, request(7, "tasks/result", { taskId }), env.mallory.headers(), {
+        accept: ACCEPT_ANY,
+        timeoutMs: 5_000,
+      });
       expect(answer.status).toBe(baseline.status);
       // Nothing else on the stream either (no input request, no notification of alice's task).
       expect(answer.messages).toEqual(baseline.messages);
@@ -63,8 +71,12 @@ describe.each(["local", "shared"] as const)("owner binding on the plain-JSON HTT
     expect(answerTo(mine, 2)?.result).toEqual({ tasks: [] });
     for (const taskId of allIds(victim)) expect(mine.text).not.toContain(taskId);
 
-    const garbage = await postRpc(env.fx.url, request(3, "tasks/list", { cursor: "garbage" }), env.mallory.headers(), { accept: ACCEPT_JSON });
-    const foreign = await postRpc(env.fx.url, request(3, "tasks/list", { cursor: alicesCursor }), env.mallory.headers(), { accept: ACCEPT_JSON });
+    const garbage = await postRpc(env.fx.url, request(3, "tasks/list", { cursor: "garbage" }), env.mallory.headers(), {
+      accept: ACCEPT_JSON,
+    });
+    const foreign = await postRpc(env.fx.url, request(3, "tasks/list", { cursor: alicesCursor }), env.mallory.headers(), {
+      accept: ACCEPT_JSON,
+    });
     expect(answerTo(garbage, 3)?.error).toEqual({ code: -32602, message: "Invalid cursor" });
     expect(foreign.text).toBe(garbage.text);
   });
@@ -80,7 +92,9 @@ describe.each(["local", "shared"] as const)("owner binding on the plain-JSON HTT
     const taskId = (answerTo(created, 4)?.result?.["task"] as { taskId: string } | undefined)?.taskId ?? "";
     expect(taskId).not.toBe("");
     const byAlice = await postRpc(env.fx.url, request(5, "tasks/get", { taskId }), env.alice.headers(), { accept: ACCEPT_JSON });
-    const unknown = await postRpc(env.fx.url, request(5, "tasks/get", { taskId: unknownId() }), env.alice.headers(), { accept: ACCEPT_JSON });
+    const unknown = await postRpc(env.fx.url, request(5, "tasks/get", { taskId: unknownId() }), env.alice.headers(), {
+      accept: ACCEPT_JSON,
+    });
     expect(byAlice.text).toBe(unknown.text);
     expect((await getTask(env.mallory.client, taskId)).status).toBe("working");
   });

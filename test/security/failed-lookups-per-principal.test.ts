@@ -107,7 +107,8 @@ describe.each(ERAS)("the failed-lookup guard on a shared address under $id (T-SE
     const five = await Promise.all([tokenA, tokenB, tokenC, tokenD, tokenE].map((token) => era.caller(token)));
     const own: string[] = [];
     for (const principal of five) own.push(await principal.start());
-    for (const principal of five) expect(await failLookups(principal, ALLOWANCE)).toEqual(Array<Answer>(ALLOWANCE).fill({ code: NOT_FOUND }));
+    for (const principal of five)
+      expect(await failLookups(principal, ALLOWANCE)).toEqual(Array<Answer>(ALLOWANCE).fill({ code: NOT_FOUND }));
 
     const sixth = await era.caller(tokenF);
     expect(await sixth.get(randomUUID())).toEqual({ code: NOT_FOUND });

@@ -50,7 +50,7 @@ function call(method: string, params: unknown): Promise<Answer> {
   });
 }
 
-const taskIdOf = (answer: Answer): string => ((answer.result?.["task"] as { taskId?: string } | undefined)?.taskId ?? "");
+const taskIdOf = (answer: Answer): string => (answer.result?.["task"] as { taskId?: string } | undefined)?.taskId ?? "";
 
 beforeAll(async () => {
   app = registerDemoTools(createTaskServer({ name: "fuzz", version: "0", store: memoryStore(), pageSize: 2, ...RATE_LIMITS_OFF }));
@@ -62,14 +62,22 @@ beforeAll(async () => {
   };
   await app.connect(serverSide);
   await client.start();
-  await call("initialize", { protocolVersion: "2025-11-25", capabilities: { elicitation: {}, sampling: {} }, clientInfo: { name: "fuzz", version: "0" } });
+  await call("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: { elicitation: {}, sampling: {} },
+    clientInfo: { name: "fuzz", version: "0" },
+  });
   await client.send({ jsonrpc: "2.0", method: "notifications/initialized" });
   completed = taskIdOf(await call("tools/call", { name: "sleep", arguments: { ms: 1 }, task: {} }));
   await call("tasks/result", { taskId: completed });
   // A third task: tasks/list has a second page, so a real cursor to tamper with.
   await call("tasks/result", { taskId: taskIdOf(await call("tools/call", { name: "sleep", arguments: { ms: 1 }, task: {} })) });
   working = taskIdOf(await call("tools/call", { name: "sleep", arguments: { ms: 600_000 }, task: {} }));
-  before = [await call("tasks/get", { taskId: completed }), await call("tasks/result", { taskId: completed }), await call("tasks/get", { taskId: working })];
+  before = [
+    await call("tasks/get", { taskId: completed }),
+    await call("tasks/result", { taskId: completed }),
+    await call("tasks/get", { taskId: working }),
+  ];
 });
 
 afterAll(async () => {
@@ -121,7 +129,11 @@ describe("fuzzing the in-process path: SDK request handling and our handlers (T-
   }, 60_000);
 
   it("left the tasks made before the fuzzing as they were (runs last)", async () => {
-    const after = [await call("tasks/get", { taskId: completed }), await call("tasks/result", { taskId: completed }), await call("tasks/get", { taskId: working })];
+    const after = [
+      await call("tasks/get", { taskId: completed }),
+      await call("tasks/result", { taskId: completed }),
+      await call("tasks/get", { taskId: working }),
+    ];
     expect(after.map(({ result, error }) => ({ result, error }))).toEqual(before.map(({ result, error }) => ({ result, error })));
   });
 });

@@ -14,7 +14,17 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callToolAsTask, listAllTasks, listTasks, taskResult } from "../support/conformance.js";
-import { anyRequestId, anyString, anyValue, deep, listParams, lookupParams, raw, toJsonText, toolCallParams } from "../support/fuzz-arbitraries.js";
+import {
+  anyRequestId,
+  anyString,
+  anyValue,
+  deep,
+  listParams,
+  lookupParams,
+  raw,
+  toJsonText,
+  toolCallParams,
+} from "../support/fuzz-arbitraries.js";
 import { judge } from "../support/fuzz-oracle.js";
 import { ACCEPT_ANY, ACCEPT_JSON, postRpc } from "../support/rpc-exchange.js";
 import { startTwoPrincipals, type TwoPrincipals } from "../support/two-principals.js";
@@ -92,13 +102,19 @@ describe("fuzzing every tasks/* method and task-augmented tools/call over HTTP (
 
   it(`answers ${RUNS.envelope} malformed envelopes and bodies with a JSON-RPC error, an HTTP 4xx carrying one, or 202 for what asks no answer`, async () => {
     const method = fc.oneof(
-      { weight: 4, arbitrary: fc.constantFrom("tasks/get", "tasks/result", "tasks/cancel", "tasks/list", "tools/call", "tools/list", "ping") },
+      {
+        weight: 4,
+        arbitrary: fc.constantFrom("tasks/get", "tasks/result", "tasks/cancel", "tasks/list", "tools/call", "tools/list", "ping"),
+      },
       { weight: 1, arbitrary: fc.constantFrom("initialize", "tasks/unknown", "notifications/cancelled", "rpc.discover", "__proto__") },
       { weight: 1, arbitrary: anyValue },
     );
     const message = fc.record(
       {
-        jsonrpc: fc.oneof({ weight: 4, arbitrary: fc.constant("2.0") }, { weight: 1, arbitrary: fc.constantFrom<unknown>("1.0", 2, null, "2.0 ") }),
+        jsonrpc: fc.oneof(
+          { weight: 4, arbitrary: fc.constant("2.0") },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>("1.0", 2, null, "2.0 ") },
+        ),
         id: anyRequestId,
         method,
         params: anyValue,
@@ -115,7 +131,12 @@ describe("fuzzing every tasks/* method and task-augmented tools/call over HTTP (
       { weight: 10, arbitrary: fc.constantFrom(deep(300_000), raw("1e400")).map(toJsonText) },
       { weight: 10, arbitrary: message.map((m) => toJsonText(m).replace(/^\{/, '{"id":1,"id":"dup",')) },
       // Over the 4 MiB body limit (HTTP 413): rare, each is 4 MB on the wire.
-      { weight: 1, arbitrary: fc.constant(null).map(() => toJsonText({ jsonrpc: "2.0", id: 9, method: "tasks/list", params: { pad: "x".repeat(4_300_000) } })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constant(null)
+          .map(() => toJsonText({ jsonrpc: "2.0", id: 9, method: "tasks/list", params: { pad: "x".repeat(4_300_000) } })),
+      },
     );
     await fuzz(body, RUNS.envelope);
     // 15 s on a quiet 2-core machine; 4 MB bodies and 300,000-deep arrays make it the slowest under load.

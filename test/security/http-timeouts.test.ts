@@ -73,7 +73,9 @@ describe("receiving a request", () => {
   });
 
   it("refuses a headers timeout longer than the request timeout", async () => {
-    await expect(startHttpServer({ http: { headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 } })).rejects.toThrow(/headersTimeoutMs \(2000\) must not exceed requestTimeoutMs \(1000\)/);
+    await expect(startHttpServer({ http: { headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 } })).rejects.toThrow(
+      /headersTimeoutMs \(2000\) must not exceed requestTimeoutMs \(1000\)/,
+    );
   });
 });
 
@@ -97,8 +99,18 @@ const LONG_ANSWERS = [
       const created = await statelessResult(server.url, "tools/call", { name: "sleep", arguments: { ms: OUTLIVE_MS } });
       const response = await fetch(server.url, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": V2026, "mcp-method": "subscriptions/listen" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "subscriptions/listen", params: { _meta: envelope(), notifications: { taskIds: [created["taskId"]] } } }),
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": V2026,
+          "mcp-method": "subscriptions/listen",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 9,
+          method: "subscriptions/listen",
+          params: { _meta: envelope(), notifications: { taskIds: [created["taskId"]] } },
+        }),
       });
       expect(response.headers.get("content-type")).toMatch(/text\/event-stream/);
       const events = (await response.text()).split("\n\n").filter((e) => e.includes("data: "));
@@ -111,12 +123,15 @@ const LONG_ANSWERS = [
 ] as const;
 
 describe("responses are not cut by the request timeout", () => {
-  it.each(LONG_ANSWERS)("$era: a POST answered as SSE for longer than the request timeout gets its whole answer", async ({ answer, expected }) => {
-    const server = await start();
-    const started = Date.now();
-    expect(await answer(server)).toEqual(expected);
-    expect(Date.now() - started).toBeGreaterThan(REQUEST_MS);
-  });
+  it.each(LONG_ANSWERS)(
+    "$era: a POST answered as SSE for longer than the request timeout gets its whole answer",
+    async ({ answer, expected }) => {
+      const server = await start();
+      const started = Date.now();
+      expect(await answer(server)).toEqual(expected);
+      expect(Date.now() - started).toBeGreaterThan(REQUEST_MS);
+    },
+  );
 
   it("2025-11-25: the session's GET stream open longer than the request timeout still carries notifications", async () => {
     const server = await start();
@@ -124,7 +139,10 @@ describe("responses are not cut by the request timeout", () => {
     await sleep(OUTLIVE_MS);
     const created = await callToolAsTask(c.client, "sleep", { ms: 10 });
     const note = await c.received.waitFor(
-      (r) => r.message.method === "notifications/tasks/status" && r.message.params?.["taskId"] === created.task.taskId && r.message.params["status"] === "completed",
+      (r) =>
+        r.message.method === "notifications/tasks/status" &&
+        r.message.params?.["taskId"] === created.task.taskId &&
+        r.message.params["status"] === "completed",
       "the task's completed status on the GET stream",
     );
     expect(note.exchange.method).toBe("GET");
@@ -139,7 +157,10 @@ describe("responses are not cut by the request timeout", () => {
       await sleep(OUTLIVE_MS);
       const c = await server.connect({ waitForGetStream: false });
       const created = await callToolAsTask(c.client, "sleep", { ms: 10 });
-      await stream.events.waitFor((e) => e.event === "task" && e.data["id"] === created.task.taskId && e.data["status"] === "completed", "the task's update on the event stream");
+      await stream.events.waitFor(
+        (e) => e.event === "task" && e.data["id"] === created.task.taskId && e.data["status"] === "completed",
+        "the task's update on the event stream",
+      );
     } finally {
       stream.close();
     }

@@ -92,7 +92,9 @@ describe.each(Object.keys(stores))("id enumeration on %s (T-ID-2, T-ERR-1)", (st
     const { env, real } = await setUp({ logger });
     const guesses = nearMisses(real).slice(0, 5);
     for (const guess of guesses) await answerText(env, env.mallory, "tasks/get", guess);
-    const denied = logger.entries.filter((e) => e.obj["audit"] === "lookup_denied" && e.obj["owner"] === MALLORY.owner).map((e) => e.obj["taskId"]);
+    const denied = logger.entries
+      .filter((e) => e.obj["audit"] === "lookup_denied" && e.obj["owner"] === MALLORY.owner)
+      .map((e) => e.obj["taskId"]);
     expect(denied).toEqual(guesses);
   });
 });

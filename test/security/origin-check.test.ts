@@ -30,19 +30,28 @@ interface Answer {
  */
 function send(base: URL, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: base.hostname, port: base.port, method, path, headers: { ...headers, ...(body !== undefined && { "content-type": "application/json" }) } }, (res) => {
-      const contentType = res.headers["content-type"];
-      const sessionId = res.headers["mcp-session-id"] as string | undefined;
-      if (contentType?.includes("text/event-stream") && method === "GET") {
-        res.destroy();
-        resolve({ status: res.statusCode ?? 0, contentType, sessionId, text: "" });
-        return;
-      }
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, contentType, sessionId, text }));
-    });
+    const req = request(
+      {
+        host: base.hostname,
+        port: base.port,
+        method,
+        path,
+        headers: { ...headers, ...(body !== undefined && { "content-type": "application/json" }) },
+      },
+      (res) => {
+        const contentType = res.headers["content-type"];
+        const sessionId = res.headers["mcp-session-id"] as string | undefined;
+        if (contentType?.includes("text/event-stream") && method === "GET") {
+          res.destroy();
+          resolve({ status: res.statusCode ?? 0, contentType, sessionId, text: "" });
+          return;
+        }
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, contentType, sessionId, text }));
+      },
+    );
     req.on("error", reject);
     req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path}: no answer within 10 s`)));
     req.end(body === undefined ? undefined : JSON.stringify(body));
@@ -100,9 +109,18 @@ interface EraCase {
 }
 
 let nextId = 1;
-const rpc = (method: string, params: Record<string, unknown>): Record<string, unknown> => ({ jsonrpc: "2.0", id: nextId++, method, params });
+const rpc = (method: string, params: Record<string, unknown>): Record<string, unknown> => ({
+  jsonrpc: "2.0",
+  id: nextId++,
+  method,
+  params,
+});
 
-const session2025 = (ctx: EraContext, headers: Record<string, string>, accept = "application/json, text/event-stream"): Record<string, string> => ({
+const session2025 = (
+  ctx: EraContext,
+  headers: Record<string, string>,
+  accept = "application/json, text/event-stream",
+): Record<string, string> => ({
   accept,
   "mcp-protocol-version": PROTOCOL_2025,
   ...(ctx.sessionId !== undefined && { "mcp-session-id": ctx.sessionId }),
@@ -113,13 +131,26 @@ const initialize2025: EraRequest = {
   name: "POST initialize",
   served: 200,
   send: (base, _ctx, headers) =>
-    send(base, "POST", "/mcp", { accept: "application/json, text/event-stream", ...headers }, rpc("initialize", { protocolVersion: PROTOCOL_2025, capabilities: {}, clientInfo: { name: "origin-check", version: "1.0.0" } })),
+    send(
+      base,
+      "POST",
+      "/mcp",
+      { accept: "application/json, text/event-stream", ...headers },
+      rpc("initialize", { protocolVersion: PROTOCOL_2025, capabilities: {}, clientInfo: { name: "origin-check", version: "1.0.0" } }),
+    ),
 };
 
 const call2025: EraRequest = {
   name: "POST tools/call (a task)",
   served: 200,
-  send: (base, ctx, headers) => send(base, "POST", "/mcp", session2025(ctx, headers), rpc("tools/call", { name: "sleep", arguments: { ms: 1 }, task: { ttl: 60_000 } })),
+  send: (base, ctx, headers) =>
+    send(
+      base,
+      "POST",
+      "/mcp",
+      session2025(ctx, headers),
+      rpc("tools/call", { name: "sleep", arguments: { ms: 1 }, task: { ttl: 60_000 } }),
+    ),
 };
 
 const headers2026 = (method: string, name: string | undefined, headers: Record<string, string>): Record<string, string> => ({
@@ -133,7 +164,14 @@ const headers2026 = (method: string, name: string | undefined, headers: Record<s
 const call2026: EraRequest = {
   name: "POST tools/call (a task)",
   served: 200,
-  send: (base, _ctx, headers) => send(base, "POST", "/mcp", headers2026("tools/call", "sleep", headers), rpc("tools/call", { name: "sleep", arguments: { ms: 1 }, _meta: envelope() })),
+  send: (base, _ctx, headers) =>
+    send(
+      base,
+      "POST",
+      "/mcp",
+      headers2026("tools/call", "sleep", headers),
+      rpc("tools/call", { name: "sleep", arguments: { ms: 1 }, _meta: envelope() }),
+    ),
 };
 
 const ERAS: readonly EraCase[] = [
@@ -144,7 +182,10 @@ const ERAS: readonly EraCase[] = [
       const init = await initialize2025.send(base, {}, { host: base.host });
       expect(init.status).toBe(200);
       const ctx = { sessionId: init.sessionId as string };
-      const initialized = await send(base, "POST", "/mcp", session2025(ctx, { host: base.host }), { jsonrpc: "2.0", method: "notifications/initialized" });
+      const initialized = await send(base, "POST", "/mcp", session2025(ctx, { host: base.host }), {
+        jsonrpc: "2.0",
+        method: "notifications/initialized",
+      });
       expect(initialized.status).toBe(202);
       return ctx;
     },
@@ -155,8 +196,16 @@ const ERAS: readonly EraCase[] = [
         served: 200,
         send: (base, ctx, headers) => send(base, "POST", "/mcp", session2025(ctx, headers, "application/json"), rpc("tasks/list", {})),
       },
-      { name: "GET (the session's stream)", served: 200, send: (base, ctx, headers) => send(base, "GET", "/mcp", session2025(ctx, headers, "text/event-stream")) },
-      { name: "DELETE (the session's end)", served: 200, send: (base, ctx, headers) => send(base, "DELETE", "/mcp", session2025(ctx, headers)) },
+      {
+        name: "GET (the session's stream)",
+        served: 200,
+        send: (base, ctx, headers) => send(base, "GET", "/mcp", session2025(ctx, headers, "text/event-stream")),
+      },
+      {
+        name: "DELETE (the session's end)",
+        served: 200,
+        send: (base, ctx, headers) => send(base, "DELETE", "/mcp", session2025(ctx, headers)),
+      },
     ],
     createTask: call2025,
     firstRequest: initialize2025,
@@ -170,7 +219,8 @@ const ERAS: readonly EraCase[] = [
       {
         name: "POST server/discover",
         served: 200,
-        send: (base, _ctx, headers) => send(base, "POST", "/mcp", headers2026("server/discover", undefined, headers), rpc("server/discover", { _meta: envelope() })),
+        send: (base, _ctx, headers) =>
+          send(base, "POST", "/mcp", headers2026("server/discover", undefined, headers), rpc("server/discover", { _meta: envelope() })),
       },
     ],
     createTask: call2026,

@@ -67,7 +67,11 @@ function quotaTools(app: TaskServer, gate: Promise<void>): void {
   app.tool("askInTurn", { input: z.object({ count: z.number() }), taskSupport: "optional" }, async ({ count }, ctx) => {
     const answers: unknown[] = [];
     for (let i = 0; i < count; i++) {
-      const answer = await ctx.elicit({ mode: "form", message: `q${i}`, requestedSchema: { type: "object", properties: { a: { type: "string" } } } });
+      const answer = await ctx.elicit({
+        mode: "form",
+        message: `q${i}`,
+        requestedSchema: { type: "object", properties: { a: { type: "string" } } },
+      });
       answers.push(answer.content?.["a"]);
     }
     return text(JSON.stringify(answers));
@@ -143,7 +147,14 @@ describe("T-TTL-7: stored tasks per owner", () => {
   it("T-TTL-7, T-SEC-1: the allowance is per owner: another principal can still create tasks", async () => {
     http = await startHttpServer({
       app: { maxStoredPerOwner: 1 },
-      http: { verifier: staticTokenVerifier(new Map([["tok-a", "alice"], ["tok-b", "bob"]])) },
+      http: {
+        verifier: staticTokenVerifier(
+          new Map([
+            ["tok-a", "alice"],
+            ["tok-b", "bob"],
+          ]),
+        ),
+      },
     });
     const alice = await http.connect({ token: "tok-a" });
     const bob = await http.connect({ token: "tok-b" });
@@ -174,7 +185,9 @@ describe("T-TTL-7: stored tasks per owner", () => {
     const owner = (await http.app.engine.store.get(task.taskId, { any: true }))?.owner;
     expect(owner).toMatch(/alice/);
     const audit = logger.entries.filter((e) => e.obj["audit"] === "limit_hit");
-    expect(audit.map((e) => e.obj)).toEqual([{ audit: "limit_hit", limit: "stored_tasks", owner, method: "tools/call", peer: "127.0.0.1", taskId: null }]);
+    expect(audit.map((e) => e.obj)).toEqual([
+      { audit: "limit_hit", limit: "stored_tasks", owner, method: "tools/call", peer: "127.0.0.1", taskId: null },
+    ]);
   });
 
   it("T-TTL-7: the active-tasks cap refuses with the same shape: -32600, data {limit, name: active_tasks}", async () => {
@@ -229,7 +242,9 @@ describe("T-TTL-7, T-INPUT: queued input requests per task", () => {
     const samples = parseSamples(await fx.app.metrics!.registry.metrics());
     expect(valueOf(samples, "mcp_tasks_limit_rejections_total", { limit: "queued_inputs" })).toBe(1);
     const audit = logger.entries.filter((e) => e.obj["audit"] === "limit_hit").map((e) => e.obj);
-    expect(audit).toEqual([{ audit: "limit_hit", limit: "queued_inputs", owner: null, method: "tools/call", peer: null, taskId: task.taskId }]);
+    expect(audit).toEqual([
+      { audit: "limit_hit", limit: "queued_inputs", owner: null, method: "tools/call", peer: null, taskId: task.taskId },
+    ]);
   });
 });
 
@@ -285,6 +300,8 @@ describe("T-TTL-7: result size", () => {
     const samples = parseSamples(await fx.app.metrics!.registry.metrics());
     expect(valueOf(samples, "mcp_tasks_limit_rejections_total", { limit: "result_bytes" })).toBe(1);
     const audit = logger.entries.filter((e) => e.obj["audit"] === "limit_hit").map((e) => e.obj);
-    expect(audit).toEqual([{ audit: "limit_hit", limit: "result_bytes", owner: null, method: "tools/call", peer: null, taskId: task.taskId }]);
+    expect(audit).toEqual([
+      { audit: "limit_hit", limit: "result_bytes", owner: null, method: "tools/call", peer: null, taskId: task.taskId },
+    ]);
   });
 });

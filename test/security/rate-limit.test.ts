@@ -35,7 +35,10 @@ const TOKENS = new Map([
   ["tok-mallory-5e88", "mallory"],
 ]);
 
-async function start(app: Partial<TaskServerOptions>, http: HttpOptions = { verifier: staticTokenVerifier(TOKENS) }): Promise<HttpServerFixture> {
+async function start(
+  app: Partial<TaskServerOptions>,
+  http: HttpOptions = { verifier: staticTokenVerifier(TOKENS) },
+): Promise<HttpServerFixture> {
   fx = await startHttpServer({ app, http });
   return fx;
 }
@@ -125,7 +128,10 @@ describe("T-SEC-4: task operations per caller (token bucket)", () => {
   });
 
   it("counts a tasks/result once when the plain-JSON path hands it to a stream (a task that asks its requestor something)", async () => {
-    await start({ now: manualClock().now, rateLimit: { perSecond: 1, burst: 2 }, failedLookups: "off" }, { verifier: staticTokenVerifier(TOKENS), sessions: "shared" });
+    await start(
+      { now: manualClock().now, rateLimit: { perSecond: 1, burst: 2 }, failedLookups: "off" },
+      { verifier: staticTokenVerifier(TOKENS), sessions: "shared" },
+    );
     const alice = await fx!.connect({ token: "tok-alice-31d7" });
     alice.client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { answer: "yes" } }));
     const { task } = await callToolAsTask(alice.client, "ask", { question: "ok?" });
@@ -154,7 +160,10 @@ describe("T-SEC-4: task operations per caller (token bucket)", () => {
     // Status notifications are not task operations: they keep coming while alice is refused.
     for (const id of ids) {
       await alice.received.waitFor(
-        (r) => r.message.method === "notifications/tasks/status" && r.message.params?.["taskId"] === id && r.message.params["status"] === "completed",
+        (r) =>
+          r.message.method === "notifications/tasks/status" &&
+          r.message.params?.["taskId"] === id &&
+          r.message.params["status"] === "completed",
         `task ${id} to complete`,
       );
     }
@@ -226,7 +235,13 @@ describe("T-SEC-4/T-SEC-5: failed lookups (enumeration)", () => {
     for (const entry of denied) expect(entry.obj).toMatchObject({ owner: "local|mallory", peer: "127.0.0.1", operation: "get" });
     const hits = logger.entries.filter((e) => e.obj["audit"] === "limit_hit");
     expect(hits.map((e) => e.obj)).toEqual([
-      expect.objectContaining({ limit: "failed_lookups", owner: "local|mallory", peer: "127.0.0.1", operation: "get", retryAfterMs: 60_000 }),
+      expect.objectContaining({
+        limit: "failed_lookups",
+        owner: "local|mallory",
+        peer: "127.0.0.1",
+        operation: "get",
+        retryAfterMs: 60_000,
+      }),
     ]);
 
     clock.advance(60_000);
@@ -239,7 +254,8 @@ describe("T-SEC-4/T-SEC-5: failed lookups (enumeration)", () => {
     const alice = await fx!.connect({ token: "tok-alice-31d7" });
     // A task that ends at once: one still running at its ttl reads as it is until the sweeper fails it.
     const { task } = await callToolAsTask(alice.client, "sleep", { ms: 0 }, { ttl: 1000 });
-    for (let i = 0; i < 10 || (await getTask(alice.client, task.taskId)).status !== "completed"; i++) await getTask(alice.client, task.taskId);
+    for (let i = 0; i < 10 || (await getTask(alice.client, task.taskId)).status !== "completed"; i++)
+      await getTask(alice.client, task.taskId);
     await expectRpcError(listTasks(alice.client, "not-a-cursor"), -32602, "Invalid cursor");
     await expectRpcError(getTask(alice.client, randomUUID()), -32602);
     clock.advance(1000);

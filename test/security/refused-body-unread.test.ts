@@ -40,7 +40,14 @@ function sendHuge(path: string, headers: Record<string, string>, framing: "decla
   const port = fx!.http.port;
   const length: Record<string, string | number> = framing === "declared" ? { "Content-Length": HUGE } : { "Transfer-Encoding": "chunked" };
   return rawConnection(port, (socket) => {
-    socket.write(requestHead(method, path, port, { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers, ...length }));
+    socket.write(
+      requestHead(method, path, port, {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        ...headers,
+        ...length,
+      }),
+    );
     flood(socket, HUGE, framing === "chunked" ? "chunked" : "raw");
   });
 }

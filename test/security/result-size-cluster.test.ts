@@ -38,7 +38,10 @@ function node(name: string, bus: PgEventBus, options: { concurrency: number; max
 }
 
 beforeAll(async () => {
-  const buses = [pgEventBus({ connectionString: TEST_PG_URL, channel: schema }), pgEventBus({ connectionString: TEST_PG_URL, channel: schema })];
+  const buses = [
+    pgEventBus({ connectionString: TEST_PG_URL, channel: schema }),
+    pgEventBus({ connectionString: TEST_PG_URL, channel: schema }),
+  ];
   front = node("front", buses[0]!, { concurrency: 0 });
   worker = node("worker", buses[1]!, { concurrency: 2, maxResultBytes: WORKER_LIMIT });
   await front.start();

@@ -23,7 +23,12 @@ const TOKENS = new Map([
 const initialize = (token?: string) =>
   rawPost(
     fx!.url,
-    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } } },
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+    },
     token === undefined ? {} : { authorization: `Bearer ${token}` },
   );
 

@@ -25,7 +25,13 @@ async function setUp(): Promise<{ env: TwoPrincipals; victim: VictimTasks }> {
 }
 
 /** Everything alice's tasks could be recognized by. */
-const aliceMarks = (victim: VictimTasks): string[] => [...allIds(victim), ALICE.owner, ALICE.principal, "the victim's secret question", "the victim's failure"];
+const aliceMarks = (victim: VictimTasks): string[] => [
+  ...allIds(victim),
+  ALICE.owner,
+  ALICE.principal,
+  "the victim's secret question",
+  "the victim's failure",
+];
 
 describe("the web view API with another principal's token (T-SEC-3)", () => {
   it("answers mallory's detail and cancel of each of alice's tasks with the very 404 of an unknown id, and the tasks are unchanged", async () => {
@@ -79,7 +85,13 @@ describe("the web view API with another principal's token (T-SEC-3)", () => {
     const own = (await callToolAsTask(env.mallory.client, "sleep", { ms: 1 })).task.taskId;
     await taskResult(env.mallory.client, own);
     const crafted = Buffer.from(JSON.stringify([Date.now() + 60_000, victim.working])).toString("base64url");
-    for (const query of ["", "?status=working,input_required,completed,failed,cancelled", `?after=${crafted}`, "?tool=sleep", "?tool=ask"]) {
+    for (const query of [
+      "",
+      "?status=working,input_required,completed,failed,cancelled",
+      `?after=${crafted}`,
+      "?tool=sleep",
+      "?tool=ask",
+    ]) {
       const page = await webApi(env.fx.url, `/tasks/api/tasks${query}`, MALLORY.token);
       expect(page.status).toBe(200);
       for (const mark of aliceMarks(victim)) expect(page.text).not.toContain(mark);
@@ -106,7 +118,10 @@ describe("the web view API with another principal's token (T-SEC-3)", () => {
     await taskResult(env.alice.client, progressing);
     const own = (await callToolAsTask(env.mallory.client, "sleep", { ms: 1 })).task.taskId;
     await taskResult(env.mallory.client, own);
-    await stream.events.waitFor((e) => e.event === "task" && e.data["id"] === own && e.data["status"] === "completed", "mallory's own task on her stream");
+    await stream.events.waitFor(
+      (e) => e.event === "task" && e.data["id"] === own && e.data["status"] === "completed",
+      "mallory's own task on her stream",
+    );
     for (const mark of [...aliceMarks(victim), progressing]) expect(stream.raw()).not.toContain(mark);
     expect((await getTask(env.alice.client, victim.working)).status).toBe("working");
   });
@@ -121,6 +136,7 @@ describe("/metrics (T-SEC-3)", () => {
     expect(metrics.status).toBe(200);
     const text = await metrics.text();
     expect(text).toContain("mcp_tasks_created_total"); // there is something to look at
-    for (const mark of [...aliceMarks(victim), own, MALLORY.owner, MALLORY.principal, ALICE.token, MALLORY.token]) expect(text).not.toContain(mark);
+    for (const mark of [...aliceMarks(victim), own, MALLORY.owner, MALLORY.principal, ALICE.token, MALLORY.token])
+      expect(text).not.toContain(mark);
   });
 });

@@ -33,7 +33,9 @@ beforeAll(async () => {
      FROM generate_series(1, 5000) g`,
   );
   await client.query(`ANALYZE "${schema}".tasks`);
-  finished = (await client.query<{ id: string }>(`SELECT id FROM "${schema}".tasks WHERE status = 'completed' ORDER BY id LIMIT 100`)).rows.map((row) => row.id);
+  finished = (
+    await client.query<{ id: string }>(`SELECT id FROM "${schema}".tasks WHERE status = 'completed' ORDER BY id LIMIT 100`)
+  ).rows.map((row) => row.id);
 }, 60_000);
 
 afterAll(async () => {
@@ -77,7 +79,11 @@ const BATCHED: Array<[string, Statement, (n: number, from: number) => unknown[]]
   ["a creation of several tasks", tasks.insertMany, (n) => newTasks(n)],
   ["a creation of several tasks that notifies", tasks.insertManyNotify, (n) => [...newTasks(n), "mcp_tasks_plans", repeat(n, null)]],
   ["status changes of several tasks", tasks.transitionMany, (n, from) => moves(n, from)],
-  ["status changes of several tasks that notify", tasks.transitionManyNotify, (n, from) => [...moves(n, from), "mcp_tasks_plans", repeat(n, null)]],
+  [
+    "status changes of several tasks that notify",
+    tasks.transitionManyNotify,
+    (n, from) => [...moves(n, from), "mcp_tasks_plans", repeat(n, null)],
+  ],
 ];
 
 describe("the batched statements' plans (PostgreSQL)", () => {
@@ -97,7 +103,9 @@ describe("the batched statements' plans (PostgreSQL)", () => {
     await client.query("SET plan_cache_mode = force_generic_plan");
     try {
       await client.query(`PREPARE generic_lookup AS ${tasks.getMany.text}`);
-      const plan = (await client.query<{ "QUERY PLAN": string }>("EXPLAIN EXECUTE generic_lookup(NULL)")).rows.map((row) => row["QUERY PLAN"]).join("\n");
+      const plan = (await client.query<{ "QUERY PLAN": string }>("EXPLAIN EXECUTE generic_lookup(NULL)")).rows
+        .map((row) => row["QUERY PLAN"])
+        .join("\n");
       expect(plan).toMatch(/Index Scan using tasks_pkey/);
       expect(plan).not.toMatch(/Seq Scan/);
       const found = await client.query({ name: "forced_generic_lookup", text: tasks.getMany.text, values: [ids(3, 0)] });

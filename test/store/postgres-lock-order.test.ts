@@ -99,7 +99,9 @@ describe("postgresStore: many tasks written at once", { timeout: 40_000 }, () =>
       while (Date.now() < deadline) {
         await pgQuery(`UPDATE "${schema}".tasks SET fetched_at = NULL WHERE id = ANY ($1::text[])`, [finished.map((t) => t.id)]);
         const marks = await Promise.all(
-          [front, otherFront].flatMap((node) => shuffled(finished).map((t) => node.markFetched(t.id, Date.now()).catch((error: unknown) => failures.push(error)))),
+          [front, otherFront].flatMap((node) =>
+            shuffled(finished).map((t) => node.markFetched(t.id, Date.now()).catch((error: unknown) => failures.push(error))),
+          ),
         );
         expect(marks.filter((first) => first === true)).toHaveLength(finished.length);
       }
@@ -109,14 +111,17 @@ describe("postgresStore: many tasks written at once", { timeout: 40_000 }, () =>
     // Every outcome, in one batch in a shuffled order, while leases are still being renewed.
     const endRenewals = Date.now() + 1_000;
     const lastRenewals = (async () => {
-      while (Date.now() < endRenewals) await worker.renew(WORKER, shuffled(ids), LEASE_MS, Date.now()).catch((error: unknown) => failures.push(error));
+      while (Date.now() < endRenewals)
+        await worker.renew(WORKER, shuffled(ids), LEASE_MS, Date.now()).catch((error: unknown) => failures.push(error));
     })();
     const outcomes = await Promise.all(
       shuffled(ids).map((id) =>
-        worker.transition(id, [status.get(id)!], "completed", { now: Date.now(), outcome: done(id), claim: claims.get(id)! }).catch((error: unknown) => {
-          failures.push(error);
-          return null;
-        }),
+        worker
+          .transition(id, [status.get(id)!], "completed", { now: Date.now(), outcome: done(id), claim: claims.get(id)! })
+          .catch((error: unknown) => {
+            failures.push(error);
+            return null;
+          }),
       ),
     );
     await lastRenewals;

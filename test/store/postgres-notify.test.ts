@@ -61,7 +61,11 @@ describe("postgres store: NOTIFY with the write", () => {
     });
     expect(moved?.status).toBe("completed");
     expect(await heardNow()).toEqual(["completed"]);
-    const late = await store.transition(task.id, ["working"], "failed", { now: task.createdAt + 6, statusMessage: "late", notify: { channel, payload: "late" } });
+    const late = await store.transition(task.id, ["working"], "failed", {
+      now: task.createdAt + 6,
+      statusMessage: "late",
+      notify: { channel, payload: "late" },
+    });
     expect(late).toBeNull();
     expect(await heardNow()).toEqual([]);
   });

@@ -35,7 +35,8 @@ describe("the tasks table's statistics (PostgreSQL)", () => {
          FROM generate_series(1, 5000) g`,
       );
       expect(await claimPlan(schema)).toMatch(/Seq Scan on tasks/);
-      const reltuples = async (): Promise<number> => Number((await pgQuery(`SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)`, [`${schema}.tasks`])).rows[0].reltuples);
+      const reltuples = async (): Promise<number> =>
+        Number((await pgQuery(`SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)`, [`${schema}.tasks`])).rows[0].reltuples);
       // The server's statistics counters arrive within a second of the writer's commit.
       for (let tries = 0; (await reltuples()) <= 0 && tries < 3; tries++) {
         await store.heartbeat({ workerId: "w1", startedAt: 1, concurrency: 4, leaseMs: 30_000 }, Date.now());

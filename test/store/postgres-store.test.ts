@@ -2,7 +2,12 @@ import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allowedSources } from "../../src/core/task-status.js";
 import type { TaskOutcome } from "../../src/core/task.js";
-import { DEFAULT_POSTGRES_SCHEMA, postgresStore, type PostgresStore, type PostgresStoreOptions } from "../../src/store/postgres/postgres-store.js";
+import {
+  DEFAULT_POSTGRES_SCHEMA,
+  postgresStore,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from "../../src/store/postgres/postgres-store.js";
 import { COUNTS_VERSION, migrate, SCHEMA_VERSION } from "../../src/store/postgres/schema.js";
 import { tablesOf } from "../../src/store/postgres/sql.js";
 import { sweepStatements } from "../../src/store/postgres/sweep-statements.js";
@@ -97,7 +102,11 @@ describe("postgresStore: schema, migrations and connections", () => {
     const done = await first.create(newTask());
     const waiting = await first.create(newTask({ owner: null, createdAt: done.createdAt + 1 }));
     await first.annotate(done.id, { progress: { progress: 1, total: 2 }, now: done.createdAt + 1 });
-    const failed = await first.transition(done.id, allowedSources("failed"), "failed", { now: done.createdAt + 2, statusMessage: "it broke", outcome });
+    const failed = await first.transition(done.id, allowedSources("failed"), "failed", {
+      now: done.createdAt + 2,
+      statusMessage: "it broke",
+      outcome,
+    });
     await first.claim("w1", 1, 60_000, waiting.createdAt + 5);
     await first.transition(waiting.id, allowedSources("input_required"), "input_required", { now: waiting.createdAt + 6 });
     await first.enqueueInput({ taskId: waiting.id, id: "q1", method: "elicitation/create", params: { m: 1 }, createdAt: 5 });
@@ -150,11 +159,35 @@ describe("postgresStore: schema, migrations and connections", () => {
       await pool.end();
     }
     const store = open(schema);
-    expect(await store.countByStatus({ scope: { any: true } })).toEqual({ working: 1, input_required: 0, completed: 1, failed: 2, cancelled: 0 });
-    expect(await store.countByStatus({ scope: { owner: null } })).toEqual({ working: 0, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
-    expect(await store.countByStatus({ scope: { owner: "alice" }, name: "old" })).toEqual({ working: 1, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
+    expect(await store.countByStatus({ scope: { any: true } })).toEqual({
+      working: 1,
+      input_required: 0,
+      completed: 1,
+      failed: 2,
+      cancelled: 0,
+    });
+    expect(await store.countByStatus({ scope: { owner: null } })).toEqual({
+      working: 0,
+      input_required: 0,
+      completed: 0,
+      failed: 1,
+      cancelled: 0,
+    });
+    expect(await store.countByStatus({ scope: { owner: "alice" }, name: "old" })).toEqual({
+      working: 1,
+      input_required: 0,
+      completed: 0,
+      failed: 1,
+      cancelled: 0,
+    });
     await store.transition("t-1", allowedSources("cancelled"), "cancelled", { now: 300 });
-    expect(await store.countByStatus({ scope: { owner: "alice" } })).toEqual({ working: 0, input_required: 0, completed: 0, failed: 1, cancelled: 1 });
+    expect(await store.countByStatus({ scope: { owner: "alice" } })).toEqual({
+      working: 0,
+      input_required: 0,
+      completed: 0,
+      failed: 1,
+      cancelled: 1,
+    });
   });
 
   it("schemas are separate stores with separate secrets", async () => {
@@ -196,7 +229,7 @@ describe("postgresStore: schema, migrations and connections", () => {
     expect(JSON.stringify(read?.outcome)).toBe(JSON.stringify(outcome));
   });
 
-  it("orders ids bytewise (COLLATE \"C\"), like the other stores, whatever the database's collation", async () => {
+  it('orders ids bytewise (COLLATE "C"), like the other stores, whatever the database\'s collation', async () => {
     const store = open(freshSchema());
     const ids = ["b-task", "B-task", "a-task", "_task", "A-task", "Z-task"];
     for (const id of ids) await store.create(newTask({ id }));
@@ -230,18 +263,39 @@ describe("postgresStore: schema, migrations and connections", () => {
     const existing = await store.create(newTask());
     const awkward = { text: 'quote " backslash \\ braces {} comma , nul \u0000 ünïcode', list: [null, "{a,b}"] };
     const tasks = Array.from({ length: 40 }, (_, i) =>
-      newTask({ owner: i % 3 === 0 ? null : `owner-${i % 5}`, request: { i, awkward }, ttlMs: i % 4 === 0 ? null : 1000 + i, pollIntervalMs: i % 2 ? null : 500, retryable: i % 2 === 0 }),
+      newTask({
+        owner: i % 3 === 0 ? null : `owner-${i % 5}`,
+        request: { i, awkward },
+        ttlMs: i % 4 === 0 ? null : 1000 + i,
+        pollIntervalMs: i % 2 ? null : 500,
+        retryable: i % 2 === 0,
+      }),
     );
     const repeated = newTask();
-    const results = await Promise.allSettled([...tasks, newTask({ id: existing.id }), repeated, { ...repeated }].map((task) => store.create(task)));
+    const results = await Promise.allSettled(
+      [...tasks, newTask({ id: existing.id }), repeated, { ...repeated }].map((task) => store.create(task)),
+    );
     const created = results.slice(0, 40).map((r) => (r.status === "fulfilled" ? r.value : r.reason));
     for (const [i, task] of tasks.entries()) {
-      expect(created[i]).toMatchObject({ id: task.id, owner: task.owner, request: task.request, ttlMs: task.ttlMs, pollIntervalMs: task.pollIntervalMs, retryable: task.retryable, status: "working" });
+      expect(created[i]).toMatchObject({
+        id: task.id,
+        owner: task.owner,
+        request: task.request,
+        ttlMs: task.ttlMs,
+        pollIntervalMs: task.pollIntervalMs,
+        retryable: task.retryable,
+        status: "working",
+      });
       expect(await store.get(task.id, { owner: task.owner })).toEqual(created[i]);
       expect((await store.history(task.id)).map((h) => h.status)).toEqual(["working"]);
     }
     expect(results[40]).toMatchObject({ status: "rejected", reason: expect.objectContaining({ reason: "duplicate_task" }) });
-    expect(results.slice(41).map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(
+      results
+        .slice(41)
+        .map((r) => r.status)
+        .sort(),
+    ).toEqual(["fulfilled", "rejected"]);
     expect(await store.get(existing.id, { any: true })).toEqual(existing);
   });
 
@@ -251,17 +305,30 @@ describe("postgresStore: schema, migrations and connections", () => {
     const at = (ms: number): number => tasks[0]!.createdAt + ms;
     const outcome = (i: number): TaskOutcome => ({ kind: "result", value: { i, text: 'a "quoted", {braced} value' } });
     const move = (i: number) =>
-      store.transition(tasks[i]!.id, ["working"], i % 2 ? "completed" : "input_required", { now: at(1000 + i), statusMessage: `m${i}`, ...(i % 2 ? { outcome: outcome(i) } : {}) });
+      store.transition(tasks[i]!.id, ["working"], i % 2 ? "completed" : "input_required", {
+        now: at(1000 + i),
+        statusMessage: `m${i}`,
+        ...(i % 2 ? { outcome: outcome(i) } : {}),
+      });
     // Two statements in flight first: every change after them waits, and goes out in one batch.
     const ahead = [move(28), move(29)];
     const moves = Array.from({ length: 28 }, (_, i) => move(i));
     // Task 0 a second time in that batch: from input_required, so it holds only after the first move.
-    const second = store.transition(tasks[0]!.id, ["input_required"], "completed", { now: at(5000), statusMessage: null, outcome: outcome(0) });
+    const second = store.transition(tasks[0]!.id, ["input_required"], "completed", {
+      now: at(5000),
+      statusMessage: null,
+      outcome: outcome(0),
+    });
     // A compare-and-set that fails: task 1 is not input_required.
     const refused = store.transition(tasks[1]!.id, ["input_required"], "cancelled", { now: at(5000), statusMessage: "no" });
     const moved = await Promise.all([...moves, ...ahead]);
     for (const [n, task] of moved.entries()) {
-      expect(task).toMatchObject({ id: tasks[n]!.id, status: n % 2 ? "completed" : "input_required", statusMessage: `m${n}`, updatedAt: at(1000 + n) });
+      expect(task).toMatchObject({
+        id: tasks[n]!.id,
+        status: n % 2 ? "completed" : "input_required",
+        statusMessage: `m${n}`,
+        updatedAt: at(1000 + n),
+      });
     }
     expect(await second).toMatchObject({ id: tasks[0]!.id, status: "completed", statusMessage: null, outcome: outcome(0) });
     expect((await store.history(tasks[0]!.id)).map((h) => h.status)).toEqual(["working", "input_required", "completed"]);
@@ -291,7 +358,8 @@ describe("postgresStore: schema, migrations and connections", () => {
     const store = open(freshSchema(), { poolSize: 2 });
     const T0 = 1_700_000_000_000;
     const done = await Promise.all([1, 2, 3].map(() => store.create(newTask())));
-    for (const task of done) await store.transition(task.id, ["working"], "completed", { now: T0 + 5, outcome: { kind: "result", value: { content: [] } } });
+    for (const task of done)
+      await store.transition(task.id, ["working"], "completed", { now: T0 + 5, outcome: { kind: "result", value: { content: [] } } });
     const running = await store.create(newTask());
     const calls: Array<[string, boolean]> = [
       [done[0]!.id, true],
@@ -315,14 +383,20 @@ describe("postgresStore: schema, migrations and connections", () => {
    * Runs `check` with the plans of a fresh, migrated, empty schema: sequential scans are forbidden
    * (on an empty table one is cheapest), so a plan shows which index a query can use.
    */
-  async function withPlans(check: (plan: (sql: string, values?: unknown[]) => Promise<string>, schema: string) => Promise<void>): Promise<void> {
+  async function withPlans(
+    check: (plan: (sql: string, values?: unknown[]) => Promise<string>, schema: string) => Promise<void>,
+  ): Promise<void> {
     const schema = freshSchema();
     await open(schema).migrate();
     const client = new pg.Client({ connectionString: TEST_PG_URL });
     await client.connect();
     try {
       await client.query("SET enable_seqscan = off");
-      await check(async (sql, values = []) => (await client.query<{ "QUERY PLAN": string }>({ text: `EXPLAIN ${sql}`, values })).rows.map((r) => r["QUERY PLAN"]).join("\n"), schema);
+      await check(
+        async (sql, values = []) =>
+          (await client.query<{ "QUERY PLAN": string }>({ text: `EXPLAIN ${sql}`, values })).rows.map((r) => r["QUERY PLAN"]).join("\n"),
+        schema,
+      );
     } finally {
       await client.end();
     }
@@ -335,17 +409,19 @@ describe("postgresStore: schema, migrations and connections", () => {
         /tasks_owner_created/,
       );
       expect(
-        await plan(`SELECT * FROM ${t} WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
+        await plan(
+          `SELECT * FROM ${t} WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`,
+        ),
       ).toMatch(/tasks_expires/);
       expect(await plan(`SELECT * FROM ${t} ORDER BY created_at DESC, id DESC LIMIT 5`)).toMatch(/tasks_created/);
       expect(
-        await plan(`SELECT id FROM ${t} WHERE status = 'working' AND lease_owner IS NULL ORDER BY created_at, id LIMIT 5 FOR UPDATE SKIP LOCKED`),
+        await plan(
+          `SELECT id FROM ${t} WHERE status = 'working' AND lease_owner IS NULL ORDER BY created_at, id LIMIT 5 FOR UPDATE SKIP LOCKED`,
+        ),
       ).toMatch(/tasks_queue/);
       expect(await plan(`SELECT count(*) FROM ${t} WHERE status = 'working' AND lease_owner IS NULL`)).toMatch(/tasks_queue/);
       expect(
-        await plan(
-          `SELECT * FROM ${t} WHERE lease_owner IS NOT NULL AND lease_expires_at <= 5 ORDER BY lease_expires_at, id LIMIT 5`,
-        ),
+        await plan(`SELECT * FROM ${t} WHERE lease_owner IS NOT NULL AND lease_expires_at <= 5 ORDER BY lease_expires_at, id LIMIT 5`),
       ).toMatch(/tasks_leases/);
     });
   });
@@ -375,7 +451,8 @@ describe("postgresStore: schema, migrations and connections", () => {
     // Every third of alice's tasks ends; the counts are read between folds and after them.
     const alices = ids.filter((_, i) => i % 3 !== 0);
     for (const [i, id] of alices.entries()) {
-      if (i % 3 === 0) await store.transition(id, ["working"], "completed", { now: 1_000, outcome: { kind: "result", value: { content: [] } } });
+      if (i % 3 === 0)
+        await store.transition(id, ["working"], "completed", { now: 1_000, outcome: { kind: "result", value: { content: [] } } });
     }
     expect(await store.countActive("alice")).toBe(13);
     expect(await store.countStored("alice")).toBe(20);

@@ -62,7 +62,10 @@ describe("sqliteStore: group commit", () => {
           const task = await store.create(newTask());
           const created = stored.get(task.id)?.status;
           if (i % 2 === 1) return [created, undefined];
-          const moved = await store.transition(task.id, ["working"], "completed", { outcome: { kind: "result", value: {} }, now: Date.now() });
+          const moved = await store.transition(task.id, ["working"], "completed", {
+            outcome: { kind: "result", value: {} },
+            now: Date.now(),
+          });
           return [created, moved && stored.get(task.id)?.status];
         }),
       );
@@ -98,7 +101,8 @@ describe("sqliteStore: group commit", () => {
     const grouped = freshPath();
     const store = open(grouped);
     const events = store.streamEvents as StreamEventStore;
-    const append = (streamId: string, i: number): Promise<number> => events.append({ sessionKey: "s", streamId, message: `{"n":${i}}`, now: Date.now() });
+    const append = (streamId: string, i: number): Promise<number> =>
+      events.append({ sessionKey: "s", streamId, message: `{"n":${i}}`, now: Date.now() });
     await append("warm", 0);
     const before = walBytes(grouped);
     const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => append("a", i)));

@@ -37,7 +37,16 @@ function insertOldTask(raw: Database.Database, task: OldTaskRow): void {
        VALUES (@id, @owner, 'tools/call', @name, '{}', '{"sessionId":null,"progressToken":null,"accepts":[]}', @status, @statusMessage,
                @createdAt, @updatedAt, NULL, NULL, 1000, 0, NULL, NULL${started ? ", @startedAt" : ""})`,
     )
-    .run({ id: row.id, owner: row.owner, name: row.name, status: row.status, statusMessage: row.statusMessage, createdAt: row.createdAt, updatedAt: row.updatedAt, ...(started && { startedAt: task.startedAt }) });
+    .run({
+      id: row.id,
+      owner: row.owner,
+      name: row.name,
+      status: row.status,
+      statusMessage: row.statusMessage,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+      ...(started && { startedAt: task.startedAt }),
+    });
 }
 
 afterAll(() => {
@@ -146,11 +155,35 @@ describe("sqliteStore: durability and files", () => {
     raw.close();
 
     const store = open(path);
-    expect(await store.countByStatus({ scope: { any: true } })).toEqual({ working: 1, input_required: 0, completed: 1, failed: 2, cancelled: 0 });
-    expect(await store.countByStatus({ scope: { owner: null } })).toEqual({ working: 0, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
-    expect(await store.countByStatus({ scope: { owner: "alice" }, name: "old" })).toEqual({ working: 1, input_required: 0, completed: 0, failed: 1, cancelled: 0 });
+    expect(await store.countByStatus({ scope: { any: true } })).toEqual({
+      working: 1,
+      input_required: 0,
+      completed: 1,
+      failed: 2,
+      cancelled: 0,
+    });
+    expect(await store.countByStatus({ scope: { owner: null } })).toEqual({
+      working: 0,
+      input_required: 0,
+      completed: 0,
+      failed: 1,
+      cancelled: 0,
+    });
+    expect(await store.countByStatus({ scope: { owner: "alice" }, name: "old" })).toEqual({
+      working: 1,
+      input_required: 0,
+      completed: 0,
+      failed: 1,
+      cancelled: 0,
+    });
     await store.transition("t-1", allowedSources("cancelled"), "cancelled", { now: 300 });
-    expect(await store.countByStatus({ scope: { owner: "alice" } })).toEqual({ working: 0, input_required: 0, completed: 0, failed: 1, cancelled: 1 });
+    expect(await store.countByStatus({ scope: { owner: "alice" } })).toEqual({
+      working: 0,
+      input_required: 0,
+      completed: 0,
+      failed: 1,
+      cancelled: 1,
+    });
   });
 
   it("upgrades a schema-1 file: tasks are kept and get a timeline from their row", async () => {
@@ -185,7 +218,10 @@ describe("sqliteStore: durability and files", () => {
     // Moved to input_required without a claim (the store allowed it): it counts as started after the upgrade.
     insertOldTask(raw, { id: "t-unclaimed", owner: "bob", status: "input_required", createdAt: 250, updatedAt: 250, startedAt: null });
     const indexes = (db: Database.Database): string[] =>
-      db.prepare<[], { name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks'`).all().map((r) => r.name);
+      db
+        .prepare<[], { name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks'`)
+        .all()
+        .map((r) => r.name);
     expect(indexes(raw)).toContain("tasks_active");
     raw.close();
 
@@ -229,14 +265,16 @@ describe("sqliteStore: durability and files", () => {
         /USING INDEX tasks_owner_created/,
       );
       // The per-owner caps read the kept counts (a few rows), not the owner's tasks.
-      expect(plan(`SELECT coalesce(sum(n), 0) FROM task_counts WHERE owner_key = 'Oa' AND status IN ('working', 'input_required')`)).toMatch(
-        /SEARCH task_counts USING PRIMARY KEY \(owner_key=\?/,
-      );
+      expect(
+        plan(`SELECT coalesce(sum(n), 0) FROM task_counts WHERE owner_key = 'Oa' AND status IN ('working', 'input_required')`),
+      ).toMatch(/SEARCH task_counts USING PRIMARY KEY \(owner_key=\?/);
       expect(
         plan(`SELECT * FROM tasks WHERE status IN ('working', 'input_required') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
       ).toBe("SEARCH tasks USING INDEX tasks_expires (expires_at<?)");
       expect(
-        plan(`SELECT * FROM tasks WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`),
+        plan(
+          `SELECT * FROM tasks WHERE status IN ('completed', 'failed', 'cancelled') AND expires_at <= 5 ORDER BY expires_at, id LIMIT 5`,
+        ),
       ).toBe("SEARCH tasks USING INDEX tasks_expires (expires_at<?)");
       expect(plan(`SELECT * FROM tasks ORDER BY created_at DESC, id DESC LIMIT 5`)).toMatch(/USING INDEX tasks_created/);
       // The live tasks are read from the run queue's two partial indexes; the table is never scanned.

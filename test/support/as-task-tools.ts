@@ -13,14 +13,21 @@ export default function register(app: TaskServer): void {
     { input: z.object({ question: z.string(), ttl: z.number().optional() }), taskSupport: "optional" },
     async ({ question, ttl }, ctx) => {
       const answer = await ctx.elicit(
-        { mode: "form", message: question, requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] } },
+        {
+          mode: "form",
+          message: question,
+          requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] },
+        },
         { asTask: true, ...(ttl !== undefined && { ttl }) },
       );
       return text(answer.action === "accept" ? `answer: ${String(answer.content?.["answer"])}` : answer.action);
     },
   );
   app.tool("sample_as_task", { input: z.object({ prompt: z.string() }), taskSupport: "optional" }, async ({ prompt }, ctx) => {
-    const reply = await ctx.sample({ messages: [{ role: "user", content: { type: "text", text: prompt } }], maxTokens: 64 }, { asTask: true });
+    const reply = await ctx.sample(
+      { messages: [{ role: "user", content: { type: "text", text: prompt } }], maxTokens: 64 },
+      { asTask: true },
+    );
     const content = Array.isArray(reply.content) ? reply.content[0] : reply.content;
     return text(content && content.type === "text" ? `model: ${content.text}` : "");
   });

@@ -57,7 +57,10 @@ function replaceOnce(text: string, from: string, to: string, file: string): stri
 /** The binary on PATH or in the sbin directories (Debian installs both in /usr/sbin, not on every user's PATH). */
 function findBinary(name: string): string | undefined {
   const dirs = [...(process.env["PATH"] ?? "").split(delimiter), "/usr/sbin", "/usr/local/sbin", "/sbin"];
-  return dirs.filter((d) => d.startsWith("/")).map((d) => join(d, name)).find((path) => existsSync(path));
+  return dirs
+    .filter((d) => d.startsWith("/"))
+    .map((d) => join(d, name))
+    .find((path) => existsSync(path));
 }
 
 async function freePort(): Promise<number> {
@@ -97,7 +100,9 @@ export class BalancerProcess {
     const spec = KINDS[kind];
     const binary = findBinary(kind);
     if (!binary) {
-      throw new Error(`${kind} is not installed: this test runs docs/deploy's example configuration in a real ${kind} (apt-get install ${kind})`);
+      throw new Error(
+        `${kind} is not installed: this test runs docs/deploy's example configuration in a real ${kind} (apt-get install ${kind})`,
+      );
     }
     const dir = mkdtempSync(join(tmpdir(), `mcp-tasks-${kind}-`));
     const port = await freePort();
@@ -126,7 +131,8 @@ export class BalancerProcess {
         () => 0,
       );
       if (status === 200) return;
-      if (Date.now() > deadline) throw new Error(`${this.kind} did not forward /readyz within ${timeoutMs} ms (last status ${status}); its output:\n${this.output}`);
+      if (Date.now() > deadline)
+        throw new Error(`${this.kind} did not forward /readyz within ${timeoutMs} ms (last status ${status}); its output:\n${this.output}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

@@ -142,7 +142,10 @@ export class CliProcess {
     const died = this.exited.then((exit) => {
       throw new Error(`the server exited (${JSON.stringify(exit)}) before listening; stderr:\n${this.stderrText}`);
     });
-    const line = await Promise.race([this.stderr.waitFor((l) => typeof l["url"] === "string", "the server to log its URL", timeoutMs), died]);
+    const line = await Promise.race([
+      this.stderr.waitFor((l) => typeof l["url"] === "string", "the server to log its URL", timeoutMs),
+      died,
+    ]);
     return line["url"] as string;
   }
 

@@ -105,9 +105,21 @@ export class Cluster {
     // Fronts started together come up in any order; each keeps its start slot in `fronts` and
     // `urls`, so index n is the front given env("front", n).
     const slot = this.started.front++;
-    const front = CliProcess.spawn([this.options.frontCommand, ...this.common(), "--port", "0", "--workers", "0", ...(this.options.web ? [] : ["--no-web"]), ...this.options.frontArgs], {
-      env: this.options.env("front", slot),
-    });
+    const front = CliProcess.spawn(
+      [
+        this.options.frontCommand,
+        ...this.common(),
+        "--port",
+        "0",
+        "--workers",
+        "0",
+        ...(this.options.web ? [] : ["--no-web"]),
+        ...this.options.frontArgs,
+      ],
+      {
+        env: this.options.env("front", slot),
+      },
+    );
     this.all.push(front);
     const url = await front.url(this.options.startTimeoutMs);
     this.fronts[slot] = front;
@@ -127,7 +139,10 @@ export class Cluster {
     const died = worker.exited.then((exit) => {
       throw new Error(`the worker exited (${JSON.stringify(exit)}) before starting; stderr:\n${worker.stderrText}`);
     });
-    await Promise.race([worker.stderr.waitFor((l) => l["msg"] === "worker started", "the worker to start", this.options.startTimeoutMs), died]);
+    await Promise.race([
+      worker.stderr.waitFor((l) => l["msg"] === "worker started", "the worker to start", this.options.startTimeoutMs),
+      died,
+    ]);
     this.workers.push(worker);
     return worker;
   }

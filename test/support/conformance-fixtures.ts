@@ -112,7 +112,10 @@ export async function httpSdkFixture(
  * The demo server with shared sessions (where tasks/result, too, is answered as plain JSON) and
  * {@link PlainJsonClient}s: raw POSTs whose answers are one `application/json` body each.
  */
-export async function plainJsonFixture(options: FixtureOptions = {}, capabilities: ClientCapabilities = DEFAULT_CAPABILITIES): Promise<ConformanceFixture> {
+export async function plainJsonFixture(
+  options: FixtureOptions = {},
+  capabilities: ClientCapabilities = DEFAULT_CAPABILITIES,
+): Promise<ConformanceFixture> {
   const { app, http } = await serveDemo("shared", options);
   const clients: PlainJsonClient[] = [];
   const connectClient = async (caps: ClientCapabilities = capabilities): Promise<Requestor> => {

@@ -132,7 +132,12 @@ export async function expectRpcError(promise: Promise<unknown>, code: number, me
 // ---- the wire log ---------------------------------------------------------------------------
 
 type WireRequest = { jsonrpc: "2.0"; id: string | number; method: string; params?: Record<string, unknown> };
-type WireResponse = { jsonrpc: "2.0"; id: string | number; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
+type WireResponse = {
+  jsonrpc: "2.0";
+  id: string | number;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+};
 type WireNotification = { jsonrpc: "2.0"; method: string; params?: Record<string, unknown> };
 
 export function isRequest(message: JSONRPCMessage): message is JSONRPCMessage & WireRequest {

@@ -68,7 +68,10 @@ export interface Requestor {
  * An SDK v2 client pinned to 2026-07-28 (connect = `server/discover`) and a task session on it.
  * `endpointId` scopes serialized task references: the same id on a later connection resumes them.
  */
-export async function connectRequestor(url: URL, options: { endpointId: string; onInputRequest?: ApplicationInputHandler["handle"] }): Promise<Requestor> {
+export async function connectRequestor(
+  url: URL,
+  options: { endpointId: string; onInputRequest?: ApplicationInputHandler["handle"] },
+): Promise<Requestor> {
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { elicitation: {} } });
   await client.connect(new StreamableHTTPClientTransport(url));
   const session = createTaskSessionFromClient(client, {

@@ -17,7 +17,9 @@ export function raw(text: string): string {
 /** The JSON text of a generated value, with {@link raw} pieces spliced in. */
 export function toJsonText(value: unknown): string {
   const text = JSON.stringify(value) ?? "null";
-  return text.includes("\\u0001raw:") ? text.replace(/"\\u0001raw:((?:[^"\\]|\\.)*?)\\u0001"/g, (_, inner: string) => JSON.parse(`"${inner}"`) as string) : text;
+  return text.includes("\\u0001raw:")
+    ? text.replace(/"\\u0001raw:((?:[^"\\]|\\.)*?)\\u0001"/g, (_, inner: string) => JSON.parse(`"${inner}"`) as string)
+    : text;
 }
 
 /** An object whose own keys include `key` — JSON.parse makes `__proto__` an own key, as a server's parser does. */
@@ -28,7 +30,15 @@ function withKey(key: string, value: unknown, rest: Record<string, unknown> = {}
 }
 
 /** Keys that would pollute or shadow prototypes if a server copied them carelessly. */
-export const POLLUTING_KEYS = ["__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf", "__defineGetter__"] as const;
+export const POLLUTING_KEYS = [
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "hasOwnProperty",
+  "valueOf",
+  "__defineGetter__",
+] as const;
 
 /** Nested arrays `depth` deep, as raw text (no serializer could produce the deep ones). */
 export const deep = (depth: number): string => raw(`${"[".repeat(depth)}${"]".repeat(depth)}`);
@@ -62,10 +72,9 @@ const oddNumbers = fc.oneof(
 );
 
 /** Mostly long, now and then over the 1 MiB arguments limit (each of those costs a megabyte on the wire). */
-const hugeStrings = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom(1_000, 70_000) },
-  { weight: 1, arbitrary: fc.constant(1_100_000) },
-).map((n) => "x".repeat(n));
+const hugeStrings = fc
+  .oneof({ weight: 6, arbitrary: fc.constantFrom(1_000, 70_000) }, { weight: 1, arbitrary: fc.constant(1_100_000) })
+  .map((n) => "x".repeat(n));
 
 /** Strings anyone might send: short printable and full-Unicode ones, odd ones, huge ones. */
 export const anyString = fc.oneof(
@@ -83,7 +92,10 @@ export const anyValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((ti
     { weight: 3, arbitrary: oddNumbers },
     { weight: 4, arbitrary: anyString },
     { weight: 2, arbitrary: fc.array(tie("value"), { maxLength: 4 }) },
-    { weight: 2, arbitrary: fc.dictionary(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom(...POLLUTING_KEYS)), tie("value"), { maxKeys: 4 }) },
+    {
+      weight: 2,
+      arbitrary: fc.dictionary(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom(...POLLUTING_KEYS)), tie("value"), { maxKeys: 4 }),
+    },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...POLLUTING_KEYS), tie("value")).map(([k, v]) => withKey(k, v)) },
     { weight: 1, arbitrary: fc.constantFrom(2, 50, 5_000, 50_000).map(deep) },
   ),
@@ -123,7 +135,10 @@ export function lookupParams(realIds: readonly string[]): fc.Arbitrary<unknown> 
         _meta: { "io.modelcontextprotocol/related-task": { taskId: related } },
       })),
     },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...POLLUTING_KEYS), taskIdValue(realIds)).map(([k, id]) => withKey(k, { taskId: id })) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.constantFrom(...POLLUTING_KEYS), taskIdValue(realIds)).map(([k, id]) => withKey(k, { taskId: id })),
+    },
     { weight: 2, arbitrary: anyValue },
     { weight: 1, arbitrary: fc.constant({}) },
   );
@@ -135,14 +150,16 @@ export function listParams(realCursors: readonly string[]): fc.Arbitrary<unknown
     { weight: 2, arbitrary: fc.constantFrom(...realCursors) },
     {
       weight: 3,
-      arbitrary: fc.tuple(fc.constantFrom(...realCursors), fc.nat(200), fc.string({ minLength: 1, maxLength: 3 })).map(
-        ([c, at, s]) => c.slice(0, at % c.length) + s + c.slice((at % c.length) + 1),
-      ),
+      arbitrary: fc
+        .tuple(fc.constantFrom(...realCursors), fc.nat(200), fc.string({ minLength: 1, maxLength: 3 }))
+        .map(([c, at, s]) => c.slice(0, at % c.length) + s + c.slice((at % c.length) + 1)),
     },
     { weight: 2, arbitrary: fc.base64String({ maxLength: 80 }).map((b) => `${b}.${b}`) },
     {
       weight: 1,
-      arbitrary: fc.tuple(fc.integer(), fc.string()).map(([at, id]) => `${Buffer.from(JSON.stringify([at, id])).toString("base64url")}.AAAA`),
+      arbitrary: fc
+        .tuple(fc.integer(), fc.string())
+        .map(([at, id]) => `${Buffer.from(JSON.stringify([at, id])).toString("base64url")}.AAAA`),
     },
     { weight: 4, arbitrary: anyValue },
   );
@@ -158,7 +175,13 @@ export function toolCallParams(toolNames: readonly string[]): fc.Arbitrary<unkno
   const name = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...toolNames) }, { weight: 2, arbitrary: anyValue });
   const args = fc.oneof(
     { weight: 3, arbitrary: anyValue },
-    { weight: 3, arbitrary: fc.record({ ms: oddNumbers, steps: anyValue, text: anyValue, question: anyValue, message: anyValue, code: oddNumbers }, { requiredKeys: [] }) },
+    {
+      weight: 3,
+      arbitrary: fc.record(
+        { ms: oddNumbers, steps: anyValue, text: anyValue, question: anyValue, message: anyValue, code: oddNumbers },
+        { requiredKeys: [] },
+      ),
+    },
     { weight: 1, arbitrary: fc.constantFrom(2, 101, 20_000).map((depth) => ({ ms: 1, nested: deep(depth) })) },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...POLLUTING_KEYS), anyValue).map(([k, v]) => withKey(k, v, { ms: 1 })) },
   );

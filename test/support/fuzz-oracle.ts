@@ -42,7 +42,8 @@ export function judge(sent: string, exchange: RpcExchange, secrets: readonly str
   }
   if (exchange.status >= 400) {
     const body = exchange.messages[0];
-    if (exchange.messages.length !== 1 || !body?.error) return `HTTP ${exchange.status} without a JSON-RPC error: ${exchange.text.slice(0, 200)}`;
+    if (exchange.messages.length !== 1 || !body?.error)
+      return `HTTP ${exchange.status} without a JSON-RPC error: ${exchange.text.slice(0, 200)}`;
     return errorVerdict(body.error);
   }
   const requests = (Array.isArray(parsed) ? parsed : [parsed]).filter(isRequest);
@@ -54,7 +55,8 @@ export function judge(sent: string, exchange: RpcExchange, secrets: readonly str
     if (answer.error !== undefined) {
       const verdict = errorVerdict(answer.error);
       if (verdict) return verdict;
-    } else if (typeof answer.result !== "object" || answer.result === null) return `answer without result or error: ${JSON.stringify(answer)}`;
+    } else if (typeof answer.result !== "object" || answer.result === null)
+      return `answer without result or error: ${JSON.stringify(answer)}`;
   }
   return null;
 }

@@ -11,7 +11,8 @@ export async function handlerStarted(file: string, id: string, timeoutMs = 10_00
   for (;;) {
     const db = new Database(file, { readonly: true });
     try {
-      if (db.prepare<[string], { started_at: number | null }>("SELECT started_at FROM tasks WHERE id = ?").get(id)?.started_at != null) return;
+      if (db.prepare<[string], { started_at: number | null }>("SELECT started_at FROM tasks WHERE id = ?").get(id)?.started_at != null)
+        return;
     } finally {
       db.close();
     }

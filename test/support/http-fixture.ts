@@ -132,7 +132,13 @@ export async function rawRequest(url: string | URL, method: string, headers: Rec
   const response = await fetch(url, { method, headers: { accept: "application/json, text/event-stream", ...headers } });
   if (response.headers.get("content-type")?.includes("text/event-stream")) {
     await response.body?.cancel();
-    return { status: response.status, contentType: response.headers.get("content-type"), headers: response.headers, text: "", json: undefined };
+    return {
+      status: response.status,
+      contentType: response.headers.get("content-type"),
+      headers: response.headers,
+      text: "",
+      json: undefined,
+    };
   }
   return readRaw(response);
 }
@@ -190,7 +196,9 @@ export interface HttpServerFixture {
 export async function startHttpServer(
   options: { app?: Partial<TaskServerOptions>; http?: HttpOptions; routes?: (app: TaskServer) => HttpRoute[] } = {},
 ): Promise<HttpServerFixture> {
-  const app = registerDemoTools(createTaskServer({ name: "e2e", version: "0.0.0", store: memoryStore(), metrics: new TaskMetrics(), ...options.app }));
+  const app = registerDemoTools(
+    createTaskServer({ name: "e2e", version: "0.0.0", store: memoryStore(), metrics: new TaskMetrics(), ...options.app }),
+  );
   const routes = options.routes?.(app);
   const http = await serveHttp(app, { port: 0, host: "127.0.0.1", ...options.http, ...(routes && { routes }) });
   const url = new URL(http.url);
@@ -258,8 +266,7 @@ export async function connectHttpClient(url: URL | string, connectOptions: Conne
 /** `_meta["io.modelcontextprotocol/related-task"].taskId` of a message's params or result, if any. */
 export function relatedTaskId(message: WireMessage): string | undefined {
   const meta = (message.params?._meta ?? (message.result as { _meta?: Record<string, unknown> } | undefined)?._meta) as
-    | Record<string, { taskId?: string } | undefined>
-    | undefined;
+    Record<string, { taskId?: string } | undefined> | undefined;
   return meta?.["io.modelcontextprotocol/related-task"]?.taskId;
 }
 

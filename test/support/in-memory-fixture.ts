@@ -36,7 +36,9 @@ export async function inMemoryFixture(
   capabilities: ClientCapabilities = { elicitation: {}, sampling: {} },
 ): Promise<Fixture> {
   const { setup, ...serverOptions } = options;
-  const app = registerDemoTools(createTaskServer({ name: "test", version: "0.0.0", store: memoryStore(), metrics: new TaskMetrics(), ...serverOptions }));
+  const app = registerDemoTools(
+    createTaskServer({ name: "test", version: "0.0.0", store: memoryStore(), metrics: new TaskMetrics(), ...serverOptions }),
+  );
   setup?.(app);
   await app.start();
   const clients: Client[] = [];

@@ -70,7 +70,12 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
       const redirectUris = body.redirect_uris ?? [];
       clients.set(clientId, redirectUris);
       log.registrations.push({ clientId, redirectUris });
-      return json(res, 201, { ...body, client_id: clientId, client_id_issued_at: Math.floor(Date.now() / 1000), token_endpoint_auth_method: "none" });
+      return json(res, 201, {
+        ...body,
+        client_id: clientId,
+        client_id_issued_at: Math.floor(Date.now() / 1000),
+        token_endpoint_auth_method: "none",
+      });
     }
     if (req.method === "GET" && url.pathname === "/authorize") {
       const q = url.searchParams;
@@ -78,15 +83,23 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
       const redirectUri = q.get("redirect_uri") ?? "";
       log.authorizations.push({ clientId, redirectUri, scope: q.get("scope"), resource: q.get("resource"), state: q.get("state") });
       // Exact redirect URI match against the registration (OAuth 2.1 §2.3.1): no open redirector.
-      if (!clients.get(clientId)?.includes(redirectUri)) return json(res, 400, { error: "invalid_request", error_description: "unregistered client or redirect_uri" });
-      if (q.get("code_challenge_method") !== "S256" || !q.get("code_challenge")) return json(res, 400, { error: "invalid_request", error_description: "PKCE S256 required" });
+      if (!clients.get(clientId)?.includes(redirectUri))
+        return json(res, 400, { error: "invalid_request", error_description: "unregistered client or redirect_uri" });
+      if (q.get("code_challenge_method") !== "S256" || !q.get("code_challenge"))
+        return json(res, 400, { error: "invalid_request", error_description: "PKCE S256 required" });
       const back = new URL(redirectUri);
       if (q.get("state") !== null) back.searchParams.set("state", q.get("state")!);
       if (options.deny) {
         back.searchParams.set("error", "access_denied");
       } else {
         const code = randomUUID();
-        codes.set(code, { clientId, redirectUri, challenge: q.get("code_challenge")!, scope: q.get("scope") ?? "", resource: q.get("resource") });
+        codes.set(code, {
+          clientId,
+          redirectUri,
+          challenge: q.get("code_challenge")!,
+          scope: q.get("scope") ?? "",
+          resource: q.get("resource"),
+        });
         back.searchParams.set("code", code);
       }
       res.writeHead(302, { location: back.href }).end();
@@ -100,8 +113,10 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
         const grant = codes.get(form.get("code") ?? "");
         codes.delete(form.get("code") ?? "");
         const verifier = form.get("code_verifier") ?? "";
-        if (!grant || grant.clientId !== form.get("client_id") || grant.redirectUri !== form.get("redirect_uri")) return json(res, 400, { error: "invalid_grant" });
-        if (createHash("sha256").update(verifier).digest("base64url") !== grant.challenge) return json(res, 400, { error: "invalid_grant", error_description: "PKCE verifier mismatch" });
+        if (!grant || grant.clientId !== form.get("client_id") || grant.redirectUri !== form.get("redirect_uri"))
+          return json(res, 400, { error: "invalid_grant" });
+        if (createHash("sha256").update(verifier).digest("base64url") !== grant.challenge)
+          return json(res, 400, { error: "invalid_grant", error_description: "PKCE verifier mismatch" });
         return json(res, 200, await issue(grant.clientId, grant.scope, grant.resource));
       }
       if (grantType === "refresh_token") {

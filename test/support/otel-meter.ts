@@ -40,12 +40,16 @@ export function installMeter(): InstalledMeter {
       if (errors.length > 0) throw new AggregateError(errors, "metric collection failed");
       return resourceMetrics.scopeMetrics.flatMap((scope) =>
         scope.metrics.flatMap((metric) =>
-          (metric.dataPoints as Array<{ attributes: Record<string, unknown>; value: number | { count: number; sum?: number } }>).map((point) => ({
-            name: metric.descriptor.name,
-            unit: metric.descriptor.unit,
-            attributes: point.attributes,
-            ...(typeof point.value === "number" ? { value: point.value } : { count: point.value.count, ...(point.value.sum !== undefined && { sum: point.value.sum }) }),
-          })),
+          (metric.dataPoints as Array<{ attributes: Record<string, unknown>; value: number | { count: number; sum?: number } }>).map(
+            (point) => ({
+              name: metric.descriptor.name,
+              unit: metric.descriptor.unit,
+              attributes: point.attributes,
+              ...(typeof point.value === "number"
+                ? { value: point.value }
+                : { count: point.value.count, ...(point.value.sum !== undefined && { sum: point.value.sum }) }),
+            }),
+          ),
         ),
       );
     },
@@ -58,5 +62,7 @@ export function installMeter(): InstalledMeter {
 
 /** The points of `name` whose attributes include `attributes`. */
 export function pointsOf(points: MeterPoint[], name: string, attributes: Record<string, unknown> = {}): MeterPoint[] {
-  return points.filter((point) => point.name === name && Object.entries(attributes).every(([key, value]) => point.attributes[key] === value));
+  return points.filter(
+    (point) => point.name === name && Object.entries(attributes).every(([key, value]) => point.attributes[key] === value),
+  );
 }

@@ -1,14 +1,26 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { safeParse, type AnySchema, type SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
-import { LATEST_PROTOCOL_VERSION, McpError, type ClientCapabilities, type JSONRPCMessage, type ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import {
+  LATEST_PROTOCOL_VERSION,
+  McpError,
+  type ClientCapabilities,
+  type JSONRPCMessage,
+  type ServerCapabilities,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Traffic } from "./in-memory-fixture.js";
 import { SseSplitter } from "./sse.js";
 
 /** What the conformance suites use of a requestor: the SDK Client is one, {@link PlainJsonClient} another. */
 export type Requestor = Pick<Client, "request" | "getServerCapabilities" | "setRequestHandler" | "setNotificationHandler" | "close">;
 
-type Message = JSONRPCMessage & { id?: string | number; method?: string; params?: Record<string, unknown>; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+type Message = JSONRPCMessage & {
+  id?: string | number;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+};
 
 /** Methods the server answers as one `application/json` response once it declares tasks (src/http/direct-task-requests.ts). */
 const PLAIN_METHODS = new Set(["tasks/get", "tasks/list", "tasks/cancel"]);
@@ -51,9 +63,18 @@ export class PlainJsonClient implements Requestor {
     return client;
   }
 
-  async request<T extends AnySchema>(request: Parameters<Client["request"]>[0], schema: T, options?: RequestOptions): Promise<SchemaOutput<T>> {
+  async request<T extends AnySchema>(
+    request: Parameters<Client["request"]>[0],
+    schema: T,
+    options?: RequestOptions,
+  ): Promise<SchemaOutput<T>> {
     if (options?.onprogress) throw new Error("the plain-JSON client receives no progress: run this test on a streaming path");
-    const message = { jsonrpc: "2.0" as const, id: this.nextId++, method: request.method, ...(request.params !== undefined && { params: request.params }) };
+    const message = {
+      jsonrpc: "2.0" as const,
+      id: this.nextId++,
+      method: request.method,
+      ...(request.params !== undefined && { params: request.params }),
+    };
     const { message: answer, contentType } = await this.exchange(message, options?.signal);
     if (this.serverCapabilities?.tasks && mustBePlain(message) && !contentType.includes("application/json")) {
       throw new Error(`${request.method} was answered as ${contentType}, not as plain JSON`);
@@ -82,7 +103,10 @@ export class PlainJsonClient implements Requestor {
   }
 
   /** POSTs one request and reads its response, from a JSON body or an event stream. */
-  private async exchange(message: Message, signal?: AbortSignal): Promise<{ message: Message; contentType: string; sessionId: string | null }> {
+  private async exchange(
+    message: Message,
+    signal?: AbortSignal,
+  ): Promise<{ message: Message; contentType: string; sessionId: string | null }> {
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });

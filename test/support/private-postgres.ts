@@ -53,7 +53,9 @@ export async function startPrivatePostgres(settings: Record<string, string> = {}
   const port = await freePort();
   run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   // Sockets in the test's own directory; no fsync: nothing here needs to survive a crash.
-  const extra = Object.entries(settings).map(([name, value]) => ` -c ${name}=${value}`).join("");
+  const extra = Object.entries(settings)
+    .map(([name, value]) => ` -c ${name}=${value}`)
+    .join("");
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${extra}`;
   const pgCtl = (...args: string[]): void => run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-w", ...args]);
   const pgCtlAsync = async (...args: string[]): Promise<void> => {

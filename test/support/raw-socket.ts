@@ -31,7 +31,13 @@ export function rawConnection(port: number, feed: (socket: Socket) => void): Pro
     socket.on("error", (e: NodeJS.ErrnoException) => (error ??= e.code ?? e.message));
     socket.on("close", () => {
       const status = /^HTTP\/1\.1 (\d{3})/.exec(text)?.[1];
-      resolve({ text, status: status === undefined ? undefined : Number(status), closedAfterMs: Date.now() - started, bytesWritten: socket.bytesWritten, error });
+      resolve({
+        text,
+        status: status === undefined ? undefined : Number(status),
+        closedAfterMs: Date.now() - started,
+        bytesWritten: socket.bytesWritten,
+        error,
+      });
     });
     socket.on("connect", () => feed(socket));
   });
@@ -39,7 +45,11 @@ export function rawConnection(port: number, feed: (socket: Socket) => void): Pro
 
 /** A request head for 127.0.0.1:`port` (the Host a loopback bind accepts), ending with the blank line. */
 export function requestHead(method: string, path: string, port: number, headers: Record<string, string | number> = {}): string {
-  const lines = [`${method} ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  const lines = [
+    `${method} ${path} HTTP/1.1`,
+    `Host: 127.0.0.1:${port}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
   return `${lines.join("\r\n")}\r\n\r\n`;
 }
 
@@ -49,7 +59,8 @@ export function requestHead(method: string, path: string, port: number, headers:
  */
 export function flood(socket: Socket, total: number, framing: "chunked" | "raw"): void {
   const piece = Buffer.alloc(64 * 1024, 0x20);
-  const chunk = framing === "chunked" ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")]) : piece;
+  const chunk =
+    framing === "chunked" ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")]) : piece;
   let sent = 0;
   const pump = (): void => {
     while (sent < total && !socket.destroyed) {

@@ -37,7 +37,12 @@ export async function postRpc(
   });
   const text = await response.text();
   const contentType = response.headers.get("content-type");
-  return { status: response.status, contentType, text, messages: contentType?.includes("text/event-stream") ? sseMessages(text) : jsonMessages(text) };
+  return {
+    status: response.status,
+    contentType,
+    text,
+    messages: contentType?.includes("text/event-stream") ? sseMessages(text) : jsonMessages(text),
+  };
 }
 
 /** The answer to request `id` among an exchange's messages. */

@@ -25,10 +25,15 @@ const text = (value: string): CallToolResult => ({ content: [{ type: "text", tex
 function buildServer(store: InMemoryTaskStore, pollInterval: number): McpServer {
   const server = new McpServer(
     { name: "sdk-tasks", version: "1.0.0" },
-    { capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore: store, taskMessageQueue: new InMemoryTaskMessageQueue() },
+    {
+      capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore: store,
+      taskMessageQueue: new InMemoryTaskMessageQueue(),
+    },
   );
   const getters = {
-    getTask: async (_args: unknown, extra: { taskId: string; taskStore: { getTask(id: string): Promise<unknown> } }) => extra.taskStore.getTask(extra.taskId),
+    getTask: async (_args: unknown, extra: { taskId: string; taskStore: { getTask(id: string): Promise<unknown> } }) =>
+      extra.taskStore.getTask(extra.taskId),
     getTaskResult: async (_args: unknown, extra: { taskId: string; taskStore: { getTaskResult(id: string): Promise<unknown> } }) =>
       extra.taskStore.getTaskResult(extra.taskId),
   };
@@ -51,7 +56,10 @@ function buildServer(store: InMemoryTaskStore, pollInterval: number): McpServer 
     {
       async createTask({ message }, extra) {
         const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval });
-        setTimeout(() => void extra.taskStore.storeTaskResult(task.taskId, "failed", { ...text(message), isError: true }).catch(() => {}), 10);
+        setTimeout(
+          () => void extra.taskStore.storeTaskResult(task.taskId, "failed", { ...text(message), isError: true }).catch(() => {}),
+          10,
+        );
         return { task };
       },
       getTask: getters.getTask as never,
@@ -70,7 +78,11 @@ function buildServer(store: InMemoryTaskStore, pollInterval: number): McpServer 
           const answer = await extra.sendRequest(
             {
               method: "elicitation/create",
-              params: { mode: "form", message: question, requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] } },
+              params: {
+                mode: "form",
+                message: question,
+                requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] },
+              },
             },
             ElicitResultSchema,
             // The SDK's types leave relatedTask out of a task handler's options; its runtime honours it.

@@ -28,7 +28,10 @@ export interface StatelessResponse {
 let nextId = 1;
 
 export function envelope(options: Pick<StatelessOptions, "declare" | "capabilities"> = {}): Record<string, unknown> {
-  const capabilities = { ...(options.capabilities ?? { elicitation: {}, sampling: {} }), ...((options.declare ?? true) && { extensions: { [TASKS_EXT]: {} } }) };
+  const capabilities = {
+    ...(options.capabilities ?? { elicitation: {}, sampling: {} }),
+    ...((options.declare ?? true) && { extensions: { [TASKS_EXT]: {} } }),
+  };
   return {
     "io.modelcontextprotocol/protocolVersion": V2026,
     "io.modelcontextprotocol/clientInfo": { name: "stateless-test", version: "1.0.0" },
@@ -38,12 +41,22 @@ export function envelope(options: Pick<StatelessOptions, "declare" | "capabiliti
 
 /** The `Mcp-Name` a conformant client sends for this method (SEP-2243). */
 function nameOf(method: string, params: Record<string, unknown>): string | undefined {
-  const field = method === "tools/call" ? "name" : method.startsWith("tasks/") && method !== "tasks/list" && method !== "tasks/result" ? "taskId" : undefined;
+  const field =
+    method === "tools/call"
+      ? "name"
+      : method.startsWith("tasks/") && method !== "tasks/list" && method !== "tasks/result"
+        ? "taskId"
+        : undefined;
   const value = field ? params[field] : undefined;
   return typeof value === "string" ? value : undefined;
 }
 
-export async function statelessRpc(url: URL | string, method: string, params: Record<string, unknown> = {}, options: StatelessOptions = {}): Promise<StatelessResponse> {
+export async function statelessRpc(
+  url: URL | string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: StatelessOptions = {},
+): Promise<StatelessResponse> {
   const meta = options.meta === undefined ? envelope(options) : options.meta;
   const name = nameOf(method, params);
   const headers: Record<string, string | undefined> = {
@@ -62,14 +75,25 @@ export async function statelessRpc(url: URL | string, method: string, params: Re
 }
 
 /** The result of a request that must succeed (HTTP 200, no error). */
-export async function statelessResult(url: URL | string, method: string, params: Record<string, unknown> = {}, options: StatelessOptions = {}): Promise<Record<string, unknown>> {
+export async function statelessResult(
+  url: URL | string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: StatelessOptions = {},
+): Promise<Record<string, unknown>> {
   const { status, body } = await statelessRpc(url, method, params, options);
   if (status !== 200 || body.error || !body.result) throw new Error(`${method} failed: HTTP ${status} ${JSON.stringify(body)}`);
   return body.result;
 }
 
 /** Polls tasks/get until `done` holds (or fails after `timeoutMs`). */
-export async function pollTask(url: URL | string, taskId: string, done: (task: Record<string, unknown>) => boolean, options: StatelessOptions = {}, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+export async function pollTask(
+  url: URL | string,
+  taskId: string,
+  done: (task: Record<string, unknown>) => boolean,
+  options: StatelessOptions = {},
+  timeoutMs = 10_000,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const task = await statelessResult(url, "tasks/get", { taskId }, options);

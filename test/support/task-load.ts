@@ -13,7 +13,10 @@ import { isTerminal, statelessRpc } from "./stateless-client.js";
 
 /** -32003: the store is unreachable (or busy, or the node draining): the same request may succeed shortly. */
 /** The store-unreachable (or draining) refusal in each era: worth retrying, never a failure. */
-const RETRYABLE = { "2025-11-25": OWN_ERROR_CODES.unavailable.codes["2025-11-25"], "2026-07-28": OWN_ERROR_CODES.unavailable.codes["2026-07-28"] } as const;
+const RETRYABLE = {
+  "2025-11-25": OWN_ERROR_CODES.unavailable.codes["2025-11-25"],
+  "2026-07-28": OWN_ERROR_CODES.unavailable.codes["2026-07-28"],
+} as const;
 
 export interface AnsweredError {
   era: "2025-11-25" | "2026-07-28";
@@ -85,7 +88,12 @@ export class TaskLoad {
       for (;;) {
         const task = await this.retry2026(front, "tasks/get", { taskId });
         if (isTerminal(task)) {
-          this.ended.push({ era: "2026-07-28", taskId, status: String(task["status"]), statusMessage: task["statusMessage"] as string | undefined });
+          this.ended.push({
+            era: "2026-07-28",
+            taskId,
+            status: String(task["status"]),
+            statusMessage: task["statusMessage"] as string | undefined,
+          });
           break;
         }
         await pause(50);

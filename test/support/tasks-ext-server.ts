@@ -62,15 +62,31 @@ export async function startTasksExtServer(options: { app?: Partial<TaskServerOpt
     return { content: [{ type: "text", text: `${steps} steps` }] };
   });
   app.tool("ask_optional", { input: z.object({}), taskSupport: "optional" }, async (_args, ctx) => {
-    const answer = await ctx.elicit({ mode: "form", message: "ok?", requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } } });
+    const answer = await ctx.elicit({
+      mode: "form",
+      message: "ok?",
+      requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } },
+    });
     return { content: [{ type: "text", text: answer.action }] };
   });
-  const nameForm = { mode: "form" as const, message: "Name?", requestedSchema: { type: "object" as const, properties: { name: { type: "string" as const } }, required: ["name"] } };
+  const nameForm = {
+    mode: "form" as const,
+    message: "Name?",
+    requestedSchema: { type: "object" as const, properties: { name: { type: "string" as const } }, required: ["name"] },
+  };
   app.tool("ask_plain", { input: z.object({ greeting: z.string() }) }, async ({ greeting }, ctx) => {
     count("ask_plain");
     const who = await ctx.elicit(nameForm);
-    const sure = await ctx.elicit({ mode: "form", message: "Sure?", requestedSchema: { type: "object", properties: { sure: { type: "boolean" } } } });
-    return { content: [{ type: "text", text: `${greeting} ${String(who.content?.["name"])} (${sure.content?.["sure"] === true ? "sure" : "unsure"})` }] };
+    const sure = await ctx.elicit({
+      mode: "form",
+      message: "Sure?",
+      requestedSchema: { type: "object", properties: { sure: { type: "boolean" } } },
+    });
+    return {
+      content: [
+        { type: "text", text: `${greeting} ${String(who.content?.["name"])} (${sure.content?.["sure"] === true ? "sure" : "unsure"})` },
+      ],
+    };
   });
   app.tool(
     "gather_optional",

@@ -42,7 +42,10 @@ export async function createVictimTasks(owner: HttpClient): Promise<VictimTasks>
   const working = (await callToolAsTask(owner.client, "sleep", { ms: 600_000 })).task.taskId;
   const inputRequired = (await callToolAsTask(owner.client, "ask", { question: "the victim's secret question" })).task.taskId;
   await owner.received.waitFor(
-    (r) => r.message.method === "notifications/tasks/status" && r.message.params?.["taskId"] === inputRequired && r.message.params["status"] === "input_required",
+    (r) =>
+      r.message.method === "notifications/tasks/status" &&
+      r.message.params?.["taskId"] === inputRequired &&
+      r.message.params["status"] === "input_required",
     "the ask task to be input_required",
   );
   return { completed, failed, working, inputRequired };

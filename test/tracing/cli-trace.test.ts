@@ -22,7 +22,9 @@ const SERVER = "cli-trace-server";
 
 beforeAll(async () => {
   receiver = await OtlpReceiver.start();
-  const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0", "--inline-wait-ms", "0"], { env: receiver.env("http/protobuf", SERVER) });
+  const server = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0", "--inline-wait-ms", "0"], {
+    env: receiver.env("http/protobuf", SERVER),
+  });
   url = await server.url();
   state = mkdtempSync(join(tmpdir(), "mcp-tasks-cli-trace-"));
 }, 30_000);
@@ -32,7 +34,6 @@ afterAll(async () => {
   await receiver?.close();
   rmSync(state, { recursive: true, force: true });
 });
-
 
 const ERAS = [
   { era: "2025-11-25", protocol: "2025-11-25" },
@@ -49,14 +50,26 @@ describe.each(ERAS)("mcp-tasks call under $era", { timeout: 60_000 }, ({ era, pr
       timeoutMs: 45_000,
     });
     expect(run.code, run.stderr).toBe(0);
-    const outbound = await receiver.span((s) => s.resource["service.name"] === client && s.name === "tools/call steps", "the CLI's client span");
+    const outbound = await receiver.span(
+      (s) => s.resource["service.name"] === client && s.name === "tools/call steps",
+      "the CLI's client span",
+    );
     expect(outbound.kind).toBe(SPAN_KIND.client);
     expect(outbound.attributes).toMatchObject({ "mcp.method.name": "tools/call", "gen_ai.tool.name": "steps" });
-    const served = await receiver.span((s) => ofServer(s) && s.name === "tools/call steps" && s.traceId === outbound.traceId, "the server's tools/call span in the CLI's trace");
+    const served = await receiver.span(
+      (s) => ofServer(s) && s.name === "tools/call steps" && s.traceId === outbound.traceId,
+      "the server's tools/call span in the CLI's trace",
+    );
     expect(served.parentSpanId).toBe(outbound.spanId);
-    const execution = await receiver.span((s) => ofServer(s) && s.name === "execute_tool steps" && s.traceId === outbound.traceId, "the execution span in the CLI's trace");
+    const execution = await receiver.span(
+      (s) => ofServer(s) && s.name === "execute_tool steps" && s.traceId === outbound.traceId,
+      "the execution span in the CLI's trace",
+    );
     expect(execution.parentSpanId).toBe(served.spanId);
-    expect(execution.events.filter((e) => e.name === "mcp.task.step.stored").map((e) => e.attributes["mcp.task.step"])).toEqual(["step 1", "step 2"]);
+    expect(execution.events.filter((e) => e.name === "mcp.task.step.stored").map((e) => e.attributes["mcp.task.step"])).toEqual([
+      "step 1",
+      "step 2",
+    ]);
   });
 
   it("a plain call answered with an isError result: the CLI's CLIENT span fails as tool_error, as the server's does", async () => {
@@ -66,11 +79,17 @@ describe.each(ERAS)("mcp-tasks call under $era", { timeout: 60_000 }, ({ era, pr
       timeoutMs: 45_000,
     });
     expect(run.stdout).toMatch(/no luck/);
-    const outbound = await receiver.span((s) => s.resource["service.name"] === client && s.name === "tools/call fail", "the CLI's client span");
+    const outbound = await receiver.span(
+      (s) => s.resource["service.name"] === client && s.name === "tools/call fail",
+      "the CLI's client span",
+    );
     expect(outbound.kind).toBe(SPAN_KIND.client);
     expect(outbound.attributes["error.type"]).toBe("tool_error");
     expect(outbound.statusCode).toBe(2);
-    const served = await receiver.span((s) => ofServer(s) && s.name === "tools/call fail" && s.traceId === outbound.traceId, "the server's tools/call span");
+    const served = await receiver.span(
+      (s) => ofServer(s) && s.name === "tools/call fail" && s.traceId === outbound.traceId,
+      "the server's tools/call span",
+    );
     expect(served.attributes["error.type"]).toBe("tool_error");
   });
 
@@ -102,17 +121,25 @@ describe.each(ERAS)("mcp-tasks call under $era", { timeout: 60_000 }, ({ era, pr
   it("with --traceparent and no SDK in the CLI: the server's tools/call span is a child of the given parent", async () => {
     const traceId = randomBytes(16).toString("hex");
     const parentId = randomBytes(8).toString("hex");
-    const run = await runCli(["call", url, "steps", '{"count":1,"ms":10}', "--task", "--json", "--traceparent", `00-${traceId}-${parentId}-01`], {
-      env: { MCP_TASKS_STATE_DIR: state, MCP_TASKS_PROTOCOL: protocol },
-      timeoutMs: 45_000,
-    });
+    const run = await runCli(
+      ["call", url, "steps", '{"count":1,"ms":10}', "--task", "--json", "--traceparent", `00-${traceId}-${parentId}-01`],
+      {
+        env: { MCP_TASKS_STATE_DIR: state, MCP_TASKS_PROTOCOL: protocol },
+        timeoutMs: 45_000,
+      },
+    );
     expect(run.code, run.stderr).toBe(0);
-    const served = await receiver.span((s) => ofServer(s) && s.name === "tools/call steps" && s.traceId === traceId, "the server's span under the given trace");
+    const served = await receiver.span(
+      (s) => ofServer(s) && s.name === "tools/call steps" && s.traceId === traceId,
+      "the server's span under the given trace",
+    );
     expect(served.parentSpanId).toBe(parentId);
   });
 
   it("refuses a malformed --traceparent as a usage error (exit 2)", async () => {
-    const run = await runCli(["call", url, "steps", '{"count":1,"ms":10}', "--traceparent", "not-a-traceparent"], { env: { MCP_TASKS_STATE_DIR: state, MCP_TASKS_PROTOCOL: protocol } });
+    const run = await runCli(["call", url, "steps", '{"count":1,"ms":10}', "--traceparent", "not-a-traceparent"], {
+      env: { MCP_TASKS_STATE_DIR: state, MCP_TASKS_PROTOCOL: protocol },
+    });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("expected a W3C traceparent");
   });

@@ -42,11 +42,19 @@ function traceparent(): { traceId: string; parentId: string; header: string } {
   return { traceId, parentId, header: `00-${traceId}-${parentId}-01` };
 }
 
-const of = (service: string) => (span: ReceivedSpan): boolean => span.resource["service.name"] === service;
+const of =
+  (service: string) =>
+  (span: ReceivedSpan): boolean =>
+    span.resource["service.name"] === service;
 
 /** Creates a task of `tool` on a front under the caller's trace; returns its id. */
 async function createOn(url: string, tool: string, args: Record<string, unknown>, header: string): Promise<string> {
-  const created = await statelessResult(url, "tools/call", { name: tool, arguments: args }, { meta: { ...envelope(), traceparent: header } });
+  const created = await statelessResult(
+    url,
+    "tools/call",
+    { name: tool, arguments: args },
+    { meta: { ...envelope(), traceparent: header } },
+  );
   expect(created["resultType"]).toBe("task");
   return String(created["taskId"]);
 }
@@ -59,16 +67,26 @@ describe("a task's trace across a cluster", { timeout: 90_000 }, () => {
     const done = await pollTask(frontB, taskId, isTerminal);
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "slept 200 ms" }] } });
 
-    const root = await receiver.span((s) => of("cluster-front-0")(s) && s.name === "tools/call sleep" && s.traceId === traceId, "front A's tools/call span");
+    const root = await receiver.span(
+      (s) => of("cluster-front-0")(s) && s.name === "tools/call sleep" && s.traceId === traceId,
+      "front A's tools/call span",
+    );
     expect(root).toMatchObject({ parentSpanId: parentId, kind: SPAN_KIND.server });
     expect(root.attributes["mcp.task.id"]).toBe(taskId);
 
-    const execution = await receiver.span((s) => of("cluster-worker-0")(s) && s.name === "execute_tool sleep" && s.attributes["mcp.task.id"] === taskId, "the worker's execution span");
+    const execution = await receiver.span(
+      (s) => of("cluster-worker-0")(s) && s.name === "execute_tool sleep" && s.attributes["mcp.task.id"] === taskId,
+      "the worker's execution span",
+    );
     expect(execution).toMatchObject({ traceId, parentSpanId: root.spanId, kind: SPAN_KIND.internal });
     expect(execution.attributes).toMatchObject({ "mcp.task.status": "completed", "mcp.task.attempt": 1 });
 
     const fetched = await receiver.span(
-      (s) => of("cluster-front-1")(s) && s.name === "tasks/get" && s.attributes["mcp.task.id"] === taskId && s.attributes["mcp.task.status"] === "completed",
+      (s) =>
+        of("cluster-front-1")(s) &&
+        s.name === "tasks/get" &&
+        s.attributes["mcp.task.id"] === taskId &&
+        s.attributes["mcp.task.status"] === "completed",
       "front B's tasks/get span that fetched the result",
     );
     // A poll is its own trace, linked to the task's: it leads to the same trace id.
@@ -90,8 +108,14 @@ describe("a task's trace across a cluster", { timeout: 90_000 }, () => {
     const done = await pollTask(frontB, taskId, isTerminal);
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "slept 2000 ms" }] } });
 
-    const root = await receiver.span((s) => of("cluster-front-0")(s) && s.name === "tools/call batch" && s.traceId === traceId, "front A's tools/call span");
-    const rerun = await receiver.span((s) => of("cluster-worker-1")(s) && s.name === "execute_tool batch" && s.attributes["mcp.task.id"] === taskId, "the re-run's execution span");
+    const root = await receiver.span(
+      (s) => of("cluster-front-0")(s) && s.name === "tools/call batch" && s.traceId === traceId,
+      "front A's tools/call span",
+    );
+    const rerun = await receiver.span(
+      (s) => of("cluster-worker-1")(s) && s.name === "execute_tool batch" && s.attributes["mcp.task.id"] === taskId,
+      "the re-run's execution span",
+    );
     expect(rerun).toMatchObject({ traceId, parentSpanId: root.spanId });
     expect(rerun.attributes).toMatchObject({ "mcp.task.attempt": 2, "mcp.task.status": "completed" });
   });

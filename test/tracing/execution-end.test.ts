@@ -32,7 +32,11 @@ afterAll(async () => {
 });
 
 function executionOf(taskId: string) {
-  return receiver.span((s) => s.resource["service.name"] === SERVICE && s.name === "execute_tool sleep" && s.attributes["mcp.task.id"] === taskId, `the execution span of ${taskId}`, 20_000);
+  return receiver.span(
+    (s) => s.resource["service.name"] === SERVICE && s.name === "execute_tool sleep" && s.attributes["mcp.task.id"] === taskId,
+    `the execution span of ${taskId}`,
+    20_000,
+  );
 }
 
 describe("an execution span stopped from outside", { timeout: 60_000 }, () => {
@@ -45,7 +49,10 @@ describe("an execution span stopped from outside", { timeout: 60_000 }, () => {
     expect(span.events.filter((e) => e.name === "mcp.task.status").map((e) => e.attributes["mcp.task.status"])).toEqual(["cancelled"]);
     expect(span.statusCode).not.toBe(2);
     // The cancel's own span says the status it left.
-    const cancel = await receiver.span((s) => s.resource["service.name"] === SERVICE && s.name === "tasks/cancel" && s.attributes["mcp.task.id"] === task.taskId, "the tasks/cancel span");
+    const cancel = await receiver.span(
+      (s) => s.resource["service.name"] === SERVICE && s.name === "tasks/cancel" && s.attributes["mcp.task.id"] === task.taskId,
+      "the tasks/cancel span",
+    );
     expect(cancel.attributes["mcp.task.status"]).toBe("cancelled");
   });
 
@@ -62,7 +69,11 @@ describe("a 2026-07-28 call answered inline", { timeout: 60_000 }, () => {
   it("its tools/call span ends with the status of the task it answers for (completed), as the execution span does", async () => {
     const answer = await statelessResult(url, "tools/call", { name: "sleep", arguments: { ms: 10 } });
     expect(answer["resultType"]).toBe("complete");
-    const served = await receiver.span((s) => s.resource["service.name"] === SERVICE && s.name === "tools/call sleep" && s.attributes["mcp.protocol.version"] === "2026-07-28", "the tools/call span");
+    const served = await receiver.span(
+      (s) =>
+        s.resource["service.name"] === SERVICE && s.name === "tools/call sleep" && s.attributes["mcp.protocol.version"] === "2026-07-28",
+      "the tools/call span",
+    );
     expect(served.attributes["mcp.task.status"]).toBe("completed");
     const execution = await executionOf(String(served.attributes["mcp.task.id"]));
     expect(execution.attributes["mcp.task.status"]).toBe("completed");

@@ -37,21 +37,40 @@ afterAll(async () => {
 
 describe("the gateway carries the task's trace to its upstream", { timeout: 90_000 }, () => {
   it("a task created at the gateway under a known trace: the upstream's tools/call span is in that trace, a child of the gateway's client span", async () => {
-    const upstream = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0"], { env: receiver.env("http/protobuf", "gw-upstream") });
-    const upstreamUrl = await upstream.url();
-    const gateway = CliProcess.spawn(["gateway", "--upstream-url", upstreamUrl, "--store", "memory", "--port", "0", "--inline-wait-ms", "0"], {
-      env: receiver.env("http/protobuf", "gw-front"),
+    const upstream = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0"], {
+      env: receiver.env("http/protobuf", "gw-upstream"),
     });
+    const upstreamUrl = await upstream.url();
+    const gateway = CliProcess.spawn(
+      ["gateway", "--upstream-url", upstreamUrl, "--store", "memory", "--port", "0", "--inline-wait-ms", "0"],
+      {
+        env: receiver.env("http/protobuf", "gw-front"),
+      },
+    );
     const url = await gateway.url();
     const traceId = randomBytes(16).toString("hex");
-    const created = await statelessResult(url, "tools/call", { name: "sleep", arguments: { ms: 50 } }, { meta: { ...envelope(), traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` } });
+    const created = await statelessResult(
+      url,
+      "tools/call",
+      { name: "sleep", arguments: { ms: 50 } },
+      { meta: { ...envelope(), traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` } },
+    );
     expect(created["resultType"]).toBe("task");
     await pollTask(url, String(created["taskId"]), isTerminal);
 
-    const execution = await receiver.span((s) => s.resource["service.name"] === "gw-front" && s.name === "execute_tool sleep" && s.traceId === traceId, "the gateway's execution span");
-    const outbound = await receiver.span((s) => s.resource["service.name"] === "gw-front" && s.kind === SPAN_KIND.client && s.traceId === traceId, "the gateway's client span");
+    const execution = await receiver.span(
+      (s) => s.resource["service.name"] === "gw-front" && s.name === "execute_tool sleep" && s.traceId === traceId,
+      "the gateway's execution span",
+    );
+    const outbound = await receiver.span(
+      (s) => s.resource["service.name"] === "gw-front" && s.kind === SPAN_KIND.client && s.traceId === traceId,
+      "the gateway's client span",
+    );
     expect(outbound).toMatchObject({ name: "tools/call sleep", parentSpanId: execution.spanId });
-    const served = await receiver.span((s) => s.resource["service.name"] === "gw-upstream" && s.name === "tools/call sleep" && s.traceId === traceId, "the upstream's tools/call span in the task's trace");
+    const served = await receiver.span(
+      (s) => s.resource["service.name"] === "gw-upstream" && s.name === "tools/call sleep" && s.traceId === traceId,
+      "the upstream's tools/call span in the task's trace",
+    );
     expect(served.parentSpanId).toBe(outbound.spanId);
   });
 });
@@ -85,7 +104,12 @@ const FRONT_ERAS: FrontEra[] = [
   {
     name: "2026-07-28",
     async run(url, traceparent) {
-      const created = await statelessResult(url, "tools/call", { name: "echo", arguments: { message: "traced" } }, { meta: { ...envelope(), traceparent } });
+      const created = await statelessResult(
+        url,
+        "tools/call",
+        { name: "echo", arguments: { message: "traced" } },
+        { meta: { ...envelope(), traceparent } },
+      );
       expect(created["resultType"]).toBe("task");
       const done = await pollTask(url, String(created["taskId"]), isTerminal);
       expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Echo: traced" }] } });
@@ -106,14 +130,30 @@ describe.each(FRONT_ERAS)("the gateway over stdio in front of server-everything,
   it("the tools/call server-everything receives carries the task's trace in _meta.traceparent, its parent the gateway's client span", async () => {
     const log = join(mkdtempSync(join(tmpdir(), "mcp-tasks-tap-")), "upstream-stdin.jsonl");
     const service = `gw-stdio-${era.name}`;
-    const gateway = CliProcess.spawn(["gateway", "--upstream-stdio", nodeCommand(TAP, log, process.execPath, EVERYTHING, "stdio"), "--store", "memory", "--port", "0", "--inline-wait-ms", "0"], {
-      env: receiver.env("http/protobuf", service),
-    });
+    const gateway = CliProcess.spawn(
+      [
+        "gateway",
+        "--upstream-stdio",
+        nodeCommand(TAP, log, process.execPath, EVERYTHING, "stdio"),
+        "--store",
+        "memory",
+        "--port",
+        "0",
+        "--inline-wait-ms",
+        "0",
+      ],
+      {
+        env: receiver.env("http/protobuf", service),
+      },
+    );
     const url = await gateway.url();
     const traceId = randomBytes(16).toString("hex");
     await era.run(url, `00-${traceId}-${randomBytes(8).toString("hex")}-01`);
 
-    const outbound = await receiver.span((s) => s.resource["service.name"] === service && s.kind === SPAN_KIND.client && s.traceId === traceId, "the gateway's client span");
+    const outbound = await receiver.span(
+      (s) => s.resource["service.name"] === service && s.kind === SPAN_KIND.client && s.traceId === traceId,
+      "the gateway's client span",
+    );
     expect(outbound.name).toBe("tools/call echo");
     const call = tapped(log).find((m) => m.method === "tools/call" && m.params?.name === "echo");
     expect(call?.params?._meta?.["traceparent"]).toMatch(new RegExp(`^00-${traceId}-${outbound.spanId}-01$`));

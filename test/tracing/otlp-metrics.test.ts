@@ -23,22 +23,28 @@ let dir: string;
 beforeAll(async () => {
   receiver = await OtlpReceiver.start();
   dir = mkdtempSync(join(tmpdir(), "mcp-tasks-otlp-metrics-"));
-  const server = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${join(dir, "tasks.db")}`, "--port", "0", "--inline-wait-ms", "0"], {
-    env: {
-      OTEL_METRICS_EXPORTER: "otlp",
-      OTEL_TRACES_EXPORTER: "none",
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_SERVICE_NAME: SERVICE,
-      // The SDK's periodic reader reads it (default 60 s): the points arrive within the test's wait.
-      OTEL_METRIC_EXPORT_INTERVAL: "300",
+  const server = CliProcess.spawn(
+    ["serve", "--demo", "--store", `sqlite:${join(dir, "tasks.db")}`, "--port", "0", "--inline-wait-ms", "0"],
+    {
+      env: {
+        OTEL_METRICS_EXPORTER: "otlp",
+        OTEL_TRACES_EXPORTER: "none",
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_SERVICE_NAME: SERVICE,
+        // The SDK's periodic reader reads it (default 60 s): the points arrive within the test's wait.
+        OTEL_METRIC_EXPORT_INTERVAL: "300",
+      },
     },
-  });
+  );
   const url = new URL(await server.url());
   const client = new Client({ name: "otlp-metrics-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(url));
   try {
-    const created = await client.request({ method: "tools/call", params: { name: "sleep", arguments: { ms: 300 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const created = await client.request(
+      { method: "tools/call", params: { name: "sleep", arguments: { ms: 300 }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
     // tasks/result waits for the task to finish (300 ms), then delivers its result: the first fetch.
     const result = await client.request({ method: "tasks/result", params: { taskId: created.task.taskId } }, CallToolResultSchema);
     expect(result.isError).not.toBe(true);
@@ -54,10 +60,18 @@ afterAll(async () => {
 });
 
 /** Waits for a data point of `name` from the server whose attributes include `attributes`. */
-function point(name: string, attributes: Record<string, string>, enough: (p: ReceivedMetricPoint) => boolean): Promise<ReceivedMetricPoint> {
+function point(
+  name: string,
+  attributes: Record<string, string>,
+  enough: (p: ReceivedMetricPoint) => boolean,
+): Promise<ReceivedMetricPoint> {
   const what = `${name} ${JSON.stringify(attributes)}`;
   return receiver.metricPoint(
-    (p) => p.name === name && p.resource["service.name"] === SERVICE && Object.entries(attributes).every(([key, value]) => p.attributes[key] === value) && enough(p),
+    (p) =>
+      p.name === name &&
+      p.resource["service.name"] === SERVICE &&
+      Object.entries(attributes).every(([key, value]) => p.attributes[key] === value) &&
+      enough(p),
     what,
   );
 }

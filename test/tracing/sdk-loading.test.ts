@@ -45,7 +45,9 @@ async function modulesOfARun(env: Record<string, string>): Promise<string[]> {
   });
   const server = CliProcess.of(child);
   const url = await server.url();
-  expect(await statelessResult(url, "tools/call", { name: "echo", arguments: { text: "hi" } })).toMatchObject({ content: [{ type: "text", text: "hi" }] });
+  expect(await statelessResult(url, "tools/call", { name: "echo", arguments: { text: "hi" } })).toMatchObject({
+    content: [{ type: "text", text: "hi" }],
+  });
   await server.kill("SIGTERM");
   return readFileSync(log, "utf8").split("\n").filter(Boolean);
 }

@@ -41,9 +41,12 @@ function traceparent(): { traceId: string; parentId: string; header: string } {
 let server: CliProcess;
 
 async function serve(protocol: "http/protobuf" | "http/json", service: string): Promise<URL> {
-  server = CliProcess.spawn(["serve", "--tools", "test/support/user-tools.ts", "--store", "memory", "--port", "0", "--inline-wait-ms", "0"], {
-    env: receiver.env(protocol, service),
-  });
+  server = CliProcess.spawn(
+    ["serve", "--tools", "test/support/user-tools.ts", "--store", "memory", "--port", "0", "--inline-wait-ms", "0"],
+    {
+      env: receiver.env(protocol, service),
+    },
+  );
   return new URL(await server.url());
 }
 
@@ -77,12 +80,21 @@ const ERAS: Era[] = [
       await client.connect(new StreamableHTTPClientTransport(url));
       try {
         const created = await client.request(
-          { method: "tools/call", params: { name: "render", arguments: { scene: "sky" }, task: { ttl: 60_000 }, _meta: { traceparent: header } } },
+          {
+            method: "tools/call",
+            params: { name: "render", arguments: { scene: "sky" }, task: { ttl: 60_000 }, _meta: { traceparent: header } },
+          },
           CreateTaskResultSchema,
         );
         const taskId = created.task.taskId;
-        await client.request({ method: "tasks/get", params: { taskId, _meta: { traceparent: header } } }, CreateTaskResultSchema.shape.task);
-        const result = await client.request({ method: "tasks/result", params: { taskId, _meta: { traceparent: header } } }, CallToolResultSchema);
+        await client.request(
+          { method: "tasks/get", params: { taskId, _meta: { traceparent: header } } },
+          CreateTaskResultSchema.shape.task,
+        );
+        const result = await client.request(
+          { method: "tasks/result", params: { taskId, _meta: { traceparent: header } } },
+          CallToolResultSchema,
+        );
         expect(result.content).toEqual([{ type: "text", text: "rendered sky (4K)" }]);
         return { taskId, questionTraceparent };
       } finally {
@@ -104,7 +116,12 @@ const ERAS: Era[] = [
       const questions = parked["inputRequests"] as Record<string, { params: { _meta?: Record<string, unknown> } }>;
       const [key] = Object.keys(questions);
       const questionTraceparent = questions[String(key)]?.params._meta?.["traceparent"];
-      await statelessResult(url, "tasks/update", { taskId, inputResponses: { [String(key)]: { action: "accept", content: { answer: "4K" } } } }, { meta: { ...envelope(), traceparent: header } });
+      await statelessResult(
+        url,
+        "tasks/update",
+        { taskId, inputResponses: { [String(key)]: { action: "accept", content: { answer: "4K" } } } },
+        { meta: { ...envelope(), traceparent: header } },
+      );
       const done = await pollTask(url, taskId, isTerminal);
       expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "rendered sky (4K)" }] } });
       return { taskId, questionTraceparent };
@@ -133,16 +150,30 @@ describe.each(ERAS)("a task's trace under $name ($protocol)", { timeout: 60_000 
     expect(root.attributes["jsonrpc.request.id"]).toEqual(expect.any(String));
     expect(root.attributes["mcp.task.ttl_ms"]).toEqual(expect.any(Number));
 
-    const execution = await receiver.span((s) => ofService(s) && s.name === "execute_tool render" && s.attributes["mcp.task.id"] === taskId, "the execution span");
+    const execution = await receiver.span(
+      (s) => ofService(s) && s.name === "execute_tool render" && s.attributes["mcp.task.id"] === taskId,
+      "the execution span",
+    );
     expect(execution).toMatchObject({ traceId, parentSpanId: root.spanId, kind: SPAN_KIND.internal });
     expect(execution.attributes).toMatchObject({ "gen_ai.tool.name": "render", "mcp.task.status": "completed" });
     const events = execution.events.map((e) => e.name);
-    expect(events).toEqual(expect.arrayContaining(["mcp.task.progress", "mcp.task.input.requested", "mcp.task.input.answered", "mcp.task.status"]));
-    expect(execution.events.find((e) => e.name === "mcp.task.progress")?.attributes).toMatchObject({ "mcp.task.progress": 1, "mcp.task.progress.total": 2, "mcp.task.progress.message": "loading" });
-    expect(execution.events.find((e) => e.name === "mcp.task.input.requested")?.attributes).toMatchObject({ "mcp.method.name": "elicitation/create" });
+    expect(events).toEqual(
+      expect.arrayContaining(["mcp.task.progress", "mcp.task.input.requested", "mcp.task.input.answered", "mcp.task.status"]),
+    );
+    expect(execution.events.find((e) => e.name === "mcp.task.progress")?.attributes).toMatchObject({
+      "mcp.task.progress": 1,
+      "mcp.task.progress.total": 2,
+      "mcp.task.progress.message": "loading",
+    });
+    expect(execution.events.find((e) => e.name === "mcp.task.input.requested")?.attributes).toMatchObject({
+      "mcp.method.name": "elicitation/create",
+    });
 
     for (const method of era.followUps) {
-      const followUp = await receiver.span((s) => ofService(s) && s.name === method && s.attributes["mcp.task.id"] === taskId, `the ${method} span`);
+      const followUp = await receiver.span(
+        (s) => ofService(s) && s.name === method && s.attributes["mcp.task.id"] === taskId,
+        `the ${method} span`,
+      );
       // Its own trace, linked to the task's: polls never pile up inside the task's trace, not
       // even those sent under the caller's own trace, which is then a link of its own.
       expect(followUp.traceId).not.toBe(traceId);
@@ -158,7 +189,9 @@ describe.each(ERAS)("a task's trace under $name ($protocol)", { timeout: 60_000 
     const createdLine = await server.stderr.waitFor((l) => l["audit"] === "created" && l["taskId"] === taskId, "the created audit line");
     expect(createdLine).toMatchObject({ trace_id: traceId, span_id: root.spanId });
     expect(receiver.failures).toEqual([]);
-    expect(receiver.requests.filter((r) => r.path === "/v1/traces").map((r) => r.contentType)).toContain(era.protocol === "http/json" ? "application/json" : "application/x-protobuf");
+    expect(receiver.requests.filter((r) => r.path === "/v1/traces").map((r) => r.contentType)).toContain(
+      era.protocol === "http/json" ? "application/json" : "application/x-protobuf",
+    );
   });
 
   it("the question the task puts to the requestor carries the task's trace in _meta.traceparent, its parent the execution span", async () => {
@@ -166,7 +199,10 @@ describe.each(ERAS)("a task's trace under $name ($protocol)", { timeout: 60_000 
     const url = await serve(era.protocol, service);
     const { traceId, header } = traceparent();
     const { taskId, questionTraceparent } = await era.run(url, header);
-    const execution = await receiver.span((s) => s.resource["service.name"] === service && s.name === "execute_tool render" && s.attributes["mcp.task.id"] === taskId, "the execution span");
+    const execution = await receiver.span(
+      (s) => s.resource["service.name"] === service && s.name === "execute_tool render" && s.attributes["mcp.task.id"] === taskId,
+      "the execution span",
+    );
     expect(execution.traceId).toBe(traceId);
     expect(questionTraceparent).toBe(`00-${traceId}-${execution.spanId}-01`);
   });

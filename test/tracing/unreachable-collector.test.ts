@@ -37,7 +37,9 @@ describe("an unreachable OTLP collector", { timeout: 60_000 }, () => {
     expect(exit.code, call.stderrText).toBe(0);
     // The wait at exit is 1 s; the exporter's own retries would hold the process for 5 s and more.
     expect(performance.now() - printed).toBeLessThan(3_500);
-    expect(warnings(call.stderrText)).toEqual([`mcp-tasks: telemetry could not be exported to ${unreachable["OTEL_EXPORTER_OTLP_ENDPOINT"]}: the collector did not take the spans within 1000 ms; it was dropped`]);
+    expect(warnings(call.stderrText)).toEqual([
+      `mcp-tasks: telemetry could not be exported to ${unreachable["OTEL_EXPORTER_OTLP_ENDPOINT"]}: the collector did not take the spans within 1000 ms; it was dropped`,
+    ]);
   });
 
   it("a server logs one warning line naming the collector, not one per failed export", async () => {
@@ -47,8 +49,16 @@ describe("an unreachable OTLP collector", { timeout: 60_000 }, () => {
     const url = await server.url();
     const call = () => runCli(["call", url, "echo", '{"text":"x"}'], { env: { MCP_TASKS_STATE_DIR: state } });
     expect((await call()).code).toBe(0);
-    const first = await server.stderr.waitFor((line) => typeof line["msg"] === "string" && line["msg"].includes("telemetry could not be exported"), "the export warning", 20_000);
-    expect(first).toMatchObject({ level: 40, endpoint: unreachable["OTEL_EXPORTER_OTLP_ENDPOINT"], msg: expect.stringContaining("later export failures are not logged") });
+    const first = await server.stderr.waitFor(
+      (line) => typeof line["msg"] === "string" && line["msg"].includes("telemetry could not be exported"),
+      "the export warning",
+      20_000,
+    );
+    expect(first).toMatchObject({
+      level: 40,
+      endpoint: unreachable["OTEL_EXPORTER_OTLP_ENDPOINT"],
+      msg: expect.stringContaining("later export failures are not logged"),
+    });
     // More spans, more failed exports (each batch is retried within 300 ms, then dropped).
     for (let i = 0; i < 3; i++) expect((await call()).code).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 1_500));

@@ -69,7 +69,9 @@ describe("web view event streams", () => {
     await open("tok-alice-limits");
     const refused = await eventsAnswer("tok-alice-limits");
     expect(refused.status).toBe(429);
-    expect(refused.json).toEqual({ error: { message: "Too many event streams for this principal: at most 2; close another page of the web view" } });
+    expect(refused.json).toEqual({
+      error: { message: "Too many event streams for this principal: at most 2; close another page of the web view" },
+    });
     await open("tok-bob-limits");
     expect(await rejections("event_streams_per_viewer")).toBe(1);
   });

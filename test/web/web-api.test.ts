@@ -33,7 +33,11 @@ afterEach(async () => {
   fx = undefined;
 });
 
-async function start(web: Partial<WebOptions> = {}, logger = captureLogger(), app: Partial<TaskServerOptions> = {}): Promise<HttpServerFixture> {
+async function start(
+  web: Partial<WebOptions> = {},
+  logger = captureLogger(),
+  app: Partial<TaskServerOptions> = {},
+): Promise<HttpServerFixture> {
   const verifier = staticTokenVerifier(TOKENS);
   fx = await startHttpServer({
     app: { logger, ...app },
@@ -49,7 +53,10 @@ const get = (path: string, token?: string) => {
 };
 const post = (path: string, token?: string, body?: unknown) => {
   if (!fx) throw new Error("no server");
-  return webApi(fx.url, path, token, { method: "POST", ...(body !== undefined && { body: typeof body === "string" ? body : JSON.stringify(body) }) });
+  return webApi(fx.url, path, token, {
+    method: "POST",
+    ...(body !== undefined && { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
 };
 
 /** Waits until the task has a question pending, and returns its id. */
@@ -210,7 +217,9 @@ describe("web API access", () => {
     const answer = await post(`/tasks/api/tasks/${created.task.taskId}/cancel`, ADMIN);
     expect(answer.status).toBe(200);
     await expectRpcError(waiting, -32800, /cancelled/);
-    expect((await server.app.engine.store.get(created.task.taskId, { any: true }))?.statusMessage).toBe("Cancelled from the web view by an operator");
+    expect((await server.app.engine.store.get(created.task.taskId, { any: true }))?.statusMessage).toBe(
+      "Cancelled from the web view by an operator",
+    );
   });
 
   it("never shows a bearer token in the page, the API, the event stream or the logs", async () => {
@@ -259,7 +268,12 @@ describe("web API data", () => {
         answer: { kind: "result", value: expect.objectContaining({ action: "accept", content: { answer: "blue" } }) },
       }),
     ]);
-    expect((task["history"] as Array<{ status: string }>).map((c) => c.status)).toEqual(["working", "input_required", "working", "completed"]);
+    expect((task["history"] as Array<{ status: string }>).map((c) => c.status)).toEqual([
+      "working",
+      "input_required",
+      "working",
+      "completed",
+    ]);
   });
 
   it("redaction hides arguments, results and the input exchange from every viewer", async () => {
@@ -284,14 +298,25 @@ describe("web API data", () => {
     const created = await callToolAsTask(client, "throw", { code: -32001, message: "Quota exceeded" });
     await expectRpcError(taskResult(client, created.task.taskId), -32001);
     const detail = await get(`/tasks/api/tasks/${created.task.taskId}`, ADMIN);
-    expect((detail.json["task"] as Record<string, unknown>)["outcome"]).toEqual({ kind: "error", error: { code: -32001, message: "Quota exceeded" } });
+    expect((detail.json["task"] as Record<string, unknown>)["outcome"]).toEqual({
+      kind: "error",
+      error: { code: -32001, message: "Quota exceeded" },
+    });
   });
 
   it("a task created where nothing traces (no OpenTelemetry SDK registered) has no trace id in its detail", async () => {
     const server = await start({ traceUrl: "https://tracing.example/trace/{traceId}" });
     const { client } = await server.connect({ token: "tok-alice-secret" });
     const created = await client.request(
-      { method: "tools/call", params: { name: "sleep", arguments: { ms: 5 }, task: {}, _meta: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" } } },
+      {
+        method: "tools/call",
+        params: {
+          name: "sleep",
+          arguments: { ms: 5 },
+          task: {},
+          _meta: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" },
+        },
+      },
       CreateTaskResultSchema,
     );
     expect((await get(`/tasks/api/tasks/${created.task.taskId}`, ADMIN)).json["task"]).toMatchObject({ traceId: null, traceUrl: null });
@@ -333,7 +358,10 @@ describe("web API data", () => {
     const mine = await callToolAsTask(alice.client, "sleep", { ms: 5 });
     await taskResult(bob.client, hidden.task.taskId);
     await taskResult(alice.client, mine.task.taskId);
-    await stream.events.waitFor((e) => e.event === "task" && e.data["id"] === mine.task.taskId && e.data["status"] === "completed", "alice's task to complete on the stream");
+    await stream.events.waitFor(
+      (e) => e.event === "task" && e.data["id"] === mine.task.taskId && e.data["status"] === "completed",
+      "alice's task to complete on the stream",
+    );
     const counts = await stream.events.waitFor((e) => e.event === "counts" && e.data["completed"] === 1, "counts with one completed task");
     expect(counts.data).toEqual({ working: 0, input_required: 0, completed: 1, failed: 0, cancelled: 0 });
     expect(stream.events.filter((e) => e.event === "task" && e.data["id"] === hidden.task.taskId)).toEqual([]);
@@ -361,7 +389,10 @@ describe("web API trace link", () => {
     const { client } = await server.connect({ token: "tok-alice-secret" });
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const created = await client.request(
-      { method: "tools/call", params: { name: "sleep", arguments: { ms: 5 }, task: {}, _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } } },
+      {
+        method: "tools/call",
+        params: { name: "sleep", arguments: { ms: 5 }, task: {}, _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } },
+      },
       CreateTaskResultSchema,
     );
     const detail = await get(`/tasks/api/tasks/${created.task.taskId}`, "tok-alice-secret");
@@ -431,7 +462,9 @@ describe("web API search and counts", () => {
     const a = await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
     const b = await callToolAsTask(bob.client, "sleep", { ms: 60_000 });
     expect(idsOf(await get("/tasks/api/tasks?owner=alice", ADMIN))).toEqual([a.task.taskId]);
-    expect((await get("/tasks/api/tasks?owner=alice", ADMIN)).json["tasks"]).toEqual([expect.objectContaining({ owner: "local|alice", ownerName: "alice" })]);
+    expect((await get("/tasks/api/tasks?owner=alice", ADMIN)).json["tasks"]).toEqual([
+      expect.objectContaining({ owner: "local|alice", ownerName: "alice" }),
+    ]);
     expect(idsOf(await get(`/tasks/api/tasks?id=${b.task.taskId.slice(0, 12)}`, ADMIN))).toEqual([b.task.taskId]);
     const created = (await server.app.engine.store.get(a.task.taskId, { any: true }))!.createdAt;
     expect(new Set(idsOf(await get(`/tasks/api/tasks?from=${created}`, ADMIN))).has(a.task.taskId)).toBe(true);
@@ -488,9 +521,15 @@ describe("web API answers a task's question", () => {
     const created = await callToolAsTask(alice.client, "ask", { question: "Colour?" });
     const id = created.task.taskId;
     const inputId = await pendingQuestion(server, id);
-    const answer = await post(`/tasks/api/tasks/${id}/inputs/${inputId}`, "tok-alice-secret", { action: "accept", content: { answer: "green" } });
+    const answer = await post(`/tasks/api/tasks/${id}/inputs/${inputId}`, "tok-alice-secret", {
+      action: "accept",
+      content: { answer: "green" },
+    });
     expect(answer.status).toBe(200);
-    expect(await settled(server, id)).toMatchObject({ status: "completed", outcome: { kind: "result", value: { content: [{ type: "text", text: "answer: green" }] } } });
+    expect(await settled(server, id)).toMatchObject({
+      status: "completed",
+      outcome: { kind: "result", value: { content: [{ type: "text", text: "answer: green" }] } },
+    });
   });
 
   it("an admin declines for the owner", async () => {
@@ -499,7 +538,9 @@ describe("web API answers a task's question", () => {
     const created = await callToolAsTask(alice.client, "ask", { question: "Colour?" });
     const inputId = await pendingQuestion(server, created.task.taskId);
     expect((await post(`/tasks/api/tasks/${created.task.taskId}/inputs/${inputId}`, ADMIN, { action: "decline" })).status).toBe(200);
-    expect(await settled(server, created.task.taskId)).toMatchObject({ outcome: { kind: "result", value: { content: [{ type: "text", text: "declined" }] } } });
+    expect(await settled(server, created.task.taskId)).toMatchObject({
+      outcome: { kind: "result", value: { content: [{ type: "text", text: "declined" }] } },
+    });
   });
 
   it("answers a sampling request with a text reply", async () => {
@@ -507,8 +548,13 @@ describe("web API answers a task's question", () => {
     const alice = await server.connect({ token: "tok-alice-secret", capabilities: { sampling: {} } });
     const created = await callToolAsTask(alice.client, "sample", { prompt: "Say hi" });
     const inputId = await pendingQuestion(server, created.task.taskId);
-    expect((await post(`/tasks/api/tasks/${created.task.taskId}/inputs/${inputId}`, "tok-alice-secret", { action: "accept", text: "hi there" })).status).toBe(200);
-    expect(await settled(server, created.task.taskId)).toMatchObject({ outcome: { kind: "result", value: { content: [{ type: "text", text: "hi there" }] } } });
+    expect(
+      (await post(`/tasks/api/tasks/${created.task.taskId}/inputs/${inputId}`, "tok-alice-secret", { action: "accept", text: "hi there" }))
+        .status,
+    ).toBe(200);
+    expect(await settled(server, created.task.taskId)).toMatchObject({
+      outcome: { kind: "result", value: { content: [{ type: "text", text: "hi there" }] } },
+    });
   });
 
   it("another owner gets 404, exactly like an unknown task, and the question stays open (T-SEC-3)", async () => {
@@ -516,7 +562,10 @@ describe("web API answers a task's question", () => {
     const alice = await server.connect({ token: "tok-alice-secret" });
     const created = await callToolAsTask(alice.client, "ask", { question: "Colour?" });
     const inputId = await pendingQuestion(server, created.task.taskId);
-    const answer = await post(`/tasks/api/tasks/${created.task.taskId}/inputs/${inputId}`, "tok-bob-secret", { action: "accept", content: { answer: "red" } });
+    const answer = await post(`/tasks/api/tasks/${created.task.taskId}/inputs/${inputId}`, "tok-bob-secret", {
+      action: "accept",
+      content: { answer: "red" },
+    });
     expect(answer.status).toBe(404);
     expect(answer.json.error?.message).toBe("Task not found");
     expect(await server.app.engine.store.pendingInputs(created.task.taskId)).toHaveLength(1);
@@ -564,12 +613,15 @@ describe("web API re-run and bulk cancel", () => {
     const rerun = answer.json["task"] as Summary;
     expect(rerun).toMatchObject({ tool: "sleep", owner: "local|alice" });
     expect(rerun.id).not.toBe(first.task.taskId);
-    expect(await settled(server, rerun.id)).toMatchObject({ status: "completed", outcome: { kind: "result", value: { content: [{ type: "text", text: "slept 1 ms" }] } } });
+    expect(await settled(server, rerun.id)).toMatchObject({
+      status: "completed",
+      outcome: { kind: "result", value: { content: [{ type: "text", text: "slept 1 ms" }] } },
+    });
     // The owner reaches the new task through MCP like any of theirs.
     await expect(getTask(alice.client, rerun.id)).resolves.toMatchObject({ status: "completed" });
   });
 
-  it("a re-run keeps the tool's recovery: a re-run of a \"resume\" tool is stored to resume after a crash, like a task tools/call creates", async () => {
+  it('a re-run keeps the tool\'s recovery: a re-run of a "resume" tool is stored to resume after a crash, like a task tools/call creates', async () => {
     const server = await start();
     const alice = await server.connect({ token: "tok-alice-secret" });
     const first = await callToolAsTask(alice.client, "steps", { count: 1, ms: 1 });
@@ -636,7 +688,12 @@ describe("web API stats (the charts)", () => {
     const done = await callToolAsTask(alice.client, "sleep", { ms: 1 });
     const failed = await callToolAsTask(alice.client, "fail", { message: "no" });
     const theirs = await callToolAsTask(bob.client, "sleep", { ms: 1 });
-    for (const [client, id] of [[alice.client, done.task.taskId], [alice.client, failed.task.taskId], [bob.client, theirs.task.taskId]] as const) await taskResult(client, id);
+    for (const [client, id] of [
+      [alice.client, done.task.taskId],
+      [alice.client, failed.task.taskId],
+      [bob.client, theirs.task.taskId],
+    ] as const)
+      await taskResult(client, id);
     await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
     const stats = (await get("/tasks/api/stats", "tok-alice-secret")).json as unknown as {
       throughput: Array<{ completed: number; failed: number; cancelled: number }>;
@@ -662,7 +719,9 @@ describe("web API stats (the charts)", () => {
     for (let i = 0; i < 3; i++) await callToolAsTask(alice.client, "sleep", { ms: 60_000 });
     for (let i = 0; i < 2; i++) await callToolAsTask(bob.client, "sleep", { ms: 60_000 });
     type Queued = { queued?: Array<{ owner: string | null; tool: string; queued: number }> };
-    await expect.poll(async () => ((await get("/tasks/api/stats", "tok-alice-secret")).json as unknown as Queued).queued).toEqual([{ owner: "local|alice", tool: "sleep", queued: 2 }]);
+    await expect
+      .poll(async () => ((await get("/tasks/api/stats", "tok-alice-secret")).json as unknown as Queued).queued)
+      .toEqual([{ owner: "local|alice", tool: "sleep", queued: 2 }]);
     const all = ((await get("/tasks/api/stats", ADMIN)).json as unknown as Queued).queued ?? [];
     expect(all.sort((a, b) => String(a.owner).localeCompare(String(b.owner)))).toEqual([
       { owner: "local|alice", tool: "sleep", queued: 2 },
@@ -680,7 +739,9 @@ describe("web API stats (the charts)", () => {
     const to = (task?.createdAt ?? 0) + 1;
     const window = `from=${to - 30_000}&to=${to}`;
     const listed = (await get(`/tasks/api/tasks?${window}`, "tok-alice-secret")).json as unknown as { counts: Record<string, number> };
-    const stats = (await get(`/tasks/api/stats?${window}`, "tok-alice-secret")).json as unknown as { throughput: Array<{ completed: number; failed: number; cancelled: number }> };
+    const stats = (await get(`/tasks/api/stats?${window}`, "tok-alice-secret")).json as unknown as {
+      throughput: Array<{ completed: number; failed: number; cancelled: number }>;
+    };
     const finished = stats.throughput.reduce((n, b) => n + b.completed + b.failed + b.cancelled, 0);
     expect(listed.counts["completed"]).toBe(1);
     expect(finished).toBe(1);

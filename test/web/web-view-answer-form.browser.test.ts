@@ -58,6 +58,9 @@ describe("the web view's answer form in headless Chromium", () => {
     await field.selectOption({ label: "No" });
     await form.locator('button[data-action="answer-accept"]').click();
     await page.locator(`tr[data-task-id="${id}"][data-status="completed"]`).waitFor();
-    expect((await fx.app.engine.store.get(id, { any: true }))?.outcome).toEqual({ kind: "result", value: { content: [{ type: "text", text: "agree: false" }] } });
+    expect((await fx.app.engine.store.get(id, { any: true }))?.outcome).toEqual({
+      kind: "result",
+      value: { content: [{ type: "text", text: "agree: false" }] },
+    });
   });
 });

@@ -52,7 +52,9 @@ afterEach(async () => {
 });
 
 async function serverWithView(): Promise<HttpServerFixture> {
-  return startHttpServer({ routes: (app) => webRoutes(app, { adminTokens: [ADMIN_TOKEN], feed: { countsEveryMs: 100 }, traceUrl: TRACE_URL }) });
+  return startHttpServer({
+    routes: (app) => webRoutes(app, { adminTokens: [ADMIN_TOKEN], feed: { countsEveryMs: 100 }, traceUrl: TRACE_URL }),
+  });
 }
 
 /** Opens /tasks and signs in with the admin token through the page's form. */
@@ -121,7 +123,10 @@ describe("web view in headless Chromium", () => {
 
     // Started after the page is open: they can only appear through the live stream.
     const sleep = await client.request(
-      { method: "tools/call", params: { name: "sleep", arguments: { ms: 60_000, steps: 60 }, task: {}, _meta: { progressToken: "sleep-1" } } },
+      {
+        method: "tools/call",
+        params: { name: "sleep", arguments: { ms: 60_000, steps: 60 }, task: {}, _meta: { progressToken: "sleep-1" } },
+      },
       CreateTaskResultSchema,
     );
     const ask = await callToolAsTask(client, "ask", { question: "Ship the release?" });
@@ -129,7 +134,9 @@ describe("web view in headless Chromium", () => {
     const askId = ask.task.taskId;
 
     await row(page, sleepId).locator("text=working").waitFor();
-    await row(page, sleepId).locator(".progress small", { hasText: /^[1-9]\d*\/60$/ }).waitFor();
+    await row(page, sleepId)
+      .locator(".progress small", { hasText: /^[1-9]\d*\/60$/ })
+      .waitFor();
     await page.locator(`tr[data-task-id="${askId}"][data-status="input_required"]`).waitFor();
     await page.locator('.count[data-status="input_required"] b', { hasText: "1" }).waitFor();
 
@@ -163,7 +170,10 @@ describe("web view in headless Chromium", () => {
       await callToolAsTask(client, "fail", { message: "Upstream quota exceeded" });
       const done = await callToolAsTask(client, "sleep", { ms: 300 });
       await client.request(
-        { method: "tools/call", params: { name: "sleep", arguments: { ms: 120_000, steps: 40 }, task: {}, _meta: { progressToken: "p2" } } },
+        {
+          method: "tools/call",
+          params: { name: "sleep", arguments: { ms: 120_000, steps: 40 }, task: {}, _meta: { progressToken: "p2" } },
+        },
         CreateTaskResultSchema,
       );
       await taskResult(client, done.task.taskId);
@@ -177,7 +187,7 @@ describe("web view in headless Chromium", () => {
     fx = await serverWithView();
     page = await openSignedIn(fx);
     const { client } = await fx.connect();
-    const payload = '<img src=x onerror="document.title=\'pwned\'">';
+    const payload = "<img src=x onerror=\"document.title='pwned'\">";
     const failed = await callToolAsTask(client, "fail", { message: payload });
     await taskResult(client, failed.task.taskId);
     const message = row(page, failed.task.taskId).locator("td.msg");
@@ -239,7 +249,10 @@ describe("web view in headless Chromium", () => {
     await form.locator('button[data-action="answer-accept"]').click();
     await page.locator(`tr[data-task-id="${id}"][data-status="completed"]`).waitFor();
     await page.locator("#detail .exchange pre", { hasText: '"teal"' }).waitFor();
-    expect((await fx.app.engine.store.get(id, { any: true }))?.outcome).toEqual({ kind: "result", value: { content: [{ type: "text", text: "answer: teal" }] } });
+    expect((await fx.app.engine.store.get(id, { any: true }))?.outcome).toEqual({
+      kind: "result",
+      value: { content: [{ type: "text", text: "answer: teal" }] },
+    });
   });
 
   it("the Finished chart follows the counters as soon as a task finishes, one answered from the page included", async () => {
@@ -295,7 +308,8 @@ describe("web view in headless Chromium", () => {
     await page.locator("#bulk-cancel", { hasText: "Confirm" }).click();
     for (const id of ids.slice(0, 2)) await page.locator(`tr[data-task-id="${id}"][data-status="cancelled"]`).waitFor();
     await count(page, "cancelled", 2).waitFor();
-    for (const id of ids.slice(0, 2)) expect((await fx.app.engine.store.get(id, { any: true }))?.statusMessage).toBe("Cancelled from the web view by an operator");
+    for (const id of ids.slice(0, 2))
+      expect((await fx.app.engine.store.get(id, { any: true }))?.statusMessage).toBe("Cancelled from the web view by an operator");
     expect((await fx.app.engine.store.get(ids[2]!, { any: true }))?.status).toBe("working");
   });
 
@@ -354,7 +368,10 @@ describe("web view in headless Chromium", () => {
     const { client } = await fx.connect();
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const created = await client.request(
-      { method: "tools/call", params: { name: "sleep", arguments: { ms: 5 }, task: {}, _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } } },
+      {
+        method: "tools/call",
+        params: { name: "sleep", arguments: { ms: 5 }, task: {}, _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } },
+      },
       CreateTaskResultSchema,
     );
     page = await openSignedIn(fx);
@@ -366,7 +383,7 @@ describe("web view in headless Chromium", () => {
     expect(await link.getAttribute("rel")).toBe("noopener noreferrer");
   });
 
-  it("shows in the detail panel when the task expires, as a time and as \"expires in …\"", async () => {
+  it('shows in the detail panel when the task expires, as a time and as "expires in …"', async () => {
     fx = await serverWithView();
     const { client } = await fx.connect();
     const done = await callToolAsTask(client, "sleep", { ms: 0 }, { ttl: 7_200_000 });
@@ -378,34 +395,40 @@ describe("web view in headless Chromium", () => {
     expect(await expires.textContent()).toMatch(/^\S.* \(expires in (1h 59m|2h 00m)\)$/);
   });
 
-  it.each([1400, 900])("holds its layout at %i px with the detail panel open: no word broken across lines, no button cut off", async (width) => {
-    fx = await serverWithView();
-    const { client } = await fx.connect();
-    const message = "The upstream service refused the request because the monthly quota of the organisation was exceeded";
-    const failed = await callToolAsTask(client, "fail", { message });
-    await taskResult(client, failed.task.taskId);
-    await callToolAsTask(client, "ask", { question: "Deploy the release candidate to production?" });
-    await client.request(
-      { method: "tools/call", params: { name: "sleep", arguments: { ms: 120_000, steps: 40 }, task: {}, _meta: { progressToken: "layout" } } },
-      CreateTaskResultSchema,
-    );
-    const done = await callToolAsTask(client, "sleep", { ms: 5 });
-    await taskResult(client, done.task.taskId);
-    page = await browser.context.newPage();
-    await page.setViewportSize({ width, height: 900 });
-    await page.goto(`${new URL("/tasks", fx.url).href}#token=${ADMIN_TOKEN}`);
-    await page.locator('#live[data-state="on"]').waitFor();
-    await page.locator('tr[data-status="input_required"]').click();
-    await page.locator("#detail form.question").waitFor();
-    await page.locator("#detail a.trace").waitFor();
-    await page.locator('tr[data-status="working"] .progress small', { hasText: /\/40$/ }).waitFor();
-    // The charts: one task finished of each kind, shown in the throughput and the run-time charts.
-    await page.locator('[data-chart="throughput"] small', { hasText: /^2 finished/ }).waitFor();
-    await page.locator('[data-chart="durations"] small', { hasText: /^2 runs/ }).waitFor();
-    expect(await wordsBrokenAcrossLines(page)).toEqual([]);
-    expect(await clippedButtons(page)).toEqual([]);
-    // Nothing makes the page itself scroll sideways.
-    expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
-    await shoot(page, `web-view-${width}.png`);
-  });
+  it.each([1400, 900])(
+    "holds its layout at %i px with the detail panel open: no word broken across lines, no button cut off",
+    async (width) => {
+      fx = await serverWithView();
+      const { client } = await fx.connect();
+      const message = "The upstream service refused the request because the monthly quota of the organisation was exceeded";
+      const failed = await callToolAsTask(client, "fail", { message });
+      await taskResult(client, failed.task.taskId);
+      await callToolAsTask(client, "ask", { question: "Deploy the release candidate to production?" });
+      await client.request(
+        {
+          method: "tools/call",
+          params: { name: "sleep", arguments: { ms: 120_000, steps: 40 }, task: {}, _meta: { progressToken: "layout" } },
+        },
+        CreateTaskResultSchema,
+      );
+      const done = await callToolAsTask(client, "sleep", { ms: 5 });
+      await taskResult(client, done.task.taskId);
+      page = await browser.context.newPage();
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${new URL("/tasks", fx.url).href}#token=${ADMIN_TOKEN}`);
+      await page.locator('#live[data-state="on"]').waitFor();
+      await page.locator('tr[data-status="input_required"]').click();
+      await page.locator("#detail form.question").waitFor();
+      await page.locator("#detail a.trace").waitFor();
+      await page.locator('tr[data-status="working"] .progress small', { hasText: /\/40$/ }).waitFor();
+      // The charts: one task finished of each kind, shown in the throughput and the run-time charts.
+      await page.locator('[data-chart="throughput"] small', { hasText: /^2 finished/ }).waitFor();
+      await page.locator('[data-chart="durations"] small', { hasText: /^2 runs/ }).waitFor();
+      expect(await wordsBrokenAcrossLines(page)).toEqual([]);
+      expect(await clippedButtons(page)).toEqual([]);
+      // Nothing makes the page itself scroll sideways.
+      expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
+      await shoot(page, `web-view-${width}.png`);
+    },
+  );
 });

@@ -65,7 +65,12 @@ export class CliOAuthProvider implements OAuthClientProvider {
       const clientId = options.preRegistered?.client_id;
       if (clientId === undefined) throw new Error("private_key_jwt needs a client id");
       // RFC 7523 §3: iss and sub are the client id; the audience, the authorization server.
-      this.addClientAuthentication = createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: grant.privateKeyPem, alg: grant.signingAlg ?? "ES256" });
+      this.addClientAuthentication = createPrivateKeyJwtAuth({
+        issuer: clientId,
+        subject: clientId,
+        privateKey: grant.privateKeyPem,
+        alg: grant.signingAlg ?? "ES256",
+      });
     }
   }
 

@@ -2,7 +2,13 @@ import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
-import { OAuthClientInformationFullSchema, OAuthClientInformationSchema, OAuthTokensSchema, type OAuthClientInformationMixed, type OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import {
+  OAuthClientInformationFullSchema,
+  OAuthClientInformationSchema,
+  OAuthTokensSchema,
+  type OAuthClientInformationMixed,
+  type OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
 import { writeFileAtomic } from "../atomic-file.js";
 
 /** Tokens as stored: what the SDK saved (with its `issuer` stamp), plus what expiry and step-up need. */
@@ -46,7 +52,11 @@ export class CredentialStore {
     const value = await this.read<StoredTokens>("tokens");
     const tokens = OAuthTokensSchema.safeParse(value?.tokens);
     if (!tokens.success || typeof value?.savedAt !== "string") return undefined;
-    return { tokens: tokens.data, savedAt: value.savedAt, ...(typeof value.grantedScope === "string" && { grantedScope: value.grantedScope }) };
+    return {
+      tokens: tokens.data,
+      savedAt: value.savedAt,
+      ...(typeof value.grantedScope === "string" && { grantedScope: value.grantedScope }),
+    };
   }
 
   async saveTokens(value: StoredTokens): Promise<void> {

@@ -33,7 +33,9 @@ export class LoopbackRedirect {
       const waiting = this.waiting;
       const state = url.searchParams.get("state");
       if (waiting === null || state !== waiting.state) {
-        response.writeHead(400, { "content-type": "text/html; charset=utf-8" }).end(PAGE("Not this sign-in", "This answer is for an authorization mcp-tasks is not waiting for."));
+        response
+          .writeHead(400, { "content-type": "text/html; charset=utf-8" })
+          .end(PAGE("Not this sign-in", "This answer is for an authorization mcp-tasks is not waiting for."));
         return;
       }
       const error = url.searchParams.get("error");
@@ -41,11 +43,21 @@ export class LoopbackRedirect {
       this.waiting = null;
       if (error !== null || code === null) {
         const description = url.searchParams.get("error_description");
-        response.writeHead(400, { "content-type": "text/html; charset=utf-8" }).end(PAGE("Authorization failed", "mcp-tasks was not authorized. You can close this window."));
-        waiting.reject(new AuthenticationError(`The authorization server refused: ${error ?? "no code in the redirect"}${description ? ` (${description})` : ""}`, 401, undefined));
+        response
+          .writeHead(400, { "content-type": "text/html; charset=utf-8" })
+          .end(PAGE("Authorization failed", "mcp-tasks was not authorized. You can close this window."));
+        waiting.reject(
+          new AuthenticationError(
+            `The authorization server refused: ${error ?? "no code in the redirect"}${description ? ` (${description})` : ""}`,
+            401,
+            undefined,
+          ),
+        );
         return;
       }
-      response.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE("Signed in", "mcp-tasks is authorized. You can close this window and return to the terminal."));
+      response
+        .writeHead(200, { "content-type": "text/html; charset=utf-8" })
+        .end(PAGE("Signed in", "mcp-tasks is authorized. You can close this window and return to the terminal."));
       waiting.resolve({ code });
     });
     await listen(server, preferredPort).catch(() => listen(server, 0));
@@ -67,7 +79,13 @@ export class LoopbackRedirect {
     return new Promise<Callback>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting = null;
-        reject(new AuthenticationError(`No authorization arrived within ${Math.round(timeoutMs / 1000)} s (the browser never came back to ${this.redirectUrl})`, 401, undefined));
+        reject(
+          new AuthenticationError(
+            `No authorization arrived within ${Math.round(timeoutMs / 1000)} s (the browser never came back to ${this.redirectUrl})`,
+            401,
+            undefined,
+          ),
+        );
       }, timeoutMs);
       this.waiting = {
         state,

@@ -72,7 +72,12 @@ export class OAuthSession {
     let upscoped = false;
     for (;;) {
       if (response.status === 401) {
-        if (authorized) throw new AuthenticationError(`Authentication failed at ${this.target}: the server refused the token its authorization server had just issued (HTTP 401)`, 401, undefined);
+        if (authorized)
+          throw new AuthenticationError(
+            `Authentication failed at ${this.target}: the server refused the token its authorization server had just issued (HTTP 401)`,
+            401,
+            undefined,
+          );
         const challenge = extractWWWAuthenticateParams(response);
         if (!(await this.authorizeFor(challenge))) return response;
         authorized = true;
@@ -112,7 +117,11 @@ export class OAuthSession {
       if (error instanceof AuthenticationError) throw error;
       if ((await this.store.discovery())?.resourceMetadata === undefined) {
         await this.store.forget("all");
-        throw new AuthenticationError(`${this.target} publishes no OAuth protected resource metadata (RFC 9728): it does not use OAuth (use --token if it wants a bearer token)`, 401, error);
+        throw new AuthenticationError(
+          `${this.target} publishes no OAuth protected resource metadata (RFC 9728): it does not use OAuth (use --token if it wants a bearer token)`,
+          401,
+          error,
+        );
       }
       throw new AuthenticationError(`OAuth authorization for ${this.target} failed: ${messageOf(error)}`, 401, error);
     }
@@ -164,7 +173,12 @@ export class OAuthSession {
       }
       if (!waited) this.stderr.write(`Another mcp-tasks run is signing in to ${this.target}; waiting for it.\n`);
       waited = true;
-      if (Date.now() > deadline) throw new AuthenticationError(`Another mcp-tasks run has been signing in to ${this.target} for too long (${this.store.dir}/flow.lock)`, 401, undefined);
+      if (Date.now() > deadline)
+        throw new AuthenticationError(
+          `Another mcp-tasks run has been signing in to ${this.target} for too long (${this.store.dir}/flow.lock)`,
+          401,
+          undefined,
+        );
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
@@ -173,8 +187,14 @@ export class OAuthSession {
     const registered = await this.provider.clientInformation();
     // The port a stored registration names, when free: its redirect URI then matches exactly, for
     // authorization servers that do not allow any loopback port as RFC 8252 §7.3 asks.
-    if (this.provider.interactive) await this.loopback.start(portOf(registered && "redirect_uris" in registered ? registered.redirect_uris[0] : undefined));
-    const params = { serverUrl: this.target, fetchFn: this.baseFetch, ...(scope !== undefined && { scope }), ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }) };
+    if (this.provider.interactive)
+      await this.loopback.start(portOf(registered && "redirect_uris" in registered ? registered.redirect_uris[0] : undefined));
+    const params = {
+      serverUrl: this.target,
+      fetchFn: this.baseFetch,
+      ...(scope !== undefined && { scope }),
+      ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }),
+    };
     try {
       let result = await auth(this.provider, params);
       if (result === "REDIRECT") {

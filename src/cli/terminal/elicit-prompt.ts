@@ -72,7 +72,12 @@ async function promptField(name: string, field: Field, required: boolean, contex
     const choices = (choicesOf(items) ?? []).map((c) => ({ ...c, checked: ticked.has(c.value) }));
     const validate = (picked: readonly { value: string }[]): true | string => {
       if (picked.length === 0 && !required) return true;
-      return fieldProblem(field, picked.map((c) => c.value)) ?? true;
+      return (
+        fieldProblem(
+          field,
+          picked.map((c) => c.value),
+        ) ?? true
+      );
     };
     const picked = await checkbox({ message, choices, required, validate }, context);
     return picked.length === 0 && !required ? undefined : picked;
@@ -122,9 +127,16 @@ const NOTHING = Symbol("nothing chosen");
  */
 async function pickOne(message: string, options: Choice[], field: Field, required: boolean, context: Context): Promise<string | undefined> {
   const preset = typeof field["default"] === "string" && options.some((c) => c.value === field["default"]) ? field["default"] : undefined;
-  const first: Array<{ name: string; value: string | typeof NOTHING }> = !required ? [{ name: "(no answer)", value: NOTHING }] : preset === undefined ? [{ name: "(choose one)", value: NOTHING }] : [];
+  const first: Array<{ name: string; value: string | typeof NOTHING }> = !required
+    ? [{ name: "(no answer)", value: NOTHING }]
+    : preset === undefined
+      ? [{ name: "(choose one)", value: NOTHING }]
+      : [];
   for (;;) {
-    const picked = await select<string | typeof NOTHING>({ message, choices: [...first, ...options], ...(preset !== undefined && { default: preset }) }, context);
+    const picked = await select<string | typeof NOTHING>(
+      { message, choices: [...first, ...options], ...(preset !== undefined && { default: preset }) },
+      context,
+    );
     if (picked !== NOTHING) return picked;
     if (!required) return undefined;
     context.output?.write("  an answer is required: choose one\n");

@@ -20,7 +20,11 @@ export function isInteractive(): boolean {
  * user did not respond) and sampling is refused, each with a note on stderr. `answers` (the
  * `--answer` options) accept elicitations in order, before any of that.
  */
-export function terminalHandlers(view: ProgressView | null, answers: Array<Record<string, unknown>> = [], target = "<target>"): { elicit: ElicitHandler; sample: SampleHandler } {
+export function terminalHandlers(
+  view: ProgressView | null,
+  answers: Array<Record<string, unknown>> = [],
+  target = "<target>",
+): { elicit: ElicitHandler; sample: SampleHandler } {
   const context = (signal: AbortSignal) => ({ output: process.stderr, signal, clearPromptOnDone: false });
   const note = (text: string) => (view ? view.line(text) : process.stderr.write(`${text}\n`));
   const given = [...answers];
@@ -64,7 +68,10 @@ export function terminalHandlers(view: ProgressView | null, answers: Array<Recor
  */
 async function leaveUnanswered(view: ProgressView | null, refused: string, taskId: string | null, target: string): Promise<never> {
   view?.stop();
-  const later = taskId !== null ? ` Nothing was sent; the question stays open: answer it with mcp-tasks tasks result ${target} ${taskId} --answer '{…}'` : " Nothing was sent.";
+  const later =
+    taskId !== null
+      ? ` Nothing was sent; the question stays open: answer it with mcp-tasks tasks result ${target} ${taskId} --answer '{…}'`
+      : " Nothing was sent.";
   process.stderr.write(`mcp-tasks: ${refused}.${later}\n`);
   await writesSettled();
   process.exit(ExitCode.Usage);

@@ -9,7 +9,11 @@ type Context = NonNullable<Parameters<typeof input>[1]>;
  * the reply the model would have given, or decline (a JSON-RPC error, as a client whose user
  * rejects sampling answers).
  */
-export async function promptSampling(params: CreateMessageRequestParams, context: Context, write: (text: string) => void): Promise<CreateMessageResult> {
+export async function promptSampling(
+  params: CreateMessageRequestParams,
+  context: Context,
+  write: (text: string) => void,
+): Promise<CreateMessageResult> {
   const lines = ["The server asks for a model reply (sampling/createMessage):"];
   if (params.systemPrompt) lines.push(`  system: ${params.systemPrompt}`);
   for (const message of params.messages) {

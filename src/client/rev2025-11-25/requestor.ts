@@ -101,7 +101,10 @@ export class Rev20251125Requestor implements RequestorEra {
     };
     const key = options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {};
     if (!asTask) {
-      const result = await this.peer.request("tools/call", { name, arguments: args, ...key }, CallToolResultSchema, { ...common, timeout: NO_TIMEOUT_MS });
+      const result = await this.peer.request("tools/call", { name, arguments: args, ...key }, CallToolResultSchema, {
+        ...common,
+        timeout: NO_TIMEOUT_MS,
+      });
       return { kind: "result", result };
     }
     const task = { ...(options.ttl !== undefined && { ttl: options.ttl }) };
@@ -110,7 +113,11 @@ export class Rev20251125Requestor implements RequestorEra {
     if (!created) {
       // The server ran it normally (T-NEW-4: task metadata ignored): that is the result.
       const plain = CallToolResultSchema.safeParse(answer);
-      if (!plain.success) throw new ConnectionError("The server answered tools/call with neither a CreateTaskResult nor a CallToolResult", RpcCode.InternalError);
+      if (!plain.success)
+        throw new ConnectionError(
+          "The server answered tools/call with neither a CreateTaskResult nor a CallToolResult",
+          RpcCode.InternalError,
+        );
       return { kind: "result", result: plain.data };
     }
     const immediateResponse = immediateResponseOf(answer);

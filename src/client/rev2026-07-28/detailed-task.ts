@@ -39,7 +39,11 @@ export function readDetailedTask(value: unknown): DetailedTask | null {
   if (result.success) detailed.result = withoutResultType(result.data);
   const error = value["error"];
   if (isObject(error) && typeof error["code"] === "number") {
-    detailed.error = { code: error["code"], message: typeof error["message"] === "string" ? error["message"] : "", ...(error["data"] !== undefined && { data: error["data"] }) };
+    detailed.error = {
+      code: error["code"],
+      message: typeof error["message"] === "string" ? error["message"] : "",
+      ...(error["data"] !== undefined && { data: error["data"] }),
+    };
   }
   return detailed;
 }

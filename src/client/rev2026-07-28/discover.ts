@@ -24,13 +24,19 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 export async function discover(connection: StatelessConnection, signal?: AbortSignal): Promise<Discovery | null> {
   let result: Record<string, unknown>;
   try {
-    result = await connection.request(METHOD.discover, {}, { declareTasks: true, capabilities: {}, ...(signal !== undefined && { signal }) });
+    result = await connection.request(
+      METHOD.discover,
+      {},
+      { declareTasks: true, capabilities: {}, ...(signal !== undefined && { signal }) },
+    );
   } catch (error) {
     if (error instanceof RemoteError) return null;
     if (error instanceof TaskError && /HTTP 4\d\d/.test(error.message)) return null;
     throw error;
   }
-  const versions = Array.isArray(result["supportedVersions"]) ? result["supportedVersions"].filter((v): v is string => typeof v === "string") : [];
+  const versions = Array.isArray(result["supportedVersions"])
+    ? result["supportedVersions"].filter((v): v is string => typeof v === "string")
+    : [];
   if (!versions.includes(PROTOCOL_VERSION)) return null;
   const capabilities = isObject(result["capabilities"]) ? result["capabilities"] : {};
   const extensions = isObject(capabilities["extensions"]) ? capabilities["extensions"] : {};

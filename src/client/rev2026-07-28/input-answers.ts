@@ -24,7 +24,12 @@ export function capabilitiesOf(handlers: InputHandlers): Record<string, unknown>
 export async function answerInputs(
   requests: Record<string, unknown>,
   handlers: InputHandlers,
-  context: { relatedTaskId: string | null; signal: AbortSignal; skip?: ReadonlySet<string>; onAnswer?: (key: string, answer: unknown) => Promise<void> },
+  context: {
+    relatedTaskId: string | null;
+    signal: AbortSignal;
+    skip?: ReadonlySet<string>;
+    onAnswer?: (key: string, answer: unknown) => Promise<void>;
+  },
 ): Promise<Record<string, unknown>> {
   const answers: Record<string, unknown> = {};
   for (const key of Object.keys(requests).sort()) {

@@ -1,7 +1,13 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode } from "../../core/errors.js";
 import { ConnectionError, InputRefusedError, RemoteError, TaskCancelledError } from "../../mcp/requestor-errors.js";
-import { isTerminalTaskStatus as isTerminalStatus, type LifecycleEvent, type RemoteTaskInfo, type RemoteTaskProgress, type TaskOutcome } from "../../mcp/remote-task-info.js";
+import {
+  isTerminalTaskStatus as isTerminalStatus,
+  type LifecycleEvent,
+  type RemoteTaskInfo,
+  type RemoteTaskProgress,
+  type TaskOutcome,
+} from "../../mcp/remote-task-info.js";
 import { METHOD } from "../../mcp/rev2026-07-28/wire.js";
 import type { ToolTask } from "../requestor-era.js";
 import { readDetailedTask, type DetailedTask } from "./detailed-task.js";
@@ -67,7 +73,8 @@ export class StatelessTask implements ToolTask {
     for (;;) {
       options.signal?.throwIfAborted();
       // While outcome() polls, its answers are read here instead of a second tasks/get each interval.
-      const current = this.waiting && this.latest ? this.latest : await this.status(options.signal !== undefined ? { signal: options.signal } : {});
+      const current =
+        this.waiting && this.latest ? this.latest : await this.status(options.signal !== undefined ? { signal: options.signal } : {});
       const key = `${current.status}\u0000${current.statusMessage ?? ""}`;
       if (key !== lastYielded) {
         lastYielded = key;
@@ -112,7 +119,11 @@ export class StatelessTask implements ToolTask {
       // A receiver may drop a cancelled task at once: the ack was the answer.
       if (!(error instanceof RemoteError)) throw error;
       const now = new Date().toISOString();
-      const cancelled: RemoteTaskInfo = { ...(this.latest ?? { taskId: this.id, createdAt: now, ttl: null }), status: "cancelled", lastUpdatedAt: now };
+      const cancelled: RemoteTaskInfo = {
+        ...(this.latest ?? { taskId: this.id, createdAt: now, ttl: null }),
+        status: "cancelled",
+        lastUpdatedAt: now,
+      };
       this.observe({ task: cancelled });
       return cancelled;
     }
@@ -172,7 +183,10 @@ export class StatelessTask implements ToolTask {
         return value.isError === true ? { status: "failed", result: value } : { status: "completed", result: value };
       }
       case "failed":
-        return { status: "failed", error: new RemoteError(error?.code ?? RpcCode.InternalError, error?.message ?? "Internal error", error?.data, this.id) };
+        return {
+          status: "failed",
+          error: new RemoteError(error?.code ?? RpcCode.InternalError, error?.message ?? "Internal error", error?.data, this.id),
+        };
       case "cancelled":
         return { status: "cancelled", error: new TaskCancelledError(this.id, task.statusMessage) };
       default:
@@ -217,11 +231,24 @@ export class StatelessTask implements ToolTask {
     // As under 2025-11-25 (T-INPUT-3): the receiver waits for us, so whichever read saw it —
     // updates(), status() — starts answering, and a caller that only follows updates() gets past
     // input_required. The wait's own failure is the next outcome()'s to report.
-    if (read && task.status === "input_required" && this.options.answerInput && this.waiting === null && !this.stop.signal.aborted && !this.refusalIn(detail)) void this.outcome().catch(() => {});
+    if (
+      read &&
+      task.status === "input_required" &&
+      this.options.answerInput &&
+      this.waiting === null &&
+      !this.stop.signal.aborted &&
+      !this.refusalIn(detail)
+    )
+      void this.outcome().catch(() => {});
     const key = `${task.status}\u0000${task.statusMessage ?? ""}`;
     if (key !== this.lastLogged) {
       this.lastLogged = key;
-      this.options.onLifecycle({ type: "status", taskId: this.id, status: task.status, ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }) });
+      this.options.onLifecycle({
+        type: "status",
+        taskId: this.id,
+        status: task.status,
+        ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }),
+      });
       for (const wake of [...this.wakers]) wake();
     }
   }

@@ -58,8 +58,11 @@ export class TasksExtRequestor implements RequestorEra {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     do {
-      const page = ListToolsResultSchema.safeParse(await this.connection.request(METHOD.toolsList, cursor === undefined ? {} : { cursor }, this.requestOptions(true)));
-      if (!page.success) throw new ConnectionError("The server answered tools/list with something that is not a tool list", RpcCode.InternalError);
+      const page = ListToolsResultSchema.safeParse(
+        await this.connection.request(METHOD.toolsList, cursor === undefined ? {} : { cursor }, this.requestOptions(true)),
+      );
+      if (!page.success)
+        throw new ConnectionError("The server answered tools/list with something that is not a tool list", RpcCode.InternalError);
       tools.push(...page.data.tools);
       cursor = page.data.nextCursor;
     } while (cursor !== undefined);
@@ -117,10 +120,14 @@ export class TasksExtRequestor implements RequestorEra {
     let round: Record<string, unknown> = options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {};
     for (let n = 0; n < MAX_ROUNDS; n++) {
       const answer = await this.connection
-        .request(METHOD.toolsCall, { name, arguments: args, ...round }, {
-          ...this.requestOptions(declare, options.signal),
-          ...(options.onProgress !== undefined && { onProgress: options.onProgress }),
-        })
+        .request(
+          METHOD.toolsCall,
+          { name, arguments: args, ...round },
+          {
+            ...this.requestOptions(declare, options.signal),
+            ...(options.onProgress !== undefined && { onProgress: options.onProgress }),
+          },
+        )
         .catch((error: unknown) => {
           // X-CAP-6: the tool runs only as a task, and this call did not declare the extension.
           if (!declare && error instanceof RemoteError && error.code === RpcCode.MissingRequiredClientCapability) {
@@ -135,14 +142,21 @@ export class TasksExtRequestor implements RequestorEra {
         return { kind: "task", created: created.task };
       }
       if (type === INPUT_REQUIRED) {
-        const requests = typeof answer["inputRequests"] === "object" && answer["inputRequests"] !== null ? (answer["inputRequests"] as Record<string, unknown>) : {};
-        const inputResponses = await answerInputs(requests, this.handlers, { relatedTaskId: null, signal: options.signal ?? new AbortController().signal });
+        const requests =
+          typeof answer["inputRequests"] === "object" && answer["inputRequests"] !== null
+            ? (answer["inputRequests"] as Record<string, unknown>)
+            : {};
+        const inputResponses = await answerInputs(requests, this.handlers, {
+          relatedTaskId: null,
+          signal: options.signal ?? new AbortController().signal,
+        });
         // X-MRTR-5: `requestState` goes back unchanged.
         round = { inputResponses, ...(answer["requestState"] !== undefined && { requestState: answer["requestState"] }) };
         continue;
       }
       const result = CallToolResultSchema.safeParse(answer);
-      if (!result.success) throw new ConnectionError("The server answered tools/call with neither a CallToolResult nor a task", RpcCode.InternalError);
+      if (!result.success)
+        throw new ConnectionError("The server answered tools/call with neither a CallToolResult nor a task", RpcCode.InternalError);
       return { kind: "result", result: withoutResultType(result.data) };
     }
     throw new ConnectionError(`The server asked for input more than ${MAX_ROUNDS} times on one tools/call`, RpcCode.InternalError);

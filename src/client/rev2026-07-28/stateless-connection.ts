@@ -22,7 +22,12 @@ export interface StatelessRequestOptions {
 }
 
 /** The methods whose `Mcp-Name` header mirrors a body field (X-HTTP-1, X-HTTP-2). */
-const NAME_FIELD: Readonly<Record<string, string>> = { "tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId" };
+const NAME_FIELD: Readonly<Record<string, string>> = {
+  "tools/call": "name",
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId",
+};
 
 /** X-HTTP-5: a header value that is not printable ASCII travels Base64-sentinel-encoded. */
 function headerValue(value: string): string {
@@ -84,15 +89,27 @@ export class StatelessConnection {
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } });
     let response: Response;
     try {
-      response = await (this.options.fetch ?? fetch)(this.url, { method: "POST", headers, body, ...(options.signal !== undefined && { signal: options.signal }) });
+      response = await (this.options.fetch ?? fetch)(this.url, {
+        method: "POST",
+        headers,
+        body,
+        ...(options.signal !== undefined && { signal: options.signal }),
+      });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      throw new ConnectionError(`Cannot connect to ${this.url.href}: ${connectionCause(this.url.href, error)}`, RpcCode.ConnectionClosed, error);
+      throw new ConnectionError(
+        `Cannot connect to ${this.url.href}: ${connectionCause(this.url.href, error)}`,
+        RpcCode.ConnectionClosed,
+        error,
+      );
     }
     if (response.status === 401 || response.status === 403) {
       // The server's own words go with the status (its JSON-RPC error: code and message).
       const refusal = rpcErrorOf(await response.json().catch(() => undefined));
-      throw new StreamableHTTPError(response.status, `HTTP ${response.status} from ${this.url.href}${refusal === null ? "" : `: ${refusal.message} (${refusal.code})`}`);
+      throw new StreamableHTTPError(
+        response.status,
+        `HTTP ${response.status} from ${this.url.href}${refusal === null ? "" : `: ${refusal.message} (${refusal.code})`}`,
+      );
     }
     const type = response.headers.get("content-type") ?? "";
     const message = type.includes("text/event-stream")
@@ -102,7 +119,12 @@ export class StatelessConnection {
   }
 
   /** The SSE answer's events until the response to `id`: progress goes to the listener on the way (X-PROG). */
-  private async fromStream(response: Response, id: string, progressToken: string | undefined, options: StatelessRequestOptions): Promise<unknown> {
+  private async fromStream(
+    response: Response,
+    id: string,
+    progressToken: string | undefined,
+    options: StatelessRequestOptions,
+  ): Promise<unknown> {
     const reader = response.body?.getReader();
     if (!reader) return undefined;
     const decoder = new TextDecoder();
@@ -131,7 +153,12 @@ export class StatelessConnection {
           if (!isObject(message)) continue;
           if (message["id"] === id && (message["result"] !== undefined || message["error"] !== undefined)) return message;
           const note = isObject(message["params"]) ? message["params"] : {};
-          if (message["method"] === "notifications/progress" && progressToken !== undefined && note["progressToken"] === progressToken && typeof note["progress"] === "number") {
+          if (
+            message["method"] === "notifications/progress" &&
+            progressToken !== undefined &&
+            note["progressToken"] === progressToken &&
+            typeof note["progress"] === "number"
+          ) {
             options.onProgress?.({
               progress: note["progress"],
               ...(typeof note["total"] === "number" && { total: note["total"] }),
@@ -142,7 +169,11 @@ export class StatelessConnection {
       }
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
-      throw new ConnectionError(`The connection to ${this.url.host} broke off before the answer: ${connectionCause(this.url.href, error)}`, RpcCode.ConnectionClosed, error);
+      throw new ConnectionError(
+        `The connection to ${this.url.host} broke off before the answer: ${connectionCause(this.url.href, error)}`,
+        RpcCode.ConnectionClosed,
+        error,
+      );
     } finally {
       reader.releaseLock();
       await response.body?.cancel().catch(() => {});
@@ -160,8 +191,12 @@ function answerOf(message: unknown, method: string, status: number, url: string)
     }
     if (isObject(message["result"])) return message["result"];
   }
-  if (status === 404 || status === 405) throw new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url, status)}`, RpcCode.ConnectionClosed);
-  throw new ConnectionError(`The server answered ${method} with HTTP ${status} and no JSON-RPC response`, status >= 400 ? RpcCode.ConnectionClosed : RpcCode.InternalError);
+  if (status === 404 || status === 405)
+    throw new ConnectionError(`Cannot connect to ${url}: ${notFoundCause(url, status)}`, RpcCode.ConnectionClosed);
+  throw new ConnectionError(
+    `The server answered ${method} with HTTP ${status} and no JSON-RPC response`,
+    status >= 400 ? RpcCode.ConnectionClosed : RpcCode.InternalError,
+  );
 }
 
 /** The error of a JSON-RPC error response, or null for anything else. */

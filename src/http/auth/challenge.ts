@@ -47,14 +47,22 @@ export function bearerAuthentication(verifier: BearerVerifier | undefined, resou
       // RFC 6750 §3.1: a request that carries no credentials gets a bare challenge, no error code.
       const presented = req.headers.authorization !== undefined;
       sendRpcError(res, inEraOf(req, HttpFailure.unauthorized), "Unauthorized: a valid bearer token is required", {
-        headers: { "www-authenticate": challenge(presented ? { error: "invalid_token", error_description: "a valid bearer token is required" } : {}) },
+        headers: {
+          "www-authenticate": challenge(presented ? { error: "invalid_token", error_description: "a valid bearer token is required" } : {}),
+        },
       });
     } catch (error) {
       // Order matters: the scope error is the more specific OAuth error. The descriptions come
       // from the verifier's own fixed wording, never from the token.
       if (error instanceof ScopeRequiredError) {
         sendRpcError(res, inEraOf(req, HttpFailure.forbidden), `Forbidden: ${error.message}`, {
-          headers: { "www-authenticate": challenge({ error: "insufficient_scope", scope: error.requiredScopes.join(" "), error_description: error.message }) },
+          headers: {
+            "www-authenticate": challenge({
+              error: "insufficient_scope",
+              scope: error.requiredScopes.join(" "),
+              error_description: error.message,
+            }),
+          },
         });
       } else if (error instanceof InvalidTokenError) {
         sendRpcError(res, inEraOf(req, HttpFailure.unauthorized), `Unauthorized: ${error.message}`, {

@@ -84,7 +84,10 @@ export function jwtVerifier(options: JwtVerifierOptions): BearerVerifier {
     let payload: JWTPayload;
     try {
       // Two calls so each matches one of jwtVerify's overloads (key object / key resolver).
-      payload = typeof keys === "function" ? (await jwtVerify(token, keys, verifyOptions)).payload : (await jwtVerify(token, keys, verifyOptions)).payload;
+      payload =
+        typeof keys === "function"
+          ? (await jwtVerify(token, keys, verifyOptions)).payload
+          : (await jwtVerify(token, keys, verifyOptions)).payload;
     } catch (error) {
       throw new InvalidTokenError(describeRejection(error));
     }
@@ -126,10 +129,16 @@ function remoteKeys(url: URL): JWTVerifyGetKey {
     try {
       return await keySet(header, token);
     } catch (error) {
-      if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JOSENotSupported) {
+      if (
+        error instanceof errors.JWKSNoMatchingKey ||
+        error instanceof errors.JWKSMultipleMatchingKeys ||
+        error instanceof errors.JOSENotSupported
+      ) {
         throw error;
       }
-      throw new VerifierUnavailableError(`cannot fetch the JWKS at ${where}: ${reasonOf(error)}`, KEYS_UNAVAILABLE_RETRY_AFTER_SECONDS, { cause: error });
+      throw new VerifierUnavailableError(`cannot fetch the JWKS at ${where}: ${reasonOf(error)}`, KEYS_UNAVAILABLE_RETRY_AFTER_SECONDS, {
+        cause: error,
+      });
     }
   };
 }
@@ -152,7 +161,11 @@ function describeRejection(error: unknown): string {
     if (error.claim === "aud") return "unexpected token audience";
     return `invalid token claim: ${error.claim}`;
   }
-  if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+  if (
+    error instanceof errors.JWSSignatureVerificationFailed ||
+    error instanceof errors.JWKSNoMatchingKey ||
+    error instanceof errors.JWKSMultipleMatchingKeys
+  ) {
     return "the token signature does not verify";
   }
   if (error instanceof errors.JOSEAlgNotAllowed) return "the token's signature algorithm is not accepted";

@@ -43,7 +43,8 @@ export async function openSessionStream(
   events?: StreamEventLog,
   resumeAfter?: string,
 ): Promise<void> {
-  const notificationOf = (event: TaskEvent, session: string): JSONRPCMessage | null => era.streamNotificationOf(event, session) as JSONRPCMessage | null;
+  const notificationOf = (event: TaskEvent, session: string): JSONRPCMessage | null =>
+    era.streamNotificationOf(event, session) as JSONRPCMessage | null;
   if (events && resumeAfter !== undefined) engine.bus.publish({ type: "reply", taskId: RESUMED_TOPIC, message: null, sessionId });
   // Subscribed before the replay reads the store: nothing published meanwhile is missed.
   const live: JSONRPCMessage[] = [];
@@ -98,7 +99,12 @@ export async function openSessionStream(
  * After a GET stream dropped: stores the session's notifications for {@link GET_STREAM_GRACE_MS},
  * or until a front announces it resumed the stream, so the resumption replays them.
  */
-function keepStoring(sessionId: string, engine: TaskEngine, events: StreamEventLog, notificationOf: (event: TaskEvent, sessionId: string) => JSONRPCMessage | null): void {
+function keepStoring(
+  sessionId: string,
+  engine: TaskEngine,
+  events: StreamEventLog,
+  notificationOf: (event: TaskEvent, sessionId: string) => JSONRPCMessage | null,
+): void {
   const unsubscribe = engine.bus.onAny((event) => {
     const message = notificationOf(event, sessionId);
     if (message) void events.append(sessionId, STANDALONE_STREAM, message).catch(() => {});
@@ -123,7 +129,13 @@ const TAIL_POLL_MS = 200;
  * or on another front) stored after that id, then what it stores next, until the stream holds the
  * request's response or the client leaves. Ends at once when the response was among the replayed.
  */
-export async function resumePostStream(res: ServerResponse, sessionId: string, streamId: string, lastEventId: string, events: StreamEventLog): Promise<void> {
+export async function resumePostStream(
+  res: ServerResponse,
+  sessionId: string,
+  streamId: string,
+  lastEventId: string,
+  events: StreamEventLog,
+): Promise<void> {
   let closed = false;
   res.once("close", () => (closed = true));
   openSse(res, sessionId);

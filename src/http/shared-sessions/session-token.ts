@@ -29,7 +29,12 @@ export class SessionTokenCodec {
 
   issue(claims: SessionClaims): string {
     const body = Buffer.from(
-      JSON.stringify({ p: claims.principal, c: trimCapabilities(claims.capabilities), v: claims.protocolVersion, n: randomBytes(9).toString("base64url") }),
+      JSON.stringify({
+        p: claims.principal,
+        c: trimCapabilities(claims.capabilities),
+        v: claims.protocolVersion,
+        n: randomBytes(9).toString("base64url"),
+      }),
     ).toString("base64url");
     return `s1.${body}.${this.mac(body)}`;
   }
@@ -59,7 +64,12 @@ export class SessionTokenCodec {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     try {
       const parsed = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as { p?: unknown; c?: unknown; v?: unknown };
-      if ((parsed.p !== null && typeof parsed.p !== "string") || typeof parsed.v !== "string" || typeof parsed.c !== "object" || parsed.c === null) {
+      if (
+        (parsed.p !== null && typeof parsed.p !== "string") ||
+        typeof parsed.v !== "string" ||
+        typeof parsed.c !== "object" ||
+        parsed.c === null
+      ) {
         return null;
       }
       return Object.freeze({ principal: parsed.p, capabilities: parsed.c as ClientCapabilities, protocolVersion: parsed.v });

@@ -2,7 +2,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport, type EventStore } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isInitializeRequest,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type ClientCapabilities,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode } from "../../core/errors.js";
 import type { TaskServer } from "../../mcp/task-server.js";
 import { answerPlain, plainRequestOf } from "../plain-requests.js";
@@ -49,7 +55,13 @@ export class SharedSessionEndpoint implements SessionEndpoint {
   static async create(app: TaskServer, options: SharedEndpointOptions = {}): Promise<SharedSessionEndpoint> {
     await app.start();
     const secret = await app.engine.inspect.secret();
-    return new SharedSessionEndpoint(app, new SessionTokenCodec(secret), new ReplyRouter(app.engine.bus, app.engine.logger), new RequestWithdrawals(app.engine.bus), options);
+    return new SharedSessionEndpoint(
+      app,
+      new SessionTokenCodec(secret),
+      new ReplyRouter(app.engine.bus, app.engine.logger),
+      new RequestWithdrawals(app.engine.bus),
+      options,
+    );
   }
 
   close(): void {
@@ -57,7 +69,13 @@ export class SharedSessionEndpoint implements SessionEndpoint {
     this.withdrawals.close();
   }
 
-  async post(req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined, principal: string | null): Promise<void> {
+  async post(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    auth: AuthInfo | undefined,
+    principal: string | null,
+  ): Promise<void> {
     const header = req.headers["mcp-session-id"];
     if (typeof header !== "string") {
       if (!isInitializeRequest(body)) {
@@ -189,7 +207,10 @@ export class SharedSessionEndpoint implements SessionEndpoint {
       res.once("close", () => {
         close();
         if (answered || stream.id === undefined) return;
-        const error = { code: RpcCode.ConnectionClosed, message: "Connection closed: this tasks/result's stream dropped; call tasks/result again to get the task's questions and result" };
+        const error = {
+          code: RpcCode.ConnectionClosed,
+          message: "Connection closed: this tasks/result's stream dropped; call tasks/result again to get the task's questions and result",
+        };
         void events.append(sessionId, stream.id, { jsonrpc: "2.0", id, error } as JSONRPCMessage).catch(() => {});
       });
       return;

@@ -57,7 +57,9 @@ export async function answerWithin(
       await engine.cancel(task.id, call.caller, { statusMessage: "The plain call that started it was cancelled" }).catch(() => {});
       throw new TaskError("internal", "The request was abandoned");
     }
-    return settled && isTerminal(settled.status) ? endedAnswer(settled) : backgroundAnswer(settled ?? task, await pendingOf(engine, settled ?? task, call));
+    return settled && isTerminal(settled.status)
+      ? endedAnswer(settled)
+      : backgroundAnswer(settled ?? task, await pendingOf(engine, settled ?? task, call));
   } finally {
     stopProgress();
     logs.stop();
@@ -82,7 +84,11 @@ export function endedAnswer(task: TaskRecord): CallToolResult {
 }
 
 /** The answer of a task still going on: its id, its status, and how to follow it. */
-export function backgroundAnswer(task: TaskRecord, pending: Awaited<ReturnType<TaskEngine["pendingInputs"]>>, refused?: string): CallToolResult {
+export function backgroundAnswer(
+  task: TaskRecord,
+  pending: Awaited<ReturnType<TaskEngine["pendingInputs"]>>,
+  refused?: string,
+): CallToolResult {
   const summary = taskSummary(task, pending);
   const why = refused === undefined ? "" : `Your answer to its question was not taken (${refused}); the question is still open. `;
   const sentence =
@@ -104,7 +110,13 @@ function pendingOf(engine: TaskEngine, task: TaskRecord, call: WaitingCall): Ret
  * is out: a person answering is not a task running late. A controller and timers of its own,
  * not AbortSignal.timeout (see core/deadline-signal.ts): this clock stops and starts again.
  */
-async function settledWithin(engine: TaskEngine, task: TaskRecord, call: WaitingCall, ms: number, beforeRelay: () => void): Promise<TaskRecord | null | "abandoned" | { refused: string }> {
+async function settledWithin(
+  engine: TaskEngine,
+  task: TaskRecord,
+  call: WaitingCall,
+  ms: number,
+  beforeRelay: () => void,
+): Promise<TaskRecord | null | "abandoned" | { refused: string }> {
   const waited = new AbortController();
   const expire = (): void => waited.abort("background after");
   let timer: NodeJS.Timeout | undefined = setTimeout(expire, ms);
@@ -163,7 +175,12 @@ async function settledWithin(engine: TaskEngine, task: TaskRecord, call: Waiting
  * must increase from one notification to the next, so keep-alives count 1, 2, 3… without a total,
  * and a task report not above the last value sent is not relayed.
  */
-function relayProgress(engine: TaskEngine, taskId: string, keepAliveMs: number, send: (progress: TaskProgress) => Promise<void>): () => void {
+function relayProgress(
+  engine: TaskEngine,
+  taskId: string,
+  keepAliveMs: number,
+  send: (progress: TaskProgress) => Promise<void>,
+): () => void {
   let last = 0;
   let reported = false;
   const emit = (progress: TaskProgress): void => {

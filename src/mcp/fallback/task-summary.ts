@@ -41,5 +41,9 @@ function questionOf(input: InputRequest): string {
 
 /** A CallToolResult saying where a task stands: a sentence for the model, the summary for programs. */
 export function statusAnswer(summary: TaskSummary, sentence: string, isError = false): CallToolResult {
-  return { content: [{ type: "text", text: `${sentence}\n${JSON.stringify(summary)}` }], structuredContent: summary, ...(isError && { isError: true }) };
+  return {
+    content: [{ type: "text", text: `${sentence}\n${JSON.stringify(summary)}` }],
+    structuredContent: summary,
+    ...(isError && { isError: true }),
+  };
 }

@@ -15,12 +15,21 @@ import { statusAnswer, taskSummary } from "./task-summary.js";
 export const TASK_TOOLS = ["task_status", "task_result", "task_cancel", "task_list"] as const;
 export type TaskToolName = (typeof TASK_TOOLS)[number];
 
-const TASK_ID: Tool["inputSchema"] = { type: "object", properties: { taskId: { type: "string", description: "The task id a background answer gave" } }, required: ["taskId"] };
+const TASK_ID: Tool["inputSchema"] = {
+  type: "object",
+  properties: { taskId: { type: "string", description: "The task id a background answer gave" } },
+  required: ["taskId"],
+};
 
 const DESCRIPTORS: Readonly<Record<TaskToolName, Omit<Tool, "name">>> = {
-  task_status: { description: "Where a background task stands: its status, progress and any question it waits on.", inputSchema: TASK_ID, annotations: { readOnlyHint: true } },
+  task_status: {
+    description: "Where a background task stands: its status, progress and any question it waits on.",
+    inputSchema: TASK_ID,
+    annotations: { readOnlyHint: true },
+  },
   task_result: {
-    description: "The result of a background task: waits for it a bounded time, then answers with the result, or with the status when it is still running (call again).",
+    description:
+      "The result of a background task: waits for it a bounded time, then answers with the result, or with the status when it is still running (call again).",
     inputSchema: TASK_ID,
     annotations: { readOnlyHint: true },
   },
@@ -78,9 +87,14 @@ export async function callTaskTool(
   }
   const { taskId } = parse(byId, args, name);
   const task = await lookup(() => engine.get(taskId, call.caller));
-  if (name === "task_status") return statusAnswer(taskSummary(task, await pendingOf(engine, task.id, task.status, call.caller)), `Task ${task.id} is ${task.status}.`);
+  if (name === "task_status")
+    return statusAnswer(
+      taskSummary(task, await pendingOf(engine, task.id, task.status, call.caller)),
+      `Task ${task.id} is ${task.status}.`,
+    );
   if (name === "task_cancel") {
-    if (isTerminal(task.status)) return statusAnswer(taskSummary(task), `Task ${task.id} had already ended (${task.status}); nothing to cancel.`, true);
+    if (isTerminal(task.status))
+      return statusAnswer(taskSummary(task), `Task ${task.id} had already ended (${task.status}); nothing to cancel.`, true);
     try {
       return statusAnswer(taskSummary(await engine.cancel(task.id, call.caller)), `Task ${task.id} was cancelled.`);
     } catch (error) {

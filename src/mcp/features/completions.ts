@@ -6,9 +6,15 @@ import { paramsOf } from "./feature-params.js";
 
 const CompleteParams = z
   .object({
-    ref: z.discriminatedUnion("type", [z.object({ type: z.literal("ref/prompt"), name: z.string() }).loose(), z.object({ type: z.literal("ref/resource"), uri: z.string() }).loose()]),
+    ref: z.discriminatedUnion("type", [
+      z.object({ type: z.literal("ref/prompt"), name: z.string() }).loose(),
+      z.object({ type: z.literal("ref/resource"), uri: z.string() }).loose(),
+    ]),
     argument: z.object({ name: z.string(), value: z.string() }).loose(),
-    context: z.object({ arguments: z.record(z.string(), z.string()).optional() }).loose().optional(),
+    context: z
+      .object({ arguments: z.record(z.string(), z.string()).optional() })
+      .loose()
+      .optional(),
   })
   .loose();
 

@@ -10,4 +10,8 @@ export interface FeatureHost {
 }
 
 /** One feature method, era-neutral: its params in, its result out (each era adds its own envelope). */
-export type FeatureMethod = (host: FeatureHost, params: Record<string, unknown> | undefined, ctx: FeatureContext) => Promise<Record<string, unknown>>;
+export type FeatureMethod = (
+  host: FeatureHost,
+  params: Record<string, unknown> | undefined,
+  ctx: FeatureContext,
+) => Promise<Record<string, unknown>>;

@@ -20,7 +20,9 @@ export class ListChangedSessions {
 
   /** A session began; `capabilities` are what it declared. */
   add(session: ListChangedSink, capabilities: Record<string, unknown>): void {
-    const kinds = (Object.keys(METHOD_OF) as ListKind[]).filter((kind) => (capabilities[kind] as { listChanged?: unknown } | undefined)?.listChanged === true);
+    const kinds = (Object.keys(METHOD_OF) as ListKind[]).filter(
+      (kind) => (capabilities[kind] as { listChanged?: unknown } | undefined)?.listChanged === true,
+    );
     if (kinds.length > 0) this.sessions.set(session, new Set(kinds));
   }
 

@@ -28,7 +28,10 @@ export interface PromptResult {
 }
 
 /** Renders a prompt from its parsed arguments (`prompts/get`). */
-export type PromptHandler<A extends PromptArguments = PromptArguments> = (args: z.output<A>, ctx: FeatureContext) => PromptResult | Promise<PromptResult>;
+export type PromptHandler<A extends PromptArguments = PromptArguments> = (
+  args: z.output<A>,
+  ctx: FeatureContext,
+) => PromptResult | Promise<PromptResult>;
 
 export interface RegisteredPrompt {
   name: string;
@@ -41,10 +44,14 @@ export interface RegisteredPrompt {
 /** The advertised arguments of a schema; a field that is not a string fails the registration. */
 function argumentsOf(name: string, schema: PromptArguments | undefined): PromptArgument[] {
   if (!schema) return [];
-  const json = z.toJSONSchema(schema, { io: "input" }) as { properties?: Record<string, { type?: unknown; description?: unknown }>; required?: string[] };
+  const json = z.toJSONSchema(schema, { io: "input" }) as {
+    properties?: Record<string, { type?: unknown; description?: unknown }>;
+    required?: string[];
+  };
   const required = new Set(json.required ?? []);
   return Object.entries(json.properties ?? {}).map(([argument, property]) => {
-    if (property.type !== "string") throw new Error(`Prompt ${name}: argument ${argument} must be a string field (MCP prompt arguments are strings)`);
+    if (property.type !== "string")
+      throw new Error(`Prompt ${name}: argument ${argument} must be a string field (MCP prompt arguments are strings)`);
     return {
       name: argument,
       ...(typeof property.description === "string" && { description: property.description }),
@@ -68,7 +75,11 @@ export function describePrompt({ name, definition, arguments: args }: Registered
 }
 
 /** Renders a prompt: its arguments checked against its schema first (a missing required one is -32602). */
-export async function renderPrompt(prompt: RegisteredPrompt, args: Record<string, string> | undefined, ctx: FeatureContext): Promise<GetPromptResult> {
+export async function renderPrompt(
+  prompt: RegisteredPrompt,
+  args: Record<string, string> | undefined,
+  ctx: FeatureContext,
+): Promise<GetPromptResult> {
   const schema = prompt.definition.arguments ?? z.object({});
   const parsed = schema.safeParse(args ?? {});
   if (!parsed.success) {

@@ -29,7 +29,11 @@ export interface ResourceTemplateDefinition {
 }
 
 /** Reads one resource of a template: the URI asked for and the variables it gave. */
-export type TemplateReadHandler = (uri: string, variables: TemplateVariables, ctx: FeatureContext) => ResourceReadResult | Promise<ResourceReadResult>;
+export type TemplateReadHandler = (
+  uri: string,
+  variables: TemplateVariables,
+  ctx: FeatureContext,
+) => ResourceReadResult | Promise<ResourceReadResult>;
 
 export interface RegisteredTemplate {
   definition: ResourceTemplateDefinition;
@@ -44,7 +48,10 @@ export function compileTemplate(definition: ResourceTemplateDefinition, read: Te
 }
 
 /** The first template (in registration order) that `uri` matches, with the values of its variables. */
-export function matchTemplate(templates: Iterable<RegisteredTemplate>, uri: string): { template: RegisteredTemplate; variables: TemplateVariables } | undefined {
+export function matchTemplate(
+  templates: Iterable<RegisteredTemplate>,
+  uri: string,
+): { template: RegisteredTemplate; variables: TemplateVariables } | undefined {
   for (const template of templates) {
     let variables: TemplateVariables | null;
     try {
@@ -58,7 +65,14 @@ export function matchTemplate(templates: Iterable<RegisteredTemplate>, uri: stri
 }
 
 /** A template as `resources/templates/list` shows it (the gateway mirrors an upstream's listing with it too). */
-export function describeTemplate({ uriTemplate, name, title, description, mimeType, annotations }: Omit<ResourceTemplateDefinition, "list" | "complete">): ResourceTemplate {
+export function describeTemplate({
+  uriTemplate,
+  name,
+  title,
+  description,
+  mimeType,
+  annotations,
+}: Omit<ResourceTemplateDefinition, "list" | "complete">): ResourceTemplate {
   return {
     uriTemplate,
     name,

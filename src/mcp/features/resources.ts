@@ -35,7 +35,8 @@ export interface ResourceDefinition {
  * One part of a resource's contents: text, or binary (`blob`: bytes, or a base64 string).
  * `uri` defaults to the URI read and `mimeType` to the resource's.
  */
-export type ResourcePart = { text: string; uri?: string; mimeType?: string } | { blob: Uint8Array | string; uri?: string; mimeType?: string };
+export type ResourcePart =
+  { text: string; uri?: string; mimeType?: string } | { blob: Uint8Array | string; uri?: string; mimeType?: string };
 
 /** What a read handler returns: a text (a string), one part, or several. */
 export type ResourceReadResult = string | ResourcePart | ResourcePart[];
@@ -74,7 +75,11 @@ export function describeResource(definition: ListedResource): Resource {
 }
 
 /** A handler's answer as the `contents` of a ReadResourceResult. */
-export function contentsOf(result: ResourceReadResult, uri: string, mimeType: string | undefined): Array<TextResourceContents | BlobResourceContents> {
+export function contentsOf(
+  result: ResourceReadResult,
+  uri: string,
+  mimeType: string | undefined,
+): Array<TextResourceContents | BlobResourceContents> {
   const parts = typeof result === "string" ? [{ text: result }] : Array.isArray(result) ? result : [result];
   return parts.map((part) => {
     const type = part.mimeType ?? mimeType;

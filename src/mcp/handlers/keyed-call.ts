@@ -17,7 +17,12 @@ import { endedAnswer } from "../fallback/background-call.js";
  * The key a call names its operation with: the requestor's (checked: -32602 when not a string of
  * 1–255 characters), or none. Honoured only with task support on (the capability is declared then).
  */
-export function requestorKey(config: Pick<TaskServerConfig, "tasks">, raw: unknown, tool: RegisteredTool, args: Record<string, unknown>): TaskKey | null {
+export function requestorKey(
+  config: Pick<TaskServerConfig, "tasks">,
+  raw: unknown,
+  tool: RegisteredTool,
+  args: Record<string, unknown>,
+): TaskKey | null {
   if (raw === undefined || !config.tasks) return null;
   return requestedKey(checkIdempotencyKey(raw), tool.name, args);
 }
@@ -45,7 +50,13 @@ export function fallbackKey(requested: TaskKey | null, tool: RegisteredTool, arg
  * with (its result, or its JSON-RPC error), or while it still runs is refused with the SEP's
  * in-progress error (-32003, `data.type` "idempotency_key_in_progress"), never run twice.
  */
-export async function answerKeyedPlainly(engine: TaskEngine, keyed: { task: TaskRecord; created: boolean }, key: TaskKey, caller: Caller, signal: AbortSignal): Promise<CallToolResult> {
+export async function answerKeyedPlainly(
+  engine: TaskEngine,
+  keyed: { task: TaskRecord; created: boolean },
+  key: TaskKey,
+  caller: Caller,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
   if (!keyed.created) {
     if (!isTerminal(keyed.task.status)) throw keyInProgress(requestorKeyOf(key));
     return endedAnswer(keyed.task);

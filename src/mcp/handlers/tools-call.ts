@@ -56,7 +56,10 @@ export interface CheckedArguments {
  * What tools/call checks in every era before anything runs: the tool exists, and its arguments
  * fit the nesting and size limits and the tool's schema (-32602 otherwise).
  */
-export function checkToolArguments({ tools, config, engine }: Pick<EraHost, "tools" | "config" | "engine">, params: LooseParams): CheckedArguments {
+export function checkToolArguments(
+  { tools, config, engine }: Pick<EraHost, "tools" | "config" | "engine">,
+  params: LooseParams,
+): CheckedArguments {
   const name = params?.["name"];
   if (typeof name !== "string" || name.length === 0) throw TaskError.invalidParams("Invalid params: name must be a non-empty string");
   const tool = tools.get(name);
@@ -117,7 +120,13 @@ function checkToolCall(host: EraHost, params: LooseParams): CheckedCall {
 export async function answerTaskCall(host: EraHost, params: LooseParams, origin: CallOrigin): Promise<Record<string, unknown>> {
   const checked = checkToolCall(host, params);
   if (!checked.task) throw TaskError.invalidParams("Not a task-augmented call");
-  return createdTaskResult(host, checked, params, origin, requestorKey(host.config, host.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs));
+  return createdTaskResult(
+    host,
+    checked,
+    params,
+    origin,
+    requestorKey(host.config, host.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs),
+  );
 }
 
 /**
@@ -132,11 +141,17 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
   const checked = checkToolCall(session, params);
   const key = requestorKey(session.config, session.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs);
   if (checked.task) {
-    return createdTaskResult(session, checked, params, {
-      caller: request.caller,
-      sessionId: session.connectionId,
-      capabilities: session.server.getClientCapabilities(),
-    }, key);
+    return createdTaskResult(
+      session,
+      checked,
+      params,
+      {
+        caller: request.caller,
+        sessionId: session.connectionId,
+        capabilities: session.server.getClientCapabilities(),
+      },
+      key,
+    );
   }
   if (key) {
     // Recorded as a task under the key, so a retry replays its answer instead of running it again.
@@ -166,20 +181,30 @@ export async function toolsCall(session: SessionContext, params: LooseParams, re
  * tools, and a task-capable tool run as a task answered within `backgroundAfterMs` or in the
  * background; undefined for a call the ordinary path serves (a forbidden tool runs plainly).
  */
-async function fallbackCall(session: SessionContext, params: LooseParams, request: CallRequest, capabilities: ClientCapabilities | undefined): Promise<CallToolResult | undefined> {
+async function fallbackCall(
+  session: SessionContext,
+  params: LooseParams,
+  request: CallRequest,
+  capabilities: ClientCapabilities | undefined,
+): Promise<CallToolResult | undefined> {
   const name = params?.["name"];
   // The era's method whose stream carries a task's questions, on this call's stream: it relays them (elicitation).
   const stream = session.era.questionStreamMethod;
   const results = stream === null ? undefined : session.era.sessionMethods[stream];
   const relay = results && ((taskId: string, signal: AbortSignal) => results(session, { taskId }, { ...request, signal }));
-  if (isTaskTool(name, session.tools)) return callTaskTool(session, name, params?.["arguments"], { caller: request.caller, signal: request.signal, ...(relay && { relay }) });
+  if (isTaskTool(name, session.tools))
+    return callTaskTool(session, name, params?.["arguments"], { caller: request.caller, signal: request.signal, ...(relay && { relay }) });
   const checked = checkToolArguments(session, params);
   const support = checked.tool.definition.taskSupport ?? "forbidden";
   // A required tool is refused on the ordinary path (T-TOOL-4) unless the server opted in.
   if (support === "forbidden" || (support === "required" && !session.config.fallbackRequired)) return undefined;
   // A retry with the same key — or, for a tool that dedupes, the same call while it still runs —
   // waits on the same task.
-  const key = fallbackKey(requestorKey(session.config, session.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs), checked.tool, checked.rawArgs);
+  const key = fallbackKey(
+    requestorKey(session.config, session.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs),
+    checked.tool,
+    checked.rawArgs,
+  );
   // No session id: the client would not understand task status notifications, and the progress
   // token is this call's, relayed only while it waits (answerWithin).
   const { task } = await createToolTask(session, checked, {
@@ -200,7 +225,10 @@ async function fallbackCall(session: SessionContext, params: LooseParams, reques
     },
     ...(progressToken !== null && {
       sendProgress: (progress) =>
-        session.server.notification({ method: "notifications/progress", params: { progressToken, ...progress } }, { relatedRequestId: request.requestId }),
+        session.server.notification(
+          { method: "notifications/progress", params: { progressToken, ...progress } },
+          { relatedRequestId: request.requestId },
+        ),
     }),
   });
 }
@@ -230,7 +258,13 @@ function toRequestorError(logger: Logger, tool: string, error: unknown): TaskErr
 }
 
 /** The task of a task-augmented call, created (or the one its key names, as it is now), answered as the era's CreateTaskResult. */
-async function createdTaskResult(host: EraHost, checked: CheckedCall, params: LooseParams, origin: CallOrigin, key: TaskKey | null): Promise<Record<string, unknown>> {
+async function createdTaskResult(
+  host: EraHost,
+  checked: CheckedCall,
+  params: LooseParams,
+  origin: CallOrigin,
+  key: TaskKey | null,
+): Promise<Record<string, unknown>> {
   // A key that names a task already: that task, as it is now (its CreateTaskResult again).
   const { task } = await createToolTask(host, checked, {
     caller: origin.caller,

@@ -38,7 +38,9 @@ export function describeTool(tool: RegisteredTool): Tool {
     inputSchema: definition.listedSchemas?.input ?? (z.toJSONSchema(definition.input, { io: "input" }) as Tool["inputSchema"]),
     ...(definition.listedSchemas?.output !== undefined
       ? { outputSchema: definition.listedSchemas.output }
-      : definition.outputSchema !== undefined && { outputSchema: z.toJSONSchema(definition.outputSchema, { io: "output" }) as Tool["outputSchema"] }),
+      : definition.outputSchema !== undefined && {
+          outputSchema: z.toJSONSchema(definition.outputSchema, { io: "output" }) as Tool["outputSchema"],
+        }),
     ...(definition.annotations !== undefined && { annotations: definition.annotations }),
     ...(definition.icons !== undefined && { icons: definition.icons }),
     ...(definition._meta !== undefined && { _meta: definition._meta }),

@@ -8,7 +8,16 @@ export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "crit
  * Every {@link LogLevel}, in order of severity (debug lowest, emergency highest). Era-neutral: how
  * a message travels, and how a client sets its threshold, belong to the era folders.
  */
-export const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const satisfies readonly LogLevel[];
+export const LOG_LEVELS = [
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency",
+] as const satisfies readonly LogLevel[];
 
 export function isLogLevel(value: unknown): value is LogLevel {
   return typeof value === "string" && (LOG_LEVELS as readonly string[]).includes(value);

@@ -76,7 +76,8 @@ export const rev20251125 = {
     const { task: _task, ...plain } = params ?? {};
     return plain;
   },
-  requestedTtlOf: (taskParams) => (typeof taskParams === "object" && taskParams !== null ? (taskParams as Record<string, unknown>)["ttl"] : undefined),
+  requestedTtlOf: (taskParams) =>
+    typeof taskParams === "object" && taskParams !== null ? (taskParams as Record<string, unknown>)["ttl"] : undefined,
   idempotencyKeyOf: (params) => params?.["idempotencyKey"],
 
   // T-NEW-2: a CreateTaskResult, not the tool's result; T-NEW-3: optional model-immediate-response.

@@ -45,7 +45,10 @@ export async function deliverPendingInputs(
         (answer) =>
           engine.respond(task.id, caller, input.id, answer).catch((error: unknown) => {
             if (!(error instanceof TaskError && error.kind === "invalid_params")) throw error;
-            engine.logger.info({ taskId: task.id, inputId: input.id, reason: error.message }, "answer refused: it does not fit the question");
+            engine.logger.info(
+              { taskId: task.id, inputId: input.id, reason: error.message },
+              "answer refused: it does not fit the question",
+            );
             refused(error);
           }),
         (error: unknown) => {
@@ -53,7 +56,9 @@ export async function deliverPendingInputs(
           engine.logger.debug({ taskId: task.id, inputId: input.id, err: String(error) }, "input delivery failed; will redeliver");
         },
       )
-      .catch((error: unknown) => engine.logger.warn({ taskId: task.id, inputId: input.id, err: String(error) }, "could not record an answer"))
+      .catch((error: unknown) =>
+        engine.logger.warn({ taskId: task.id, inputId: input.id, err: String(error) }, "could not record an answer"),
+      )
       .finally(() => sent.delete(key));
   }
 }

@@ -3,7 +3,11 @@ import { isLogLevel, type LogLevel, type LogThreshold } from "../logging/log-lev
 import type { LooseParams } from "../request-schemas.js";
 
 /** The notification that carries one log message (MCP 2025-11-25 server/utilities/logging). */
-export function logMessage(level: LogLevel, data: unknown, logger: string | undefined): { method: "notifications/message"; params: Record<string, unknown> } {
+export function logMessage(
+  level: LogLevel,
+  data: unknown,
+  logger: string | undefined,
+): { method: "notifications/message"; params: Record<string, unknown> } {
   return { method: "notifications/message", params: { level, ...(logger !== undefined && { logger }), data } };
 }
 
@@ -14,7 +18,8 @@ export function logMessage(level: LogLevel, data: unknown, logger: string | unde
  */
 export function setLevel(threshold: LogThreshold, params: LooseParams): Record<string, never> {
   const level = params?.["level"];
-  if (!isLogLevel(level)) throw TaskError.invalidParams(`Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency`);
+  if (!isLogLevel(level))
+    throw TaskError.invalidParams(`Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency`);
   threshold.set(level);
   return {};
 }

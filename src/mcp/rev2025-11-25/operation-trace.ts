@@ -6,7 +6,11 @@ import type { OperationTrace, PlainRequest } from "../era.js";
  * What a 2025-11-25 request tells its span: the trace context in `params._meta` (SEP-414:
  * `traceparent`, `tracestate`, `baggage`), the tool or prompt it names, the task it names.
  */
-export function operationTrace(method: string, params: LooseParams, plain?: Pick<PlainRequest, "sessionStreamCarriesOwnTasks">): OperationTrace {
+export function operationTrace(
+  method: string,
+  params: LooseParams,
+  plain?: Pick<PlainRequest, "sessionStreamCarriesOwnTasks">,
+): OperationTrace {
   const carrier = carrierFrom(params?.["_meta"]);
   const name = params?.["name"];
   const taskId = params?.["taskId"];
@@ -18,6 +22,7 @@ export function operationTrace(method: string, params: LooseParams, plain?: Pick
     // a tools/call without `params.task` runs the tool there, and on a local session a tasks/result
     // carries the task's notifications there.
     ...(plain &&
-      ((method === "tools/call" && params?.["task"] === undefined) || (method === "tasks/result" && !plain.sessionStreamCarriesOwnTasks)) && { servedOnStream: true }),
+      ((method === "tools/call" && params?.["task"] === undefined) ||
+        (method === "tasks/result" && !plain.sessionStreamCarriesOwnTasks)) && { servedOnStream: true }),
   };
 }

@@ -138,7 +138,6 @@ export class SessionLink {
     await this.send({ method: "notifications/tasks/status", params: { ...snapshot } }, relatedRequestId, mine);
   }
 
-
   /**
    * Sends, on the stream of `tasks/result` request `requestId`, the status notification of the
    * task's end it saw while waiting (T-NOTE-1), if this server has no standalone stream to carry
@@ -192,7 +191,14 @@ const links = new WeakMap<SessionContext, SessionLink>();
 
 /** Starts carrying task notifications to a session (the era's `attachSession`). */
 export function attachStatusNotifications(session: SessionContext, options: StandaloneStreamOptions): () => void {
-  const link = new SessionLink(session.connectionId, session.server, session.engine, session.logThreshold, options.standaloneStream, options.standaloneStreamOpened);
+  const link = new SessionLink(
+    session.connectionId,
+    session.server,
+    session.engine,
+    session.logThreshold,
+    options.standaloneStream,
+    options.standaloneStreamOpened,
+  );
   links.set(session, link);
   link.attach();
   return () => link.detach();

@@ -13,7 +13,11 @@ export function streamNotificationOf(event: TaskEvent, sessionId: string): Recor
   }
   if (event.type === "progress") {
     if (event.sessionId !== sessionId || event.progressToken === null) return null;
-    return { jsonrpc: "2.0", method: "notifications/progress", params: withRelatedTask({ progressToken: event.progressToken, ...event.progress }, event.taskId) };
+    return {
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: withRelatedTask({ progressToken: event.progressToken, ...event.progress }, event.taskId),
+    };
   }
   return null;
 }

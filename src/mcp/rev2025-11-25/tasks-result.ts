@@ -70,11 +70,15 @@ export async function tasksResult(
         // A JSON-RPC error answer is the requestor's answer; a closed stream, an abandoned
         // tasks/result or our own timeout is not (the request then stays queued). Decided by the
         // connection's state, not the code: a requestor may answer with -32000/-32001 itself.
-        const lost = deliveries.signal.aborted || server.transport === undefined || isLocalTimeout(error) || error instanceof ConnectionError;
+        const lost =
+          deliveries.signal.aborted || server.transport === undefined || isLocalTimeout(error) || error instanceof ConnectionError;
         if (lost) throw error;
         if (isSdkError(error)) return { kind: "error", error: toRpcError(error).body };
         if (error instanceof RemoteError || error instanceof TaskCancelledError) {
-          return { kind: "error", error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) } };
+          return {
+            kind: "error",
+            error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
+          };
         }
         throw error;
       } finally {
@@ -85,7 +89,8 @@ export async function tasksResult(
       .awaitOutcome(taskId, caller, waiting.signal, async (change) => {
         // A task queues its question, then moves to input_required, then publishes an `input`
         // event: a `working` task with no such event since has nothing queued (one query less).
-        if (change.inputsMayHaveChanged && !waiting.signal.aborted) await deliverPendingInputs(engine, change.task, caller, deliver, refused);
+        if (change.inputsMayHaveChanged && !waiting.signal.aborted)
+          await deliverPendingInputs(engine, change.task, caller, deliver, refused);
       })
       .catch((error: unknown) => {
         // T-INPUT-3 with a form: an answer that does not fit is refused (-32602 naming the field)
@@ -104,7 +109,12 @@ export async function tasksResult(
 }
 
 /** `tasks/result` of a task that never asks its requestor anything: waits for the outcome and answers with it. */
-export async function awaitResultOf(engine: TaskEngine, params: LooseParams, caller: Caller, signal: AbortSignal): Promise<Record<string, unknown>> {
+export async function awaitResultOf(
+  engine: TaskEngine,
+  params: LooseParams,
+  caller: Caller,
+  signal: AbortSignal,
+): Promise<Record<string, unknown>> {
   const taskId = requireTaskId(params);
   try {
     return resultOf(await engine.awaitOutcome(taskId, caller, signal));
@@ -115,7 +125,11 @@ export async function awaitResultOf(engine: TaskEngine, params: LooseParams, cal
 
 /** The SDK's own "no answer in time" error (it carries the timeout it waited), not a requestor's answer. */
 function isLocalTimeout(error: unknown): boolean {
-  return isSdkError(error) && error.code === RpcCode.RequestTimeout && typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number";
+  return (
+    isSdkError(error) &&
+    error.code === RpcCode.RequestTimeout &&
+    typeof (error.data as { timeout?: unknown } | undefined)?.timeout === "number"
+  );
 }
 
 /** The terminal task's answer: its result, its replayed error, or "cancelled" (-32800). */
@@ -133,4 +147,3 @@ export function resultOf(task: TaskRecord): Record<string, unknown> {
   }
   return withRelatedTask(outcome.value as object, task.id);
 }
-

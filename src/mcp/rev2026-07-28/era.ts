@@ -20,7 +20,12 @@ import { inOperationSpan } from "../tracing/operation-span.js";
 import { servedNames, type ServedNames } from "../tracing/served-names.js";
 import { carrierFrom } from "../tracing/trace-carrier.js";
 
-type Method = (host: StatelessHost, params: LooseParams, envelope: Envelope, request: StatelessHttpRequest) => Promise<Record<string, unknown>> | Record<string, unknown>;
+type Method = (
+  host: StatelessHost,
+  params: LooseParams,
+  envelope: Envelope,
+  request: StatelessHttpRequest,
+) => Promise<Record<string, unknown>> | Record<string, unknown>;
 
 /** Methods every 2026-07-28 request may call. */
 const CORE: Readonly<Record<string, Method>> = {
@@ -48,7 +53,10 @@ function methodOf(host: StatelessHost, method: string): { run: Method; isTasks: 
 
 /** What this era serves on `host`: its method tables (and the listen stream), the host's tools and prompts. */
 function servedBy(host: StatelessHost): ServedNames {
-  return servedNames({ tools: host.tools, prompts: host.features?.prompts }, (method) => methodOf(host, method) !== undefined || (method === METHOD.subscriptionsListen && host.config.tasks));
+  return servedNames(
+    { tools: host.tools, prompts: host.features?.prompts },
+    (method) => methodOf(host, method) !== undefined || (method === METHOD.subscriptionsListen && host.config.tasks),
+  );
 }
 
 type Message = { id: string | number | null; method: string; params: LooseParams };
@@ -59,7 +67,11 @@ function messageOf(body: unknown): Message | { invalid: string; id: string | num
   if (problem) return { invalid: problem.message, id: problem.id };
   const { id, method, params } = body as Record<string, unknown>;
   // This era's server sends its client no requests, so a response answers nothing.
-  if (typeof method !== "string") return { invalid: 'Invalid Request: expected a request or a notification, with a "method"', id: typeof id === "string" || typeof id === "number" ? id : null };
+  if (typeof method !== "string")
+    return {
+      invalid: 'Invalid Request: expected a request or a notification, with a "method"',
+      id: typeof id === "string" || typeof id === "number" ? id : null,
+    };
   return { id: (id as string | number | undefined) ?? null, method, params: params as LooseParams };
 }
 
@@ -79,15 +91,18 @@ async function answerRequest(
   checkVersionHeader(envelope.protocolVersion, request.headers);
   checkNameHeader(method, params, request.headers);
   // The one method answered with a stream (X-NOTE); with tasks off there is nothing to listen to.
-  if (method === METHOD.subscriptionsListen && host.config.tasks) return { stream: await subscriptionsListen(host, params, envelope, request, message.id) };
+  if (method === METHOD.subscriptionsListen && host.config.tasks)
+    return { stream: await subscriptionsListen(host, params, envelope, request, message.id) };
   const served = methodOf(host, method);
   if (!served) throw new TaskError("method_not_found", `Method not found: ${method}`);
   // SEP-3182 defines the key for tools/call only: elsewhere it would be ignored, so it is refused.
-  if (method !== METHOD.toolsCall && params?.["idempotencyKey"] !== undefined) throw TaskError.invalidParams(`Invalid params: ${KEY_ELSEWHERE}`);
+  if (method !== METHOD.toolsCall && params?.["idempotencyKey"] !== undefined)
+    throw TaskError.invalidParams(`Invalid params: ${KEY_ELSEWHERE}`);
   if (served.isTasks && !envelope.declaresTasks) throw missingTasksCapability(method);
   // A plain call's progress rides an SSE answer once the handler reports some (progress-stream.ts).
   const token = method === METHOD.toolsCall ? progressTokenOf(params) : null;
-  if (token !== null) return await withProgressStream(message.id, token, request.signal, (progress) => toolsCall(host, params, envelope, request, progress));
+  if (token !== null)
+    return await withProgressStream(message.id, token, request.signal, (progress) => toolsCall(host, params, envelope, request, progress));
   const result = await served.run(host, params, envelope, request);
   // X-CAP-9: every result says its type.
   return { result: typeof result["resultType"] === "string" ? result : { ...result, resultType: RESULT_TYPE.complete } };
@@ -110,7 +125,8 @@ export const tasksExt = {
 
   async answer(host, body, request): Promise<StatelessAnswer> {
     const message = messageOf(body);
-    if ("invalid" in message) return { id: message.id, error: { code: wireCodeIn(OWN_ERROR_CODES_2026, RpcCode.InvalidRequest), message: message.invalid } };
+    if ("invalid" in message)
+      return { id: message.id, error: { code: wireCodeIn(OWN_ERROR_CODES_2026, RpcCode.InvalidRequest), message: message.invalid } };
     // A notification gets no answer; none of this era's needs handling (cancel is tasks/cancel, X-CANCEL-1).
     const { id } = message;
     if (id === null) return null;

@@ -4,7 +4,12 @@ import { FEATURE_METHODS, serves } from "../features/feature-methods.js";
 import type { LooseParams } from "../request-schemas.js";
 import { RESULT_TYPE } from "./wire.js";
 
-type Method = (host: StatelessHost, params: LooseParams, envelope: unknown, request: StatelessHttpRequest) => Promise<Record<string, unknown>>;
+type Method = (
+  host: StatelessHost,
+  params: LooseParams,
+  envelope: unknown,
+  request: StatelessHttpRequest,
+) => Promise<Record<string, unknown>>;
 
 /**
  * CacheableResult hints (core 2026-07-28) for the lists and `resources/read`: `ttlMs: 0` because
@@ -27,7 +32,10 @@ export const FEATURE_CORE: Readonly<Record<string, Method>> = Object.fromEntries
     async (host, params, _envelope, request) => {
       const { features } = host;
       if (!features || !serves(features, needs)) throw new TaskError("method_not_found", `Method not found: ${method}`);
-      const result = await run({ features, store: host.engine.inspect, pageSize: host.config.pageSize }, params, { signal: request.signal, caller: request.caller });
+      const result = await run({ features, store: host.engine.inspect, pageSize: host.config.pageSize }, params, {
+        signal: request.signal,
+        caller: request.caller,
+      });
       return { resultType: RESULT_TYPE.complete, ...result, ...(CACHEABLE.has(method) && CACHE) };
     },
   ]),

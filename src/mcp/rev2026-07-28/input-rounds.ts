@@ -47,7 +47,8 @@ export class InputRounds {
     if (token === undefined) return new InputRounds(seal, binding, envelope, {}, now);
     const state = seal.open(token, binding, now);
     const responses = params?.["inputResponses"];
-    const given = typeof responses === "object" && responses !== null && !Array.isArray(responses) ? (responses as Record<string, unknown>) : {};
+    const given =
+      typeof responses === "object" && responses !== null && !Array.isArray(responses) ? (responses as Record<string, unknown>) : {};
     const answers = { ...state.answers };
     for (const key of state.asked) if (Object.hasOwn(given, key)) answers[key] = given[key];
     return new InputRounds(seal, binding, envelope, answers, now);
@@ -58,7 +59,11 @@ export class InputRounds {
     this.asked = 0;
     const caps = this.envelope.clientCapabilities;
     const can = { elicit: caps.elicitation !== undefined, sample: caps.sampling !== undefined };
-    const ask = <T>(method: string, params: unknown, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }): T => {
+    const ask = <T>(
+      method: string,
+      params: unknown,
+      schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+    ): T => {
       const key = `input-${++this.asked}`;
       if (Object.hasOwn(this.answers, key)) {
         const parsed = schema.safeParse(this.answers[key]);
@@ -94,7 +99,10 @@ export class InputRounds {
    * Runs `work` in this round: its value, or the InputRequiredResult when it asked something
    * still open (whatever it did with the InputNeeded thrown at it).
    */
-  async run<T>(work: (ctx: GatherContext) => Promise<T>, signal: AbortSignal): Promise<{ value: T } | { inputRequired: Record<string, unknown> }> {
+  async run<T>(
+    work: (ctx: GatherContext) => Promise<T>,
+    signal: AbortSignal,
+  ): Promise<{ value: T } | { inputRequired: Record<string, unknown> }> {
     this.open.clear();
     let value: T;
     try {

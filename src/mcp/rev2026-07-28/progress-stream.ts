@@ -46,7 +46,11 @@ export async function withProgressStream(
   );
   void call.then((settled) => {
     if (!streaming) return;
-    push("result" in settled ? { jsonrpc: "2.0", id, result: settled.result } : { jsonrpc: "2.0", id, error: wireErrorIn(OWN_ERROR_CODES_2026, settled.error) });
+    push(
+      "result" in settled
+        ? { jsonrpc: "2.0", id, result: settled.result }
+        : { jsonrpc: "2.0", id, error: wireErrorIn(OWN_ERROR_CODES_2026, settled.error) },
+    );
     done = true;
     wake?.();
   });

@@ -18,7 +18,9 @@ const MAX_AGE_MS = 60 * 60 * 1000;
 
 /** The binding of a call: a state from another tool, arguments or caller does not open. */
 export function bindingOf(tool: string, rawArgs: unknown, owner: string | null): string {
-  return createHash("sha256").update(JSON.stringify([tool, rawArgs, owner])).digest("base64url");
+  return createHash("sha256")
+    .update(JSON.stringify([tool, rawArgs, owner]))
+    .digest("base64url");
 }
 
 /**

@@ -54,5 +54,6 @@ export function checkNameHeader(method: string, params: LooseParams, headers: Re
 /** X-HTTP-3: a sent MCP-Protocol-Version must equal the envelope's version (-32020). */
 export function checkVersionHeader(declared: string, headers: Readonly<Record<string, string | undefined>>): void {
   const header = headers[HEADER.protocolVersion];
-  if (header !== undefined && header !== declared) throw headerMismatch(`MCP-Protocol-Version header value '${header}' does not match body value '${declared}'`);
+  if (header !== undefined && header !== declared)
+    throw headerMismatch(`MCP-Protocol-Version header value '${header}' does not match body value '${declared}'`);
 }

@@ -9,10 +9,12 @@ import { META_SUBSCRIPTION_ID, missingTasksCapability, NOTIFICATION, RESULT_TYPE
 /** The `taskIds` of a `subscriptions/listen` filter, or undefined when it names none. */
 function taskIdsOf(params: LooseParams): string[] | undefined {
   const filter = params?.["notifications"];
-  if (typeof filter !== "object" || filter === null || Array.isArray(filter)) throw TaskError.invalidParams("Invalid params: notifications must be an object");
+  if (typeof filter !== "object" || filter === null || Array.isArray(filter))
+    throw TaskError.invalidParams("Invalid params: notifications must be an object");
   const ids = (filter as Record<string, unknown>)["taskIds"];
   if (ids === undefined) return undefined;
-  if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) throw TaskError.invalidParams("Invalid params: notifications.taskIds must be an array of strings");
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string"))
+    throw TaskError.invalidParams("Invalid params: notifications.taskIds must be an array of strings");
   return [...new Set(ids as string[])];
 }
 
@@ -39,15 +41,25 @@ export async function subscriptionsListen(
       await host.engine.get(id, request.caller);
       accepted.push(id);
     } catch (error) {
-      if (!(error instanceof TaskError && (error.kind === "not_found" || error.kind === "expired" || error.kind === "invalid_params"))) throw error;
+      if (!(error instanceof TaskError && (error.kind === "not_found" || error.kind === "expired" || error.kind === "invalid_params")))
+        throw error;
     }
   }
   return stream(host, request, subscriptionId, accepted);
 }
 
-async function* stream(host: StatelessHost, request: StatelessHttpRequest, subscriptionId: string | number, taskIds: string[]): AsyncGenerator<Record<string, unknown>> {
+async function* stream(
+  host: StatelessHost,
+  request: StatelessHttpRequest,
+  subscriptionId: string | number,
+  taskIds: string[],
+): AsyncGenerator<Record<string, unknown>> {
   const meta = { [META_SUBSCRIPTION_ID]: subscriptionId };
-  yield { jsonrpc: "2.0", method: NOTIFICATION.subscriptionsAcknowledged, params: { _meta: meta, notifications: taskIds.length > 0 ? { taskIds } : {} } };
+  yield {
+    jsonrpc: "2.0",
+    method: NOTIFICATION.subscriptionsAcknowledged,
+    params: { _meta: meta, notifications: taskIds.length > 0 ? { taskIds } : {} },
+  };
   const queue: Record<string, unknown>[] = [];
   let wake: () => void = () => {};
   let running = taskIds.length;

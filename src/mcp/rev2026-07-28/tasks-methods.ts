@@ -23,7 +23,11 @@ const ACK = { resultType: RESULT_TYPE.complete } as const;
  * `tasks/get` (X-GET): a pure read (X-GET-10). Unknown, foreign, malformed or expired ids are
  * -32602 (X-ERR-2), and a foreign id is "not found" like an unknown one (X-SEC-2, T-SEC-3).
  */
-export async function tasksGet({ engine }: StatelessHost, params: LooseParams, request: StatelessHttpRequest): Promise<Record<string, unknown>> {
+export async function tasksGet(
+  { engine }: StatelessHost,
+  params: LooseParams,
+  request: StatelessHttpRequest,
+): Promise<Record<string, unknown>> {
   const task = await engine.get(params?.["taskId"], request.caller);
   const pending = task.status === "input_required" ? await engine.pendingInputs(task.id, request.caller) : [];
   // A finished task's DetailedTask carries its result: this read is the result's delivery.
@@ -37,7 +41,11 @@ export async function tasksGet({ engine }: StatelessHost, params: LooseParams, r
  * issued, already answered, superseded — is ignored (X-UPD-8), and a subset of the keys is fine
  * (X-UPD-9). A terminal task takes nothing and is acked the same (the update changes nothing).
  */
-export async function tasksUpdate({ engine }: StatelessHost, params: LooseParams, request: StatelessHttpRequest): Promise<Record<string, unknown>> {
+export async function tasksUpdate(
+  { engine }: StatelessHost,
+  params: LooseParams,
+  request: StatelessHttpRequest,
+): Promise<Record<string, unknown>> {
   const responses = params?.["inputResponses"];
   if (typeof responses !== "object" || responses === null || Array.isArray(responses)) {
     throw TaskError.invalidParams("Invalid params: inputResponses must be an object");
@@ -53,7 +61,8 @@ export async function tasksUpdate({ engine }: StatelessHost, params: LooseParams
     // X-UPD-4: checked before anything is written, so a malformed answer changes nothing — the
     // form's fields too (the engine's respond checks them again, as on every path).
     const schema = RESULT_SCHEMAS[input.method];
-    if (schema && !schema.safeParse(value).success) throw TaskError.invalidParams(`Invalid params: inputResponses.${key} is not a valid ${input.method} result`);
+    if (schema && !schema.safeParse(value).success)
+      throw TaskError.invalidParams(`Invalid params: inputResponses.${key} is not a valid ${input.method} result`);
     try {
       answers.push([key, checkedAnswer(input, { kind: "result", value })]);
     } catch (error) {
@@ -70,7 +79,11 @@ export async function tasksUpdate({ engine }: StatelessHost, params: LooseParams
  * `tasks/cancel` (X-CANCEL): the ack, also for a task already terminal (X-CONF-1; the 2025-11-25
  * -32602 is gone, X-CANCEL-6), and for a cancel that lost the race with the task's end (X-CANCEL-4).
  */
-export async function tasksCancel({ engine }: StatelessHost, params: LooseParams, request: StatelessHttpRequest): Promise<Record<string, unknown>> {
+export async function tasksCancel(
+  { engine }: StatelessHost,
+  params: LooseParams,
+  request: StatelessHttpRequest,
+): Promise<Record<string, unknown>> {
   try {
     await engine.cancel(params?.["taskId"], request.caller);
   } catch (error) {

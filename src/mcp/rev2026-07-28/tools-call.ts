@@ -61,13 +61,20 @@ export async function toolsCall(
   const support = host.config.tasks ? (tool.definition.taskSupport ?? "forbidden") : "forbidden";
   // A required tool stays refused (X-CAP-6) unless the server opted in to run it in the fallback.
   const inBackground = fallback && (support === "optional" || (support === "required" && host.config.fallbackRequired));
-  if (support === "required" && !envelope.declaresTasks && !inBackground) throw missingTasksCapability(`tool ${tool.name} runs only as a task, so it`);
+  if (support === "required" && !envelope.declaresTasks && !inBackground)
+    throw missingTasksCapability(`tool ${tool.name} runs only as a task, so it`);
   const now = Date.now();
   // Made only when asked for (a task without `gather` needs none: a digest and a MAC key fewer per
   // creation), but always for a call that carries a requestState: its seal is checked (X-MRTR-5).
   let rounds: InputRounds | undefined;
   const roundsOf = async (): Promise<InputRounds> =>
-    (rounds ??= await InputRounds.of(await secretOf(host), bindingOf(tool.name, checked.rawArgs, request.caller.owner), params, envelope, now));
+    (rounds ??= await InputRounds.of(
+      await secretOf(host),
+      bindingOf(tool.name, checked.rawArgs, request.caller.owner),
+      params,
+      envelope,
+      now,
+    ));
   if (params?.["requestState"] !== undefined) await roundsOf();
   if (requested && (support === "forbidden" || (!envelope.declaresTasks && !inBackground))) {
     // Recorded as a task under the key, so a retry replays its answer instead of running it again.
@@ -81,7 +88,9 @@ export async function toolsCall(
   }
   if (support === "forbidden" || (!envelope.declaresTasks && !inBackground)) {
     // A plain call asks through MRTR rounds (X-MRTR-5): it runs again, from the start, on each one.
-    const outcome = await (await roundsOf()).run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask, request.caller.owner, progress)), request.signal);
+    const outcome = await (
+      await roundsOf()
+    ).run((ask) => runToolPlainly(host.engine.logger, tool, args, plainToolContext(ask, request.caller.owner, progress)), request.signal);
     return "inputRequired" in outcome ? outcome.inputRequired : completeResult(outcome.value);
   }
   // X-MRTR-2: what the tool needs before its work is asked on this request, before the task exists.
@@ -112,7 +121,9 @@ export async function toolsCall(
   // A plain stateless call carries no question; its progress (and keep-alives) only when it streams.
   if (inBackground) {
     const sendProgress = progress && ((p: TaskProgress) => Promise.resolve(progress(p.progress, p.total, p.message)));
-    return completeResult(await answerWithin(host, task, { caller: request.caller, signal: request.signal, ...(sendProgress && { sendProgress }) }));
+    return completeResult(
+      await answerWithin(host, task, { caller: request.caller, signal: request.signal, ...(sendProgress && { sendProgress }) }),
+    );
   }
   // A retry that found its task by key answers with that task, as it is now: the same taskId
   // whether the task still runs or has ended (docs/idempotency.md), never a result in its place.

@@ -53,9 +53,13 @@ export const RESULT_TYPE = { complete: "complete", task: "task" } as const;
 
 /** X-CAP-6, X-ERR-4, X-DIS-7: -32021, always naming the extension in `data.requiredCapabilities`. */
 export function missingTasksCapability(what: string): TaskError {
-  return TaskError.protocol(RpcCode.MissingRequiredClientCapability, `Missing required client capability: ${what} needs the ${TASKS_EXTENSION} extension declared in this request`, {
-    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-  });
+  return TaskError.protocol(
+    RpcCode.MissingRequiredClientCapability,
+    `Missing required client capability: ${what} needs the ${TASKS_EXTENSION} extension declared in this request`,
+    {
+      requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    },
+  );
 }
 
 /** X-HTTP-4: -32020, no `data` (the schema defines none). */

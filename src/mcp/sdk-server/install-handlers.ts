@@ -69,7 +69,10 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
   const callerFor = (extra: Extra) => callerOf(extra.authInfo, config.bind, connectionId, undefined);
   // Protocol's own setRequestHandler: Server's override of it would check a task-augmented
   // tools/call's answer is a CreateTaskResult, and a call of an unmarked tool is answered plainly.
-  const setHandler = baseSetRequestHandler(server) as (schema: unknown, handler: (request: Request, extra: Extra) => Promise<unknown>) => void;
+  const setHandler = baseSetRequestHandler(server) as (
+    schema: unknown,
+    handler: (request: Request, extra: Extra) => Promise<unknown>,
+  ) => void;
   const install = (method: string, handler: (request: Request, extra: Extra) => Promise<unknown>): void =>
     setHandler.call(server, looseRequest(method), handler);
 
@@ -116,7 +119,9 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
   for (const [method, handler] of Object.entries(era.sessionMethods)) {
     install(method, async (request, extra) => {
       await host.ready();
-      return answered(engine, method, () => handler(session, request.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }));
+      return answered(engine, method, () =>
+        handler(session, request.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }),
+      );
     });
   }
 

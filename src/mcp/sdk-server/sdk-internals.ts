@@ -14,7 +14,8 @@ type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
 /** McpServer's live map of registered tools (`_registeredTools`), read at each call so update/remove/disable count. */
 export function registeredToolsOf(mcpServer: McpServer): Readonly<Record<string, SdkRegisteredTool>> {
   const tools = (mcpServer as unknown as { _registeredTools?: unknown })._registeredTools;
-  if (typeof tools !== "object" || tools === null) throw new Error("This @modelcontextprotocol/sdk McpServer has no registered-tools map (an SDK change?)");
+  if (typeof tools !== "object" || tools === null)
+    throw new Error("This @modelcontextprotocol/sdk McpServer has no registered-tools map (an SDK change?)");
   return tools as Record<string, SdkRegisteredTool>;
 }
 

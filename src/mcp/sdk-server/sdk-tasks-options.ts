@@ -6,31 +6,30 @@ import type { SdkToolTasks } from "./sdk-tool.js";
  * for hosts without tasks (`backgroundAfterMs`, null for off; `fallbackRequired`; `taskResultWaitMs`;
  * `keepAliveMs`: same defaults, docs/hosts/README.md), and which tools become task-capable.
  */
-export interface SdkTasksOptions
-  extends Pick<
-    TaskServerOptions,
-    | "store"
-    | "bus"
-    | "logger"
-    | "ttl"
-    | "pollIntervalMs"
-    | "maxArgumentBytes"
-    | "pageSize"
-    | "maxActivePerOwner"
-    | "maxStoredPerOwner"
-    | "maxQueuedInputs"
-    | "maxResultBytes"
-    | "sweepIntervalMs"
-    | "rateLimit"
-    | "failedLookups"
-    | "auditArguments"
-    | "bind"
-    | "now"
-    | "backgroundAfterMs"
-    | "fallbackRequired"
-    | "taskResultWaitMs"
-    | "keepAliveMs"
-  > {
+export interface SdkTasksOptions extends Pick<
+  TaskServerOptions,
+  | "store"
+  | "bus"
+  | "logger"
+  | "ttl"
+  | "pollIntervalMs"
+  | "maxArgumentBytes"
+  | "pageSize"
+  | "maxActivePerOwner"
+  | "maxStoredPerOwner"
+  | "maxQueuedInputs"
+  | "maxResultBytes"
+  | "sweepIntervalMs"
+  | "rateLimit"
+  | "failedLookups"
+  | "auditArguments"
+  | "bind"
+  | "now"
+  | "backgroundAfterMs"
+  | "fallbackRequired"
+  | "taskResultWaitMs"
+  | "keepAliveMs"
+> {
   /**
    * The McpServer's tools that run as tasks, by name, each registered with `registerTool` (or
    * `tool`) before {@link withTasks} is called. Marked here because SDK 1.x's `registerTool`

@@ -55,9 +55,11 @@ export function sdkTaskExtra(
       let answer: unknown;
       if (request.method === ELICIT) answer = await ctx.elicit(request.params as ElicitRequestFormParams);
       else if (request.method === SAMPLE) answer = await ctx.sample(request.params as CreateMessageRequestParams);
-      else throw TaskError.protocol(RpcCode.MethodNotFound, `A task can ask its requestor only ${ELICIT} or ${SAMPLE}, not ${request.method}`);
+      else
+        throw TaskError.protocol(RpcCode.MethodNotFound, `A task can ask its requestor only ${ELICIT} or ${SAMPLE}, not ${request.method}`);
       const parsed = safeParse(resultSchema as AnySchema, answer);
-      if (!parsed.success) throw TaskError.protocol(RpcCode.InvalidParams, `The requestor answered ${request.method} with an invalid result`);
+      if (!parsed.success)
+        throw TaskError.protocol(RpcCode.InvalidParams, `The requestor answered ${request.method} with an invalid result`);
       return parsed.data as never;
     },
   };

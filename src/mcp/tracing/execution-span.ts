@@ -75,7 +75,10 @@ function endedByAbort(span: Span, reason: unknown): void {
   if (status === undefined) return;
   span.setAttribute("mcp.task.status", status);
   span.addEvent("mcp.task.status", { "mcp.task.status": status });
-  if (status === "failed") span.setAttributes({ "error.type": "expired" }).setStatus({ code: SpanStatusCode.ERROR, message: "the task's ttl elapsed before it finished" });
+  if (status === "failed")
+    span
+      .setAttributes({ "error.type": "expired" })
+      .setStatus({ code: SpanStatusCode.ERROR, message: "the task's ttl elapsed before it finished" });
 }
 
 /**

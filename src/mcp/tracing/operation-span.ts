@@ -1,4 +1,14 @@
-import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Link, type MeterProvider } from "@opentelemetry/api";
+import {
+  context,
+  metrics,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Histogram,
+  type Link,
+  type MeterProvider,
+} from "@opentelemetry/api";
 import { toRpcError } from "../../core/errors.js";
 import { OPERATION_DURATION_BUCKETS } from "../../metrics/operation-buckets.js";
 import { boundedErrorType, boundedNames, type ServedNames } from "./served-names.js";
@@ -61,7 +71,12 @@ export type OperationRecorder = (attributes: { method: string; target?: string; 
  * instrumentation's); with a parent from the params, an active HTTP span is linked instead. A
  * request about an existing task has no parent: every context it came with is a link.
  */
-export async function inOperationSpan<T>(received: ServerOperation, run: () => Promise<T>, outcomeOf?: OutcomeOf<T>, record?: OperationRecorder): Promise<T> {
+export async function inOperationSpan<T>(
+  received: ServerOperation,
+  run: () => Promise<T>,
+  outcomeOf?: OutcomeOf<T>,
+  record?: OperationRecorder,
+): Promise<T> {
   const started = performance.now();
   const operation: ServerOperation = { ...received, ...boundedNames(received.served, received.method, received.target) };
   const active = context.active();
@@ -111,7 +126,14 @@ export async function inOperationSpan<T>(received: ServerOperation, run: () => P
     if (operation.target !== undefined && operation.method === "tools/call") metricAttributes["gen_ai.tool.name"] = operation.target;
     if (errorType !== undefined) metricAttributes["error.type"] = errorType;
     operationDuration().record(seconds, metricAttributes);
-    record?.({ method: operation.method, ...(operation.target !== undefined && { target: operation.target }), ...(errorType !== undefined && { errorType }) }, seconds);
+    record?.(
+      {
+        method: operation.method,
+        ...(operation.target !== undefined && { target: operation.target }),
+        ...(errorType !== undefined && { errorType }),
+      },
+      seconds,
+    );
   }
 }
 

@@ -3,5 +3,7 @@
  * conventions' value): on the server's span and on the requestor's alike.
  */
 export function toolCallOutcome(value: unknown): { errorType: string } | undefined {
-  return typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true ? { errorType: "tool_error" } : undefined;
+  return typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
+    ? { errorType: "tool_error" }
+    : undefined;
 }

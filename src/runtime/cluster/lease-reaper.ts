@@ -49,7 +49,12 @@ export class LeaseReaper {
     this.maxAttempts = options.maxAttempts ?? 3;
     this.batch = options.batch ?? 100;
     this.graceMs = options.leaseMs ?? 30_000;
-    this.loop = new IntervalLoop({ run: () => this.reap(), intervalMs: options.intervalMs ?? 1000, logger: deps.logger, failure: "lease reaping failed; will retry" });
+    this.loop = new IntervalLoop({
+      run: () => this.reap(),
+      intervalMs: options.intervalMs ?? 1000,
+      logger: deps.logger,
+      failure: "lease reaping failed; will retry",
+    });
   }
 
   start(): void {
@@ -76,7 +81,10 @@ export class LeaseReaper {
     if (this.blind) {
       this.blind = false;
       this.holdUntil = now() + this.graceMs;
-      logger.info({ graceMs: this.graceMs }, "task store reachable again: leases are reaped after a lease's time, so workers can renew them or store their outcomes");
+      logger.info(
+        { graceMs: this.graceMs },
+        "task store reachable again: leases are reaped after a lease's time, so workers can renew them or store their outcomes",
+      );
     }
     if (now() < this.holdUntil) return;
     /** The last heartbeat of each worker alive now (read once a round, only when a task is to be failed). */
@@ -96,7 +104,10 @@ export class LeaseReaper {
         // retry: it starts from scratch.
         if (await store.requeue(task.id, workerId, this.maxAttempts, now(), { keepInputs: policy === "resume" })) {
           if (policy === "retry" && isCheckpointStore(store)) await store.dropCheckpoints(task.id);
-          logger.warn({ audit: "requeued", ...taskAuditFields(task), workerId, attempts, recovery: policy }, "re-queued a task whose worker was lost");
+          logger.warn(
+            { audit: "requeued", ...taskAuditFields(task), workerId, attempts, recovery: policy },
+            "re-queued a task whose worker was lost",
+          );
           this.deps.observer.leaseLost(task, "requeued");
           const again = await store.get(task.id, { any: true });
           if (again) bus.publish(statusEvent(again));

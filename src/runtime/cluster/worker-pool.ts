@@ -236,7 +236,11 @@ export class WorkerPool {
     this.dormant = false;
     if (!wasRunning) return;
     await this.beating;
-    await this.deps.store.retire(this.options.workerId).catch((err: unknown) => this.deps.logger.warn({ err }, "could not remove this worker from the cluster view; it drops out when its heartbeat runs out"));
+    await this.deps.store
+      .retire(this.options.workerId)
+      .catch((err: unknown) =>
+        this.deps.logger.warn({ err }, "could not remove this worker from the cluster view; it drops out when its heartbeat runs out"),
+      );
   }
 
   /**
@@ -248,7 +252,8 @@ export class WorkerPool {
   private settle(): void {
     const { bus, store } = this.deps;
     if (bus.hearOthers === undefined || this.options.workerOnly !== true) return;
-    const idle = this.place >= 1 && this.running.size === 0 && !this.loop.claiming && !this.wakingToClaim && !this.stopped && !this.claimsStopped;
+    const idle =
+      this.place >= 1 && this.running.size === 0 && !this.loop.claiming && !this.wakingToClaim && !this.stopped && !this.claimsStopped;
     if (idle && !this.dormant) {
       this.dormant = true;
       // Its looks read the queue's age itself: the listening standby's back-off has no part in them.
@@ -346,7 +351,10 @@ export class WorkerPool {
       const ours = (await store.heldLeases(this.options.workerId, now())).filter((task) => !this.running.has(task.id));
       this.unsure = false;
       for (const task of ours) {
-        logger.warn({ taskId: task.id, workerId: this.options.workerId, attempt: task.claim.attempt }, "running a task a claim leased to this worker although its answer was lost");
+        logger.warn(
+          { taskId: task.id, workerId: this.options.workerId, attempt: task.claim.attempt },
+          "running a task a claim leased to this worker although its answer was lost",
+        );
         this.loop.adopt(task);
       }
       free -= ours.length;
@@ -373,10 +381,13 @@ export class WorkerPool {
     this.unsure = true;
     // The next handler to finish tries again, or this retry, well within a lease: a claim that
     // committed unheard holds its tasks until their leases run out.
-    this.retryTimer ??= setTimeout(() => {
-      this.retryTimer = null;
-      this.kick();
-    }, Math.min(500, Math.floor(this.leaseMs / 6))).unref();
+    this.retryTimer ??= setTimeout(
+      () => {
+        this.retryTimer = null;
+        this.kick();
+      },
+      Math.min(500, Math.floor(this.leaseMs / 6)),
+    ).unref();
   }
 
   private coveredUntil(time: number): void {
@@ -400,7 +411,9 @@ export class WorkerPool {
     // TaskEngine.close, and an outcome the store refused keeps the lease until it runs out, so the
     // reaper applies the retry rules (released, the task would be re-claimed and re-run at once,
     // retryable or not).
-    return execution.run(task, { claimed: true, claim }).catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a claimed task failed"));
+    return execution
+      .run(task, { claimed: true, claim })
+      .catch((err: unknown) => logger.error({ err, taskId: task.id }, "running a claimed task failed"));
   }
 
   /**
@@ -411,11 +424,15 @@ export class WorkerPool {
     if (this.stopped) return Promise.resolve();
     const { store, logger, now } = this.deps;
     this.beating = store
-      .heartbeat({ workerId: this.options.workerId, startedAt: this.startedAt, concurrency: this.options.concurrency, leaseMs: this.leaseMs }, now())
+      .heartbeat(
+        { workerId: this.options.workerId, startedAt: this.startedAt, concurrency: this.options.concurrency, leaseMs: this.leaseMs },
+        now(),
+      )
       .then((alive) => {
         // Not listed (its row was just forgotten, or a retire raced the beat): first, so that work is never left to nobody.
         const place = Math.max(0, alive.indexOf(this.options.workerId));
-        if (place !== this.place) logger.info({ workerId: this.options.workerId, place, workers: alive.length }, "this worker's place in the wake order changed");
+        if (place !== this.place)
+          logger.info({ workerId: this.options.workerId, place, workers: alive.length }, "this worker's place in the wake order changed");
         this.place = place;
         this.settle();
       })

@@ -123,7 +123,11 @@ export class TaskCreation {
     if (cap === "stored_tasks") {
       const max = this.deps.maxStoredPerOwner;
       reportLimitHit(observer, logger, { limit: "stored_tasks", owner: input.owner, method: input.method, peer: input.peer ?? null });
-      throw TaskError.limitExceeded("stored_tasks", max, `Too many stored tasks: at most ${max} per requestor, finished ones included until their ttl runs out`);
+      throw TaskError.limitExceeded(
+        "stored_tasks",
+        max,
+        `Too many stored tasks: at most ${max} per requestor, finished ones included until their ttl runs out`,
+      );
     }
     await this.admitQueued(input);
     const recovery: RecoveryPolicy = input.recovery ?? (input.retryable ? "retry" : "fail");
@@ -194,7 +198,10 @@ export class TaskCreation {
       logger.info({ audit: "key_conflict", owner, name, taskId: task.id }, "idempotency key reused for another call");
       throw keyConflict(requestorKeyOf(key));
     }
-    logger.info({ audit: "deduplicated", owner, name, taskId: task.id, status: task.status }, "creation answered with the task its key names");
+    logger.info(
+      { audit: "deduplicated", owner, name, taskId: task.id, status: task.status },
+      "creation answered with the task its key names",
+    );
     return { task, created: false };
   }
 
@@ -214,10 +221,16 @@ export class TaskCreation {
         continue;
       }
       if (fingerprint !== key.fingerprint) {
-        logger.info({ audit: "key_conflict", owner: fresh.owner, name: fresh.name, taskId: task.id }, "idempotency key reused for another call");
+        logger.info(
+          { audit: "key_conflict", owner: fresh.owner, name: fresh.name, taskId: task.id },
+          "idempotency key reused for another call",
+        );
         throw keyConflict(requestorKeyOf(key));
       }
-      logger.info({ audit: "deduplicated", owner: fresh.owner, name: fresh.name, taskId: task.id, status: task.status }, "creation answered with the task its key names");
+      logger.info(
+        { audit: "deduplicated", owner: fresh.owner, name: fresh.name, taskId: task.id, status: task.status },
+        "creation answered with the task its key names",
+      );
       return { task, created: false };
     }
     throw TaskError.internal();
@@ -235,8 +248,13 @@ export class TaskCreation {
     if ((await store.countQueued(input.owner)) < max) return;
     ownerCounts.settle(input.owner, false);
     reportLimitHit(observer, logger, { limit: "queued_tasks", owner: input.owner, method: input.method, peer: input.peer ?? null });
-    throw TaskError.limitExceeded("queued_tasks", max, `Too many queued tasks: at most ${max} per requestor may wait for a handler; retry later`, {
-      data: { retryAfterMs: QUEUED_RETRY_AFTER_MS },
-    });
+    throw TaskError.limitExceeded(
+      "queued_tasks",
+      max,
+      `Too many queued tasks: at most ${max} per requestor may wait for a handler; retry later`,
+      {
+        data: { retryAfterMs: QUEUED_RETRY_AFTER_MS },
+      },
+    );
   }
 }

@@ -97,7 +97,10 @@ export class TaskLifecycle {
       this.pool = new WorkerPool({ ...clusterDeps, execution: this.execution, caps }, options.cluster);
       this.reaper = new LeaseReaper({ ...clusterDeps, observer }, options.cluster);
     } else if (isRunQueueStore(store)) {
-      this.dispatcher = new LocalDispatcher({ store, bus, execution: this.execution, logger, now }, { slots: options.maxRunning ?? Number.POSITIVE_INFINITY, caps });
+      this.dispatcher = new LocalDispatcher(
+        { store, bus, execution: this.execution, logger, now },
+        { slots: options.maxRunning ?? Number.POSITIVE_INFINITY, caps },
+      );
     }
   }
 
@@ -267,7 +270,10 @@ export class TaskLifecycle {
     }
     // The request's span says the status the cancel left, not the one it found.
     tracing.taskRead(cancelled);
-    logger.info({ audit: "cancelled", taskId: task.id, owner: caller.owner, operation: "cancel", peer: caller.peer ?? null }, "task cancelled");
+    logger.info(
+      { audit: "cancelled", taskId: task.id, owner: caller.owner, operation: "cancel", peer: caller.peer ?? null },
+      "task cancelled",
+    );
     bus.publish(statusEvent(cancelled));
     bus.publish({ type: "cancel", taskId: task.id, reason: "cancelled" });
     this.execution.abort(task.id, "cancelled");

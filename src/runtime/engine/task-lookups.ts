@@ -82,7 +82,14 @@ export class TaskLookups {
         limits.refuseWhileCooling(attempt);
         const { caller, operation, taskId } = attempt;
         logger.info(
-          { audit: "lookup_denied", reason: error.kind, taskId: typeof taskId === "string" ? taskId : null, owner: caller.owner, operation, peer: caller.peer ?? null },
+          {
+            audit: "lookup_denied",
+            reason: error.kind,
+            taskId: typeof taskId === "string" ? taskId : null,
+            owner: caller.owner,
+            operation,
+            peer: caller.peer ?? null,
+          },
           "task lookup failed",
         );
         limits.lookupFailed(attempt);

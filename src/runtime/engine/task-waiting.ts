@@ -78,7 +78,12 @@ export class TaskWaiting {
    * "not found" for an unknown or foreign id (T-SEC-3). Ends with an error when `signal` aborts or
    * the engine closes, so a waiter always gets an answer.
    */
-  async *watch(taskId: unknown, caller: Caller, signal: AbortSignal, operation: EngineOperation = "watch"): AsyncGenerator<TaskChange, void, undefined> {
+  async *watch(
+    taskId: unknown,
+    caller: Caller,
+    signal: AbortSignal,
+    operation: EngineOperation = "watch",
+  ): AsyncGenerator<TaskChange, void, undefined> {
     const { bus, lookups } = this.deps;
     // Subscribed before the first read, so no event between a read and the wait after it is missed.
     const id = checkTaskId(taskId);
@@ -119,7 +124,9 @@ export class TaskWaiting {
         if (isTerminal(task.status)) return;
         // Retryable, as a drain's refusal of new work is: the task goes on (handed back, or re-run at the next start).
         if (this.closing.signal.aborted) {
-          throw new TaskError("unavailable", "The server is shutting down; ask again once it is back", { data: { reason: "draining", retryAfterMs: DRAINING_RETRY_AFTER_MS } });
+          throw new TaskError("unavailable", "The server is shutting down; ask again once it is back", {
+            data: { reason: "draining", retryAfterMs: DRAINING_RETRY_AFTER_MS },
+          });
         }
         if (signal.aborted) throw new TaskError("internal", "The request was abandoned");
         // Anything that happened while the consumer looked at the last step has already woken us.
@@ -149,14 +156,22 @@ export class TaskWaiting {
    * answer (T-RES-2, T-RES-4). `onChange` sees every step before that (an era delivers the task's
    * questions from it, T-INPUT-3); whatever it throws ends the wait with that error.
    */
-  async awaitOutcome(taskId: unknown, caller: Caller, signal: AbortSignal, onChange?: (change: TaskChange) => void | Promise<void>): Promise<TaskRecord> {
+  async awaitOutcome(
+    taskId: unknown,
+    caller: Caller,
+    signal: AbortSignal,
+    onChange?: (change: TaskChange) => void | Promise<void>,
+  ): Promise<TaskRecord> {
     const { logger, observer, now } = this.deps;
     let waiting = false;
     try {
       for await (const change of this.watch(taskId, caller, signal, "result")) {
         const { task } = change;
         if (isTerminal(task.status)) {
-          logger.info({ audit: "retrieved", taskId: task.id, owner: caller.owner, operation: "result", peer: caller.peer ?? null }, "task result retrieved");
+          logger.info(
+            { audit: "retrieved", taskId: task.id, owner: caller.owner, operation: "result", peer: caller.peer ?? null },
+            "task result retrieved",
+          );
           this.delivered(task);
           if (change.woken) observer.resultWoken(task, Math.max(0, now() - task.updatedAt));
           return task;
@@ -202,7 +217,10 @@ export class TaskWaiting {
 
   /** Audits that one of a task's questions was put to its requestor (T-SEC-5). */
   inputDelivered(task: TaskRecord, input: InputRequest, caller: Caller): void {
-    this.deps.logger.info({ audit: "input_requested", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request delivered");
+    this.deps.logger.info(
+      { audit: "input_requested", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null },
+      "input request delivered",
+    );
   }
 
   /**
@@ -220,7 +238,10 @@ export class TaskWaiting {
     if (!input) return false;
     if (!(await store.answerInput(task.id, inputId, checkedAnswer(input, answer)))) return false;
     bus.publish({ type: "answer", taskId: task.id, inputId });
-    logger.info({ audit: "input_answered", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null }, "input request answered");
+    logger.info(
+      { audit: "input_answered", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null },
+      "input request answered",
+    );
     return true;
   }
 
@@ -253,7 +274,10 @@ export class TaskWaiting {
       } catch (error) {
         const condition = storageCondition(error);
         if (!condition || signal.aborted || this.closing.signal.aborted) throw error;
-        this.deps.logger.debug({ taskId: id, reason: condition.reason, retryInMs: delay, err: error }, "a waiter's read failed; reading again");
+        this.deps.logger.debug(
+          { taskId: id, reason: condition.reason, retryInMs: delay, err: error },
+          "a waiter's read failed; reading again",
+        );
         await new Promise<void>((resolve) => {
           const done = (): void => {
             clearTimeout(timer);
@@ -275,7 +299,13 @@ export class TaskWaiting {
  * already checked) and that transition's event (what it wrote). Expiry is judged as a read would.
  */
 function endedAs(task: TaskRecord, event: Extract<TaskEvent, { type: "status" }>, now: number, keepFinishedMs: number): TaskRecord {
-  const ended: TaskRecord = { ...task, status: event.status, statusMessage: event.statusMessage, updatedAt: event.updatedAt, outcome: event.outcome ?? null };
+  const ended: TaskRecord = {
+    ...task,
+    status: event.status,
+    statusMessage: event.statusMessage,
+    updatedAt: event.updatedAt,
+    outcome: event.outcome ?? null,
+  };
   if (isExpired(ended, now, keepFinishedMs)) throw TaskError.expired();
   return ended;
 }

@@ -99,7 +99,15 @@ export class CallerLimits {
     if (audit) {
       const { caller, operation, taskId } = attempt;
       this.deps.logger.warn(
-        { audit: "limit_hit", limit, owner: caller.owner, peer: caller.peer ?? null, operation, taskId: typeof taskId === "string" ? taskId : null, retryAfterMs },
+        {
+          audit: "limit_hit",
+          limit,
+          owner: caller.owner,
+          peer: caller.peer ?? null,
+          operation,
+          taskId: typeof taskId === "string" ? taskId : null,
+          retryAfterMs,
+        },
         `limit hit: ${limit}`,
       );
     }

@@ -34,12 +34,7 @@ export const HANDED_BACK_RERUN_MESSAGE = "Re-run after the server that was runni
  * Tasks still waiting in a store's queue were never started: they are left to wait.
  * (Cluster mode replaces this with leases.)
  */
-export async function recoverInterruptedTasks(
-  store: TaskStore,
-  bus: EventBus,
-  logger: Logger,
-  now: () => number,
-): Promise<TaskRecord[]> {
+export async function recoverInterruptedTasks(store: TaskStore, bus: EventBus, logger: Logger, now: () => number): Promise<TaskRecord[]> {
   const rerun: TaskRecord[] = [];
   for (;;) {
     // A store that keeps a queue tells started tasks from queued ones: only the started were interrupted.
@@ -66,7 +61,11 @@ export async function recoverInterruptedTasks(
       }
       // Back to working until the new run asks (again): a resumed question moves it back to
       // input_required when the run reaches it.
-      const message = handedBack ? HANDED_BACK_RERUN_MESSAGE : policy === "resume" ? "Resumed after a server restart" : "Re-run after a server restart";
+      const message = handedBack
+        ? HANDED_BACK_RERUN_MESSAGE
+        : policy === "resume"
+          ? "Resumed after a server restart"
+          : "Re-run after a server restart";
       let resumed: TaskRecord | null = task;
       if (task.status === "input_required") {
         resumed = await store.transition(task.id, ["input_required"], "working", { statusMessage: message, now: now() });
@@ -76,7 +75,12 @@ export async function recoverInterruptedTasks(
       }
       if (resumed) {
         const audit = handedBack ? { audit: "rerun", handedBack: true } : { audit: policy === "resume" ? "resumed" : "rerun" };
-        logger.warn({ ...audit, ...taskAuditFields(task) }, handedBack ? "re-running a task the last drain handed back" : `${policy === "resume" ? "resuming" : "re-running"} a task interrupted by a restart`);
+        logger.warn(
+          { ...audit, ...taskAuditFields(task) },
+          handedBack
+            ? "re-running a task the last drain handed back"
+            : `${policy === "resume" ? "resuming" : "re-running"} a task interrupted by a restart`,
+        );
         if (resumed !== task) bus.publish(statusEvent(resumed));
         rerun.push(resumed);
         changed++;

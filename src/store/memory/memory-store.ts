@@ -1,7 +1,15 @@
 import { randomBytes } from "node:crypto";
 import type { ListPosition } from "../../core/cursor.js";
 import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
-import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskProgress, type TaskOutcome, type TaskRecord } from "../../core/task.js";
+import {
+  expiresAt,
+  type InputRequest,
+  type NewTask,
+  type StatusChange,
+  type TaskProgress,
+  type TaskOutcome,
+  type TaskRecord,
+} from "../../core/task.js";
 import {
   checkTransitionPatch,
   compareByCreation,
@@ -16,7 +24,16 @@ import {
   claimLostError,
 } from "../store-rules.js";
 import type { Claim } from "../claim.js";
-import type { ExpiredBatch, KeyedCreation, OwnerScope, RetentionRules, StoredKey, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import type {
+  ExpiredBatch,
+  KeyedCreation,
+  OwnerScope,
+  RetentionRules,
+  StoredKey,
+  TaskFilter,
+  TaskStore,
+  TransitionPatch,
+} from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { memoryStreamEvents } from "./memory-stream-events.js";
@@ -155,7 +172,8 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
         for (const t of tasks.values()) if (matchesFilter(t, filter)) result[t.status]++;
         return result;
       }
-      const owners = "any" in filter.scope ? [...counts.values()] : [counts.get(filter.scope.owner) ?? new Map<string, Record<TaskStatus, number>>()];
+      const owners =
+        "any" in filter.scope ? [...counts.values()] : [counts.get(filter.scope.owner) ?? new Map<string, Record<TaskStatus, number>>()];
       for (const byName of owners) {
         for (const [name, row] of byName) {
           if (filter.name !== undefined && name !== filter.name) continue;
@@ -194,7 +212,10 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
       return copy(record);
     },
 
-    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim }): Promise<boolean> {
+    async annotate(
+      id: string,
+      patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim },
+    ): Promise<boolean> {
       open();
       const record = tasks.get(id);
       if (record === undefined || isTerminal(record.status) || patch.claim !== undefined) return false;

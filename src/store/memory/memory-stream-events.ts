@@ -31,7 +31,10 @@ export function memoryStreamEvents(): StreamEventStore {
 
     async after(sessionKey, streamId, afterId, limit) {
       const events = streams.get(keyOf(sessionKey, streamId)) ?? [];
-      return events.filter((event) => event.id > afterId).slice(0, Math.max(0, limit)).map(({ id, message }) => ({ id, message }));
+      return events
+        .filter((event) => event.id > afterId)
+        .slice(0, Math.max(0, limit))
+        .map(({ id, message }) => ({ id, message }));
     },
 
     async prune(retention) {
@@ -49,7 +52,8 @@ export function memoryStreamEvents(): StreamEventStore {
       } else {
         const key = keyOf(retention.sessionKey, retention.streamId);
         const events = streams.get(key);
-        if (events && events.length > Math.max(1, Math.floor(retention.keep))) drop(key, events, events.length - Math.max(1, Math.floor(retention.keep)));
+        if (events && events.length > Math.max(1, Math.floor(retention.keep)))
+          drop(key, events, events.length - Math.max(1, Math.floor(retention.keep)));
       }
       return removed;
     },

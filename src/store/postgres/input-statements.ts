@@ -59,10 +59,7 @@ export function inputStatements(t: Tables): InputStatements {
 
     get: statement("get_input", `SELECT ${INPUT_COLUMNS} FROM ${t.inputs} WHERE task_id = $1 AND id = $2`),
 
-    answer: statement(
-      "answer_input",
-      `UPDATE ${t.inputs} SET answer = $1 WHERE task_id = $2 AND id = $3 AND answer IS NULL`,
-    ),
+    answer: statement("answer_input", `UPDATE ${t.inputs} SET answer = $1 WHERE task_id = $2 AND id = $3 AND answer IS NULL`),
 
     answerClaimed: statement(
       "answer_input_claimed",

@@ -33,8 +33,11 @@ export function keyStatements(t: Tables): KeyStatements {
          RETURNING ${TASK_COLUMNS}),
        ${timelineOf(t, "created", "created_at")}${tail}`;
   return {
-    insert: statement("insert_keyed_task", insert(`
-       SELECT * FROM created`)),
+    insert: statement(
+      "insert_keyed_task",
+      insert(`
+       SELECT * FROM created`),
+    ),
     insertNotify: statement(
       "insert_keyed_task_notify",
       insert(`,

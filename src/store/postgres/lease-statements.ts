@@ -227,10 +227,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
       `SELECT owner, name, count(*)::int AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL GROUP BY owner, name`,
     ),
 
-    queueDepth: statement(
-      "queue_depth",
-      `SELECT count(*) AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL`,
-    ),
+    queueDepth: statement("queue_depth", `SELECT count(*) AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL`),
 
     queuedSince: statement(
       "queued_since",

@@ -6,7 +6,15 @@ import { RpcCode } from "../../core/errors.js";
 import { pause } from "../../core/pause.js";
 import { isTransientRollback } from "../../core/storage-condition.js";
 import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
-import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../../core/task.js";
+import {
+  expiresAt,
+  type InputRequest,
+  type NewTask,
+  type StatusChange,
+  type TaskOutcome,
+  type TaskProgress,
+  type TaskRecord,
+} from "../../core/task.js";
 import type { ClusterStore } from "../lease-store.js";
 import { checkpointStatements } from "./checkpoint-statements.js";
 import { inputStatements } from "./input-statements.js";
@@ -39,7 +47,17 @@ import type { Logger } from "../../core/logger.js";
 import { taskStatements } from "./task-statements.js";
 import { viewStatements } from "./view-statements.js";
 import type { Claim, ClaimedTask } from "../claim.js";
-import { checkTransitionPatch, claimLostError, countsFromTotals, duplicateInputError, duplicateTaskError, ownerKey, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
+import {
+  checkTransitionPatch,
+  claimLostError,
+  countsFromTotals,
+  duplicateInputError,
+  duplicateTaskError,
+  ownerKey,
+  unknownTaskError,
+  wholeLimit,
+  zeroStatusCounts,
+} from "../store-rules.js";
 import type { StoreNotify } from "../../core/store-notify.js";
 import type { ExpiredBatch, KeyedCreation, OwnerScope, RetentionRules, StoredKey, TaskFilter, TransitionPatch } from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
@@ -107,7 +125,18 @@ export interface PostgresStore extends ClusterStore, CheckpointStore {
  * The parameters of the transition statement: id, sources, to, now, keepMessage, statusMessage,
  * outcome, terminal, claim owner, claim generation.
  */
-type TransitionValues = [string, string[], TaskStatus, number, boolean, string | null, string | null, boolean, string | null, number | null];
+type TransitionValues = [
+  string,
+  string[],
+  TaskStatus,
+  number,
+  boolean,
+  string | null,
+  string | null,
+  boolean,
+  string | null,
+  number | null,
+];
 
 /** A claim as the fence parameters of a statement (owner, generation); nulls for a write that names none. */
 function fence(claim: Claim | undefined): [string | null, number | null] {
@@ -181,7 +210,11 @@ function storeTypes(): pg.CustomTypesConfig {
 
 /** A task as a claim returned it, with its claim (the fence of the run's writes). */
 function claimedFromRow(row: ClaimedTaskRow): ClaimedTask {
-  return { ...taskFromRow(row), attempt: row.attempts, claim: { workerId: row.lease_owner, generation: row.claim_generation, attempt: row.attempts } };
+  return {
+    ...taskFromRow(row),
+    attempt: row.attempts,
+    claim: { workerId: row.lease_owner, generation: row.claim_generation, attempt: row.attempts },
+  };
 }
 
 /**
@@ -218,7 +251,9 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const sessionSettings = timeoutSettings(connectionString, options);
   if (sessionSettings !== null) {
     pool.on("connect", (client) => {
-      client.query(sessionSettings).catch((err: unknown) => logger?.warn({ err }, "task store: could not set the connection's lock and statement timeouts"));
+      client
+        .query(sessionSettings)
+        .catch((err: unknown) => logger?.warn({ err }, "task store: could not set the connection's lock and statement timeouts"));
     });
   }
   // An idle connection that breaks (a server restart) is dropped by the pool; unhandled, the
@@ -269,10 +304,8 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       }
     }
   };
-  const rows = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<R[]> =>
-    (await run<R>(query, values)).rows;
-  const count = async (query: Statement, values: unknown[]): Promise<number> =>
-    (await rows<{ n: number }>(query, values))[0]?.n ?? 0;
+  const rows = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<R[]> => (await run<R>(query, values)).rows;
+  const count = async (query: Statement, values: unknown[]): Promise<number> => (await rows<{ n: number }>(query, values))[0]?.n ?? 0;
 
   // The count deltas (schema.ts, migration 3) are folded into the compacted counts at most once a
   // second, by whichever read or sweep comes first: a read sums at most a second's worth of
@@ -302,7 +335,8 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   // with npm run bench:cluster, three runs each: cross-node wake-up p50 3.9–4.5 ms with the
   // single-row statements, 5.0–5.9 ms without; throughput about 10 % lower).
   // A NOTIFY given with a write goes out from its statement (channelOf: the batch's one channel).
-  const channelOf = (notifies: ReadonlyArray<StoreNotify | undefined>): string | undefined => notifies.find((n) => n !== undefined)?.channel;
+  const channelOf = (notifies: ReadonlyArray<StoreNotify | undefined>): string | undefined =>
+    notifies.find((n) => n !== undefined)?.channel;
   const insertTask = coalescer<{ task: NewTask; notify: StoreNotify | undefined }, TaskRow | undefined>(async (calls) => {
     const batch = calls.map((call) => call.task);
     const channel = channelOf(calls.map((call) => call.notify));
@@ -329,7 +363,9 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const moveTask = coalescer<TransitionCall, TaskRow | undefined>(async function moveBatch(batch): Promise<Array<TaskRow | undefined>> {
     if (batch.length === 1) {
       const { values, notify } = batch[0]!;
-      return notify === undefined ? rows<TaskRow>(tasks.transition, values) : rows<TaskRow>(tasks.transitionNotify, [...values, notify.channel, notify.payload]);
+      return notify === undefined
+        ? rows<TaskRow>(tasks.transition, values)
+        : rows<TaskRow>(tasks.transitionNotify, [...values, notify.channel, notify.payload]);
     }
     // One UPDATE changes a row once: a task's second change in a batch waits for the next
     // statement, so it is judged against what the first one left, as if they had gone one by one.
@@ -358,7 +394,9 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const markFetched = coalescer<{ id: string; now: number }, boolean>(async (calls) => {
     if (calls.length === 1) return [((await run(sweeps.markFetched, [calls[0]!.now, calls[0]!.id])).rowCount ?? 0) > 0];
     const marked = new Set(
-      (await rows<{ id: string }>(sweeps.markFetchedMany, [calls.map((call) => call.id), calls.map((call) => call.now)])).map((row) => row.id),
+      (await rows<{ id: string }>(sweeps.markFetchedMany, [calls.map((call) => call.id), calls.map((call) => call.now)])).map(
+        (row) => row.id,
+      ),
     );
     // The same task twice in one batch: the first call is the first fetch, as it would be one by one.
     return calls.map((call) => marked.delete(boundText([call.id])[0] as string));
@@ -441,7 +479,8 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       await ready();
       if (countsFromTotals(filter)) await compactCounts();
       const counts = zeroStatusCounts();
-      for (const row of (await pool.query<{ status: TaskStatus; n: number }>(query.text, boundText(query.values))).rows) counts[row.status] = row.n;
+      for (const row of (await pool.query<{ status: TaskStatus; n: number }>(query.text, boundText(query.values))).rows)
+        counts[row.status] = row.n;
       return counts;
     },
 
@@ -474,7 +513,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return row === undefined ? null : taskFromRow(row);
     },
 
-    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim }): Promise<boolean> {
+    async annotate(
+      id: string,
+      patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim },
+    ): Promise<boolean> {
       const result = await run(tasks.annotate, [
         id,
         patch.now,
@@ -501,9 +543,8 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       }
       let written: number | null;
       try {
-        written = (
-          await run(inputs.enqueue, [request.taskId, request.id, request.method, toJson(request.params), request.createdAt])
-        ).rowCount;
+        written = (await run(inputs.enqueue, [request.taskId, request.id, request.method, toJson(request.params), request.createdAt]))
+          .rowCount;
       } catch (error) {
         if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw unknownTaskError(request.taskId);
         throw error;
@@ -556,7 +597,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       const n = wholeLimit(limit);
       if (n === 0) return { deleted: 0, unread: 0 };
       const rememberMs = rules.rememberExpiredMs ?? 0;
-      const batch = (await rows<ExpiredBatch>(sweeps.deleteExpired, [now, n, rules.keepFinishedMs ?? 0, rememberMs]))[0] ?? { deleted: 0, unread: 0 };
+      const batch = (await rows<ExpiredBatch>(sweeps.deleteExpired, [now, n, rules.keepFinishedMs ?? 0, rememberMs]))[0] ?? {
+        deleted: 0,
+        unread: 0,
+      };
       await run(sweeps.forgetExpired, [now - rememberMs, n]);
       await compactCounts();
       return batch;
@@ -602,7 +646,14 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return Buffer.from(secret);
     },
 
-    async claim(workerId: string, limit: number, leaseMs: number, now: number, names?: readonly string[], caps: ClaimCaps = NO_CAPS): Promise<ClaimedTask[]> {
+    async claim(
+      workerId: string,
+      limit: number,
+      leaseMs: number,
+      now: number,
+      names?: readonly string[],
+      caps: ClaimCaps = NO_CAPS,
+    ): Promise<ClaimedTask[]> {
       const n = wholeLimit(limit);
       if (n === 0 || names?.length === 0) return [];
       const capped = [JSON.stringify(caps.perName), caps.perOwner];
@@ -626,7 +677,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return taskIds.filter((id) => held.has(id));
     },
 
-    async expiredLeases(now: number, limit: number): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number; expiresAt: number }>> {
+    async expiredLeases(
+      now: number,
+      limit: number,
+    ): Promise<Array<{ task: TaskRecord; workerId: string; attempts: number; expiresAt: number }>> {
       const n = wholeLimit(limit);
       if (n === 0) return [];
       return (await rows<ExpiredLeaseRow>(leases.expiredLeases, [now, n])).map((row) => ({
@@ -637,13 +691,25 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       }));
     },
 
-    async requeue(taskId: string, workerId: string, maxAttempts: number, now: number, options: { keepInputs?: boolean } = {}): Promise<boolean> {
+    async requeue(
+      taskId: string,
+      workerId: string,
+      maxAttempts: number,
+      now: number,
+      options: { keepInputs?: boolean } = {},
+    ): Promise<boolean> {
       const max = Math.min(Math.floor(maxAttempts), 2 ** 31 - 1);
       if (!(max > 0)) return false; // also NaN
       return (await count(leases.requeue, [taskId, workerId, now, max, toJson(SUPERSEDED), options.keepInputs === true])) === 1;
     },
 
-    async failExpired(taskId: string, workerId: string, now: number, statusMessage: string, outcome: TaskOutcome): Promise<TaskRecord | null> {
+    async failExpired(
+      taskId: string,
+      workerId: string,
+      now: number,
+      statusMessage: string,
+      outcome: TaskOutcome,
+    ): Promise<TaskRecord | null> {
       const [row] = await rows<TaskRow>(leases.failExpired, [taskId, workerId, now, statusMessage, toJson(outcome)]);
       return row === undefined ? null : taskFromRow(row);
     },
@@ -662,7 +728,10 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     },
 
     async queuedSince(time: number, names?: readonly string[]): Promise<boolean> {
-      const [row] = names === undefined ? await rows<{ waiting: boolean }>(leases.queuedSince, [time]) : await rows<{ waiting: boolean }>(leases.queuedSinceNamed, [time, names]);
+      const [row] =
+        names === undefined
+          ? await rows<{ waiting: boolean }>(leases.queuedSince, [time])
+          : await rows<{ waiting: boolean }>(leases.queuedSinceNamed, [time, names]);
       return row?.waiting === true;
     },
 
@@ -676,11 +745,24 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     },
 
     async queueDepths(): Promise<QueueDepth[]> {
-      return (await rows<{ owner: string | null; name: string; n: number }>(leases.queueDepths, [])).map((row) => ({ owner: row.owner, name: row.name, queued: row.n }));
+      return (await rows<{ owner: string | null; name: string; n: number }>(leases.queueDepths, [])).map((row) => ({
+        owner: row.owner,
+        name: row.name,
+        queued: row.n,
+      }));
     },
 
     async heartbeat(worker: WorkerBeat, now: number): Promise<string[]> {
-      const alive = (await rows<{ worker_id: string }>(workers.heartbeat, [worker.workerId, worker.startedAt, now, worker.concurrency, worker.leaseMs, now - FORGET_WORKERS_AFTER_MS])).map((row) => row.worker_id);
+      const alive = (
+        await rows<{ worker_id: string }>(workers.heartbeat, [
+          worker.workerId,
+          worker.startedAt,
+          now,
+          worker.concurrency,
+          worker.leaseMs,
+          now - FORGET_WORKERS_AFTER_MS,
+        ])
+      ).map((row) => row.worker_id);
       // Workers are what claims; their beat is where the statistics the claim is planned on are kept.
       await upkeep();
       return alive;

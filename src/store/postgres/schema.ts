@@ -260,7 +260,13 @@ export const LOCK_CLASS = 0x6d637074;
  *
  * @throws Error when the schema was written by a newer version of this code.
  */
-export async function migrate(pool: pg.Pool, tables: Tables, schemaName: string, now: () => number, target: number = SCHEMA_VERSION): Promise<number[]> {
+export async function migrate(
+  pool: pg.Pool,
+  tables: Tables,
+  schemaName: string,
+  now: () => number,
+  target: number = SCHEMA_VERSION,
+): Promise<number[]> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");

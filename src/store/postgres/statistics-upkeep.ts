@@ -32,7 +32,12 @@ export function needsAnalyze(state: TableState): boolean {
  * runs ANALYZE on it when {@link needsAnalyze} says so. Never throws: the upkeep is best effort.
  * Warns once when autovacuum is off, since dead rows then stay until someone runs VACUUM.
  */
-export function statisticsUpkeep(pool: pg.Pool, tables: Tables, logger: Pick<Logger, "info" | "warn"> | undefined, now: () => number = Date.now): () => Promise<void> {
+export function statisticsUpkeep(
+  pool: pg.Pool,
+  tables: Tables,
+  logger: Pick<Logger, "info" | "warn"> | undefined,
+  now: () => number = Date.now,
+): () => Promise<void> {
   let lookedAt = -Infinity;
   let looking: Promise<void> | null = null;
   let warned = false;

@@ -54,7 +54,8 @@ export function postgresStreamEvents(
       return (await run<{ stream_id: string }>(sql.streamOf, [eventId, sessionKey])).rows[0]?.stream_id ?? null;
     },
     async after(sessionKey, streamId, afterId, limit) {
-      const rows = (await run<{ id: number; message: string }>(sql.after, [sessionKey, streamId, afterId, Math.max(0, Math.floor(limit))])).rows;
+      const rows = (await run<{ id: number; message: string }>(sql.after, [sessionKey, streamId, afterId, Math.max(0, Math.floor(limit))]))
+        .rows;
       return rows.map((row) => ({ id: Number(row.id), message: row.message }));
     },
     async prune(retention) {

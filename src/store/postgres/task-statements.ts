@@ -1,5 +1,18 @@
 /** Creating, reading, listing and moving single tasks. */
-import { ACTIVE_SQL, boundLater, claimHeld, lockedInOrder, NEW_TASK_COLUMNS, stampOf, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
+import {
+  ACTIVE_SQL,
+  boundLater,
+  claimHeld,
+  lockedInOrder,
+  NEW_TASK_COLUMNS,
+  stampOf,
+  statement,
+  TASK_COLUMNS,
+  taskColumnsOf,
+  timelineOf,
+  type Statement,
+  type Tables,
+} from "./sql.js";
 
 export interface TaskStatements {
   /**
@@ -143,10 +156,7 @@ export function taskStatements(t: Tables): TaskStatements {
     getMany: statement("get_tasks", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = ANY(${boundLater("$1", "text[]")}::text[])`),
 
     // `owner = $1` and `owner IS NULL` rather than IS NOT DISTINCT FROM, which no index can serve.
-    listFirst: statement(
-      "list_first",
-      `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE owner = $1 ORDER BY created_at, id LIMIT $2`,
-    ),
+    listFirst: statement("list_first", `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE owner = $1 ORDER BY created_at, id LIMIT $2`),
     listFirstAnonymous: statement(
       "list_first_anonymous",
       `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE owner IS NULL ORDER BY created_at, id LIMIT $1`,

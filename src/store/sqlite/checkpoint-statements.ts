@@ -2,7 +2,6 @@
 import type { Database, Statement } from "better-sqlite3";
 import type { CheckpointRow } from "../sql/rows.js";
 
-
 export interface SaveParams {
   taskId: string;
   name: string;

@@ -13,9 +13,15 @@ export function explainOpenFailure(path: string, error: unknown): Error {
   const file = resolve(path);
   const why = unwritable(file) ?? unwritable(dirname(file));
   const reason = why ?? (code.startsWith("SQLITE_READONLY") ? "SQLite opened it read-only" : "SQLite could not open it");
-  return Object.assign(new Error(`Cannot open the task store ${file} for writing: ${reason} (${code}). A server writes the file and the -wal and -shm files beside it.`, { cause: error }), {
-    code,
-  });
+  return Object.assign(
+    new Error(
+      `Cannot open the task store ${file} for writing: ${reason} (${code}). A server writes the file and the -wal and -shm files beside it.`,
+      { cause: error },
+    ),
+    {
+      code,
+    },
+  );
 }
 
 function unwritable(path: string): string | undefined {

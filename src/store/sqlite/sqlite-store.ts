@@ -4,7 +4,15 @@ import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { ListPosition } from "../../core/cursor.js";
 import { canTransition, type TaskStatus } from "../../core/task-status.js";
-import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskProgress, type TaskRecord } from "../../core/task.js";
+import {
+  expiresAt,
+  type InputRequest,
+  type NewTask,
+  type StatusChange,
+  type TaskOutcome,
+  type TaskProgress,
+  type TaskRecord,
+} from "../../core/task.js";
 import { prepareCheckpointStatements } from "./checkpoint-statements.js";
 import { GroupCommit } from "./group-commit.js";
 import { prepareInputStatements } from "./input-statements.js";
@@ -17,8 +25,26 @@ import { sqliteStreamEvents } from "./stream-event-statements.js";
 import { prepareTaskStatements } from "./task-statements.js";
 import { prepareViewStatements } from "./view-statements.js";
 import type { Claim } from "../claim.js";
-import { checkTransitionPatch, claimLostError, duplicateInputError, duplicateTaskError, ownerKey, unknownTaskError, wholeLimit, zeroStatusCounts } from "../store-rules.js";
-import type { ExpiredBatch, KeyedCreation, OwnerScope, RetentionRules, StoredKey, TaskFilter, TaskStore, TransitionPatch } from "../task-store.js";
+import {
+  checkTransitionPatch,
+  claimLostError,
+  duplicateInputError,
+  duplicateTaskError,
+  ownerKey,
+  unknownTaskError,
+  wholeLimit,
+  zeroStatusCounts,
+} from "../store-rules.js";
+import type {
+  ExpiredBatch,
+  KeyedCreation,
+  OwnerScope,
+  RetentionRules,
+  StoredKey,
+  TaskFilter,
+  TaskStore,
+  TransitionPatch,
+} from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow } from "../sql/rows.js";
@@ -118,7 +144,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   };
 
   const moveTask = (id: string, sources: readonly TaskStatus[], to: TaskStatus, patch: TransitionPatch): TaskRecord | null => {
-    const [row] = tasks.transition.all({ // .all(): see insertTask
+    const [row] = tasks.transition.all({
+      // .all(): see insertTask
       id,
       from: JSON.stringify(sources),
       to,
@@ -190,9 +217,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       const n = wholeLimit(limit);
       if (n === 0) return [];
       const rows =
-        after === null
-          ? tasks.listFirst.all(owner, n)
-          : tasks.listAfter.all({ owner, createdAt: after.createdAt, id: after.id, limit: n });
+        after === null ? tasks.listFirst.all(owner, n) : tasks.listAfter.all({ owner, createdAt: after.createdAt, id: after.id, limit: n });
       return rows.map(taskFromRow);
     },
 
@@ -214,7 +239,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
       return views.history.all(taskId).map(statusChangeFromRow);
     },
 
-    async annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim }): Promise<boolean> {
+    async annotate(
+      id: string,
+      patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim },
+    ): Promise<boolean> {
       group.flush();
       if (patch.claim !== undefined) return false;
       const result = tasks.annotate.run({

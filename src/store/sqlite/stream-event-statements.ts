@@ -18,7 +18,9 @@ export function sqliteStreamEvents(db: Database, group: GroupCommit): StreamEven
   const insert = db.prepare<[string, string, string, number], { id: number }>(
     `INSERT INTO stream_events (session_key, stream_id, message, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
   );
-  const streamOf = db.prepare<[number, string], { stream_id: string }>(`SELECT stream_id FROM stream_events WHERE id = ? AND session_key = ?`);
+  const streamOf = db.prepare<[number, string], { stream_id: string }>(
+    `SELECT stream_id FROM stream_events WHERE id = ? AND session_key = ?`,
+  );
   const after = db.prepare<[string, string, number, number], { id: number; message: string }>(
     `SELECT id, message FROM stream_events WHERE session_key = ? AND stream_id = ? AND id > ? ORDER BY id LIMIT ?`,
   );
@@ -31,13 +33,17 @@ export function sqliteStreamEvents(db: Database, group: GroupCommit): StreamEven
 
   return {
     async append({ sessionKey, streamId, message, now }) {
-      return group.run(STREAM_EVENTS, () => {
-        // .all(), not .get(), for a write with RETURNING: .get() hands back the row even when the
-        // commit then fails (a full disk), which would give out an event id never stored.
-        const [row] = insert.all(sessionKey, streamId, message, now);
-        if (row === undefined) throw new Error("stream event insert returned no id");
-        return row.id;
-      }, "tick");
+      return group.run(
+        STREAM_EVENTS,
+        () => {
+          // .all(), not .get(), for a write with RETURNING: .get() hands back the row even when the
+          // commit then fails (a full disk), which would give out an event id never stored.
+          const [row] = insert.all(sessionKey, streamId, message, now);
+          if (row === undefined) throw new Error("stream event insert returned no id");
+          return row.id;
+        },
+        "tick",
+      );
     },
     async streamOf(sessionKey, eventId) {
       group.flush();

@@ -23,7 +23,10 @@ export function prepareSweepStatements(db: Database): SweepStatements {
   // Oldest deadline first, so a bounded batch always works on the most overdue tasks.
   // A finished task is kept until keepFinishedMs after it ended even past its expires_at; the
   // expires_at condition still narrows the walk to the tasks_expires index.
-  const deleteTasks = db.prepare<[{ now: number; limit: number; keep: number }], { id: string; owner: string | null; status: string; fetched_at: number | null }>(`
+  const deleteTasks = db.prepare<
+    [{ now: number; limit: number; keep: number }],
+    { id: string; owner: string | null; status: string; fetched_at: number | null }
+  >(`
     DELETE FROM tasks WHERE id IN (
       SELECT id FROM tasks
       WHERE status IN ${TERMINAL_SQL} AND expires_at <= @now AND updated_at <= @now - @keep

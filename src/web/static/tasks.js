@@ -448,7 +448,11 @@ function isArmed(taskId) {
 
 function cancelButton(task) {
   const armed = isArmed(task.id);
-  const button = el("button", { className: armed ? "danger armed" : "danger", text: armed ? "Confirm" : "Cancel", dataset: { action: "cancel" } });
+  const button = el("button", {
+    className: armed ? "danger armed" : "danger",
+    text: armed ? "Confirm" : "Cancel",
+    dataset: { action: "cancel" },
+  });
   button.type = "button";
   // Two clicks: the first arms cancelling this task for a few seconds, the second cancels. The
   // armed state lives in `state`, not in the button, because live updates redraw the rows.
@@ -583,7 +587,8 @@ async function loadStats() {
   }
   renderCharts();
   // Only a cluster has workers; only an admin may see them (the API says 403 to others).
-  if (state.stats && typeof state.stats.queueDepth === "number" && state.session && state.session.admin && !state.clusterTimer) void loadCluster();
+  if (state.stats && typeof state.stats.queueDepth === "number" && state.session && state.session.admin && !state.clusterTimer)
+    void loadCluster();
 }
 
 // ---- cluster: workers and leases, from GET /tasks/api/cluster --------------------------------
@@ -644,22 +649,41 @@ function renderCluster() {
         el("td", { className: "mono tool", text: l.name }),
         el("td", {}, [badge(l.status)]),
         el("td", { className: "mono node", text: l.workerId, title: l.workerId }),
-        el("td", { className: "time", text: l.since === null ? "—" : formatTime(l.since), title: l.since === null ? "" : `for ${formatDuration(view.now - l.since)}` }),
+        el("td", {
+          className: "time",
+          text: l.since === null ? "—" : formatTime(l.since),
+          title: l.since === null ? "" : `for ${formatDuration(view.now - l.since)}`,
+        }),
         el("td", { className: `time expiry${l.expiresAt <= view.now ? " expired" : ""}`, text: relative(l.expiresAt, view.now) }),
         el("td", { className: "num", text: l.attempts }),
       ]);
       row.addEventListener("click", () => select(l.taskId));
       return row;
     });
-  const head = (...names) => el("thead", {}, [el("tr", {}, names.map((n) => el("th", { text: n })))]);
+  const head = (...names) =>
+    el("thead", {}, [
+      el(
+        "tr",
+        {},
+        names.map((n) => el("th", { text: n })),
+      ),
+    ]);
   const table = (className, names, rows, empty) =>
     rows.length > 0 ? el("table", { className }, [head(...names), el("tbody", {}, rows)]) : el("p", { className: "empty", text: empty });
   box.replaceChildren(
     el("div", { className: "cluster-head" }, [
       el("h3", { text: `Workers · ${view.workers.length} alive` }),
-      el("small", { className: "muted", text: `${view.leases.length}${view.leasesTruncated ? "+" : ""} leases held · ${view.queueDepth} queued · as of ${formatTime(view.now)}` }),
+      el("small", {
+        className: "muted",
+        text: `${view.leases.length}${view.leasesTruncated ? "+" : ""} leases held · ${view.queueDepth} queued · as of ${formatTime(view.now)}`,
+      }),
     ]),
-    table("workers", ["Node", "Started", "Heartbeat", "Concurrency", "Running"], workerRows, "No worker is alive: queued tasks wait until one starts."),
+    table(
+      "workers",
+      ["Node", "Started", "Heartbeat", "Concurrency", "Running"],
+      workerRows,
+      "No worker is alive: queued tasks wait until one starts.",
+    ),
     el("h3", { text: "Leases" }),
     table("leases", ["Task", "Tool", "Status", "Worker", "Since", "Expires", "Attempts"], leaseRows, "No task is running on a worker."),
   );
@@ -717,9 +741,17 @@ function throughputChart(stats, span) {
       if (h <= 0) continue;
       y -= h;
       bars.push(
-        svg("rect", { x: (i * slot + 1).toFixed(1), y: y.toFixed(1), width: Math.max(1, slot - 2).toFixed(1), height: h.toFixed(1), class: `bar ${status}` }, [
-          svg("title", {}, [document.createTextNode(`${formatTime(bucket.start)}: ${bucket[status]} ${status}`)]),
-        ]),
+        svg(
+          "rect",
+          {
+            x: (i * slot + 1).toFixed(1),
+            y: y.toFixed(1),
+            width: Math.max(1, slot - 2).toFixed(1),
+            height: h.toFixed(1),
+            class: `bar ${status}`,
+          },
+          [svg("title", {}, [document.createTextNode(`${formatTime(bucket.start)}: ${bucket[status]} ${status}`)])],
+        ),
       );
     }
   });
@@ -727,8 +759,14 @@ function throughputChart(stats, span) {
   return el("div", { className: "chart card", dataset: { chart: "throughput" } }, [
     el("h3", { text: `Finished · ${span}` }),
     // Stretched to the card (bars only, no text to distort).
-    svg("svg", { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: "none", role: "img", "aria-label": `${total} tasks finished` }, [svg("line", { x1: 0, y1: height - 0.5, x2: width, y2: height - 0.5, class: "axis" }), ...bars]),
-    el("small", { className: "muted", text: `${total} finished · peak ${max} per ${formatDuration(stats.bucketMs)}${stats.truncated ? " · newest tasks only" : ""}` }),
+    svg("svg", { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: "none", role: "img", "aria-label": `${total} tasks finished` }, [
+      svg("line", { x1: 0, y1: height - 0.5, x2: width, y2: height - 0.5, class: "axis" }),
+      ...bars,
+    ]),
+    el("small", {
+      className: "muted",
+      text: `${total} finished · peak ${max} per ${formatDuration(stats.bucketMs)}${stats.truncated ? " · newest tasks only" : ""}`,
+    }),
   ]);
 }
 
@@ -742,14 +780,27 @@ function durationChart(stats) {
   const bars = bins.map((bin, i) => {
     const h = (bin.count / max) * (height - 16);
     return svg("g", {}, [
-      svg("rect", { x: (i * slot + 3).toFixed(1), y: (height - 12 - h).toFixed(1), width: (slot - 6).toFixed(1), height: h.toFixed(1), class: "bar duration" }, [
-        svg("title", {}, [document.createTextNode(`${labels[i]}: ${bin.count}`)]),
+      svg(
+        "rect",
+        {
+          x: (i * slot + 3).toFixed(1),
+          y: (height - 12 - h).toFixed(1),
+          width: (slot - 6).toFixed(1),
+          height: h.toFixed(1),
+          class: "bar duration",
+        },
+        [svg("title", {}, [document.createTextNode(`${labels[i]}: ${bin.count}`)])],
+      ),
+      svg("text", { x: (i * slot + slot / 2).toFixed(1), y: height - 2, "text-anchor": "middle", class: "tick" }, [
+        document.createTextNode(labels[i] || ""),
       ]),
-      svg("text", { x: (i * slot + slot / 2).toFixed(1), y: height - 2, "text-anchor": "middle", class: "tick" }, [document.createTextNode(labels[i] || "")]),
     ]);
   });
   const d = stats.durations;
-  const summary = d.count === 0 ? "no finished tasks" : `${d.count} runs · p50 ${formatDuration(d.p50)} · p90 ${formatDuration(d.p90)} · max ${formatDuration(d.max)}`;
+  const summary =
+    d.count === 0
+      ? "no finished tasks"
+      : `${d.count} runs · p50 ${formatDuration(d.p50)} · p90 ${formatDuration(d.p90)} · max ${formatDuration(d.max)}`;
   return el("div", { className: "chart card", dataset: { chart: "durations" } }, [
     el("h3", { text: "Run time (completed and failed)" }),
     svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": summary }, bars),
@@ -866,7 +917,10 @@ async function renderDetail() {
   if (task.statusMessage) parts.push(el("p", { text: task.statusMessage }));
   const fields = el("dl");
   const field = (name, value) => fields.append(el("dt", { text: name }), el("dd", { text: value }));
-  field("Owner", task.owner === null ? "—" : task.ownerName && task.ownerName !== task.owner ? `${task.ownerName} (${task.owner})` : task.owner);
+  field(
+    "Owner",
+    task.owner === null ? "—" : task.ownerName && task.ownerName !== task.owner ? `${task.ownerName} (${task.owner})` : task.owner,
+  );
   field("Method", task.method);
   field("Created", formatTime(task.createdAt));
   field("Updated", formatTime(task.updatedAt));
@@ -875,11 +929,17 @@ async function renderDetail() {
   field("Expires", task.expiresAt === null ? "never" : `${formatTime(task.expiresAt)} (${expiresIn(task.expiresAt, Date.now())})`);
   if (task.traceId) {
     // Linked only to the operator's own trace viewer (--trace-url, an http(s) template the server checked).
-    const trace = task.traceUrl ? el("a", { className: "mono trace", text: task.traceId }) : el("span", { className: "mono trace", text: task.traceId });
+    const trace = task.traceUrl
+      ? el("a", { className: "mono trace", text: task.traceId })
+      : el("span", { className: "mono trace", text: task.traceId });
     if (task.traceUrl) Object.assign(trace, { href: task.traceUrl, target: "_blank", rel: "noopener noreferrer" });
     fields.append(el("dt", { text: "Trace" }), el("dd", {}, [trace]));
   }
-  if (task.progress) field("Progress", `${task.progress.progress}${task.progress.total ? ` of ${task.progress.total}` : ""}${task.progress.message ? ` — ${task.progress.message}` : ""}`);
+  if (task.progress)
+    field(
+      "Progress",
+      `${task.progress.progress}${task.progress.total ? ` of ${task.progress.total}` : ""}${task.progress.message ? ` — ${task.progress.message}` : ""}`,
+    );
   parts.push(fields);
 
   parts.push(...section("Arguments", el("pre", { text: json(task.arguments) })));
@@ -893,17 +953,28 @@ async function renderDetail() {
 
   const pending = task.inputs.filter((input) => input.answer === null);
   if (pending.length > 0 && ACTIVE.has(task.status)) {
-    parts.push(...section(pending.length === 1 ? "Question waiting for an answer" : `${pending.length} questions waiting for an answer`, ...pending.map((input) => questionCard(task, input))));
+    parts.push(
+      ...section(
+        pending.length === 1 ? "Question waiting for an answer" : `${pending.length} questions waiting for an answer`,
+        ...pending.map((input) => questionCard(task, input)),
+      ),
+    );
   }
   const answered = task.inputs.filter((input) => input.answer !== null || !ACTIVE.has(task.status));
   if (answered.length > 0) {
     const exchanges = answered.map((input) =>
       el("div", { className: "exchange", dataset: { inputId: input.id } }, [
-        el("div", { className: "head" }, [el("span", { className: "mono", text: input.method }), el("span", { text: formatTime(input.createdAt) })]),
+        el("div", { className: "head" }, [
+          el("span", { className: "mono", text: input.method }),
+          el("span", { text: formatTime(input.createdAt) }),
+        ]),
         el("pre", { text: json(input.params) }),
         input.answer === null
           ? el("div", { className: "muted", text: "Never answered" })
-          : el("pre", { className: input.answer.kind === "error" ? "err" : "", text: json(input.answer.kind === "error" ? input.answer.error : input.answer.value) }),
+          : el("pre", {
+              className: input.answer.kind === "error" ? "err" : "",
+              text: json(input.answer.kind === "error" ? input.answer.error : input.answer.value),
+            }),
       ]),
     );
     parts.push(...section("Input requests", ...exchanges));
@@ -930,7 +1001,12 @@ async function renderDetail() {
 }
 
 function rerunButton(task) {
-  const button = el("button", { className: "ghost", text: "Re-run", title: "Start a new task with the same tool and arguments", dataset: { action: "rerun" } });
+  const button = el("button", {
+    className: "ghost",
+    text: "Re-run",
+    title: "Start a new task with the same tool and arguments",
+    dataset: { action: "rerun" },
+  });
   button.type = "button";
   button.addEventListener("click", async () => {
     button.disabled = true;
@@ -954,7 +1030,12 @@ function rerunButton(task) {
 function questionCard(task, input) {
   const card = el("form", { className: "exchange question", dataset: { inputId: input.id } });
   card.noValidate = true;
-  card.append(el("div", { className: "head" }, [el("span", { className: "mono", text: input.method }), el("span", { text: formatTime(input.createdAt) })]));
+  card.append(
+    el("div", { className: "head" }, [
+      el("span", { className: "mono", text: input.method }),
+      el("span", { text: formatTime(input.createdAt) }),
+    ]),
+  );
   card.append(el("div", { className: "waiting", text: "Waiting for an answer: from the requestor, or here" }));
   const draft = state.drafts.get(input.id) || {};
   state.drafts.set(input.id, draft);
@@ -969,7 +1050,10 @@ function questionCard(task, input) {
   } else if (input.method === "sampling/createMessage") {
     for (const message of params.messages || []) {
       const content = Array.isArray(message.content) ? message.content : [message.content];
-      const text = content.filter((c) => c && c.type === "text").map((c) => c.text).join("\n");
+      const text = content
+        .filter((c) => c && c.type === "text")
+        .map((c) => c.text)
+        .join("\n");
       card.append(el("p", { className: "ask" }, [el("b", { text: `${message.role}: ` }), el("span", { text: text || "(no text)" })]));
     }
     const area = el("textarea", { dataset: { field: "text" } });
@@ -979,7 +1063,10 @@ function questionCard(task, input) {
     card.append(el("label", { className: "field" }, [el("span", { text: "Reply" }), area]));
     collect = () => ({ text: area.value });
   } else {
-    card.append(el("pre", { text: json(input.params) }), el("p", { className: "muted", text: `The web view cannot answer ${input.method}.` }));
+    card.append(
+      el("pre", { text: json(input.params) }),
+      el("p", { className: "muted", text: `The web view cannot answer ${input.method}.` }),
+    );
   }
   if (collect) {
     const send = async (action) => {
@@ -1013,7 +1100,10 @@ function questionCard(task, input) {
     });
     const dismiss = button("Cancel", "cancel", "ghost");
     dismiss.title = "Dismiss the question without an answer (the task itself runs on and decides what follows)";
-    card.append(el("div", { className: "answer-actions" }, [button("Submit", "accept", ""), button("Decline", "decline", "ghost"), dismiss]), error);
+    card.append(
+      el("div", { className: "answer-actions" }, [button("Submit", "accept", ""), button("Decline", "decline", "ghost"), dismiss]),
+      error,
+    );
   }
   return card;
 }
@@ -1039,7 +1129,11 @@ function elicitationFields(card, schema, draft) {
       // Yes, No, or no answer yet: a box that is simply unticked would answer "No" for the person.
       // Only the schema's default comes chosen; without one the field starts unanswered.
       control = el("select", { dataset: { field: name } });
-      for (const [value, text] of [["", "—"], ["true", "Yes"], ["false", "No"]]) {
+      for (const [value, text] of [
+        ["", "—"],
+        ["true", "Yes"],
+        ["false", "No"],
+      ]) {
         const option = el("option", { text });
         option.value = value;
         control.append(option);
@@ -1077,7 +1171,15 @@ function elicitationFields(card, schema, draft) {
     } else {
       control = el("input", { dataset: { field: name } });
       const numeric = field.type === "number" || field.type === "integer";
-      control.type = numeric ? "number" : field.format === "email" ? "email" : field.format === "uri" ? "url" : field.format === "date" ? "date" : "text";
+      control.type = numeric
+        ? "number"
+        : field.format === "email"
+          ? "email"
+          : field.format === "uri"
+            ? "url"
+            : field.format === "date"
+              ? "date"
+              : "text";
       if (field.type === "integer") control.step = "1";
       if (typeof field.minimum === "number") control.min = String(field.minimum);
       if (typeof field.maximum === "number") control.max = String(field.maximum);
@@ -1183,10 +1285,14 @@ function start() {
     signIn(saved).catch((error) => {
       // A link's token was never signed in with: it was not accepted (a link `serve` printed lasts one run).
       if (!(error instanceof Unauthorized)) signOut(`Could not sign in: ${error.message}`);
-      else signOut(linked ? "The token in this link was not accepted; sign in with a valid token (a link printed by serve works only until it restarts)." : "Your session ended; sign in again.");
+      else
+        signOut(
+          linked
+            ? "The token in this link was not accepted; sign in with a valid token (a link printed by serve works only until it restarts)."
+            : "Your session ended; sign in again.",
+        );
     });
-  }
-  else signOut("");
+  } else signOut("");
 }
 
 start();

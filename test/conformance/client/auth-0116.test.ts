@@ -84,7 +84,10 @@ const outcomes = new Map<string, Outcome>();
 
 async function runScenario(scenario: string): Promise<Outcome> {
   const dir = join(out, scenario.replace("/", "_"));
-  const suiteExit = await run(NODE_22, [SUITE, "client", "--command", RUNNER, "--scenario", scenario, "--timeout", "60000", "-o", dir], { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }).then(
+  const suiteExit = await run(NODE_22, [SUITE, "client", "--command", RUNNER, "--scenario", scenario, "--timeout", "60000", "-o", dir], {
+    timeout: 120_000,
+    maxBuffer: 16 * 1024 * 1024,
+  }).then(
     () => 0,
     (error: { code?: unknown }) => {
       // Exit 1 is the suite's "failed" verdict: the checks say why. Anything else is a harness problem.
@@ -108,7 +111,8 @@ beforeAll(async () => {
   const queue = [...AUTH_2025_11_25, ...AUTH_OTHER];
   await Promise.all(
     [0, 1].map(async () => {
-      for (let scenario = queue.shift(); scenario !== undefined; scenario = queue.shift()) outcomes.set(scenario, await runScenario(scenario));
+      for (let scenario = queue.shift(); scenario !== undefined; scenario = queue.shift())
+        outcomes.set(scenario, await runScenario(scenario));
     }),
   );
 }, 600_000);
@@ -119,14 +123,18 @@ afterAll(() => {
 
 /** Checks that did not pass: FAILURE, WARNING (a "SHOULD" the suite still counts against the client) and SKIPPED. */
 function notPassed(checks: Check[]): Array<Pick<Check, "id" | "status" | "description">> {
-  return checks.filter((c) => c.status !== "SUCCESS" && c.status !== "INFO").map(({ id, status, description }) => ({ id, status, description }));
+  return checks
+    .filter((c) => c.status !== "SUCCESS" && c.status !== "INFO")
+    .map(({ id, status, description }) => ({ id, status, description }));
 }
 
 describe("conformance 0.1.16 client auth scenarios, the CLI as the client", () => {
   it("lists exactly these auth scenarios for 2025-11-25", async () => {
     const { stdout } = await run(NODE_22, [SUITE, "list"]);
     const clientPart = stdout.split(/^Client scenarios.*$/m)[1] ?? "";
-    const listed = [...clientPart.matchAll(/^\s+- (auth\/\S+) \[([^\]]*)\]/gm)].filter(([, , versions]) => versions!.split(",").includes("2025-11-25")).map(([, name]) => name);
+    const listed = [...clientPart.matchAll(/^\s+- (auth\/\S+) \[([^\]]*)\]/gm)]
+      .filter(([, , versions]) => versions!.split(",").includes("2025-11-25"))
+      .map(([, name]) => name);
     expect(listed).toEqual([...AUTH_2025_11_25]);
   });
 
@@ -142,7 +150,15 @@ describe("conformance 0.1.16 client auth scenarios, the CLI as the client", () =
 
   it("the flow is the real one: PKCE S256, a state-checked loopback redirect, the token on every MCP request", () => {
     const checks = outcomes.get("auth/metadata-default")!.checks;
-    for (const id of ["prm-pathbased-requested", "authorization-server-metadata", "client-registration", "pkce-code-challenge-sent", "pkce-s256-method-used", "pkce-verifier-matches-challenge", "token-request"]) {
+    for (const id of [
+      "prm-pathbased-requested",
+      "authorization-server-metadata",
+      "client-registration",
+      "pkce-code-challenge-sent",
+      "pkce-s256-method-used",
+      "pkce-verifier-matches-challenge",
+      "token-request",
+    ]) {
       expect(checks.filter((c) => c.id === id && c.status === "SUCCESS").length, id).toBe(1);
     }
     // initialize, notifications/initialized, tools/list, tools/call (and the discover) with the token; none refused.

@@ -50,12 +50,14 @@ afterAll(() => {
 /** Runs one client scenario with `command` as the client; the checks it saved and the client's output. */
 async function scenario(name: string, command: string, label = name): Promise<ScenarioRun> {
   const dir = join(out, label.replace(/\W/g, "_"));
-  await run(NODE_22, [SUITE_0116, "client", "--scenario", name, "--command", command, "--timeout", "60000", "-o", dir], { cwd: ROOT, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }).catch(
-    (error: unknown) => {
-      // Exit 1: a check failed or the client exited non-zero; the saved files say which.
-      if ((error as { code?: unknown }).code !== 1) throw error;
-    },
-  );
+  await run(NODE_22, [SUITE_0116, "client", "--scenario", name, "--command", command, "--timeout", "60000", "-o", dir], {
+    cwd: ROOT,
+    timeout: 120_000,
+    maxBuffer: 16 * 1024 * 1024,
+  }).catch((error: unknown) => {
+    // Exit 1: a check failed or the client exited non-zero; the saved files say which.
+    if ((error as { code?: unknown }).code !== 1) throw error;
+  });
   const [saved] = readdirSync(dir);
   if (saved === undefined) throw new Error(`the suite saved nothing for ${name}`);
   const file = (f: string) => readFileSync(join(dir, saved, f), "utf8");

@@ -99,7 +99,11 @@ export function badInputSuite(path: ConformancePath): void {
 
     it("T-TYPE-2: a non-numeric ttl is rejected with -32602 and creates no task", async () => {
       for (const ttl of ["60000", true, { ms: 1 }, [1]]) {
-        await expectRpcError(callToolAsTask(fx.client, "sleep", { ms: 1 }, { ttl }), -32602, "Invalid task ttl: must be a finite number of milliseconds");
+        await expectRpcError(
+          callToolAsTask(fx.client, "sleep", { ms: 1 }, { ttl }),
+          -32602,
+          "Invalid task ttl: must be a finite number of milliseconds",
+        );
       }
       expect(await listAllTasks(fx.client)).toEqual([]);
     });

@@ -66,7 +66,13 @@ export function cancelSuite(path: ConformancePath): void {
       fx = await start({ logger });
       const running = deferred<void>();
       // Progress proves the handler is running: 10 000 steps over ten minutes, one every 60 ms.
-      const { task } = await callToolAsTask(fx.client, "sleep", { ms: 600_000, steps: 10_000 }, {}, { onprogress: () => running.resolve() });
+      const { task } = await callToolAsTask(
+        fx.client,
+        "sleep",
+        { ms: 600_000, steps: 10_000 },
+        {},
+        { onprogress: () => running.resolve() },
+      );
       await running.promise;
       await cancelTask(fx.client, task.taskId);
       // The handler ends (its sleep rejected on abort) long before its ten minutes.

@@ -44,7 +44,14 @@ export function listSuite(path: ConformancePath): void {
       const { task } = await callToolAsTask(fx.client, "sleep", { ms: 60_000 }, { ttl: 50_000 });
       const page = await listTasks(fx.client);
       expect(page.tasks).toEqual([
-        { taskId: task.taskId, status: "working", createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttl: 50_000, pollInterval: 700 },
+        {
+          taskId: task.taskId,
+          status: "working",
+          createdAt: task.createdAt,
+          lastUpdatedAt: task.lastUpdatedAt,
+          ttl: 50_000,
+          pollInterval: 700,
+        },
       ]);
     });
 
@@ -205,7 +212,14 @@ export function listSuite(path: ConformancePath): void {
       for (const id of [working, completed, failed, errored, cancelled, waiting]) {
         expect(listed.get(id)).toEqual(await getTask(fx.client, id));
       }
-      expect([...listed.values()].map((t) => t.status).sort()).toEqual(["cancelled", "completed", "failed", "failed", "input_required", "working"]);
+      expect([...listed.values()].map((t) => t.status).sort()).toEqual([
+        "cancelled",
+        "completed",
+        "failed",
+        "failed",
+        "input_required",
+        "working",
+      ]);
     });
   });
 }

@@ -87,7 +87,10 @@ export function metaSuite(path: ConformancePath): void {
       fx = await start();
       const running = (await callToolAsTask(fx.client, "sleep", { ms: 600_000 })).task.taskId;
       const done = (await callToolAsTask(fx.client, "sleep", { ms: 7 })).task.taskId;
-      const result = await fx.client.request({ method: "tasks/result", params: { taskId: done, ...related(running) } }, CallToolResultSchema);
+      const result = await fx.client.request(
+        { method: "tasks/result", params: { taskId: done, ...related(running) } },
+        CallToolResultSchema,
+      );
       expect(result.content).toEqual([{ type: "text", text: "slept 7 ms" }]);
       expect(result._meta?.[RELATED_TASK]).toEqual({ taskId: done });
     });

@@ -44,7 +44,9 @@ export function on(path: ConformancePath, paths: readonly PathName[]): TestAPI |
 }
 
 /** Starts fixtures on `path` for the tests of one suite and closes each after its test. */
-export function useFixture(path: ConformancePath): (options?: FixtureOptions, capabilities?: ClientCapabilities) => Promise<ConformanceFixture> {
+export function useFixture(
+  path: ConformancePath,
+): (options?: FixtureOptions, capabilities?: ClientCapabilities) => Promise<ConformanceFixture> {
   let started: ConformanceFixture[] = [];
   afterEach(async () => {
     const closing = started;

@@ -131,7 +131,10 @@ export function progressAndNotificationsSuite(path: ConformancePath): void {
       const { responseIndex } = exchange(fx.traffic(), "tasks/cancel");
       await logger.until((e) => e.msg === "handler ended after abort" && e.obj["taskId"] === task.taskId);
       await getTask(fx.client, task.taskId);
-      const afterCancel = fx.traffic().received.slice(responseIndex + 1).filter((m) => isNotification(m) && m.method === "notifications/progress");
+      const afterCancel = fx
+        .traffic()
+        .received.slice(responseIndex + 1)
+        .filter((m) => isNotification(m) && m.method === "notifications/progress");
       expect(afterCancel).toEqual([]);
     });
 
@@ -162,7 +165,13 @@ export function progressAndNotificationsSuite(path: ConformancePath): void {
       const { task } = await callToolAsTask(fx.client, "sleep", { ms: 1 }, { ttl: 90_000 });
       const completed = await statuses.until(task.taskId, "completed");
       expect(statuses.statuses(task.taskId)).toEqual(["completed"]);
-      expect(completed).toMatchObject({ taskId: task.taskId, status: "completed", ttl: 90_000, pollInterval: 300, createdAt: task.createdAt });
+      expect(completed).toMatchObject({
+        taskId: task.taskId,
+        status: "completed",
+        ttl: 90_000,
+        pollInterval: 300,
+        createdAt: task.createdAt,
+      });
       expect(completed.lastUpdatedAt).toMatch(ISO_8601);
       expect(completed).toEqual(await getTask(fx.client, task.taskId));
     });

@@ -40,10 +40,10 @@ export function resultSuite(path: ConformancePath): void {
       let probe!: Probe;
       fx = await start({ setup: (app) => (probe = probeTool(app, "probe")) });
       const { task } = await callToolAsTask(fx.client, "probe", {});
-      probe.finish({ content: [{ type: "text", text: "{\"n\":1}" }], structuredContent: { n: 1 }, _meta: { "example.com/trace": "t-1" } });
+      probe.finish({ content: [{ type: "text", text: '{"n":1}' }], structuredContent: { n: 1 }, _meta: { "example.com/trace": "t-1" } });
       const result = await fx.client.request({ method: "tasks/result", params: { taskId: task.taskId } }, AnyResultSchema);
       expect(result["structuredContent"]).toEqual({ n: 1 });
-      expect(result["content"]).toEqual([{ type: "text", text: "{\"n\":1}" }]);
+      expect(result["content"]).toEqual([{ type: "text", text: '{"n":1}' }]);
       expect(result["_meta"]).toEqual({ "example.com/trace": "t-1", [RELATED_TASK]: { taskId: task.taskId } });
     });
 
@@ -193,12 +193,21 @@ export function resultSuite(path: ConformancePath): void {
       const plain = await expectRpcError(callTool(fx.client, "explode", {}), -32603, "Internal error");
       const { task } = await callToolAsTask(fx.client, "explode", {});
       const replayed = await rpcError(taskResult(fx.client, task.taskId));
-      expect({ code: replayed.code, message: replayed.message, data: replayed.data }).toEqual({ code: plain.code, message: plain.message, data: plain.data });
+      expect({ code: replayed.code, message: replayed.message, data: replayed.data }).toEqual({
+        code: plain.code,
+        message: plain.message,
+        data: plain.data,
+      });
     });
 
     it("T-ERR-4: a handler that returns something that is not a CallToolResult ends the task failed with -32603", async () => {
       fx = await start({
-        setup: (app) => app.tool("garbage", { input: z.object({}), taskSupport: "optional" }, async () => ({ content: "not a list of content blocks" }) as never),
+        setup: (app) =>
+          app.tool(
+            "garbage",
+            { input: z.object({}), taskSupport: "optional" },
+            async () => ({ content: "not a list of content blocks" }) as never,
+          ),
       });
       const { task } = await callToolAsTask(fx.client, "garbage", {});
       await expectRpcError(taskResult(fx.client, task.taskId), -32603);

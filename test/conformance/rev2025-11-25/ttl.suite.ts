@@ -40,22 +40,25 @@ export function ttlSuite(path: ConformancePath): void {
 
   describe("T-TTL: timestamps and ttl", () => {
     // Streaming paths only: it needs status notifications.
-    streaming("T-TTL-1/T-TTL-2: CreateTaskResult, tasks/get, tasks/list, tasks/cancel and status notifications carry ISO 8601 createdAt and lastUpdatedAt", async () => {
-      const { advance } = await clockFixture();
-      const statuses = watchStatuses(fx!.client);
-      const { task } = await callToolAsTask(fx!.client, "sleep", { ms: 600_000 });
-      advance(250);
-      const got = await getTask(fx!.client, task.taskId);
-      const [listed] = await listAllTasks(fx!.client);
-      const cancelled = await cancelTask(fx!.client, task.taskId);
-      const note = await statuses.until(task.taskId, "cancelled");
-      for (const t of [task, got, listed!, cancelled, note]) {
-        expect(t.createdAt).toMatch(ISO_8601);
-        expect(t.lastUpdatedAt).toMatch(ISO_8601);
-        expect(t.createdAt).toBe("2031-03-04T05:06:07.089Z");
-      }
-      expect(cancelled.lastUpdatedAt).toBe("2031-03-04T05:06:07.339Z");
-    });
+    streaming(
+      "T-TTL-1/T-TTL-2: CreateTaskResult, tasks/get, tasks/list, tasks/cancel and status notifications carry ISO 8601 createdAt and lastUpdatedAt",
+      async () => {
+        const { advance } = await clockFixture();
+        const statuses = watchStatuses(fx!.client);
+        const { task } = await callToolAsTask(fx!.client, "sleep", { ms: 600_000 });
+        advance(250);
+        const got = await getTask(fx!.client, task.taskId);
+        const [listed] = await listAllTasks(fx!.client);
+        const cancelled = await cancelTask(fx!.client, task.taskId);
+        const note = await statuses.until(task.taskId, "cancelled");
+        for (const t of [task, got, listed!, cancelled, note]) {
+          expect(t.createdAt).toMatch(ISO_8601);
+          expect(t.lastUpdatedAt).toMatch(ISO_8601);
+          expect(t.createdAt).toBe("2031-03-04T05:06:07.089Z");
+        }
+        expect(cancelled.lastUpdatedAt).toBe("2031-03-04T05:06:07.339Z");
+      },
+    );
 
     it("T-TTL-4: tasks/get carries the actual ttl, the requested one when it is within the limits", async () => {
       await clockFixture();

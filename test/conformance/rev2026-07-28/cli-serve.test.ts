@@ -13,7 +13,10 @@ describe("mcp-tasks serve, 2026-07-28", { timeout: 30_000 }, () => {
   it("answers an optional tool that ends at once inline by default (250 ms)", async () => {
     serve = CliProcess.spawn(["serve", "--demo", "--store", "memory", "--port", "0", "--no-web"]);
     const url = await serve.url(20_000);
-    expect(await statelessResult(url, "tools/call", { name: "sleep", arguments: { ms: 0 } })).toEqual({ resultType: "complete", content: [{ type: "text", text: "slept 0 ms" }] });
+    expect(await statelessResult(url, "tools/call", { name: "sleep", arguments: { ms: 0 } })).toEqual({
+      resultType: "complete",
+      content: [{ type: "text", text: "slept 0 ms" }],
+    });
   });
 
   it("with --inline-wait-ms 0 answers the same call with the CreateTaskResult", async () => {

@@ -68,13 +68,23 @@ describe("the request envelope (X-CAP-8)", () => {
   });
 
   it("refuses malformed clientCapabilities (an array) with -32602", async () => {
-    const { status, body } = await statelessRpc(server.url, "tools/list", {}, { meta: { ...envelope(), "io.modelcontextprotocol/clientCapabilities": [] } });
+    const { status, body } = await statelessRpc(
+      server.url,
+      "tools/list",
+      {},
+      { meta: { ...envelope(), "io.modelcontextprotocol/clientCapabilities": [] } },
+    );
     expect(status).toBe(400);
     expect(body.error?.code).toBe(-32602);
   });
 
   it("refuses a malformed clientInfo (no version) with -32602", async () => {
-    const { body } = await statelessRpc(server.url, "tools/list", {}, { meta: { ...envelope(), "io.modelcontextprotocol/clientInfo": { name: "c" } } });
+    const { body } = await statelessRpc(
+      server.url,
+      "tools/list",
+      {},
+      { meta: { ...envelope(), "io.modelcontextprotocol/clientInfo": { name: "c" } } },
+    );
     expect(body.error?.code).toBe(-32602);
   });
 
@@ -92,18 +102,33 @@ describe("routing headers (X-HTTP-2, X-HTTP-4, X-HTTP-5)", () => {
   });
 
   it("refuses an Mcp-Method that names another method with -32020 (X-CONF-10)", async () => {
-    const { status, body } = await statelessRpc(server.url, "tools/call", { name: "greet", arguments: { name: "x" } }, { headers: { "mcp-method": "tasks/get" } });
+    const { status, body } = await statelessRpc(
+      server.url,
+      "tools/call",
+      { name: "greet", arguments: { name: "x" } },
+      { headers: { "mcp-method": "tasks/get" } },
+    );
     expect(status).toBe(400);
     expect(body.error?.code).toBe(-32020);
   });
 
   it("refuses a tools/call whose Mcp-Name is not params.name with -32020", async () => {
-    const { body } = await statelessRpc(server.url, "tools/call", { name: "greet", arguments: { name: "x" } }, { headers: { "mcp-name": "slow_compute" } });
+    const { body } = await statelessRpc(
+      server.url,
+      "tools/call",
+      { name: "greet", arguments: { name: "x" } },
+      { headers: { "mcp-name": "slow_compute" } },
+    );
     expect(body.error?.code).toBe(-32020);
   });
 
   it("refuses a tools/call without Mcp-Name with -32020", async () => {
-    const { body } = await statelessRpc(server.url, "tools/call", { name: "greet", arguments: { name: "x" } }, { headers: { "mcp-name": undefined } });
+    const { body } = await statelessRpc(
+      server.url,
+      "tools/call",
+      { name: "greet", arguments: { name: "x" } },
+      { headers: { "mcp-name": undefined } },
+    );
     expect(body.error?.code).toBe(-32020);
   });
 
@@ -114,13 +139,23 @@ describe("routing headers (X-HTTP-2, X-HTTP-4, X-HTTP-5)", () => {
   });
 
   it("compares a Base64-sentinel Mcp-Name decoded (X-HTTP-5)", async () => {
-    const { status, body } = await statelessRpc(server.url, "tools/call", { name: "greet", arguments: { name: "x" } }, { headers: { "mcp-name": `=?base64?${Buffer.from("greet").toString("base64")}?=` } });
+    const { status, body } = await statelessRpc(
+      server.url,
+      "tools/call",
+      { name: "greet", arguments: { name: "x" } },
+      { headers: { "mcp-name": `=?base64?${Buffer.from("greet").toString("base64")}?=` } },
+    );
     expect(status).toBe(200);
     expect(body.result?.["resultType"]).toBe("complete");
   });
 
   it("refuses an MCP-Protocol-Version header that differs from the envelope's version with -32020 (X-HTTP-3)", async () => {
-    const { body } = await statelessRpc(server.url, "tools/list", {}, { meta: { ...envelope(), "io.modelcontextprotocol/protocolVersion": "2025-11-25" } });
+    const { body } = await statelessRpc(
+      server.url,
+      "tools/list",
+      {},
+      { meta: { ...envelope(), "io.modelcontextprotocol/protocolVersion": "2025-11-25" } },
+    );
     expect(body.error?.code).toBe(-32020);
   });
 });
@@ -148,7 +183,9 @@ describe("methods", () => {
     const result = await statelessResult(server.url, "tools/list");
     expect(result["resultType"]).toBe("complete");
     const tools = result["tools"] as Array<Record<string, unknown>>;
-    expect(tools.map((tool) => tool["name"])).toEqual(expect.arrayContaining(["greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input"]));
+    expect(tools.map((tool) => tool["name"])).toEqual(
+      expect.arrayContaining(["greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input"]),
+    );
     for (const tool of tools) expect(tool).not.toHaveProperty("execution");
   });
 

@@ -16,7 +16,16 @@ const BOB = "tok-bob-2026";
 let server: TasksExtServer;
 let session: HttpClient;
 beforeAll(async () => {
-  server = await startTasksExtServer({ http: { verifier: staticTokenVerifier(new Map([[ALICE, "alice"], [BOB, "bob"]])) } });
+  server = await startTasksExtServer({
+    http: {
+      verifier: staticTokenVerifier(
+        new Map([
+          [ALICE, "alice"],
+          [BOB, "bob"],
+        ]),
+      ),
+    },
+  });
   session = await connectHttpClient(server.url, { token: ALICE });
 });
 afterAll(async () => {
@@ -67,14 +76,20 @@ describe("each era serves the other's tasks", () => {
   });
 
   it("a 2026 tasks/get reads a task created by a 2025-11-25 session, with the 2026 shape", async () => {
-    const old = await session.client.request({ method: "tools/call", params: { name: "count_required", arguments: {}, task: {} } }, CreateTaskResultSchema);
+    const old = await session.client.request(
+      { method: "tools/call", params: { name: "count_required", arguments: {}, task: {} } },
+      CreateTaskResultSchema,
+    );
     const task = await pollTask(server.url, old.task.taskId, isTerminal, { token: ALICE });
     expect(task).toMatchObject({ resultType: "complete", status: "completed", result: { content: [{ type: "text", text: "counted" }] } });
     expect(task).not.toHaveProperty("ttl");
   });
 
   it("leaves the era unrecorded on a task a 2025-11-25 session created (absent means 2025-11-25)", async () => {
-    const old = await session.client.request({ method: "tools/call", params: { name: "count_required", arguments: {}, task: {} } }, CreateTaskResultSchema);
+    const old = await session.client.request(
+      { method: "tools/call", params: { name: "count_required", arguments: {}, task: {} } },
+      CreateTaskResultSchema,
+    );
     const stored = await server.app.engine.store.get(old.task.taskId, { any: true });
     expect(stored?.origin.era).toBeUndefined();
   });

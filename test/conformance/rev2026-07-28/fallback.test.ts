@@ -14,7 +14,8 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const plain = { declare: false } as const;
-const callPlain = (name: string, args: Record<string, unknown> = {}) => statelessResult(server.url, "tools/call", { name, arguments: args }, plain);
+const callPlain = (name: string, args: Record<string, unknown> = {}) =>
+  statelessResult(server.url, "tools/call", { name, arguments: args }, plain);
 const TASK_TOOLS = ["task_status", "task_result", "task_cancel", "task_list"];
 
 describe("fallback for a 2026-07-28 client without the tasks extension", () => {
@@ -42,7 +43,10 @@ describe("fallback for a 2026-07-28 client without the tasks extension", () => {
   it("gives the tool's result through task_result", async () => {
     const answer = await callPlain("wait_ms", { ms: 500 });
     const { taskId } = answer["structuredContent"] as { taskId: string };
-    expect(await callPlain("task_result", { taskId })).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "waited 500 ms" }] });
+    expect(await callPlain("task_result", { taskId })).toMatchObject({
+      resultType: "complete",
+      content: [{ type: "text", text: "waited 500 ms" }],
+    });
   });
 
   it("with fallbackRequired, runs a required tool for a client without the extension instead of -32021", async () => {

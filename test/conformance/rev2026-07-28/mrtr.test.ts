@@ -20,16 +20,28 @@ const accept = (content: Record<string, unknown>) => ({ action: "accept", conten
 describe("a plain call whose handler asks (X-MRTR-1, X-MRTR-5)", () => {
   it("answers with an InputRequiredResult: resultType input_required, the question under a key, a requestState, no taskId", async () => {
     const round = await statelessResult(server.url, "tools/call", { name: "ask_plain", arguments: { greeting: "Hi" } });
-    expect(round).toMatchObject({ resultType: "input_required", inputRequests: { "input-1": { method: "elicitation/create", params: { message: "Name?" } } }, requestState: expect.any(String) });
+    expect(round).toMatchObject({
+      resultType: "input_required",
+      inputRequests: { "input-1": { method: "elicitation/create", params: { message: "Name?" } } },
+      requestState: expect.any(String),
+    });
     expect(round).not.toHaveProperty("taskId");
   });
 
   it("runs round by round until every question is answered, then answers with the result", async () => {
     const args = { name: "ask_plain", arguments: { greeting: "Hi" } };
     const first = await statelessResult(server.url, "tools/call", args);
-    const second = await statelessResult(server.url, "tools/call", { ...args, inputResponses: { "input-1": accept({ name: "Ada" }) }, requestState: first["requestState"] });
+    const second = await statelessResult(server.url, "tools/call", {
+      ...args,
+      inputResponses: { "input-1": accept({ name: "Ada" }) },
+      requestState: first["requestState"],
+    });
     expect(Object.keys(second["inputRequests"] as object)).toEqual(["input-2"]);
-    const done = await statelessResult(server.url, "tools/call", { ...args, inputResponses: { "input-2": accept({ sure: true }) }, requestState: second["requestState"] });
+    const done = await statelessResult(server.url, "tools/call", {
+      ...args,
+      inputResponses: { "input-2": accept({ sure: true }) },
+      requestState: second["requestState"],
+    });
     expect(done).toEqual({ resultType: "complete", content: [{ type: "text", text: "Hi Ada (sure)" }] });
   });
 
@@ -37,20 +49,36 @@ describe("a plain call whose handler asks (X-MRTR-1, X-MRTR-5)", () => {
     const args = { name: "ask_plain", arguments: { greeting: "Hi" } };
     const first = await statelessResult(server.url, "tools/call", args);
     const [body, mac] = String(first["requestState"]).split(".");
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(String(body), "base64url").toString()), answers: { "input-1": accept({ name: "Eve" }) } })).toString("base64url");
-    const { status, body: answer } = await statelessRpc(server.url, "tools/call", { ...args, inputResponses: {}, requestState: `${forged}.${mac}` });
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(String(body), "base64url").toString()), answers: { "input-1": accept({ name: "Eve" }) } }),
+    ).toString("base64url");
+    const { status, body: answer } = await statelessRpc(server.url, "tools/call", {
+      ...args,
+      inputResponses: {},
+      requestState: `${forged}.${mac}`,
+    });
     expect(status).toBe(400);
     expect(answer.error?.code).toBe(-32602);
   });
 
   it("refuses a requestState issued for other arguments with -32602", async () => {
     const first = await statelessResult(server.url, "tools/call", { name: "ask_plain", arguments: { greeting: "Hi" } });
-    const { body } = await statelessRpc(server.url, "tools/call", { name: "ask_plain", arguments: { greeting: "Bye" }, inputResponses: { "input-1": accept({ name: "Ada" }) }, requestState: first["requestState"] });
+    const { body } = await statelessRpc(server.url, "tools/call", {
+      name: "ask_plain",
+      arguments: { greeting: "Bye" },
+      inputResponses: { "input-1": accept({ name: "Ada" }) },
+      requestState: first["requestState"],
+    });
     expect(body.error?.code).toBe(-32602);
   });
 
   it("asks nothing of a client that did not declare elicitation: the call fails instead (X-MRTR-5)", async () => {
-    const { body } = await statelessRpc(server.url, "tools/call", { name: "ask_plain", arguments: { greeting: "Hi" } }, { capabilities: {} });
+    const { body } = await statelessRpc(
+      server.url,
+      "tools/call",
+      { name: "ask_plain", arguments: { greeting: "Hi" } },
+      { capabilities: {} },
+    );
     expect(body.error?.message).toMatch(/elicitation/);
     expect(body.result).toBeUndefined();
   });
@@ -63,7 +91,11 @@ describe("gather before the task (X-MRTR-2, X-MRTR-4)", () => {
     expect(first["resultType"]).toBe("input_required");
     expect(first).not.toHaveProperty("taskId");
     const [key] = Object.keys(first["inputRequests"] as object);
-    const created = await statelessResult(server.url, "tools/call", { ...args, inputResponses: { [String(key)]: accept({ name: "Alice" }) }, requestState: first["requestState"] });
+    const created = await statelessResult(server.url, "tools/call", {
+      ...args,
+      inputResponses: { [String(key)]: accept({ name: "Alice" }) },
+      requestState: first["requestState"],
+    });
     expect(created["resultType"]).toBe("task");
     expect(created).not.toHaveProperty("requestState");
     expect(created).not.toHaveProperty("inputRequests");
@@ -72,7 +104,11 @@ describe("gather before the task (X-MRTR-2, X-MRTR-4)", () => {
   it("hands the gathered answer to the task's handler", async () => {
     const args = { name: "test_tool_with_task", arguments: {} };
     const first = await statelessResult(server.url, "tools/call", args);
-    const created = await statelessResult(server.url, "tools/call", { ...args, inputResponses: { "input-1": accept({ name: "Alice" }) }, requestState: first["requestState"] });
+    const created = await statelessResult(server.url, "tools/call", {
+      ...args,
+      inputResponses: { "input-1": accept({ name: "Alice" }) },
+      requestState: first["requestState"],
+    });
     const task = await pollTask(server.url, String(created["taskId"]), isTerminal);
     expect(task).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Hello, Alice! The task finished." }] } });
     expect(task).not.toHaveProperty("requestState");

@@ -42,7 +42,10 @@ let out: string;
 
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), "mcp-tasks-official-"));
-  server = spawn(process.execPath, [TSX, "scripts/conformance-server.ts", "--port", "0", "--store", `sqlite:${join(out, "tasks.db")}`], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  server = spawn(process.execPath, [TSX, "scripts/conformance-server.ts", "--port", "0", "--store", `sqlite:${join(out, "tasks.db")}`], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const lines = createInterface({ input: server.stdout! });
   url = await new Promise<string>((resolve, reject) => {
     lines.once("line", resolve);
@@ -62,10 +65,12 @@ afterAll(async () => {
 /** Runs one scenario and reads the checks it saved (the CLI's exit status alone hides which failed). */
 async function runScenario(scenario: string): Promise<Check[]> {
   const dir = join(out, scenario);
-  await promisify(execFile)(NODE_22, [SUITE, "server", "--url", url, "--scenario", scenario, "-o", dir], { timeout: 120_000 }).catch((error: unknown) => {
-    // Exit 1 means a check failed: the checks file says which, and the assertion shows it.
-    if ((error as { code?: unknown }).code !== 1) throw error;
-  });
+  await promisify(execFile)(NODE_22, [SUITE, "server", "--url", url, "--scenario", scenario, "-o", dir], { timeout: 120_000 }).catch(
+    (error: unknown) => {
+      // Exit 1 means a check failed: the checks file says which, and the assertion shows it.
+      if ((error as { code?: unknown }).code !== 1) throw error;
+    },
+  );
   const [run] = readdirSync(dir);
   return JSON.parse(readFileSync(join(dir, String(run), "checks.json"), "utf8")) as Check[];
 }
@@ -80,7 +85,9 @@ describe("the official conformance suite's tasks-* scenarios (0.2.0-alpha.12)", 
     it(`${scenario}: every check passes`, async () => {
       const checks = await runScenario(scenario);
       expect(checks.length).toBeGreaterThan(0);
-      const notPassed = checks.filter((check) => check.status !== "SUCCESS" && !(check.status === "SKIPPED" && mayBeSkipped.includes(check.id)));
+      const notPassed = checks.filter(
+        (check) => check.status !== "SUCCESS" && !(check.status === "SKIPPED" && mayBeSkipped.includes(check.id)),
+      );
       expect(notPassed.map(({ id, status, errorMessage }) => ({ id, status, errorMessage }))).toEqual([]);
     }, 150_000);
   }

@@ -12,12 +12,21 @@ afterAll(() => server.close());
 type Message = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown> };
 
 /** POSTs a listen request and collects its SSE messages until the server ends the stream (or `until` holds, then hangs up). */
-async function listen(taskIds: string[], id: number, until?: (messages: Message[]) => boolean): Promise<{ status: number; type: string | null; messages: Message[] }> {
+async function listen(
+  taskIds: string[],
+  id: number,
+  until?: (messages: Message[]) => boolean,
+): Promise<{ status: number; type: string | null; messages: Message[] }> {
   const controller = new AbortController();
   const response = await fetch(server.url, {
     method: "POST",
     signal: controller.signal,
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": V2026, "mcp-method": "subscriptions/listen" },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": V2026,
+      "mcp-method": "subscriptions/listen",
+    },
     body: JSON.stringify({ jsonrpc: "2.0", id, method: "subscriptions/listen", params: { _meta: envelope(), notifications: { taskIds } } }),
   });
   const messages: Message[] = [];
@@ -27,7 +36,10 @@ async function listen(taskIds: string[], id: number, until?: (messages: Message[
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
       buffer += decoder.decode(chunk, { stream: true });
       for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
-        const data = buffer.slice(0, end).split("\n").find((line) => line.startsWith("data: "));
+        const data = buffer
+          .slice(0, end)
+          .split("\n")
+          .find((line) => line.startsWith("data: "));
         buffer = buffer.slice(end + 2);
         if (data) messages.push(JSON.parse(data.slice(6)) as Message);
       }
@@ -55,7 +67,12 @@ describe("subscriptions/listen for tasks (X-NOTE)", { timeout: 15_000 }, () => {
     const created = await statelessResult(server.url, "tools/call", { name: "slow_compute", arguments: { seconds: 1, label: "n" } });
     const { messages } = await listen([String(created["taskId"])], 42);
     const notes = messages.filter((m) => m.method === "notifications/tasks");
-    expect(notes.at(-1)?.params).toMatchObject({ _meta: { "io.modelcontextprotocol/subscriptionId": 42 }, taskId: created["taskId"], status: "completed", result: { content: [{ type: "text" }] } });
+    expect(notes.at(-1)?.params).toMatchObject({
+      _meta: { "io.modelcontextprotocol/subscriptionId": 42 },
+      taskId: created["taskId"],
+      status: "completed",
+      result: { content: [{ type: "text" }] },
+    });
     for (const note of notes) expect(note.params?.["_meta"]).toEqual({ "io.modelcontextprotocol/subscriptionId": 42 });
     expect(notes.map((n) => n.params?.["status"])).toContain("working");
   });
@@ -63,7 +80,11 @@ describe("subscriptions/listen for tasks (X-NOTE)", { timeout: 15_000 }, () => {
   it("ends the stream with the listen result once every task is terminal", async () => {
     const created = await statelessResult(server.url, "tools/call", { name: "count_required", arguments: {} });
     const { messages } = await listen([String(created["taskId"])], 43);
-    expect(messages.at(-1)).toEqual({ jsonrpc: "2.0", id: 43, result: { resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": 43 } } });
+    expect(messages.at(-1)).toEqual({
+      jsonrpc: "2.0",
+      id: 43,
+      result: { resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": 43 } },
+    });
   });
 
   it("carries inputRequests in the notification of an input_required task (X-NOTE-5)", async () => {
@@ -81,7 +102,12 @@ describe("subscriptions/listen for tasks (X-NOTE)", { timeout: 15_000 }, () => {
   });
 
   it("refuses task notifications to a request that did not declare the extension with -32021 (X-NOTE-4)", async () => {
-    const { status, body } = await statelessRpc(server.url, "subscriptions/listen", { notifications: { taskIds: ["x"] } }, { declare: false });
+    const { status, body } = await statelessRpc(
+      server.url,
+      "subscriptions/listen",
+      { notifications: { taskIds: ["x"] } },
+      { declare: false },
+    );
     expect(status).toBe(400);
     expect(body.error?.code).toBe(-32021);
   });

@@ -44,7 +44,11 @@ describe("CreateTaskResult (X-NEW)", () => {
   });
 
   it("ignores a legacy params.task: a forbidden tool still answers inline (X-LEG-2)", async () => {
-    const result = await statelessResult(server.url, "tools/call", { name: "greet", arguments: { name: "legacy" }, task: { ttl: 60_000, pollInterval: 100 } });
+    const result = await statelessResult(server.url, "tools/call", {
+      name: "greet",
+      arguments: { name: "legacy" },
+      task: { ttl: 60_000, pollInterval: 100 },
+    });
     expect(result).toEqual({ resultType: "complete", content: [{ type: "text", text: "Hello, legacy!" }] });
   });
 });
@@ -87,7 +91,11 @@ describe("tasks/get (X-GET, X-TASK-8)", () => {
   it("shows a JSON-RPC error as failed with the error inline and a statusMessage, and no result (X-GET-6, X-GET-7, X-TASK-6)", async () => {
     const created = await createTask("protocol_error_job");
     const task = await pollTask(server.url, String(created["taskId"]), isTerminal);
-    expect(task).toMatchObject({ status: "failed", error: { code: -32603, message: "API rate limit exceeded" }, statusMessage: expect.any(String) });
+    expect(task).toMatchObject({
+      status: "failed",
+      error: { code: -32603, message: "API rate limit exceeded" },
+      statusMessage: expect.any(String),
+    });
     expect(task).not.toHaveProperty("result");
   });
 
@@ -103,7 +111,10 @@ describe("tasks/get (X-GET, X-TASK-8)", () => {
     expect(task["status"]).toBe("input_required");
     const requests = Object.values(task["inputRequests"] as Record<string, { method: string; params: Record<string, unknown> }>);
     expect(requests).toHaveLength(1);
-    expect(requests[0]).toMatchObject({ method: "elicitation/create", params: { message: "Delete a.txt?", requestedSchema: { type: "object" } } });
+    expect(requests[0]).toMatchObject({
+      method: "elicitation/create",
+      params: { message: "Delete a.txt?", requestedSchema: { type: "object" } },
+    });
     await statelessResult(server.url, "tasks/cancel", { taskId: created["taskId"] });
   });
 
@@ -118,7 +129,10 @@ describe("tasks/update (X-UPD)", () => {
     const created = await createTask("confirm_delete", { filename: "b.txt" });
     const task = await pollTask(server.url, String(created["taskId"]), parked);
     const [key] = Object.keys(task["inputRequests"] as object);
-    const ack = await statelessResult(server.url, "tasks/update", { taskId: created["taskId"], inputResponses: { [String(key)]: { action: "accept", content: { confirm: true } } } });
+    const ack = await statelessResult(server.url, "tasks/update", {
+      taskId: created["taskId"],
+      inputResponses: { [String(key)]: { action: "accept", content: { confirm: true } } },
+    });
     expect(ack).toEqual({ resultType: "complete" });
     const done = await pollTask(server.url, String(created["taskId"]), isTerminal);
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Deleted b.txt" }] } });
@@ -126,12 +140,19 @@ describe("tasks/update (X-UPD)", () => {
 
   it("after a partial update, the very next tasks/get is still input_required without the answered key (X-UPD-9, X-CONF-2)", async () => {
     const created = await createTask("multi_input");
-    const task = await pollTask(server.url, String(created["taskId"]), (t) => isTerminal(t) || Object.keys((t["inputRequests"] as object | undefined) ?? {}).length === 2);
+    const task = await pollTask(
+      server.url,
+      String(created["taskId"]),
+      (t) => isTerminal(t) || Object.keys((t["inputRequests"] as object | undefined) ?? {}).length === 2,
+    );
     const [first, second] = Object.keys(task["inputRequests"] as object);
     // Each answer fits its own question's form (a field the form lacks is refused).
     const asksName = JSON.stringify((task["inputRequests"] as Record<string, unknown>)[String(first)]).includes('"name"');
     const content = asksName ? { name: "Ada" } : { confirm: true };
-    await statelessResult(server.url, "tasks/update", { taskId: created["taskId"], inputResponses: { [String(first)]: { action: "accept", content } } });
+    await statelessResult(server.url, "tasks/update", {
+      taskId: created["taskId"],
+      inputResponses: { [String(first)]: { action: "accept", content } },
+    });
     const after = await statelessResult(server.url, "tasks/get", { taskId: created["taskId"] });
     expect(after["status"]).toBe("input_required");
     expect(Object.keys(after["inputRequests"] as object)).toEqual([second]);
@@ -141,7 +162,10 @@ describe("tasks/update (X-UPD)", () => {
   it("ignores an unknown key: ack, and the question stays outstanding (X-UPD-8, X-CONF-11)", async () => {
     const created = await createTask("confirm_delete", { filename: "c.txt" });
     const before = await pollTask(server.url, String(created["taskId"]), parked);
-    const ack = await statelessResult(server.url, "tasks/update", { taskId: created["taskId"], inputResponses: { "unknown-key": { ignored: true } } });
+    const ack = await statelessResult(server.url, "tasks/update", {
+      taskId: created["taskId"],
+      inputResponses: { "unknown-key": { ignored: true } },
+    });
     expect(ack).toEqual({ resultType: "complete" });
     const after = await statelessResult(server.url, "tasks/get", { taskId: created["taskId"] });
     expect(after["inputRequests"]).toEqual(before["inputRequests"]);
@@ -152,8 +176,14 @@ describe("tasks/update (X-UPD)", () => {
     const created = await createTask("confirm_delete", { filename: "d.txt" });
     const task = await pollTask(server.url, String(created["taskId"]), parked);
     const key = String(Object.keys(task["inputRequests"] as object)[0]);
-    await statelessResult(server.url, "tasks/update", { taskId: created["taskId"], inputResponses: { [key]: { action: "accept", content: { confirm: false } } } });
-    const ack = await statelessResult(server.url, "tasks/update", { taskId: created["taskId"], inputResponses: { [key]: { action: "accept", content: { confirm: true } } } });
+    await statelessResult(server.url, "tasks/update", {
+      taskId: created["taskId"],
+      inputResponses: { [key]: { action: "accept", content: { confirm: false } } },
+    });
+    const ack = await statelessResult(server.url, "tasks/update", {
+      taskId: created["taskId"],
+      inputResponses: { [key]: { action: "accept", content: { confirm: true } } },
+    });
     expect(ack).toEqual({ resultType: "complete" });
     const done = await pollTask(server.url, String(created["taskId"]), isTerminal);
     expect(done["result"]).toMatchObject({ content: [{ text: "Kept d.txt" }] });
@@ -163,7 +193,10 @@ describe("tasks/update (X-UPD)", () => {
     const created = await createTask("confirm_delete", { filename: "e.txt" });
     const task = await pollTask(server.url, String(created["taskId"]), parked);
     const key = String(Object.keys(task["inputRequests"] as object)[0]);
-    const { body } = await statelessRpc(server.url, "tasks/update", { taskId: created["taskId"], inputResponses: { [key]: { action: "maybe" } } });
+    const { body } = await statelessRpc(server.url, "tasks/update", {
+      taskId: created["taskId"],
+      inputResponses: { [key]: { action: "maybe" } },
+    });
     expect(body.error?.code).toBe(-32602);
     const after = await statelessResult(server.url, "tasks/get", { taskId: created["taskId"] });
     expect(Object.keys(after["inputRequests"] as object)).toEqual([key]);
@@ -178,7 +211,10 @@ describe("tasks/update (X-UPD)", () => {
   it("acks an update of a terminal task and changes nothing", async () => {
     const created = await createTask("count_required");
     const before = await pollTask(server.url, String(created["taskId"]), isTerminal);
-    const ack = await statelessResult(server.url, "tasks/update", { taskId: created["taskId"], inputResponses: { any: { action: "accept" } } });
+    const ack = await statelessResult(server.url, "tasks/update", {
+      taskId: created["taskId"],
+      inputResponses: { any: { action: "accept" } },
+    });
     expect(ack).toEqual({ resultType: "complete" });
     expect(await statelessResult(server.url, "tasks/get", { taskId: created["taskId"] })).toEqual(before);
   });
@@ -229,7 +265,12 @@ describe("the capability gate (X-CAP-5, X-CAP-6, X-ERR-4)", () => {
   });
 
   it("treats a client declaring only the legacy tasks capability as non-declaring (X-LEG-4)", async () => {
-    const { body } = await statelessRpc(server.url, "tools/call", { name: "count_required", arguments: {} }, { declare: false, capabilities: { tasks: { requests: { tools: { call: {} } } } } });
+    const { body } = await statelessRpc(
+      server.url,
+      "tools/call",
+      { name: "count_required", arguments: {} },
+      { declare: false, capabilities: { tasks: { requests: { tools: { call: {} } } } } },
+    );
     expect(body.error?.code).toBe(-32021);
   });
 

@@ -109,7 +109,10 @@ async function listedServerScenarios(suite: string, specVersion?: string): Promi
  */
 async function runSuite(suite: string, label: string, extra: string[] = []): Promise<Map<string, Check[]>> {
   const dir = join(out, label);
-  await run(NODE_22, [suite, "server", "--url", url, "--suite", "all", ...extra, "-o", dir], { timeout: 600_000, maxBuffer: 64 * 1024 * 1024 }).catch((error: unknown) => {
+  await run(NODE_22, [suite, "server", "--url", url, "--suite", "all", ...extra, "-o", dir], {
+    timeout: 600_000,
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((error: unknown) => {
     // Exit 1 means a check failed: the checks files say which, and the assertions show it.
     if ((error as { code?: unknown }).code !== 1) throw error;
   });
@@ -118,7 +121,8 @@ async function runSuite(suite: string, label: string, extra: string[] = []): Pro
     const scenario = /^server-(.+)-\d{4}-\d{2}-\d{2}T/.exec(saved)?.[1];
     if (scenario === undefined) continue;
     const checks = JSON.parse(readFileSync(join(dir, saved, "checks.json"), "utf8")) as Check[];
-    for (const check of checks) if (check.status === "WARNING") warnings.push(`${label} ${scenario} ${check.id}: ${check.errorMessage ?? ""}`);
+    for (const check of checks)
+      if (check.status === "WARNING") warnings.push(`${label} ${scenario} ${check.id}: ${check.errorMessage ?? ""}`);
     results.set(scenario, checks);
   }
   return results;
@@ -126,7 +130,9 @@ async function runSuite(suite: string, label: string, extra: string[] = []): Pro
 
 /** What did not pass: failures and skips (INFO lines are the suite's traffic log, WARNING allowed). */
 function notPassed(checks: Check[]): Array<Pick<Check, "id" | "status" | "errorMessage">> {
-  return checks.filter((c) => c.status === "FAILURE" || c.status === "SKIPPED").map(({ id, status, errorMessage }) => ({ id, status, errorMessage }));
+  return checks
+    .filter((c) => c.status === "FAILURE" || c.status === "SKIPPED")
+    .map(({ id, status, errorMessage }) => ({ id, status, errorMessage }));
 }
 
 describe("the official conformance suite 0.1.16, every server scenario", () => {

@@ -22,7 +22,8 @@ afterEach(async () => {
   two = undefined;
 });
 
-const call = (client: Client, name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }, CallToolResultSchema) as Promise<CallToolResult>;
+const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  client.callTool({ name, arguments: args }, CallToolResultSchema) as Promise<CallToolResult>;
 const structured = (result: CallToolResult) => result.structuredContent as Record<string, unknown>;
 const textOf = (result: CallToolResult) => (result.content[0] as { text: string }).text;
 
@@ -57,7 +58,9 @@ describe("fallback for a client without tasks (2025-11-25, in memory)", () => {
 
   it("still refuses a plain call of a required tool from a client that declared tasks (T-TOOL-4)", async () => {
     fx = await inMemoryFixture({}, WITH_TASKS);
-    const error = await rpcErrorOf(fx.client.request({ method: "tools/call", params: { name: "batch", arguments: { ms: 0 } } }, CallToolResultSchema));
+    const error = await rpcErrorOf(
+      fx.client.request({ method: "tools/call", params: { name: "batch", arguments: { ms: 0 } } }, CallToolResultSchema),
+    );
     expect(error.code).toBe(-32601);
   });
 
@@ -136,7 +139,9 @@ describe("fallback for a client without tasks (2025-11-25, in memory)", () => {
 
   it("by default still refuses a plain call of a required tool with -32601 (T-TOOL-4), even from a client that declared no tasks", async () => {
     fx = await inMemoryFixture({}, NO_TASKS);
-    const error = await rpcErrorOf(fx.client.request({ method: "tools/call", params: { name: "batch", arguments: { ms: 0 } } }, CallToolResultSchema));
+    const error = await rpcErrorOf(
+      fx.client.request({ method: "tools/call", params: { name: "batch", arguments: { ms: 0 } } }, CallToolResultSchema),
+    );
     expect(error.code).toBe(-32601);
   });
 
@@ -163,7 +168,9 @@ describe("fallback for a client without tasks (2025-11-25, in memory)", () => {
   it("relays the task's own progress to the waiting call", async () => {
     fx = await inMemoryFixture({ backgroundAfterMs: 5_000, keepAliveMs: 60_000 }, NO_TASKS);
     const progress: Array<{ progress: number; total?: number }> = [];
-    await fx.client.callTool({ name: "sleep", arguments: { ms: 200, steps: 2 } }, CallToolResultSchema, { onprogress: (p) => void progress.push(p) });
+    await fx.client.callTool({ name: "sleep", arguments: { ms: 200, steps: 2 } }, CallToolResultSchema, {
+      onprogress: (p) => void progress.push(p),
+    });
     expect(progress.at(-1)).toMatchObject({ progress: 2, total: 2 });
   });
 
@@ -176,7 +183,9 @@ describe("fallback for a client without tasks (2025-11-25, in memory)", () => {
   it("answers a relayed question's answer that does not fit it with the task's id and why, the question still open; the next answer through task_result ends the task", async () => {
     fx = await inMemoryFixture({ backgroundAfterMs: 5_000 }, NO_TASKS);
     let answers = 0;
-    fx.client.setRequestHandler(ElicitRequestSchema, async () => (++answers === 1 ? { action: "accept", content: { answer: 5 } } : { action: "accept", content: { answer: "blue" } }));
+    fx.client.setRequestHandler(ElicitRequestSchema, async () =>
+      ++answers === 1 ? { action: "accept", content: { answer: 5 } } : { action: "accept", content: { answer: "blue" } },
+    );
     const answer = await call(fx.client, "ask", { question: "colour?" });
     expect(structured(answer)).toMatchObject({ status: "input_required", pollWith: "task_result" });
     expect(textOf(answer)).toMatch(/Your answer to its question was not taken \(.*answer.*\); the question is still open/);
@@ -203,7 +212,10 @@ describe("fallback for a client without tasks (2025-11-25, in memory)", () => {
   });
 
   it("lets a user's tool named task_status win over ours", async () => {
-    fx = await inMemoryFixture({ setup: (app) => app.tool("task_status", { input: z.object({}) }, async () => ({ content: [{ type: "text", text: "mine" }] })) }, NO_TASKS);
+    fx = await inMemoryFixture(
+      { setup: (app) => app.tool("task_status", { input: z.object({}) }, async () => ({ content: [{ type: "text", text: "mine" }] })) },
+      NO_TASKS,
+    );
     const names = (await fx.client.listTools()).tools.map((t) => t.name);
     expect(names.filter((n) => n === "task_status")).toHaveLength(1);
     expect(textOf(await call(fx.client, "task_status"))).toBe("mine");

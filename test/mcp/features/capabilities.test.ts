@@ -5,7 +5,10 @@ import { useFeatures } from "./features-fixture.js";
 
 describe("feature capabilities", () => {
   const start = useFeatures("in-memory");
-  const toolsOnly = { setup: (app: import("../../../src/mcp/task-server.js").TaskServer) => void app.tool("t", { input: z.object({}) }, async () => ({ content: [] })) };
+  const toolsOnly = {
+    setup: (app: import("../../../src/mcp/task-server.js").TaskServer) =>
+      void app.tool("t", { input: z.object({}) }, async () => ({ content: [] })),
+  };
 
   it("declares no resources, prompts or completions on a server with tools only", async () => {
     const client = await (await start(toolsOnly)).connect();

@@ -14,13 +14,20 @@ describe.each(VIAS)("completion/complete (%s)", (via) => {
 
   it("hands the completer the other arguments of context.arguments", async () => {
     const client = await (await start()).connect();
-    const { completion } = await client.complete({ ref: { type: "ref/prompt", name: "greeting" }, argument: { name: "name", value: "Mood" }, context: { arguments: { mood: "sunny" } } });
+    const { completion } = await client.complete({
+      ref: { type: "ref/prompt", name: "greeting" },
+      argument: { name: "name", value: "Mood" },
+      context: { arguments: { mood: "sunny" } },
+    });
     expect(completion.values).toEqual(["Mood-sunny"]);
   });
 
   it("suggests values for a resource template variable", async () => {
     const client = await (await start()).connect();
-    const { completion } = await client.complete({ ref: { type: "ref/resource", uri: "users://{id}/profile" }, argument: { name: "id", value: "g" } });
+    const { completion } = await client.complete({
+      ref: { type: "ref/resource", uri: "users://{id}/profile" },
+      argument: { name: "id", value: "g" },
+    });
     expect(completion.values).toEqual(["grace"]);
   });
 
@@ -34,7 +41,15 @@ describe.each(VIAS)("completion/complete (%s)", (via) => {
     const fixture = await start({
       setup: (app) => {
         registerSampleFeatures(app);
-        app.prompt("many", { description: "Many.", arguments: z.object({ n: z.string() }), complete: { n: () => Array.from({ length: 150 }, (_, i) => String(i)) } }, () => ({ messages: [] }));
+        app.prompt(
+          "many",
+          {
+            description: "Many.",
+            arguments: z.object({ n: z.string() }),
+            complete: { n: () => Array.from({ length: 150 }, (_, i) => String(i)) },
+          },
+          () => ({ messages: [] }),
+        );
       },
     });
     const client = await fixture.connect();
@@ -45,6 +60,8 @@ describe.each(VIAS)("completion/complete (%s)", (via) => {
 
   it("answers an unknown prompt with -32602", async () => {
     const client = await (await start()).connect();
-    await expect(client.complete({ ref: { type: "ref/prompt", name: "nope" }, argument: { name: "x", value: "" } })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.complete({ ref: { type: "ref/prompt", name: "nope" }, argument: { name: "x", value: "" } })).rejects.toMatchObject({
+      code: -32602,
+    });
   });
 });

@@ -24,8 +24,13 @@ export interface FeaturesFixture {
 
 /** The features every test starts with (a `setup` adds or replaces). */
 export function registerSampleFeatures(app: TaskServer): TaskServer {
-  app.tool("echo", { description: "Echoes.", input: z.object({ text: z.string() }) }, async ({ text }) => ({ content: [{ type: "text", text }] }));
-  app.resource({ uri: "memo://readme", name: "readme", title: "Read me", description: "A text.", mimeType: "text/plain", size: 5 }, () => "hello");
+  app.tool("echo", { description: "Echoes.", input: z.object({ text: z.string() }) }, async ({ text }) => ({
+    content: [{ type: "text", text }],
+  }));
+  app.resource(
+    { uri: "memo://readme", name: "readme", title: "Read me", description: "A text.", mimeType: "text/plain", size: 5 },
+    () => "hello",
+  );
   app.resource({ uri: "memo://logo", name: "logo", mimeType: "image/png" }, () => ({ blob: new Uint8Array([137, 80, 78, 71]) }));
   app.resourceTemplate(
     {
@@ -43,15 +48,22 @@ export function registerSampleFeatures(app: TaskServer): TaskServer {
     {
       description: "Greets someone.",
       arguments: z.object({ name: z.string().describe("Who to greet"), mood: z.string().optional() }),
-      complete: { name: (value, ctx) => ["Ada", "Alan", `Mood-${ctx.arguments["mood"] ?? "none"}`].filter((name) => name.startsWith(value)) },
+      complete: {
+        name: (value, ctx) => ["Ada", "Alan", `Mood-${ctx.arguments["mood"] ?? "none"}`].filter((name) => name.startsWith(value)),
+      },
     },
-    ({ name, mood }) => ({ description: "A greeting", messages: [{ role: "user", content: { type: "text", text: `Hello ${name}${mood ? ` (${mood})` : ""}` } }] }),
+    ({ name, mood }) => ({
+      description: "A greeting",
+      messages: [{ role: "user", content: { type: "text", text: `Hello ${name}${mood ? ` (${mood})` : ""}` } }],
+    }),
   );
   return app;
 }
 
 /** Starts fixtures for one test file and closes each after its test. */
-export function useFeatures(via: Via): (options?: { setup?: (app: TaskServer) => void; server?: Partial<TaskServerOptions> }) => Promise<FeaturesFixture> {
+export function useFeatures(
+  via: Via,
+): (options?: { setup?: (app: TaskServer) => void; server?: Partial<TaskServerOptions> }) => Promise<FeaturesFixture> {
   let closers: Array<() => Promise<void>> = [];
   afterEach(async () => {
     const closing = closers.reverse();

@@ -26,7 +26,10 @@ describe.each(VIAS)("prompts (%s)", (via) => {
   it("renders a prompt from its arguments", async () => {
     const client = await (await start()).connect();
     const result = await client.getPrompt({ name: "greeting", arguments: { name: "Ada", mood: "cheerful" } });
-    expect(result).toEqual({ description: "A greeting", messages: [{ role: "user", content: { type: "text", text: "Hello Ada (cheerful)" } }] });
+    expect(result).toEqual({
+      description: "A greeting",
+      messages: [{ role: "user", content: { type: "text", text: "Hello Ada (cheerful)" } }],
+    });
   });
 
   it("answers a missing required argument with -32602", async () => {
@@ -36,13 +39,18 @@ describe.each(VIAS)("prompts (%s)", (via) => {
 
   it("answers an unknown prompt with -32602", async () => {
     const client = await (await start()).connect();
-    await expect(client.getPrompt({ name: "nope" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("Prompt not found: nope") });
+    await expect(client.getPrompt({ name: "nope" })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("Prompt not found: nope"),
+    });
   });
 });
 
 describe("prompt registration", () => {
   it("refuses an argument that is not a string field", () => {
     const app = createTaskServer({ name: "t", version: "0", store: memoryStore() });
-    expect(() => app.prompt("bad", { arguments: z.object({ count: z.number() }) as never }, () => ({ messages: [] }))).toThrow(/must be a string field/);
+    expect(() => app.prompt("bad", { arguments: z.object({ count: z.number() }) as never }, () => ({ messages: [] }))).toThrow(
+      /must be a string field/,
+    );
   });
 });

@@ -34,7 +34,9 @@ describe.each(VIAS)("resources (%s)", (via) => {
 
   it("reads a text resource with the resource's mimeType", async () => {
     const client = await (await start()).connect();
-    expect(await client.readResource({ uri: "memo://readme" })).toEqual({ contents: [{ uri: "memo://readme", mimeType: "text/plain", text: "hello" }] });
+    expect(await client.readResource({ uri: "memo://readme" })).toEqual({
+      contents: [{ uri: "memo://readme", mimeType: "text/plain", text: "hello" }],
+    });
   });
 
   it("reads bytes as a base64 blob", async () => {
@@ -60,6 +62,8 @@ describe.each(VIAS)("resources (%s)", (via) => {
   it("lists the templates", async () => {
     const client = await (await start()).connect();
     const { resourceTemplates } = await client.listResourceTemplates();
-    expect(resourceTemplates).toEqual([{ uriTemplate: "users://{id}/profile", name: "profile", description: "A user's profile.", mimeType: "application/json" }]);
+    expect(resourceTemplates).toEqual([
+      { uriTemplate: "users://{id}/profile", name: "profile", description: "A user's profile.", mimeType: "application/json" },
+    ]);
   });
 });

@@ -32,7 +32,9 @@ describe("features on shared sessions", () => {
   });
 
   it("reads a resource and renders a prompt", async () => {
-    expect((await connection.client.readResource({ uri: "memo://readme" })).contents).toEqual([{ uri: "memo://readme", mimeType: "text/plain", text: "hello" }]);
+    expect((await connection.client.readResource({ uri: "memo://readme" })).contents).toEqual([
+      { uri: "memo://readme", mimeType: "text/plain", text: "hello" },
+    ]);
     expect((await connection.client.getPrompt({ name: "greeting", arguments: { name: "Ada" } })).messages).toHaveLength(1);
   });
 

@@ -34,7 +34,11 @@ describe("2026-07-28 stateless feature methods", () => {
   it("answers resources/list with resultType complete and cache hints", async () => {
     const result = await statelessResult(http.url, "resources/list");
     expect(result).toMatchObject({ resultType: "complete", ttlMs: 0, cacheScope: "private" });
-    expect((result["resources"] as Array<{ uri: string }>).map((r) => r.uri)).toEqual(["memo://readme", "memo://logo", "users://ada/profile"]);
+    expect((result["resources"] as Array<{ uri: string }>).map((r) => r.uri)).toEqual([
+      "memo://readme",
+      "memo://logo",
+      "users://ada/profile",
+    ]);
   });
 
   it("answers resources/templates/list", async () => {
@@ -44,7 +48,10 @@ describe("2026-07-28 stateless feature methods", () => {
 
   it("reads a resource a template matches", async () => {
     const result = await statelessResult(http.url, "resources/read", { uri: "users://alan/profile" }, named("users://alan/profile"));
-    expect(result).toMatchObject({ resultType: "complete", contents: [{ uri: "users://alan/profile", mimeType: "application/json", text: '{"id":"alan"}' }] });
+    expect(result).toMatchObject({
+      resultType: "complete",
+      contents: [{ uri: "users://alan/profile", mimeType: "application/json", text: '{"id":"alan"}' }],
+    });
   });
 
   it("answers resources/read of an unknown uri with -32002 in an HTTP 400, the uri in data", async () => {
@@ -66,7 +73,10 @@ describe("2026-07-28 stateless feature methods", () => {
   });
 
   it("answers completion/complete with resultType complete", async () => {
-    const result = await statelessResult(http.url, "completion/complete", { ref: { type: "ref/prompt", name: "greeting" }, argument: { name: "name", value: "Al" } });
+    const result = await statelessResult(http.url, "completion/complete", {
+      ref: { type: "ref/prompt", name: "greeting" },
+      argument: { name: "name", value: "Al" },
+    });
     expect(result).toEqual({ resultType: "complete", completion: { values: ["Alan"], hasMore: false } });
   });
 

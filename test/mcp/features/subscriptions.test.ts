@@ -56,6 +56,9 @@ describe.each(VIAS)("resource subscriptions (%s)", (via) => {
 
   it("refuses a subscription to a uri no resource answers to with -32002", async () => {
     const client = await (await start()).connect();
-    await expect(client.subscribeResource({ uri: "memo://nothing" })).rejects.toMatchObject({ code: -32002, data: { uri: "memo://nothing" } });
+    await expect(client.subscribeResource({ uri: "memo://nothing" })).rejects.toMatchObject({
+      code: -32002,
+      data: { uri: "memo://nothing" },
+    });
   });
 });

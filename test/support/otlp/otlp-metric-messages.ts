@@ -25,7 +25,10 @@ interface JsonMetric {
 }
 
 interface JsonExport {
-  resourceMetrics?: Array<{ resource?: { attributes?: JsonKeyValue[] }; scopeMetrics?: Array<{ scope?: { name?: string }; metrics?: JsonMetric[] }> }>;
+  resourceMetrics?: Array<{
+    resource?: { attributes?: JsonKeyValue[] };
+    scopeMetrics?: Array<{ scope?: { name?: string }; metrics?: JsonMetric[] }>;
+  }>;
 }
 
 export function decodeJsonMetrics(body: string): ReceivedMetricPoint[] {
@@ -37,10 +40,18 @@ export function decodeJsonMetrics(body: string): ReceivedMetricPoint[] {
       const scope = scopeMetrics.scope?.name ?? "";
       for (const metric of scopeMetrics.metrics ?? []) {
         const base = { name: metric.name, unit: metric.unit ?? "", resource, scope };
-        for (const point of metric.sum?.dataPoints ?? []) points.push({ ...base, kind: "sum", attributes: jsonAttributes(point.attributes), value: valueOf(point) });
-        for (const point of metric.gauge?.dataPoints ?? []) points.push({ ...base, kind: "gauge", attributes: jsonAttributes(point.attributes), value: valueOf(point) });
+        for (const point of metric.sum?.dataPoints ?? [])
+          points.push({ ...base, kind: "sum", attributes: jsonAttributes(point.attributes), value: valueOf(point) });
+        for (const point of metric.gauge?.dataPoints ?? [])
+          points.push({ ...base, kind: "gauge", attributes: jsonAttributes(point.attributes), value: valueOf(point) });
         for (const point of metric.histogram?.dataPoints ?? []) {
-          points.push({ ...base, kind: "histogram", attributes: jsonAttributes(point.attributes), count: Number(point.count ?? 0), sum: point.sum ?? 0 });
+          points.push({
+            ...base,
+            kind: "histogram",
+            attributes: jsonAttributes(point.attributes),
+            count: Number(point.count ?? 0),
+            sum: point.sum ?? 0,
+          });
         }
       }
     }

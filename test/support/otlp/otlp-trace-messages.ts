@@ -113,7 +113,13 @@ export function decodeProtobufTraces(body: Uint8Array): ReceivedSpan[] {
   return spans;
 }
 
-type JsonAnyValue = { stringValue?: string; boolValue?: boolean; intValue?: string | number; doubleValue?: number; arrayValue?: { values?: JsonAnyValue[] } };
+type JsonAnyValue = {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: string | number;
+  doubleValue?: number;
+  arrayValue?: { values?: JsonAnyValue[] };
+};
 export type JsonKeyValue = { key: string; value?: JsonAnyValue };
 
 function jsonValue(value: JsonAnyValue | undefined): AttributeValue {
@@ -145,7 +151,10 @@ interface JsonSpan {
 }
 
 interface JsonExport {
-  resourceSpans?: Array<{ resource?: { attributes?: JsonKeyValue[] }; scopeSpans?: Array<{ scope?: { name?: string }; spans?: JsonSpan[] }> }>;
+  resourceSpans?: Array<{
+    resource?: { attributes?: JsonKeyValue[] };
+    scopeSpans?: Array<{ scope?: { name?: string }; spans?: JsonSpan[] }>;
+  }>;
 }
 
 export function decodeJsonTraces(body: string): ReceivedSpan[] {
@@ -162,8 +171,16 @@ export function decodeJsonTraces(body: string): ReceivedSpan[] {
           name: span.name,
           kind: span.kind ?? 0,
           attributes: jsonAttributes(span.attributes),
-          events: (span.events ?? []).map((event) => ({ name: event.name, timeUnixNano: BigInt(event.timeUnixNano ?? 0), attributes: jsonAttributes(event.attributes) })),
-          links: (span.links ?? []).map((link) => ({ traceId: link.traceId.toLowerCase(), spanId: link.spanId.toLowerCase(), attributes: jsonAttributes(link.attributes) })),
+          events: (span.events ?? []).map((event) => ({
+            name: event.name,
+            timeUnixNano: BigInt(event.timeUnixNano ?? 0),
+            attributes: jsonAttributes(event.attributes),
+          })),
+          links: (span.links ?? []).map((link) => ({
+            traceId: link.traceId.toLowerCase(),
+            spanId: link.spanId.toLowerCase(),
+            attributes: jsonAttributes(link.attributes),
+          })),
           statusCode: span.status?.code ?? 0,
           startTimeUnixNano: BigInt(span.startTimeUnixNano ?? 0),
           endTimeUnixNano: BigInt(span.endTimeUnixNano ?? 0),

@@ -62,7 +62,9 @@ export class LoadGenerator {
   private nextCall(): LoadCall {
     const n = this.sequence++;
     // Arguments vary per call, so a result swapped between tasks would show as wrong.
-    return n % 2 === 0 ? { tool: "sleep", args: { ms: 20 + ((n * 37) % 280) } } : { tool: "steps", args: { count: 2 + (n % 7), ms: 20 + ((n * 13) % 40) } };
+    return n % 2 === 0
+      ? { tool: "sleep", args: { ms: 20 + ((n * 37) % 280) } }
+      : { tool: "steps", args: { count: 2 + (n % 7), ms: 20 + ((n * 13) % 40) } };
   }
 
   private async loop(index: number): Promise<void> {
@@ -81,10 +83,12 @@ export class LoadGenerator {
           else this.echoes.wrong++;
         } else {
           const call = this.nextCall();
-          const result = await session.request("tools/call", { name: call.tool, arguments: call.args, task: { ttl: 3_600_000 } }).catch((error: unknown) => {
-            if (error instanceof TransportError) this.inDoubt++;
-            throw error;
-          });
+          const result = await session
+            .request("tools/call", { name: call.tool, arguments: call.args, task: { ttl: 3_600_000 } })
+            .catch((error: unknown) => {
+              if (error instanceof TransportError) this.inDoubt++;
+              throw error;
+            });
           const taskId = (result["task"] as { taskId?: string } | undefined)?.taskId;
           if (typeof taskId === "string") this.ledger.add(taskId, call);
         }

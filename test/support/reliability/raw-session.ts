@@ -23,7 +23,10 @@ export class RpcAnswerError extends Error {
 
 /** The server was not reached, or its answer was no JSON-RPC response (connection refused or reset, HTTP 404 of a lost session). */
 export class TransportError extends Error {
-  constructor(message: string, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
     this.name = "TransportError";
   }
@@ -44,7 +47,17 @@ export class RawSession {
   ) {}
 
   static async open(url: string, signal?: AbortSignal): Promise<RawSession> {
-    const init = await post(url, undefined, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "reliability", version: "0.0.0" } } }, signal);
+    const init = await post(
+      url,
+      undefined,
+      {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "reliability", version: "0.0.0" } },
+      },
+      signal,
+    );
     const sessionId = init.sessionId;
     if (!sessionId) throw new TransportError("the server assigned no session id");
     const session = new RawSession(url, sessionId);
@@ -69,7 +82,11 @@ export class RawSession {
 }
 
 async function send(url: string, sessionId: string | undefined, message: unknown, signal?: AbortSignal): Promise<Response> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": PROTOCOL };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": PROTOCOL,
+  };
   if (sessionId) headers["mcp-session-id"] = sessionId;
   try {
     return await fetch(url, { method: "POST", headers, body: JSON.stringify(message), ...(signal && { signal }) });
@@ -79,7 +96,12 @@ async function send(url: string, sessionId: string | undefined, message: unknown
   }
 }
 
-async function post(url: string, sessionId: string | undefined, message: { id: number; [key: string]: unknown }, signal?: AbortSignal): Promise<{ answer: Answer; sessionId: string | null }> {
+async function post(
+  url: string,
+  sessionId: string | undefined,
+  message: { id: number; [key: string]: unknown },
+  signal?: AbortSignal,
+): Promise<{ answer: Answer; sessionId: string | null }> {
   const response = await send(url, sessionId, message, signal);
   let text: string;
   try {
@@ -96,7 +118,10 @@ async function post(url: string, sessionId: string | undefined, message: { id: n
 
 function parseAnswer(text: string, contentType: string, id: number): Answer | undefined {
   const candidates: string[] = contentType.includes("text/event-stream")
-    ? text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim())
+    ? text
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trim())
     : [text];
   for (const raw of candidates) {
     try {

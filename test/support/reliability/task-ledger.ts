@@ -49,7 +49,15 @@ export class TaskLedger {
   async judge(session: RawSession, settleMs: number): Promise<Verdict> {
     const deadline = Date.now() + settleMs;
     const pending = new Map(this.acknowledged.map((a) => [a.taskId, a]));
-    const verdict: Verdict = { acknowledged: this.acknowledged.length, completed: 0, failedSaidWhy: 0, lost: 0, stuck: 0, wrong: 0, examples: [] };
+    const verdict: Verdict = {
+      acknowledged: this.acknowledged.length,
+      completed: 0,
+      failedSaidWhy: 0,
+      lost: 0,
+      stuck: 0,
+      wrong: 0,
+      examples: [],
+    };
     const note = (kind: keyof Omit<Verdict, "acknowledged" | "examples">, what: string): void => {
       verdict[kind]++;
       if (kind !== "completed" && kind !== "failedSaidWhy" && verdict.examples.length < 5) verdict.examples.push(`${kind}: ${what}`);
@@ -137,4 +145,5 @@ export function verdictRow(scenario: string, v: Verdict): string {
   return `| ${scenario} | ${v.acknowledged} | ${v.completed} | ${v.failedSaidWhy} | ${v.lost} | ${v.stuck} | ${v.wrong} |`;
 }
 
-export const VERDICT_HEADER = "| scenario | acknowledged | completed | failed, said why | lost | stuck | wrong |\n|---|---|---|---|---|---|---|";
+export const VERDICT_HEADER =
+  "| scenario | acknowledged | completed | failed, said why | lost | stuck | wrong |\n|---|---|---|---|---|---|---|";

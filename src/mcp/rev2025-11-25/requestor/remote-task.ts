@@ -297,7 +297,8 @@ export class RemoteTask<R> implements RemoteTaskHandle<R> {
     } catch (error) {
       if (signal.aborted || !(error instanceof RemoteError)) throw error;
       const sent = { code: error.code, message: error.message, data: error.data };
-      if (error.code === RpcCode.TaskCancelled) return { status: "cancelled", error: new TaskCancelledError(this.id, this.latest?.statusMessage, sent) };
+      if (error.code === RpcCode.TaskCancelled)
+        return { status: "cancelled", error: new TaskCancelledError(this.id, this.latest?.statusMessage, sent) };
       // Is this the task's own error, replayed (T-RES-4), or did the call itself fail (not found,
       // server shutting down)? The task's status tells.
       const task = await this.status().catch(() => null);

@@ -7,7 +7,11 @@ import type { TaskPeer } from "./peer.js";
  * CallToolResult, and one with `isError` is the task failing (T-LIFE-4). TaskClient's tasks and
  * the gateway's upstream tasks are both this handle.
  */
-export function toolTask(peer: TaskPeer, taskId: string, options: Omit<RemoteTaskOptions<CallToolResult>, "peer" | "resultSchema" | "isFailure"> = {}): RemoteTask<CallToolResult> {
+export function toolTask(
+  peer: TaskPeer,
+  taskId: string,
+  options: Omit<RemoteTaskOptions<CallToolResult>, "peer" | "resultSchema" | "isFailure"> = {},
+): RemoteTask<CallToolResult> {
   return new RemoteTask<CallToolResult>(taskId, {
     ...options,
     peer,

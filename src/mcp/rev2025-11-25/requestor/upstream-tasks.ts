@@ -22,7 +22,15 @@ export const upstreamTasks2025: UpstreamTasks = {
 
   async create(client, call, options) {
     const result = await client.request(
-      { method: "tools/call", params: { name: call.name, arguments: call.args, task: call.ttl === undefined ? {} : { ttl: call.ttl }, ...(call.meta && { _meta: call.meta }) } },
+      {
+        method: "tools/call",
+        params: {
+          name: call.name,
+          arguments: call.args,
+          task: call.ttl === undefined ? {} : { ttl: call.ttl },
+          ...(call.meta && { _meta: call.meta }),
+        },
+      },
       CreateTaskResultSchema,
       options,
     );
