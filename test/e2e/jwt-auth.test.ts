@@ -6,13 +6,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { OAuthProtectedResourceMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from "jose";
+import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ExitCode } from "../../src/cli/exit-codes.js";
 import { jwtVerifier } from "../../src/http/auth/jwt-verifier.js";
@@ -29,6 +29,7 @@ import {
   type HttpServerFixture,
   type RawResponse,
 } from "../support/http-fixture.js";
+import { startJwks, type JwksIssuer } from "../support/jwks.js";
 
 const ISSUER = "https://issuer.test";
 const AUDIENCE = "mcp-tasks-e2e";
@@ -37,26 +38,19 @@ const KID = "key-1";
 
 let signing: CryptoKey;
 let forger: CryptoKey;
-let jwks: Server;
 let jwksUrl: string;
 /** The public signing key as the JWKS serves it. */
 let publicJwk: Record<string, unknown>;
+let issuer: JwksIssuer;
 
 beforeAll(async () => {
-  const pair = await generateKeyPair("ES256", { extractable: true });
-  signing = pair.privateKey;
+  issuer = await startJwks(KID);
+  ({ signing, publicJwk, url: jwksUrl } = issuer);
   // Another key claiming the same kid: the JWKS lookup finds ours, the signature cannot verify.
   forger = (await generateKeyPair("ES256")).privateKey;
-  const jwk = { ...(await exportJWK(pair.publicKey)), kid: KID, alg: "ES256", use: "sig" };
-  publicJwk = jwk;
-  jwks = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] })));
-  await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
-  jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => jwks.close(() => resolve()));
-});
+afterAll(() => issuer.close());
 
 let fx: HttpServerFixture | undefined;
 const dirs: string[] = [];

@@ -5,15 +5,14 @@
  * (a 2025-11-25 initialize, a 2026-07-28 request), with real keys served as a JWKS on loopback.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from "jose";
+import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { jwtVerifier, type JwtVerifierOptions } from "../../src/http/auth/jwt-verifier.js";
 import { CliProcess, killAll } from "../support/cli-process.js";
 import { rawPost, startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
+import { startJwks, type JwksIssuer } from "../support/jwks.js";
 import { statelessRpc } from "../support/stateless-client.js";
 
 const ISSUER = "https://issuer.test";
@@ -23,21 +22,15 @@ const HOUR = 3600;
 const DAY = 24 * HOUR;
 
 let signing: CryptoKey;
-let jwks: Server;
 let jwksUrl: string;
+let issuer: JwksIssuer;
 
 beforeAll(async () => {
-  const pair = await generateKeyPair("ES256", { extractable: true });
-  signing = pair.privateKey;
-  const jwk = { ...(await exportJWK(pair.publicKey)), kid: KID, alg: "ES256", use: "sig" };
-  jwks = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] })));
-  await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
-  jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
+  issuer = await startJwks(KID);
+  ({ signing, url: jwksUrl } = issuer);
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => jwks.close(() => resolve()));
-});
+afterAll(() => issuer.close());
 
 let fx: HttpServerFixture | undefined;
 const dirs: string[] = [];
