@@ -85,6 +85,12 @@ export interface TaskRecord extends NewTask {
    * claimed: the store counts claims, so a re-run after a lost worker says so in its trace.
    */
   attempt?: number;
+  /**
+   * Set while the task holds no handler slot because it waits (see `WaitMode` in
+   * store/wait-store.ts): "parked" (unloaded, woken by the store) or "memory" (its handler waits in
+   * the process that runs it). Absent or null: queued, running, or finished.
+   */
+  waitMode?: "memory" | "parked" | null;
 }
 
 /** A task's latest progress, as `notifications/progress` carries it. */
