@@ -19,6 +19,12 @@ async function sleepWithProgress(
   }
 }
 
+/** An approval event's payload, or null when it is not one. */
+function approvalOf(payload: unknown): { approved: boolean; by?: string } | null {
+  const parsed = z.object({ approved: z.boolean(), by: z.string().max(200).optional() }).safeParse(payload);
+  return parsed.success ? parsed.data : null;
+}
+
 /**
  * The demo tools (`serve --demo`): examples for users and fixtures for the tests. Each works as a
  * task and, unless noted, as a plain call.
@@ -87,6 +93,49 @@ export function registerDemoTools(app: TaskServer): TaskServer {
         if (error instanceof CapabilityError) return { ...text(error.message), isError: true };
         throw error;
       }
+    },
+  );
+
+  app.tool(
+    "nap",
+    {
+      description:
+        "Sleeps ms milliseconds with ctx.sleep: holds no handler slot, and as a task survives a restart (it is parked and resumed when its time comes).",
+      input: z.object({
+        ms: z
+          .number()
+          .int()
+          .min(0)
+          .max(30 * 86_400_000),
+      }),
+      taskSupport: "optional",
+      recovery: "resume",
+    },
+    async ({ ms }, ctx) => {
+      const until = await ctx.step("until", async () => Date.now() + ms);
+      await ctx.sleep({ until });
+      return text(`napped until ${new Date(until).toISOString()}`);
+    },
+  );
+
+  app.tool(
+    "approve",
+    {
+      description:
+        'Waits (up to its ttl, days if asked) for the event approval/<taskId> with {"approved": boolean, "by"?: string}: completes "approved by …" or fails "denied". Holds nothing while it waits.',
+      input: z.object({ action: z.string().min(1).max(1000) }),
+      taskSupport: "required",
+      recovery: "resume",
+    },
+    async ({ action }, ctx) => {
+      const name = `approval/${ctx.taskId ?? ""}`;
+      await ctx.setStatusMessage(`Waiting for approval of: ${action} (emit ${name})`);
+      const decision = await ctx.waitForEvent(name);
+      if (decision.timedOut) return { ...text(`no decision on: ${action}`), isError: true };
+      const answer = approvalOf(decision.payload);
+      if (answer === null) return { ...text(`not a decision (expected {"approved": boolean, "by"?: string}): ${action}`), isError: true };
+      if (!answer.approved) return { ...text(`denied${answer.by ? ` by ${answer.by}` : ""}: ${action}`), isError: true };
+      return text(`approved by ${answer.by ?? "someone"}: ${action}`);
     },
   );
 

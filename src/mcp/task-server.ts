@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { localEventBus } from "../events/local-event-bus.js";
 import type { TaskMetrics } from "../metrics/task-metrics.js";
 import type { EngineOptions } from "../runtime/engine-options.js";
-import { TaskEngine } from "../runtime/task-engine.js";
+import { TaskEngine, type EmitReport } from "../runtime/task-engine.js";
 import { DEFAULT_DRAIN_GRACE_MS, type DrainReport } from "../runtime/drain.js";
 import type { StopRegistration } from "../runtime/stop-signals.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -334,6 +334,16 @@ export class TaskServer {
    */
   drain(graceMs: number): Promise<DrainReport> {
     return this.engine.drain(graceMs);
+  }
+
+  /**
+   * Emits an event (docs/durable-execution.md, Events): every task of `owner` waiting for `name`
+   * with `ctx.waitForEvent` wakes with `payload`; one that starts waiting within the event window
+   * still sees it. `owner` is the owner key the tasks were created under (null: tasks created
+   * without authentication). An approver addresses one task with a name such as `approval/<taskId>`.
+   */
+  emit(name: string, payload?: unknown, options: { owner?: string | null } = {}): Promise<EmitReport> {
+    return this.engine.emit({ owner: options.owner ?? null, peer: "library" }, name, payload);
   }
 
   /** Stops the engine (see TaskEngine.close), then closes sessions, the bus and the store. Calling it again returns the same close. */

@@ -10,6 +10,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
+import { checkedMs, plainWaits, wakeTime } from "./plain-waits.js";
 import type { TaskContext } from "../runtime/task-context.js";
 import { CapabilityError } from "./capability-error.js";
 import type { TaskEra } from "./era.js";
@@ -50,6 +51,9 @@ export function taskToolContext(ctx: TaskContext, owner: string | null): ToolCon
     log: (level, data, logger) => ctx.log(level, data, logger),
     setStatusMessage: (message) => ctx.setStatusMessage(message),
     step: (name, fn) => ctx.step(name, fn),
+    sleep: (duration) => ctx.sleep(wakeTime(duration)),
+    waitForEvent: (name, options) =>
+      ctx.waitForEvent(name, options?.timeoutMs === undefined ? null : Date.now() + checkedMs(options.timeoutMs, "timeoutMs")),
     async elicit(params, ask): Promise<ElicitResult> {
       if (!ctx.accepts(ELICIT)) throw new CapabilityError("elicitation");
       return parseAnswer(ElicitResultSchema, await ctx.request(ELICIT, withAsk(params, ask)), ELICIT);
@@ -110,6 +114,7 @@ export function plainToolContext(
     async setStatusMessage() {},
     // A plain call has no task to resume: nothing to checkpoint.
     step: (_name, fn) => fn(),
+    ...plainWaits(request.signal),
     closeStream: () => request.closeStream?.(),
     async elicit(params, ask) {
       if (!accepts.includes(ELICIT)) throw new CapabilityError("elicitation");

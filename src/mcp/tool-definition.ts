@@ -68,6 +68,21 @@ export interface ToolContext {
    * at most maxResultBytes. Otherwise (other tools, plain calls) it simply runs `fn`.
    */
   step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Waits `ms` milliseconds, or until `{ until }` (a Date or ms since the epoch), holding no handler
+   * slot (docs/durable-execution.md, Waiting). Run as a task, the timer is stored: it survives a
+   * restart, and a tool with `recovery: "resume"` is parked meanwhile — unloaded, then replayed by
+   * any node when the time comes; the task shows `working` with a status message saying until when.
+   * A plain call just waits in memory.
+   */
+  sleep(duration: number | { until: Date | number }): Promise<void>;
+  /**
+   * Waits for the next event `name` emitted for the task's owner (`app.emit`, `POST /events/{name}`,
+   * `mcp-tasks events emit`), or until `timeoutMs` has passed: resolves with its payload, or with
+   * `{ timedOut: true }`. Holds no slot, and parks a resumable tool like {@link sleep}. An event
+   * emitted shortly before the wait started (the event window) counts. Only for a call run as a task.
+   */
+  waitForEvent(name: string, options?: { timeoutMs?: number }): Promise<{ timedOut: false; payload: unknown } | { timedOut: true }>;
 }
 
 /** What {@link ToolDefinition.gather} can do: ask the requestor, and notice when it gives up. */

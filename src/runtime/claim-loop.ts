@@ -48,8 +48,15 @@ export interface ClaimLoopOptions<T extends { id: string }> {
  * bus's events to {@link observe}.
  */
 export class ClaimLoop<T extends { id: string }> {
-  /** Tasks whose handlers run here. */
+  /** Tasks whose handlers run here, each holding a slot. */
   readonly running = new Set<string>();
+  /**
+   * Tasks whose handlers are here but wait (a question, a timer, an event) without a slot: they
+   * count for nobody's `--workers`, yet a cluster worker still renews their leases.
+   */
+  readonly idle = new Set<string>();
+  /** Handlers that want their slot back, first come first served, ahead of any new claim. */
+  private readonly slotWaiters: Array<{ id: string; take: () => void }> = [];
   private claimingNow = false;
   private again = false;
   private full = false;
@@ -108,6 +115,39 @@ export class ClaimLoop<T extends { id: string }> {
     this.runOne(task);
   }
 
+  /**
+   * The handler of `id` waits for something outside itself: its slot goes to other work (a claim
+   * now, if work was held back for want of one) until {@link reacquire}.
+   */
+  release(id: string): void {
+    if (!this.running.delete(id)) return;
+    this.idle.add(id);
+    this.slotFreed();
+  }
+
+  /**
+   * The handler of `id` has what it waited for and goes on once a slot is free: at once when one
+   * is, else before any new claim takes the next one that frees. Resolves when it holds it.
+   */
+  reacquire(id: string): Promise<void> {
+    if (!this.idle.has(id)) return Promise.resolve();
+    if (this.running.size < this.options.slots && this.slotWaiters.length === 0) {
+      this.idle.delete(id);
+      this.running.add(id);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) =>
+      this.slotWaiters.push({
+        id,
+        take: () => {
+          this.idle.delete(id);
+          this.running.add(id);
+          resolve();
+        },
+      }),
+    );
+  }
+
   /** Work may be waiting: claims as many tasks as there are free slots; coalesces concurrent wake-ups. */
   kick(): void {
     this.options.kicked?.();
@@ -135,7 +175,8 @@ export class ClaimLoop<T extends { id: string }> {
   }
 
   private freeSlots(): number {
-    return Math.min(this.options.slots - this.running.size, this.options.maxBatch);
+    // Slots promised to handlers that got what they waited for are not free for new work.
+    return Math.min(this.options.slots - this.running.size - this.slotWaiters.length, this.options.maxBatch);
   }
 
   private async claim(free: number): Promise<void> {
@@ -164,9 +205,19 @@ export class ClaimLoop<T extends { id: string }> {
   private runOne(task: T): void {
     this.running.add(task.id);
     void this.options.run(task).finally(() => {
-      this.running.delete(task.id);
-      if (this.full) this.kick();
+      // A run that ends while it waits without a slot (cancelled, parked) frees none.
+      const heldSlot = this.running.delete(task.id);
+      this.idle.delete(task.id);
+      this.slotWaiters.splice(0, this.slotWaiters.length, ...this.slotWaiters.filter((w) => w.id !== task.id));
+      if (heldSlot) this.slotFreed();
       this.options.settled?.();
     });
+  }
+
+  /** A slot came free: a handler that waits for one takes it first; else a claim, if work was held back. */
+  private slotFreed(): void {
+    const next = this.slotWaiters.shift();
+    if (next) next.take();
+    else if (this.full) this.kick();
   }
 }

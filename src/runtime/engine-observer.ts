@@ -14,7 +14,8 @@ export type LimitName =
   | "sessions"
   | "sessions_per_client"
   | "event_streams"
-  | "event_streams_per_viewer";
+  | "event_streams_per_viewer"
+  | "event_bytes";
 
 /**
  * What the engine (and the layers above it) report for monitoring, beyond what a store write
@@ -36,6 +37,10 @@ export interface EngineObserver {
   limitRejected(limit: LimitName): void;
   /** Cluster mode: a worker stopped renewing the lease of `task`; the reaper re-queued or failed it. */
   leaseLost(task: TaskRecord, action: "requeued" | "failed"): void;
+  /** An event was emitted and woke `woken` waiting tasks. Optional, like resultsWaiting. */
+  eventEmitted?(woken: number): void;
+  /** Waits were satisfied: by an event, a timer that came due, or an event wait that timed out. */
+  waitsWoken?(reason: "event" | "timer", count: number): void;
 }
 
 /** Reports nothing: the default when no metrics are kept. */

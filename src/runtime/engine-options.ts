@@ -79,6 +79,13 @@ export interface EngineOptions extends CallerLimitOptions {
    * may hold what a log must not; the store and the web view (with its redaction) keep them.
    */
   auditArguments?: boolean;
+  /**
+   * How long an emitted event is kept, so a task that starts waiting for it a moment later still
+   * sees it (docs/limits.md, Events). Default 10 minutes.
+   */
+  eventWindowMs?: number;
+  /** Largest event payload, in JSON bytes. Default 64 KiB. */
+  maxEventBytes?: number;
   /** Clock, for tests of expiry and of the rate limits. */
   now?: () => number;
   /**

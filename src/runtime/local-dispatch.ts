@@ -75,7 +75,11 @@ export class LocalDispatcher {
     // A task the claim returns was active when the claim read it; a cancel or an expiry after
     // that had no handler to abort, so the claimer watches for them instead of reading each
     // claimed task again before its handler starts.
-    this.unsubscribe ??= this.deps.bus.onAny((event) => this.loop.observe(event));
+    // A `wake` may be a parked task queued again (an answer, an event, a timer): claim if a slot is free.
+    this.unsubscribe ??= this.deps.bus.onAny((event) => {
+      this.loop.observe(event);
+      if (event.type === "wake") this.loop.kick();
+    });
     this.loop.kick();
   }
 
@@ -99,6 +103,11 @@ export class LocalDispatcher {
   /** Runs a task whose handler had started before a restart (recovery), in one of the slots. */
   adopt(task: TaskRecord): void {
     this.loop.adopt({ id: task.id, task, watched: false });
+  }
+
+  /** The claim loop's slots, for a handler that waits without one (see TaskExecution). */
+  get slots(): Pick<ClaimLoop<{ id: string }>, "release" | "reacquire"> {
+    return this.loop;
   }
 
   /** New work may be queued (a creation): claim if a slot is free. */

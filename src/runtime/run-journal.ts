@@ -9,6 +9,7 @@ import { reportLimitHit } from "./limits/quotas.js";
 import { recoveryOf } from "./recovery-policy.js";
 import { taskAuditFields } from "./task-audit.js";
 import { claimFields, type Claim } from "../store/claim.js";
+import type { WaitOutcome } from "../store/wait-store.js";
 
 interface JournalDeps {
   store: TaskStore;
@@ -68,6 +69,8 @@ export class RunJournal {
     if (typeof name !== "string" || name.length === 0 || name.length > 512) {
       throw new TypeError("ctx.step: the name must be a non-empty string of at most 512 characters");
     }
+    // `$…` keys are the run's waits (`$sleep#1`, `$event:…#1`): a step of that name would replay as one.
+    if (name.startsWith("$")) throw new TypeError('ctx.step: names starting with "$" are reserved for waits');
     const occurrence = (this.occurrences.get(name) ?? 0) + 1;
     this.occurrences.set(name, occurrence);
     const store = this.store;
@@ -125,6 +128,29 @@ export class RunJournal {
       if (stale.answer === null) await this.store.answerInput(this.task.id, stale.id, ABANDONED, this.claim);
     }
     return null;
+  }
+
+  /** The key of this run's next wait of a kind (`$sleep`, `$event:<name>`): numbered per run like steps. */
+  waitKey(prefix: string): string {
+    const occurrence = (this.occurrences.get(prefix) ?? 0) + 1;
+    this.occurrences.set(prefix, occurrence);
+    return `${prefix}#${occurrence}`;
+  }
+
+  /** The outcome an earlier run's wait of this key left (replayed like a step), or null. */
+  async waitOutcome(key: string): Promise<WaitOutcome | null> {
+    if (this.store === null) return null;
+    const kept = await this.loadSteps(this.store);
+    return kept.has(key) ? ((unwrap(kept.get(key)) as WaitOutcome | undefined) ?? null) : null;
+  }
+
+  /** The outcome of the wait of the same kind before `key` in this run, read from the store; null for the first. */
+  async earlierWaitOutcome(prefix: string, key: string): Promise<WaitOutcome | null> {
+    const occurrence = Number(key.slice(key.lastIndexOf("#") + 1));
+    if (occurrence <= 1 || !isCheckpointStore(this.deps.store)) return null;
+    const earlier = `${prefix}#${occurrence - 1}`;
+    const found = (await this.deps.store.checkpoints(this.task.id)).find((c) => c.name === earlier);
+    return found === undefined ? null : ((unwrap(found.value) as WaitOutcome | undefined) ?? null);
   }
 
   private loadSteps(store: CheckpointStore): Promise<Map<string, unknown>> {

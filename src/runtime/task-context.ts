@@ -33,6 +33,16 @@ export interface TaskContext {
    * "resume" keep checkpoints; for the others it just runs `fn`. See docs/durable-execution.md.
    */
   step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Waits until `until` (ms since the epoch) without holding a slot; durable where the store keeps
+   * waits: a replayable task is parked meanwhile and resumed by any node (docs/durable-execution.md).
+   */
+  sleep(until: number): Promise<void>;
+  /**
+   * Waits for the next event `name` of the task's owner (or until `timeoutAt`), without holding a
+   * slot; parked like {@link sleep}.
+   */
+  waitForEvent(name: string, timeoutAt: number | null): Promise<{ timedOut: false; payload: unknown } | { timedOut: true }>;
 }
 
 /** What a handler's run produced, before the engine stores it. */

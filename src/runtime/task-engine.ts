@@ -10,6 +10,7 @@ import { TaskCreation, type CreateTaskInput, type KeyedTask } from "./engine/tas
 import { TaskLifecycle } from "./engine/task-lifecycle.js";
 import { TaskLookups, type ListPage } from "./engine/task-lookups.js";
 import { TaskWaiting, type TaskChange } from "./engine/task-waiting.js";
+import { DEFAULT_MAX_EVENT_BYTES, TaskSignals, type EmitReport } from "./engine/task-signals.js";
 import { silentObserver, type EngineObserver } from "./engine-observer.js";
 import type { EngineOperation } from "./engine-operation.js";
 import type { EngineOptions } from "./engine-options.js";
@@ -22,15 +23,16 @@ import { untraced } from "./task-tracing.js";
 export type { CreateTaskInput, KeyedTask } from "./engine/task-creation.js";
 export type { ListPage } from "./engine/task-lookups.js";
 export type { TaskChange } from "./engine/task-waiting.js";
+export type { EmitReport } from "./engine/task-signals.js";
 
 /**
  * The receiver engine: creates tasks, runs them, answers get/result/list/cancel. It knows nothing
  * of MCP's wire format; the `mcp` layer maps requests onto these calls.
  *
- * A façade over four parts, each a file of `engine/`: creation (the one path every task is made
+ * A façade over five parts, each a file of `engine/`: creation (the one path every task is made
  * by), lookups (owner-checked reads within the caller's limits), waiting (watch, the result's
- * wait, questions and answers) and lifecycle (running handlers, cancel, expiry, start, drain,
- * close).
+ * wait, questions and answers), signals (events from outside that wake waiting tasks) and
+ * lifecycle (running handlers, parking and waking, cancel, expiry, start, drain, close).
  */
 export class TaskEngine {
   /**
@@ -50,6 +52,7 @@ export class TaskEngine {
   private readonly lookups: TaskLookups;
   private readonly waiting: TaskWaiting;
   private readonly lifecycle: TaskLifecycle;
+  private readonly signals: TaskSignals;
 
   constructor(options: EngineOptions) {
     this.store = options.store;
@@ -116,6 +119,14 @@ export class TaskEngine {
       auditArguments: options.auditArguments ?? false,
       admitNew: () => this.lifecycle.admitNew(),
       schedule: (task) => this.lifecycle.schedule(task),
+    });
+    this.signals = new TaskSignals({
+      store,
+      logger,
+      observer,
+      now,
+      maxEventBytes: options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES,
+      woken: (tasks) => this.lifecycle.woken(tasks, "event"),
     });
     this.inspect = taskReadPort(store, this.lifecycle.clustered, keepFinishedMs);
   }
@@ -219,6 +230,16 @@ export class TaskEngine {
   /** Records the requestor's answer to one of a task's questions (checked against its schema); false when unknown or already answered. */
   respond(taskId: unknown, caller: Caller, inputId: string, answer: TaskOutcome): Promise<boolean> {
     return this.waiting.respond(taskId, caller, inputId, answer);
+  }
+
+  /**
+   * Emits an event of the caller's owner (docs/durable-execution.md, Events): stored for the event
+   * window, and every task of that owner waiting for `name` wakes. -32602 for a bad name or a
+   * payload over the limit.
+   */
+  emit(caller: Caller, name: unknown, payload: unknown): Promise<EmitReport> {
+    this.lifecycle.admitEvents();
+    return this.signals.emit(caller, name, payload);
   }
 
   /** Runs the sweeper once now (tests, and operators who want an immediate cleanup). */

@@ -18,6 +18,7 @@ import { retryOnStorageCondition } from "./storage-retry.js";
 import { notifyWith, publishAfterWrite } from "./carried-notify.js";
 import { claimFields, type Claim } from "../store/claim.js";
 import { StoreError } from "../store/store-rules.js";
+import { RunWaits, type RunSlots } from "./run-waits.js";
 
 interface ExecutionDeps {
   store: TaskStore;
@@ -51,8 +52,15 @@ export class TaskExecution {
   private readonly claims = new Map<string, Claim>();
   /** Resolved each time a run ends (see {@link whenNoneRunning}). */
   private ended: Array<() => void> = [];
+  /** How runs here give their slot back while they wait, and who hears of waits (see {@link useWaitHooks}). */
+  private waitHooks: WaitHooks = { slots: null, registered: () => {}, requeued: () => {} };
 
   constructor(private readonly deps: ExecutionDeps) {}
+
+  /** Set once by whoever claims the tasks run here: its slots, and what it does when a wait is stored or a task queued again. */
+  useWaitHooks(hooks: WaitHooks): void {
+    this.waitHooks = hooks;
+  }
 
   isRunningHere(taskId: string): boolean {
     return this.running.has(taskId);
@@ -128,12 +136,24 @@ export class TaskExecution {
     }
     const claim = options.claim;
     if (claim) this.claims.set(task.id, claim);
-    const { ctx, progress } = this.context(task, controller.signal, claim);
+    if (task.waitMode === "memory") {
+      // Left by a run that died while it waited: this run holds a slot until it waits itself.
+      await (this.deps.store as Partial<import("../store/wait-store.js").WaitStore>).setWaitMode?.(task.id, null, claim).catch(() => false);
+    }
+    const { ctx, progress, waits } = this.context(task, controller.signal, claim);
     let status: "completed" | "failed";
     let outcome: TaskOutcome;
     let statusMessage: string | null = null;
     try {
-      const result = await runner(task, ctx);
+      // A parked run is let go: its handler's promise never settles, the task waits in the store.
+      const ran = runner(task, ctx);
+      const result = await Promise.race([ran, waits.parked.then((): typeof PARKED => PARKED)]);
+      if (result === PARKED) {
+        await progress.settled();
+        logger.info({ taskId: task.id }, "task parked: nothing of it runs until what it waits for arrives");
+        this.finish(task.id, stopListening);
+        return;
+      }
       outcome = { kind: "result", value: result.value };
       status = result.failed ? "failed" : "completed";
       // T-LIFE-4: a failed task SHOULD carry a diagnostic statusMessage.
@@ -286,7 +306,11 @@ export class TaskExecution {
     for (const wake of waiting) wake();
   }
 
-  private context(task: TaskRecord, signal: AbortSignal, claim: Claim | undefined): { ctx: TaskContext; progress: ProgressWriter } {
+  private context(
+    task: TaskRecord,
+    signal: AbortSignal,
+    claim: Claim | undefined,
+  ): { ctx: TaskContext; progress: ProgressWriter; waits: RunWaits } {
     const { store, bus, logger, now } = this.deps;
     const fenced = claim ? { claim } : {};
     const dropped = (what: string): void => {
@@ -298,6 +322,8 @@ export class TaskExecution {
     // between concurrent requests of one handler.
     const queued = { count: 0 };
     const journal = new RunJournal(this.deps, task, claim);
+    const hooks = this.waitHooks;
+    const waits = new RunWaits({ store, bus, logger, now, ...hooks }, task, journal, signal, claim);
     const progressWriter = new ProgressWriter((report) =>
       store.annotate(task.id, { progress: report, now: now(), ...fenced }).then(
         (written) => {
@@ -339,10 +365,12 @@ export class TaskExecution {
       accepts(method) {
         return task.origin.accepts.includes(method);
       },
-      request: (method, params) => this.requestInput(task, signal, queued, journal, method, params, claim),
-      step: (name, fn) => journal.step(name, fn),
+      request: (method, params) => this.requestInput(task, signal, queued, journal, waits, method, params, claim),
+      step: (name, fn) => waits.around(() => journal.step(name, fn)),
+      sleep: (until) => waits.sleep(until),
+      waitForEvent: (name, timeoutAt) => waits.waitForEvent(name, timeoutAt),
     };
-    return { ctx, progress: progressWriter };
+    return { ctx, progress: progressWriter, waits };
   }
 
   private async requestInput(
@@ -350,6 +378,7 @@ export class TaskExecution {
     signal: AbortSignal,
     queued: { count: number },
     journal: RunJournal,
+    waits: RunWaits,
     method: string,
     params: unknown,
     claim: Claim | undefined,
@@ -379,13 +408,6 @@ export class TaskExecution {
       );
     }
     const inputId = earlier?.id ?? randomUUID();
-    // Subscribe before writing, so an answer that lands between the write and the wait is seen.
-    let wake: () => void = () => {};
-    const stop = bus.onTask(task.id, (event) => {
-      if ((event.type === "answer" && event.inputId === inputId) || event.type === "wake") wake();
-    });
-    const onAbort = (): void => wake();
-    signal.addEventListener("abort", onAbort);
     // Counted from here (no await since the check) until this request is answered or abandoned.
     queued.count++;
     try {
@@ -428,20 +450,19 @@ export class TaskExecution {
       );
       if (moved) bus.publish(statusEvent(moved));
       bus.publish({ type: "input", taskId: task.id, inputId });
-      for (;;) {
-        signal.throwIfAborted();
-        const waiting = new Promise<void>((resolve) => (wake = resolve));
-        const input = await durable(() => store.getInput(task.id, inputId));
-        if (input?.answer) {
-          await durable(() => this.resumeIfAnswered(task, claim));
-          return answerValue(input.answer);
-        }
-        await waiting;
-      }
+      // The answer: read after subscribing, so one that lands between the write and the wait is seen.
+      let answer: InputRequest["answer"] = null;
+      await waits.awaitAnswer(
+        async () => (answer = (await durable(() => store.getInput(task.id, inputId)))?.answer ?? null) !== null,
+        (resolve) =>
+          bus.onTask(task.id, (event) => {
+            if ((event.type === "answer" && event.inputId === inputId) || event.type === "wake") resolve();
+          }),
+      );
+      await durable(() => this.resumeIfAnswered(task, claim));
+      return answerValue(answer as unknown as NonNullable<InputRequest["answer"]>);
     } finally {
       queued.count--;
-      stop();
-      signal.removeEventListener("abort", onAbort);
     }
   }
 
@@ -453,6 +474,19 @@ export class TaskExecution {
     const moved = await store.transition(task.id, ["input_required"], "working", { now: now(), ...(claim && { claim }) });
     if (moved) bus.publish(statusEvent(moved));
   }
+}
+
+/** What the race of a run's handler against its park answers when the run was parked. */
+const PARKED: unique symbol = Symbol("parked");
+
+/** What the claimer of this process's tasks gives runs that wait (see RunWaits). */
+export interface WaitHooks {
+  /** Its slots; null: handlers run without a slot limit. */
+  slots: RunSlots | null;
+  /** A wait with this due time was stored here. */
+  registered(dueAt: number | null): void;
+  /** A parked task was queued again by this process. */
+  requeued(taskId: string): void;
 }
 
 /** The requestor's answer as the handler gets it: its result, or its JSON-RPC error thrown. */

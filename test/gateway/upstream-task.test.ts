@@ -191,6 +191,8 @@ function taskContext(checkpoint: Record<string, unknown> = {}) {
     log: () => {},
     setStatusMessage: async (message) => void statusMessages.push(message),
     can: { elicit: false, sample: false },
+    sleep: async () => {},
+    waitForEvent: refuse,
     async step<T>(name: string, fn: () => Promise<T>): Promise<T> {
       steps.push(name);
       if (name in checkpoint) return checkpoint[name] as T;

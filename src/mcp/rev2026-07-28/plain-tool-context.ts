@@ -1,5 +1,6 @@
 import type { GatherContext, ToolContext } from "../tool-definition.js";
 import type { ProgressSink } from "./progress-stream.js";
+import { plainWaits } from "../plain-waits.js";
 
 /**
  * The ToolContext of a plain (non-task) 2026-07-28 call. Its questions go through the call's MRTR
@@ -22,5 +23,6 @@ export function plainToolContext(ask: GatherContext, owner: string | null, progr
     async setStatusMessage() {},
     // No task to resume: nothing to checkpoint.
     step: (_name, fn) => fn(),
+    ...plainWaits(ask.signal),
   };
 }

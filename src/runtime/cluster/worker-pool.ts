@@ -172,9 +172,17 @@ export class WorkerPool {
     });
   }
 
-  /** Tasks whose handlers run here. */
+  /**
+   * Tasks whose handlers are here: running in a slot, or waiting without one (their leases are
+   * renewed all the same, and their cancels and answers must be heard).
+   */
   private get running(): ReadonlySet<string> {
-    return this.loop.running;
+    return this.loop.idle.size === 0 ? this.loop.running : new Set([...this.loop.running, ...this.loop.idle]);
+  }
+
+  /** The claim loop's slots, for a handler that waits without one (see TaskExecution). */
+  get slots(): Pick<ClaimLoop<{ id: string }>, "release" | "reacquire"> {
+    return this.loop;
   }
 
   get workerId(): string {

@@ -22,6 +22,8 @@ import { TaskExecution } from "../task-execution.js";
 import type { TaskTracing } from "../task-tracing.js";
 import { recoverInterruptedTasks } from "../upkeep/recovery.js";
 import { Sweeper } from "../upkeep/sweeper.js";
+import { WaitTimers } from "../upkeep/wait-timers.js";
+import { isWaitStore, type WokenTask } from "../../store/wait-store.js";
 import type { TaskLookups } from "./task-lookups.js";
 import { DRAINING_RETRY_AFTER_MS, type TaskWaiting } from "./task-waiting.js";
 
@@ -39,6 +41,9 @@ interface LifecycleDeps {
   creationsSettled(): Promise<void>;
 }
 
+/** How long an emitted event is kept for a wait that starts after it: 10 minutes (docs/limits.md). */
+export const DEFAULT_EVENT_WINDOW_MS = 10 * 60 * 1000;
+
 /** How long a swept task's id answers "expired": the default maximum ttl, so a requestor that waited as long as a task may live still learns why it is gone. */
 const DEFAULT_REMEMBER_EXPIRED_MS = 24 * 60 * 60 * 1000;
 
@@ -55,6 +60,8 @@ export class TaskLifecycle {
   private readonly reaper: LeaseReaper | null = null;
   /** Single node with a queue-keeping store: starts queued tasks as slots free (see LocalDispatcher). */
   private readonly dispatcher: LocalDispatcher | null = null;
+  /** Fires durable timers and event timeouts (a store that keeps waits). */
+  private readonly timers: WaitTimers | null = null;
   private started = false;
   private closed = false;
   /** The drain under way or done (see drain()); new tasks are refused from its start. */
@@ -102,6 +109,29 @@ export class TaskLifecycle {
         { slots: options.maxRunning ?? Number.POSITIVE_INFINITY, caps },
       );
     }
+    if (isWaitStore(store)) {
+      this.timers = new WaitTimers({
+        store,
+        logger,
+        now,
+        woken: (tasks) => this.woken(tasks, "timer"),
+        eventWindowMs: options.eventWindowMs ?? DEFAULT_EVENT_WINDOW_MS,
+      });
+    }
+    this.execution.useWaitHooks({
+      slots: this.dispatcher?.slots ?? this.pool?.slots ?? null,
+      registered: (dueAt) => this.timers?.soon(dueAt),
+      requeued: (taskId) => bus.publish({ type: "wake", taskId }),
+    });
+  }
+
+  /**
+   * Tasks whose waits were satisfied: each handler waiting here or on another node hears its
+   * `wake`; a parked one, queued again, is claimed by whichever node hears it first.
+   */
+  woken(tasks: readonly WokenTask[], reason: "event" | "timer"): void {
+    for (const { taskId } of tasks) this.deps.bus.publish({ type: "wake", taskId });
+    this.deps.observer.waitsWoken?.(reason, tasks.length);
   }
 
   /** True when tasks are distributed through the store to workers (cluster mode). */
@@ -119,6 +149,11 @@ export class TaskLifecycle {
     this.assertOpen();
     // Retryable: another node (or this one's successor) takes the same request.
     if (this.drained) throw TaskError.draining(DRAINING_RETRY_AFTER_MS, this.clustered);
+  }
+
+  /** Throws unless events may be emitted now: started and not closed (a draining node still takes them). */
+  admitEvents(): void {
+    this.assertOpen();
   }
 
   /**
@@ -158,6 +193,7 @@ export class TaskLifecycle {
       this.dispatcher?.start();
     }
     this.sweeper.start();
+    this.timers?.start();
   }
 
   /**
@@ -212,6 +248,7 @@ export class TaskLifecycle {
     this.drainStop.abort();
     await this.drained;
     this.sweeper.stop();
+    this.timers?.stop();
     this.dispatcher?.stop();
     await this.pool?.stop();
     this.reaper?.stop();

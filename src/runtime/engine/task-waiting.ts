@@ -1,3 +1,5 @@
+import { isWaitStore } from "../../store/wait-store.js";
+import { statusEvent } from "../../events/task-event.js";
 import type { Caller } from "../../core/caller.js";
 import { checkedAnswer } from "../../core/form-answer.js";
 import { TaskError } from "../../core/errors.js";
@@ -238,6 +240,13 @@ export class TaskWaiting {
     if (!input) return false;
     if (!(await store.answerInput(task.id, inputId, checkedAnswer(input, answer)))) return false;
     bus.publish({ type: "answer", taskId: task.id, inputId });
+    // A parked task has no handler to hear the answer: once nothing else is pending it is queued
+    // again (back in `working`), for any node to replay with its answers.
+    if (isWaitStore(store) && (await store.wakeAnswered(task.id, this.deps.now()))) {
+      const woken = await store.get(task.id, { any: true });
+      if (woken) bus.publish(statusEvent(woken));
+      bus.publish({ type: "wake", taskId: task.id });
+    }
     logger.info(
       { audit: "input_answered", taskId: task.id, owner: task.owner, method: input.method, peer: caller.peer ?? null },
       "input request answered",

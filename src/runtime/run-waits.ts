@@ -1,0 +1,314 @@
+import { TaskError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { TaskRecord } from "../core/task.js";
+import type { EventBus } from "../events/event-bus.js";
+import { isCheckpointStore } from "../store/checkpoint-store.js";
+import type { Claim } from "../store/claim.js";
+import { StoreError } from "../store/store-rules.js";
+import type { TaskStore } from "../store/task-store.js";
+import { isWaitStore, type WaitOutcome, type WaitRecord, type WaitStore } from "../store/wait-store.js";
+import { claimFields } from "../store/claim.js";
+import type { RunJournal } from "./run-journal.js";
+import { retryOnStorageCondition } from "./storage-retry.js";
+
+/** The slots of the claim loop a run holds one of (absent: handlers run without a slot limit). */
+export interface RunSlots {
+  release(taskId: string): void;
+  reacquire(taskId: string): Promise<void>;
+}
+
+/** What a handler's `waitForEvent` resolves with. */
+export type EventWaitResult = { timedOut: false; payload: unknown } | { timedOut: true };
+
+interface RunWaitsDeps {
+  store: TaskStore;
+  bus: EventBus;
+  logger: Logger;
+  now: () => number;
+  slots: RunSlots | null;
+  /** A wait of this process was registered: the timer loop looks at `dueAt` sooner than its next read. */
+  registered(dueAt: number | null): void;
+  /** A parked task was queued again here: whoever claims should look. */
+  requeued(taskId: string): void;
+}
+
+/** A wait re-reads its outcome at least this often, in case the wake-up event was missed. */
+const BACKSTOP_MS = 30_000;
+
+/** The longest event name, and the characters one may hold (a task id fits, with a prefix). */
+export const EVENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,199}$/;
+
+/**
+ * One run's waits that hold no slot (docs/durable-execution.md, Waiting): its questions, timers
+ * and event waits. While the handler waits, its slot goes to other work. A run of a replayable
+ * tool (recovery "resume") whose only pending work is the wait is parked instead: the wait is
+ * stored, the lease dropped, and the handler's call is let go — the promise it awaits never
+ * settles, so nothing of the run stays reachable — and the task is queued again when the wait is
+ * satisfied, to be replayed by any node. {@link parked} resolves when that happens, so the run
+ * ends without an outcome.
+ */
+export class RunWaits {
+  /** Steps and waits of the handler in progress: a run parks only when its wait is the only one. */
+  private busy = 0;
+  private parkNow: (() => void) | null = null;
+  /** Resolves when the run was parked: its handler is let go, its task waits in the store. */
+  readonly parked: Promise<void>;
+  private readonly waitStore: (TaskStore & WaitStore) | null;
+
+  constructor(
+    private readonly deps: RunWaitsDeps,
+    private readonly task: TaskRecord,
+    private readonly journal: RunJournal,
+    private readonly signal: AbortSignal,
+    private readonly claim: Claim | undefined,
+  ) {
+    this.parked = new Promise<void>((resolve) => (this.parkNow = resolve));
+    this.waitStore = isWaitStore(deps.store) && isCheckpointStore(deps.store) ? deps.store : null;
+  }
+
+  /** Counts a step in progress (a run with one never parks: the step's work is in this process). */
+  async around<T>(fn: () => Promise<T>): Promise<T> {
+    this.busy++;
+    try {
+      return await fn();
+    } finally {
+      this.busy--;
+    }
+  }
+
+  /** `ctx.sleep`: resolves at `until` (ms since the epoch), durably where the store keeps waits. */
+  async sleep(until: number): Promise<void> {
+    if (!Number.isFinite(until)) throw new TypeError("ctx.sleep: the time must be a finite number of milliseconds");
+    const key = this.journal.waitKey("$sleep");
+    if (this.waitStore === null) return this.sleepInMemory(until);
+    const label = `Sleeping until ${new Date(until).toISOString()}`;
+    await this.wait(this.waitStore, { key, kind: "timer", eventName: null, dueAt: until, afterSeq: 0 }, label);
+  }
+
+  /** `ctx.waitForEvent`: the next event of the task's owner with this name, or a timeout at `timeoutAt`. */
+  async waitForEvent(name: string, timeoutAt: number | null): Promise<EventWaitResult> {
+    if (typeof name !== "string" || !EVENT_NAME.test(name)) {
+      throw new TypeError("ctx.waitForEvent: an event name is 1–200 letters, digits and . _ : / @ -, starting with a letter or digit");
+    }
+    if (timeoutAt !== null && !Number.isFinite(timeoutAt)) throw new TypeError("ctx.waitForEvent: timeoutMs must be a finite number");
+    const store = this.waitStore;
+    if (store === null) throw new TaskError("internal", "Waiting for events needs a task store that keeps waits");
+    const prefix = `$event:${name}`;
+    const key = this.journal.waitKey(prefix);
+    // One event is seen once: a later wait for the same name only takes events after the one the
+    // earlier wait of this run consumed.
+    const earlier = await this.journal.earlierWaitOutcome(prefix, key);
+    const afterSeq = earlier?.fired === "event" ? earlier.seq : 0;
+    const until = timeoutAt === null ? "" : ` until ${new Date(timeoutAt).toISOString()}`;
+    const outcome = await this.wait(
+      store,
+      { key, kind: "event", eventName: name, dueAt: timeoutAt, afterSeq },
+      `Waiting for ${name}${until}`,
+    );
+    return outcome.fired === "event" ? { timedOut: false, payload: outcome.payload } : { timedOut: true };
+  }
+
+  /**
+   * A question was put to the requestor and is still unanswered: parks the run when it may
+   * (see the class), else gives the slot back until `answered` says so. `answered` reads the store.
+   */
+  async awaitAnswer(answered: () => Promise<boolean>, wakeUp: (resolve: () => void) => () => void): Promise<void> {
+    this.busy++;
+    try {
+      await this.awaitAnswerCounted(answered, wakeUp);
+    } finally {
+      this.busy--;
+    }
+  }
+
+  private async awaitAnswerCounted(answered: () => Promise<boolean>, wakeUp: (resolve: () => void) => () => void): Promise<void> {
+    if (await this.mayPark(1)) {
+      await this.park(async () => {
+        if (!(await answered())) return false;
+        const store = this.waitStore as WaitStore;
+        if (await store.wakeAnswered(this.task.id, this.deps.now())) this.deps.requeued(this.task.id);
+        return true;
+      });
+    }
+    await this.idle(answered, wakeUp);
+  }
+
+  private async wait(
+    store: TaskStore & WaitStore,
+    shape: Pick<WaitRecord, "key" | "kind" | "eventName" | "dueAt" | "afterSeq">,
+    label: string,
+  ): Promise<WaitOutcome> {
+    this.signal.throwIfAborted();
+    const kept = await this.journal.waitOutcome(shape.key);
+    if (kept) return kept;
+    this.busy++;
+    try {
+      const record: WaitRecord = {
+        ...shape,
+        taskId: this.task.id,
+        owner: this.task.owner,
+        since: this.task.createdAt,
+        createdAt: this.deps.now(),
+      };
+      const immediate = await this.durable(() => store.registerWait(record, this.claim), "wait");
+      if (immediate) return immediate;
+      this.deps.registered(record.dueAt);
+      await store
+        .annotate(this.task.id, { statusMessage: label, now: this.deps.now(), ...(this.claim && { claim: this.claim }) })
+        .catch(() => false);
+      const outcome = async (): Promise<WaitOutcome | null> => this.storedOutcome(store, shape.key);
+      if (await this.mayPark(1)) {
+        await this.park(async () => {
+          if ((await outcome()) === null) return false;
+          // Satisfied before the park took hold: nobody else queues it again.
+          if (await store.setWaitMode(this.task.id, null)) this.deps.requeued(this.task.id);
+          return true;
+        });
+      }
+      let found: WaitOutcome | null = null;
+      await this.idle(
+        async () => (found = await outcome()) !== null,
+        (resolve) => this.onWake(resolve, shape.dueAt),
+      );
+      await store
+        .annotate(this.task.id, { statusMessage: null, now: this.deps.now(), ...(this.claim && { claim: this.claim }) })
+        .catch(() => false);
+      return found as unknown as WaitOutcome;
+    } finally {
+      this.busy--;
+    }
+  }
+
+  /** Whether this run may be let go now: replayable, the store keeps waits, nothing else of it in progress. */
+  private async mayPark(own: number): Promise<boolean> {
+    return this.journal.resumable && this.waitStore !== null && this.busy <= own && !this.signal.aborted;
+  }
+
+  /**
+   * Parks the task, then checks whether what it waits for arrived before the park took hold
+   * (`recheck` queues it again if so). Never returns once parked: the handler is let go.
+   */
+  private async park(recheck: () => Promise<boolean>): Promise<void> {
+    const store = this.waitStore as TaskStore & WaitStore;
+    let parked: boolean;
+    try {
+      parked = await store.setWaitMode(this.task.id, "parked", this.claim);
+    } catch (err) {
+      this.deps.logger.warn({ taskId: this.task.id, err }, "could not park a waiting task; it waits in memory");
+      return;
+    }
+    // Not parked: the task ended meanwhile or this run's claim was superseded; the wait in memory
+    // ends with the abort that follows.
+    if (!parked) return;
+    this.deps.logger.debug({ taskId: this.task.id }, "task parked: its handler is unloaded until what it waits for arrives");
+    await recheck().catch((err: unknown) =>
+      this.deps.logger.warn(
+        { taskId: this.task.id, err },
+        "could not check a parked task's wait; the timer loop or the next event wakes it",
+      ),
+    );
+    this.parkNow?.();
+    await new Promise<never>(() => {});
+  }
+
+  /**
+   * Waits in this process without a slot until `ready` holds, woken by `wakeUp`'s events and a
+   * backstop re-read; then takes a slot again.
+   */
+  private async idle(ready: () => Promise<boolean>, wakeUp: (resolve: () => void) => () => void): Promise<void> {
+    const { slots, store } = this.deps;
+    let released = false;
+    try {
+      for (;;) {
+        this.signal.throwIfAborted();
+        let wake: () => void = () => {};
+        const woken = new Promise<void>((resolve) => (wake = resolve));
+        const stop = wakeUp(wake);
+        const onAbort = (): void => wake();
+        this.signal.addEventListener("abort", onAbort);
+        const backstop = setTimeout(wake, BACKSTOP_MS);
+        try {
+          if (await this.durable(ready, "read")) return;
+          if (!released) {
+            released = true;
+            slots?.release(this.task.id);
+            if (isWaitStore(store)) await store.setWaitMode(this.task.id, "memory", this.claim).catch(() => false);
+          }
+          await woken;
+        } finally {
+          clearTimeout(backstop);
+          stop();
+          this.signal.removeEventListener("abort", onAbort);
+        }
+      }
+    } finally {
+      if (released) {
+        if (isWaitStore(store)) await store.setWaitMode(this.task.id, null, this.claim).catch(() => false);
+        if (slots && !this.signal.aborted) await raceAbort(slots.reacquire(this.task.id), this.signal);
+      }
+    }
+  }
+
+  /** Wakes on this task's `wake` events, and at `dueAt` when it is near. */
+  private onWake(resolve: () => void, dueAt: number | null): () => void {
+    const stop = this.deps.bus.onTask(this.task.id, (event) => {
+      if (event.type === "wake") resolve();
+    });
+    const delay = dueAt === null ? null : dueAt - this.deps.now();
+    const timer = delay !== null && delay < BACKSTOP_MS ? setTimeout(resolve, Math.max(0, delay) + 50) : null;
+    return () => {
+      stop();
+      if (timer) clearTimeout(timer);
+    };
+  }
+
+  private async storedOutcome(store: WaitStore & TaskStore, key: string): Promise<WaitOutcome | null> {
+    if (!isCheckpointStore(store)) return null;
+    const found = (await store.checkpoints(this.task.id)).find((c) => c.name === key);
+    if (found === undefined) return null;
+    return (found.value as { value?: WaitOutcome }).value ?? null;
+  }
+
+  /** A sleep where the store keeps no waits: a timer of this process, without a slot. */
+  private async sleepInMemory(until: number): Promise<void> {
+    await this.idle(
+      async () => this.deps.now() >= until,
+      (resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, until - this.deps.now()));
+        return () => clearTimeout(timer);
+      },
+    );
+  }
+
+  /** A write or read of the wait goes on across a store unreachable for a while, as questions do. */
+  private async durable<T>(op: () => Promise<T>, what: string): Promise<T> {
+    const { logger } = this.deps;
+    const claim = this.claim;
+    try {
+      return await retryOnStorageCondition(
+        op,
+        logger,
+        { taskId: this.task.id, wait: what },
+        claim ? { while: () => !this.signal.aborted, signal: this.signal } : {},
+      );
+    } catch (error) {
+      if (claim && error instanceof StoreError && error.reason === "claim_lost") {
+        logger.warn({ ...claimFields(this.task.id, claim), dropped: what }, "write of a superseded claim dropped: the wait was not stored");
+        throw new TaskError("internal", "This run of the task lost its lease: another run holds the task now");
+      }
+      throw error;
+    }
+  }
+}
+
+/** Resolves with `promise`, or as soon as `signal` aborts. */
+function raceAbort(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done);
+    void promise.then(done);
+  });
+}
