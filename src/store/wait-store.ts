@@ -53,20 +53,27 @@ export interface StoredEvent {
 
 /**
  * The outcome a satisfied wait leaves as its checkpoint's value (a step's stored form: `{ value }`),
- * so a replayed run gets it back like any step result.
+ * so a replayed run gets it back like any step result. `at`: the event's time (`now` of its
+ * {@link WaitStore.emitEvent}) for an event, the `now` of the {@link WaitStore.fireDue} that fired
+ * it for a timer or a timeout.
  */
 export type WaitOutcome =
-  | { fired: "timer"; at: number }
-  | { fired: "timeout"; at: number }
-  | { fired: "event"; at: number; seq: number; payload: unknown };
+  { fired: "timer"; at: number } | { fired: "timeout"; at: number } | { fired: "event"; at: number; seq: number; payload: unknown };
 
-/** A task one write woke: `parked` ones were queued again; the others' handlers wait in some process. */
+/**
+ * A task one write woke (once per task, however many of its waits that write satisfied): `parked`
+ * ones were queued again; the others' handlers wait in some process. A finished task is never
+ * woken: its waits are dropped when they are satisfied.
+ */
 export interface WokenTask {
   taskId: string;
   parked: boolean;
 }
 
-/** Parked tasks by what they wait for (metrics, the operator's view). */
+/**
+ * Parked tasks by what they wait for (metrics, the operator's view), each counted once: a task in
+ * `input_required` under `input`, else one with a timer under `timer`, else one with an event wait.
+ */
 export interface ParkedCounts {
   input: number;
   timer: number;
@@ -94,8 +101,10 @@ export interface WaitStore {
    * Registers a timer or an event wait. An event wait that a stored event already satisfies
    * (owner, name, `seq > afterSeq`, `createdAt >= since`; the oldest such) is satisfied at once
    * instead: its outcome is written and returned, and nothing is registered. With a `claim` that is
-   * no longer the task's current one nothing is written and a StoreError "claim_lost" is thrown.
-   * Registering a key already registered keeps the first registration (a replay waits again).
+   * no longer the task's current one nothing is written and a StoreError "claim_lost" is thrown;
+   * for an unknown task, a StoreError "unknown_task".
+   * Registering a key already registered keeps the first registration (a replay waits again); a key
+   * whose outcome is kept already returns that outcome and registers nothing.
    */
   registerWait(wait: WaitRecord, claim?: Claim): Promise<WaitOutcome | null>;
 
@@ -121,8 +130,12 @@ export interface WaitStore {
   /**
    * Sets (or, with null, clears) the task's wait mode. `"parked"` also drops the task's lease (a
    * cluster) and its started mark (a single node); with a `claim`, only while it is the task's
-   * current one (false otherwise). Clearing "memory" puts nothing back in the queue: the handler
-   * goes on where it runs. Only live tasks; false for a terminal or unknown one.
+   * current one (false otherwise). A task that has nothing left to wait for (no registered wait, no
+   * unanswered input request: what it waited for came before it parked) is not parked but queued
+   * again at once (from `input_required` moved to `working`, as {@link wakeAnswered}), so no
+   * wake-up is lost between a wait's registration and the parking; true either way, and its
+   * handler may go. Clearing "memory" puts nothing back in the queue: the handler goes on where it
+   * runs; clearing "parked" leaves the task queued. Only live tasks; false for a terminal or unknown one.
    */
   setWaitMode(taskId: string, mode: WaitMode | null, claim?: Claim): Promise<boolean>;
 

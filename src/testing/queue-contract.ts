@@ -10,6 +10,7 @@ import type { NewTask, TaskRecord } from "../core/task.js";
 import { isLeaseStore } from "../store/lease-store.js";
 import { isQueueView, isRunQueueStore, NO_CAPS, type ClaimCaps, type QueueView } from "../store/run-queue.js";
 import type { TaskStore } from "../store/task-store.js";
+import { isWaitStore, type WaitStore } from "../store/wait-store.js";
 
 const T0 = 1_700_000_000_000;
 
@@ -141,6 +142,93 @@ export function queueContract(current: () => TaskStore, newTask: (overrides: Par
         { owner: "A", name: "y", queued: 1 },
         { owner: null, name: "x", queued: 1 },
       ]);
+    });
+
+    describe("waiting tasks hold no slot (durable waits)", () => {
+      const waits = (): TaskStore & WaitStore & QueueView => {
+        const store = view();
+        if (!isWaitStore(store)) throw new Error("this store does not implement WaitStore");
+        return store;
+      };
+
+      /** Claims `id` (it must be the only queued task), gives it a timer and puts it in `mode`. */
+      async function waiting(id: string, mode: "parked" | "memory"): Promise<void> {
+        expect(await claim(10)).toEqual([id]);
+        const store = waits();
+        await store.registerWait({
+          taskId: id,
+          key: "$sleep#1",
+          kind: "timer",
+          owner: "A",
+          eventName: null,
+          dueAt: T0 + 1_000,
+          afterSeq: 0,
+          since: T0,
+          createdAt: T0 + 100,
+        });
+        expect(await store.setWaitMode(id, mode)).toBe(true);
+      }
+
+      /** Whether the store would recover `id` after a restart (single node) or reap its lease (cluster). */
+      async function held(id: string): Promise<boolean> {
+        const store = current();
+        if (isRunQueueStore(store)) return (await store.startedTasks(100)).some((t) => t.id === id);
+        if (isLeaseStore(store)) {
+          const late = (await store.expiredLeases(T0 + 10_000_000, 100)).some((e) => e.task.id === id);
+          const leased = (await store.heldLeases("worker-1", T0 + 100)).some((t) => t.id === id);
+          return late || leased;
+        }
+        throw new Error("this store keeps no queue");
+      }
+
+      it("a parked task is neither claimed, queued, recovered, leased nor running for the caps", async () => {
+        const a1 = await queue("A");
+        await waiting(a1, "parked");
+        expect(await held(a1)).toBe(false);
+        const a2 = await queue("A");
+        expect(await view().queuedAhead(a1)).toBeNull();
+        expect(await view().queuedAhead(a2)).toBe(0);
+        expect(await view().countQueued("A")).toBe(1);
+        expect(await view().queueDepths()).toEqual([{ owner: "A", name: "slow-tool", queued: 1 }]);
+        expect(await claim(10, { perOwner: 1, perName: { "slow-tool": 1 } })).toEqual([a2]);
+        expect(await claim(10)).toEqual([]);
+        expect((await current().activeTasks(10)).map((t) => t.id)).toContain(a1);
+      });
+
+      it("a woken parked task is queued again and claimed like a new one", async () => {
+        const a1 = await queue("A");
+        await waiting(a1, "parked");
+        expect(await waits().fireDue(T0 + 1_000, 10)).toEqual([{ taskId: a1, parked: true }]);
+        expect(await view().queuedAhead(a1)).toBe(0);
+        expect(await claim(10)).toEqual([a1]);
+        expect(await held(a1)).toBe(true);
+      });
+
+      it("a parked question answered (wakeAnswered) is claimed again", async () => {
+        const a1 = await queue("A");
+        expect(await claim(10)).toEqual([a1]);
+        const store = waits();
+        await store.transition(a1, ["working"], "input_required", { now: T0 + 101 });
+        await store.enqueueInput({ id: "q1", taskId: a1, method: "elicitation/create", params: {}, createdAt: T0 + 101 });
+        expect(await store.setWaitMode(a1, "parked")).toBe(true);
+        expect(await held(a1)).toBe(false);
+        await store.answerInput(a1, "q1", { kind: "result", value: {} });
+        expect(await store.wakeAnswered(a1, T0 + 102)).toBe(true);
+        expect(await claim(10)).toEqual([a1]);
+      });
+
+      it("a task waiting in memory keeps its start (or lease) but counts as running for nobody", async () => {
+        const a1 = await queue("A", { name: "x" });
+        await waiting(a1, "memory");
+        expect(await held(a1)).toBe(true);
+        expect(await view().queuedAhead(a1)).toBeNull();
+        const a2 = await queue("A", { name: "x" });
+        expect(await claim(10, { perOwner: 1, perName: { x: 1 } })).toEqual([a2]);
+        expect(await waits().setWaitMode(a1, null)).toBe(true);
+        const a3 = await queue("A", { name: "x" });
+        expect(await claim(10, { perOwner: 3, perName: { x: 2 } })).toEqual([]);
+        expect(await view().queuedAhead(a3)).toBe(0);
+      });
     });
   });
 }

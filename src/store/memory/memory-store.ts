@@ -39,6 +39,8 @@ import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { memoryStreamEvents } from "./memory-stream-events.js";
 import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
 import { fairPick } from "../fair-order.js";
+import type { WaitStore } from "../wait-store.js";
+import { memoryWaits } from "./memory-waits.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
@@ -48,7 +50,7 @@ import { fairPick } from "../fair-order.js";
  * Records are deep-copied on the way in and out, so a caller holding a returned record cannot
  * change what other callers see (a durable store gives that for free by serializing).
  */
-export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
+export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & WaitStore {
   const tasks = new Map<string, TaskRecord>();
   // Map iteration follows insertion order, which is the tie-break for inputs created in the same ms.
   const inputs = new Map<string, Map<string, InputRequest>>();
@@ -75,7 +77,8 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
   const keySlot = (owner: string | null, key: string): string => `${owner === null ? "N" : `O${owner}`}\n${key}`;
   // Tasks whose handler has started (the SQL stores' started_at); the others in `working` are queued.
   const started = new Set<string>();
-  const isQueued = (t: TaskRecord): boolean => t.status === "working" && !started.has(t.id);
+  // A parked task is in neither set: no handler holds it and it waits to be woken, not claimed.
+  const isQueued = (t: TaskRecord): boolean => t.status === "working" && !started.has(t.id) && t.waitMode !== "parked";
   // Tasks whose result was delivered (the SQL stores' fetched_at).
   const fetched = new Set<string>();
   // Ids deleted at their retention, with their owner, in deletion order (oldest first).
@@ -105,7 +108,35 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
     return copy(record);
   };
 
+  const keepStep = (taskId: string, name: string, value: unknown, now: number): boolean => {
+    let kept = steps.get(taskId);
+    if (kept === undefined) steps.set(taskId, (kept = new Map()));
+    if (kept.has(name)) return false;
+    // Through JSON, as the SQL stores keep it: what a re-run gets back is what a restart would give.
+    kept.set(name, { name, value: JSON.parse(JSON.stringify(value) ?? "null") as unknown, createdAt: now });
+    return true;
+  };
+
+  const waits = memoryWaits({
+    open,
+    task: (id) => tasks.get(id),
+    tasks: () => tasks.values(),
+    started,
+    hasPending: (taskId) => [...(inputs.get(taskId)?.values() ?? [])].some((input) => input.answer === null),
+    keepStep,
+    step: (taskId, name) => steps.get(taskId)?.get(name)?.value,
+    move: (record, to, now) => {
+      recount(record, -1);
+      record.status = to;
+      recount(record, 1);
+      record.updatedAt = now;
+      histories.get(record.id)?.push({ status: to, statusMessage: record.statusMessage, at: now });
+    },
+  });
+
   return {
+    ...waits.operations,
+
     async create(task: NewTask): Promise<TaskRecord> {
       open();
       return insert(task);
@@ -204,7 +235,9 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
       record.status = to;
       recount(record, 1);
       // Only a handler asks questions: a task in input_required has started (as in the SQL run queue).
-      if (to === "input_required") started.add(id);
+      if (to === "input_required" && record.waitMode !== "parked") started.add(id);
+      // A finished task waits for nothing (its registered waits are dropped when they come due).
+      if (isTerminal(to)) delete record.waitMode;
       record.updatedAt = patch.now;
       if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
       if (patch.outcome !== undefined) record.outcome = copy(patch.outcome);
@@ -273,15 +306,7 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
     async saveCheckpoint(taskId: string, name: string, value: unknown, now: number, claim?: Claim): Promise<boolean> {
       open();
       if (!tasks.has(taskId) || claim !== undefined) return false;
-      let kept = steps.get(taskId);
-      if (kept === undefined) {
-        kept = new Map();
-        steps.set(taskId, kept);
-      }
-      if (kept.has(name)) return false;
-      // Through JSON, as the SQL stores keep it: what a re-run gets back is what a restart would give.
-      kept.set(name, { name, value: JSON.parse(JSON.stringify(value) ?? "null") as unknown, createdAt: now });
-      return true;
+      return keepStep(taskId, name, value, now);
     },
 
     async checkpoints(taskId: string): Promise<Checkpoint[]> {
@@ -327,6 +352,7 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
         if (slot !== undefined) keys.delete(slot);
         keyOfTask.delete(task.id);
         started.delete(task.id);
+        waits.forget(task.id);
       }
       for (const [id, { at }] of expiredIds) {
         if (at > now - rememberMs) break;
@@ -375,7 +401,8 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
     async claimRunnable(limit: number, _now: number, caps: ClaimCaps): Promise<TaskRecord[]> {
       open();
       const all = [...tasks.values()];
-      const running = all.filter((t) => started.has(t.id) && !isTerminal(t.status));
+      // A handler waiting in memory holds its task's start but counts as running for nobody.
+      const running = all.filter((t) => started.has(t.id) && !isTerminal(t.status) && t.waitMode !== "memory");
       const picked = fairPick(all.filter(isQueued), running, caps, wholeLimit(limit));
       for (const id of picked) started.add(id);
       return picked.map((id) => copy(tasks.get(id) as TaskRecord));
