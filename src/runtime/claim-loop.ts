@@ -55,6 +55,8 @@ export class ClaimLoop<T extends { id: string }> {
    * count for nobody's `--workers`, yet a cluster worker still renews their leases.
    */
   readonly idle = new Set<string>();
+  /** The latest run of each task here, by number. */
+  private readonly runs = new Map<string, number>();
   /** Handlers that want their slot back, first come first served, ahead of any new claim. */
   private readonly slotWaiters: Array<{ id: string; take: () => void }> = [];
   private claimingNow = false;
@@ -203,9 +205,15 @@ export class ClaimLoop<T extends { id: string }> {
   }
 
   private runOne(task: T): void {
+    // A parked run's task can be queued again and claimed before that run has quite ended: the
+    // newer run owns the id's slot from then on, and the older one's end frees nothing.
+    const run = (this.runs.get(task.id) ?? 0) + 1;
+    this.runs.set(task.id, run);
     this.running.add(task.id);
     void this.options.run(task).finally(() => {
-      // A run that ends while it waits without a slot (cancelled, parked) frees none.
+      if (this.runs.get(task.id) !== run) return;
+      this.runs.delete(task.id);
+      // A run that ends while it waits without a slot (cancelled) frees none.
       const heldSlot = this.running.delete(task.id);
       this.idle.delete(task.id);
       this.slotWaiters.splice(0, this.slotWaiters.length, ...this.slotWaiters.filter((w) => w.id !== task.id));

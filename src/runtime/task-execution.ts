@@ -151,7 +151,7 @@ export class TaskExecution {
       if (result === PARKED) {
         await progress.settled();
         logger.info({ taskId: task.id }, "task parked: nothing of it runs until what it waits for arrives");
-        this.finish(task.id, stopListening);
+        this.finish(task.id, stopListening, controller);
         return;
       }
       outcome = { kind: "result", value: result.value };
@@ -297,10 +297,13 @@ export class TaskExecution {
     );
   }
 
-  private finish(taskId: string, stopListening: () => void): void {
+  private finish(taskId: string, stopListening: () => void, controller?: AbortController): void {
     stopListening();
-    this.running.delete(taskId);
-    this.claims.delete(taskId);
+    // A newer run of the task may already be here (a parked run's task, queued again at once).
+    if (controller === undefined || this.running.get(taskId) === controller) {
+      this.running.delete(taskId);
+      this.claims.delete(taskId);
+    }
     const waiting = this.ended;
     this.ended = [];
     for (const wake of waiting) wake();
