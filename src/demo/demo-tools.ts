@@ -100,19 +100,26 @@ export function registerDemoTools(app: TaskServer): TaskServer {
     "nap",
     {
       description:
-        "Sleeps ms milliseconds with ctx.sleep: holds no handler slot, and as a task survives a restart (it is parked and resumed when its time comes).",
-      input: z.object({
-        ms: z
-          .number()
-          .int()
-          .min(0)
-          .max(30 * 86_400_000),
-      }),
+        "Sleeps ms milliseconds (or until `until`, ms since the epoch) with ctx.sleep: holds no handler slot, and as a task survives a restart (it is parked and resumed when its time comes).",
+      input: z
+        .object({
+          ms: z
+            .number()
+            .int()
+            .min(0)
+            .max(30 * 86_400_000)
+            .optional(),
+          until: z.number().int().min(0).optional(),
+        })
+        .refine((value) => (value.ms === undefined) !== (value.until === undefined), {
+          message: "give either ms or until (ms since the epoch)",
+        }),
       taskSupport: "optional",
       recovery: "resume",
     },
-    async ({ ms }, ctx) => {
-      const until = await ctx.step("until", async () => Date.now() + ms);
+    async ({ ms, until: at }, ctx) => {
+      // The wake-up time is fixed by the first run: a replay sleeps until the same moment.
+      const until = await ctx.step("until", async () => at ?? Date.now() + (ms ?? 0));
       await ctx.sleep({ until });
       return text(`napped until ${new Date(until).toISOString()}`);
     },
