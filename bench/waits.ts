@@ -1,0 +1,302 @@
+/**
+ * `npm run bench:waits`: what waiting costs the process users run. A real `mcp-tasks serve --demo
+ * --workers 8` on a SQLite file (dist/ when built, else the sources through tsx) is given, side by
+ * side in one run:
+ *
+ *   1. a stream of `sleep {"ms":50}` tasks with nothing parked: its rate;
+ *   2. N parked tasks — a third unanswered questions (`ask`), a third hour-long naps (`nap`), a
+ *      third approvals waiting for their event (`approve`) — then the memory they cost (after two
+ *      full collections) and the handler slots they hold (tasks started, not finished, not waiting);
+ *   3. the same stream of sleeps beside them: its rate, and the ratio to (1);
+ *   4. events for E of the approvals, emitted at once through `POST /events/{name}`: the time until
+ *      all E tasks completed;
+ *   5. T naps all due in the same second: how late each completed after its time (p50, p99).
+ *
+ * Tasks are created and events emitted over HTTP as a requestor would (2026-07-28 requests, no
+ * session); completions are counted by reading the SQLite file (read-only, WAL), which costs the
+ * server nothing.
+ *
+ * Flags: `npm run bench:waits -- --help`.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import Database from "better-sqlite3";
+import { exitOnHelp, numberFlag, runBench } from "./support/command-line.js";
+import { machine } from "./support/machine.js";
+import { NO_CALLER_LIMITS } from "./support/no-caller-limits.js";
+import { RawRpc, taskIdIn } from "./support/raw-rpc.js";
+import { percentile } from "./support/stats.js";
+
+const HELP = `Usage: npm run bench:waits -- [flags]
+  --parked N     tasks parked beside the stream (default 100000; a multiple of 3 is used)
+  --stream N     sleep {"ms":50} tasks per stream measurement (default 800)
+  --events N     approvals woken by events at once (default 10000, at most parked/3)
+  --timers N     naps due in the same second (default 10000)
+  --workers N    the server's --workers (default 8)
+  --sources      run the server from the sources (tsx) even when dist/ is built
+  --help`;
+
+const { values: flags } = parseArgs({
+  options: {
+    parked: { type: "string", default: "100000" },
+    stream: { type: "string", default: "800" },
+    events: { type: "string", default: "10000" },
+    timers: { type: "string", default: "10000" },
+    workers: { type: "string", default: "8" },
+    sources: { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+  },
+});
+exitOnHelp(HELP, flags.help);
+const PARKED = Math.floor(numberFlag(HELP, "parked", flags.parked, { min: 3, max: 1_000_000 }) / 3) * 3;
+const STREAM = numberFlag(HELP, "stream", flags.stream, { min: 8, max: 100_000 });
+const EVENTS = Math.min(numberFlag(HELP, "events", flags.events, { min: 1, max: 1_000_000 }), PARKED / 3);
+const TIMERS = numberFlag(HELP, "timers", flags.timers, { min: 1, max: 1_000_000 });
+const WORKERS = numberFlag(HELP, "workers", flags.workers, { min: 1, max: 1024 });
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const PRELOAD = fileURLToPath(new URL("./support/heap-on-signal.mjs", import.meta.url));
+const V2026 = "2026-07-28";
+const TTL_MS = 12 * 3_600_000;
+const META = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${V2026}","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`;
+/** Requests in flight at once while creating tasks or emitting events. */
+const CONCURRENCY = 32;
+
+interface Memory {
+  rss: number;
+  heapUsed: number;
+  external: number;
+}
+
+/** The `serve` process, its memory readable after two full collections. */
+class Server {
+  private stderr = "";
+  private readonly reads: ((memory: Memory) => void)[] = [];
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {
+    child.stderr!.on("data", (chunk: Buffer) => this.scan(chunk.toString("utf8")));
+  }
+
+  static start(file: string): Promise<Server> {
+    const fromDist = !flags.sources && existsSync(join(ROOT, "dist", "cli", "main.js"));
+    const bin = fromDist ? ["bin/mcp-tasks.js"] : ["--import", "tsx", "src/cli/main.ts"];
+    const args = [
+      "--expose-gc",
+      "--import",
+      PRELOAD,
+      ...bin,
+      "serve",
+      "--demo",
+      "--port",
+      "0",
+      "--workers",
+      String(WORKERS),
+      "--store",
+      `sqlite:${file}`,
+      ...NO_CALLER_LIMITS,
+    ];
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, MCP_TASKS_LOG_FORMAT: "json", LOG_LEVEL: "warn" },
+    });
+    return new Promise((resolve, reject) => {
+      let seen = "";
+      const timer = setTimeout(() => reject(new Error(`serve: not listening after 60 s:\n${seen.slice(-2000)}`)), 60_000);
+      const onData = (chunk: Buffer): void => {
+        seen += chunk.toString("utf8");
+        const url = /listening on (http:\/\/[^\s"]+)/.exec(seen)?.[1];
+        if (url === undefined) return;
+        clearTimeout(timer);
+        child.stdout!.off("data", onData);
+        child.stderr!.off("data", onData);
+        child.stdout!.resume();
+        console.log(
+          `server: node ${args.map((a) => (a === PRELOAD ? "bench/support/heap-on-signal.mjs" : a)).join(" ")} (pid ${child.pid})`,
+        );
+        resolve(new Server(child, url));
+      };
+      child.stdout!.on("data", onData);
+      child.stderr!.on("data", onData);
+      child.once("exit", (code) => reject(new Error(`serve exited ${code}:\n${seen.slice(-2000)}`)));
+    });
+  }
+
+  private scan(text: string): void {
+    this.stderr += text;
+    for (let at = this.stderr.indexOf("\n"); at >= 0; at = this.stderr.indexOf("\n")) {
+      const line = this.stderr.slice(0, at);
+      this.stderr = this.stderr.slice(at + 1);
+      if (line.startsWith("heap-after-gc ")) this.reads.shift()?.(JSON.parse(line.slice(14)) as Memory);
+    }
+  }
+
+  memory(): Promise<Memory> {
+    return new Promise((resolve) => {
+      this.reads.push(resolve);
+      this.child.kill("SIGUSR2");
+    });
+  }
+
+  async stop(): Promise<void> {
+    const gone = new Promise((resolve) => this.child.once("exit", resolve));
+    this.child.kill("SIGKILL");
+    await gone;
+  }
+}
+
+/** Runs `count` jobs, at most CONCURRENCY at once. */
+async function pooled(count: number, job: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
+}
+
+let rpcId = 0;
+
+/** Creates `count` tasks of `tool` with the arguments `args(i)` (JSON text); returns their ids. */
+async function createTasks(rpc: RawRpc, tool: string, count: number, args: (i: number) => string): Promise<string[]> {
+  const ids: string[] = new Array<string>(count);
+  await pooled(count, async (i) => {
+    const body = `{"jsonrpc":"2.0","id":${++rpcId},"method":"tools/call","params":{"name":"${tool}","arguments":${args(i)},"task":{"ttl":${TTL_MS}},${META}}}`;
+    const response = await rpc.post(body, { "mcp-protocol-version": V2026 });
+    if (response.status !== 200) throw new Error(`creating ${tool}: HTTP ${response.status} ${response.text.slice(0, 300)}`);
+    ids[i] = taskIdIn(response.text);
+  });
+  return ids;
+}
+
+/** Polls `read` every 20 ms until it is true; returns the ms it took. */
+async function until(read: () => boolean, timeoutMs: number, what: string): Promise<number> {
+  const started = performance.now();
+  while (!read()) {
+    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return performance.now() - started;
+}
+
+/** Tasks per second of a stream of `sleep {"ms":50}`, created and run to their end. */
+async function streamRate(rpc: RawRpc, db: Database.Database, label: string): Promise<number> {
+  const done = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM tasks WHERE name = 'sleep' AND status = 'completed'");
+  const before = done.get()!.n;
+  const started = performance.now();
+  await createTasks(rpc, "sleep", STREAM, () => `{"ms":50}`);
+  await until(() => done.get()!.n - before >= STREAM, 600_000, `${label}: the sleeps to complete`);
+  const rate = STREAM / ((performance.now() - started) / 1000);
+  console.log(`  ${label}: ${STREAM} sleeps of 50 ms in ${((STREAM / rate) * 1000).toFixed(0)} ms → ${rate.toFixed(1)} tasks/s`);
+  return rate;
+}
+
+const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+
+async function main(): Promise<void> {
+  const m = machine();
+  console.log(`bench:waits on ${m.cores} cores (${m.model}), ${m.os}, node ${m.node}, load avg ${m.load}`);
+  console.log(
+    `${PARKED} parked tasks, streams of ${STREAM} sleeps, ${EVENTS} events at once, ${TIMERS} timers due together; --workers ${WORKERS}\n`,
+  );
+  const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-bench-waits-"));
+  const file = join(dir, "bench.db");
+  const server = await Server.start(file);
+  const rpc = new RawRpc(server.url, CONCURRENCY);
+  const eventsUrl = new URL("/events/", server.url);
+  try {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    const idle = await server.memory();
+
+    console.log("1. nothing parked");
+    const alone = await streamRate(rpc, db, "stream");
+
+    console.log(`2. parking ${PARKED} tasks (ask, nap 1 h, approve)`);
+    const parkedNow = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM tasks WHERE wait_mode = 'parked'");
+    const holding = db.prepare<[], { n: number }>(
+      "SELECT count(*) AS n FROM tasks WHERE started_at IS NOT NULL AND status IN ('working', 'input_required') AND wait_mode IS NULL",
+    );
+    const third = PARKED / 3;
+    const parkStarted = performance.now();
+    await createTasks(rpc, "ask", third, (i) => `{"question":"q${i}"}`);
+    await createTasks(rpc, "nap", third, () => `{"ms":3600000}`);
+    const approvals = await createTasks(rpc, "approve", third, (i) => `{"action":"a${i}"}`);
+    await until(() => parkedNow.get()!.n >= PARKED, 1_800_000, "every task to be parked");
+    console.log(`  created and parked in ${((performance.now() - parkStarted) / 1000).toFixed(1)} s`);
+    const withParked = await server.memory();
+    const slots = holding.get()!.n;
+    const rssGrowth = withParked.rss - idle.rss;
+    const heapGrowth = withParked.heapUsed + withParked.external - idle.heapUsed - idle.external;
+
+    console.log(`3. the stream beside ${PARKED} parked tasks`);
+    const beside = await streamRate(rpc, db, "stream");
+
+    console.log(`4. ${EVENTS} events emitted at once`);
+    const approved = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM tasks WHERE name = 'approve' AND status = 'completed'");
+    const emitStarted = performance.now();
+    const emitting = pooled(EVENTS, async (i) => {
+      const response = await fetch(new URL(`approval/${approvals[i]}`, eventsUrl), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: `{"approved":true,"by":"bench"}`,
+      });
+      if (response.status !== 200) throw new Error(`emit: HTTP ${response.status} ${(await response.text()).slice(0, 300)}`);
+      await response.arrayBuffer();
+    });
+    await emitting;
+    const emittedMs = performance.now() - emitStarted;
+    const eventsMs = await until(() => approved.get()!.n >= EVENTS, 600_000, "the approvals to complete");
+    const eventsTotal = emittedMs + eventsMs;
+
+    console.log(`5. ${TIMERS} naps due in the same second`);
+    const napsDone = db.prepare<[number], { n: number }>(
+      "SELECT count(*) AS n FROM tasks WHERE name = 'nap' AND status = 'completed' AND created_at >= ?",
+    );
+    // Due once they can all have been created and parked: measured creation rate, with room.
+    const createFrom = Date.now();
+    const probeStarted = performance.now();
+    await createTasks(rpc, "nap", Math.min(200, TIMERS), () => `{"ms":0}`);
+    const perTaskMs = (performance.now() - probeStarted) / Math.min(200, TIMERS);
+    const due = Date.now() + Math.ceil(perTaskMs * TIMERS * 2) + 5000;
+    await until(() => napsDone.get(createFrom)!.n >= Math.min(200, TIMERS), 120_000, "the probe naps");
+    const timerFrom = Date.now();
+    await createTasks(rpc, "nap", TIMERS, () => `{"until":${due}}`);
+    if (Date.now() >= due) console.log("  (creating the naps took longer than planned: some were created after their time)");
+    await until(() => napsDone.get(timerFrom)!.n >= TIMERS, 600_000, "the naps to complete");
+    const lateness = db
+      .prepare<[number, number], { late: number }>(
+        "SELECT (updated_at - ?) AS late FROM tasks WHERE name = 'nap' AND status = 'completed' AND created_at >= ? ORDER BY late",
+      )
+      .all(due, timerFrom)
+      .map((row) => row.late);
+    db.close();
+
+    console.log("\nfigure                                                      value          goal");
+    const row = (label: string, value: string, goal: string): void => console.log(`${label.padEnd(60)}${value.padEnd(15)}${goal}`);
+    row("handler slots held by the parked tasks", String(slots), "0");
+    row("sleep stream beside them / alone", `${(beside / alone).toFixed(2)}×`, "≥ 0.90×");
+    row(`  (tasks/s: alone ${alone.toFixed(1)}, beside ${beside.toFixed(1)})`, "", "");
+    row("RSS growth over idle, all parked", `${mb(rssGrowth)} MB`, "≤ 150 MB");
+    row(
+      "  per parked task: RSS / heap",
+      `${(rssGrowth / PARKED / 1024).toFixed(2)} / ${(heapGrowth / PARKED / 1024).toFixed(2)} KB`,
+      "≤ 1.5 KB RSS",
+    );
+    row(`${EVENTS} events emitted at once → all tasks completed`, `${(eventsTotal / 1000).toFixed(2)} s`, "≤ 10 s");
+    row(`  (emitting took ${(emittedMs / 1000).toFixed(2)} s)`, "", "");
+    row(`${TIMERS} naps due together: completion lateness p50`, `${percentile(lateness, 50).toFixed(0)} ms`, "");
+    row(`${TIMERS} naps due together: completion lateness p99`, `${percentile(lateness, 99).toFixed(0)} ms`, "≤ 1000 ms");
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+runBench(main, "bench:waits");
