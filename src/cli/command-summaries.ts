@@ -17,6 +17,7 @@ export const COMMAND_SUMMARIES = {
   },
   tasks: { term: "tasks", description: "List, inspect, wait for and cancel tasks on a server" },
   tools: { term: "tools", description: "Show the tools a server offers" },
+  events: { term: "events", description: "Emit events that wake tasks waiting for them (ctx.waitForEvent)" },
   auth: { term: "auth", description: "Sign in to a server's OAuth authorization server, show or forget what is kept" },
 } as const;
 

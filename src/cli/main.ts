@@ -15,6 +15,7 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   call: async () => (await import("./call-command.js")).callCommand(),
   tasks: async () => (await import("./tasks-command.js")).tasksCommand(),
   tools: async () => (await import("./tools-command.js")).toolsCommand(),
+  events: async () => (await import("./events-command.js")).eventsCommand(),
   auth: async () => (await import("./auth-command.js")).authCommand(),
 };
 

@@ -55,9 +55,15 @@ export interface HttpOptions extends HttpTimeouts {
   maxSessionsPerClient?: number;
   /**
    * More paths to serve beside the MCP endpoint, e.g. the web view's `webRoutes(…)`. Always
-   * served too: /healthz, /readyz and /metrics.
+   * served too: /healthz, /readyz, /metrics and `POST /events/{name}`.
    */
   routes?: readonly HttpRoute[];
+  /**
+   * Bearer tokens that may emit events for any owner (`POST /events/{name}?owner=<owner key>`,
+   * docs/durable-execution.md): give the web view's admin tokens. Anyone else emits for the owner
+   * its token resolves to, as on the MCP endpoint.
+   */
+  adminTokens?: readonly string[];
   /** When set, /metrics requires this bearer token; unset, /metrics is open (counts only, no task data). */
   metricsToken?: string;
   /**

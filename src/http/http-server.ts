@@ -9,6 +9,7 @@ import { protectedResourceMetadataUrl, protectedResourceRoutes } from "./auth/pr
 import { VerifierUnavailableError } from "./bearer-auth.js";
 import { sendJson, sendRpcError } from "./json-rpc-response.js";
 import { LocalSessionEndpoint } from "./local-sessions.js";
+import { eventRoutes } from "./event-routes.js";
 import { opsRoutes } from "./ops-routes.js";
 import { OriginCheck } from "./origin-check.js";
 import { peerOf, rememberPeer } from "./request-peer.js";
@@ -71,6 +72,7 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
   const routes = new RouteTable([
     ...opsRoutes(app, options.metricsToken === undefined ? {} : { metricsToken: options.metricsToken }),
     ...(options.protectedResource ? protectedResourceRoutes(path, resourceOf, options.protectedResource) : []),
+    ...eventRoutes(app, { authenticate, maxBodyBytes, ...(options.adminTokens && { adminTokens: options.adminTokens }) }),
     ...(options.routes ?? []),
   ]);
 

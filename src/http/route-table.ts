@@ -20,7 +20,8 @@ export type RouteHandler = (req: IncomingMessage, res: ServerResponse, ctx: Rout
 
 /**
  * One path of the HTTP server beside the MCP endpoint (/healthz, /metrics, the web view…).
- * `path` is matched segment by segment; a segment `:name` matches any one non-empty segment.
+ * `path` is matched segment by segment; a segment `:name` matches any one non-empty segment, and a
+ * last segment `*name` matches the rest of the path (one or more non-empty segments, joined by "/").
  */
 export interface HttpRoute {
   path: string;
@@ -75,13 +76,18 @@ export class RouteTable {
   private match(pathname: string): { route: HttpRoute; params: Record<string, string> } | null {
     const given = segmentsOf(pathname);
     for (const { route, segments } of this.compiled) {
-      if (segments.length !== given.length) continue;
+      const rest = segments.at(-1)?.startsWith("*") === true;
+      if (rest ? given.length < segments.length : segments.length !== given.length) continue;
       const params: Record<string, string> = {};
       let ok = true;
       for (let i = 0; i < segments.length && ok; i++) {
         const expected = segments[i] ?? "";
         const actual = given[i] ?? "";
-        if (expected.startsWith(":")) {
+        if (expected.startsWith("*")) {
+          const values = given.slice(i).map(safeDecode);
+          if (values.some((value) => value === null || value === "")) ok = false;
+          else params[expected.slice(1)] = values.join("/");
+        } else if (expected.startsWith(":")) {
           const value = safeDecode(actual);
           if (value === null || value === "") ok = false;
           else params[expected.slice(1)] = value;

@@ -4,10 +4,14 @@ import type { TaskRecord } from "../core/task.js";
 import type { EngineObserver, LimitName } from "../runtime/engine-observer.js";
 import { isLeaseStore } from "../store/lease-store.js";
 import { isQueueView } from "../store/run-queue.js";
+import { isWaitStore, type ParkedCounts } from "../store/wait-store.js";
 import type { TaskStore } from "../store/task-store.js";
 import { instrumentStore } from "./instrumented-store.js";
 import { OPERATION_DURATION_BUCKETS, RESULT_WAKEUP_BUCKETS, STORE_OPERATION_BUCKETS, TASK_DURATION_BUCKETS } from "./operation-buckets.js";
 import { otelTaskMetrics } from "./otel-task-metrics.js";
+
+/** The parked gauge's label values: a fixed set, whatever the store holds. */
+const PARKED_REASONS: ReadonlyArray<keyof ParkedCounts> = ["input", "timer", "event"];
 
 /** Every metric name starts with this. */
 export const METRIC_PREFIX = "mcp_tasks_";
@@ -91,7 +95,7 @@ export class TaskMetrics implements EngineObserver {
 
   private readonly rejections = new Counter({
     name: `${METRIC_PREFIX}limit_rejections_total`,
-    help: "Refusals by a limit: active_tasks and stored_tasks (per owner), queued_inputs (per task), queued_tasks (per owner, the queue bound), result_bytes, argument_bytes, body_bytes; task_operations and failed_lookups (per owner or address, T-SEC-4); sessions and sessions_per_client (local HTTP sessions); event_streams and event_streams_per_viewer (the web view's event streams).",
+    help: "Refusals by a limit: active_tasks and stored_tasks (per owner), queued_inputs (per task), queued_tasks (per owner, the queue bound), result_bytes, argument_bytes, body_bytes; task_operations and failed_lookups (per owner or address, T-SEC-4); sessions and sessions_per_client (local HTTP sessions); event_streams and event_streams_per_viewer (the web view's event streams); event_bytes (an event payload over maxEventBytes).",
     labelNames: ["limit"] as const,
     registers: [this.registry],
   });
@@ -107,6 +111,20 @@ export class TaskMetrics implements EngineObserver {
   private readonly resultsFetched = new Counter({
     name: `${METRIC_PREFIX}results_fetched_total`,
     help: "Finished tasks whose result was delivered to a requestor, counted at the first delivery.",
+    registers: [this.registry],
+  });
+
+  private readonly eventsEmitted = new Counter({
+    name: `${METRIC_PREFIX}events_emitted_total`,
+    help: "Events emitted through this process (app.emit, POST /events/{name}, the web view), whether or not they woke a task.",
+    registers: [this.registry],
+  });
+
+  // Counted once per wait across a cluster: the store satisfies each wait in exactly one write.
+  private readonly waitsWokenTotal = new Counter({
+    name: `${METRIC_PREFIX}waits_woken_total`,
+    help: "Waiting tasks woken by this process, by reason: event (an emitted event) or timer (a ctx.sleep that came due, or a waitForEvent that timed out).",
+    labelNames: ["reason"] as const,
     registers: [this.registry],
   });
 
@@ -166,6 +184,19 @@ export class TaskMetrics implements EngineObserver {
         registers: [this.registry],
         async collect() {
           this.set(await leases.queueDepth());
+        },
+      });
+    }
+    if (isWaitStore(store)) {
+      const waits = store;
+      new Gauge({
+        name: `${METRIC_PREFIX}parked`,
+        help: "Tasks parked (their handler unloaded, holding no slot, lease or memory), by what they wait for: input (an unanswered question), timer, event; as the store has them.",
+        labelNames: ["reason"] as const,
+        registers: [this.registry],
+        async collect() {
+          const counts = await waits.parkedCounts();
+          for (const reason of PARKED_REASONS) this.set({ reason }, counts[reason]);
         },
       });
     }
@@ -234,6 +265,14 @@ export class TaskMetrics implements EngineObserver {
   limitRejected(limit: LimitName): void {
     this.rejections.inc({ limit });
     otelTaskMetrics.limitRejected(limit);
+  }
+
+  eventEmitted(_woken: number): void {
+    this.eventsEmitted.inc();
+  }
+
+  waitsWoken(reason: "event" | "timer", count: number): void {
+    if (count > 0) this.waitsWokenTotal.inc({ reason }, count);
   }
 
   leaseLost(task: TaskRecord, action: "requeued" | "failed"): void {
