@@ -169,7 +169,7 @@ async function createTasks(rpc: RawRpc, tool: string, count: number, args: (i: n
   const ids: string[] = new Array<string>(count);
   await pooled(count, async (i) => {
     const body = `{"jsonrpc":"2.0","id":${++rpcId},"method":"tools/call","params":{"name":"${tool}","arguments":${args(i)},"task":{"ttl":${TTL_MS}},${META}}}`;
-    const response = await rpc.post(body, { "mcp-protocol-version": V2026 });
+    const response = await rpc.post(body, { "mcp-protocol-version": V2026, "mcp-method": "tools/call", "mcp-name": tool });
     if (response.status !== 200) throw new Error(`creating ${tool}: HTTP ${response.status} ${response.text.slice(0, 300)}`);
     ids[i] = taskIdIn(response.text);
   });
@@ -213,10 +213,10 @@ async function main(): Promise<void> {
   const eventsUrl = new URL("/events/", server.url);
   try {
     const db = new Database(file, { readonly: true, fileMustExist: true });
-    const idle = await server.memory();
-
     console.log("1. nothing parked");
     const alone = await streamRate(rpc, db, "stream");
+    // The idle baseline is a server that has served: code compiled, caches and pools warm.
+    const idle = await server.memory();
 
     console.log(`2. parking ${PARKED} tasks (ask, nap 1 h, approve)`);
     const parkedNow = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM tasks WHERE wait_mode = 'parked'");
