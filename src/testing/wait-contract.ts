@@ -306,6 +306,19 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
         expect((await store().get(a.id, { any: true }))?.status).toBe("working");
       });
 
+      it("parking racing the event that satisfies its wait: the task ends up queued, never parked with nothing to wait for", async () => {
+        for (let round = 0; round < 10; round++) {
+          const a = await task();
+          const name = `park-race-${round}`;
+          expect(await store().registerWait(eventWait(a, "$event#1", name))).toBeNull();
+          const [parked] = await Promise.all([store().setWaitMode(a.id, "parked"), emit("alice", name, round)]);
+          expect(parked).toBe(true);
+          expect(await store().waitMode(a.id)).toBeNull();
+          expect(await store().waits(a.id)).toEqual([]);
+          expect(await kept(a.id, "$event#1")).toMatchObject({ value: { fired: "event", payload: round } });
+        }
+      });
+
       it("T-LIFE-3: a terminal transition clears the wait mode; a finished task's due wait wakes nothing", async () => {
         for (const status of TERMINAL_STATUSES) {
           const a = await task();
