@@ -192,42 +192,52 @@ describe("durable execution: questions", () => {
 
   it("an answered question is replayed on the re-run without asking again", async () => {
     const runs = { n: 0 };
-    const handler: Handler = async (ctx, run) => {
+    let before = true;
+    const handler: Handler = async (ctx) => {
       const got = await ctx.request("elicitation/create", ASK);
-      if (run === 1) await hang(ctx);
+      // Everything the first engine runs is interrupted by its stop; the second engine's run ends.
+      if (before) await hang(ctx);
       return got;
     };
     const first = await engineWith(handler, runs);
     const task = await create(first, "resume");
     const input = await until(async () => (await first.pendingInputs(task.id, alice))[0]);
     await first.respond(task.id, alice, input.id, answer("blue"));
-    await until(async () => (await first.get(task.id, alice)).status === "working");
+    // The parked run was let go; the answer queued the task again, and its replay got the answer.
+    await until(async () => runs.n === 2 && (await first.get(task.id, alice)).status === "working");
+    before = false;
     const second = await restart(first, handler, runs);
     const done = await outcomeOf(second, task.id);
     expect(done.outcome).toEqual({ kind: "result", value: answer("blue").value });
-    expect(runs.n).toBe(2);
+    expect(runs.n).toBe(3);
     expect(await second.store.inputs(task.id)).toHaveLength(1);
   });
 
-  it("an unanswered question is re-attached: the same request stays pending, and its one answer completes the re-run", async () => {
+  it("an unanswered question outlives a restart: the same request stays pending, and its one answer completes the re-run", async () => {
     const runs = { n: 0 };
     const handler: Handler = async (ctx) => ctx.request("elicitation/create", ASK);
     const first = await engineWith(handler, runs);
     const task = await create(first, "resume");
     const asked = await until(async () => (await first.pendingInputs(task.id, alice))[0]);
     const second = await restart(first, handler, runs);
-    await until(async () => runs.n === 2 && (await second.get(task.id, alice)).status === "input_required");
+    // Parked: nothing runs it until its answer comes.
+    expect((await second.get(task.id, alice)).status).toBe("input_required");
+    expect(runs.n).toBe(1);
     const pending = await second.pendingInputs(task.id, alice);
     expect(pending.map((p) => p.id)).toEqual([asked.id]);
     await second.respond(task.id, alice, asked.id, answer("green"));
     expect((await outcomeOf(second, task.id)).outcome).toEqual({ kind: "result", value: answer("green").value });
+    expect(runs.n).toBe(2);
     expect(await second.store.inputs(task.id)).toHaveLength(1);
   });
 
   it("a re-run that asks something else ends the replay: the lost run's unanswered question is closed, the new one is pending", async () => {
     const runs = { n: 0 };
+    // The first run asks while a step of it is still running, so it is not parked: the restart re-runs it unanswered.
     const handler: Handler = async (ctx, run) =>
-      run === 1 ? ctx.request("elicitation/create", ASK) : ctx.request("sampling/createMessage", { messages: [], maxTokens: 1 });
+      run === 1
+        ? Promise.all([ctx.request("elicitation/create", ASK), ctx.step("slow", () => hang(ctx))])
+        : ctx.request("sampling/createMessage", { messages: [], maxTokens: 1 });
     const first = await engineWith(handler, runs);
     const task = await create(first, "resume");
     const old = await until(async () => (await first.pendingInputs(task.id, alice))[0]);
