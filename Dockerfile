@@ -41,8 +41,8 @@ LABEL io.modelcontextprotocol.server.name="io.github.mcp-tasks/mcp-tasks" \
       org.opencontainers.image.description="Durable MCP Tasks server: SQLite or a PostgreSQL cluster" \
       org.opencontainers.image.licenses="MIT"
 # A fixed numeric id, so `runAsNonRoot` policies can verify it without reading /etc/passwd.
-RUN groupadd --system --gid 10001 mcp \
- && useradd --system --uid 10001 --gid mcp --home-dir /data --no-create-home --shell /usr/sbin/nologin mcp \
+RUN groupadd --gid 10001 mcp \
+ && useradd --uid 10001 --gid mcp --home-dir /data --no-create-home --shell /usr/sbin/nologin mcp \
  && mkdir /data && chown mcp:mcp /data
 WORKDIR /app
 COPY --from=build /app/package.json ./

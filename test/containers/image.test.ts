@@ -38,10 +38,10 @@ afterAll(async () => {
 });
 
 /** A container of the image with its default command, on the shared volume, listening on `port`. */
-async function startServer(): Promise<string> {
+async function startServer(env: Record<string, string> = {}): Promise<string> {
   const name = `${lab.prefix}-${containers.length + 1}`;
   containers.push(name);
-  await lab.podman.start({ name, image: APP_IMAGE, env: { PORT: String(port) }, volumes: [`${volume}:/data`] });
+  await lab.podman.start({ name, image: APP_IMAGE, env: { PORT: String(port), ...env }, volumes: [`${volume}:/data`] });
   await lab.podman.waitHealthy(name, 60_000);
   return name;
 }
@@ -53,6 +53,17 @@ async function connect(): Promise<HttpClient> {
 }
 
 const text = (value: string) => [{ type: "text", text: value }];
+
+/** An `initialize` POSTed as a browser page of `origin` would send it. */
+function initializeFrom(origin: string) {
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "page", version: "0" } },
+  };
+  return rawPost(`http://127.0.0.1:${port}/mcp`, initialize, { origin });
+}
 
 describe("the image, run with its default command", { timeout: STEP_TIMEOUT_MS }, () => {
   let first: string;
@@ -91,25 +102,24 @@ describe("the image, run with its default command", { timeout: STEP_TIMEOUT_MS }
     expect(label).toBe(server.name);
   });
 
-  it("bound to every address, still refuses a browser page of a foreign origin (HTTP 403), and serves a loopback one", async () => {
-    const initialize = {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "page", version: "0" } },
-    };
-    const url = `http://127.0.0.1:${port}/mcp`;
-    expect((await rawPost(url, initialize, { origin: "https://evil.example" })).status).toBe(403);
-    expect((await rawPost(url, initialize, { origin: `http://localhost:${port}` })).status).toBe(200);
+  it("bound to every address, still refuses a browser page of a foreign origin (HTTP 403), and serves a loopback one (T-HTTP-1)", async () => {
+    expect((await initializeFrom("https://evil.example")).status).toBe(403);
+    expect((await initializeFrom(`http://localhost:${port}`)).status).toBe(200);
   });
 
   it("keeps the task's result across a kill -9 of the container: a new container on the same volume answers it", async () => {
     await lab.podman.run(["kill", "--signal", "KILL", first]);
     expect(await lab.podman.inspect(first, "{{.State.Running}}")).toBe("false");
     await lab.podman.remove(first);
-    await startServer();
+    // The new container also names a public origin of the web view, as an operator would.
+    await startServer({ MCP_TASKS_ALLOWED_ORIGINS: "https://tasks.example.test" });
     const c = await connect();
     expect(await getTask(c.client, taskId)).toMatchObject({ taskId, status: "completed" });
     expect(await taskResult(c.client, taskId)).toMatchObject({ content: text("slept 200 ms") });
+  });
+
+  it("serves browser pages of the origins MCP_TASKS_ALLOWED_ORIGINS names, and still no others", async () => {
+    expect((await initializeFrom("https://tasks.example.test")).status).toBe(200);
+    expect((await initializeFrom("https://evil.example")).status).toBe(403);
   });
 });

@@ -79,7 +79,7 @@ export class Podman {
     const args = ["build", "--format", "docker", "--network", "host", "-t", tag];
     if (options.file) args.push("-f", options.file);
     for (const [name, value] of Object.entries(options.buildArgs ?? {})) args.push("--build-arg", `${name}=${value}`);
-    await this.run([...args, context], { timeoutMs: options.timeoutMs ?? 15 * 60_000 });
+    await this.run([...args, context], { timeoutMs: options.timeoutMs ?? 30 * 60_000 });
   }
 
   /** Starts a detached container on the host's network; resolves with its id. */
