@@ -20,9 +20,9 @@ import { callToolAsTask, getTask, taskResult } from "../support/conformance.js";
 import { freePort } from "../support/free-port.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 import { loadCompose, startServices, type ComposeFile } from "./compose-services.js";
-import { APP_IMAGE, openLab, openServices, REPO_ROOT, type Lab } from "./lab.js";
+import { APP_IMAGE, openLab, REPO_ROOT, type Lab } from "./lab.js";
 
-const SETUP_TIMEOUT_MS = 30 * 60_000;
+const SETUP_TIMEOUT_MS = 5 * 60_000;
 
 let lab: Lab;
 let compose: ComposeFile;
@@ -38,8 +38,7 @@ function replaceOnce(text: string, from: string, to: string): string {
 }
 
 beforeAll(async () => {
-  lab = await openLab("compose");
-  const services = await openServices(lab);
+  lab = openLab("compose");
   for (const name of Object.keys(ports) as (keyof typeof ports)[]) ports[name] = await freePort();
   const env = {
     POSTGRES_PASSWORD: randomBytes(12).toString("hex"),
@@ -63,7 +62,7 @@ beforeAll(async () => {
     {
       image: (_, service) => {
         if (service.build !== undefined) return APP_IMAGE;
-        if (/^(postgres|nginx):/.test(service.image ?? "")) return services;
+        if (/^(postgres|nginx):/.test(service.image ?? "")) return lab.services;
         throw new Error(`no image for ${service.image}`);
       },
       adapt: (name, run) => {

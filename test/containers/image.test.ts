@@ -15,7 +15,6 @@ import { freePort } from "../support/free-port.js";
 import { connectHttpClient, rawPost, type HttpClient } from "../support/http-fixture.js";
 import { APP_IMAGE, openLab, REPO_ROOT, type Lab } from "./lab.js";
 
-const BUILD_TIMEOUT_MS = 25 * 60_000;
 const STEP_TIMEOUT_MS = 120_000;
 
 let lab: Lab;
@@ -25,10 +24,10 @@ const containers: string[] = [];
 const clients: HttpClient[] = [];
 
 beforeAll(async () => {
-  lab = await openLab("image");
+  lab = openLab("image");
   volume = `${lab.prefix}-data`;
   port = await freePort();
-}, BUILD_TIMEOUT_MS);
+});
 
 afterAll(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => {});

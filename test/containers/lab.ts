@@ -1,15 +1,16 @@
 /**
- * What both container tests start from: podman set up for these machines (test/support/podman.ts),
- * the stand-in base images (made once per machine), and the repository's Dockerfile built on the
- * Node stand-in — podman's layer cache makes a rebuild cost only the layers whose inputs changed.
- * Each step's wall time is printed, so a run shows what the lane costs.
+ * What the container tests start from: podman set up for these machines (test/support/podman.ts),
+ * the stand-in base images (made once per machine) and the repository's Dockerfile built on the
+ * Node stand-in. {@link buildImages} runs once per test run (vitest.containers.config.ts's global
+ * setup), printing each step's wall time so a run shows what the lane costs; podman's layer cache
+ * makes a rebuild cost only the layers whose inputs changed.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Podman, podmanVersion } from "../support/podman.js";
-import { nodeBase, servicesImage } from "../support/stand-in-images.js";
+import { nodeBase, nodeBaseTag, servicesImage, servicesTag } from "../support/stand-in-images.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The tag the tests build the repository's Dockerfile as. */
@@ -19,8 +20,8 @@ export interface Lab {
   podman: Podman;
   /** A temporary directory of the test's own. */
   dir: string;
-  /** The Node stand-in the image is built on (the Dockerfile's NODE_IMAGE). */
-  base: string;
+  /** The services stand-in (PostgreSQL and nginx) for compose.yaml's official images. */
+  services: string;
   /** A unique prefix for this run's container and volume names. */
   prefix: string;
   cleanup(): void;
@@ -33,19 +34,33 @@ async function timed<T>(what: string, step: () => Promise<T>): Promise<T> {
   return value;
 }
 
-/** Podman, the Node stand-in and the application image; `services` also makes the services stand-in. */
-export async function openLab(name: string): Promise<Lab> {
+/** The stand-ins, made when missing, and the application image, built on the Node stand-in. */
+export async function buildImages(): Promise<void> {
   const version = await podmanVersion();
-  if (!version)
+  if (!version) {
     throw new Error("podman is not installed: the container tests need Debian's podman, runc and debootstrap (.ci/run installs them)");
-  const dir = mkdtempSync(join(tmpdir(), `mcp-tasks-${name}-`));
-  const podman = new Podman(join(dir, "podman"));
-  const base = await timed("Node stand-in base image (made once per machine)", () => nodeBase(podman));
-  await timed(`podman build of the Dockerfile (${version})`, () => podman.build(REPO_ROOT, APP_IMAGE, { buildArgs: { NODE_IMAGE: base } }));
-  const prefix = `mcp-tasks-${name}-${process.pid}-${Date.now().toString(36)}`;
-  return { podman, dir, base, prefix, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-images-"));
+  try {
+    const podman = new Podman(dir);
+    const base = await timed("Node stand-in base image (made once per machine)", () => nodeBase(podman));
+    const image = { buildArgs: { NODE_IMAGE: base } };
+    await timed(`podman build of the Dockerfile (${version})`, () => podman.build(REPO_ROOT, APP_IMAGE, image));
+    await timed("services stand-in image (made once per machine)", () => servicesImage(podman, base));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
-export async function openServices(lab: Lab): Promise<string> {
-  return timed("services stand-in image (made once per machine)", () => servicesImage(lab.podman, lab.base));
+/** Podman and a directory for one test file, on the images {@link buildImages} made. */
+export function openLab(name: string): Lab {
+  const dir = mkdtempSync(join(tmpdir(), `mcp-tasks-${name}-`));
+  const prefix = `mcp-tasks-${name}-${process.pid}-${Date.now().toString(36)}`;
+  return {
+    podman: new Podman(join(dir, "podman")),
+    dir,
+    services: servicesTag(nodeBaseTag()),
+    prefix,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

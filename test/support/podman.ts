@@ -125,9 +125,9 @@ export class Podman {
     return this.run(["logs", container]).catch((error: Error) => error.message);
   }
 
-  /** Removes containers (killing them) and ignores ones already gone. */
+  /** Removes containers (killing them) with their anonymous volumes (the image's /data), ignoring ones already gone. */
   async remove(...containers: string[]): Promise<void> {
-    if (containers.length > 0) await this.run(["rm", "-f", "-t", "0", "--ignore", ...containers]).catch(() => undefined);
+    if (containers.length > 0) await this.run(["rm", "-f", "-v", "-t", "0", "--ignore", ...containers]).catch(() => undefined);
   }
 
   async removeVolumes(...volumes: string[]): Promise<void> {

@@ -130,11 +130,16 @@ async function importRootfs(podman: Podman, rootfs: string, tag: string, changes
   await podman.run(args, { input: tar.stdout, timeoutMs: 10 * 60_000 });
 }
 
-/** The services stand-in (PostgreSQL and nginx from Debian) on the Node stand-in, made when missing. */
-export async function servicesImage(podman: Podman, base: string): Promise<string> {
+/** The tag of the services stand-in on the Node stand-in `base`. */
+export function servicesTag(base: string): string {
   const files = listDir(SERVICES_DIR).sort();
   const key = sha(JSON.stringify([base, ...files.map((f) => [f, sha(readFileSync(join(SERVICES_DIR, f)))])]));
-  const tag = `localhost/mcp-tasks-stand-in-services:${key.slice(0, 16)}`;
+  return `localhost/mcp-tasks-stand-in-services:${key.slice(0, 16)}`;
+}
+
+/** The services stand-in (PostgreSQL and nginx from Debian) on the Node stand-in, made when missing. */
+export async function servicesImage(podman: Podman, base: string): Promise<string> {
+  const tag = servicesTag(base);
   if (await podman.imageExists(tag)) return tag;
   await podman.build(SERVICES_DIR, tag, { buildArgs: { BASE: base } });
   return tag;
