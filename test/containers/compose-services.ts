@@ -2,8 +2,9 @@
  * compose.yaml's services started one by one with podman from the file's own definitions —
  * image or build, command, environment, volumes, health check, `depends_on` with its condition —
  * in dependency order, each `service_healthy` dependency waited for by running its health check
- * (no systemd timer runs them here). Debian's podman-compose is not used for that reason: with no
- * timer nothing would turn a service healthy for `condition: service_healthy` to wait for.
+ * (no systemd timer runs them here). Debian's podman-compose (1.0.3) does not handle the file: it
+ * starts every service at once without waiting for `condition: service_healthy`, builds in the OCI
+ * format, which drops the image's HEALTHCHECK, and ignores the top-level `name`.
  * Variables are substituted as compose does (`${NAME}`, `${NAME:-default}`, `${NAME:?message}`).
  * What the caller adapts for the host's network is passed in explicitly ({@link HostNetwork}).
  */
