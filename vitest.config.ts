@@ -9,7 +9,11 @@ const shared = {
 
 // Two lanes, decided from each file's imports (test/lanes.ts): `unit` needs no external service
 // and spawns no process (`npm run test:unit`); `integration` is the rest. `npm test` runs both.
-const { unit, integration } = lanes(fileURLToPath(new URL(".", import.meta.url)));
+// test/containers/ is a lane of its own (vitest.containers.config.ts, `npm run test:containers`).
+const lanesOf = lanes(fileURLToPath(new URL(".", import.meta.url)));
+const outsideContainers = (files: string[]) => files.filter((file) => !file.startsWith("test/containers/"));
+const unit = outsideContainers(lanesOf.unit);
+const integration = outsideContainers(lanesOf.integration);
 
 export default defineConfig({
   test: {

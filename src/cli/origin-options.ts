@@ -7,12 +7,18 @@ export interface OriginFlags {
   allowedOrigins?: string[];
 }
 
-/** `--allowed-origins <a,b>`: comma-separated `http(s)://host[:port]` origins, each checked at start-up. */
+/**
+ * `--allowed-origins <a,b>`: comma-separated `http(s)://host[:port]` origins, each checked at
+ * start-up. Also read from MCP_TASKS_ALLOWED_ORIGINS, which a container or compose file sets; an
+ * empty value (a compose file's default when the variable is unset) names none, as the default.
+ */
 export function allowedOriginsOption(): Option {
   return new Option(
     "--allowed-origins <origins>",
     "comma-separated http(s)://host[:port] origins whose browser pages may use the server, besides loopback ones and the bind address's (any other Origin: 403) (default: none)",
-  ).argParser(originList);
+  )
+    .env("MCP_TASKS_ALLOWED_ORIGINS")
+    .argParser(originList);
 }
 
 function originList(value: string): string[] {
@@ -20,7 +26,6 @@ function originList(value: string): string[] {
     .split(",")
     .map((part) => part.trim())
     .filter((part) => part !== "");
-  if (origins.length === 0) throw new InvalidArgumentError("expected one or more origins, e.g. https://tasks.example.com");
   for (const origin of origins) {
     const problem = originProblem(origin);
     if (problem !== undefined) throw new InvalidArgumentError(problem);

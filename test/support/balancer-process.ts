@@ -26,7 +26,7 @@ interface Kind {
 const KINDS: Record<BalancerKind, Kind> = {
   nginx: {
     config: "docs/deploy/nginx.conf",
-    fronts: ["10.0.0.11:3000", "10.0.0.12:3000"],
+    fronts: ["front1:3000", "front2:3000"],
     listen: "listen 8080;",
     listenOn: (port) => `listen 127.0.0.1:${port};`,
     // The pid file and error log are not in the example (left to the command line), so a test run
@@ -35,7 +35,7 @@ const KINDS: Record<BalancerKind, Kind> = {
   },
   haproxy: {
     config: "docs/deploy/haproxy.cfg",
-    fronts: ["10.0.0.11:3000", "10.0.0.12:3000"],
+    fronts: ["front1:3000", "front2:3000"],
     listen: "bind :8080",
     listenOn: (port) => `bind 127.0.0.1:${port}`,
     args: (dir, config) => ["-f", config, "-db", "-p", join(dir, "haproxy.pid")],
