@@ -109,7 +109,9 @@ function nodeSqlite(): NodeSqliteModule | null {
   } as typeof process.emitWarning;
   try {
     const module = require("node:sqlite") as NodeSqliteModule;
-    loaded = "isTransaction" in module.DatabaseSync.prototype ? module : null;
+    const probe = new module.DatabaseSync(":memory:");
+    loaded = typeof probe.isTransaction === "boolean" ? module : null;
+    probe.close();
   } catch {
     loaded = null;
   } finally {
@@ -157,27 +159,56 @@ function renamed(error: unknown): unknown {
   return error;
 }
 
+/**
+ * node:sqlite binds a string only up to its first U+0000, where better-sqlite3 keeps it whole: a
+ * status message or result text with one would lose the rest. It is stored with U+FFFD in its
+ * place, as the PostgreSQL store does (PostgreSQL text cannot hold it either); a string without one
+ * is passed as it is, and so are the parameters that hold none (the common case: nothing copied).
+ */
+function withoutNul(value: unknown): unknown {
+  return typeof value === "string" && value.includes("\u0000") ? value.replaceAll("\u0000", "\uFFFD") : value;
+}
+function bindable(params: unknown[]): unknown[] {
+  let out = params;
+  for (let i = 0; i < params.length; i++) {
+    const param = params[i];
+    let fixed = param;
+    if (typeof param === "string") fixed = withoutNul(param);
+    else if (param !== null && typeof param === "object" && !(param instanceof Uint8Array)) {
+      const entries = Object.entries(param);
+      if (entries.some(([, value]) => typeof value === "string" && value.includes("\u0000"))) {
+        fixed = Object.fromEntries(entries.map(([key, value]) => [key, withoutNul(value)]));
+      }
+    }
+    if (fixed !== param) {
+      if (out === params) out = [...params];
+      out[i] = fixed;
+    }
+  }
+  return out;
+}
+
 function statement(inner: NodeStatement): Statement<unknown[], unknown> {
   // better-sqlite3 ignores named values a statement does not use; so does the store.
   inner.setAllowUnknownNamedParameters?.(true);
   return {
     get: (...params) => {
       try {
-        return inner.get(...params);
+        return inner.get(...bindable(params));
       } catch (error) {
         throw renamed(error);
       }
     },
     all: (...params) => {
       try {
-        return inner.all(...params);
+        return inner.all(...bindable(params));
       } catch (error) {
         throw renamed(error);
       }
     },
     run: (...params) => {
       try {
-        return inner.run(...params);
+        return inner.run(...bindable(params));
       } catch (error) {
         throw renamed(error);
       }
