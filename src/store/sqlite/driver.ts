@@ -34,11 +34,12 @@ export type SqliteDriverName = "node:sqlite" | "better-sqlite3";
 const require = createRequire(import.meta.url);
 
 /**
- * The driver used when none is asked for: Node's own `node:sqlite` where this Node has it (22.16
- * and later, 24), since it needs no native addon and served as fast as better-sqlite3 in the
- * shipped-process bench (docs/deployment.md, "What an install weighs"); better-sqlite3 otherwise,
- * which is then an optional peer dependency the application installs. `MCP_TASKS_SQLITE_DRIVER`
- * names one explicitly.
+ * The driver used when none is asked for: better-sqlite3 when it is installed (an optional peer
+ * dependency: it served creation and `tasks/get` with about half the server CPU of node:sqlite in
+ * the shipped-process bench on Node 22 and 24, docs/deployment.md "What an install weighs"), else
+ * Node's own `node:sqlite` where this Node has it (22.16 and later), which needs no native addon,
+ * so a library install or `npx mcp-tasks serve` keeps tasks in SQLite as installed.
+ * `MCP_TASKS_SQLITE_DRIVER` names one explicitly.
  */
 export function defaultSqliteDriver(): SqliteDriverName {
   const named = process.env["MCP_TASKS_SQLITE_DRIVER"];
@@ -46,7 +47,16 @@ export function defaultSqliteDriver(): SqliteDriverName {
   if (named !== undefined && named !== "") {
     throw new Error(`MCP_TASKS_SQLITE_DRIVER must be "node:sqlite" or "better-sqlite3", not ${JSON.stringify(named)}`);
   }
-  return nodeSqlite() !== null ? "node:sqlite" : "better-sqlite3";
+  return betterSqlite3Installed() || nodeSqlite() === null ? "better-sqlite3" : "node:sqlite";
+}
+
+function betterSqlite3Installed(): boolean {
+  try {
+    require.resolve("better-sqlite3");
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Opens `path` with `driver`. */
@@ -54,7 +64,7 @@ export function openSqlite(path: string, driver: SqliteDriverName = defaultSqlit
   if (driver === "better-sqlite3") return new (betterSqlite3())(path) as unknown as SqliteDatabase;
   const sqlite = nodeSqlite();
   if (sqlite === null) {
-    throw new Error(`node:sqlite is not available on Node ${process.versions.node} (22.16 or later has it); install better-sqlite3`);
+    throw new Error(`node:sqlite is not available on Node ${process.versions.node} (22.16 or later has it): npm install better-sqlite3`);
   }
   return nodeSqliteDatabase(sqlite, path);
 }
@@ -67,7 +77,7 @@ function betterSqlite3(): BetterSqlite3 {
   } catch (error) {
     if ((error as { code?: unknown }).code !== "MODULE_NOT_FOUND") throw error;
     throw new Error(
-      `A SQLite task store on Node ${process.versions.node} needs better-sqlite3 (Node 22.16 and later use the built-in node:sqlite): npm install better-sqlite3`,
+      `A SQLite task store on Node ${process.versions.node} needs better-sqlite3 (Node 22.16 and later can use the built-in node:sqlite): npm install better-sqlite3`,
       { cause: error },
     );
   }
@@ -94,8 +104,8 @@ interface NodeSqliteModule {
 let loaded: NodeSqliteModule | null | undefined;
 
 /**
- * `node:sqlite`, or null where this Node has none fit for the store (before 22.16 it lacks
- * `isTransaction`, which the group commit needs to roll back cleanly). Node 22 and 24 announce it
+ * `node:sqlite`, or null where this Node has none fit for the store (one whose connections say
+ * whether a transaction is open, which the group commit needs to roll back cleanly). Node 22 and 24 announce it
  * as experimental with a process warning on first load; the store depends only on what both
  * lines ship, so that one warning is kept off the application's stderr.
  */

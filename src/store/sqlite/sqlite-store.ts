@@ -67,8 +67,8 @@ export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
   busyTimeoutMs?: number;
   /**
-   * The driver: Node's built-in `node:sqlite` (the default where Node has it: 22.16 and later) or
-   * better-sqlite3 (the default elsewhere; an optional peer dependency to install then).
+   * The driver: better-sqlite3 (the default when installed; an optional peer dependency) or Node's
+   * built-in `node:sqlite` (the default otherwise, where Node has it; no native addon).
    */
   driver?: SqliteDriverName;
 }
