@@ -114,7 +114,12 @@ function startServer(name: string, command: string[], logFile: string, driver?: 
     const child = spawn(command[0] as string, command.slice(1), {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, MCP_TASKS_LOG_FORMAT: "json", PORT: "0", ...(driver === undefined ? {} : { MCP_TASKS_SQLITE_DRIVER: driver }) },
+      env: {
+        ...process.env,
+        MCP_TASKS_LOG_FORMAT: "json",
+        PORT: "0",
+        ...(driver === undefined ? {} : { MCP_TASKS_SQLITE_DRIVER: driver }),
+      },
     });
     const log = createWriteStream(logFile);
     let seen = "";

@@ -37,7 +37,8 @@ function traceFields(): Record<string, string> {
 function defaultDestination(): pino.DestinationStream {
   // pino-pretty (and its colour and date libraries) is only loaded when a terminal watches stderr,
   // and only if installed: an optional peer dependency, without which a terminal gets JSON lines.
-  const pretty = !process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json" ? null : optionalPackage<typeof Pretty>("pino-pretty");
+  const pretty =
+    !process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json" ? null : optionalPackage<typeof Pretty>("pino-pretty");
   if (pretty === null) {
     const batching = new OutcomeLineBatching(pino.destination({ fd: 2, sync: true }));
     process.on("exit", () => batching.flush());

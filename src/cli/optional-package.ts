@@ -4,7 +4,7 @@ const require = createRequire(import.meta.url);
 
 /**
  * The CLI's terminal comforts and the OpenTelemetry SDK are optional peer dependencies
- * (docs/deployment.md, "What an install weighs"): a library install never gets them, and
+ * (docs/packaging.md): a library install never gets them, and
  * `npx mcp-tasks serve` runs without them. This loads one if the application (or a global
  * install beside the CLI) has it, and gives null if it is not installed; any other failure of the
  * package itself is thrown.

@@ -44,15 +44,15 @@ export class ProgressView {
     this.bar = !this.cli
       ? NO_BAR
       : new this.cli.SingleBar(
-      {
-        stream,
-        // A function, so the elapsed time and spinner move between updates (cli-progress redraws at `fps`).
-        format: (options) => this.render(options),
-        hideCursor: true,
-        clearOnComplete: true,
-        barsize: 24,
-        fps: 10,
-      },
+          {
+            stream,
+            // A function, so the elapsed time and spinner move between updates (cli-progress redraws at `fps`).
+            format: (options) => this.render(options),
+            hideCursor: true,
+            clearOnComplete: true,
+            barsize: 24,
+            fps: 10,
+          },
           this.cli.Presets.shades_classic,
         );
   }

@@ -36,7 +36,7 @@ const require = createRequire(import.meta.url);
 /**
  * The driver used when none is asked for: better-sqlite3 when it is installed (an optional peer
  * dependency: it served creation and `tasks/get` with about half the server CPU of node:sqlite in
- * the shipped-process bench on Node 22 and 24, docs/deployment.md "What an install weighs"), else
+ * the shipped-process bench on Node 22 and 24, docs/packaging.md), else
  * Node's own `node:sqlite` where this Node has it (22.16 and later), which needs no native addon,
  * so a library install or `npx mcp-tasks serve` keeps tasks in SQLite as installed.
  * `MCP_TASKS_SQLITE_DRIVER` names one explicitly.
