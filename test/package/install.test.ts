@@ -219,7 +219,7 @@ beforeAll(
         "@types/node@20",
         // A second, different copy of the SDK, as an application may have besides the one npm gives mcp-tasks.
         `sdk-copy@npm:@modelcontextprotocol/sdk@${lowest("@modelcontextprotocol/sdk")}`,
-        // What an application that keeps tasks in SQLite on Node 20 adds (Node 22.16+ has node:sqlite).
+        // What an application that keeps tasks in SQLite on Node 20 adds (Node 22.16 and later have node:sqlite).
         `better-sqlite3@${manifest.devDependencies["better-sqlite3"]}`,
       ],
       project,
@@ -392,7 +392,7 @@ process.exit(0);
   });
 });
 
-/** The library install's goal (docs/deployment.md, "What an install weighs"): no SQLite store used. */
+/** The library install's goal (docs/packaging.md): no SQLite store used. */
 const LEAN_INSTALL_MAX_S = 30;
 const LEAN_INSTALL_MAX_MB = 40;
 /** The CLI's optional peers and their trees: none of them comes with a library install. */
