@@ -131,7 +131,10 @@ const MODERN: Era = {
       const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
       clients.push(client);
       await client.connect(new StreamableHTTPClientTransport(url));
-      const result = (await client.callTool({ name: c.tool, arguments: c.arguments }, { onprogress: () => void progress++ })) as CallToolResult;
+      const result = (await client.callTool(
+        { name: c.tool, arguments: c.arguments },
+        { onprogress: () => void progress++ },
+      )) as CallToolResult;
       return { status: "completed", text: textOf(result), asked, progress };
     }
     const requestor = await connectRequestor(url, {
@@ -166,13 +169,17 @@ afterEach(async () => {
 
 for (const era of [LEGACY, MODERN]) {
   describe(`@modelcontextprotocol/client 2.x against our server, ${era.name}`, () => {
-    it.each(CASES)("$name", async (c) => {
-      const outcome = await era.run(server.url, c);
-      expect(outcome.status).toBe(c.expected.status);
-      if (c.expected.text !== undefined) expect(outcome.text).toBe(c.expected.text);
-      if (c.expected.asked !== undefined) expect(outcome.asked).toEqual(c.expected.asked);
-      if (c.expected.progress) expect(outcome.progress).toBeGreaterThan(0);
-    }, 30_000);
+    it.each(CASES)(
+      "$name",
+      async (c) => {
+        const outcome = await era.run(server.url, c);
+        expect(outcome.status).toBe(c.expected.status);
+        if (c.expected.text !== undefined) expect(outcome.text).toBe(c.expected.text);
+        if (c.expected.asked !== undefined) expect(outcome.asked).toEqual(c.expected.asked);
+        if (c.expected.progress) expect(outcome.progress).toBeGreaterThan(0);
+      },
+      30_000,
+    );
   });
 }
 
