@@ -48,6 +48,10 @@ const HELP = `Usage: npm run bench:serve -- [flags]
   --profile DIR      run our server under --cpu-prof, its profile written to DIR when it stops
   --against DIR      also measure the build in another checkout (its dist/, e.g. a git worktree of
                      an older commit) in the same rounds, and print this build ÷ that one
+  --driver NAME      SQLite driver of our server: node:sqlite or better-sqlite3 (default: the
+                     store's own choice, MCP_TASKS_SQLITE_DRIVER)
+  --against-driver NAME  the same for the --against server; \`--against . --driver better-sqlite3
+                     --against-driver node:sqlite\` compares the two drivers on one build
   --build            run \`npm run build\` first (default: only when dist/ is missing)
   --help`;
 
@@ -64,6 +68,8 @@ const { values: flags } = parseArgs({
     build: { type: "boolean", default: false },
     profile: { type: "string" },
     against: { type: "string" },
+    driver: { type: "string" },
+    "against-driver": { type: "string" },
     help: { type: "boolean", default: false },
   },
 });
@@ -103,12 +109,17 @@ interface Server {
 }
 
 /** Spawns `command` and resolves with the URL of its "listening on http://…" line. */
-function startServer(name: string, command: string[], logFile: string): Promise<Server> {
+function startServer(name: string, command: string[], logFile: string, driver?: string): Promise<Server> {
   return new Promise((resolve, reject) => {
     const child = spawn(command[0] as string, command.slice(1), {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, MCP_TASKS_LOG_FORMAT: "json", PORT: "0" },
+      env: {
+        ...process.env,
+        MCP_TASKS_LOG_FORMAT: "json",
+        PORT: "0",
+        ...(driver === undefined ? {} : { MCP_TASKS_SQLITE_DRIVER: driver }),
+      },
     });
     const log = createWriteStream(logFile);
     let seen = "";
@@ -210,6 +221,7 @@ async function main(): Promise<void> {
         ...TASK_AT_ONCE,
       ],
       join(dir, "serve.log"),
+      flags.driver,
     );
     servers.push(ours);
     const AGAINST = flags.against === undefined ? null : resolve(flags.against);
@@ -236,10 +248,14 @@ async function main(): Promise<void> {
               ...TASK_AT_ONCE,
             ],
             join(dir, "against.log"),
+            flags["against-driver"],
           );
     if (other) {
       servers.push(other);
       console.log(`against: the same command in ${AGAINST} (pid ${other.process.pid})`);
+    }
+    if (flags.driver !== undefined || flags["against-driver"] !== undefined) {
+      console.log(`SQLite driver: ours ${flags.driver ?? "default"}, against ${flags["against-driver"] ?? "default"}`);
     }
     const floor = await startServer(
       "bare node:http",

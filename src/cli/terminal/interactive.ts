@@ -1,16 +1,19 @@
-import { select } from "@inquirer/prompts";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ElicitHandler, SampleHandler } from "../../client/receiver.js";
 import { ExitCode } from "../exit-codes.js";
 import { answerProblem } from "./answer-check.js";
 import { promptElicitation } from "./elicit-prompt.js";
 import type { ProgressView } from "./progress-view.js";
+import { inquirer, prompts } from "./prompts.js";
 import { promptSampling } from "./sample-prompt.js";
 import { writesSettled } from "../pending-writes.js";
 
-/** A person at a terminal (stdin and stderr are TTYs): prompts can be shown. */
+/**
+ * A person at a terminal (stdin and stderr are TTYs) and the prompts to ask them with
+ * (@inquirer/prompts, an optional peer dependency): questions can be asked.
+ */
 export function isInteractive(): boolean {
-  return Boolean(process.stdin.isTTY && process.stderr.isTTY);
+  return Boolean(process.stdin.isTTY && process.stderr.isTTY) && inquirer() !== null;
 }
 
 /**
@@ -80,7 +83,7 @@ async function leaveUnanswered(view: ProgressView | null, refused: string, taskI
 /** Ctrl-C while a task runs: what the person wants. A second Ctrl-C means "detach". */
 export async function askInterrupt(taskId: string): Promise<"detach" | "cancel" | "wait"> {
   try {
-    return await select<"detach" | "cancel" | "wait">(
+    return await prompts().select<"detach" | "cancel" | "wait">(
       {
         message: `Task ${taskId} is still running. What now?`,
         choices: [

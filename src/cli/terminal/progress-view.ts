@@ -1,5 +1,16 @@
-// `Format` is not among the names Node detects in this CommonJS module: it comes off the default export.
-import cliProgress, { Presets, SingleBar, type Options } from "cli-progress";
+import type * as CliProgress from "cli-progress";
+import type { Options } from "cli-progress";
+import { optionalPackage } from "../optional-package.js";
+
+/** The part of cli-progress's bar this view drives. */
+interface Bar {
+  start(total: number, value: number): void;
+  update(value: number): void;
+  stop(): void;
+}
+
+/** Without cli-progress (an optional peer dependency) no live line is drawn; the summary line still is. */
+const NO_BAR: Bar = { start() {}, update() {}, stop() {} };
 
 /** How a call or task ended, for the summary line. */
 export type Ending = "completed" | "failed" | "cancelled";
@@ -16,7 +27,8 @@ const ENDING_MARK: Record<Ending, string> = { completed: "✔", failed: "✖", c
  * class only decides what it shows.
  */
 export class ProgressView {
-  private readonly bar: SingleBar;
+  private readonly bar: Bar;
+  private readonly cli = optionalPackage<typeof CliProgress>("cli-progress");
   private running = false;
   private suspended = 0;
   private shown = false;
@@ -29,18 +41,20 @@ export class ProgressView {
   private message = "";
 
   constructor(private readonly stream: NodeJS.WriteStream) {
-    this.bar = new SingleBar(
-      {
-        stream,
-        // A function, so the elapsed time and spinner move between updates (cli-progress redraws at `fps`).
-        format: (options) => this.render(options),
-        hideCursor: true,
-        clearOnComplete: true,
-        barsize: 24,
-        fps: 10,
-      },
-      Presets.shades_classic,
-    );
+    this.bar = !this.cli
+      ? NO_BAR
+      : new this.cli.SingleBar(
+          {
+            stream,
+            // A function, so the elapsed time and spinner move between updates (cli-progress redraws at `fps`).
+            format: (options) => this.render(options),
+            hideCursor: true,
+            clearOnComplete: true,
+            barsize: 24,
+            fps: 10,
+          },
+          this.cli.Presets.shades_classic,
+        );
   }
 
   /** The call went out: the elapsed time counts from here. */
@@ -123,7 +137,7 @@ export class ProgressView {
     const parts: string[] = [];
     if (this.total > 0) {
       const done = Math.min(this.value / this.total, 1);
-      parts.push(`${cliProgress.Format.BarFormat(done, options)} ${this.value}/${this.total} ${Math.floor(100 * done)}%`);
+      parts.push(`${this.cli?.Format.BarFormat(done, options) ?? ""} ${this.value}/${this.total} ${Math.floor(100 * done)}%`);
     } else {
       const spinner = SPINNER[Math.floor(now / SPINNER_FRAME_MS) % SPINNER.length];
       parts.push(this.value > 0 ? `${spinner} ${this.value}` : `${spinner}`);

@@ -1,8 +1,9 @@
-import { input, select } from "@inquirer/prompts";
+import type * as Inquirer from "@inquirer/prompts";
+import { prompts } from "./prompts.js";
 import { McpError, type CreateMessageRequestParams, type CreateMessageResult } from "@modelcontextprotocol/sdk/types.js";
 
 /** Where a prompt renders and what withdraws it (inquirer's context). */
-type Context = NonNullable<Parameters<typeof input>[1]>;
+type Context = NonNullable<Parameters<typeof Inquirer.input>[1]>;
 
 /**
  * A sampling request answered by the person at the terminal: the conversation is shown, they type
@@ -22,7 +23,7 @@ export async function promptSampling(
   }
   write(`${lines.join("\n")}\n`);
   try {
-    const choice = await select(
+    const choice = await prompts().select(
       {
         message: "Reply?",
         choices: [
@@ -33,7 +34,7 @@ export async function promptSampling(
       context,
     );
     if (choice === "reply") {
-      const text = await input({ message: "Your reply (as the model)", required: true }, context);
+      const text = await prompts().input({ message: "Your reply (as the model)", required: true }, context);
       return { role: "assistant", content: { type: "text", text }, model: "human", stopReason: "endTurn" };
     }
   } catch (error) {

@@ -1,7 +1,8 @@
-import { input } from "@inquirer/prompts";
+import type * as Inquirer from "@inquirer/prompts";
+import { prompts } from "./prompts.js";
 
 /** Where a prompt renders and what withdraws it (inquirer's context). */
-type Context = NonNullable<Parameters<typeof input>[1]>;
+type Context = NonNullable<Parameters<typeof Inquirer.input>[1]>;
 
 /** The typed answer: true or false; null for nothing typed; undefined for something that is neither. */
 function yesOrNo(text: string): boolean | null | undefined {
@@ -18,7 +19,7 @@ function yesOrNo(text: string): boolean | null | undefined {
  * field is required, and leaves an optional field unanswered (undefined).
  */
 export async function askYesNo(message: string, required: boolean, context: Context): Promise<boolean | undefined> {
-  const typed = await input(
+  const typed = await prompts().input(
     {
       message: `${message} (y/n)`,
       validate: (text: string) => {

@@ -1,5 +1,5 @@
 /** Checkpointed step results of durable execution (see ../checkpoint-store.ts). */
-import type { Database, Statement } from "better-sqlite3";
+import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import type { CheckpointRow } from "../sql/rows.js";
 
 export interface SaveParams {

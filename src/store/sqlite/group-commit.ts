@@ -1,4 +1,4 @@
-import type { Database } from "better-sqlite3";
+import type { SqliteDatabase as Database } from "./driver.js";
 
 interface Job {
   work: () => unknown;

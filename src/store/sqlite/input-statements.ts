@@ -1,5 +1,5 @@
 /** The per-task queue of requests waiting for the requestor's answer (T-INPUT). */
-import type { Database, Statement } from "better-sqlite3";
+import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import type { InputRow } from "./rows.js";
 
 export interface EnqueueParams {

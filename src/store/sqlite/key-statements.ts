@@ -1,5 +1,5 @@
 /** Idempotency keys (docs/idempotency.md): one per (owner, key), naming one task. */
-import type { Database, Statement } from "better-sqlite3";
+import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import type { TaskRow } from "./rows.js";
 
 export interface KeyParams {

@@ -1,5 +1,5 @@
 /** The single node's run queue (run-queue.ts): the fair claim, and what it shows of the queue. */
-import type { Database, Statement } from "better-sqlite3";
+import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import { QUEUED_SQL, RUNNING_SQL, STARTED_SQL, type TaskRow } from "./rows.js";
 
 export interface ClaimParams {

@@ -1,4 +1,4 @@
-import type { Database } from "better-sqlite3";
+import type { SqliteDatabase as Database } from "./driver.js";
 
 // The kept counts (appended as the last migration): counts per (owner, tool, status), kept by triggers in the very statement that creates, moves
 // or deletes a task — so countByStatus reads a few rows instead of every task, and the counts can

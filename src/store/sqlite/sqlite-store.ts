@@ -1,7 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
-import Database from "better-sqlite3";
 import type { ListPosition } from "../../core/cursor.js";
 import { canTransition, type TaskStatus } from "../../core/task-status.js";
 import {
@@ -50,6 +49,7 @@ import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow } from "../sql/rows.js";
 import { StoreInUseError, type WriterLockStore } from "../writer-lock.js";
 import { SqliteWriterLock } from "./writer-lock.js";
+import { defaultSqliteDriver, openSqlite, type SqliteDatabase, type SqliteDriverName } from "./driver.js";
 import { explainOpenFailure } from "./open-failure.js";
 import { prepareQueueStatements } from "./queue-statements.js";
 import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
@@ -68,6 +68,11 @@ const CLAIM_GROUP_KEY = "\u0000claim";
 export interface SqliteStoreOptions {
   /** How long a write waits for another connection's lock before failing with SQLITE_BUSY. Default 5000. */
   busyTimeoutMs?: number;
+  /**
+   * The driver: better-sqlite3 (the default when installed; an optional peer dependency) or Node's
+   * built-in `node:sqlite` (the default otherwise, where Node has it; no native addon).
+   */
+  driver?: SqliteDriverName;
 }
 
 /** Paths better-sqlite3 treats as non-file databases, for which no directory must be created. */
@@ -90,9 +95,10 @@ export function sqliteStore(
   options: SqliteStoreOptions = {},
 ): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore & WaitStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
-  let db: Database.Database;
+  const driver = options.driver ?? defaultSqliteDriver();
+  let db: SqliteDatabase;
   try {
-    db = new Database(path);
+    db = openSqlite(path, driver);
   } catch (error) {
     throw explainOpenFailure(path, error);
   }
@@ -122,7 +128,7 @@ export function sqliteStore(
   const views = prepareViewStatements(db);
   const queue = prepareQueueStatements(db);
   let secret: Buffer | null = null;
-  const writerLock = isFilePath(path) ? new SqliteWriterLock(path) : null;
+  const writerLock = isFilePath(path) ? new SqliteWriterLock(path, driver) : null;
 
   const group = new GroupCommit(db);
   const streamEvents = sqliteStreamEvents(db, group);

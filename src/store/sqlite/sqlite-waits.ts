@@ -1,4 +1,4 @@
-import type { Database } from "better-sqlite3";
+import type { SqliteDatabase as Database } from "./driver.js";
 import type { Claim } from "../claim.js";
 import { claimLostError, unknownTaskError, wholeLimit } from "../store-rules.js";
 import type { ParkedCounts, WaitMode, WaitOutcome, WaitRecord, WaitStore, WokenTask } from "../wait-store.js";

@@ -1,5 +1,5 @@
 /** The SSE events of Streamable HTTP streams, for Last-Event-ID resumption. */
-import type { Database } from "better-sqlite3";
+import type { SqliteDatabase as Database } from "./driver.js";
 import type { StreamEventStore } from "../stream-event-store.js";
 import type { GroupCommit } from "./group-commit.js";
 

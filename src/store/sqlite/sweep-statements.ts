@@ -1,5 +1,5 @@
 /** Whole-table maintenance: TTL expiry, recovery after a crash, per-owner concurrency counts. */
-import type { Database, Statement } from "better-sqlite3";
+import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import type { ExpiredBatch } from "../task-store.js";
 import { ACTIVE_SQL, QUEUED_SQL, STARTED_SQL, TERMINAL_SQL, type TaskRow } from "./rows.js";
 

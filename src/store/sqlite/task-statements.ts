@@ -1,5 +1,5 @@
 /** Creating, reading, listing and moving single tasks. */
-import type { Database, Statement } from "better-sqlite3";
+import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import { ACTIVE_SQL, TERMINAL_SQL, type TaskRow } from "./rows.js";
 
 export interface InsertTaskParams {

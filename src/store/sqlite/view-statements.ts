@@ -1,5 +1,5 @@
 /** Reads for the operator's view: newest-first search with filters, per-status counts, timelines. */
-import type { Database, Statement } from "better-sqlite3";
+import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import type { ListPosition } from "../../core/cursor.js";
 import type { TaskStatus } from "../../core/task-status.js";
 import { countsFromTotals, ownerKey } from "../store-rules.js";

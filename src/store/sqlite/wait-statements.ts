@@ -1,5 +1,5 @@
 /** Durable waits (../wait-store.ts): timers and event waits, the events kept for late waits, and parked tasks. */
-import type { Database, Statement } from "better-sqlite3";
+import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import { ACTIVE_SQL } from "./rows.js";
 
 export interface WaitRow {

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite, type SqliteDatabase, type SqliteDriverName } from "./driver.js";
 
 /**
  * The writer lock of a SQLite task file: an exclusive transaction held open on a separate,
@@ -10,9 +10,12 @@ import Database from "better-sqlite3";
  * not protected (nor is SQLite itself on them).
  */
 export class SqliteWriterLock {
-  private db: Database.Database | null = null;
+  private db: SqliteDatabase | null = null;
 
-  constructor(readonly file: string) {}
+  constructor(
+    readonly file: string,
+    private readonly driver?: SqliteDriverName,
+  ) {}
 
   /** The lock's own file. */
   get lockFile(): string {
@@ -22,7 +25,7 @@ export class SqliteWriterLock {
   /** Takes the lock; false (nothing held) when another connection, in any process, holds it. */
   acquire(): boolean {
     if (this.db) return true;
-    const db = new Database(this.lockFile);
+    const db = openSqlite(this.lockFile, this.driver);
     try {
       // Never wait: a holder keeps it for its whole life.
       db.pragma("busy_timeout = 0");
