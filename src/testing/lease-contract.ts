@@ -569,6 +569,8 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect((await store.heldLeases("w2", T0 + 3000)).map((t) => t.id)).toEqual([task.id]);
         expect(await store.setWaitMode(task.id, "parked", current)).toBe(true);
         expect(await store.heldLeases("w2", T0 + 3000)).toEqual([]);
+        expect(await store.queueDepth()).toBe(0);
+        expect(await store.queuedSince(T0 + 10_000_000)).toBe(false);
         expect(await expiredIds(T0 + 10_000_000)).toEqual([]);
         expect(await store.renew("w2", [task.id], LEASE, T0 + 3001)).toEqual([]);
         // Woken, it is claimed again like a new task: a new claim, the next generation.

@@ -27,7 +27,7 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
 
     const task = async (overrides: Partial<NewTask> = {}): Promise<TaskRecord> => store().create(newTask({ owner: "alice", ...overrides }));
 
-    const timer = (t: TaskRecord, key: string, dueAt: number, createdAt = T0 + 1): WaitRecord => ({
+    const timer = (t: Pick<TaskRecord, "id" | "owner" | "createdAt">, key: string, dueAt: number, createdAt = T0 + 1): WaitRecord => ({
       taskId: t.id,
       key,
       kind: "timer",
@@ -79,6 +79,11 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
         await store().registerWait(first);
         expect(await store().registerWait({ ...first, dueAt: T0 + 99_000 })).toBeNull();
         expect(await store().waits(a.id)).toEqual([first]);
+      });
+
+      it("refuses a wait of an unknown task (unknown_task)", async () => {
+        await expect(store().registerWait(timer(newTask({}), "$sleep#1", T0 + 1_000))).rejects.toMatchObject({ reason: "unknown_task" });
+        expect(await store().nextDue()).toBeNull();
       });
 
       it("with a claim that is not the task's current one, registers nothing (claim_lost)", async () => {
