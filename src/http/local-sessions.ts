@@ -6,6 +6,7 @@ import {
   isInitializeRequest,
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCRequest,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { networkOf } from "../core/caller.js";
@@ -17,6 +18,7 @@ import { refuseSessionlessPost } from "./sessionless-post.js";
 import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
+import { RequestStreams } from "./request-streams.js";
 import { primeStandaloneStream, RESUMABLE_SINCE, STANDALONE_STREAM, type StreamEventLog } from "./resumable-streams.js";
 import { HttpFailure } from "./rpc-http-errors.js";
 import type { SessionEndpoint } from "./session-endpoint.js";
@@ -129,6 +131,10 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     }
     withSessionVersion(req, session.protocolVersion);
     servingPeer(session, body, req, res);
+    if (plain && plain.method === this.app.host.era.questionStreamMethod && acceptsStream(req)) {
+      await session.streams.serve(req, res, body as JSONRPCRequest, auth);
+      return;
+    }
     await session.transport.handleRequest(req, res, body);
   }
 
@@ -145,6 +151,14 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       // Malformed, pruned, or another session's: nothing to resume from (as the SDK answers it).
       sendRpcError(res, HttpFailure.unknownEventId, "Bad Request: unknown Last-Event-ID");
       return;
+    }
+    if (session && events && typeof lastEventId === "string") {
+      const streamId = await events.streamOf(session.id, lastEventId);
+      if (streamId !== null && session.streams.owns(streamId)) {
+        this.sessions.track(session, res, Date.now);
+        await session.streams.resume(streamId, lastEventId, res);
+        return;
+      }
     }
     // From now on the stream's events are sent and kept for it (resumable after its priming event).
     if (session) session.standalone.opened = true;
@@ -190,7 +204,8 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     transport.onclose = () => this.sessions.delete(id);
     const standalone = { opened: false };
     const requestPeers = new Map<RequestId, { peer: string }>();
-    const server = await this.app.connect(transport, id, {
+    const streams = new RequestStreams(transport, id, events);
+    const server = await this.app.connect(streams, id, {
       standaloneStreamOpened: () => standalone.opened,
       requestPeer: (requestId) => requestPeers.get(requestId)?.peer,
     });
@@ -209,7 +224,10 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       ended: new AbortController(),
       plainRequests: new Map<RequestId, LazyAbort>(),
       requestPeers,
+      streams,
     };
+    // The session's end (DELETE, idle, close) ends the streams of ours its transport knows nothing of.
+    session.ended.signal.addEventListener("abort", () => streams.endAll(), { once: true });
     this.sessions.add(session);
     this.sessions.track(session, res, Date.now);
     await transport.handleRequest(req, res, body);
@@ -283,4 +301,10 @@ function servingPeer(session: HttpSession, body: unknown, req: IncomingMessage, 
   res.once("close", () => {
     if (session.requestPeers.get(id) === entry) session.requestPeers.delete(id);
   });
+}
+
+/** Whether the request accepts what a POST may be answered with (both, as the SDK's transport requires, else it answers 406). */
+function acceptsStream(req: IncomingMessage): boolean {
+  const accept = req.headers.accept ?? "";
+  return accept.includes("text/event-stream") && accept.includes("application/json");
 }
