@@ -110,28 +110,52 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       const abandoned = new LazyAbort();
       if (session.ended.signal.aborted) abandoned.abort(session.ended.signal.reason);
       session.plainRequests.set(plain.id, abandoned);
-      let outcome: Awaited<ReturnType<typeof answerPlain>>;
-      try {
-        outcome = await answerPlain(this.app, plain, auth, where, req, res, abandoned);
-      } finally {
+      const done = (): void => {
         if (session.plainRequests.get(plain.id) === abandoned) session.plainRequests.delete(plain.id);
-      }
-      if (outcome === "abandoned" || abandoned.aborted) {
-        // Never handed to a stream, even when the plain handler found it needed one: it would
-        // deliver a question there to a requestor that no longer waits.
-        if (res.headersSent || res.destroyed) return;
-        // The session ended while the request waited: answered as any request of an ended session is.
-        if (session.ended.signal.aborted) sendRpcError(res, HttpFailure.sessionNotFound, "Session not found");
-        // Withdrawn (notifications/cancelled): no answer is owed, only the HTTP response, an empty
-        // stream the client does not resume (it has no event ids).
-        else res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": session.id }).end();
-        return;
-      }
-      if (outcome !== "needs-stream") return;
+      };
+      // Continued, not awaited: no frame of this method is kept while the request waits.
+      return answerPlain(this.app, plain, auth, where, req, res, abandoned).then(
+        (outcome) => {
+          done();
+          if (outcome === "abandoned" || abandoned.aborted) {
+            // Never handed to a stream, even when the plain handler found it needed one: it would
+            // deliver a question there to a requestor that no longer waits.
+            if (res.headersSent || res.destroyed) return;
+            // The session ended while the request waited: answered as any request of an ended session is.
+            if (session.ended.signal.aborted) sendRpcError(res, HttpFailure.sessionNotFound, "Session not found");
+            // Withdrawn (notifications/cancelled): no answer is owed, only the HTTP response, an empty
+            // stream the client does not resume (it has no event ids).
+            else res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": session.id }).end();
+            return;
+          }
+          if (outcome === "needs-stream") {
+            return this.streamed(session, req, res, body, auth, plain.method === this.app.host.era.questionStreamMethod);
+          }
+        },
+        (error: unknown) => {
+          done();
+          throw error;
+        },
+      );
     }
+    return this.streamed(session, req, res, body, auth, false);
+  }
+
+  /**
+   * A request answered on a stream: a blocked tasks/result (`questionStream`, its plain answer
+   * found it needs one) on a stream of our own, anything else by the session's SDK transport.
+   */
+  private async streamed(
+    session: HttpSession,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    auth: AuthInfo | undefined,
+    questionStream: boolean,
+  ): Promise<void> {
     withSessionVersion(req, session.protocolVersion);
     servingPeer(session, body, req, res);
-    if (plain && plain.method === this.app.host.era.questionStreamMethod && acceptsStream(req)) {
+    if (questionStream && acceptsStream(req)) {
       await session.streams.serve(req, res, body as JSONRPCRequest, auth);
       return;
     }

@@ -36,6 +36,7 @@ export class Waiter {
   wake(): void {
     const resolve = this.resolve;
     this.resolve = null;
+    this.due = -1;
     resolve?.();
   }
 
@@ -121,10 +122,10 @@ export class TaskWaiters {
   }
 
   /** Waits for the waiter's armed wake-up: an event, an abort, the engine's close, or the backstop. */
-  async sleep(waiter: Waiter): Promise<void> {
+  sleep(waiter: Waiter): Promise<void> {
+    // Not an async function: nothing of this call is kept while the waiter sleeps.
     waiter.due = this.tick + TICKS_PER_BACKSTOP + 1;
-    await waiter.wakeUp;
-    waiter.due = -1;
+    return waiter.wakeUp;
   }
 
   /** Wakes every waiter (the engine closes). */

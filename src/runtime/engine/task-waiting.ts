@@ -94,7 +94,9 @@ export class TaskWaiting {
       for (;;) {
         yield change;
         if (isTerminal(change.task.status)) return;
-        change = await this.next(waiter, change.task, caller, signal);
+        this.goOn(signal);
+        await this.waiting.sleep(waiter);
+        change = await this.woken(waiter, change.task, caller, signal);
       }
     } finally {
       this.end(waiter, signal);
@@ -125,7 +127,9 @@ export class TaskWaiting {
           observer.resultsWaiting?.(1);
         }
         await onChange?.(change);
-        change = await this.next(waiter, change.task, caller, signal);
+        this.goOn(signal);
+        await this.waiting.sleep(waiter);
+        change = await this.woken(waiter, change.task, caller, signal);
       }
       const { task } = change;
       logger.info(
@@ -164,8 +168,13 @@ export class TaskWaiting {
     return { task, woken: false, inputsMayHaveChanged: hinted || task.status === "input_required" };
   }
 
-  /** The step after `task` (not terminal): once woken, the task read again. */
-  private async next(waiter: Waiter, task: TaskRecord, caller: Caller, signal: AbortSignal): Promise<TaskChange> {
+  /**
+   * Whether a wait goes on after a step: not once the engine closes or the request is abandoned.
+   * Anything that happened while the consumer looked at the last step has already woken it.
+   * Nothing is due at the ttl: a task running then reads as it is until the sweeper fails it, and
+   * that failure is an event like any end.
+   */
+  private goOn(signal: AbortSignal): void {
     // Retryable, as a drain's refusal of new work is: the task goes on (handed back, or re-run at the next start).
     if (this.closing.signal.aborted) {
       throw new TaskError("unavailable", "The server is shutting down; ask again once it is back", {
@@ -173,10 +182,10 @@ export class TaskWaiting {
       });
     }
     if (signal.aborted) throw new TaskError("internal", "The request was abandoned");
-    // Anything that happened while the consumer looked at the last step has already woken us.
-    // Nothing is due at the ttl: a task running then reads as it is until the sweeper fails
-    // it, and that failure is an event like any end.
-    await this.waiting.sleep(waiter);
+  }
+
+  /** The step after `task` (not terminal), once the waiter was woken: the task read again. */
+  private async woken(waiter: Waiter, task: TaskRecord, caller: Caller, signal: AbortSignal): Promise<TaskChange> {
     waiter.arm();
     const hinted = waiter.takeHint();
     // Read again before judging a close or an abort: the task may have ended meanwhile (a close
