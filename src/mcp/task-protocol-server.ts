@@ -119,7 +119,8 @@ export class TaskProtocolServer extends Server {
       };
       // Continued, not awaited: no frame is kept while a request waits (a blocked tasks/result).
       const answer = (): Promise<unknown> => {
-        if (!parsed?.success) return Promise.reject(TaskError.invalidParams(`Invalid params for ${method}: ${describeIssues(parsed?.error)}`));
+        if (!parsed?.success)
+          return Promise.reject(TaskError.invalidParams(`Invalid params for ${method}: ${describeIssues(parsed?.error)}`));
         try {
           return Promise.resolve((handler as (request: unknown, extra: unknown) => unknown)(parsed.data, extra)).catch(failed);
         } catch (error) {

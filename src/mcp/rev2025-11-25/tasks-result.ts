@@ -101,8 +101,7 @@ export function tasksResult(
     .awaitOutcome(taskId, caller, waiting.signal, async (change) => {
       // A task queues its question, then moves to input_required, then publishes an `input`
       // event: a `working` task with no such event since has nothing queued (one query less).
-      if (change.inputsMayHaveChanged && !waiting.signal.aborted)
-        await deliverPendingInputs(engine, change.task, caller, deliver, refused);
+      if (change.inputsMayHaveChanged && !waiting.signal.aborted) await deliverPendingInputs(engine, change.task, caller, deliver, refused);
     })
     .catch((error: unknown) => {
       // T-INPUT-3 with a form: an answer that does not fit is refused (-32602 naming the field)
