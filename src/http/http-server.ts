@@ -110,15 +110,17 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
       }
       // A stateless era's request (2026-07-28) needs no session: asked first, before any lookup.
       const era = stateless.claim(req, body);
-      if (era) await stateless.post(era, req, res, body, auth);
+      // Handed on, not awaited (here and below): this function's frame is not kept for as long as
+      // a request waits (a blocked tasks/result, a subscription: thousands at once).
+      if (era) return stateless.post(era, req, res, body, auth);
       else {
         // Valid JSON that is no JSON-RPC message of MCP is an Invalid Request, said here once for
         // every session path: the SDK's transport would call it a Parse error.
         const problem = messageShapeProblem(body);
         if (problem) sendRpcError(res, HttpFailure.invalidRequest, problem.message, { id: problem.id });
-        else await endpoint.post(req, res, body, auth, principal);
+        else return endpoint.post(req, res, body, auth, principal);
       }
-    } else if (req.method === "GET") await endpoint.get(req, res, principal);
+    } else if (req.method === "GET") return endpoint.get(req, res, principal);
     else if (req.method === "DELETE") await endpoint.delete(req, res, principal);
     else res.writeHead(HttpFailure.methodNotAllowed.status, { allow: "GET, POST, DELETE" }).end();
   };

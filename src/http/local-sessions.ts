@@ -6,6 +6,7 @@ import {
   isInitializeRequest,
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCRequest,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { networkOf } from "../core/caller.js";
@@ -17,6 +18,7 @@ import { refuseSessionlessPost } from "./sessionless-post.js";
 import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
+import { RequestStreams } from "./request-streams.js";
 import { primeStandaloneStream, RESUMABLE_SINCE, STANDALONE_STREAM, type StreamEventLog } from "./resumable-streams.js";
 import { HttpFailure } from "./rpc-http-errors.js";
 import type { SessionEndpoint } from "./session-endpoint.js";
@@ -108,27 +110,55 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       const abandoned = new LazyAbort();
       if (session.ended.signal.aborted) abandoned.abort(session.ended.signal.reason);
       session.plainRequests.set(plain.id, abandoned);
-      let outcome: Awaited<ReturnType<typeof answerPlain>>;
-      try {
-        outcome = await answerPlain(this.app, plain, auth, where, req, res, abandoned);
-      } finally {
+      const done = (): void => {
         if (session.plainRequests.get(plain.id) === abandoned) session.plainRequests.delete(plain.id);
-      }
-      if (outcome === "abandoned" || abandoned.aborted) {
-        // Never handed to a stream, even when the plain handler found it needed one: it would
-        // deliver a question there to a requestor that no longer waits.
-        if (res.headersSent || res.destroyed) return;
-        // The session ended while the request waited: answered as any request of an ended session is.
-        if (session.ended.signal.aborted) sendRpcError(res, HttpFailure.sessionNotFound, "Session not found");
-        // Withdrawn (notifications/cancelled): no answer is owed, only the HTTP response, an empty
-        // stream the client does not resume (it has no event ids).
-        else res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": session.id }).end();
-        return;
-      }
-      if (outcome !== "needs-stream") return;
+      };
+      // Continued, not awaited: no frame of this method is kept while the request waits.
+      return answerPlain(this.app, plain, auth, where, req, res, abandoned).then(
+        (outcome) => {
+          done();
+          if (outcome === "abandoned" || abandoned.aborted) {
+            // Never handed to a stream, even when the plain handler found it needed one: it would
+            // deliver a question there to a requestor that no longer waits.
+            if (res.headersSent || res.destroyed) return;
+            // The session ended while the request waited: answered as any request of an ended session is.
+            if (session.ended.signal.aborted) sendRpcError(res, HttpFailure.sessionNotFound, "Session not found");
+            // Withdrawn (notifications/cancelled): no answer is owed, only the HTTP response, an empty
+            // stream the client does not resume (it has no event ids).
+            else res.writeHead(200, { "content-type": "text/event-stream", "mcp-session-id": session.id }).end();
+            return;
+          }
+          if (outcome === "needs-stream") {
+            return this.streamed(session, req, res, body, auth, plain.method === this.app.host.era.questionStreamMethod);
+          }
+        },
+        (error: unknown) => {
+          done();
+          throw error;
+        },
+      );
     }
+    return this.streamed(session, req, res, body, auth, false);
+  }
+
+  /**
+   * A request answered on a stream: a blocked tasks/result (`questionStream`, its plain answer
+   * found it needs one) on a stream of our own, anything else by the session's SDK transport.
+   */
+  private async streamed(
+    session: HttpSession,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    auth: AuthInfo | undefined,
+    questionStream: boolean,
+  ): Promise<void> {
     withSessionVersion(req, session.protocolVersion);
     servingPeer(session, body, req, res);
+    if (questionStream && acceptsStream(req)) {
+      await session.streams.serve(req, res, body as JSONRPCRequest, auth);
+      return;
+    }
     await session.transport.handleRequest(req, res, body);
   }
 
@@ -145,6 +175,14 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       // Malformed, pruned, or another session's: nothing to resume from (as the SDK answers it).
       sendRpcError(res, HttpFailure.unknownEventId, "Bad Request: unknown Last-Event-ID");
       return;
+    }
+    if (session && events && typeof lastEventId === "string") {
+      const streamId = await events.streamOf(session.id, lastEventId);
+      if (streamId !== null && session.streams.owns(streamId)) {
+        this.sessions.track(session, res, Date.now);
+        await session.streams.resume(streamId, lastEventId, res);
+        return;
+      }
     }
     // From now on the stream's events are sent and kept for it (resumable after its priming event).
     if (session) session.standalone.opened = true;
@@ -190,7 +228,8 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     transport.onclose = () => this.sessions.delete(id);
     const standalone = { opened: false };
     const requestPeers = new Map<RequestId, { peer: string }>();
-    const server = await this.app.connect(transport, id, {
+    const streams = new RequestStreams(transport, id, events);
+    const server = await this.app.connect(streams, id, {
       standaloneStreamOpened: () => standalone.opened,
       requestPeer: (requestId) => requestPeers.get(requestId)?.peer,
     });
@@ -209,7 +248,10 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       ended: new AbortController(),
       plainRequests: new Map<RequestId, LazyAbort>(),
       requestPeers,
+      streams,
     };
+    // The session's end (DELETE, idle, close) ends the streams of ours its transport knows nothing of.
+    session.ended.signal.addEventListener("abort", () => streams.endAll(), { once: true });
     this.sessions.add(session);
     this.sessions.track(session, res, Date.now);
     await transport.handleRequest(req, res, body);
@@ -283,4 +325,10 @@ function servingPeer(session: HttpSession, body: unknown, req: IncomingMessage, 
   res.once("close", () => {
     if (session.requestPeers.get(id) === entry) session.requestPeers.delete(id);
   });
+}
+
+/** Whether the request accepts what a POST may be answered with (both, as the SDK's transport requires, else it answers 406). */
+function acceptsStream(req: IncomingMessage): boolean {
+  const accept = req.headers.accept ?? "";
+  return accept.includes("text/event-stream") && accept.includes("application/json");
 }

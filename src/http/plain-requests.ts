@@ -53,7 +53,7 @@ export interface PlainSession {
  * (the request withdrawn, its session ended): nothing written. The handler's signal is `abandoned`'s;
  * this function aborts it when the connection closes.
  */
-export async function answerPlain(
+export function answerPlain(
   app: TaskServer,
   request: PlainRequestMessage,
   auth: AuthInfo | undefined,
@@ -64,7 +64,7 @@ export async function answerPlain(
 ): Promise<"answered" | "abandoned" | "needs-stream"> {
   const onClose = (): void => abandoned.abort("the requestor closed the connection");
   res.once("close", onClose);
-  let body: object;
+  let answered: Promise<unknown>;
   try {
     const caller = callerOf(auth, app.config.bind, session.id, peerOf(req));
     const answer = () =>
@@ -79,29 +79,39 @@ export async function answerPlain(
       });
     const traced = app.host.era.operationTrace(request.method, request.params, session);
     // A request the session server will serve on a stream gets its span there, not a second one here.
-    const result = traced.servedOnStream
-      ? await answer()
-      : await inOperationSpan(plainOperation(app, request, session, req, traced), answer, undefined, app.host.recordOperation);
-    // A request its requestor gave up on while the handler looked (the connection closed, or it
-    // was withdrawn) is not handed to a stream: one would be opened for nobody.
-    if (result === NEEDS_STREAM) return abandoned.aborted ? "abandoned" : "needs-stream";
-    body = { jsonrpc: "2.0", id: request.id, result };
+    answered = traced.servedOnStream
+      ? answer()
+      : inOperationSpan(plainOperation(app, request, session, req, traced), answer, undefined, app.host.recordOperation);
   } catch (error) {
-    if (abandoned.aborted) return "abandoned";
-    const { body: rpcError, known } = toRpcError(error);
-    if (!known) {
-      const taskId = typeof request.params?.["taskId"] === "string" ? request.params["taskId"] : undefined;
-      app.engine.logger.error(
-        { err: error, method: request.method, requestId: req.headers["x-request-id"], taskId },
-        "plain JSON request failed",
-      );
-    }
-    body = { jsonrpc: "2.0", id: request.id, error: rpcError };
-  } finally {
-    res.off("close", onClose);
+    answered = Promise.reject(error);
   }
-  sendJson(res, 200, body, { "mcp-session-id": session.id });
-  return "answered";
+  const send = (body: object): "answered" => {
+    sendJson(res, 200, body, { "mcp-session-id": session.id });
+    return "answered";
+  };
+  // Continued, not awaited: no frame of this function is kept while the request waits.
+  return answered.then(
+    (result) => {
+      res.off("close", onClose);
+      // A request its requestor gave up on while the handler looked (the connection closed, or it
+      // was withdrawn) is not handed to a stream: one would be opened for nobody.
+      if (result === NEEDS_STREAM) return abandoned.aborted ? "abandoned" : "needs-stream";
+      return send({ jsonrpc: "2.0", id: request.id, result });
+    },
+    (error: unknown) => {
+      res.off("close", onClose);
+      if (abandoned.aborted) return "abandoned";
+      const { body: rpcError, known } = toRpcError(error);
+      if (!known) {
+        const taskId = typeof request.params?.["taskId"] === "string" ? request.params["taskId"] : undefined;
+        app.engine.logger.error(
+          { err: error, method: request.method, requestId: req.headers["x-request-id"], taskId },
+          "plain JSON request failed",
+        );
+      }
+      return send({ jsonrpc: "2.0", id: request.id, error: rpcError });
+    },
+  );
 }
 
 /** The span's view of a plain request: its method, what its era read from its params, its session and headers. */

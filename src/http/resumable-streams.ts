@@ -170,6 +170,11 @@ export function primingEvent(id: string, retryMs: number): string {
   return `id: ${id}\nretry: ${retryMs}\ndata: \n\n`;
 }
 
+/** One message as an SSE event, in the SDK transport's format (an `id:` line when it has one). */
+export function sseEvent(message: JSONRPCMessage, id: string | undefined): string {
+  return `event: message\n${id === undefined ? "" : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`;
+}
+
 /** The SDK transport's id of a session's standalone (GET) stream. */
 export const STANDALONE_STREAM = "_GET_stream";
 /** The first protocol version whose clients understand a priming event's empty data. */

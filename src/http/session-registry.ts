@@ -2,6 +2,7 @@ import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/se
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskProtocolServer } from "../mcp/task-protocol-server.js";
 import type { LazyAbort } from "./lazy-abort.js";
+import type { RequestStreams } from "./request-streams.js";
 
 /** One Streamable HTTP session: its transport, its server, and who opened it. */
 export interface HttpSession {
@@ -40,6 +41,8 @@ export interface HttpSession {
    * handlers learn their caller's address here (the SDK hands them headers, not the socket).
    */
   readonly requestPeers: Map<RequestId, { peer: string }>;
+  /** The transport its server is connected to: the SDK's, but for the requests answered on streams of our own. */
+  readonly streams: RequestStreams;
 }
 
 /** Live sessions by id. A session is only ever served to the principal that created it. */

@@ -105,13 +105,14 @@ export function createSessionServer(
   }
   if (config.tasks) {
     for (const [method, handler] of Object.entries(era.sessionMethods)) {
-      server.setRequestHandler(looseRequest(method), async (req, extra) => ({
-        ...(await handler(session, req.params, {
+      // Continued, not awaited: no frame is kept while a request waits (a blocked tasks/result).
+      server.setRequestHandler(looseRequest(method), (req, extra) =>
+        handler(session, req.params, {
           requestId: extra.requestId,
           signal: extra.signal,
           caller: callerFor(extra.authInfo, extra.requestId),
-        })),
-      }));
+        }).then((result) => ({ ...result })),
+      );
     }
   }
   const detach = era.attachSession(session, {

@@ -112,14 +112,19 @@ export class TaskProtocolServer extends Server {
       } catch {
         parsed = null; // zod throws on some shapes, e.g. a `constructor` key that is null
       }
-      const answer = async (): Promise<unknown> => {
-        if (!parsed?.success) throw TaskError.invalidParams(`Invalid params for ${method}: ${describeIssues(parsed?.error)}`);
+      const failed = (error: unknown): never => {
+        const { body, known } = toRpcError(error);
+        if (!known) this.logger.error({ err: error, method }, "request handler failed");
+        throw TaskError.protocol(body.code, body.message, body.data);
+      };
+      // Continued, not awaited: no frame is kept while a request waits (a blocked tasks/result).
+      const answer = (): Promise<unknown> => {
+        if (!parsed?.success)
+          return Promise.reject(TaskError.invalidParams(`Invalid params for ${method}: ${describeIssues(parsed?.error)}`));
         try {
-          return await (handler as (request: unknown, extra: unknown) => unknown)(parsed.data, extra);
+          return Promise.resolve((handler as (request: unknown, extra: unknown) => unknown)(parsed.data, extra)).catch(failed);
         } catch (error) {
-          const { body, known } = toRpcError(error);
-          if (!known) this.logger.error({ err: error, method }, "request handler failed");
-          throw TaskError.protocol(body.code, body.message, body.data);
+          return Promise.reject(error).catch(failed);
         }
       };
       const tracing = this.tracing;

@@ -89,6 +89,24 @@ describe("resumable streams on local sessions", () => {
     expect(answer?.["result"]).toMatchObject({ content: [{ type: "text", text: "slept 50 ms" }] });
   });
 
+  it("answers a blocked tasks/result on its resumed stream once the task ends, after the stream dropped while it waited (T-RES-3)", async () => {
+    const headers = await rawSession(fx.url);
+    const created = await fetch(fx.url, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "sleep", arguments: { ms: 600 }, task: {} } }),
+    });
+    const taskId = ((await created.json()) as { result: { task: { taskId: string } } }).result.task.taskId;
+    const waiting = await post(fx.url, headers, { jsonrpc: "2.0", id: 2, method: "tasks/result", params: { taskId } });
+    const priming = await waiting.next();
+    waiting.drop();
+    await waiting.ended;
+    const resumed = await resume(fx.url, headers, priming.id ?? "");
+    const answer = messageOf(await resumed.next(isAnswerTo(2)));
+    resumed.drop();
+    expect(answer?.["result"]).toMatchObject({ content: [{ type: "text", text: "slept 600 ms" }] });
+  });
+
   it("re-delivers a task's question after its tasks/result stream dropped, and the answer on the resumed stream completes the task (T-INPUT-3)", async () => {
     const headers = await rawSession(fx.url);
     // A task-augmented call is answered as plain JSON (T-GET-4).

@@ -3,7 +3,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import type { TaskEra } from "../../mcp/era.js";
-import { primingEvent, STANDALONE_STREAM, type StreamEventLog } from "../resumable-streams.js";
+import { primingEvent, sseEvent, STANDALONE_STREAM, type StreamEventLog } from "../resumable-streams.js";
 
 const KEEPALIVE_MS = 15_000;
 /** The bus topic on which a front that resumes a session's GET stream tells the others. */
@@ -23,10 +23,6 @@ function openSse(res: ServerResponse, sessionId: string): void {
     "mcp-session-id": sessionId,
   });
   res.flushHeaders();
-}
-
-function sseEvent(message: JSONRPCMessage, id: string | undefined): string {
-  return `event: message\n${id === undefined ? "" : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { PlainMethod } from "../era.js";
 import { NEEDS_STREAM } from "../era.js";
+import type { TaskRecord } from "../../core/task.js";
 import { requireTaskId, withOperation } from "../param-checks.js";
 import { hasUndeliveredInputs } from "./input-delivery.js";
 import { resultOf } from "./tasks-result.js";
@@ -17,25 +18,30 @@ import { resultOf } from "./tasks-result.js";
  * the replayed error (T-RES-4), -32800 for a cancelled task, and "Failed to retrieve task result:
  * Task not found" for an unknown or foreign id (T-SEC-3).
  */
-export const plainTasksResult: PlainMethod = async ({ engine }, params, request) => {
+export const plainTasksResult: PlainMethod = ({ engine }, params, request) => {
   // On a local session an open tasks/result carries the task's notifications on its own stream.
-  if (!request.sessionStreamCarriesOwnTasks) return NEEDS_STREAM;
+  if (!request.sessionStreamCarriesOwnTasks) return Promise.resolve(NEEDS_STREAM);
   const { caller, sessionId, signal } = request;
-  try {
-    const taskId = requireTaskId(params);
-    const task = await engine.awaitOutcome(taskId, caller, signal, async ({ task, inputsMayHaveChanged }) => {
-      // Another session's task (a requestor that reconnected) sends its notifications on this
-      // request's stream (T-NOTE-1, T-PROG-1); the creating session gets them on its GET stream.
-      if (task.origin.sessionId !== sessionId) throw NEEDS_STREAM;
-      if (inputsMayHaveChanged && (await hasUndeliveredInputs(engine, task, caller))) throw NEEDS_STREAM;
-    });
-    return resultOf(task);
-  } catch (error) {
+  const failed = (error: unknown): typeof NEEDS_STREAM => {
     if (error === NEEDS_STREAM) {
       // The streaming handler counts the request again: one request, one operation.
       engine.handedOn(requireTaskId(params), caller);
       return NEEDS_STREAM;
     }
     throw withOperation("Failed to retrieve task result", error);
+  };
+  let waited: Promise<TaskRecord>;
+  try {
+    const taskId = requireTaskId(params);
+    waited = engine.awaitOutcome(taskId, caller, signal, async ({ task, inputsMayHaveChanged }) => {
+      // Another session's task (a requestor that reconnected) sends its notifications on this
+      // request's stream (T-NOTE-1, T-PROG-1); the creating session gets them on its GET stream.
+      if (task.origin.sessionId !== sessionId) throw NEEDS_STREAM;
+      if (inputsMayHaveChanged && (await hasUndeliveredInputs(engine, task, caller))) throw NEEDS_STREAM;
+    });
+  } catch (error) {
+    return Promise.resolve().then(() => failed(error));
   }
+  // Continued, not awaited: no frame of this function is kept while the request waits.
+  return waited.then(resultOf).catch(failed);
 };

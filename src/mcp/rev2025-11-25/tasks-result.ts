@@ -20,7 +20,7 @@ const INPUT_ANSWER_TIMEOUT_MS = 24 * 60 * 60 * 1000;
  * requests on this request's stream meanwhile (T-INPUT-3, T-INPUT-5), then answers with the
  * stored result plus related-task `_meta` (T-RES-5), or replays the stored JSON-RPC error (T-RES-4).
  */
-export async function tasksResult(
+export function tasksResult(
   session: SessionContext,
   params: LooseParams,
   caller: Caller,
@@ -28,14 +28,26 @@ export async function tasksResult(
 ): Promise<Record<string, unknown>> {
   const { engine, server } = session;
   const link = sessionLinkOf(session);
-  const taskId = requireTaskId(params);
+  let taskId: string;
+  try {
+    taskId = requireTaskId(params);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   // An unknown, foreign or expired task is refused by awaitResult's first read, with the same
   // "Failed to retrieve task result: …" error (wrapped below) and before anything is delivered.
   const untrack = link.trackResult(taskId, request.requestId, caller.owner);
   // Ends the requests this call delivered once it returns: a question still out when the task
   // ends (cancelled, expired, answered elsewhere) is withdrawn with notifications/cancelled
-  // instead of lingering on the client.
-  const deliveries = new AbortController();
+  // instead of lingering on the client. Made at the first delivery: most tasks ask nothing.
+  let deliveries: AbortController | null = null;
+  const deliveriesSignal = (): AbortSignal => {
+    if (deliveries === null) {
+      deliveries = new AbortController();
+      if (request.signal.aborted) deliveries.abort(request.signal.reason);
+    }
+    return deliveries.signal;
+  };
   // The wait ends early when an answer it delivered is refused: that refusal is this request's answer.
   const waiting = new AbortController();
   let refusal: TaskError | null = null;
@@ -44,68 +56,70 @@ export async function tasksResult(
     waiting.abort(error);
   };
   const onAbandon = (): void => {
-    deliveries.abort(request.signal.reason);
+    deliveries?.abort(request.signal.reason);
     waiting.abort(request.signal.reason);
   };
   request.signal.addEventListener("abort", onAbandon, { once: true });
   if (request.signal.aborted) onAbandon();
-  try {
-    const deliver = async (input: InputRequest): Promise<TaskOutcome> => {
-      // Its own signal, unlinked once answered: the SDK would otherwise withdraw (with
-      // notifications/cancelled) a request the requestor has already answered.
-      const one = new AbortController();
-      const withdraw = (): void => one.abort(deliveries.signal.reason);
-      deliveries.signal.addEventListener("abort", withdraw, { once: true });
-      // Abandoned before this delivery began: the listener above will never fire.
-      if (deliveries.signal.aborted) withdraw();
-      try {
-        // T-INPUT-2 related-task _meta; as a client-hosted task when the tool asked for one.
-        const value = await sendInputRequest(server, input, {
-          relatedRequestId: request.requestId,
-          signal: one.signal,
-          timeout: INPUT_ANSWER_TIMEOUT_MS,
-        });
-        return { kind: "result", value };
-      } catch (error) {
-        // A JSON-RPC error answer is the requestor's answer; a closed stream, an abandoned
-        // tasks/result or our own timeout is not (the request then stays queued). Decided by the
-        // connection's state, not the code: a requestor may answer with -32000/-32001 itself.
-        const lost =
-          deliveries.signal.aborted || server.transport === undefined || isLocalTimeout(error) || error instanceof ConnectionError;
-        if (lost) throw error;
-        if (isSdkError(error)) return { kind: "error", error: toRpcError(error).body };
-        if (error instanceof RemoteError || error instanceof TaskCancelledError) {
-          return {
-            kind: "error",
-            error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
-          };
-        }
-        throw error;
-      } finally {
-        deliveries.signal.removeEventListener("abort", withdraw);
-      }
-    };
-    const task = await engine
-      .awaitOutcome(taskId, caller, waiting.signal, async (change) => {
-        // A task queues its question, then moves to input_required, then publishes an `input`
-        // event: a `working` task with no such event since has nothing queued (one query less).
-        if (change.inputsMayHaveChanged && !waiting.signal.aborted)
-          await deliverPendingInputs(engine, change.task, caller, deliver, refused);
-      })
-      .catch((error: unknown) => {
-        // T-INPUT-3 with a form: an answer that does not fit is refused (-32602 naming the field)
-        // and the question stays queued; the next tasks/result delivers it again.
-        throw refusal ?? error;
+  const deliver = async (input: InputRequest): Promise<TaskOutcome> => {
+    const all = deliveriesSignal();
+    // Its own signal, unlinked once answered: the SDK would otherwise withdraw (with
+    // notifications/cancelled) a request the requestor has already answered.
+    const one = new AbortController();
+    const withdraw = (): void => one.abort(all.reason);
+    all.addEventListener("abort", withdraw, { once: true });
+    // Abandoned before this delivery began: the listener above will never fire.
+    if (all.aborted) withdraw();
+    try {
+      // T-INPUT-2 related-task _meta; as a client-hosted task when the tool asked for one.
+      const value = await sendInputRequest(server, input, {
+        relatedRequestId: request.requestId,
+        signal: one.signal,
+        timeout: INPUT_ANSWER_TIMEOUT_MS,
       });
-    await link.announceEnd(taskId, request.requestId);
-    return resultOf(task);
-  } catch (error) {
-    throw withOperation("Failed to retrieve task result", error);
-  } finally {
-    request.signal.removeEventListener("abort", onAbandon);
-    deliveries.abort("tasks/result answered");
-    untrack();
-  }
+      return { kind: "result", value };
+    } catch (error) {
+      // A JSON-RPC error answer is the requestor's answer; a closed stream, an abandoned
+      // tasks/result or our own timeout is not (the request then stays queued). Decided by the
+      // connection's state, not the code: a requestor may answer with -32000/-32001 itself.
+      const lost = all.aborted || server.transport === undefined || isLocalTimeout(error) || error instanceof ConnectionError;
+      if (lost) throw error;
+      if (isSdkError(error)) return { kind: "error", error: toRpcError(error).body };
+      if (error instanceof RemoteError || error instanceof TaskCancelledError) {
+        return {
+          kind: "error",
+          error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
+        };
+      }
+      throw error;
+    } finally {
+      all.removeEventListener("abort", withdraw);
+    }
+  };
+  // Continued, not awaited: no frame of this function is kept while the request waits.
+  return engine
+    .awaitOutcome(taskId, caller, waiting.signal, async (change) => {
+      // A task queues its question, then moves to input_required, then publishes an `input`
+      // event: a `working` task with no such event since has nothing queued (one query less).
+      if (change.inputsMayHaveChanged && !waiting.signal.aborted) await deliverPendingInputs(engine, change.task, caller, deliver, refused);
+    })
+    .catch((error: unknown) => {
+      // T-INPUT-3 with a form: an answer that does not fit is refused (-32602 naming the field)
+      // and the question stays queued; the next tasks/result delivers it again.
+      throw refusal ?? error;
+    })
+    .then(async (task) => {
+      await link.announceEnd(taskId, request.requestId);
+      return resultOf(task);
+    })
+    .catch((error: unknown) => {
+      throw withOperation("Failed to retrieve task result", error);
+    })
+    .finally(() => {
+      request.signal.removeEventListener("abort", onAbandon);
+      deliveries?.abort("tasks/result answered");
+      untrack();
+    });
 }
 
 /** `tasks/result` of a task that never asks its requestor anything: waits for the outcome and answers with it. */

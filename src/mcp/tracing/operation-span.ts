@@ -71,7 +71,7 @@ export type OperationRecorder = (attributes: { method: string; target?: string; 
  * instrumentation's); with a parent from the params, an active HTTP span is linked instead. A
  * request about an existing task has no parent: every context it came with is a link.
  */
-export async function inOperationSpan<T>(
+export function inOperationSpan<T>(
   received: ServerOperation,
   run: () => Promise<T>,
   outcomeOf?: OutcomeOf<T>,
@@ -103,19 +103,7 @@ export async function inOperationSpan<T>(
   }
   const name = operation.target === undefined ? operation.method : `${operation.method} ${operation.target}`;
   const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes: attributesOf(operation), links, root }, parent);
-  let errorType: string | undefined;
-  try {
-    const value = await context.with(trace.setSpan(parent, span), run);
-    const failed = outcomeOf?.(value)?.errorType;
-    if (failed !== undefined) errorType = boundedErrorType(failed);
-    return value;
-  } catch (error) {
-    const { body } = toRpcError(error);
-    errorType = boundedErrorType(String(body.code));
-    span.setAttribute("rpc.response.status_code", String(body.code));
-    span.setStatus({ code: SpanStatusCode.ERROR, message: body.message });
-    throw error;
-  } finally {
+  const ended = (errorType: string | undefined): void => {
     if (errorType !== undefined) {
       span.setAttribute("error.type", errorType);
       span.setStatus({ code: SpanStatusCode.ERROR });
@@ -134,7 +122,29 @@ export async function inOperationSpan<T>(
       },
       seconds,
     );
+  };
+  let running: Promise<T>;
+  try {
+    running = context.with(trace.setSpan(parent, span), run);
+  } catch (error) {
+    running = Promise.reject(error);
   }
+  // Continued, not awaited: no frame of this function is kept while a request waits (a blocked
+  // tasks/result can wait for hours, thousands at once), only what the continuations need.
+  return running.then(
+    (value) => {
+      const failed = outcomeOf?.(value)?.errorType;
+      ended(failed === undefined ? undefined : boundedErrorType(failed));
+      return value;
+    },
+    (error: unknown) => {
+      const { body } = toRpcError(error);
+      span.setAttribute("rpc.response.status_code", String(body.code));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: body.message });
+      ended(boundedErrorType(String(body.code)));
+      throw error;
+    },
+  );
 }
 
 function attributesOf(operation: ServerOperation): Attributes {

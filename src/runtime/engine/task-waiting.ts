@@ -16,6 +16,7 @@ import type { EngineOperation } from "../engine-operation.js";
 import { FetchedMarkWriter } from "../fetched-mark-writer.js";
 import type { CallerLimits } from "../limits/caller-limits.js";
 import { checkTaskId, type TaskLookups } from "./task-lookups.js";
+import { TaskWaiters, Waiter } from "./task-waiters.js";
 
 /**
  * One step of {@link TaskWaiting.watch}: the task as it is now, and why it was read again.
@@ -63,9 +64,12 @@ export class TaskWaiting {
   private readonly fetchedMarks: FetchedMarkWriter;
   /** Tasks a request of this process follows ({@link watch}): their status writes commit at once. */
   private readonly awaited = new AwaitedTasks();
+  /** Every wait in progress, by task: what wakes it. */
+  private readonly waiting: TaskWaiters;
 
   constructor(private readonly deps: WaitingDeps) {
     this.fetchedMarks = new FetchedMarkWriter(deps.store, deps.logger);
+    this.waiting = new TaskWaiters(deps.bus, deps.backstopMs);
   }
 
   /** Whether a request of this process follows the task now. */
@@ -86,77 +90,27 @@ export class TaskWaiting {
     signal: AbortSignal,
     operation: EngineOperation = "watch",
   ): AsyncGenerator<TaskChange, void, undefined> {
-    const { bus, lookups } = this.deps;
-    // Subscribed before the first read, so no event between a read and the wait after it is missed.
-    const id = checkTaskId(taskId);
-    let wake: () => void = () => {};
-    /** An `input` (or `wake`) event came since the last read. */
-    let inputHint = false;
-    /** The move to a terminal status, when its event carried the outcome: no read-back needed. */
-    let ended: Extract<TaskEvent, { type: "status" }> | null = null;
-    const stop = bus.onTask(id, (event) => {
-      if (event.type === "input" || event.type === "wake") inputHint = true;
-      if (event.type === "status" && event.outcome !== undefined && isTerminal(event.status)) ended = event;
-      if (event.type === "status" || event.type === "input" || event.type === "wake") wake();
-    });
-    const onAbort = (): void => wake();
-    signal.addEventListener("abort", onAbort);
-    this.closing.signal.addEventListener("abort", onAbort);
-    this.waiters++;
-    /** Counted in {@link awaited} (from the lookup on, for a task still running). */
-    let awaiting = false;
+    const waiter = this.begin(taskId, signal);
     try {
-      // Each wake-up promise is armed before the read it follows, so an event during a read is not lost.
-      const arm = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
-      const takeHint = (): boolean => {
-        const hinted = inputHint;
-        inputHint = false;
-        return hinted;
-      };
-      let woke = arm();
-      let hinted = takeHint();
-      let task = await lookups.lookup({ caller, operation, taskId: id }, () => this.reread(id, caller.owner, signal));
-      if (!isTerminal(task.status)) {
-        this.awaited.enter(id);
-        awaiting = true;
-      }
-      let woken = false;
+      let change = await this.first(waiter, caller, signal, operation);
       for (;;) {
-        yield { task, woken, inputsMayHaveChanged: hinted || task.status === "input_required" };
-        if (isTerminal(task.status)) return;
-        // Retryable, as a drain's refusal of new work is: the task goes on (handed back, or re-run at the next start).
-        if (this.closing.signal.aborted) {
-          throw new TaskError("unavailable", "The server is shutting down; ask again once it is back", {
-            data: { reason: "draining", retryAfterMs: DRAINING_RETRY_AFTER_MS },
-          });
-        }
-        if (signal.aborted) throw new TaskError("internal", "The request was abandoned");
-        // Anything that happened while the consumer looked at the last step has already woken us.
-        // Nothing is due at the ttl: a task running then reads as it is until the sweeper fails
-        // it, and that failure is an event like any end.
-        const timer = setTimeout(() => wake(), this.deps.backstopMs);
-        await woke;
-        clearTimeout(timer);
-        woke = arm();
-        hinted = takeHint();
-        // Read again before judging a close or an abort: the task may have ended meanwhile (a close
-        // fails its own running tasks first), and then its waiter gets the outcome.
-        task = ended ? endedAs(task, ended, this.deps.now(), this.deps.keepFinishedMs) : await this.reread(id, caller.owner, signal);
-        woken = true;
+        yield change;
+        if (isTerminal(change.task.status)) return;
+        this.goOn(signal);
+        await this.waiting.sleep(waiter);
+        change = await this.woken(waiter, change.task, caller, signal);
       }
     } finally {
-      stop();
-      if (awaiting) this.awaited.leave(id);
-      signal.removeEventListener("abort", onAbort);
-      this.closing.signal.removeEventListener("abort", onAbort);
-      if (--this.waiters === 0) this.waitersDrained?.();
+      this.end(waiter, signal);
     }
   }
 
   /**
    * Waits until the task is terminal (T-RES-3) and returns it; its outcome is the result request's
    * answer (T-RES-2, T-RES-4). `onChange` sees every step before that (an era delivers the task's
-   * questions from it, T-INPUT-3); whatever it throws ends the wait with that error.
+   * questions from it, T-INPUT-3); whatever it throws ends the wait with that error. The same
+   * steps as {@link watch}, in one frame: a blocked result request is the most common wait there
+   * is, and each suspended frame of its chain is kept for as long as it waits.
    */
   async awaitOutcome(
     taskId: unknown,
@@ -165,30 +119,90 @@ export class TaskWaiting {
     onChange?: (change: TaskChange) => void | Promise<void>,
   ): Promise<TaskRecord> {
     const { logger, observer, now } = this.deps;
+    const waiter = this.begin(taskId, signal);
     let waiting = false;
     try {
-      for await (const change of this.watch(taskId, caller, signal, "result")) {
-        const { task } = change;
-        if (isTerminal(task.status)) {
-          logger.info(
-            { audit: "retrieved", taskId: task.id, owner: caller.owner, operation: "result", peer: caller.peer ?? null },
-            "task result retrieved",
-          );
-          this.delivered(task);
-          if (change.woken) observer.resultWoken(task, Math.max(0, now() - task.updatedAt));
-          return task;
-        }
+      let change = await this.first(waiter, caller, signal, "result");
+      while (!isTerminal(change.task.status)) {
         if (!waiting) {
           waiting = true;
           observer.resultsWaiting?.(1);
         }
         await onChange?.(change);
+        this.goOn(signal);
+        await this.waiting.sleep(waiter);
+        change = await this.woken(waiter, change.task, caller, signal);
       }
-      // watch() returns only after yielding a terminal task, and otherwise throws.
-      throw TaskError.internal();
+      const { task } = change;
+      logger.info(
+        { audit: "retrieved", taskId: task.id, owner: caller.owner, operation: "result", peer: caller.peer ?? null },
+        "task result retrieved",
+      );
+      this.delivered(task);
+      if (change.woken) observer.resultWoken(task, Math.max(0, now() - task.updatedAt));
+      return task;
     } finally {
+      this.end(waiter, signal);
       if (waiting) observer.resultsWaiting?.(-1);
     }
+  }
+
+  /** A wait begins: subscribed before the first read, so no event between a read and the wait after it is missed. */
+  private begin(taskId: unknown, signal: AbortSignal): Waiter {
+    const waiter = new Waiter(checkTaskId(taskId));
+    this.waiting.add(waiter);
+    signal.addEventListener("abort", waiter);
+    this.waiters++;
+    // Each wake-up is armed before the read it follows, so an event during a read is not lost.
+    waiter.arm();
+    return waiter;
+  }
+
+  /** The first step: the request's lookup (limits, audit, "not found" for an unknown or foreign id). */
+  private async first(waiter: Waiter, caller: Caller, signal: AbortSignal, operation: EngineOperation): Promise<TaskChange> {
+    const id = waiter.taskId;
+    const hinted = waiter.takeHint();
+    const task = await this.deps.lookups.lookup({ caller, operation, taskId: id }, () => this.reread(id, caller.owner, signal));
+    if (!isTerminal(task.status)) {
+      this.awaited.enter(id);
+      waiter.awaiting = true;
+    }
+    return { task, woken: false, inputsMayHaveChanged: hinted || task.status === "input_required" };
+  }
+
+  /**
+   * Whether a wait goes on after a step: not once the engine closes or the request is abandoned.
+   * Anything that happened while the consumer looked at the last step has already woken it.
+   * Nothing is due at the ttl: a task running then reads as it is until the sweeper fails it, and
+   * that failure is an event like any end.
+   */
+  private goOn(signal: AbortSignal): void {
+    // Retryable, as a drain's refusal of new work is: the task goes on (handed back, or re-run at the next start).
+    if (this.closing.signal.aborted) {
+      throw new TaskError("unavailable", "The server is shutting down; ask again once it is back", {
+        data: { reason: "draining", retryAfterMs: DRAINING_RETRY_AFTER_MS },
+      });
+    }
+    if (signal.aborted) throw new TaskError("internal", "The request was abandoned");
+  }
+
+  /** The step after `task` (not terminal), once the waiter was woken: the task read again. */
+  private async woken(waiter: Waiter, task: TaskRecord, caller: Caller, signal: AbortSignal): Promise<TaskChange> {
+    waiter.arm();
+    const hinted = waiter.takeHint();
+    // Read again before judging a close or an abort: the task may have ended meanwhile (a close
+    // fails its own running tasks first), and then its waiter gets the outcome.
+    const ended = waiter.ended;
+    const now = ended ? endedAs(task, ended, this.deps.now(), this.deps.keepFinishedMs) : await this.reread(task.id, caller.owner, signal);
+    return { task: now, woken: true, inputsMayHaveChanged: hinted || now.status === "input_required" };
+  }
+
+  /** The wait is over (answered, abandoned, failed). */
+  private end(waiter: Waiter, signal: AbortSignal): void {
+    this.waiting.remove(waiter);
+    if (waiter.awaiting) this.awaited.leave(waiter.taskId);
+    signal.removeEventListener("abort", waiter);
+    if (--this.waiters === 0) this.waitersDrained?.();
   }
 
   /**
@@ -261,6 +275,7 @@ export class TaskWaiting {
    */
   async close(): Promise<void> {
     this.closing.abort();
+    this.waiting.wakeAll();
     if (this.waiters > 0) {
       await Promise.race([
         new Promise<void>((resolve) => (this.waitersDrained = resolve)),

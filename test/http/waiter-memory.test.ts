@@ -1,0 +1,56 @@
+/**
+ * What a waiting request costs `serve` in memory, bounded (issue 43, "bounded resources"): a
+ * real `mcp-tasks serve --demo` process (from the sources) holds 1,000 waiters per line, each on
+ * a connection of its own, and its heap per waiter is read after two full collections. This is
+ * `npm run bench:waiters` (bench/waiters.ts) run as a test: the bench starts the server, opens the
+ * waiters and prints the table read here.
+ *
+ * The bounds leave a margin of a few KB over today's figures (docs/performance.md, "Memory per
+ * waiting request") and sit below what the same waiters cost when each 2025-11-25 `tasks/result`
+ * streamed through the SDK's per-request transport (28.5 KB) and each wait kept its own timer,
+ * listeners and chain of suspended calls (14.5 KB answered as JSON).
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Heap KB per waiter each line may cost at most. */
+const BOUNDS_KB = {
+  "2025-11-25 tasks/result, 10 sessions, no GET stream": 19,
+  "2025-11-25 tasks/result, 10 sessions, their GET streams open": 13,
+  "2026-07-28 subscriptions/listen": 16,
+} as const;
+
+function runBench(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "bench/waiters.ts", ...args], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`bench:waiters exited ${code}:\n${out.slice(-3000)}`))));
+  });
+}
+
+it(
+  "a waiting tasks/result (both 2025-11-25 paths) and a 2026-07-28 subscriptions/listen each cost a bounded heap in serve",
+  { timeout: 600_000 },
+  async () => {
+    const out = await runBench(["--waiters", "1000", "--lines", "2025,2025-get-stream,2026", "--sources"]);
+    const heapKb = (label: string): number => {
+      const line = out.split("\n").find((l) => l.startsWith(label) && /\d+\.\d\s+\d+\.\d\s+\S+ → /.test(l));
+      if (line === undefined) throw new Error(`no figures for "${label}" in:\n${out}`);
+      return Number(/(-?\d+\.\d)\s+-?\d+\.\d\s+\S+ → /.exec(line)![1]);
+    };
+    const measured = Object.fromEntries(Object.keys(BOUNDS_KB).map((label) => [label, heapKb(label)]));
+    const over = Object.entries(BOUNDS_KB)
+      .filter(([label, bound]) => measured[label]! > bound)
+      .map(([label, bound]) => `${label}: ${measured[label]} KB per waiter, bound ${bound} KB`);
+    expect(over, JSON.stringify(measured)).toEqual([]);
+  },
+);
