@@ -177,7 +177,10 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
     .option("--no-web", "do not serve the web view of tasks at /tasks")
     .addOption(
-      new Option("--admin-token <token>", "bearer token that opens the web view as admin (all owners' tasks) and may emit events for any owner").env("MCP_TASKS_ADMIN_TOKEN"),
+      new Option(
+        "--admin-token <token>",
+        "bearer token that opens the web view as admin (all owners' tasks) and may emit events for any owner",
+      ).env("MCP_TASKS_ADMIN_TOKEN"),
     )
     .option("--redact <fields>", "hide from the web view: comma-separated arguments, results, inputs, or all", redactFields)
     .option(

@@ -90,7 +90,10 @@ describe.each(stores)("waits on the %s store", (_name, makeStore) => {
     const engine = await engineOn(makeStore(), { ask, quick: async () => "done" }, { maxRunning: 2 });
     const a = await create(engine, "ask", recovery);
     const b = await create(engine, "ask", recovery);
-    await until(async () => (await read(engine, b.id, alice)).status === "input_required" && (await read(engine, a.id, alice)).status === "input_required");
+    await until(
+      async () =>
+        (await read(engine, b.id, alice)).status === "input_required" && (await read(engine, a.id, alice)).status === "input_required",
+    );
     await until(async () => (await read(engine, a.id, alice)).waitMode === mode && (await read(engine, b.id, alice)).waitMode === mode);
     const quick = await create(engine, "quick");
     const done = await finished(engine, quick.id);
