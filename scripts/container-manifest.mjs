@@ -9,8 +9,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 const manifest = JSON.parse(readFileSync("package.json", "utf8"));
 const lock = JSON.parse(readFileSync("package-lock.json", "utf8"));
 
+// Optional peers a server image carries all the same: the native SQLite driver is faster than
+// node:sqlite (docs/packaging.md), and a server on /data is what the image is for.
+const IN_IMAGE = new Set(["better-sqlite3"]);
+
 for (const name of Object.keys(manifest.peerDependencies ?? {})) {
-  if (manifest.peerDependenciesMeta?.[name]?.optional) continue;
+  if (manifest.peerDependenciesMeta?.[name]?.optional && !IN_IMAGE.has(name)) continue;
   const locked = lock.packages[`node_modules/${name}`];
   if (!locked) throw new Error(`${name}: a required peer the lock file does not hold`);
   manifest.dependencies[name] = locked.version;
