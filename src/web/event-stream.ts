@@ -4,6 +4,7 @@ import type { ApiDeps } from "./web-api.js";
 import { sendApiJson, sendUnauthorized } from "./web-api.js";
 import type { TaskFilter } from "../store/task-store.js";
 import { countingFilter, parseViewFilter } from "./view-query.js";
+import { isWaitStore } from "../store/wait-store.js";
 import { WebRequestError } from "./web-error.js";
 import { SECURITY_HEADERS } from "./static-assets.js";
 import type { FeedMessage, TaskFeed } from "./task-feed.js";
@@ -32,7 +33,7 @@ export function eventStream(deps: ApiDeps, feed: TaskFeed, caps: EventStreamCaps
     }
     let counting: TaskFilter;
     try {
-      counting = countingFilter(parseViewFilter(ctx.url.searchParams, viewer));
+      counting = countingFilter(parseViewFilter(ctx.url.searchParams, viewer, isWaitStore(deps.app.engine.store)));
     } catch (error) {
       if (!(error instanceof WebRequestError)) throw error;
       sendApiJson(res, error.status, { error: { message: error.message } });
