@@ -79,7 +79,7 @@ const DEFAULT_CLUSTER_WORKERS = 8;
 export function serveCommand(): Command {
   const command = serverOptions(new Command("serve").description(COMMAND_SUMMARIES.serve.description), (c) =>
     c
-      .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch, steps)")
+      .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, nap, approve, sample, batch, steps)")
       .option("--tools <module>", "load tools from a module exporting default (app) => void"),
   );
   return withServeAction(command, (opts) => {
@@ -177,7 +177,10 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
     .option("--no-web", "do not serve the web view of tasks at /tasks")
     .addOption(
-      new Option("--admin-token <token>", "bearer token that opens the web view as admin (all owners' tasks) and may emit events for any owner").env("MCP_TASKS_ADMIN_TOKEN"),
+      new Option(
+        "--admin-token <token>",
+        "bearer token that opens the web view as admin (all owners' tasks) and may emit events for any owner",
+      ).env("MCP_TASKS_ADMIN_TOKEN"),
     )
     .option("--redact <fields>", "hide from the web view: comma-separated arguments, results, inputs, or all", redactFields)
     .option(

@@ -4,7 +4,6 @@ import type { ApiDeps } from "./web-api.js";
 import { sendApiJson, sendUnauthorized } from "./web-api.js";
 import type { TaskFilter } from "../store/task-store.js";
 import { countingFilter, parseViewFilter } from "./view-query.js";
-import { isWaitStore } from "../store/wait-store.js";
 import { WebRequestError } from "./web-error.js";
 import { SECURITY_HEADERS } from "./static-assets.js";
 import type { FeedMessage, TaskFeed } from "./task-feed.js";
@@ -33,7 +32,7 @@ export function eventStream(deps: ApiDeps, feed: TaskFeed, caps: EventStreamCaps
     }
     let counting: TaskFilter;
     try {
-      counting = countingFilter(parseViewFilter(ctx.url.searchParams, viewer, isWaitStore(deps.app.engine.store)));
+      counting = countingFilter(parseViewFilter(ctx.url.searchParams, viewer, deps.app.engine.inspect.keepsWaits));
     } catch (error) {
       if (!(error instanceof WebRequestError)) throw error;
       sendApiJson(res, error.status, { error: { message: error.message } });

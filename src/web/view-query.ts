@@ -24,7 +24,11 @@ export interface ViewQuery {
  * @throws WebRequestError 400 for a malformed value, 403 for a non-admin's owner filter.
  */
 export function parseViewQuery(params: URLSearchParams, viewer: Viewer, keepsWaits = true): ViewQuery {
-  return { filter: parseViewFilter(params, viewer, keepsWaits), after: parseCursor(params.get("after")), limit: parseLimit(params.get("limit")) };
+  return {
+    filter: parseViewFilter(params, viewer, keepsWaits),
+    after: parseCursor(params.get("after")),
+    limit: parseLimit(params.get("limit")),
+  };
 }
 
 /**

@@ -9,7 +9,6 @@ import { taskStats } from "./task-stats.js";
 import type { Viewer } from "./viewer.js";
 import { SECURITY_HEADERS } from "./static-assets.js";
 import { WebRequestError } from "./web-error.js";
-import { isWaitStore } from "../store/wait-store.js";
 
 /** A web API handler: runs for an authenticated viewer, returns the JSON body (status 200) or throws. */
 export type ApiHandler = (viewer: Viewer, ctx: RouteContext, req: IncomingMessage) => Promise<unknown>;
@@ -92,7 +91,7 @@ export function sessionInfo(deps: ApiDeps): ApiHandler {
 /** `GET /tasks/api/tasks`: one page, newest first, plus the counts per status of the filtered tasks. */
 export function listTasks(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
-    const query = parseViewQuery(ctx.url.searchParams, viewer, isWaitStore(deps.app.engine.store));
+    const query = parseViewQuery(ctx.url.searchParams, viewer, deps.app.engine.inspect.keepsWaits);
     const store = deps.app.engine.inspect;
     const rows = await store.search(query.filter, query.after, query.limit + 1);
     const page = rows.slice(0, query.limit);
@@ -114,7 +113,7 @@ export function listTasks(deps: ApiDeps): ApiHandler {
  */
 export function taskStatsOf(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
-    const filter = parseViewFilter(ctx.url.searchParams, viewer, isWaitStore(deps.app.engine.store));
+    const filter = parseViewFilter(ctx.url.searchParams, viewer, deps.app.engine.inspect.keepsWaits);
     const engine = deps.app.engine;
     const stats = await taskStats(engine.inspect, filter, Date.now());
     const queueDepth = await engine.inspect.queueDepth();
