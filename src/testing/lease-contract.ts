@@ -14,6 +14,7 @@ import type { WorkerBeat } from "../store/cluster-view.js";
 import type { ClusterStore } from "../store/lease-store.js";
 import type { Claim, ClaimedTask } from "../store/claim.js";
 import { isCheckpointStore } from "../store/checkpoint-store.js";
+import { isWaitStore, type WaitRecord } from "../store/wait-store.js";
 import { newTask } from "./store-contract.js";
 
 const T0 = 1_700_000_000_000;
@@ -543,6 +544,53 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(await store.checkpoints(task.id)).toEqual([]);
         expect(await store.saveCheckpoint(task.id, "fetch#1", { by: "current" }, T0 + 3001, current)).toBe(true);
         expect((await store.checkpoints(task.id)).map((c) => c.value)).toEqual([{ by: "current" }]);
+      });
+
+      it("durable waits: a superseded claim registers no wait (claim_lost) and cannot park the task; the current claim parks it and its lease goes", async () => {
+        if (!isWaitStore(store)) return expect(isWaitStore(store)).toBe(false);
+        const { task, stale, current } = await takenOver();
+        const nap: WaitRecord = {
+          taskId: task.id,
+          key: "$sleep#1",
+          kind: "timer",
+          owner: task.owner,
+          eventName: null,
+          dueAt: T0 + 60_000,
+          afterSeq: 0,
+          since: task.createdAt,
+          createdAt: T0 + 3000,
+        };
+        await expect(store.registerWait(nap, stale)).rejects.toMatchObject({ reason: "claim_lost" });
+        expect(await store.waits(task.id)).toEqual([]);
+        expect(await store.registerWait(nap, current)).toBeNull();
+        expect(await store.setWaitMode(task.id, "parked", stale)).toBe(false);
+        expect(await store.setWaitMode(task.id, "memory", stale)).toBe(false);
+        expect(await store.waitMode(task.id)).toBeNull();
+        expect((await store.heldLeases("w2", T0 + 3000)).map((t) => t.id)).toEqual([task.id]);
+        expect(await store.setWaitMode(task.id, "parked", current)).toBe(true);
+        expect(await store.heldLeases("w2", T0 + 3000)).toEqual([]);
+        expect(await store.queueDepth()).toBe(0);
+        expect(await store.queuedSince(T0 + 10_000_000)).toBe(false);
+        expect(await expiredIds(T0 + 10_000_000)).toEqual([]);
+        expect(await store.renew("w2", [task.id], LEASE, T0 + 3001)).toEqual([]);
+        // Woken, it is claimed again like a new task: a new claim, the next generation.
+        expect(await store.fireDue(T0 + 60_000, 10)).toEqual([{ taskId: task.id, parked: true }]);
+        const [again] = await store.claim("w3", 1, LEASE, T0 + 60_001);
+        expect(again).toMatchObject({ id: task.id, claim: { workerId: "w3", generation: current.generation + 1 } });
+      });
+
+      it("durable waits: a task waiting in memory keeps its lease, renewed and reaped as any; handed back or re-queued it waits no more", async () => {
+        if (!isWaitStore(store)) return expect(isWaitStore(store)).toBe(false);
+        const { task, current } = await takenOver();
+        expect(await store.setWaitMode(task.id, "memory", current)).toBe(true);
+        expect(await store.renew("w2", [task.id], LEASE, T0 + 3000)).toEqual([task.id]);
+        expect((await store.heldLeases("w2", T0 + 3000)).map((t) => [t.id, t.waitMode])).toEqual([[task.id, "memory"]]);
+        expect(await store.handBack(task.id, current, T0 + 3001, "handed back")).toMatchObject({ id: task.id, status: "working" });
+        expect(await store.waitMode(task.id)).toBeNull();
+        const [next] = await store.claim("w3", 1, 1000, T0 + 4000);
+        expect(await store.setWaitMode(task.id, "memory", next!.claim)).toBe(true);
+        expect(await store.requeue(task.id, "w3", 5, T0 + 5000)).toBe(true);
+        expect(await store.waitMode(task.id)).toBeNull();
       });
 
       it("a superseded claim cannot queue a question (claim_lost) nor abandon the current run's", async () => {

@@ -27,7 +27,7 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
 
     const task = async (overrides: Partial<NewTask> = {}): Promise<TaskRecord> => store().create(newTask({ owner: "alice", ...overrides }));
 
-    const timer = (t: TaskRecord, key: string, dueAt: number, createdAt = T0 + 1): WaitRecord => ({
+    const timer = (t: Pick<TaskRecord, "id" | "owner" | "createdAt">, key: string, dueAt: number, createdAt = T0 + 1): WaitRecord => ({
       taskId: t.id,
       key,
       kind: "timer",
@@ -79,6 +79,11 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
         await store().registerWait(first);
         expect(await store().registerWait({ ...first, dueAt: T0 + 99_000 })).toBeNull();
         expect(await store().waits(a.id)).toEqual([first]);
+      });
+
+      it("refuses a wait of an unknown task (unknown_task)", async () => {
+        await expect(store().registerWait(timer(newTask({}), "$sleep#1", T0 + 1_000))).rejects.toMatchObject({ reason: "unknown_task" });
+        expect(await store().nextDue()).toBeNull();
       });
 
       it("with a claim that is not the task's current one, registers nothing (claim_lost)", async () => {
@@ -319,6 +324,19 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
         expect(await store().setWaitMode(a.id, "parked")).toBe(true);
         expect(await store().waitMode(a.id)).toBeNull();
         expect((await store().get(a.id, { any: true }))?.status).toBe("working");
+      });
+
+      it("parking racing the event that satisfies its wait: the task ends up queued, never parked with nothing to wait for", async () => {
+        for (let round = 0; round < 10; round++) {
+          const a = await task();
+          const name = `park-race-${round}`;
+          expect(await store().registerWait(eventWait(a, "$event#1", name))).toBeNull();
+          const [parked] = await Promise.all([store().setWaitMode(a.id, "parked"), emit("alice", name, round)]);
+          expect(parked).toBe(true);
+          expect(await store().waitMode(a.id)).toBeNull();
+          expect(await store().waits(a.id)).toEqual([]);
+          expect(await kept(a.id, "$event#1")).toMatchObject({ value: { fired: "event", payload: round } });
+        }
       });
 
       it("T-LIFE-3: a terminal transition clears the wait mode; a finished task's due wait wakes nothing", async () => {

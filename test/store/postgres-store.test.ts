@@ -9,7 +9,7 @@ import {
   type PostgresStoreOptions,
 } from "../../src/store/postgres/postgres-store.js";
 import { COUNTS_VERSION, migrate, SCHEMA_VERSION } from "../../src/store/postgres/schema.js";
-import { tablesOf } from "../../src/store/postgres/sql.js";
+import { QUEUED_SQL, tablesOf } from "../../src/store/postgres/sql.js";
 import { sweepStatements } from "../../src/store/postgres/sweep-statements.js";
 import { pgQuery, TEST_PG_URL, uniqueName } from "../support/postgres.js";
 import { newTask, storeContract } from "../../src/testing/store-contract.js";
@@ -46,8 +46,10 @@ function emptyStoreFactory(): () => Promise<PostgresStore> {
   return async () => {
     const store = postgresStore(URL_FAST, { schema, poolSize: 4 });
     await store.migrate();
-    // Inputs and timelines go with their tasks (ON DELETE CASCADE).
-    await pgQuery(`DELETE FROM "${schema}".tasks; DELETE FROM "${schema}".meta; DELETE FROM "${schema}".workers`);
+    // Inputs, timelines and waits go with their tasks (ON DELETE CASCADE); events are kept apart.
+    await pgQuery(
+      `DELETE FROM "${schema}".tasks; DELETE FROM "${schema}".meta; DELETE FROM "${schema}".workers; DELETE FROM "${schema}".wait_events`,
+    );
     return store;
   };
 }
@@ -135,6 +137,9 @@ describe("postgresStore: schema, migrations and connections", () => {
        DROP FUNCTION "${schema}".task_keys_deleted() CASCADE;
        ALTER TABLE "${schema}".tasks DROP COLUMN leased_at, DROP COLUMN claim_generation, DROP COLUMN fetched_at;
        DROP INDEX "${schema}".tasks_queue_owner;
+       DROP TABLE "${schema}".task_waits, "${schema}".wait_events;
+       ALTER TABLE "${schema}".tasks DROP COLUMN wait_mode;
+       CREATE INDEX tasks_queue ON "${schema}".tasks (created_at, id) WHERE status = 'working' AND lease_owner IS NULL;
        DELETE FROM "${schema}".migrations WHERE version > 1`,
     );
     await old.close();
@@ -414,12 +419,22 @@ describe("postgresStore: schema, migrations and connections", () => {
         ),
       ).toMatch(/tasks_expires/);
       expect(await plan(`SELECT * FROM ${t} ORDER BY created_at DESC, id DESC LIMIT 5`)).toMatch(/tasks_created/);
+      expect(await plan(`SELECT id FROM ${t} WHERE ${QUEUED_SQL} ORDER BY created_at, id LIMIT 5 FOR UPDATE SKIP LOCKED`)).toMatch(
+        /tasks_queue/,
+      );
+      expect(await plan(`SELECT count(*) FROM ${t} WHERE ${QUEUED_SQL}`)).toMatch(/tasks_queue/);
+      // Durable waits: timers by due time, a new event's waits and a late wait's event by (owner, name).
+      const waits = `"${schema}".task_waits`;
       expect(
-        await plan(
-          `SELECT id FROM ${t} WHERE status = 'working' AND lease_owner IS NULL ORDER BY created_at, id LIMIT 5 FOR UPDATE SKIP LOCKED`,
-        ),
-      ).toMatch(/tasks_queue/);
-      expect(await plan(`SELECT count(*) FROM ${t} WHERE status = 'working' AND lease_owner IS NULL`)).toMatch(/tasks_queue/);
+        await plan(`SELECT task_id FROM ${waits} WHERE due_at IS NOT NULL AND due_at <= 5 ORDER BY due_at LIMIT 5 FOR UPDATE SKIP LOCKED`),
+      ).toMatch(/task_waits_due/);
+      expect(await plan(`SELECT task_id FROM ${waits} WHERE kind = 'event' AND owner_key = 'Oa' AND event_name = 'x'`)).toMatch(
+        /task_waits_event/,
+      );
+      expect(
+        await plan(`SELECT seq FROM "${schema}".wait_events WHERE owner_key = 'Oa' AND name = 'x' AND seq > 3 ORDER BY seq LIMIT 1`),
+      ).toMatch(/wait_events_match/);
+      expect(await plan(`SELECT count(*) FROM ${t} WHERE wait_mode = 'parked'`)).toMatch(/tasks_waiting/);
       expect(
         await plan(`SELECT * FROM ${t} WHERE lease_owner IS NOT NULL AND lease_expires_at <= 5 ORDER BY lease_expires_at, id LIMIT 5`),
       ).toMatch(/tasks_leases/);

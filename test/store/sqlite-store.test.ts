@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allowedSources } from "../../src/core/task-status.js";
 import type { TaskOutcome } from "../../src/core/task.js";
-import { COUNTS_VERSION, migrate, SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
+import { COUNTS_VERSION, LEAN_INDEXES_VERSION, migrate, SCHEMA_VERSION, WAITS_VERSION } from "../../src/store/sqlite/schema.js";
 import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { TaskStore } from "../../src/store/task-store.js";
 import { newTask, storeContract } from "../../src/testing/store-contract.js";
@@ -209,7 +209,7 @@ describe("sqliteStore: durability and files", () => {
   it("an upgrade drops the index of live tasks; the live tasks and the per-owner counts read the same from what remains", async () => {
     const path = freshPath();
     const raw = new Database(path);
-    migrate(raw, SCHEMA_VERSION - 1);
+    migrate(raw, LEAN_INDEXES_VERSION - 1);
     insertOldTask(raw, { id: "t-queued", status: "working", createdAt: 300, updatedAt: 300, startedAt: null });
     insertOldTask(raw, { id: "t-running", status: "working", createdAt: 100, updatedAt: 100, startedAt: 110 });
     insertOldTask(raw, { id: "t-asking", status: "input_required", createdAt: 200, updatedAt: 200, startedAt: 210 });
@@ -250,6 +250,25 @@ describe("sqliteStore: durability and files", () => {
     expect(() => sqliteStore(path)).toThrow(/newer/);
   });
 
+  it("an upgrade to durable waits keeps queued tasks queued and started ones started, none waiting", async () => {
+    const path = freshPath();
+    const raw = new Database(path);
+    migrate(raw, WAITS_VERSION - 1);
+    insertOldTask(raw, { id: "t-queued", status: "working", createdAt: 300, updatedAt: 300, startedAt: null });
+    insertOldTask(raw, { id: "t-running", status: "working", createdAt: 100, updatedAt: 100, startedAt: 110 });
+    raw.close();
+    const store = sqliteStore(path);
+    try {
+      expect((await store.startedTasks(10)).map((t) => t.id)).toEqual(["t-running"]);
+      expect(await store.queuedAhead("t-queued")).toBe(0);
+      expect(await store.waitMode("t-running")).toBeNull();
+      expect(await store.parkedCounts()).toEqual({ input: 0, timer: 0, event: 0 });
+      expect((await store.claimRunnable(10, 400, { perOwner: null, perName: {} })).map((t) => t.id)).toEqual(["t-queued"]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("tasks/list and sweeps use the indexes rather than scanning the table", () => {
     const path = freshPath();
     open(path);
@@ -277,15 +296,30 @@ describe("sqliteStore: durability and files", () => {
         ),
       ).toBe("SEARCH tasks USING INDEX tasks_expires (expires_at<?)");
       expect(plan(`SELECT * FROM tasks ORDER BY created_at DESC, id DESC LIMIT 5`)).toMatch(/USING INDEX tasks_created/);
-      // The live tasks are read from the run queue's two partial indexes; the table is never scanned.
+      // The live tasks are read from the run queue's two partial indexes and that of waiting tasks; the table is never scanned.
       const live = plan(`SELECT * FROM (
-          SELECT * FROM tasks INDEXED BY tasks_queued WHERE status = 'working' AND started_at IS NULL
+          SELECT * FROM tasks INDEXED BY tasks_queued WHERE status = 'working' AND started_at IS NULL AND wait_mode IS NULL
           UNION ALL
           SELECT * FROM tasks INDEXED BY tasks_started WHERE started_at IS NOT NULL AND status IN ('working', 'input_required')
+          UNION ALL
+          SELECT * FROM tasks INDEXED BY tasks_waiting
+          WHERE wait_mode IS NOT NULL AND started_at IS NULL AND status IN ('working', 'input_required')
         ) ORDER BY created_at, id LIMIT 5`);
       expect(live).toMatch(/SCAN tasks USING INDEX tasks_queued/);
       expect(live).toMatch(/SCAN tasks USING INDEX tasks_started/);
+      expect(live).toMatch(/tasks USING INDEX tasks_waiting/);
       expect(live).not.toMatch(/SCAN tasks(;|$)/);
+      // Durable waits: timers by due time, a new event's waits and a late wait's event by (owner, name).
+      expect(plan(`SELECT * FROM task_waits WHERE due_at IS NOT NULL AND due_at <= 5 ORDER BY due_at LIMIT 5`)).toMatch(
+        /SEARCH task_waits USING INDEX task_waits_due \(due_at>\? AND due_at<\?\)/,
+      );
+      expect(plan(`SELECT * FROM task_waits WHERE kind = 'event' AND owner IS 'a' AND event_name = 'x'`)).toMatch(
+        /SEARCH task_waits USING INDEX task_waits_event \(owner=\? AND event_name=\?\)/,
+      );
+      expect(plan(`SELECT * FROM wait_events WHERE owner IS 'a' AND name = 'x' AND seq > 3 ORDER BY seq LIMIT 1`)).toMatch(
+        /SEARCH wait_events USING (COVERING )?INDEX wait_events_match \(owner=\? AND name=\? AND seq>\?\)/,
+      );
+      expect(plan(`SELECT min(due_at) FROM task_waits WHERE due_at IS NOT NULL`)).toMatch(/task_waits_due/);
     } finally {
       raw.close();
     }

@@ -3,7 +3,17 @@
  * Every statement is a compare-and-set on (lease_owner, lease_expires_at), so two workers never
  * hold one task and a reaper never takes a task whose worker renewed in time.
  */
-import { ACTIVE_SQL, lockedInOrder, statement, TASK_COLUMNS, taskColumnsOf, timelineOf, type Statement, type Tables } from "./sql.js";
+import {
+  ACTIVE_SQL,
+  QUEUED_SQL,
+  lockedInOrder,
+  statement,
+  TASK_COLUMNS,
+  taskColumnsOf,
+  timelineOf,
+  type Statement,
+  type Tables,
+} from "./sql.js";
 
 export interface LeaseStatements {
   /**
@@ -65,7 +75,7 @@ export interface LeaseStatements {
 }
 
 function claimText(t: Tables, names: boolean): string {
-  const queued = "status = 'working' AND lease_owner IS NULL";
+  const queued = QUEUED_SQL;
   const named = names ? " AND q.name = ANY ($7::text[])" : "";
   // The fair order of QueueView (fair-order.ts writes it in plain code): rank within the owner's
   // queue plus the owner's running handlers, then oldest first; tools at their cap are left out
@@ -78,7 +88,7 @@ function claimText(t: Tables, names: boolean): string {
       WHERE q.${queued} AND ${ownerTest}${named} AND q.name NOT IN (SELECT name FROM saturated)
       ORDER BY q.created_at, q.id LIMIT $2`;
   return `WITH RECURSIVE
-    running AS (SELECT owner, name FROM ${t.tasks} WHERE lease_owner IS NOT NULL),
+    running AS (SELECT owner, name FROM ${t.tasks} WHERE lease_owner IS NOT NULL AND wait_mode IS NULL),
     by_owner AS (SELECT owner, count(*) AS n FROM running GROUP BY owner),
     by_name AS (SELECT name, count(*) AS n FROM running GROUP BY name),
     caps AS (SELECT key AS name, value::int AS cap FROM jsonb_each_text($5::jsonb)),
@@ -156,7 +166,8 @@ export function leaseStatements(t: Tables): LeaseStatements {
              attempts + 1, $4::int),
            progress = NULL,
            lease_owner = NULL,
-           lease_expires_at = NULL
+           lease_expires_at = NULL,
+           wait_mode = NULL
          WHERE id = $1 AND lease_owner = $2 AND lease_expires_at <= $3::bigint AND attempts < $4::int
            AND status IN ${ACTIVE_SQL}
          RETURNING id, status, status_message, updated_at),
@@ -176,7 +187,8 @@ export function leaseStatements(t: Tables): LeaseStatements {
            status_message = $4,
            outcome = $5,
            lease_owner = NULL,
-           lease_expires_at = NULL
+           lease_expires_at = NULL,
+           wait_mode = NULL
          WHERE id = $1 AND lease_owner = $2 AND lease_expires_at <= $3::bigint AND status IN ${ACTIVE_SQL}
          RETURNING ${TASK_COLUMNS}),
        ${timelineOf(t, "failed", "updated_at")}
@@ -197,6 +209,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
            status_message = $4,
            lease_owner = NULL,
            lease_expires_at = NULL,
+           wait_mode = NULL,
            attempts = GREATEST(attempts - 1, 0)
          WHERE id = $1 AND lease_owner = $2 AND claim_generation = $5::bigint AND status IN ${ACTIVE_SQL}
          RETURNING ${TASK_COLUMNS}),
@@ -207,35 +220,29 @@ export function leaseStatements(t: Tables): LeaseStatements {
     queuedAhead: statement(
       "queued_ahead",
       `SELECT (SELECT count(*) FROM ${t.tasks} AS q
-               WHERE q.status = 'working' AND q.lease_owner IS NULL AND q.owner IS NOT DISTINCT FROM t.owner
+               WHERE q.status = 'working' AND q.lease_owner IS NULL AND q.wait_mode IS NULL AND q.owner IS NOT DISTINCT FROM t.owner
                  AND (q.created_at, q.id) < (t.created_at, t.id)) AS n
-       FROM ${t.tasks} AS t WHERE t.id = $1 AND t.status = 'working' AND t.lease_owner IS NULL`,
+       FROM ${t.tasks} AS t WHERE t.id = $1 AND t.status = 'working' AND t.lease_owner IS NULL AND t.wait_mode IS NULL`,
     ),
 
-    countQueued: statement(
-      "count_queued",
-      `SELECT count(*) AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL AND owner = $1`,
-    ),
+    countQueued: statement("count_queued", `SELECT count(*) AS n FROM ${t.tasks} WHERE ${QUEUED_SQL} AND owner = $1`),
 
-    countQueuedAnonymous: statement(
-      "count_queued_anonymous",
-      `SELECT count(*) AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL AND owner IS NULL`,
-    ),
+    countQueuedAnonymous: statement("count_queued_anonymous", `SELECT count(*) AS n FROM ${t.tasks} WHERE ${QUEUED_SQL} AND owner IS NULL`),
 
     queueDepths: statement(
       "queue_depths",
-      `SELECT owner, name, count(*)::int AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL GROUP BY owner, name`,
+      `SELECT owner, name, count(*)::int AS n FROM ${t.tasks} WHERE ${QUEUED_SQL} GROUP BY owner, name`,
     ),
 
-    queueDepth: statement("queue_depth", `SELECT count(*) AS n FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL`),
+    queueDepth: statement("queue_depth", `SELECT count(*) AS n FROM ${t.tasks} WHERE ${QUEUED_SQL}`),
 
     queuedSince: statement(
       "queued_since",
-      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL AND created_at <= $1::bigint) AS waiting`,
+      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE ${QUEUED_SQL} AND created_at <= $1::bigint) AS waiting`,
     ),
     queuedSinceNamed: statement(
       "queued_since_named",
-      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE status = 'working' AND lease_owner IS NULL AND created_at <= $1::bigint AND name = ANY ($2::text[])) AS waiting`,
+      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE ${QUEUED_SQL} AND created_at <= $1::bigint AND name = ANY ($2::text[])) AS waiting`,
     ),
   };
 }

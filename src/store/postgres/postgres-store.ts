@@ -64,6 +64,8 @@ import type { TaskKey } from "../../core/idempotency.js";
 import { keyStatements } from "./key-statements.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { checkpointFromRow, type CheckpointRow } from "../sql/rows.js";
+import type { WaitStore } from "../wait-store.js";
+import { postgresWaits, type Query } from "./postgres-waits.js";
 
 /** The pg driver, loaded on first use: a server on SQLite never pays for loading it at start. */
 const requireCjs = createRequire(import.meta.url);
@@ -111,7 +113,7 @@ const FORGET_WORKERS_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_POSTGRES_SCHEMA = "mcp_tasks";
 
 /** A {@link ClusterStore} on PostgreSQL, with the migration step exposed for a fail-fast start. */
-export interface PostgresStore extends ClusterStore, CheckpointStore {
+export interface PostgresStore extends ClusterStore, CheckpointStore, WaitStore {
   /** The PostgreSQL schema the store's tables live in. */
   readonly schema: string;
   /**
@@ -305,6 +307,33 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     }
   };
   const rows = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<R[]> => (await run<R>(query, values)).rows;
+  // Statements that must see each other's effects under one lock (durable waits): one transaction
+  // on one connection, run again whole (twice at most) when a deadlock or a serialization failure
+  // rolled it back, as a single statement is.
+  const transaction = async <T>(work: (query: Query) => Promise<T>): Promise<T> => {
+    await ready();
+    for (let attempt = 1; ; attempt++) {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await work(
+          async <R>(query: Statement, values: unknown[]) =>
+            (await client.query({ name: query.name, text: query.text, values: boundText(values) })).rows as R[],
+        );
+        await client.query("COMMIT");
+        client.release();
+        return result;
+      } catch (error) {
+        // A connection whose transaction could not be rolled back must not go back to the pool.
+        await client.query("ROLLBACK").then(
+          () => client.release(),
+          (rollbackError: unknown) => client.release(rollbackError instanceof Error ? rollbackError : true),
+        );
+        if (attempt >= TRANSIENT_ATTEMPTS || !isTransientRollback(error)) throw error;
+        await pause(Math.random() * 20 * attempt);
+      }
+    }
+  };
   const count = async (query: Statement, values: unknown[]): Promise<number> => (await rows<{ n: number }>(query, values))[0]?.n ?? 0;
 
   // The count deltas (schema.ts, migration 3) are folded into the compacted counts at most once a
@@ -407,7 +436,13 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     return ids.map((id) => byId.get(boundText([id])[0] as string));
   });
 
+  const waits = postgresWaits(tables, {
+    rows: async <R>(query: Statement, values: unknown[]) => (await run(query, values)).rows as R[],
+    transaction,
+  });
+
   return {
+    ...waits,
     schema: schemaName,
 
     migrate: ready,

@@ -107,6 +107,54 @@ const RETENTION_MIGRATION = (t: Tables): string => `
   CREATE INDEX expired_tasks_at ON ${t.expired} (expired_at);
   `;
 
+// Durable waits (../wait-store.ts). `wait_mode` marks a task that holds no handler slot while it
+// waits: a parked one holds no lease and is left out of both queue indexes (rebuilt with the new
+// predicate), so 100,000 of them cost their rows, their waits and one entry of tasks_waiting (which
+// parkedCounts reads) — nothing a claim walks. task_waits: timers and event waits, fired through
+// task_waits_due (FOR UPDATE SKIP LOCKED), matched at emission through task_waits_event, gone with
+// their task. wait_events: the events kept for a wait that starts late (the event window), matched
+// through (owner_key, name, seq). owner_key as in task_counts ('N' without an owner, 'O' || owner),
+// so a null owner is an equality the indexes answer.
+const WAITS_MIGRATION = (t: Tables): string => `
+  ALTER TABLE ${t.tasks} ADD COLUMN wait_mode TEXT CHECK (wait_mode IN ('memory', 'parked'));
+  -- A parked task holds no lease: a write that parks and forgets to drop it fails loudly.
+  ALTER TABLE ${t.tasks} ADD CHECK (wait_mode IS DISTINCT FROM 'parked' OR lease_owner IS NULL);
+  DROP INDEX IF EXISTS ${t.schema}.tasks_queue;
+  CREATE INDEX tasks_queue ON ${t.tasks} (created_at, id) WHERE status = 'working' AND lease_owner IS NULL AND wait_mode IS NULL;
+  DROP INDEX IF EXISTS ${t.schema}.tasks_queue_owner;
+  CREATE INDEX tasks_queue_owner ON ${t.tasks} (owner, created_at, id) WHERE status = 'working' AND lease_owner IS NULL AND wait_mode IS NULL;
+  CREATE INDEX tasks_waiting ON ${t.tasks} (wait_mode) WHERE wait_mode IS NOT NULL;
+
+  CREATE TABLE ${t.waits} (
+    task_id    TEXT COLLATE "C" NOT NULL REFERENCES ${t.tasks} (id) ON DELETE CASCADE,
+    key        TEXT NOT NULL,
+    -- Registration order: breaks ties between waits registered in the same millisecond.
+    seq        BIGINT GENERATED ALWAYS AS IDENTITY,
+    kind       TEXT NOT NULL CHECK (kind IN ('timer', 'event')),
+    owner      TEXT,
+    owner_key  TEXT COLLATE "C" NOT NULL,
+    event_name TEXT COLLATE "C",
+    due_at     BIGINT,
+    after_seq  BIGINT NOT NULL,
+    since      BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (task_id, key)
+  );
+  CREATE INDEX task_waits_due ON ${t.waits} (due_at) WHERE due_at IS NOT NULL;
+  CREATE INDEX task_waits_event ON ${t.waits} (owner_key, event_name) WHERE kind = 'event';
+
+  CREATE TABLE ${t.waitEvents} (
+    seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    owner      TEXT,
+    owner_key  TEXT COLLATE "C" NOT NULL,
+    name       TEXT COLLATE "C" NOT NULL,
+    payload    TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX wait_events_match ON ${t.waitEvents} (owner_key, name, seq);
+  CREATE INDEX wait_events_created ON ${t.waitEvents} (created_at);
+  `;
+
 /**
  * Schema history, oldest first; `migrations` records each version applied. Never edit an applied
  * entry: append a new one.
@@ -243,10 +291,14 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   KEYS_MIGRATION,
   QUEUE_MIGRATION,
   RETENTION_MIGRATION,
+  WAITS_MIGRATION,
 ];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The version that adds durable waits (for tests of upgrades across it). */
+export const WAITS_VERSION = MIGRATIONS.indexOf(WAITS_MIGRATION) + 1;
 
 /** The version that adds the kept counts per (owner, tool, status) (for tests of its backfill). */
 export const COUNTS_VERSION = MIGRATIONS.indexOf(COUNTS_MIGRATION) + 1;

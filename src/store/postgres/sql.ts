@@ -37,6 +37,10 @@ export interface Tables {
   readonly keys: string;
   /** Ids of tasks deleted at their retention, remembered for a while (sweep-statements.ts). */
   readonly expired: string;
+  /** Registered timers and event waits of tasks (wait-statements.ts). */
+  readonly waits: string;
+  /** Events kept for waits that start late (the event window; wait-statements.ts). */
+  readonly waitEvents: string;
 }
 
 /**
@@ -72,6 +76,8 @@ export function tablesOf(schemaName: string): Tables {
     workers: `${schema}.workers`,
     keys: `${schema}.task_keys`,
     expired: `${schema}.expired_tasks`,
+    waits: `${schema}.task_waits`,
+    waitEvents: `${schema}.wait_events`,
   };
 }
 
@@ -90,6 +96,12 @@ function sqlList(values: readonly string[]): string {
  */
 export const ACTIVE_SQL = sqlList(ACTIVE_STATUSES);
 export const TERMINAL_SQL = sqlList(TERMINAL_STATUSES);
+
+/**
+ * The queue: unclaimed `working` tasks that do not wait (a parked task holds no lease and is not
+ * queued). The predicate of the partial indexes tasks_queue and tasks_queue_owner.
+ */
+export const QUEUED_SQL = "status = 'working' AND lease_owner IS NULL AND wait_mode IS NULL";
 
 /**
  * The task columns, listed rather than `*`: a connection's prepared statements keep their result
@@ -112,6 +124,7 @@ const TASK_COLUMN_NAMES = [
   "retryable",
   "outcome",
   "progress",
+  "wait_mode",
 ] as const;
 
 export const TASK_COLUMNS = TASK_COLUMN_NAMES.join(", ");

@@ -112,7 +112,8 @@ export function taskStatements(t: Tables): TaskStatements {
            status_message = CASE WHEN $5::boolean THEN status_message ELSE $6::text END,
            outcome = COALESCE($7::text, outcome),
            lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
-           lease_expires_at = CASE WHEN $8::boolean THEN NULL ELSE lease_expires_at END
+           lease_expires_at = CASE WHEN $8::boolean THEN NULL ELSE lease_expires_at END,
+           wait_mode = CASE WHEN $8::boolean THEN NULL ELSE wait_mode END
          WHERE id = $1 AND status = ANY ($2::text[]) AND ${claimHeld("$9", "$10")}
          RETURNING ${TASK_COLUMNS}),
        ${timelineOf(t, "moved", "updated_at")}${tail}`;
@@ -127,7 +128,8 @@ export function taskStatements(t: Tables): TaskStatements {
            status_message = CASE WHEN c.keep_message THEN t.status_message ELSE c.status_message END,
            outcome = COALESCE(c.outcome, t.outcome),
            lease_owner = CASE WHEN c.terminal THEN NULL ELSE t.lease_owner END,
-           lease_expires_at = CASE WHEN c.terminal THEN NULL ELSE t.lease_expires_at END
+           lease_expires_at = CASE WHEN c.terminal THEN NULL ELSE t.lease_expires_at END,
+           wait_mode = CASE WHEN c.terminal THEN NULL ELSE t.wait_mode END
          FROM change AS c JOIN locked AS l ON l.id = c.id
          WHERE t.id = c.id AND t.status = ANY (string_to_array(c.sources, ',')) AND ${claimHeld("c.claim_owner", "c.claim_generation", "t")}
          RETURNING ${taskColumnsOf("t")}),

@@ -24,6 +24,8 @@ export interface TaskRow<Flag = number | boolean> {
   retryable: Flag;
   outcome: string | null;
   progress: string | null;
+  /** Absent from rows of a query that does not select it. */
+  wait_mode?: "memory" | "parked" | null;
 }
 
 export interface InputRow {
@@ -72,6 +74,8 @@ export function taskFromRow(row: TaskRow): TaskRecord {
     expiresAt: row.expires_at,
     outcome: parseNullable<TaskOutcome>(row.outcome),
     progress: parseNullable<TaskProgress>(row.progress),
+    // Only while the task waits, so a task that never waited reads as it always did.
+    ...(row.wait_mode != null && { waitMode: row.wait_mode }),
   };
 }
 

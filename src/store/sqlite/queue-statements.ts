@@ -1,6 +1,6 @@
 /** The single node's run queue (run-queue.ts): the fair claim, and what it shows of the queue. */
 import type { Database, Statement } from "better-sqlite3";
-import { QUEUED_SQL, STARTED_SQL, type TaskRow } from "./rows.js";
+import { QUEUED_SQL, RUNNING_SQL, STARTED_SQL, type TaskRow } from "./rows.js";
 
 export interface ClaimParams {
   limit: number;
@@ -39,7 +39,7 @@ export function prepareQueueStatements(db: Database): QueueStatements {
     // per created task.
     claim: db.prepare<[ClaimParams], TaskRow>(`
       WITH running AS (
-        SELECT owner, name FROM tasks INDEXED BY tasks_started WHERE ${STARTED_SQL}),
+        SELECT owner, name FROM tasks INDEXED BY tasks_started WHERE ${RUNNING_SQL}),
       by_owner AS (SELECT owner, count(*) AS n FROM running GROUP BY owner),
       by_name AS (SELECT name, count(*) AS n FROM running GROUP BY name),
       caps AS (SELECT key AS name, value AS cap FROM json_each(@caps)),

@@ -20,7 +20,13 @@ export const ACTIVE_SQL = sqlList(ACTIVE_STATUSES);
 export const TERMINAL_SQL = sqlList(TERMINAL_STATUSES);
 
 /** The run queue: tasks waiting for a handler (the partial index `tasks_queued`). */
-export const QUEUED_SQL = "status = 'working' AND started_at IS NULL";
+export const QUEUED_SQL = "status = 'working' AND started_at IS NULL AND wait_mode IS NULL";
 
-/** Tasks whose handler has started and not ended (the partial index `tasks_started`). */
+/**
+ * Tasks whose handler has started and not ended (the partial index `tasks_started`), waiting in
+ * memory or not: what recovery looks at. A parked task has no started_at.
+ */
 export const STARTED_SQL = `started_at IS NOT NULL AND status IN ${ACTIVE_SQL}`;
+
+/** The handlers running now, for the caps: started tasks whose handler does not wait (wait mode "memory"). */
+export const RUNNING_SQL = `${STARTED_SQL} AND wait_mode IS NULL`;

@@ -100,6 +100,48 @@ const LEAN_INDEXES_MIGRATION = `
   DROP INDEX IF EXISTS tasks_active;
   `;
 
+// Durable waits (../wait-store.ts). `wait_mode` marks a task that holds no handler slot while it
+// waits: a parked one is in neither run-queue index (tasks_queued now leaves it out; it has no
+// started_at), so 100,000 of them cost their rows, their waits and one entry of tasks_waiting
+// (which parkedCounts reads) — nothing a claim or a count of the queue walks.
+// task_waits: timers and event waits, fired from task_waits_due, matched at emission through
+// task_waits_event. wait_events: the events kept for a wait that starts late (the event window),
+// matched through (owner, name, seq); seq only grows (AUTOINCREMENT: never reused after a drop).
+const WAITS_MIGRATION = `
+  ALTER TABLE tasks ADD COLUMN wait_mode TEXT CHECK (wait_mode IN ('memory', 'parked'));
+  DROP INDEX tasks_queued;
+  CREATE INDEX tasks_queued ON tasks (owner, created_at, id) WHERE status = 'working' AND started_at IS NULL AND wait_mode IS NULL;
+  CREATE INDEX tasks_waiting ON tasks (wait_mode) WHERE wait_mode IS NOT NULL;
+
+  CREATE TABLE task_waits (
+    task_id    TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    kind       TEXT NOT NULL CHECK (kind IN ('timer', 'event')),
+    owner      TEXT,
+    event_name TEXT,
+    due_at     INTEGER,
+    after_seq  INTEGER NOT NULL,
+    since      INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (task_id, key)
+  );
+  CREATE INDEX task_waits_due ON task_waits (due_at) WHERE due_at IS NOT NULL;
+  CREATE INDEX task_waits_event ON task_waits (owner, event_name) WHERE kind = 'event';
+  CREATE TRIGGER task_waits_deleted AFTER DELETE ON tasks BEGIN
+    DELETE FROM task_waits WHERE task_id = OLD.id;
+  END;
+
+  CREATE TABLE wait_events (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner      TEXT,
+    name       TEXT NOT NULL,
+    payload    TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX wait_events_match ON wait_events (owner, name, seq);
+  CREATE INDEX wait_events_created ON wait_events (created_at);
+  `;
+
 /**
  * Schema history, oldest first. `PRAGMA user_version` records how many have been applied, so a
  * migration runs exactly once per file. Never edit an applied entry: append a new one.
@@ -214,10 +256,17 @@ const MIGRATIONS: readonly string[] = [
   QUEUE_MIGRATION,
   RETENTION_MIGRATION,
   LEAN_INDEXES_MIGRATION,
+  WAITS_MIGRATION,
 ];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The version that drops the third index of live tasks (for tests of upgrades across it). */
+export const LEAN_INDEXES_VERSION = MIGRATIONS.indexOf(LEAN_INDEXES_MIGRATION) + 1;
+
+/** The version that adds durable waits (for tests of upgrades across it). */
+export const WAITS_VERSION = MIGRATIONS.indexOf(WAITS_MIGRATION) + 1;
 
 /** The version that adds the kept counts per (owner, tool, status) (for tests of its backfill). */
 export const COUNTS_VERSION = MIGRATIONS.indexOf(COUNTS_MIGRATION) + 1;

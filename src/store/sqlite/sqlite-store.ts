@@ -54,6 +54,8 @@ import { explainOpenFailure } from "./open-failure.js";
 import { prepareQueueStatements } from "./queue-statements.js";
 import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
 import type { TaskRow } from "./rows.js";
+import type { WaitStore } from "../wait-store.js";
+import { sqliteWaits } from "./sqlite-waits.js";
 
 /**
  * The group-commit key of a claim. It names no task, so a lookup of one task does not flush the
@@ -83,7 +85,10 @@ function isFilePath(path: string): boolean {
  * Every status change is a single compare-and-set `UPDATE … WHERE status IN (…)`, so concurrent
  * writers (other requests, other processes) can never move a terminal task (T-LIFE-3, T-CANCEL-4).
  */
-export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore {
+export function sqliteStore(
+  path: string,
+  options: SqliteStoreOptions = {},
+): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore & WaitStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
   let db: Database.Database;
   try {
@@ -121,6 +126,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
 
   const group = new GroupCommit(db);
   const streamEvents = sqliteStreamEvents(db, group);
+  const waits = sqliteWaits(db, group, checkpoints);
 
   // .all(), never .get(), for a write with RETURNING: .get() steps once and resets, and
   // better-sqlite3 drops the reset's error — a commit that failed (SQLITE_FULL, an I/O error)
@@ -169,6 +175,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   };
 
   return {
+    ...waits,
+
     async createKeyed(task: NewTask, key: TaskKey): Promise<KeyedCreation> {
       return group.run(task.id, () => insertKeyed(task, key));
     },

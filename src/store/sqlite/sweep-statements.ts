@@ -68,12 +68,15 @@ export function prepareSweepStatements(db: Database): SweepStatements {
     // A live task is either queued (working, no handler yet) or started (working or
     // input_required with a handler): the two partial indexes the run queue keeps hold every one
     // of them, so no third index of live tasks has to be written with every creation and ending.
+    // A parked task is in neither: tasks_waiting holds it (and only waiting tasks).
     // INDEXED BY: left to itself the planner walks tasks_created for the ORDER BY and reads every task.
     activeTasks: db.prepare<[number], TaskRow>(`
       SELECT * FROM (
         SELECT * FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL}
         UNION ALL
         SELECT * FROM tasks INDEXED BY tasks_started WHERE ${STARTED_SQL}
+        UNION ALL
+        SELECT * FROM tasks INDEXED BY tasks_waiting WHERE wait_mode IS NOT NULL AND started_at IS NULL AND status IN ${ACTIVE_SQL}
       ) ORDER BY created_at, id LIMIT ?`),
 
     countActive: db.prepare<[string], { n: number }>(`

@@ -1,6 +1,6 @@
 /** Creating, reading, listing and moving single tasks. */
 import type { Database, Statement } from "better-sqlite3";
-import { ACTIVE_SQL, type TaskRow } from "./rows.js";
+import { ACTIVE_SQL, TERMINAL_SQL, type TaskRow } from "./rows.js";
 
 export interface InsertTaskParams {
   id: string;
@@ -84,7 +84,10 @@ export function prepareTaskStatements(db: Database): TaskStatements {
         outcome = COALESCE(@outcome, outcome),
         -- Only a handler asks questions: a task in input_required has started, so it is among the
         -- started tasks (tasks_started) even when a caller moved it there without a claim.
-        started_at = CASE WHEN @to = 'input_required' THEN COALESCE(started_at, @now) ELSE started_at END
+        -- A parked task asks nothing (no handler runs it); it stays out of the started tasks.
+        started_at = CASE WHEN @to = 'input_required' AND wait_mode IS NOT 'parked' THEN COALESCE(started_at, @now) ELSE started_at END,
+        -- A finished task waits for nothing.
+        wait_mode = CASE WHEN @to IN ${TERMINAL_SQL} THEN NULL ELSE wait_mode END
       WHERE id = @id AND status IN (SELECT value FROM json_each(@from))
       RETURNING *`),
 
