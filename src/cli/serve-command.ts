@@ -79,7 +79,7 @@ const DEFAULT_CLUSTER_WORKERS = 8;
 export function serveCommand(): Command {
   const command = serverOptions(new Command("serve").description(COMMAND_SUMMARIES.serve.description), (c) =>
     c
-      .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, sample, batch, steps)")
+      .option("--demo", "expose the demo tools (echo, sleep, fail, throw, ask, nap, approve, sample, batch, steps)")
       .option("--tools <module>", "load tools from a module exporting default (app) => void"),
   );
   return withServeAction(command, (opts) => {

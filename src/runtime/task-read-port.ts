@@ -1,3 +1,4 @@
+import { isWaitStore } from "../store/wait-store.js";
 import type { ListPosition } from "../core/cursor.js";
 import { retainedUntil, type InputRequest, type StatusChange, type TaskRecord } from "../core/task.js";
 import type { TaskStatus } from "../core/task-status.js";
@@ -13,6 +14,8 @@ import type { OwnerScope, TaskFilter, TaskStore } from "../store/task-store.js";
  * so its owner check, limits, audit line and events cannot be skipped.
  */
 export interface TaskReadPort {
+  /** Whether the store keeps durable waits: only then can a task be parked (and `TaskFilter.parked` find any). */
+  readonly keepsWaits: boolean;
   /** The task as `scope` may see it (default: any owner, for operators), or null. No expiry check, no audit. */
   task(id: string, scope?: OwnerScope): Promise<TaskRecord | null>;
   /** Up to `limit` tasks matching `filter`, newest first, older than `after`. */
@@ -48,6 +51,7 @@ export function taskReadPort(store: TaskStore, clustered: boolean, keepFinishedM
   const leases = clustered && isLeaseStore(store) ? store : null;
   const retained = (task: TaskRecord): TaskRecord => ({ ...task, expiresAt: retainedUntil(task, keepFinishedMs) });
   return {
+    keepsWaits: isWaitStore(store),
     task: async (id, scope = { any: true }) => {
       const task = await store.get(id, scope);
       return task && retained(task);

@@ -75,8 +75,12 @@ export function wholeLimit(limit: number): number {
 }
 
 /** Whether a task matches a {@link TaskFilter}: the predicate both stores' `search` share. */
-export function matchesFilter(task: Pick<TaskRecord, "id" | "owner" | "status" | "name" | "createdAt">, filter: TaskFilter): boolean {
+export function matchesFilter(
+  task: Pick<TaskRecord, "id" | "owner" | "status" | "name" | "createdAt" | "waitMode">,
+  filter: TaskFilter,
+): boolean {
   if (!("any" in filter.scope) && task.owner !== filter.scope.owner) return false;
+  if (filter.parked === true && task.waitMode !== "parked") return false;
   if (filter.statuses !== undefined && !filter.statuses.includes(task.status)) return false;
   if (filter.idPrefix !== undefined && !task.id.startsWith(filter.idPrefix)) return false;
   if (
@@ -105,11 +109,15 @@ export function zeroStatusCounts(): Record<TaskStatus, number> {
 /**
  * Whether `filter` is answered from the counts kept per (owner, tool, status) — scope, name and
  * statuses only — without reading a task. The web view's other filters (id prefix, owner name,
- * creation time) count the matching rows with an ordinary query.
+ * creation time, parked) count the matching rows with an ordinary query.
  */
 export function countsFromTotals(filter: TaskFilter): boolean {
   return (
-    filter.idPrefix === undefined && filter.ownerName === undefined && filter.createdFrom === undefined && filter.createdTo === undefined
+    filter.idPrefix === undefined &&
+    filter.ownerName === undefined &&
+    filter.createdFrom === undefined &&
+    filter.createdTo === undefined &&
+    filter.parked !== true
   );
 }
 

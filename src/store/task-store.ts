@@ -86,6 +86,12 @@ export interface TaskFilter {
   createdFrom?: number;
   /** Only tasks created before this time (ms since the epoch). */
   createdTo?: number;
+  /**
+   * Only parked tasks (wait mode "parked": their handler unloaded until what they wait for
+   * arrives). A store that keeps durable waits (`WaitStore`) honours it; the web view refuses
+   * the filter on any other.
+   */
+  parked?: boolean;
 }
 
 /**

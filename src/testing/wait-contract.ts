@@ -274,6 +274,21 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
         expect(await store().waitMode(inMemory.id)).toBe("memory");
       });
 
+      it("search and countByStatus with {parked: true} see only parked tasks (the web view's filter)", async () => {
+        const parked = await task();
+        const inMemory = await task();
+        await task();
+        await store().registerWait(eventWait(parked, "$event#1", "go"));
+        await store().registerWait(eventWait(inMemory, "$event#1", "go"));
+        expect(await store().setWaitMode(parked.id, "parked")).toBe(true);
+        expect(await store().setWaitMode(inMemory.id, "memory")).toBe(true);
+        const found = await store().search({ scope: { any: true }, parked: true }, null, 10);
+        expect(found.map((t) => t.id)).toEqual([parked.id]);
+        expect((await store().search({ scope: { owner: "bob" }, parked: true }, null, 10)).length).toBe(0);
+        expect((await store().countByStatus({ scope: { owner: "alice" }, parked: true })).working).toBe(1);
+        expect((await store().countByStatus({ scope: { owner: "alice" } })).working).toBe(3);
+      });
+
       it("the mode shows in every read (get, list, search) and is cleared by null", async () => {
         const a = await task();
         await store().registerWait(eventWait(a, "$event#1", "go"));

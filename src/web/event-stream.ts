@@ -32,7 +32,7 @@ export function eventStream(deps: ApiDeps, feed: TaskFeed, caps: EventStreamCaps
     }
     let counting: TaskFilter;
     try {
-      counting = countingFilter(parseViewFilter(ctx.url.searchParams, viewer));
+      counting = countingFilter(parseViewFilter(ctx.url.searchParams, viewer, deps.app.engine.inspect.keepsWaits));
     } catch (error) {
       if (!(error instanceof WebRequestError)) throw error;
       sendApiJson(res, error.status, { error: { message: error.message } });

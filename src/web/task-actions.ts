@@ -1,5 +1,6 @@
 /**
- * The web API's actions on tasks: cancel (one or several), answer a pending question, re-run.
+ * The web API's actions on tasks: cancel (one or several), answer a pending question, re-run,
+ * emit an event for a waiting task's owner.
  * Each acts through the engine as the task's owner would (an admin on the owner's behalf), on
  * tasks the viewer may see only: another owner's task is "not found" like an unknown id (T-SEC-3).
  */
@@ -177,6 +178,46 @@ export function rerunTask(deps: ApiDeps): ApiHandler {
       "task re-run from the web view",
     );
     return { task: toSummary(created), rerunOf: task.id };
+  };
+}
+
+const EmitBody = z.strictObject({ name: z.string().min(1).max(256), payload: z.unknown().optional() });
+
+/**
+ * `POST /tasks/api/tasks/:id/events` with `{"name": "…", "payload"?: …}` (admins only): emits an
+ * event for the task's owner (docs/durable-execution.md, Events) — what an approver does for an
+ * `approve` task with `approval/<taskId>` — and answers `{seq, woken}`. Every task of that owner
+ * waiting for the name wakes, not only this one: the task is where the operator saw the wait.
+ */
+export function emitEvent(deps: ApiDeps): ApiHandler {
+  return async (viewer, ctx, req) => {
+    if (!viewer.admin) throw new WebRequestError("forbidden", "Only an admin can emit events from the web view");
+    const id = ctx.params["id"] ?? "";
+    const engine = deps.app.engine;
+    const task = await engine.inspect.task(id, viewer.scope);
+    if (!task) throw new WebRequestError("not_found", "Task not found");
+    const { name, payload } = parseBody(EmitBody, await readJson(deps, req), '{"name": "<event name>", "payload": <JSON>}');
+    ctx.logger.info(
+      {
+        audit: "emit_requested",
+        via: "web",
+        taskId: id,
+        owner: task.owner,
+        event: name,
+        peer: ctx.peer ?? null,
+        principal: viewer.principal,
+        requestId: ctx.requestId,
+      },
+      "event emitted from the web view",
+    );
+    try {
+      return await engine.emit(callerFor(viewer, ctx, task), name, payload ?? null);
+    } catch (error) {
+      if (error instanceof TaskError && (error.data as { name?: unknown } | undefined)?.name === "event_bytes") {
+        throw new WebRequestError("body_too_large", error.message);
+      }
+      throw error;
+    }
   };
 }
 

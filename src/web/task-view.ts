@@ -34,6 +34,12 @@ export interface TaskSummary {
   ownerName: string | null;
   status: TaskStatus;
   statusMessage: string | null;
+  /**
+   * How a waiting task waits (its statusMessage says for what and until when): "parked" (its
+   * handler unloaded until what it waits for arrives), "memory" (its handler waits in its process,
+   * holding no slot), or null (not waiting, or a store that keeps no waits).
+   */
+  waitMode: "parked" | "memory" | null;
   createdAt: number;
   updatedAt: number;
   expiresAt: number | null;
@@ -72,6 +78,7 @@ export function toSummary(task: TaskRecord): TaskSummary {
     ownerName: task.owner === null ? null : ownerSubject(task.owner),
     status: task.status,
     statusMessage: task.statusMessage,
+    waitMode: task.waitMode ?? null,
     createdAt: task.createdAt,
     updatedAt: task.updatedAt,
     expiresAt: task.expiresAt,

@@ -15,19 +15,27 @@ export interface ViewQuery {
 }
 
 /**
- * Reads `status` (comma-separated), `tool`, `id` (a prefix of the task id), `owner` (admins only:
+ * Reads `status` (comma-separated), `tool`, `id` (a prefix of the task id), `parked` (`1` or
+ * `true`: only parked tasks), `owner` (admins only:
  * a name as a person types it, `alice`, or a whole owner key, `local|alice`), `from` / `to` (the
  * creation time: ms since the epoch or an ISO 8601 date; from inclusive, to exclusive), `limit`
  * and `after` (a cursor from `nextCursor`). The viewer's scope always bounds the filter.
  *
  * @throws WebRequestError 400 for a malformed value, 403 for a non-admin's owner filter.
  */
-export function parseViewQuery(params: URLSearchParams, viewer: Viewer): ViewQuery {
-  return { filter: parseViewFilter(params, viewer), after: parseCursor(params.get("after")), limit: parseLimit(params.get("limit")) };
+export function parseViewQuery(params: URLSearchParams, viewer: Viewer, keepsWaits = true): ViewQuery {
+  return {
+    filter: parseViewFilter(params, viewer, keepsWaits),
+    after: parseCursor(params.get("after")),
+    limit: parseLimit(params.get("limit")),
+  };
 }
 
-/** The filter part of a view query (also what the live feed counts by). */
-export function parseViewFilter(params: URLSearchParams, viewer: Viewer): TaskFilter {
+/**
+ * The filter part of a view query (also what the live feed counts by). `keepsWaits`: whether the
+ * store keeps durable waits (else no task is ever parked, and the `parked` filter is refused).
+ */
+export function parseViewFilter(params: URLSearchParams, viewer: Viewer, keepsWaits = true): TaskFilter {
   const filter: TaskFilter = { scope: viewer.scope };
   const value = (name: string): string | null => {
     const text = params.get(name)?.trim();
@@ -43,6 +51,16 @@ export function parseViewFilter(params: URLSearchParams, viewer: Viewer): TaskFi
   if (owner !== null) {
     if (!viewer.admin) throw new WebRequestError("forbidden", "Only an admin can filter by owner: you see your own tasks");
     filter.ownerName = owner;
+  }
+  const parked = value("parked");
+  if (parked !== null) {
+    if (parked !== "1" && parked !== "true" && parked !== "0" && parked !== "false") {
+      throw new WebRequestError("invalid_params", "Invalid parked: 1 (only parked tasks) or 0");
+    }
+    if (parked === "1" || parked === "true") {
+      if (!keepsWaits) throw new WebRequestError("invalid_params", "This server's task store keeps no parked tasks");
+      filter.parked = true;
+    }
   }
   const from = value("from");
   if (from !== null) filter.createdFrom = parseTime("from", from);

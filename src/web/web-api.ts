@@ -91,7 +91,7 @@ export function sessionInfo(deps: ApiDeps): ApiHandler {
 /** `GET /tasks/api/tasks`: one page, newest first, plus the counts per status of the filtered tasks. */
 export function listTasks(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
-    const query = parseViewQuery(ctx.url.searchParams, viewer);
+    const query = parseViewQuery(ctx.url.searchParams, viewer, deps.app.engine.inspect.keepsWaits);
     const store = deps.app.engine.inspect;
     const rows = await store.search(query.filter, query.after, query.limit + 1);
     const page = rows.slice(0, query.limit);
@@ -113,7 +113,7 @@ export function listTasks(deps: ApiDeps): ApiHandler {
  */
 export function taskStatsOf(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
-    const filter = parseViewFilter(ctx.url.searchParams, viewer);
+    const filter = parseViewFilter(ctx.url.searchParams, viewer, deps.app.engine.inspect.keepsWaits);
     const engine = deps.app.engine;
     const stats = await taskStats(engine.inspect, filter, Date.now());
     const queueDepth = await engine.inspect.queueDepth();

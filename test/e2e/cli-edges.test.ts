@@ -225,7 +225,7 @@ describe("help texts", { timeout: 60_000 }, () => {
 
   it("serve --help lists every demo tool, steps included", async () => {
     const run = await runCli(["serve", "--help"]);
-    expect(run.stdout.replace(/\s+/g, " ")).toContain("(echo, sleep, fail, throw, ask, sample, batch, steps)");
+    expect(run.stdout.replace(/\s+/g, " ")).toContain("(echo, sleep, fail, throw, ask, nap, approve, sample, batch, steps)");
   });
 });
 

@@ -46,6 +46,7 @@ function whereOf(filter: TaskFilter, values: unknown[]): string[] {
   }
   if (filter.createdFrom !== undefined) clauses.push(`created_at >= ${bind(filter.createdFrom)}`);
   if (filter.createdTo !== undefined) clauses.push(`created_at < ${bind(filter.createdTo)}`);
+  if (filter.parked === true) clauses.push("wait_mode = 'parked'");
   return clauses;
 }
 

@@ -49,6 +49,7 @@ function whereOf(filter: TaskFilter): { clauses: string[]; params: Param[] } {
     clauses.push("created_at < ?");
     params.push(filter.createdTo);
   }
+  if (filter.parked === true) clauses.push("wait_mode = 'parked'");
   return { clauses, params };
 }
 

@@ -9,11 +9,11 @@ const PAGE = 100;
 
 const $ = (id) => document.getElementById(id);
 
-/** The filters, as they appear in the page's URL (`?status=…&tool=…&owner=…&id=…&from=…&to=…&task=…`). */
-const FILTER_KEYS = ["status", "tool", "owner", "id", "from", "to"];
+/** The filters, as they appear in the page's URL (`?status=…&tool=…&owner=…&id=…&from=…&to=…&parked=1&task=…`). */
+const FILTER_KEYS = ["status", "tool", "owner", "id", "from", "to", "parked"];
 
 function emptyFilter() {
-  return { status: "", tool: "", owner: "", id: "", from: "", to: "" };
+  return { status: "", tool: "", owner: "", id: "", from: "", to: "", parked: "" };
 }
 
 const state = {
@@ -65,6 +65,23 @@ function badge(status) {
     el("span", { className: `dot ${status}` }),
     el("span", { text: status.replace("_", " ") }),
   ]);
+}
+
+/**
+ * How a waiting task waits, beside its status message (which says for what and until when):
+ * parked (its handler unloaded until what it waits for arrives) or in memory (holding no slot).
+ */
+function waitTag(task) {
+  if (!task.waitMode || !ACTIVE.has(task.status)) return null;
+  const parked = task.waitMode === "parked";
+  return el("span", {
+    className: `wait ${task.waitMode}`,
+    text: parked ? "parked" : "waiting",
+    title: parked
+      ? "Parked: nothing of it runs or stays in memory until what it waits for arrives; then any node resumes it"
+      : "Waiting in its process without holding a handler slot",
+    dataset: { waitMode: task.waitMode },
+  });
 }
 
 function formatTime(ms) {
@@ -134,6 +151,7 @@ function filterParams(withStatus = true) {
   if (f.tool) params.set("tool", f.tool);
   if (f.owner) params.set("owner", f.owner);
   if (f.id) params.set("id", f.id);
+  if (f.parked) params.set("parked", "1");
   const from = localToMs(f.from);
   const to = localToMs(f.to);
   if (from !== null) params.set("from", String(from));
@@ -158,6 +176,7 @@ function matchesFilter(task) {
     (!f.tool || task.tool === f.tool) &&
     (!f.owner || (task.owner !== null && (task.owner === f.owner || task.ownerName === f.owner))) &&
     (!f.id || task.id.startsWith(f.id)) &&
+    (!f.parked || task.waitMode === "parked") &&
     (from === null || task.createdAt >= from) &&
     (to === null || task.createdAt < to)
   );
@@ -195,6 +214,7 @@ function showFilters() {
   $("f-tool").value = f.tool;
   $("f-owner").value = f.owner;
   $("f-id").value = f.id;
+  $("f-parked").checked = Boolean(f.parked);
   $("f-from").value = f.from;
   $("f-to").value = f.to;
 }
@@ -504,7 +524,7 @@ function renderTable() {
   // A ticked task that left the view (filtered out, expired) is no longer part of a bulk action.
   for (const id of state.checked) if (!state.tasks.has(id)) state.checked.delete(id);
   const rows = tasks.map((task) => {
-    const row = el("tr", { dataset: { taskId: task.id, status: task.status, tool: task.tool } }, [
+    const row = el("tr", { dataset: { taskId: task.id, status: task.status, tool: task.tool, waitMode: task.waitMode || "" } }, [
       el("td", { className: "check" }, [checkBox(task)]),
       el("td", { className: "status" }, [badge(task.status)]),
       el("td", { className: "mono tool", text: task.tool }),
@@ -513,7 +533,7 @@ function renderTable() {
       el("td", { className: "time updated", text: formatTime(task.updatedAt) }),
       el("td", { className: "age", text: formatDuration(ageOf(task)) }),
       el("td", { className: "prog" }, [progressCell(task)]),
-      el("td", { className: "msg", text: task.statusMessage || "" }),
+      el("td", { className: "msg" }, [waitTag(task), task.statusMessage ? document.createTextNode(task.statusMessage) : null]),
       el("td", { className: "actions" }, [ACTIVE.has(task.status) ? cancelButton(task) : null]),
     ]);
     if (task.id === state.selected) row.classList.add("selected");
@@ -914,7 +934,10 @@ async function renderDetail() {
     ]),
     el("div", { className: "id mono", text: task.id }),
   ];
-  if (task.statusMessage) parts.push(el("p", { text: task.statusMessage }));
+  if (task.statusMessage || waitTag(task))
+    parts.push(
+      el("p", { className: "status-message" }, [waitTag(task), task.statusMessage ? document.createTextNode(task.statusMessage) : null]),
+    );
   const fields = el("dl");
   const field = (name, value) => fields.append(el("dt", { text: name }), el("dd", { text: value }));
   field(
@@ -960,6 +983,11 @@ async function renderDetail() {
       ),
     );
   }
+  // An admin acts for the approver (or whatever else the task waits for): an event for its owner.
+  if (state.session && state.session.admin && task.waitMode && ACTIVE.has(task.status)) {
+    parts.push(...section("Emit an event", emitCard(task)));
+  }
+
   const answered = task.inputs.filter((input) => input.answer !== null || !ACTIVE.has(task.status));
   if (answered.length > 0) {
     const exchanges = answered.map((input) =>
@@ -1022,6 +1050,71 @@ function rerunButton(task) {
     }
   });
   return button;
+}
+
+// ---- emitting an event for a waiting task (admins) ------------------------------------------
+
+/**
+ * A form that emits an event for the task's owner (POST /tasks/api/tasks/:id/events): a name —
+ * `approval/<taskId>` to start with, what the demo tool approve waits for — and a JSON payload.
+ * Every task of that owner waiting for the name wakes.
+ */
+function emitCard(task) {
+  const key = `emit:${task.id}`;
+  const draft = state.drafts.get(key) || {
+    name: `approval/${task.id}`,
+    payload: JSON.stringify({ approved: true, by: state.session.principal }),
+  };
+  state.drafts.set(key, draft);
+  const card = el("form", { className: "exchange emit", dataset: { taskId: task.id } });
+  card.noValidate = true;
+  const name = el("input", { dataset: { field: "emit-name" } });
+  name.spellcheck = false;
+  name.value = draft.name;
+  name.addEventListener("input", () => (draft.name = name.value));
+  const payload = el("textarea", { className: "mono", dataset: { field: "emit-payload" } });
+  payload.rows = 3;
+  payload.spellcheck = false;
+  payload.value = draft.payload;
+  payload.addEventListener("input", () => (draft.payload = payload.value));
+  const error = el("p", { className: "error", dataset: { role: "emit-error" } });
+  const send = el("button", { text: "Emit event", dataset: { action: "emit" } });
+  send.type = "submit";
+  card.append(
+    el("p", { className: "muted", text: "Wakes every task of this task's owner that waits for an event of this name." }),
+    el("label", { className: "field" }, [el("span", { text: "Name" }), name]),
+    el("label", { className: "field" }, [el("span", { text: "Payload (JSON)" }), payload]),
+    el("div", { className: "answer-actions" }, [send]),
+    error,
+  );
+  card.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.textContent = "";
+    let value = null;
+    if (payload.value.trim() !== "") {
+      try {
+        value = JSON.parse(payload.value);
+      } catch {
+        error.textContent = "The payload is not JSON.";
+        return;
+      }
+    }
+    send.disabled = true;
+    try {
+      const { woken } = await api(`/tasks/api/tasks/${encodeURIComponent(task.id)}/events`, {
+        method: "POST",
+        body: JSON.stringify({ name: name.value.trim(), payload: value }),
+      });
+      state.drafts.delete(key);
+      notice(`Emitted ${name.value.trim()}: woke ${woken} task${woken === 1 ? "" : "s"}.`);
+      refreshDetailSoon();
+    } catch (failure) {
+      if (failure instanceof Unauthorized) return signOut(failure.message);
+      error.textContent = failure.message;
+      send.disabled = false;
+    }
+  });
+  return card;
 }
 
 // ---- answering a task's question ------------------------------------------------------------
@@ -1220,6 +1313,7 @@ function onFilterChange() {
     id: $("f-id").value.trim(),
     from: $("f-from").value,
     to: $("f-to").value,
+    parked: $("f-parked").checked ? "1" : "",
   };
   const countsChange = FILTER_KEYS.some((key) => key !== "status" && next[key] !== state.filter[key]);
   state.filter = next;
@@ -1256,6 +1350,7 @@ function start() {
   $("f-owner").addEventListener("search", onFilterChange);
   $("f-from").addEventListener("change", onFilterChange);
   $("f-to").addEventListener("change", onFilterChange);
+  $("f-parked").addEventListener("change", onFilterChange);
   $("filters").addEventListener("submit", (event) => {
     event.preventDefault();
     onFilterChange();
