@@ -56,9 +56,7 @@ export interface StoredEvent {
  * so a replayed run gets it back like any step result.
  */
 export type WaitOutcome =
-  | { fired: "timer"; at: number }
-  | { fired: "timeout"; at: number }
-  | { fired: "event"; at: number; seq: number; payload: unknown };
+  { fired: "timer"; at: number } | { fired: "timeout"; at: number } | { fired: "event"; at: number; seq: number; payload: unknown };
 
 /** A task one write woke: `parked` ones were queued again; the others' handlers wait in some process. */
 export interface WokenTask {

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { allowedSources } from "../../src/core/task-status.js";
 import type { TaskOutcome } from "../../src/core/task.js";
-import { COUNTS_VERSION, migrate, SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
+import { COUNTS_VERSION, LEAN_INDEXES_VERSION, migrate, SCHEMA_VERSION } from "../../src/store/sqlite/schema.js";
 import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { TaskStore } from "../../src/store/task-store.js";
 import { newTask, storeContract } from "../../src/testing/store-contract.js";
@@ -209,7 +209,7 @@ describe("sqliteStore: durability and files", () => {
   it("an upgrade drops the index of live tasks; the live tasks and the per-owner counts read the same from what remains", async () => {
     const path = freshPath();
     const raw = new Database(path);
-    migrate(raw, SCHEMA_VERSION - 1);
+    migrate(raw, LEAN_INDEXES_VERSION - 1);
     insertOldTask(raw, { id: "t-queued", status: "working", createdAt: 300, updatedAt: 300, startedAt: null });
     insertOldTask(raw, { id: "t-running", status: "working", createdAt: 100, updatedAt: 100, startedAt: 110 });
     insertOldTask(raw, { id: "t-asking", status: "input_required", createdAt: 200, updatedAt: 200, startedAt: 210 });

@@ -39,6 +39,8 @@ import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
 import { memoryStreamEvents } from "./memory-stream-events.js";
 import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
 import { fairPick } from "../fair-order.js";
+import { memoryOutbox } from "./memory-outbox.js";
+import type { OutboxStore } from "../outbox-store.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
@@ -48,7 +50,9 @@ import { fairPick } from "../fair-order.js";
  * Records are deep-copied on the way in and out, so a caller holding a returned record cannot
  * change what other callers see (a durable store gives that for free by serializing).
  */
-export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
+export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & OutboxStore {
+  // Webhook events, appended by `transition` in the same (synchronous) step as the move.
+  const { recordTransition, ...outbox } = memoryOutbox();
   const tasks = new Map<string, TaskRecord>();
   // Map iteration follows insertion order, which is the tie-break for inputs created in the same ms.
   const inputs = new Map<string, Map<string, InputRequest>>();
@@ -106,6 +110,7 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
   };
 
   return {
+    ...outbox,
     async create(task: NewTask): Promise<TaskRecord> {
       open();
       return insert(task);
@@ -209,6 +214,7 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore {
       if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
       if (patch.outcome !== undefined) record.outcome = copy(patch.outcome);
       histories.get(id)?.push({ status: to, statusMessage: record.statusMessage, at: patch.now });
+      recordTransition(record);
       return copy(record);
     },
 

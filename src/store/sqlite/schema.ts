@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import { OUTBOX_MIGRATION } from "./outbox-statements.js";
 
 // The kept counts (appended as the last migration): counts per (owner, tool, status), kept by triggers in the very statement that creates, moves
 // or deletes a task — so countByStatus reads a few rows instead of every task, and the counts can
@@ -214,6 +215,7 @@ const MIGRATIONS: readonly string[] = [
   QUEUE_MIGRATION,
   RETENTION_MIGRATION,
   LEAN_INDEXES_MIGRATION,
+  OUTBOX_MIGRATION,
 ];
 
 /** The schema version this code writes. */
@@ -221,6 +223,9 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** The version that adds the kept counts per (owner, tool, status) (for tests of its backfill). */
 export const COUNTS_VERSION = MIGRATIONS.indexOf(COUNTS_MIGRATION) + 1;
+
+/** The version that drops the index of live tasks (for tests of that upgrade). */
+export const LEAN_INDEXES_VERSION = MIGRATIONS.indexOf(LEAN_INDEXES_MIGRATION) + 1;
 
 /**
  * Brings the file up to {@link SCHEMA_VERSION} (or `target`, for tests of upgrades from an older

@@ -54,6 +54,8 @@ import { explainOpenFailure } from "./open-failure.js";
 import { prepareQueueStatements } from "./queue-statements.js";
 import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
 import type { TaskRow } from "./rows.js";
+import { sqliteOutbox } from "./outbox-statements.js";
+import type { OutboxStore } from "../outbox-store.js";
 
 /**
  * The group-commit key of a claim. It names no task, so a lookup of one task does not flush the
@@ -83,7 +85,10 @@ function isFilePath(path: string): boolean {
  * Every status change is a single compare-and-set `UPDATE … WHERE status IN (…)`, so concurrent
  * writers (other requests, other processes) can never move a terminal task (T-LIFE-3, T-CANCEL-4).
  */
-export function sqliteStore(path: string, options: SqliteStoreOptions = {}): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore {
+export function sqliteStore(
+  path: string,
+  options: SqliteStoreOptions = {},
+): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore & OutboxStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
   let db: Database.Database;
   try {
@@ -169,6 +174,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Tas
   };
 
   return {
+    // Webhook events: rows written by a trigger inside each status change (outbox-statements.ts).
+    ...sqliteOutbox(db, () => group.flush()),
     async createKeyed(task: NewTask, key: TaskKey): Promise<KeyedCreation> {
       return group.run(task.id, () => insertKeyed(task, key));
     },
