@@ -18,6 +18,7 @@ export const COMMAND_SUMMARIES = {
   tasks: { term: "tasks", description: "List, inspect, wait for and cancel tasks on a server" },
   tools: { term: "tools", description: "Show the tools a server offers" },
   auth: { term: "auth", description: "Sign in to a server's OAuth authorization server, show or forget what is kept" },
+  webhooks: { term: "webhooks", description: "Receive and verify webhooks (listen), list a server's deliveries and redeliver them" },
 } as const;
 
 export type CommandName = keyof typeof COMMAND_SUMMARIES;

@@ -16,6 +16,7 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   tasks: async () => (await import("./tasks-command.js")).tasksCommand(),
   tools: async () => (await import("./tools-command.js")).toolsCommand(),
   auth: async () => (await import("./auth-command.js")).authCommand(),
+  webhooks: async () => (await import("./webhooks-command.js")).webhooksCommand(),
 };
 
 const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(commands, name);

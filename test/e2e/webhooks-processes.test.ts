@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CliProcess, killAll } from "../support/cli-process.js";
+import { CliProcess, killAll, runCli } from "../support/cli-process.js";
 import { callToolAsTask } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 import { httpReceiver, type HttpReceiver, type Received } from "../support/http-receiver.js";
@@ -118,5 +118,31 @@ describe("webhooks across real processes", { timeout: 90_000 }, () => {
     const worse = CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${join(dir, "t.db")}`, "--port", "0", "--webhooks", file]);
     expect((await worse.exited).code).toBe(2);
     expect(worse.stderr.items.map((line) => line.raw).join("\n")).toMatch(/endpoints\.0\.url: must be an http\(s\) URL/);
+  });
+
+  it("webhooks listen prints verified events; webhooks list shows deliveries and redeliver --id sends one again", async () => {
+    const listen = CliProcess.spawn(["webhooks", "listen", "--port", "0", "--secret", secret]);
+    const line = await listen.stderr.waitFor((l) => /listening for webhooks on/.test(l.raw), "listen to start", 20_000);
+    const hook = /(http:\/\/\S+)/.exec(line.raw)![1]!;
+    const token = "admin-secret-token";
+    const { server, client } = await serve(["--webhook", hook, "--webhook-allow-private", "127.0.0.1", "--admin-token", token]);
+    const created = await callToolAsTask(client.client, "sleep", { ms: 1 });
+    const printed = JSON.parse(await listen.stdoutLines.waitFor(() => true, "an event", 20_000)) as Record<string, unknown>;
+    expect(printed).toMatchObject({ type: "task.completed", data: { taskId: created.task.taskId }, id: expect.stringMatching(/^msg_/) });
+    const base = new URL(await server.url()).origin;
+    let listed = "";
+    for (let i = 0; i < 40 && !listed.includes("delivered"); i++) {
+      listed = (await runCli(["webhooks", "list", "--server", base, "--admin-token", token])).stdout;
+      if (!listed.includes("delivered")) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(listed).toContain(String(printed["id"]));
+    expect(listed).toContain("delivered");
+    const again = await runCli(["webhooks", "redeliver", "--id", String(printed["id"]), "--server", base, "--admin-token", token]);
+    expect(again.stdout.trim()).toBe("queued 1");
+    // The same event again: the same line (same webhook-id, same body).
+    await listen.stdoutLines.waitFor(() => listen.stdoutLines.items.length >= 2, "the redelivered event", 20_000);
+    expect((JSON.parse(listen.stdoutLines.items[1]!) as Record<string, unknown>)["id"]).toBe(printed["id"]);
+    const refused = await runCli(["webhooks", "list", "--server", base, "--admin-token", "wrong"]);
+    expect(refused.code).toBe(2);
   });
 });
