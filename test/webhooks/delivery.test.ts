@@ -85,7 +85,10 @@ describe("webhook delivery", () => {
     expect(event.data).not.toHaveProperty("result");
     expect(request!.headers["webhook-id"]).toMatch(/^msg_[0-9a-f]{32}$/);
     expect(request!.headers["content-type"]).toBe("application/json");
-    await until(() => deliveries(app), (rows) => rows[0]?.state === "delivered");
+    await until(
+      () => deliveries(app),
+      (rows) => rows[0]?.state === "delivered",
+    );
     expect((await deliveries(app))[0]).toMatchObject({ attempts: 1, lastStatus: 204, state: "delivered" });
   });
 
@@ -112,7 +115,10 @@ describe("webhook delivery", () => {
     const requests = await target.waitFor(3);
     expect(new Set(requests.map((r) => r.headers["webhook-id"])).size).toBe(1);
     for (const request of requests) verified(request);
-    const [row] = await until(() => deliveries(app), (rows) => rows[0]?.state === "delivered");
+    const [row] = await until(
+      () => deliveries(app),
+      (rows) => rows[0]?.state === "delivered",
+    );
     expect(row).toMatchObject({ attempts: 3, lastStatus: 200 });
   });
 
@@ -123,9 +129,15 @@ describe("webhook delivery", () => {
     await callToolAsTask(app.client, "sleep", { ms: 1 }, { ttl: 60_000 });
     await target.waitFor(1);
     const outbox = app.app.engine.outbox!;
-    await until(() => outbox.disabledUrls(), (urls) => urls.length === 1);
+    await until(
+      () => outbox.disabledUrls(),
+      (urls) => urls.length === 1,
+    );
     await callToolAsTask(app.client, "sleep", { ms: 1 }, { ttl: 60_000 });
-    await until(() => deliveries(app), (rows) => rows.length === 2);
+    await until(
+      () => deliveries(app),
+      (rows) => rows.length === 2,
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(target.received).toHaveLength(1);
     expect((await deliveries(app)).map((row) => row.state).sort()).toEqual(["dead", "pending"]);
@@ -133,7 +145,10 @@ describe("webhook delivery", () => {
     expect(await outbox.redeliver({ url: target.url }, Date.now())).toBe(1);
     app.app.engine.webhookSender?.wake();
     await target.waitFor(3);
-    await until(() => deliveries(app), (rows) => rows.every((row) => row.state === "delivered"));
+    await until(
+      () => deliveries(app),
+      (rows) => rows.every((row) => row.state === "delivered"),
+    );
   });
 
   it("times out a receiver that takes 10 s, and retries with the same webhook-id", async () => {
@@ -147,7 +162,10 @@ describe("webhook delivery", () => {
     await callToolAsTask(app.client, "sleep", { ms: 1 }, { ttl: 60_000 });
     const requests = await target.waitFor(2);
     expect(requests[0]!.headers["webhook-id"]).toBe(requests[1]!.headers["webhook-id"]);
-    const [row] = await until(() => deliveries(app), (rows) => rows[0]?.state === "delivered");
+    const [row] = await until(
+      () => deliveries(app),
+      (rows) => rows[0]?.state === "delivered",
+    );
     expect(row?.attempts).toBe(2);
   });
 
@@ -155,7 +173,10 @@ describe("webhook delivery", () => {
     const target = await receiver();
     const app = await server(endpointFor(target, {}, { url: `http://localhost:${target.port}/hook`, allowPrivate: [] }));
     await callToolAsTask(app.client, "sleep", { ms: 1 }, { ttl: 60_000 });
-    const [row] = await until(() => deliveries(app), (rows) => (rows[0]?.attempts ?? 0) >= 1);
+    const [row] = await until(
+      () => deliveries(app),
+      (rows) => (rows[0]?.attempts ?? 0) >= 1,
+    );
     expect(row?.lastError).toMatch(/refused: .*loopback/);
     expect(target.received).toHaveLength(0);
   });
@@ -166,7 +187,10 @@ describe("webhook delivery", () => {
     target.answer((_request, response) => response.writeHead(302, { location: elsewhere.url }).end());
     const app = await server(endpointFor(target));
     await callToolAsTask(app.client, "sleep", { ms: 1 }, { ttl: 60_000 });
-    const [row] = await until(() => deliveries(app), (rows) => (rows[0]?.attempts ?? 0) >= 1);
+    const [row] = await until(
+      () => deliveries(app),
+      (rows) => (rows[0]?.attempts ?? 0) >= 1,
+    );
     expect(row).toMatchObject({ lastStatus: 302, lastError: "HTTP 302", state: "pending" });
     expect(elsewhere.received).toHaveLength(0);
   });
@@ -176,7 +200,10 @@ describe("webhook delivery", () => {
     target.answer((_request, response) => response.writeHead(503).end());
     const app = await server(endpointFor(target, { retryWindowMs: 300 }));
     await callToolAsTask(app.client, "sleep", { ms: 1 }, { ttl: 60_000 });
-    const [row] = await until(() => deliveries(app), (rows) => rows[0]?.state === "dead");
+    const [row] = await until(
+      () => deliveries(app),
+      (rows) => rows[0]?.state === "dead",
+    );
     expect(row?.lastError).toBe("HTTP 503");
     expect(await app.app.engine.outbox!.outboxStats()).toMatchObject({ pending: 0, dead: 1 });
   });

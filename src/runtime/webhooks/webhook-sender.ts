@@ -256,7 +256,8 @@ function taskOf(delivery: ClaimedDelivery, task: TaskRecord | null): TaskRecord 
   return {
     id: delivery.taskId,
     owner: delivery.owner,
-    method: "tools/call",
+    // Not part of an event: the body names the tool only.
+    method: "",
     name: delivery.name,
     request: null,
     origin: { sessionId: null, progressToken: null, accepts: [] },
