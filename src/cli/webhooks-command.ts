@@ -12,6 +12,7 @@ import { secretKey } from "../runtime/webhooks/signature.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { port } from "./options.js";
 import { ExitCode } from "./exit-codes.js";
+import { usageError } from "./requestor-options.js";
 
 function secretOf(value: string): string {
   try {
@@ -129,7 +130,7 @@ function listCommand(): Command {
 }
 
 function redeliverCommand(): Command {
-  return new Command("redeliver")
+  const command: Command = new Command("redeliver")
     .description("send a URL's dead deliveries again and re-enable it (or one delivery by --id, or a task's by --task)")
     .argument("[url]", "the endpoint URL, exactly as configured")
     .addOption(serverOption())
@@ -138,7 +139,7 @@ function redeliverCommand(): Command {
     .option("--task <id>", "the dead deliveries of one task")
     .action(async (url: string | undefined, opts: { server: string; adminToken: string; id?: string; task?: string }) => {
       const given = [url, opts.id, opts.task].filter((value) => value !== undefined);
-      if (given.length !== 1) throw new InvalidArgumentError("name exactly one of: a URL, --id, --task");
+      if (given.length !== 1) usageError(command, new InvalidArgumentError("name exactly one of: a URL, --id, --task"));
       const body = url !== undefined ? { url } : opts.id !== undefined ? { id: opts.id } : { taskId: opts.task };
       const answer = await webApi(opts.server, opts.adminToken, "/tasks/api/webhooks/redeliver", {
         method: "POST",
@@ -146,10 +147,18 @@ function redeliverCommand(): Command {
       });
       process.stdout.write(`queued ${String(answer["queued"])}\n`);
     });
+  return command;
+}
+
+/** Usage errors exit 2 (ExitCode.Usage), as for the other commands; help exits 0. */
+function usageExits(command: Command): Command {
+  return command.exitOverride((error) => {
+    process.exit(error.code === "commander.helpDisplayed" || error.code === "commander.version" ? ExitCode.Ok : ExitCode.Usage);
+  });
 }
 
 export function webhooksCommand(): Command {
-  const command = new Command("webhooks").description(COMMAND_SUMMARIES.webhooks.description);
-  command.addCommand(listenCommand()).addCommand(listCommand()).addCommand(redeliverCommand());
+  const command = usageExits(new Command("webhooks").description(COMMAND_SUMMARIES.webhooks.description));
+  for (const sub of [listenCommand(), listCommand(), redeliverCommand()]) command.addCommand(usageExits(sub));
   return command;
 }
