@@ -108,6 +108,7 @@ export interface OutboxStore {
   pruneDeliveries(before: number, limit: number): Promise<number>;
 }
 
+/** Whether `store` keeps a webhook outbox ({@link OutboxStore}): every store of this package does. */
 export function isOutboxStore(store: TaskStore): store is TaskStore & OutboxStore {
   return (store as Partial<OutboxStore>).keepsOutbox === true;
 }
