@@ -19,6 +19,7 @@ export const COMMAND_SUMMARIES = {
   tools: { term: "tools", description: "Show the tools a server offers" },
   events: { term: "events", description: "Emit events that wake tasks waiting for them (ctx.waitForEvent)" },
   auth: { term: "auth", description: "Sign in to a server's OAuth authorization server, show or forget what is kept" },
+  webhooks: { term: "webhooks", description: "Receive and verify webhooks (listen), list a server's deliveries and redeliver them" },
 } as const;
 
 export type CommandName = keyof typeof COMMAND_SUMMARIES;

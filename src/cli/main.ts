@@ -17,6 +17,7 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   tools: async () => (await import("./tools-command.js")).toolsCommand(),
   events: async () => (await import("./events-command.js")).eventsCommand(),
   auth: async () => (await import("./auth-command.js")).authCommand(),
+  webhooks: async () => (await import("./webhooks-command.js")).webhooksCommand(),
 };
 
 const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(commands, name);

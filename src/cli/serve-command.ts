@@ -42,10 +42,21 @@ import { httpTimeoutOptions, httpTimeoutsFrom, type HttpTimeoutFlags } from "./h
 import { StdioGuard } from "./stdio-guard.js";
 import { StdioOutput } from "./stdio-output.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../http/http-options.js";
+import { webhookOptions, webhooksFrom, type WebhookFlags } from "./webhook-options.js";
 
 /** The options every serving command (`serve`, `gateway`) takes. */
 export interface ServeOptions
-  extends JwtFlags, CallerFlags, TaskLimitFlags, RunLimitFlags, DrainFlags, FairShareFlags, RetentionFlags, OriginFlags, HttpTimeoutFlags {
+  extends
+    JwtFlags,
+    CallerFlags,
+    TaskLimitFlags,
+    RunLimitFlags,
+    DrainFlags,
+    FairShareFlags,
+    RetentionFlags,
+    OriginFlags,
+    HttpTimeoutFlags,
+    WebhookFlags {
   port: number;
   host: string;
   store: string;
@@ -195,6 +206,7 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     );
   for (const option of callerOptions()) command.addOption(option);
   for (const option of httpTimeoutOptions()) command.addOption(option);
+  for (const option of webhookOptions()) command.addOption(option);
   return command;
 }
 
@@ -245,6 +257,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
         : null;
   const callers = callerServerOptions(opts, authFlag);
   const timeouts = httpTimeoutsFrom(opts);
+  const webhooks = webhooksFrom(opts);
   // A port in use refuses the start before the store exists (no SQLite file left behind).
   if (!opts.stdio) await checkPortFree(opts.host, opts.port);
   const backend = openBackend(opts.store, logger);
@@ -278,6 +291,7 @@ export async function runServer(opts: ServeOptions, hooks: ServeHooks = {}): Pro
       ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
       ...(opts.maxQueuedPerPrincipal !== undefined && { maxQueuedPerOwner: opts.maxQueuedPerPrincipal }),
       ...callers,
+      ...(webhooks && { webhooks }),
     },
   );
 

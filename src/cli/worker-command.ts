@@ -3,6 +3,7 @@ import { shutdownTelemetry } from "./telemetry.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { openBackend } from "./backend.js";
 import { startApp } from "./start-app.js";
+import { webhookOptions, webhooksFrom, type WebhookFlags } from "./webhook-options.js";
 import { createLogger } from "./logger.js";
 import {
   keepFinishedOption,
@@ -28,7 +29,7 @@ import {
   type UpstreamFlags,
 } from "./upstream-options.js";
 
-interface WorkerOptions extends RunLimitFlags, DrainFlags, UpstreamFlags, FairShareFlags, RetentionFlags {
+interface WorkerOptions extends RunLimitFlags, DrainFlags, UpstreamFlags, FairShareFlags, RetentionFlags, WebhookFlags {
   store: string;
   concurrency: number;
   leaseMs: number;
@@ -59,6 +60,7 @@ export function workerCommand(): Command {
     .option("--demo", "run the demo tools")
     .option("--tools <module>", "load tools from a module exporting default (app) => void")
     .option("--log-level <level>", "pino log level (logs go to stderr)", "info");
+  for (const option of webhookOptions()) command.addOption(option);
   return upstreamOptions(command).action(async (opts: WorkerOptions) => {
     await work(opts);
   });
@@ -74,6 +76,7 @@ async function work(opts: WorkerOptions): Promise<void> {
   const config = gatewayFlags ? gatewayConfigOf(opts) : undefined;
   // Per-principal processes and roots hold on the workers, where a gateway's handlers run.
   const run = upstream && config ? upstreamRunOptionsOf(opts, config, upstream) : undefined;
+  const webhooks = webhooksFrom(opts);
   const backend = openBackend(opts.store, logger);
   if (!backend.shared) throw new Error("a worker needs a shared store: --store postgres://…");
   let gateway: Gateway | undefined;
@@ -94,6 +97,7 @@ async function work(opts: WorkerOptions): Promise<void> {
       keepFinishedMs: opts.keepFinished,
       rememberExpiredMs: opts.rememberExpired,
       ...(opts.maxRunningPerPrincipal !== undefined && { maxRunningPerOwner: opts.maxRunningPerPrincipal }),
+      ...(webhooks && { webhooks }),
     },
   );
   logger.info({ workerId, concurrency: opts.concurrency, tools: app.toolNames }, "worker started");

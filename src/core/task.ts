@@ -45,6 +45,22 @@ export interface TaskOrigin {
    * trace. Opaque here: only the binding reads or writes it. Absent when the request was not traced.
    */
   trace?: Readonly<Record<string, string>>;
+  /**
+   * The webhook endpoints that hear this task's events, decided at creation (docs/webhooks.md).
+   * A store turns them into outbox rows in the same write as each transition they report. Kept
+   * in the JSON every store already round-trips, as `recovery` is.
+   */
+  webhooks?: WebhookRoute[];
+}
+
+/** One endpoint subscribed to a task's events (see {@link TaskOrigin.webhooks}). */
+export interface WebhookRoute {
+  /** Where the events go. */
+  url: string;
+  /** The configured endpoint (or per-task prefix) whose secret and rules apply. */
+  endpoint: string;
+  /** The event types it wants ("task.completed", …). */
+  events: string[];
 }
 
 /** What the runtime hands a store to create a task. Always created in `working` (T-LIFE-1). */

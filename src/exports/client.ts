@@ -34,3 +34,5 @@ export type { EraFeatures } from "../client/requestor-era.js";
 export { RemoteError, TaskCancelledError, ConnectionError, InputRefusedError } from "../mcp/requestor-errors.js";
 export type { TaskErrorKind } from "../core/errors.js";
 export { TaskError, RpcCode } from "../core/errors.js";
+/** Receivers of this server's webhooks: checks a delivery's Standard Webhooks signature and returns its event (docs/webhooks.md). */
+export { verifySignature as verifyWebhook, WebhookSignatureError } from "../runtime/webhooks/signature.js";

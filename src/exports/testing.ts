@@ -5,6 +5,17 @@
  */
 export { storeContract, newTask } from "../testing/store-contract.js";
 export { leaseContract } from "../testing/lease-contract.js";
+export { outboxContract } from "../testing/outbox-contract.js";
+export {
+  isOutboxStore,
+  type OutboxStore,
+  type OutboxDelivery,
+  type ClaimedDelivery,
+  type DeliverySettlement,
+  type DeliveryFilter,
+  type DeliveryState,
+  type OutboxStats,
+} from "../store/outbox-store.js";
 export type {
   TaskStore,
   TaskFilter,

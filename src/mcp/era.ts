@@ -72,6 +72,8 @@ export interface TaskEra {
    * unchecked; undefined when it sent none.
    */
   idempotencyKeyOf(params: LooseParams): unknown;
+  /** The per-task webhook a creating `tools/call` asks for (`_meta["dev.mcp-tasks/webhook"]`), unchecked; undefined when none. */
+  webhookRequestOf(params: LooseParams): unknown;
   /** What a `tools/call` that became a task answers with (T-NEW-2, T-NEW-3). */
   encodeCreated(task: TaskRecord, immediateResponse: string | undefined): Record<string, unknown>;
   /**

@@ -53,6 +53,7 @@ type EngineSettings = Pick<
   | "auditArguments"
   | "now"
   | "cluster"
+  | "webhooks"
 > &
   Partial<Pick<EngineOptions, "bus">>;
 
@@ -154,6 +155,8 @@ export class TaskServer {
       ...(options.now !== undefined && { now: options.now }),
       // A worker claims only tasks of tools it has (read at each claim: tools register later).
       ...(options.cluster !== undefined && { cluster: { names: () => this.toolNames, ...options.cluster } }),
+      ...(options.webhooks !== undefined && { webhooks: options.webhooks }),
+      ...(this.metrics && { webhookObserver: this.metrics }),
     });
     const metrics = this.metrics;
     this.host = {

@@ -5,6 +5,8 @@ import type { EngineObserver, LimitName } from "../runtime/engine-observer.js";
 import { isLeaseStore } from "../store/lease-store.js";
 import { isQueueView } from "../store/run-queue.js";
 import { isWaitStore, type ParkedCounts } from "../store/wait-store.js";
+import { isOutboxStore } from "../store/outbox-store.js";
+import type { DeliveryOutcome, WebhookObserver } from "../runtime/webhooks/webhook-sender.js";
 import type { TaskStore } from "../store/task-store.js";
 import { instrumentStore } from "./instrumented-store.js";
 import { OPERATION_DURATION_BUCKETS, RESULT_WAKEUP_BUCKETS, STORE_OPERATION_BUCKETS, TASK_DURATION_BUCKETS } from "./operation-buckets.js";
@@ -24,7 +26,7 @@ export const METRIC_PREFIX = "mcp_tasks_";
  * The task counters and histograms also go to the OpenTelemetry API meter (`mcp.tasks.*`,
  * docs/tracing.md), exported when an SDK with a metric reader is registered.
  */
-export class TaskMetrics implements EngineObserver {
+export class TaskMetrics implements EngineObserver, WebhookObserver {
   /** Serve `registry.metrics()` with content type `registry.contentType`. */
   readonly registry = new Registry();
   private store: TaskStore | null = null;
@@ -147,6 +149,13 @@ export class TaskMetrics implements EngineObserver {
     registers: [this.registry],
   });
 
+  private readonly webhookDeliveries = new Counter({
+    name: `${METRIC_PREFIX}webhook_deliveries_total`,
+    help: "Webhook delivery attempts, by outcome (delivered, retried, dead, disabled) and configured endpoint id (never a URL).",
+    labelNames: ["outcome", "endpoint"] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     const store = (): TaskStore | null => this.store;
     new Gauge({
@@ -215,6 +224,29 @@ export class TaskMetrics implements EngineObserver {
         },
       });
     }
+    if (isOutboxStore(store)) {
+      const outbox = store;
+      new Gauge({
+        name: `${METRIC_PREFIX}webhook_queue`,
+        help: "Webhook deliveries in the outbox, by state: pending (to be sent or retried) and dead (dead-lettered).",
+        labelNames: ["state"] as const,
+        registers: [this.registry],
+        async collect() {
+          const stats = await outbox.outboxStats();
+          this.set({ state: "pending" }, stats.pending);
+          this.set({ state: "dead" }, stats.dead);
+        },
+      });
+      new Gauge({
+        name: `${METRIC_PREFIX}webhook_oldest_pending_seconds`,
+        help: "Age of the oldest webhook event not yet delivered (0 when none is pending).",
+        registers: [this.registry],
+        async collect() {
+          const oldest = (await outbox.outboxStats()).oldestPendingAt;
+          this.set(oldest === null ? 0 : Math.max(0, Date.now() - oldest) / 1000);
+        },
+      });
+    }
     return instrumentStore(store, {
       operation: (name, seconds, failed) => {
         this.storeLatency.observe({ operation: name }, seconds);
@@ -250,6 +282,10 @@ export class TaskMetrics implements EngineObserver {
     if (this.processMetrics) return;
     this.processMetrics = true;
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  delivery(outcome: DeliveryOutcome, endpoint: string, _durationMs: number): void {
+    this.webhookDeliveries.inc({ outcome, endpoint });
   }
 
   resultWoken(_task: TaskRecord, ms: number): void {

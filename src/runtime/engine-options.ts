@@ -8,6 +8,8 @@ import type { Logger } from "../core/logger.js";
 import type { LeaseReaperOptions } from "./cluster/lease-reaper.js";
 import type { TaskRunner } from "./task-context.js";
 import type { WorkerPoolOptions } from "./cluster/worker-pool.js";
+import type { WebhooksInput } from "./webhooks/webhook-config.js";
+import type { WebhookObserver } from "./webhooks/webhook-sender.js";
 
 /** Engine configuration. Every default is listed in the (docs/limits.md). */
 export interface EngineOptions extends CallerLimitOptions {
@@ -23,6 +25,14 @@ export interface EngineOptions extends CallerLimitOptions {
   logger?: Logger;
   /** Monitoring hooks (wake-up latency, limit refusals). Default: none. */
   observer?: EngineObserver;
+  /**
+   * Task events delivered as Standard Webhooks (docs/webhooks.md): the endpoints, the per-task
+   * allow-list of URL prefixes, retries and limits. Checked at construction (a WebhookConfigError
+   * names what is wrong). Default: none.
+   */
+  webhooks?: WebhooksInput;
+  /** Metrics of webhook deliveries (`TaskMetrics` implements it). Default: none. */
+  webhookObserver?: WebhookObserver;
   /** Told of every task a request reads, so its span can link to the task's trace. Default: nothing. */
   tracing?: TaskTracing;
   /** ttl defaults: 1 h default, 24 h max, 1 s min (T-TTL). */

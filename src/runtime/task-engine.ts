@@ -19,6 +19,9 @@ import { OwnerCounts } from "./limits/owner-counts.js";
 import { DEFAULT_MAX_ACTIVE_PER_OWNER, DEFAULT_MAX_STORED_PER_OWNER } from "./limits/quotas.js";
 import { taskReadPort, type TaskReadPort } from "./task-read-port.js";
 import { untraced } from "./task-tracing.js";
+import { isOutboxStore, type OutboxStore } from "../store/outbox-store.js";
+import { parseWebhooks, type WebhookSettings } from "./webhooks/webhook-config.js";
+import { WebhookSender } from "./webhooks/webhook-sender.js";
 
 export type { CreateTaskInput, KeyedTask } from "./engine/task-creation.js";
 export type { ListPage } from "./engine/task-lookups.js";
@@ -53,6 +56,12 @@ export class TaskEngine {
   private readonly waiting: TaskWaiting;
   private readonly lifecycle: TaskLifecycle;
   private readonly signals: TaskSignals;
+  /** The checked webhook configuration (docs/webhooks.md); null when none was given. */
+  readonly webhookSettings: WebhookSettings | null;
+  /** The store's webhook outbox, when it keeps one (every store of this package does). */
+  readonly outbox: OutboxStore | null;
+  /** Sends the outbox's deliveries while the engine runs; null without a webhook configuration. */
+  readonly webhookSender: WebhookSender | null;
 
   constructor(options: EngineOptions) {
     this.store = options.store;
@@ -62,6 +71,19 @@ export class TaskEngine {
     this.ttlPolicy = { ...DEFAULT_TTL_POLICY, ...options.ttl };
     this.pollIntervalMs = options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs;
     const { store, bus, logger, observer } = this;
+    this.webhookSettings = options.webhooks === undefined ? null : parseWebhooks(options.webhooks);
+    this.outbox = isOutboxStore(store) ? store : null;
+    if (this.webhookSettings !== null && !isOutboxStore(store)) throw new Error("webhooks need a task store that keeps an outbox");
+    this.webhookSender =
+      this.webhookSettings === null || !isOutboxStore(store)
+        ? null
+        : new WebhookSender({
+            store,
+            settings: this.webhookSettings,
+            bus,
+            logger,
+            ...(options.webhookObserver && { observer: options.webhookObserver }),
+          });
     const tracing = options.tracing ?? untraced;
     const now = options.now ?? Date.now;
     const keepFinishedMs = options.keepFinishedMs ?? 0;
@@ -119,6 +141,7 @@ export class TaskEngine {
       auditArguments: options.auditArguments ?? false,
       admitNew: () => this.lifecycle.admitNew(),
       schedule: (task) => this.lifecycle.schedule(task),
+      webhooks: this.webhookSettings,
     });
     this.signals = new TaskSignals({
       store,
@@ -142,8 +165,9 @@ export class TaskEngine {
   }
 
   /** Recovers what a dead process left running, starts the sweeper (and a cluster's workers); see TaskLifecycle.start. */
-  start(): Promise<void> {
-    return this.lifecycle.start();
+  async start(): Promise<void> {
+    await this.lifecycle.start();
+    this.webhookSender?.start();
   }
 
   /** Refuses new tasks from now on; running handlers get `graceMs`, then are handed back (see TaskLifecycle.drain). */
@@ -152,8 +176,9 @@ export class TaskEngine {
   }
 
   /** Stops the engine: handlers still running are failed or handed back, every blocked wait answered (see TaskLifecycle.close). */
-  close(): Promise<void> {
-    return this.lifecycle.close();
+  async close(): Promise<void> {
+    await this.webhookSender?.stop();
+    await this.lifecycle.close();
   }
 
   /**

@@ -132,8 +132,9 @@ describe("postgresStore: schema, migrations and connections", () => {
     const task = await old.create(newTask());
     // What version 1 left: none of the later tables, one migration recorded.
     await pgQuery(
-      `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas, "${schema}".workers, "${schema}".task_keys, "${schema}".expired_tasks;
+      `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas, "${schema}".workers, "${schema}".task_keys, "${schema}".expired_tasks, "${schema}".webhook_outbox, "${schema}".webhook_disabled;
        DROP FUNCTION "${schema}".task_counts_delta() CASCADE;
+       DROP FUNCTION "${schema}".webhook_outbox_moved() CASCADE;
        DROP FUNCTION "${schema}".task_keys_deleted() CASCADE;
        ALTER TABLE "${schema}".tasks DROP COLUMN leased_at, DROP COLUMN claim_generation, DROP COLUMN fetched_at;
        DROP INDEX "${schema}".tasks_queue_owner;

@@ -19,6 +19,8 @@ import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import type { KeyedTask } from "../../runtime/task-engine.js";
 import { answerKeyedPlainly, fallbackKey, requestorKey } from "./keyed-call.js";
+import { requestedWebhook } from "../webhook-request.js";
+import type { RequestedWebhook } from "../../runtime/webhooks/webhook-routing.js";
 
 /** Deepest nesting of arrays and objects accepted in tools/call `arguments` (docs/limits.md). */
 export const MAX_ARGUMENT_DEPTH = 100;
@@ -265,12 +267,15 @@ async function createdTaskResult(
   origin: CallOrigin,
   key: TaskKey | null,
 ): Promise<Record<string, unknown>> {
+  // Refused (-32602) before anything is stored when the operator's allow-list does not cover it.
+  const webhook = requestedWebhook(host.engine.webhookSettings, host.era.webhookRequestOf(params));
   // A key that names a task already: that task, as it is now (its CreateTaskResult again).
   const { task } = await createToolTask(host, checked, {
     caller: origin.caller,
     origin: { sessionId: origin.sessionId, progressToken: progressTokenOf(params), accepts: acceptedMethods(origin.capabilities) },
     ttl: checked.task === undefined ? undefined : host.era.requestedTtlOf(checked.task),
     key,
+    ...(webhook && { webhook }),
   });
   const immediate = checked.tool.definition.immediateResponse;
   const text = typeof immediate === "function" ? immediate(checked.args) : immediate;
@@ -284,6 +289,8 @@ interface ToolTaskCreation {
   ttl: unknown;
   key: TaskKey | null;
   gathered?: { value: unknown };
+  /** The per-task webhook, already checked against the allow-list ({@link requestedWebhook}). */
+  webhook?: RequestedWebhook;
 }
 
 /**
@@ -312,6 +319,7 @@ export async function createToolTask(
     ttl: how.ttl === undefined ? tool.definition.defaultTtlMs : how.ttl,
     ...(tool.definition.recovery !== undefined && { recovery: tool.definition.recovery }),
     retryable: tool.definition.retryable ?? false,
+    ...(how.webhook && { webhook: how.webhook }),
   };
   const made = how.key ? await engine.createKeyed(input, how.key) : { task: await engine.create(input), created: true };
   if (made.created) noteCreatedTask(made.task);

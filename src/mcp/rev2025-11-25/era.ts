@@ -1,3 +1,4 @@
+import { webhookMetaOf } from "../webhook-request.js";
 import type { ReceiverMethod, TaskEra } from "../era.js";
 import { NEEDS_STREAM } from "../era.js";
 import { answerTaskCall } from "../handlers/tools-call.js";
@@ -79,6 +80,8 @@ export const rev20251125 = {
   requestedTtlOf: (taskParams) =>
     typeof taskParams === "object" && taskParams !== null ? (taskParams as Record<string, unknown>)["ttl"] : undefined,
   idempotencyKeyOf: (params) => params?.["idempotencyKey"],
+  // An extension of this server (docs/webhooks.md): the requestor's own webhook for the task.
+  webhookRequestOf: webhookMetaOf,
 
   // T-NEW-2: a CreateTaskResult, not the tool's result; T-NEW-3: optional model-immediate-response.
   encodeCreated: (task, immediateResponse) => ({

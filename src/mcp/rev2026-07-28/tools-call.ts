@@ -17,6 +17,7 @@ import { usesFallback } from "../fallback/fallback-client.js";
 import { answerWithin } from "../fallback/background-call.js";
 import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
 import { noteTaskStatus } from "../tracing/task-links.js";
+import { requestedWebhook, webhookMetaOf } from "../webhook-request.js";
 
 /**
  * `tools/call` under 2026-07-28: the server, not the client, decides whether the call becomes a
@@ -105,6 +106,9 @@ export async function toolsCall(
   // Under a key that names a task already, that task as it is now (nothing created, nothing run);
   // in the fallback, a tool that dedupes keyless calls attaches a repeat to the running one.
   const key = inBackground ? fallbackKey(requested, tool, checked.rawArgs) : requested;
+  // An extension of this server (docs/webhooks.md): the requestor's own webhook for the task,
+  // refused (-32602) before anything is stored when the operator's allow-list does not cover it.
+  const webhook = requestedWebhook(host.engine.webhookSettings, webhookMetaOf(params));
   const { task, created } = await createToolTask(host, checked, {
     caller: request.caller,
     origin: {
@@ -117,6 +121,7 @@ export async function toolsCall(
     ttl: undefined,
     ...(gathered && { gathered }),
     key,
+    ...(webhook && { webhook }),
   });
   // A plain stateless call carries no question; its progress (and keep-alives) only when it streams.
   if (inBackground) {

@@ -16,6 +16,8 @@ import type { CallerLimits } from "../limits/caller-limits.js";
 import type { OwnerCounts } from "../limits/owner-counts.js";
 import { reportLimitHit } from "../limits/quotas.js";
 import type { RecoveryPolicy } from "../recovery-policy.js";
+import { routeWebhooks, type RequestedWebhook } from "../webhooks/webhook-routing.js";
+import type { WebhookSettings } from "../webhooks/webhook-config.js";
 
 /** What a binding passes to create a task: who asks (the owner it is bound to, the peer), and what. */
 export interface CreateTaskInput extends Caller {
@@ -29,6 +31,8 @@ export interface CreateTaskInput extends Caller {
   retryable?: boolean;
   /** How the task is recovered when its process dies (docs/durable-execution.md). Default "fail". */
   recovery?: RecoveryPolicy;
+  /** The per-task webhook the request asked for, checked against the allow-list by the binding. */
+  webhook?: RequestedWebhook;
 }
 
 /** What a creation did: created the task, or found the one its idempotency key names. */
@@ -59,6 +63,8 @@ interface CreationDeps {
   admitNew(): void;
   /** Starts a stored task's handler as this process does (at once, through its queue, or through a cluster's workers). */
   schedule(task: TaskRecord): void;
+  /** Which webhook endpoints hear a new task (null: none configured). */
+  webhooks: WebhookSettings | null;
 }
 
 /** `retryAfterMs` of the refusal of a creation over the queue bound: about one short task's run. */
@@ -131,7 +137,9 @@ export class TaskCreation {
     }
     await this.admitQueued(input);
     const recovery: RecoveryPolicy = input.recovery ?? (input.retryable ? "retry" : "fail");
-    const origin = input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer };
+    const peered = input.peer === undefined ? input.origin : { ...input.origin, peer: input.peer };
+    const routes = this.deps.webhooks === null ? [] : routeWebhooks(this.deps.webhooks, input.owner, input.webhook);
+    const origin = routes.length === 0 ? peered : { ...peered, webhooks: routes };
     let task: TaskRecord;
     const createdAt = now();
     const fresh: NewTask = {

@@ -41,6 +41,8 @@ import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
 import { fairPick } from "../fair-order.js";
 import type { WaitStore } from "../wait-store.js";
 import { memoryWaits } from "./memory-waits.js";
+import { memoryOutbox } from "./memory-outbox.js";
+import type { OutboxStore } from "../outbox-store.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
@@ -50,7 +52,9 @@ import { memoryWaits } from "./memory-waits.js";
  * Records are deep-copied on the way in and out, so a caller holding a returned record cannot
  * change what other callers see (a durable store gives that for free by serializing).
  */
-export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & WaitStore {
+export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & WaitStore & OutboxStore {
+  // Webhook events, appended by `transition` in the same (synchronous) step as the move.
+  const { recordTransition, ...outbox } = memoryOutbox();
   const tasks = new Map<string, TaskRecord>();
   // Map iteration follows insertion order, which is the tie-break for inputs created in the same ms.
   const inputs = new Map<string, Map<string, InputRequest>>();
@@ -136,7 +140,7 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & Wai
 
   return {
     ...waits.operations,
-
+    ...outbox,
     async create(task: NewTask): Promise<TaskRecord> {
       open();
       return insert(task);
@@ -242,6 +246,7 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & Wai
       if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
       if (patch.outcome !== undefined) record.outcome = copy(patch.outcome);
       histories.get(id)?.push({ status: to, statusMessage: record.statusMessage, at: patch.now });
+      recordTransition(record);
       return copy(record);
     },
 

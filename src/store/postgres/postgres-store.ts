@@ -38,6 +38,8 @@ import {
   type WorkerRow,
 } from "./rows.js";
 import { migrate } from "./schema.js";
+import { postgresOutbox } from "./outbox-statements.js";
+import type { OutboxStore } from "../outbox-store.js";
 import { tablesOf, type Statement } from "./sql.js";
 import { boundText } from "./text-values.js";
 import { coalescer } from "./coalescer.js";
@@ -113,7 +115,7 @@ const FORGET_WORKERS_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_POSTGRES_SCHEMA = "mcp_tasks";
 
 /** A {@link ClusterStore} on PostgreSQL, with the migration step exposed for a fail-fast start. */
-export interface PostgresStore extends ClusterStore, CheckpointStore, WaitStore {
+export interface PostgresStore extends ClusterStore, CheckpointStore, WaitStore, OutboxStore {
   /** The PostgreSQL schema the store's tables live in. */
   readonly schema: string;
   /**
@@ -443,6 +445,8 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
 
   return {
     ...waits,
+    // Webhook events: rows written by a trigger inside each status change (outbox-statements.ts).
+    ...postgresOutbox(tables, rows),
     schema: schemaName,
 
     migrate: ready,

@@ -6,6 +6,7 @@
  */
 import type pg from "pg";
 import type { Tables } from "./sql.js";
+import { OUTBOX_MIGRATION } from "./outbox-statements.js";
 
 // The kept counts (appended as the last migration): counts per (owner, tool, status), so countByStatus reads a few rows instead of every task.
 // A row trigger appends a +1/-1 delta row for every create, status change and
@@ -292,6 +293,7 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   QUEUE_MIGRATION,
   RETENTION_MIGRATION,
   WAITS_MIGRATION,
+  OUTBOX_MIGRATION,
 ];
 
 /** The schema version this code writes. */

@@ -56,6 +56,8 @@ import type { ClaimCaps, QueueDepth, RunQueueStore } from "../run-queue.js";
 import type { TaskRow } from "./rows.js";
 import type { WaitStore } from "../wait-store.js";
 import { sqliteWaits } from "./sqlite-waits.js";
+import { sqliteOutbox } from "./outbox-statements.js";
+import type { OutboxStore } from "../outbox-store.js";
 
 /**
  * The group-commit key of a claim. It names no task, so a lookup of one task does not flush the
@@ -93,7 +95,7 @@ function isFilePath(path: string): boolean {
 export function sqliteStore(
   path: string,
   options: SqliteStoreOptions = {},
-): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore & WaitStore {
+): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore & WaitStore & OutboxStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
   const driver = options.driver ?? defaultSqliteDriver();
   let db: SqliteDatabase;
@@ -183,6 +185,8 @@ export function sqliteStore(
   return {
     ...waits,
 
+    // Webhook events: rows written by a trigger inside each status change (outbox-statements.ts).
+    ...sqliteOutbox(db, () => group.flush()),
     async createKeyed(task: NewTask, key: TaskKey): Promise<KeyedCreation> {
       return group.run(task.id, () => insertKeyed(task, key));
     },

@@ -1022,10 +1022,58 @@ async function renderDetail() {
   );
   parts.push(...section("Timeline", timeline));
 
+  // Webhook deliveries of this task (docs/webhooks.md); none shown when the server sends none.
+  let deliveries = [];
+  try {
+    ({ deliveries } = await api(`/tasks/api/webhooks?taskId=${encodeURIComponent(id)}`));
+  } catch (error) {
+    if (error instanceof Unauthorized) return signOut(error.message);
+  }
+  if (state.selected !== id) return;
+  if (deliveries.length > 0) parts.push(...section("Webhook deliveries", deliveryList(deliveries)));
+
   panel.replaceChildren(...parts);
   panel.hidden = false;
   document.querySelector(".layout").classList.add("with-detail");
   if (focused) [...panel.querySelectorAll("[data-field]")].find((node) => node.dataset.field === focused)?.focus();
+}
+
+/** A task's webhook deliveries: event, URL (without its query), state, attempts, last answer, next try; a redeliver button each. */
+function deliveryList(deliveries) {
+  return el(
+    "ol",
+    { className: "deliveries" },
+    deliveries.map((delivery) => {
+      const button = el("button", { className: "ghost", text: "Redeliver", dataset: { action: "redeliver", deliveryId: delivery.id } });
+      button.type = "button";
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        try {
+          await api("/tasks/api/webhooks/redeliver", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ id: delivery.id }),
+          });
+          notice(`Delivery ${delivery.id} queued again.`);
+          renderDetail();
+        } catch (error) {
+          if (error instanceof Unauthorized) return signOut(error.message);
+          notice(`Could not redeliver: ${error.message}`);
+          button.disabled = false;
+        }
+      });
+      const last =
+        delivery.lastStatus !== null ? `HTTP ${delivery.lastStatus}` : delivery.lastError !== null ? delivery.lastError : "not tried yet";
+      return el("li", { dataset: { deliveryId: delivery.id, state: delivery.state } }, [
+        el("b", { text: delivery.type }),
+        el("span", { className: "mono", text: delivery.url }),
+        el("span", { text: `${delivery.state} · ${delivery.attempts} attempt${delivery.attempts === 1 ? "" : "s"} · ${last}` }),
+        delivery.nextAttemptAt !== null ? el("span", { className: "when", text: `next try ${formatTime(delivery.nextAttemptAt)}` }) : null,
+        delivery.lastError !== null && delivery.lastStatus !== null ? el("span", { className: "why", text: delivery.lastError }) : null,
+        button,
+      ]);
+    }),
+  );
 }
 
 function rerunButton(task) {

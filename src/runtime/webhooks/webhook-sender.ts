@@ -1,0 +1,282 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Logger } from "../../core/logger.js";
+import type { TaskRecord } from "../../core/task.js";
+import type { EventBus, Unsubscribe } from "../../events/event-bus.js";
+import type { ClaimedDelivery, DeliverySettlement, OutboxStore } from "../../store/outbox-store.js";
+import type { TaskStore } from "../../store/task-store.js";
+import { addressPolicy } from "../outbound/address-policy.js";
+import { displayUrl, outboundPost, type OutboundResult } from "../outbound/outbound-post.js";
+import { nextAttemptAt } from "./retry-schedule.js";
+import { secretKey, signatureHeaders } from "./signature.js";
+import type { WebhookSettings } from "./webhook-config.js";
+import { eventBody, type WebhookEventType } from "./webhook-event.js";
+import { rulesOf } from "./webhook-routing.js";
+
+/** What a delivery attempt came to, for metrics: a bounded set. */
+export type DeliveryOutcome = "delivered" | "retried" | "dead" | "disabled";
+
+/** Hooks for metrics (the metrics layer implements it; the runtime never loads prom-client). */
+export interface WebhookObserver {
+  delivery(outcome: DeliveryOutcome, endpoint: string, durationMs: number): void;
+}
+
+export interface WebhookSenderOptions {
+  store: TaskStore & OutboxStore;
+  settings: WebhookSettings;
+  bus: EventBus;
+  logger: Logger;
+  now?: () => number;
+  /** The lease owner this process claims deliveries as. Default: host, pid and a random part. */
+  senderId?: string;
+  observer?: WebhookObserver;
+}
+
+/** Settled rows older than this past the retry window are deleted (the outbox stays small). */
+const KEEP_SETTLED_MS = 7 * 24 * 3600_000;
+/** Deliveries in flight at once in one process, over every URL. */
+const MAX_IN_FLIGHT = 64;
+
+/**
+ * Sends the outbox's deliveries: claims due rows with a lease (so in a cluster each is sent by one
+ * process at a time), signs each as a Standard Webhook, posts it through the one outbound-safety
+ * function, and records what came of it. 2xx: delivered; 410: the URL is disabled and the row
+ * dead; anything else (a timeout, a refused or unreachable address, another status): retried with
+ * back-off until the retry window ends, then dead. Runs beside task work, never in its path: at most
+ * `concurrencyPerEndpoint` deliveries are in flight per URL, so a slow receiver holds only its own.
+ */
+export class WebhookSender {
+  private readonly store: TaskStore & OutboxStore;
+  private readonly settings: WebhookSettings;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private readonly senderId: string;
+  private readonly observer: WebhookObserver | undefined;
+  private readonly bus: EventBus;
+  private readonly leaseMs: number;
+  private readonly inFlight = new Map<string, number>();
+  /** Claimed deliveries waiting for a slot of their URL. */
+  private readonly waiting = new Map<string, ClaimedDelivery[]>();
+  private readonly running = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private unsubscribe: Unsubscribe | null = null;
+  private pass: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
+  private lastPrune = 0;
+
+  constructor(options: WebhookSenderOptions) {
+    this.store = options.store;
+    this.settings = options.settings;
+    this.logger = options.logger;
+    this.bus = options.bus;
+    this.now = options.now ?? Date.now;
+    this.observer = options.observer;
+    this.senderId = options.senderId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+    // Past the longest an attempt can take, with room: a lease that runs out lets another sender retry.
+    this.leaseMs = options.settings.connectTimeoutMs + options.settings.responseTimeoutMs + 5000;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    // A status change may have written outbox rows: look at once rather than at the next tick.
+    this.unsubscribe = this.bus.onAny((event) => {
+      if (event.type === "status") this.wake();
+    });
+    this.timer = setInterval(() => this.wake(), this.settings.pollIntervalMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /**
+   * Stops claiming; waits a moment for the attempts in flight. One still running after that keeps
+   * its lease until it runs out, and is then sent again by whichever sender claims it.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    await this.pass?.catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.running]),
+      new Promise<void>((done) => {
+        timer = setTimeout(done, 1000);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Looks for due deliveries now (single-flight: a wake during a pass runs one more pass after it). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.pass !== null) {
+      this.again = true;
+      return;
+    }
+    this.pass = this.claimAndSend()
+      .catch((err: unknown) => this.logger.warn({ err }, "webhooks: claiming deliveries failed"))
+      .finally(() => {
+        this.pass = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async claimAndSend(): Promise<void> {
+    const limit = this.settings.concurrencyPerEndpoint;
+    for (;;) {
+      if (this.stopped) return;
+      const busy = [...this.inFlight].filter(([url, count]) => count >= limit || this.waiting.has(url)).map(([url]) => url);
+      const room = MAX_IN_FLIGHT - [...this.inFlight.values()].reduce((sum, count) => sum + count, 0);
+      if (room <= 0) return;
+      // At most `limit` per claim, so what waits here for a slot of its URL is bounded by one
+      // claim and sent well within its lease (an attempt lasts at most its timeouts).
+      const claimed = await this.store.claimDeliveries(this.senderId, this.now(), this.leaseMs, Math.min(room, limit), busy);
+      if (claimed.length === 0) break;
+      for (const delivery of claimed) {
+        if ((this.inFlight.get(delivery.url) ?? 0) < limit) this.launch(delivery);
+        else this.waiting.set(delivery.url, [...(this.waiting.get(delivery.url) ?? []), delivery]);
+      }
+    }
+    await this.prune();
+  }
+
+  private launch(delivery: ClaimedDelivery): void {
+    this.inFlight.set(delivery.url, (this.inFlight.get(delivery.url) ?? 0) + 1);
+    const attempt = this.attempt(delivery).finally(() => {
+      this.running.delete(attempt);
+      const left = (this.inFlight.get(delivery.url) ?? 1) - 1;
+      if (left <= 0) this.inFlight.delete(delivery.url);
+      else this.inFlight.set(delivery.url, left);
+      const queue = this.waiting.get(delivery.url);
+      const next = queue?.shift();
+      if (queue !== undefined && queue.length === 0) this.waiting.delete(delivery.url);
+      if (next !== undefined) this.launch(next);
+      this.wake();
+    });
+    this.running.add(attempt);
+  }
+
+  private async prune(): Promise<void> {
+    const now = this.now();
+    if (now - this.lastPrune < 60_000) return;
+    this.lastPrune = now;
+    await this.store.pruneDeliveries(now - this.settings.retryWindowMs - KEEP_SETTLED_MS, 1000);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const started = this.now();
+    try {
+      const rules = rulesOf(this.settings, delivery.endpoint);
+      if (rules === null) {
+        await this.finish(delivery, "dead", null, `endpoint ${delivery.endpoint} is no longer configured`, started);
+        return;
+      }
+      const wantsResult = rules.includeResult && (delivery.status === "completed" || delivery.status === "failed");
+      const task = wantsResult ? await this.store.get(delivery.taskId, { any: true }) : null;
+      const body = eventBody(delivery.type as WebhookEventType, taskOf(delivery, task), delivery, {
+        includeOwner: rules.includeOwner,
+        ...(wantsResult && { includeResultUpTo: rules.maxResultBytes }),
+      });
+      const headers: Record<string, string> = {
+        "content-type": "application/json",
+        "user-agent": "mcp-tasks-webhooks",
+        ...signatureHeaders(secretKey(rules.secret), delivery.id, Math.floor(this.now() / 1000), body),
+      };
+      const traceparent = childTraceparent(delivery.trace?.["traceparent"]);
+      if (traceparent !== null) headers["traceparent"] = traceparent;
+      const result = await outboundPost(delivery.url, { headers, body }, addressPolicy(rules.allowPrivate), {
+        connectTimeoutMs: this.settings.connectTimeoutMs,
+        responseTimeoutMs: this.settings.responseTimeoutMs,
+        maxResponseBytes: this.settings.maxResponseBytes,
+      });
+      await this.record(delivery, result, started);
+    } catch (err) {
+      this.logger.warn({ err, webhookId: delivery.id, url: displayUrl(delivery.url) }, "webhooks: a delivery attempt failed");
+      await this.finish(delivery, "retry", null, "internal error", started).catch(() => {});
+    }
+  }
+
+  private async record(delivery: ClaimedDelivery, result: OutboundResult, started: number): Promise<void> {
+    if (result.outcome === "answered" && result.status >= 200 && result.status < 300) {
+      await this.finish(delivery, "delivered", result.status, null, started);
+      return;
+    }
+    if (result.outcome === "answered" && result.status === 410) {
+      await this.store.disableUrl(delivery.url, "answered 410 Gone", this.now());
+      this.logger.warn({ url: displayUrl(delivery.url), endpoint: delivery.endpoint }, "webhooks: endpoint answered 410 Gone, disabled");
+      await this.finish(delivery, "disabled", 410, "410 Gone: endpoint disabled", started);
+      return;
+    }
+    const reason = result.outcome === "answered" ? `HTTP ${result.status}` : `${result.outcome}: ${result.reason}`;
+    await this.finish(delivery, "retry", result.outcome === "answered" ? result.status : null, reason, started);
+  }
+
+  private async finish(
+    delivery: ClaimedDelivery,
+    how: "delivered" | "retry" | "dead" | "disabled",
+    status: number | null,
+    error: string | null,
+    started: number,
+  ): Promise<void> {
+    const now = this.now();
+    let settlement: DeliverySettlement;
+    let outcome: DeliveryOutcome;
+    if (how === "delivered") {
+      settlement = { state: "delivered", nextAttemptAt: now, lastStatus: status, lastError: null, now };
+      outcome = "delivered";
+    } else if (how === "retry") {
+      const next = nextAttemptAt(this.settings, delivery.attempts + 1, delivery.at, now);
+      settlement = { state: next === null ? "dead" : "pending", nextAttemptAt: next ?? now, lastStatus: status, lastError: error, now };
+      outcome = next === null ? "dead" : "retried";
+    } else {
+      settlement = { state: "dead", nextAttemptAt: now, lastStatus: status, lastError: error, now };
+      outcome = how === "disabled" ? "disabled" : "dead";
+    }
+    if (outcome === "dead") {
+      this.logger.warn(
+        { webhookId: delivery.id, taskId: delivery.taskId, url: displayUrl(delivery.url), attempts: delivery.attempts + 1, error },
+        "webhooks: delivery dead-lettered",
+      );
+    }
+    const applied = await this.store.settleDelivery(delivery.id, delivery.lease, settlement);
+    if (!applied) this.logger.debug({ webhookId: delivery.id }, "webhooks: lease lost before the attempt was recorded");
+    this.observer?.delivery(outcome, delivery.endpoint, now - started);
+  }
+}
+
+/** The task fields an event needs, from the outbox row (and the stored outcome when the result is carried). */
+function taskOf(delivery: ClaimedDelivery, task: TaskRecord | null): TaskRecord {
+  return {
+    id: delivery.taskId,
+    owner: delivery.owner,
+    // Not part of an event: the body names the tool only.
+    method: "",
+    name: delivery.name,
+    request: null,
+    origin: { sessionId: null, progressToken: null, accepts: [] },
+    createdAt: delivery.createdAt,
+    ttlMs: delivery.ttlMs,
+    pollIntervalMs: delivery.pollIntervalMs,
+    retryable: false,
+    status: delivery.status,
+    statusMessage: delivery.statusMessage,
+    updatedAt: delivery.at,
+    expiresAt: null,
+    outcome: task?.outcome ?? null,
+    progress: null,
+  };
+}
+
+/** A W3C traceparent for the delivery: the task's trace, a new span id (the delivery's own). */
+export function childTraceparent(parent: string | undefined): string | null {
+  const match = parent === undefined ? null : /^00-([0-9a-f]{32})-[0-9a-f]{16}-([0-9a-f]{2})$/.exec(parent);
+  if (match === null) return null;
+  return `00-${match[1]}-${randomBytes(8).toString("hex")}-${match[2]}`;
+}

@@ -1,0 +1,213 @@
+/**
+ * The webhook outbox in PostgreSQL: its migration (a table, the disabled URLs, and the row trigger
+ * that writes a transition's events inside whichever statement changes the status — the single
+ * and batched transitions, the lease reaper's `failExpired`, the sweeps) and its statements.
+ */
+import type pg from "pg";
+import type { OutboxStore } from "../outbox-store.js";
+import { claimedFromRow, deliveryFromRow, EVENT_STATUS_SQL, type OutboxRow } from "../sql/outbox-rows.js";
+import { statement, type Statement, type Tables } from "./sql.js";
+
+/** The outbox's two tables, in the store's schema. */
+function outboxTables(t: Tables): { outbox: string; disabled: string } {
+  return { outbox: `${t.schema}.webhook_outbox`, disabled: `${t.schema}.webhook_disabled` };
+}
+
+/**
+ * Appended to the schema's migrations. The origin is TEXT (schema.ts, "Choices"): it is read as
+ * `json` (which accepts what the store wrote, `\u0000` included) only for tasks whose origin
+ * names webhooks at all.
+ */
+export const OUTBOX_MIGRATION = (t: Tables): string => {
+  const { outbox, disabled } = outboxTables(t);
+  return `
+  CREATE TABLE ${outbox} (
+    seq              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id               TEXT COLLATE "C" NOT NULL UNIQUE,
+    task_id          TEXT COLLATE "C" NOT NULL,
+    url              TEXT COLLATE "C" NOT NULL,
+    endpoint         TEXT NOT NULL,
+    type             TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    status_message   TEXT,
+    at               BIGINT NOT NULL,
+    owner            TEXT,
+    name             TEXT NOT NULL,
+    created_at       BIGINT NOT NULL,
+    ttl_ms           BIGINT,
+    poll_interval_ms BIGINT,
+    trace            TEXT,
+    state            TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dead')),
+    attempts         INT NOT NULL DEFAULT 0,
+    next_attempt_at  BIGINT NOT NULL,
+    last_status      INT,
+    last_error       TEXT,
+    last_attempt_at  BIGINT,
+    lease_owner      TEXT,
+    lease_until      BIGINT,
+    lease_generation BIGINT NOT NULL DEFAULT 0
+  );
+  CREATE INDEX webhook_outbox_pair ON ${outbox} (task_id, url, seq) WHERE state = 'pending';
+  CREATE INDEX webhook_outbox_due ON ${outbox} (next_attempt_at, seq) WHERE state = 'pending';
+  CREATE INDEX webhook_outbox_task ON ${outbox} (task_id, seq);
+  CREATE INDEX webhook_outbox_url ON ${outbox} (url, seq);
+  CREATE TABLE ${disabled} (
+    url    TEXT COLLATE "C" PRIMARY KEY,
+    reason TEXT NOT NULL,
+    at     BIGINT NOT NULL
+  );
+  CREATE FUNCTION ${t.schema}.webhook_outbox_moved() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  BEGIN
+    INSERT INTO ${outbox} (id, task_id, url, endpoint, type, status, status_message, at, owner, name,
+                           created_at, ttl_ms, poll_interval_ms, trace, next_attempt_at)
+    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), NEW.id, route.value->>'url', route.value->>'endpoint',
+           'task.' || NEW.status, NEW.status, NEW.status_message, NEW.updated_at, NEW.owner, NEW.name, NEW.created_at,
+           NEW.ttl_ms, NEW.poll_interval_ms, (NEW.origin::json->'trace')::text, NEW.updated_at
+    FROM json_array_elements(NEW.origin::json->'webhooks') WITH ORDINALITY AS route(value, n)
+    WHERE EXISTS (SELECT 1 FROM json_array_elements_text(route.value->'events') AS wanted(type) WHERE wanted.type = 'task.' || NEW.status)
+    ORDER BY route.n;
+    RETURN NULL;
+  END
+  $fn$;
+  CREATE TRIGGER webhook_outbox_moved AFTER UPDATE OF status ON ${t.tasks}
+    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status AND NEW.status IN ${EVENT_STATUS_SQL} AND strpos(NEW.origin, '"webhooks"') > 0)
+    EXECUTE FUNCTION ${t.schema}.webhook_outbox_moved();
+  `;
+};
+
+interface OutboxStatements {
+  claim: Statement;
+  settle: Statement;
+  disable: Statement;
+  disabled: Statement;
+  list: Statement;
+  requeueOne: Statement;
+  requeue: Statement;
+  stats: Statement;
+  prune: Statement;
+}
+
+function outboxStatements(t: Tables): OutboxStatements {
+  const { outbox, disabled } = outboxTables(t);
+  return {
+    // FOR UPDATE SKIP LOCKED: concurrent senders on other nodes take other rows, never wait on these.
+    claim: statement(
+      "outbox_claim",
+      `WITH due AS (
+         SELECT o.seq FROM ${outbox} o
+         WHERE o.state = 'pending' AND o.next_attempt_at <= $2 AND (o.lease_owner IS NULL OR o.lease_until <= $2)
+           AND NOT EXISTS (SELECT 1 FROM ${disabled} d WHERE d.url = o.url)
+           AND NOT (o.url = ANY ($5::text[]))
+           AND NOT EXISTS (SELECT 1 FROM ${outbox} p
+                           WHERE p.task_id = o.task_id AND p.url = o.url AND p.state = 'pending' AND p.seq < o.seq)
+         ORDER BY o.seq LIMIT $4
+         FOR UPDATE SKIP LOCKED)
+       UPDATE ${outbox} o SET lease_owner = $1, lease_until = $2 + $3, lease_generation = o.lease_generation + 1
+       FROM due WHERE o.seq = due.seq
+       RETURNING o.*`,
+    ),
+    settle: statement(
+      "outbox_settle",
+      `UPDATE ${outbox} SET state = $4, attempts = attempts + 1, next_attempt_at = $5, last_status = $6, last_error = $7,
+         last_attempt_at = $8, lease_owner = NULL, lease_until = NULL
+       WHERE id = $1 AND lease_owner = $2 AND lease_generation = $3
+       RETURNING 1 AS settled`,
+    ),
+    disable: statement("outbox_disable", `INSERT INTO ${disabled} (url, reason, at) VALUES ($1, $2, $3) ON CONFLICT (url) DO NOTHING`),
+    disabled: statement("outbox_disabled", `SELECT url, reason, at FROM ${disabled} ORDER BY at`),
+    list: statement(
+      "outbox_list",
+      `SELECT * FROM ${outbox}
+       WHERE ($1::text IS NULL OR task_id = $1) AND ($2::text IS NULL OR url = $2) AND ($3::text IS NULL OR state = $3)
+       ORDER BY seq DESC LIMIT $4`,
+    ),
+    requeueOne: statement(
+      "outbox_requeue_one",
+      `WITH moved AS (
+         UPDATE ${outbox} SET state = 'pending', attempts = 0, next_attempt_at = $2, lease_owner = NULL, lease_until = NULL
+         WHERE id = $1 AND state <> 'pending' RETURNING url),
+       enabled AS (DELETE FROM ${disabled} WHERE url IN (SELECT url FROM moved))
+       SELECT count(*)::int AS n FROM moved`,
+    ),
+    requeue: statement(
+      "outbox_requeue",
+      `WITH moved AS (
+         UPDATE ${outbox} SET state = 'pending', attempts = 0, next_attempt_at = $4, lease_owner = NULL, lease_until = NULL
+         WHERE state = $3 AND ($1::text IS NULL OR task_id = $1) AND ($2::text IS NULL OR url = $2) RETURNING 1),
+       enabled AS (DELETE FROM ${disabled} WHERE $2::text IS NOT NULL AND url = $2)
+       SELECT count(*)::int AS n FROM moved`,
+    ),
+    stats: statement(
+      "outbox_stats",
+      `SELECT (SELECT count(*) FROM ${outbox} WHERE state = 'pending')::int AS pending,
+              (SELECT count(*) FROM ${outbox} WHERE state = 'dead')::int AS dead,
+              (SELECT min(at) FROM ${outbox} WHERE state = 'pending') AS oldest`,
+    ),
+    prune: statement(
+      "outbox_prune",
+      `WITH gone AS (
+         DELETE FROM ${outbox} WHERE seq IN (SELECT seq FROM ${outbox} WHERE state <> 'pending' AND at < $1 ORDER BY seq LIMIT $2)
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+    ),
+  };
+}
+
+/** The outbox operations of a PostgreSQL store, on its statement runner (one transaction each). */
+export function postgresOutbox(
+  tables: Tables,
+  rows: <R extends pg.QueryResultRow>(query: Statement, values: unknown[]) => Promise<R[]>,
+): OutboxStore {
+  const s = outboxStatements(tables);
+  const count = async (query: Statement, values: unknown[]): Promise<number> => (await rows<{ n: number }>(query, values))[0]?.n ?? 0;
+  return {
+    keepsOutbox: true,
+    async claimDeliveries(owner, now, leaseMs, limit, excludeUrls = []) {
+      const claimed = await rows<OutboxRow>(s.claim, [owner, now, leaseMs, Math.max(0, Math.floor(limit)), [...excludeUrls]]);
+      return claimed.sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimedFromRow);
+    },
+    async settleDelivery(id, lease, result) {
+      const settled = await rows(s.settle, [
+        id,
+        lease.owner,
+        lease.generation,
+        result.state,
+        result.nextAttemptAt,
+        result.lastStatus,
+        result.lastError,
+        result.now,
+      ]);
+      return settled.length === 1;
+    },
+    async disableUrl(url, reason, now) {
+      await rows(s.disable, [url, reason, now]);
+    },
+    async disabledUrls() {
+      return (await rows<{ url: string; reason: string; at: number }>(s.disabled, [])).map((row) => ({ ...row, at: Number(row.at) }));
+    },
+    async deliveries(filter, limit) {
+      const found = await rows<OutboxRow>(s.list, [
+        filter.taskId ?? null,
+        filter.url ?? null,
+        filter.state ?? null,
+        Math.max(0, Math.floor(limit)),
+      ]);
+      return found.map(deliveryFromRow);
+    },
+    async redeliver(filter, now) {
+      if (filter.id !== undefined) return count(s.requeueOne, [filter.id, now]);
+      return count(s.requeue, [filter.taskId ?? null, filter.url ?? null, filter.state ?? "dead", now]);
+    },
+    async outboxStats() {
+      const [row] = await rows<{ pending: number; dead: number; oldest: number | null }>(s.stats, []);
+      return {
+        pending: row?.pending ?? 0,
+        dead: row?.dead ?? 0,
+        oldestPendingAt: row?.oldest === null || row === undefined ? null : Number(row.oldest),
+      };
+    },
+    async pruneDeliveries(before, limit) {
+      return count(s.prune, [before, Math.max(0, Math.floor(limit))]);
+    },
+  };
+}
