@@ -60,7 +60,7 @@ describe("mcp-tasks tools list", { timeout: 60_000 }, () => {
     expect(rows).toContainEqual(["echo", "forbidden", "Echoes text (not callable as a task)."]);
     expect(rows).toContainEqual(["batch", "required", "Like sleep, but must be called as a task."]);
     // The CLI declares capabilities.tasks: it follows tasks itself, so it is not served the fallback's task_* tools (docs/hosts/README.md).
-    expect(rows.map((r) => r[0])).toEqual(["echo", "sleep", "fail", "throw", "ask", "sample", "batch", "steps"]);
+    expect(rows.map((r) => r[0])).toEqual(["echo", "sleep", "fail", "throw", "ask", "nap", "approve", "sample", "batch", "steps"]);
   });
 
   it("--json prints the raw tools/list tools, schemas and execution included", async () => {

@@ -159,10 +159,12 @@ describe("mcp-tasks serve (CLI)", { timeout: 60_000 }, () => {
     const { tools } = await c.client.listTools();
     // The client declares no tasks capability, so it also sees the fallback's task tools (docs/hosts/README.md).
     expect(tools.map((t) => t.name).sort()).toEqual([
+      "approve",
       "ask",
       "batch",
       "echo",
       "fail",
+      "nap",
       "sample",
       "sleep",
       "steps",
