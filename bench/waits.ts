@@ -35,7 +35,7 @@ const HELP = `Usage: npm run bench:waits -- [flags]
   --parked N     tasks parked beside the stream (default 100000; a multiple of 3 is used)
   --stream N     sleep {"ms":50} tasks per stream measurement (default 800)
   --events N     approvals woken by events at once (default 10000, at most parked/3)
-  --timers N     naps due in the same second (default 10000)
+  --timers N     naps due in the same second (default 10000): when each timer fired, and when its task completed
   --workers N    the server's --workers (default 8)
   --sources      run the server from the sources (tsx) even when dist/ is built
   --help`;
@@ -228,8 +228,9 @@ async function main(): Promise<void> {
     await createTasks(rpc, "ask", third, (i) => `{"question":"q${i}"}`);
     await createTasks(rpc, "nap", third, () => `{"ms":3600000}`);
     const approvals = await createTasks(rpc, "approve", third, (i) => `{"action":"a${i}"}`);
-    await until(() => parkedNow.get()!.n >= PARKED, 1_800_000, "every task to be parked");
-    console.log(`  created and parked in ${((performance.now() - parkStarted) / 1000).toFixed(1)} s`);
+    await until(() => parkedNow.get()!.n >= PARKED, 3_600_000, "every task to be parked");
+    const parkSeconds = (performance.now() - parkStarted) / 1000;
+    console.log(`  created and parked in ${parkSeconds.toFixed(1)} s (${(PARKED / parkSeconds).toFixed(0)} tasks/s)`);
     const withParked = await server.memory();
     const slots = holding.get()!.n;
     const rssGrowth = withParked.rss - idle.rss;
@@ -256,21 +257,29 @@ async function main(): Promise<void> {
     const eventsTotal = emittedMs + eventsMs;
 
     console.log(`5. ${TIMERS} naps due in the same second`);
+    // Due once every nap can have been created and parked, at the rate step 2 parked tasks.
+    const parkRate = PARKED / parkSeconds;
+    const due = Date.now() + Math.ceil((TIMERS / parkRate) * 1500) + 10_000;
+    const timerFrom = Date.now();
+    await createTasks(rpc, "nap", TIMERS, () => `{"until":${due}}`);
+    const napsParked = db.prepare<[number], { n: number }>(
+      "SELECT count(*) AS n FROM tasks WHERE name = 'nap' AND wait_mode = 'parked' AND created_at >= ?",
+    );
+    await until(() => napsParked.get(timerFrom)!.n >= TIMERS || Date.now() >= due, 3_600_000, "the naps to be parked");
+    const parkedBeforeDue = napsParked.get(timerFrom)!.n;
     const napsDone = db.prepare<[number], { n: number }>(
       "SELECT count(*) AS n FROM tasks WHERE name = 'nap' AND status = 'completed' AND created_at >= ?",
     );
-    // Due once they can all have been created and parked: measured creation rate, with room.
-    const createFrom = Date.now();
-    const probeStarted = performance.now();
-    await createTasks(rpc, "nap", Math.min(200, TIMERS), () => `{"ms":0}`);
-    const perTaskMs = (performance.now() - probeStarted) / Math.min(200, TIMERS);
-    const due = Date.now() + Math.ceil(perTaskMs * TIMERS * 2) + 5000;
-    await until(() => napsDone.get(createFrom)!.n >= Math.min(200, TIMERS), 120_000, "the probe naps");
-    const timerFrom = Date.now();
-    await createTasks(rpc, "nap", TIMERS, () => `{"until":${due}}`);
-    if (Date.now() >= due) console.log("  (creating the naps took longer than planned: some were created after their time)");
-    await until(() => napsDone.get(timerFrom)!.n >= TIMERS, 600_000, "the naps to complete");
-    const lateness = db
+    await until(() => napsDone.get(timerFrom)!.n >= TIMERS, 1_800_000, "the naps to complete");
+    // When each timer fired: the time its outcome records (the store's fireDue), against its due time.
+    const fired = db
+      .prepare<[number, number], { late: number }>(
+        `SELECT (json_extract(c.value, '$.value.at') - ?) AS late FROM task_checkpoints AS c JOIN tasks AS t ON t.id = c.task_id
+         WHERE t.name = 'nap' AND t.created_at >= ? AND c.name = '$sleep#1' ORDER BY late`,
+      )
+      .all(due, timerFrom)
+      .map((row) => row.late);
+    const completed = db
       .prepare<[number, number], { late: number }>(
         "SELECT (updated_at - ?) AS late FROM tasks WHERE name = 'nap' AND status = 'completed' AND created_at >= ? ORDER BY late",
       )
@@ -291,8 +300,13 @@ async function main(): Promise<void> {
     );
     row(`${EVENTS} events emitted at once → all tasks completed`, `${(eventsTotal / 1000).toFixed(2)} s`, "≤ 10 s");
     row(`  (emitting took ${(emittedMs / 1000).toFixed(2)} s)`, "", "");
-    row(`${TIMERS} naps due together: completion lateness p50`, `${percentile(lateness, 50).toFixed(0)} ms`, "");
-    row(`${TIMERS} naps due together: completion lateness p99`, `${percentile(lateness, 99).toFixed(0)} ms`, "≤ 1000 ms");
+    row(`${TIMERS} naps due together: parked before their time`, String(parkedBeforeDue), String(TIMERS));
+    row(
+      "  timer fired, lateness p50 / p99",
+      `${percentile(fired, 50).toFixed(0)} / ${percentile(fired, 99).toFixed(0)} ms`,
+      "p99 ≤ 1000 ms",
+    );
+    row("  task completed, lateness p50 / p99", `${percentile(completed, 50).toFixed(0)} / ${percentile(completed, 99).toFixed(0)} ms`, "");
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
