@@ -93,6 +93,8 @@ export class ToolMirror {
         ...(tool._meta !== undefined && { _meta: tool._meta }),
         taskSupport: config.taskSupport,
         ...(recovery !== undefined && { recovery }),
+        // The handler follows the upstream task beside the questions it relays: parking would let that go.
+        park: false,
         ...(config.ttl !== undefined && { defaultTtlMs: config.ttl }),
         ...(config.immediateResponse !== undefined && { immediateResponse: config.immediateResponse }),
         ...(config.concurrency !== undefined && { concurrency: config.concurrency }),

@@ -146,6 +146,14 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    */
   recovery?: RecoveryPolicy;
   /**
+   * Whether a task of this tool with `recovery: "resume"` is parked while it waits (a question,
+   * `ctx.sleep`, `ctx.waitForEvent`): its call let go and replayed once what it waits for arrives
+   * (docs/durable-execution.md, Parking). Default true. Set false for a handler that keeps work of
+   * its own in flight beside a wait outside `ctx.step` (a loop following another server, say): that
+   * work would be let go with the call. It still gives its slot back while it waits.
+   */
+  park?: boolean;
+  /**
    * Tasks of this tool whose handlers run at once, across every caller (and a cluster's every
    * worker); more wait in the queue in `working` ("queued (n ahead)") and start as slots free.
    * Default: no cap of its own.

@@ -45,6 +45,7 @@ export function toolTaskRunner(tools: ReadonlyMap<string, RegisteredTool>) {
     if (!tool) throw TaskError.protocol(RpcCode.InvalidParams, `Unknown tool: ${call.name}`);
     const args = tool.definition.input.safeParse(call.arguments ?? {});
     if (!args.success) throw TaskError.protocol(RpcCode.InvalidParams, `Invalid arguments for tool ${call.name}`);
+    if (tool.definition.park === false) ctx.keepInMemory();
     const toolCtx = taskToolContext(ctx, task.owner);
     const gather = tool.definition.gather;
     // Gathered before the task existed, or (2025-11-25) asked now, as the task's first questions.

@@ -50,6 +50,8 @@ export const EVENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,199}$/;
 export class RunWaits {
   /** Steps and waits of the handler in progress: a run parks only when its wait is the only one. */
   private busy = 0;
+  /** Never parked: the handler has untracked work of its own in flight. */
+  private pinned = false;
   private parkNow: (() => void) | null = null;
   /** Resolves when the run was parked: its handler is let go, its task waits in the store. */
   readonly parked: Promise<void>;
@@ -64,6 +66,11 @@ export class RunWaits {
   ) {
     this.parked = new Promise<void>((resolve) => (this.parkNow = resolve));
     this.waitStore = isWaitStore(deps.store) && isCheckpointStore(deps.store) ? deps.store : null;
+  }
+
+  /** This run is never parked (see TaskContext.keepInMemory). */
+  keepInMemory(): void {
+    this.pinned = true;
   }
 
   /** Counts a step in progress (a run with one never parks: the step's work is in this process). */
@@ -181,7 +188,7 @@ export class RunWaits {
 
   /** Whether this run may be let go now: replayable, the store keeps waits, nothing else of it in progress. */
   private async mayPark(own: number): Promise<boolean> {
-    return this.journal.resumable && this.waitStore !== null && this.busy <= own && !this.signal.aborted;
+    return !this.pinned && this.journal.resumable && this.waitStore !== null && this.busy <= own && !this.signal.aborted;
   }
 
   /**

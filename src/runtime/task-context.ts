@@ -34,6 +34,11 @@ export interface TaskContext {
    */
   step<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /**
+   * This run is never parked: its waits keep the call in memory (the tool has work of its own in
+   * flight beside its waits, outside `step`). It still gives its slot back while it waits.
+   */
+  keepInMemory(): void;
+  /**
    * Waits until `until` (ms since the epoch) without holding a slot; durable where the store keeps
    * waits: a replayable task is parked meanwhile and resumed by any node (docs/durable-execution.md).
    */

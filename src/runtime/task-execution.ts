@@ -370,6 +370,7 @@ export class TaskExecution {
       },
       request: (method, params) => this.requestInput(task, signal, queued, journal, waits, method, params, claim),
       step: (name, fn) => waits.around(() => journal.step(name, fn)),
+      keepInMemory: () => waits.keepInMemory(),
       sleep: (until) => waits.sleep(until),
       waitForEvent: (name, timeoutAt) => waits.waitForEvent(name, timeoutAt),
     };
