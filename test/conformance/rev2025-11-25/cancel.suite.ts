@@ -114,16 +114,34 @@ export function cancelSuite(path: ConformancePath): void {
     });
 
     // Streaming paths only: it needs status notifications.
+    // `sample` cannot be replayed, so its handler waits in memory for the answer (a replayable
+    // tool's is parked: nothing of it runs, so there is nothing to abort — the next test).
     streaming("T-CANCEL-3: cancelling an input_required task aborts the handler's pending request to the requestor", async () => {
       const logger = captureLogger();
       fx = await start({ logger });
       const statuses = watchStatuses(fx.client);
-      const { task } = await callToolAsTask(fx.client, "ask", { question: "still there?" });
+      const { task } = await callToolAsTask(fx.client, "sample", { prompt: "still there?" });
       await statuses.until(task.taskId, "input_required");
       const cancelled = await cancelTask(fx.client, task.taskId);
       expect(cancelled.status).toBe("cancelled");
       await logger.until((e) => e.msg === "handler ended after abort" && e.obj["taskId"] === task.taskId);
       expect((await getTask(fx.client, task.taskId)).status).toBe("cancelled");
+    });
+
+    streaming("T-CANCEL-3: cancelling a parked input_required task leaves nothing to run: it is never replayed", async () => {
+      const logger = captureLogger();
+      fx = await start({ logger });
+      const statuses = watchStatuses(fx.client);
+      const { task } = await callToolAsTask(fx.client, "ask", { question: "still there?" });
+      await statuses.until(task.taskId, "input_required");
+      await logger.until((e) => String(e.msg).startsWith("task parked") && e.obj["taskId"] === task.taskId);
+      expect((await cancelTask(fx.client, task.taskId)).status).toBe("cancelled");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await getTask(fx.client, task.taskId)).status).toBe("cancelled");
+      // Run once (parked), never replayed: a replay would have asked again and parked again.
+      expect(
+        logger.entries.filter((e) => e.obj["taskId"] === task.taskId && String(e.msg).startsWith("task parked: nothing")),
+      ).toHaveLength(1);
     });
 
     it("T-CANCEL-4: a cancelled task stays cancelled when its handler later completes", async () => {

@@ -63,6 +63,8 @@ export function capabilitiesAndToolsSuite(path: ConformancePath): void {
         fail: "optional",
         throw: "optional",
         ask: "optional",
+        nap: "optional",
+        approve: "required",
         sample: "optional",
         batch: "required",
         steps: "optional",
