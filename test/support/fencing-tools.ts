@@ -42,7 +42,9 @@ export default function register(app: TaskServer): void {
 
   app.tool(
     "whoasks",
-    { input: z.object({ question: z.string() }), taskSupport: "required", recovery: "resume" },
+    // Kept in memory while it waits (not parked), so its lease — and what fencing does to a cut-off
+    // worker's writes — is what the tests look at; a parked question holds no lease to lose.
+    { input: z.object({ question: z.string() }), taskSupport: "required", recovery: "resume", park: false },
     async ({ question }, ctx) => {
       const answer = await ctx.elicit({
         mode: "form",
