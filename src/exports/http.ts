@@ -23,3 +23,5 @@ export type { ResumableStreamOptions } from "../http/resumable-streams.js";
 export type { HttpTimeouts } from "../http/http-timeouts.js";
 export type { FeedOptions } from "../web/task-feed.js";
 export type { EngineObserver, LimitName } from "../runtime/engine-observer.js";
+export type { EmitReport } from "../runtime/engine/task-signals.js";
+export type { DeliveryOutcome, WebhookObserver } from "../runtime/webhooks/webhook-sender.js";

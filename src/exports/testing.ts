@@ -57,3 +57,16 @@ export type { EventBus, Unsubscribe } from "../events/event-bus.js";
 export type { TaskEvent } from "../events/task-event.js";
 export type { StoreNotify } from "../core/store-notify.js";
 export type { StreamEventStore, StoredStreamEvent } from "../store/stream-event-store.js";
+export { waitContract } from "../testing/wait-contract.js";
+export {
+  isWaitStore,
+  type WaitStore,
+  type WaitRecord,
+  type WaitKind,
+  type WaitMode,
+  type WaitOutcome,
+  type WokenTask,
+  type ParkedCounts,
+  type StoredEvent,
+} from "../store/wait-store.js";
+export type { WebhookRoute } from "../core/task.js";
