@@ -15,7 +15,6 @@
  *
  * Flags: `npm run bench:waiters -- --help`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { request, type ClientRequest } from "node:http";
 import { tmpdir } from "node:os";
@@ -23,6 +22,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { exitOnHelp, numberFlag, runBench } from "./support/command-line.js";
+import { GcReadableProcess, type Memory } from "./support/gc-readable-process.js";
 import { machine } from "./support/machine.js";
 import { NO_CALLER_LIMITS } from "./support/no-caller-limits.js";
 import { openSession, RawRpc, taskIdIn } from "./support/raw-rpc.js";
@@ -54,102 +54,28 @@ for (const line of LINES) {
 }
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const PRELOAD = fileURLToPath(new URL("./support/heap-on-signal.mjs", import.meta.url));
 const V2025 = "2025-11-25";
 const V2026 = "2026-07-28";
 const TASKS_EXT = "io.modelcontextprotocol/tasks";
 const HOUR_MS = 3_600_000;
 
-interface Memory {
-  rss: number;
-  heapUsed: number;
-  external: number;
-  arrayBuffers: number;
-}
-
-/** A `serve` process whose memory can be read after a full collection. */
-class Server {
-  private stderr = "";
-  private readonly reads: ((memory: Memory) => void)[] = [];
-
-  private constructor(
-    readonly process: ChildProcess,
-    readonly url: string,
-  ) {
-    process.stderr!.on("data", (chunk: Buffer) => this.scan(chunk.toString("utf8")));
-  }
-
-  /** `mcp-tasks serve`, or with `dir` null the floor (bench/support/held-requests-floor.ts). */
-  static start(dir: string | null): Promise<Server> {
-    const fromDist = !flags.sources && existsSync(join(ROOT, "dist", "cli", "main.js"));
-    const bin = fromDist ? ["bin/mcp-tasks.js"] : ["--import", "tsx", "src/cli/main.ts"];
-    const serve = [
-      ...bin,
-      "serve",
-      "--demo",
-      "--port",
-      "0",
-      "--store",
-      `sqlite:${join(dir ?? "", "bench.db")}`,
-      ...NO_CALLER_LIMITS,
-      "--inline-wait-ms",
-      "0",
-    ];
-    const args = [
-      "--expose-gc",
-      "--import",
-      PRELOAD,
-      ...(dir === null ? ["--import", "tsx", "bench/support/held-requests-floor.ts"] : serve),
-    ];
-    const child = spawn(process.execPath, args, {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, MCP_TASKS_LOG_FORMAT: "json", LOG_LEVEL: "warn" },
-    });
-    return new Promise((resolve, reject) => {
-      let seen = "";
-      const timer = setTimeout(() => reject(new Error(`serve: not listening after 60 s:\n${seen.slice(-2000)}`)), 60_000);
-      const onData = (chunk: Buffer): void => {
-        seen += chunk.toString("utf8");
-        const url = /listening on (http:\/\/[^\s"]+)/.exec(seen)?.[1];
-        if (url === undefined) return;
-        clearTimeout(timer);
-        child.stdout!.off("data", onData);
-        child.stderr!.off("data", onData);
-        child.stdout!.resume();
-        console.log(
-          `server: node ${args.map((a) => (a === PRELOAD ? "bench/support/heap-on-signal.mjs" : a)).join(" ")} (pid ${child.pid})`,
-        );
-        resolve(new Server(child, url));
-      };
-      child.stdout!.on("data", onData);
-      child.stderr!.on("data", onData);
-      child.once("exit", (code) => reject(new Error(`serve exited ${code}:\n${seen.slice(-2000)}`)));
-    });
-  }
-
-  private scan(text: string): void {
-    this.stderr += text;
-    for (let at = this.stderr.indexOf("\n"); at >= 0; at = this.stderr.indexOf("\n")) {
-      const line = this.stderr.slice(0, at);
-      this.stderr = this.stderr.slice(at + 1);
-      if (line.startsWith("heap-after-gc ")) this.reads.shift()?.(JSON.parse(line.slice(14)) as Memory);
-    }
-  }
-
-  /** The process's memory after two full collections. */
-  memory(): Promise<Memory> {
-    return new Promise((resolve) => {
-      this.reads.push(resolve);
-      this.process.kill("SIGUSR2");
-    });
-  }
-
-  async stop(): Promise<void> {
-    const gone = new Promise((resolve) => this.process.once("exit", resolve));
-    this.process.kill("SIGKILL");
-    await gone;
-  }
+/** `mcp-tasks serve`, or with `dir` null the floor (bench/support/held-requests-floor.ts). */
+function startServer(dir: string | null): Promise<GcReadableProcess> {
+  const fromDist = !flags.sources && existsSync(join(ROOT, "dist", "cli", "main.js"));
+  const bin = fromDist ? ["bin/mcp-tasks.js"] : ["--import", "tsx", "src/cli/main.ts"];
+  const serve = [
+    ...bin,
+    "serve",
+    "--demo",
+    "--port",
+    "0",
+    "--store",
+    `sqlite:${join(dir ?? "", "bench.db")}`,
+    ...NO_CALLER_LIMITS,
+    "--inline-wait-ms",
+    "0",
+  ];
+  return GcReadableProcess.start(dir === null ? ["--import", "tsx", "bench/support/held-requests-floor.ts"] : serve);
 }
 
 /**
@@ -240,7 +166,7 @@ interface Figures {
 
 const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${V2026}","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"${TASKS_EXT}":{}}}}`;
 
-async function measure2025(server: Server, standaloneStreams: boolean): Promise<Figures> {
+async function measure2025(server: GcReadableProcess, standaloneStreams: boolean): Promise<Figures> {
   const rpc = new RawRpc(server.url, 16);
   const headers: Record<string, string>[] = [];
   const streams: (() => void)[] = [];
@@ -287,7 +213,7 @@ async function measure2025(server: Server, standaloneStreams: boolean): Promise<
   }
 }
 
-async function measure2026(server: Server): Promise<Figures> {
+async function measure2026(server: GcReadableProcess): Promise<Figures> {
   const rpc = new RawRpc(server.url, 16);
   const headers = { "mcp-protocol-version": V2026 };
   const waiters: ClientRequest[] = [];
@@ -319,7 +245,7 @@ async function measure2026(server: Server): Promise<Figures> {
   }
 }
 
-async function measureFloor(server: Server): Promise<Figures> {
+async function measureFloor(server: GcReadableProcess): Promise<Figures> {
   const waiters: ClientRequest[] = [];
   try {
     const before = await server.memory();
@@ -350,7 +276,7 @@ async function main(): Promise<void> {
   for (const line of LINES) {
     // A server per line: what one line leaves behind is not charged to the next.
     const dir = line === "floor" ? null : mkdtempSync(join(tmpdir(), "mcp-tasks-bench-waiters-"));
-    const server = await Server.start(dir);
+    const server = await startServer(dir);
     try {
       if (line === "floor") rows.push(await measureFloor(server));
       else rows.push(line === "2026" ? await measure2026(server) : await measure2025(server, line === "2025-get-stream"));

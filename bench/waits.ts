@@ -18,7 +18,6 @@
  *
  * Flags: `npm run bench:waits -- --help`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { exitOnHelp, numberFlag, runBench } from "./support/command-line.js";
+import { GcReadableProcess } from "./support/gc-readable-process.js";
 import { machine } from "./support/machine.js";
 import { NO_CALLER_LIMITS } from "./support/no-caller-limits.js";
 import { RawRpc, taskIdIn } from "./support/raw-rpc.js";
@@ -59,97 +59,28 @@ const TIMERS = numberFlag(HELP, "timers", flags.timers, { min: 1, max: 1_000_000
 const WORKERS = numberFlag(HELP, "workers", flags.workers, { min: 1, max: 1024 });
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const PRELOAD = fileURLToPath(new URL("./support/heap-on-signal.mjs", import.meta.url));
 const V2026 = "2026-07-28";
 const TTL_MS = 12 * 3_600_000;
 const META = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${V2026}","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`;
 /** Requests in flight at once while creating tasks or emitting events. */
 const CONCURRENCY = 32;
 
-interface Memory {
-  rss: number;
-  heapUsed: number;
-  external: number;
-}
-
-/** The `serve` process, its memory readable after two full collections. */
-class Server {
-  private stderr = "";
-  private readonly reads: ((memory: Memory) => void)[] = [];
-
-  private constructor(
-    readonly child: ChildProcess,
-    readonly url: string,
-  ) {
-    child.stderr!.on("data", (chunk: Buffer) => this.scan(chunk.toString("utf8")));
-  }
-
-  static start(file: string): Promise<Server> {
-    const fromDist = !flags.sources && existsSync(join(ROOT, "dist", "cli", "main.js"));
-    const bin = fromDist ? ["bin/mcp-tasks.js"] : ["--import", "tsx", "src/cli/main.ts"];
-    const args = [
-      "--expose-gc",
-      "--import",
-      PRELOAD,
-      ...bin,
-      "serve",
-      "--demo",
-      "--port",
-      "0",
-      "--workers",
-      String(WORKERS),
-      "--store",
-      `sqlite:${file}`,
-      ...NO_CALLER_LIMITS,
-    ];
-    const child = spawn(process.execPath, args, {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, MCP_TASKS_LOG_FORMAT: "json", LOG_LEVEL: "warn" },
-    });
-    return new Promise((resolve, reject) => {
-      let seen = "";
-      const timer = setTimeout(() => reject(new Error(`serve: not listening after 60 s:\n${seen.slice(-2000)}`)), 60_000);
-      const onData = (chunk: Buffer): void => {
-        seen += chunk.toString("utf8");
-        const url = /listening on (http:\/\/[^\s"]+)/.exec(seen)?.[1];
-        if (url === undefined) return;
-        clearTimeout(timer);
-        child.stdout!.off("data", onData);
-        child.stderr!.off("data", onData);
-        child.stdout!.resume();
-        console.log(
-          `server: node ${args.map((a) => (a === PRELOAD ? "bench/support/heap-on-signal.mjs" : a)).join(" ")} (pid ${child.pid})`,
-        );
-        resolve(new Server(child, url));
-      };
-      child.stdout!.on("data", onData);
-      child.stderr!.on("data", onData);
-      child.once("exit", (code) => reject(new Error(`serve exited ${code}:\n${seen.slice(-2000)}`)));
-    });
-  }
-
-  private scan(text: string): void {
-    this.stderr += text;
-    for (let at = this.stderr.indexOf("\n"); at >= 0; at = this.stderr.indexOf("\n")) {
-      const line = this.stderr.slice(0, at);
-      this.stderr = this.stderr.slice(at + 1);
-      if (line.startsWith("heap-after-gc ")) this.reads.shift()?.(JSON.parse(line.slice(14)) as Memory);
-    }
-  }
-
-  memory(): Promise<Memory> {
-    return new Promise((resolve) => {
-      this.reads.push(resolve);
-      this.child.kill("SIGUSR2");
-    });
-  }
-
-  async stop(): Promise<void> {
-    const gone = new Promise((resolve) => this.child.once("exit", resolve));
-    this.child.kill("SIGKILL");
-    await gone;
-  }
+/** `mcp-tasks serve --demo --workers N` on the SQLite file, from dist/ when built (else the sources through tsx). */
+function startServer(file: string): Promise<GcReadableProcess> {
+  const fromDist = !flags.sources && existsSync(join(ROOT, "dist", "cli", "main.js"));
+  const bin = fromDist ? ["bin/mcp-tasks.js"] : ["--import", "tsx", "src/cli/main.ts"];
+  return GcReadableProcess.start([
+    ...bin,
+    "serve",
+    "--demo",
+    "--port",
+    "0",
+    "--workers",
+    String(WORKERS),
+    "--store",
+    `sqlite:${file}`,
+    ...NO_CALLER_LIMITS,
+  ]);
 }
 
 /** Runs `count` jobs, at most CONCURRENCY at once. */
@@ -208,7 +139,7 @@ async function main(): Promise<void> {
   );
   const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-bench-waits-"));
   const file = join(dir, "bench.db");
-  const server = await Server.start(file);
+  const server = await startServer(file);
   const rpc = new RawRpc(server.url, CONCURRENCY);
   const eventsUrl = new URL("/events/", server.url);
   try {
