@@ -1,3 +1,4 @@
+import { waitFromRow, type WaitRow } from "../sql/wait-rows.js";
 import type { Claim } from "../claim.js";
 import { claimLostError, ownerKey, unknownTaskError, wholeLimit } from "../store-rules.js";
 import type { ParkedCounts, WaitMode, WaitOutcome, WaitRecord, WaitStore, WokenTask } from "../wait-store.js";
@@ -17,32 +18,6 @@ interface PostgresWaitDeps {
   rows: Query;
   /** `work` in one transaction on one connection (retried whole after a deadlock or serialization failure). */
   transaction<T>(work: (query: Query) => Promise<T>): Promise<T>;
-}
-
-interface WaitRow {
-  task_id: string;
-  key: string;
-  kind: "timer" | "event";
-  owner: string | null;
-  event_name: string | null;
-  due_at: number | null;
-  after_seq: number;
-  since: number;
-  created_at: number;
-}
-
-function waitFromRow(row: WaitRow): WaitRecord {
-  return {
-    taskId: row.task_id,
-    key: row.key,
-    kind: row.kind,
-    owner: row.owner,
-    eventName: row.event_name,
-    dueAt: row.due_at,
-    afterSeq: row.after_seq,
-    since: row.since,
-    createdAt: row.created_at,
-  };
 }
 
 /** A claim as the fence parameters of a statement (owner, generation); nulls for a write that names none. */

@@ -6,22 +6,9 @@ import { stepValue, storedOutcome } from "../wait-rules.js";
 import type { CheckpointStatements } from "./checkpoint-statements.js";
 import type { GroupCommit } from "./group-commit.js";
 import { toJson } from "./rows.js";
-import { prepareWaitStatements, type EventRow, type WaitRow } from "./wait-statements.js";
+import { prepareWaitStatements, type EventRow } from "./wait-statements.js";
+import { waitFromRow, type WaitRow } from "../sql/wait-rows.js";
 import { isTerminal, type TaskStatus } from "../../core/task-status.js";
-
-function waitFromRow(row: WaitRow): WaitRecord {
-  return {
-    taskId: row.task_id,
-    key: row.key,
-    kind: row.kind,
-    owner: row.owner,
-    eventName: row.event_name,
-    dueAt: row.due_at,
-    afterSeq: row.after_seq,
-    since: row.since,
-    createdAt: row.created_at,
-  };
-}
 
 function eventOutcome(event: EventRow): WaitOutcome {
   return { fired: "event", at: event.created_at, seq: event.seq, payload: JSON.parse(event.payload) as unknown };

@@ -1,18 +1,7 @@
 /** Durable waits (../wait-store.ts): timers and event waits, the events kept for late waits, and parked tasks. */
 import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import { ACTIVE_SQL } from "./rows.js";
-
-export interface WaitRow {
-  task_id: string;
-  key: string;
-  kind: "timer" | "event";
-  owner: string | null;
-  event_name: string | null;
-  due_at: number | null;
-  after_seq: number;
-  since: number;
-  created_at: number;
-}
+import type { WaitRow } from "../sql/wait-rows.js";
 
 export interface EventRow {
   seq: number;
