@@ -129,7 +129,7 @@ export class RunWaits {
   }
 
   private async awaitAnswerCounted(answered: () => Promise<boolean>, wakeUp: (resolve: () => void) => () => void): Promise<void> {
-    if (await this.mayPark(1)) {
+    if (this.mayPark(1)) {
       await this.park(async () => {
         if (!(await answered())) return false;
         const store = this.waitStore as WaitStore;
@@ -164,7 +164,7 @@ export class RunWaits {
         .annotate(this.task.id, { statusMessage: label, now: this.deps.now(), ...(this.claim && { claim: this.claim }) })
         .catch(() => false);
       const outcome = async (): Promise<WaitOutcome | null> => this.storedOutcome(store, shape.key);
-      if (await this.mayPark(1)) {
+      if (this.mayPark(1)) {
         await this.park(async () => {
           if ((await outcome()) === null) return false;
           // Satisfied before the park took hold: nobody else queues it again.
@@ -187,7 +187,7 @@ export class RunWaits {
   }
 
   /** Whether this run may be let go now: replayable, the store keeps waits, nothing else of it in progress. */
-  private async mayPark(own: number): Promise<boolean> {
+  private mayPark(own: number): boolean {
     return !this.pinned && this.journal.resumable && this.waitStore !== null && this.busy <= own && !this.signal.aborted;
   }
 

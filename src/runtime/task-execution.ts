@@ -19,6 +19,7 @@ import { notifyWith, publishAfterWrite } from "./carried-notify.js";
 import { claimFields, type Claim } from "../store/claim.js";
 import { StoreError } from "../store/store-rules.js";
 import { RunWaits, type RunSlots } from "./run-waits.js";
+import { isWaitStore } from "../store/wait-store.js";
 
 interface ExecutionDeps {
   store: TaskStore;
@@ -136,9 +137,9 @@ export class TaskExecution {
     }
     const claim = options.claim;
     if (claim) this.claims.set(task.id, claim);
-    if (task.waitMode === "memory") {
+    if (task.waitMode === "memory" && isWaitStore(store)) {
       // Left by a run that died while it waited: this run holds a slot until it waits itself.
-      await (this.deps.store as Partial<import("../store/wait-store.js").WaitStore>).setWaitMode?.(task.id, null, claim).catch(() => false);
+      await store.setWaitMode(task.id, null, claim).catch(() => false);
     }
     const { ctx, progress, waits } = this.context(task, controller.signal, claim);
     let status: "completed" | "failed";
