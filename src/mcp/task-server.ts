@@ -17,6 +17,7 @@ import type { TaskProtocolServer } from "./task-protocol-server.js";
 import type { EraHost } from "./era.js";
 import { SESSION_ERA } from "./eras.js";
 import { toolTaskRunner } from "./tool-runner.js";
+import { waitSpans } from "./tracing/wait-spans.js";
 import { tracedRunner } from "./tracing/execution-span.js";
 import { linkingTaskTracing } from "./tracing/task-links.js";
 import type { RegisteredTool, ToolDefinition, ToolHandler } from "./tool-definition.js";
@@ -132,7 +133,7 @@ export class TaskServer {
       ...(this.metrics && { observer: this.metrics }),
       bus: options.bus ?? localEventBus(),
       runner: tracedRunner(toolTaskRunner(this.tools)),
-      tracing: linkingTaskTracing,
+      tracing: { ...linkingTaskTracing, ...waitSpans },
       ...(options.logger !== undefined && { logger: options.logger }),
       ttl: this.config.ttl,
       pollIntervalMs: this.config.pollIntervalMs,

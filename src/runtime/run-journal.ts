@@ -70,7 +70,7 @@ export class RunJournal {
       throw new TypeError("ctx.step: the name must be a non-empty string of at most 512 characters");
     }
     // `$…` keys are the run's waits (`$sleep#1`, `$event:…#1`): a step of that name would replay as one.
-    if (name.startsWith("$")) throw new TypeError('ctx.step: names starting with "$" are reserved for waits');
+    if (name.startsWith("$")) throw new TypeError('ctx.step: names starting with "$" are reserved for waits and their trace notes');
     const occurrence = (this.occurrences.get(name) ?? 0) + 1;
     this.occurrences.set(name, occurrence);
     const store = this.store;
@@ -142,6 +142,13 @@ export class RunJournal {
     if (this.store === null) return null;
     const kept = await this.loadSteps(this.store);
     return kept.has(key) ? ((unwrap(kept.get(key)) as WaitOutcome | undefined) ?? null) : null;
+  }
+
+  /** The value an earlier run kept under a run-internal key (`$…`, never a step's), or undefined. */
+  async keptValue(key: string): Promise<unknown> {
+    if (this.store === null) return undefined;
+    const kept = await this.loadSteps(this.store);
+    return kept.has(key) ? unwrap(kept.get(key)) : undefined;
   }
 
   /** The outcome of the wait of the same kind before `key` in this run, read from the store; null for the first. */

@@ -10,6 +10,7 @@ import { isWaitStore, type WaitOutcome, type WaitRecord, type WaitStore } from "
 import { claimFields } from "../store/claim.js";
 import type { RunJournal } from "./run-journal.js";
 import { retryOnStorageCondition } from "./storage-retry.js";
+import type { TaskTracing, TracedWait, WaitBegan, WaitEnded } from "./task-tracing.js";
 
 /** The slots of the claim loop a run holds one of (absent: handlers run without a slot limit). */
 export interface RunSlots {
@@ -26,6 +27,8 @@ interface RunWaitsDeps {
   logger: Logger;
   now: () => number;
   slots: RunSlots | null;
+  /** Told where each wait begins and ends (the wait's span). */
+  tracing: TaskTracing;
   /** A wait of this process was registered: the timer loop looks at `dueAt` sooner than its next read. */
   registered(dueAt: number | null): void;
   /** A parked task was queued again here: whoever claims should look. */
@@ -89,7 +92,7 @@ export class RunWaits {
     const key = this.journal.waitKey("$sleep");
     if (this.waitStore === null) return this.sleepInMemory(until);
     const label = `Sleeping until ${new Date(until).toISOString()}`;
-    await this.wait(this.waitStore, { key, kind: "timer", eventName: null, dueAt: until, afterSeq: 0 }, label);
+    await this.wait(this.waitStore, { key, kind: "timer", eventName: null, dueAt: until, afterSeq: 0 }, label, { reason: "sleep", until });
   }
 
   /** `ctx.waitForEvent`: the next event of the task's owner with this name, or a timeout at `timeoutAt`. */
@@ -111,6 +114,7 @@ export class RunWaits {
       store,
       { key, kind: "event", eventName: name, dueAt: timeoutAt, afterSeq },
       `Waiting for ${name}${until}`,
+      { reason: "event", eventName: name, ...(timeoutAt !== null && { until: timeoutAt }) },
     );
     return outcome.fired === "event" ? { timedOut: false, payload: outcome.payload } : { timedOut: true };
   }
@@ -118,18 +122,37 @@ export class RunWaits {
   /**
    * A question was put to the requestor and is still unanswered: parks the run when it may
    * (see the class), else gives the slot back until `answered` says so. `answered` reads the store.
+   * `question`: its input request's id, method and time of asking (the wait's span).
    */
-  async awaitAnswer(answered: () => Promise<boolean>, wakeUp: (resolve: () => void) => () => void): Promise<void> {
+  async awaitAnswer(
+    answered: () => Promise<boolean>,
+    wakeUp: (resolve: () => void) => () => void,
+    question: { id: string; method: string; askedAt: number },
+  ): Promise<void> {
     this.busy++;
     try {
-      await this.awaitAnswerCounted(answered, wakeUp);
+      await this.awaitAnswerCounted(answered, wakeUp, question);
     } finally {
       this.busy--;
     }
   }
 
-  private async awaitAnswerCounted(answered: () => Promise<boolean>, wakeUp: (resolve: () => void) => () => void): Promise<void> {
+  /** A question an earlier run asked and that was answered while the task was parked: its wait ends here. */
+  async questionReplayed(question: { id: string; method: string }): Promise<void> {
+    await this.traceResumed(`$input:${question.id}`, { reason: "question", method: question.method }, this.deps.now(), "answer");
+  }
+
+  private async awaitAnswerCounted(
+    answered: () => Promise<boolean>,
+    wakeUp: (resolve: () => void) => () => void,
+    question: { id: string; method: string; askedAt: number },
+  ): Promise<void> {
+    const traced: TracedWait = { reason: "question", method: question.method };
+    const key = `$input:${question.id}`;
+    const began = this.traceBegin(traced, question.askedAt);
+    let noted = false;
     if (this.mayPark(1)) {
+      noted = await this.noteForResume(key, began);
       await this.park(async () => {
         if (!(await answered())) return false;
         const store = this.waitStore as WaitStore;
@@ -138,16 +161,21 @@ export class RunWaits {
       });
     }
     await this.idle(answered, wakeUp);
+    await this.traceEndHere(key, traced, began, noted, { at: this.deps.now(), outcome: "answer" });
   }
 
   private async wait(
     store: TaskStore & WaitStore,
     shape: Pick<WaitRecord, "key" | "kind" | "eventName" | "dueAt" | "afterSeq">,
     label: string,
+    traced: TracedWait,
   ): Promise<WaitOutcome> {
     this.signal.throwIfAborted();
     const kept = await this.journal.waitOutcome(shape.key);
-    if (kept) return kept;
+    if (kept) {
+      await this.traceResumed(shape.key, traced, kept.at, kept.fired);
+      return kept;
+    }
     this.busy++;
     try {
       const record: WaitRecord = {
@@ -157,14 +185,23 @@ export class RunWaits {
         since: this.task.createdAt,
         createdAt: this.deps.now(),
       };
+      const began = this.traceBegin(traced, record.createdAt);
       const immediate = await this.durable(() => store.registerWait(record, this.claim), "wait");
-      if (immediate) return immediate;
+      if (immediate) {
+        await this.traceEndHere(shape.key, traced, began, false, {
+          at: Math.max(immediate.at, record.createdAt),
+          outcome: immediate.fired,
+        });
+        return immediate;
+      }
       this.deps.registered(record.dueAt);
       await store
         .annotate(this.task.id, { statusMessage: label, now: this.deps.now(), ...(this.claim && { claim: this.claim }) })
         .catch(() => false);
       const outcome = async (): Promise<WaitOutcome | null> => this.storedOutcome(store, shape.key);
+      let noted = false;
       if (this.mayPark(1)) {
+        noted = await this.noteForResume(shape.key, began);
         await this.park(async () => {
           if ((await outcome()) === null) return false;
           // Satisfied before the park took hold: nobody else queues it again.
@@ -180,10 +217,57 @@ export class RunWaits {
       await store
         .annotate(this.task.id, { statusMessage: null, now: this.deps.now(), ...(this.claim && { claim: this.claim }) })
         .catch(() => false);
-      return found as unknown as WaitOutcome;
+      const satisfied = found as unknown as WaitOutcome;
+      await this.traceEndHere(shape.key, traced, began, noted, { at: Math.max(satisfied.at, record.createdAt), outcome: satisfied.fired });
+      return satisfied;
     } finally {
       this.busy--;
     }
+  }
+
+  /** Tells the tracer a wait begins in this run; null when nothing is traced. */
+  private traceBegin(wait: TracedWait, at: number): WaitBegan | null {
+    const note = this.deps.tracing.waitBegan?.(this.task, wait);
+    return note === undefined ? null : { at, note };
+  }
+
+  /**
+   * Before a park: stores the wait's start and the tracer's note (`$trace:<key>`) for the run that
+   * resumes the task. Only when something is traced; the first run's note is kept. True if stored.
+   */
+  private async noteForResume(key: string, began: WaitBegan | null): Promise<boolean> {
+    const store = this.waitStore;
+    if (began === null || store === null || !isCheckpointStore(store)) return false;
+    return store
+      .saveCheckpoint(this.task.id, `$trace:${key}`, { value: began }, this.deps.now(), this.claim)
+      .then(() => true)
+      .catch(() => false);
+  }
+
+  /** A wait ended in the run that began it (not parked after all, or never parkable). */
+  private async traceEndHere(key: string, wait: TracedWait, began: WaitBegan | null, noted: boolean, ended: WaitEnded): Promise<void> {
+    if (began === null) return;
+    // A note was stored for a park that did not hold: mark the wait told, so no replay tells it again.
+    if (noted && !(await this.markTold(key))) return;
+    this.deps.tracing.waitEnded?.(this.task, wait, began, ended, false);
+  }
+
+  /**
+   * A replayed run found the wait `key` satisfied: when an earlier run parked on it with a note,
+   * the first run past it tells the tracer of the whole wait, from the note's start to `at`.
+   */
+  private async traceResumed(key: string, wait: TracedWait, at: number, outcome: WaitEnded["outcome"]): Promise<void> {
+    if (this.deps.tracing.waitEnded === undefined) return;
+    const began = (await this.journal.keptValue(`$trace:${key}`).catch(() => undefined)) as WaitBegan | undefined;
+    if (began === undefined || !(await this.markTold(key))) return;
+    this.deps.tracing.waitEnded(this.task, wait, began, { at: Math.max(at, began.at), outcome }, true);
+  }
+
+  /** Marks the wait `key` as told to the tracer (`$traced:<key>`): true for the one run whose mark was the first. */
+  private async markTold(key: string): Promise<boolean> {
+    const store = this.deps.store;
+    if (!isCheckpointStore(store)) return false;
+    return store.saveCheckpoint(this.task.id, `$traced:${key}`, { value: true }, this.deps.now(), this.claim).catch(() => false);
   }
 
   /** Whether this run may be let go now: replayable, the store keeps waits, nothing else of it in progress. */

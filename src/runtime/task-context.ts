@@ -7,6 +7,11 @@ export interface TaskContext {
   /** Aborts when the task is cancelled (T-CANCEL-3), expires, or the server shuts down. */
   readonly signal: AbortSignal;
   /**
+   * Resolves when this run is parked (docs/durable-execution.md, Waiting): its handler is let go,
+   * its call never settles, and the run ends here without an outcome.
+   */
+  readonly parked: Promise<void>;
+  /**
    * Reports progress with the original request's progress token (T-PROG-1). Dropped once the
    * task is no longer running, so nothing is reported after a cancel.
    */

@@ -10,6 +10,7 @@ import type { Logger } from "../core/logger.js";
 import { taskAuditFields } from "./task-audit.js";
 import { reportLimitHit } from "./limits/quotas.js";
 import type { TaskContext, TaskRunner } from "./task-context.js";
+import type { TaskTracing } from "./task-tracing.js";
 import { statusEvent } from "../events/task-event.js";
 import type { InputRequest } from "../core/task.js";
 import { ProgressWriter } from "./progress-writer.js";
@@ -34,6 +35,8 @@ interface ExecutionDeps {
   maxResultBytes: number;
   /** Whether a request of this process waits on the task (its status writes then commit at once). */
   awaited: (taskId: string) => boolean;
+  /** Told where each run's waits begin and end. */
+  tracing: TaskTracing;
 }
 
 /**
@@ -315,7 +318,7 @@ export class TaskExecution {
     signal: AbortSignal,
     claim: Claim | undefined,
   ): { ctx: TaskContext; progress: ProgressWriter; waits: RunWaits } {
-    const { store, bus, logger, now } = this.deps;
+    const { store, bus, logger, now, tracing } = this.deps;
     const fenced = claim ? { claim } : {};
     const dropped = (what: string): void => {
       if (claim)
@@ -327,7 +330,7 @@ export class TaskExecution {
     const queued = { count: 0 };
     const journal = new RunJournal(this.deps, task, claim);
     const hooks = this.waitHooks;
-    const waits = new RunWaits({ store, bus, logger, now, ...hooks }, task, journal, signal, claim);
+    const waits = new RunWaits({ store, bus, logger, now, tracing, ...hooks }, task, journal, signal, claim);
     const progressWriter = new ProgressWriter((report) =>
       store.annotate(task.id, { progress: report, now: now(), ...fenced }).then(
         (written) => {
@@ -339,6 +342,7 @@ export class TaskExecution {
     const ctx: TaskContext = {
       taskId: task.id,
       signal,
+      parked: waits.parked,
       progress(progress, total, message) {
         if (signal.aborted) return;
         const report = { progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) };
@@ -398,7 +402,10 @@ export class TaskExecution {
     // unanswered — is waited for again under its old id instead of being asked twice.
     const earlier = await journal.earlierQuestion(method);
     signal.throwIfAborted();
-    if (earlier?.answer) return answerValue(earlier.answer);
+    if (earlier?.answer) {
+      await waits.questionReplayed(earlier);
+      return answerValue(earlier.answer);
+    }
     if (queued.count >= maxQueuedInputs) {
       // Refused before anything is queued: the task and the requests already out are untouched.
       // -32603 if the handler lets it end the task: the requestor did nothing wrong.
@@ -413,6 +420,7 @@ export class TaskExecution {
       );
     }
     const inputId = earlier?.id ?? randomUUID();
+    const askedAt = earlier?.createdAt ?? now();
     // Counted from here (no await since the check) until this request is answered or abandoned.
     queued.count++;
     try {
@@ -427,7 +435,7 @@ export class TaskExecution {
           await durable(async () => {
             try {
               tries++;
-              await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: now() }, claim);
+              await store.enqueueInput({ taskId: task.id, id: inputId, method, params, createdAt: askedAt }, claim);
             } catch (error) {
               // Sent again after a connection dropped under it: the first one was written.
               if (tries > 1 && error instanceof StoreError && error.reason === "duplicate_input") return;
@@ -463,6 +471,7 @@ export class TaskExecution {
           bus.onTask(task.id, (event) => {
             if ((event.type === "answer" && event.inputId === inputId) || event.type === "wake") resolve();
           }),
+        { id: inputId, method, askedAt },
       );
       await durable(() => this.resumeIfAnswered(task, claim));
       return answerValue(answer as unknown as NonNullable<InputRequest["answer"]>);

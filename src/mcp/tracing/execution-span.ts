@@ -6,6 +6,9 @@ import { boundedErrorType } from "./served-names.js";
 import { contextFrom, currentCarrier } from "./trace-carrier.js";
 import { tracer } from "./tracer.js";
 
+/** What the race of a handler against its park answers when the run was parked. */
+const PARKED: unique symbol = Symbol("parked");
+
 /**
  * Runs each task's handler inside an `execute_tool {name}` span that is a child of the request
  * that created the task — in whichever process runs it, a cluster worker or the next start after
@@ -37,7 +40,17 @@ export function tracedRunner(runner: TaskRunner): TaskRunner {
     };
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     try {
-      const result = await context.with(trace.setSpan(parent, span), () => runner(task, tracedContext(ctx, span)));
+      const result = await context.with(trace.setSpan(parent, span), () =>
+        Promise.race([runner(task, tracedContext(ctx, span)), ctx.parked.then((): typeof PARKED => PARKED)]),
+      );
+      if (result === PARKED) {
+        // Let go: the run ends here without an outcome; the wait's span and the run that resumes
+        // the task follow (wait-spans.ts).
+        span.setAttribute("mcp.task.parked", true);
+        span.addEvent("mcp.task.parked");
+        // Not awaited: `finally` ends the span now, and the call, like the handler's, never settles.
+        return new Promise<never>(() => {});
+      }
       if (ctx.signal.aborted) {
         endedByAbort(span, ctx.signal.reason);
         return result;

@@ -84,6 +84,7 @@ export class TaskLifecycle {
       maxQueuedInputs: options.maxQueuedInputs ?? DEFAULT_MAX_QUEUED_INPUTS,
       maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       awaited: (taskId) => waiting.isAwaited(taskId),
+      tracing: deps.tracing,
     });
     this.sweeper = new Sweeper({
       store,
