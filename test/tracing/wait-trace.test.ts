@@ -4,8 +4,9 @@
  * span marked parked; the wait is an `mcp-tasks.wait` span under it, from the wait's start to what
  * ended it (the timer, the event, the answer), with its reason, event and until; the run that
  * resumes the task after the wake is a second execution span in the same trace, linked to the wait
- * and to the parked run. The spans are the engine's, the same whichever era created the task; the
- * tasks here are created through 2025-11-25.
+ * and to the parked run — in another process too, after a kill -9. A wait that is never parked is
+ * the same span under its one run. The spans are the engine's, the same whichever era created the
+ * task; the tasks here are created through 2025-11-25.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,7 +26,18 @@ let client: TaskClient;
 beforeAll(async () => {
   receiver = await OtlpReceiver.start();
   const server = CliProcess.spawn(
-    ["serve", "--demo", "--store", `sqlite:${join(dir, "tasks.db")}`, "--port", "0", "--inline-wait-ms", "0"],
+    [
+      "serve",
+      "--demo",
+      "--tools",
+      "test/support/wait-tools.ts",
+      "--store",
+      `sqlite:${join(dir, "tasks.db")}`,
+      "--port",
+      "0",
+      "--inline-wait-ms",
+      "0",
+    ],
     { env: receiver.env("http/json", SERVICE) },
   );
   url = await server.url();
@@ -40,6 +52,13 @@ afterAll(async () => {
 });
 
 const ms = (nanos: bigint): number => Number(nanos / 1_000_000n);
+/**
+ * A wait's times are the store's (Date.now(), in ms); a run's span times the SDK's (the
+ * performance clock): the two may be a few ms apart.
+ */
+const SKEW = 50_000_000n;
+const textOf = (result: unknown): string =>
+  ((result as { content?: Array<{ text?: string }> }).content ?? []).map((c) => c.text ?? "").join("");
 
 /** The parked run's execution span, the wait's span and the resumed run's execution span of a task. */
 async function waitTrace(tool: string, taskId: string): Promise<{ parked: ReceivedSpan; wait: ReceivedSpan; resumed: ReceivedSpan }> {
@@ -64,9 +83,9 @@ function expectParkedWait({ parked, wait, resumed }: { parked: ReceivedSpan; wai
   expect(wait.parentSpanId).toBe(parked.spanId);
   expect(wait.attributes["mcp.task.wait.parked"]).toBe(true);
   // The wait starts in the parked run and ends when the resumed run could start.
-  expect(wait.startTimeUnixNano).toBeGreaterThanOrEqual(parked.startTimeUnixNano);
-  expect(wait.startTimeUnixNano).toBeLessThanOrEqual(parked.endTimeUnixNano);
-  expect(wait.endTimeUnixNano).toBeLessThanOrEqual(resumed.startTimeUnixNano + 1_000_000n);
+  expect(wait.startTimeUnixNano + SKEW).toBeGreaterThanOrEqual(parked.startTimeUnixNano);
+  expect(wait.startTimeUnixNano).toBeLessThanOrEqual(parked.endTimeUnixNano + SKEW);
+  expect(wait.endTimeUnixNano).toBeLessThanOrEqual(resumed.startTimeUnixNano + SKEW);
   // The resumed run: the same trace, the same parent (the creating tools/call), linked to the wait and to the parked run.
   expect(resumed.traceId).toBe(parked.traceId);
   expect(resumed.parentSpanId).toBe(parked.parentSpanId);
@@ -159,5 +178,56 @@ describe("a parked wait in the task's trace", { timeout: 60_000 }, () => {
     } finally {
       await answering.close().catch(() => {});
     }
+  });
+
+  it("a nap parked by a process killed with SIGKILL: the next process records the wait's span under the dead run, and links to it", async () => {
+    const file = join(dir, "restart.db");
+    const service = `${SERVICE}-restart`;
+    const start = () =>
+      CliProcess.spawn(["serve", "--demo", "--store", `sqlite:${file}`, "--port", "0", "--inline-wait-ms", "0"], {
+        env: receiver.env("http/json", service),
+      });
+    const first = start();
+    const firstUrl = await first.url();
+    const requestor = await TaskClient.connect(firstUrl, { protocol: "2025-11-25" });
+    const made = await requestor.callTool("nap", { ms: 3000 }, { task: true });
+    if (made.kind !== "task") throw new Error("expected a task");
+    const taskId = made.task.id;
+    const ours = (s: ReceivedSpan): boolean => s.resource["service.name"] === service && s.attributes["mcp.task.id"] === taskId;
+    const parked = await receiver.span((s) => ours(s) && s.attributes["mcp.task.parked"] === true, "the parked run");
+    await requestor.close().catch(() => {});
+    await first.kill("SIGKILL");
+
+    const second = start();
+    const again = await TaskClient.connect(await second.url(), { protocol: "2025-11-25" });
+    try {
+      expect(textOf(await again.task(taskId).result())).toMatch(/^napped until /);
+    } finally {
+      await again.close().catch(() => {});
+    }
+    const wait = await receiver.span((s) => ours(s) && s.name === "mcp-tasks.wait", "the wait's span");
+    const resumed = await receiver.span((s) => ours(s) && s.attributes["mcp.task.resumed"] === true, "the resumed run");
+    expectParkedWait({ parked, wait, resumed });
+    expect(ms(wait.endTimeUnixNano - wait.startTimeUnixNano)).toBeGreaterThanOrEqual(2900);
+  });
+
+  it("a wait that is never parked (a tool that cannot be replayed) is the same span under its one run, which links to nothing", async () => {
+    const made = await client.callTool("nap-in-memory", { ms: 800 }, { task: true });
+    if (made.kind !== "task") throw new Error("expected a task");
+    await made.task.result();
+    const ours = (s: ReceivedSpan): boolean => s.resource["service.name"] === SERVICE && s.attributes["mcp.task.id"] === made.task.id;
+    const run = await receiver.span((s) => ours(s) && s.name === "execute_tool nap-in-memory", "the run");
+    const wait = await receiver.span((s) => ours(s) && s.name === "mcp-tasks.wait", "the wait's span");
+    expect(wait.parentSpanId).toBe(run.spanId);
+    expect(wait.attributes).toMatchObject({
+      "mcp.task.wait.reason": "sleep",
+      "mcp.task.wait.outcome": "timer",
+      "mcp.task.wait.parked": false,
+    });
+    expect(ms(wait.endTimeUnixNano - wait.startTimeUnixNano)).toBeGreaterThanOrEqual(750);
+    expect(wait.endTimeUnixNano).toBeLessThanOrEqual(run.endTimeUnixNano + SKEW);
+    expect(run.attributes["mcp.task.parked"]).toBeUndefined();
+    expect(run.attributes["mcp.task.status"]).toBe("completed");
+    expect(run.links).toEqual([]);
   });
 });
