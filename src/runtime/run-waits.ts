@@ -259,7 +259,10 @@ export class RunWaits {
   private async traceResumed(key: string, wait: TracedWait, at: number, outcome: WaitEnded["outcome"]): Promise<void> {
     if (this.deps.tracing.waitEnded === undefined) return;
     const began = (await this.journal.keptValue(`$trace:${key}`).catch(() => undefined)) as WaitBegan | undefined;
-    if (began === undefined || !(await this.markTold(key))) return;
+    if (began === undefined) return;
+    // Told by an earlier replay already (its mark was in the store when this run read it): no write.
+    if ((await this.journal.keptValue(`$traced:${key}`).catch(() => undefined)) !== undefined) return;
+    if (!(await this.markTold(key))) return;
     this.deps.tracing.waitEnded(this.task, wait, began, { at: Math.max(at, began.at), outcome }, true);
   }
 
