@@ -230,4 +230,25 @@ describe("a parked wait in the task's trace", { timeout: 60_000 }, () => {
     expect(run.attributes["mcp.task.status"]).toBe("completed");
     expect(run.links).toEqual([]);
   });
+
+  it("a task parked at two waits in turn: each wait is one span, recorded once, though the last run replays past both", async () => {
+    const made = await client.callTool("nap-twice", { ms: 700 }, { task: true });
+    if (made.kind !== "task") throw new Error("expected a task");
+    await made.task.result();
+    const ours = (s: ReceivedSpan): boolean => s.resource["service.name"] === SERVICE && s.attributes["mcp.task.id"] === made.task.id;
+    await receiver.span((s) => ours(s) && s.attributes["mcp.task.status"] === "completed", "the last run");
+    // Let a duplicate, if any were made, reach the collector.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const runs = receiver.spans.filter((s) => ours(s) && s.name === "execute_tool nap-twice");
+    expect(runs).toHaveLength(3);
+    const waits = receiver.spans.filter((s) => ours(s) && s.name === "mcp-tasks.wait");
+    expect(waits).toHaveLength(2);
+    const [first, second] = [...runs].sort((a, b) => Number(a.startTimeUnixNano - b.startTimeUnixNano));
+    const [third] = [...runs].sort((a, b) => Number(b.startTimeUnixNano - a.startTimeUnixNano));
+    expect(waits.map((w) => w.parentSpanId).sort()).toEqual([first!.spanId, second!.spanId].sort());
+    // The second run resumed after the first wait and parked at the second; the third linked to the second wait only.
+    expect(second!.attributes).toMatchObject({ "mcp.task.resumed": true, "mcp.task.parked": true });
+    const secondWait = waits.find((w) => w.parentSpanId === second!.spanId)!;
+    expect(third!.links.filter((l) => l.attributes["mcp.task.link"] === "wait").map((l) => l.spanId)).toEqual([secondWait.spanId]);
+  });
 });
