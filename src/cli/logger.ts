@@ -1,7 +1,8 @@
 import { trace } from "@opentelemetry/api";
-import pino from "pino";
 import type Pretty from "pino-pretty";
 import { censorCredentials } from "./credential-censor.js";
+import { fdDestination } from "./fd-destination.js";
+import { JsonLineLogger, type LineDestination } from "./json-line-logger.js";
 import { OutcomeLineBatching } from "./outcome-line-batching.js";
 import { optionalPackage } from "./optional-package.js";
 
@@ -19,8 +20,8 @@ import { optionalPackage } from "./optional-package.js";
  * answer waits on, are batched until the promise jobs running now are done
  * ({@link OutcomeLineBatching}, which says exactly what a kill -9 can lose).
  */
-export function createLogger(level: string, destination: pino.DestinationStream = defaultDestination()): pino.Logger {
-  return pino({ level, base: { service: "mcp-tasks" }, formatters: { log: censorCredentials }, mixin: traceFields }, destination);
+export function createLogger(level: string, destination: LineDestination = defaultDestination()): JsonLineLogger {
+  return new JsonLineLogger({ level, base: { service: "mcp-tasks" }, format: censorCredentials, mixin: traceFields }, destination);
 }
 
 /**
@@ -34,13 +35,13 @@ function traceFields(): Record<string, string> {
   return trace.isSpanContextValid(span.spanContext()) ? { trace_id: traceId, span_id: spanId } : {};
 }
 
-function defaultDestination(): pino.DestinationStream {
+function defaultDestination(): LineDestination {
   // pino-pretty (and its colour and date libraries) is only loaded when a terminal watches stderr,
   // and only if installed: an optional peer dependency, without which a terminal gets JSON lines.
   const pretty =
     !process.stderr.isTTY || process.env["MCP_TASKS_LOG_FORMAT"] === "json" ? null : optionalPackage<typeof Pretty>("pino-pretty");
   if (pretty === null) {
-    const batching = new OutcomeLineBatching(pino.destination({ fd: 2, sync: true }));
+    const batching = new OutcomeLineBatching(fdDestination(2));
     process.on("exit", () => batching.flush());
     return batching;
   }

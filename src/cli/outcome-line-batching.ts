@@ -1,9 +1,9 @@
-import type { DestinationStream } from "pino";
+import type { LineDestination } from "./json-line-logger.js";
 
 /**
  * The audit lines of a handler's outcome (`completed`, `failed`, src/runtime/task-execution.ts):
  * written after the outcome is stored, by no request, so none of them has to reach the kernel
- * before some answer leaves. pino writes `"audit":"<value>"` for the field; a string value
+ * before some answer leaves. The logger writes `"audit":"<value>"` for the field; a string value
  * containing that text is escaped (`\"audit\"`), so only the field itself matches.
  */
 const OUTCOME_LINES = ['"audit":"completed"', '"audit":"failed"'];
@@ -20,11 +20,11 @@ const OUTCOME_LINES = ['"audit":"completed"', '"audit":"failed"'];
  * its CreateTaskResult, `cancelled`, `retrieved`, errors — is in the kernel before the call that
  * logged it returns, as with an unbuffered destination. A normal exit writes what is held.
  */
-export class OutcomeLineBatching implements DestinationStream {
+export class OutcomeLineBatching implements LineDestination {
   private held = "";
   private scheduled = false;
 
-  constructor(private readonly target: DestinationStream) {}
+  constructor(private readonly target: LineDestination) {}
 
   write(line: string): void {
     if (OUTCOME_LINES.some((marker) => line.includes(marker))) {

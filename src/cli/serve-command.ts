@@ -185,7 +185,7 @@ export function serverOptions(start: Command, tools: (command: Command) => Comma
     .option("--lease-ms <ms>", "cluster: how long a worker's claim on a task lasts without renewal", nonNegativeInt, 30_000)
     .addOption(drainTimeoutOption())
     .option("--no-tasks", "switch task support off (params.task is then ignored)")
-    .option("--log-level <level>", "pino log level (logs go to stderr)", "info")
+    .option("--log-level <level>", "log level: trace, debug, info, warn, error, fatal or silent (logs go to stderr)", "info")
     .option("--no-web", "do not serve the web view of tasks at /tasks")
     .addOption(
       new Option(

@@ -59,7 +59,7 @@ export function workerCommand(): Command {
     .addOption(maxRunningPerPrincipalOption())
     .option("--demo", "run the demo tools")
     .option("--tools <module>", "load tools from a module exporting default (app) => void")
-    .option("--log-level <level>", "pino log level (logs go to stderr)", "info");
+    .option("--log-level <level>", "log level: trace, debug, info, warn, error, fatal or silent (logs go to stderr)", "info");
   for (const option of webhookOptions()) command.addOption(option);
   return upstreamOptions(command).action(async (opts: WorkerOptions) => {
     await work(opts);

@@ -1,23 +1,35 @@
 /**
  * The audit log's one batching (src/cli/outcome-line-batching.ts): handler-outcome lines wait for
  * the end of the running promise jobs; every other line, and what was held before it, is in the
- * file when the call that logged it returns (T-SEC-5). Written through pino to a real file.
+ * file when the call that logged it returns (T-SEC-5). Written through the CLI's logger to a real file.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
+import { fdDestination } from "../../src/cli/fd-destination.js";
+import type { JsonLineLogger } from "../../src/cli/json-line-logger.js";
 import { createLogger } from "../../src/cli/logger.js";
 import { OutcomeLineBatching } from "../../src/cli/outcome-line-batching.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-log-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const fds: number[] = [];
+afterAll(() => {
+  for (const fd of fds) closeSync(fd);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A file opened for appending, written synchronously as stderr is. */
+function fileDestination(path: string): ReturnType<typeof fdDestination> {
+  const fd = openSync(path, "a");
+  fds.push(fd);
+  return fdDestination(fd);
+}
 let files = 0;
 
-function fileLogger(): { logger: pino.Logger; lines: () => Array<Record<string, unknown>>; writes: () => number } {
+function fileLogger(): { logger: JsonLineLogger; lines: () => Array<Record<string, unknown>>; writes: () => number } {
   const path = join(dir, `log-${++files}.jsonl`);
-  const file = pino.destination({ dest: path, sync: true });
+  const file = fileDestination(path);
   let writes = 0;
   const counted = { write: (text: string) => (writes++, file.write(text)) };
   const logger = createLogger("info", new OutcomeLineBatching(counted));
@@ -64,7 +76,7 @@ describe("OutcomeLineBatching", () => {
 
   it("flush writes what is held at once (the process's exit calls it)", () => {
     const path = join(dir, `log-${++files}.jsonl`);
-    const batching = new OutcomeLineBatching(pino.destination({ dest: path, sync: true }));
+    const batching = new OutcomeLineBatching(fileDestination(path));
     createLogger("info", batching).info({ audit: "completed", taskId: "t" }, "task completed");
     batching.flush();
     expect(readFileSync(path, "utf8")).toContain('"audit":"completed"');
