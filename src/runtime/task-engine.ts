@@ -1,3 +1,4 @@
+import { publishedHere } from "../events/published-here.js";
 import type { Caller } from "../core/caller.js";
 import type { TaskKey } from "../core/idempotency.js";
 import { silentLogger, type Logger } from "../core/logger.js";
@@ -65,7 +66,10 @@ export class TaskEngine {
 
   constructor(options: EngineOptions) {
     this.store = options.store;
-    this.bus = options.bus;
+    // The engine's own publishes are told apart from other nodes' events (the webhook sender acts
+    // at once on the former only).
+    const tapped = publishedHere(options.bus);
+    this.bus = tapped.bus;
     this.logger = options.logger ?? silentLogger;
     this.observer = options.observer ?? silentObserver;
     this.ttlPolicy = { ...DEFAULT_TTL_POLICY, ...options.ttl };
@@ -81,6 +85,7 @@ export class TaskEngine {
             store,
             settings: this.webhookSettings,
             bus,
+            publishedHere: tapped.onPublished,
             logger,
             ...(options.webhookObserver && { observer: options.webhookObserver }),
           });

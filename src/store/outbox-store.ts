@@ -62,6 +62,8 @@ export interface DeliverySettlement {
 
 /** Which deliveries {@link OutboxStore.deliveries} lists. */
 export interface DeliveryFilter {
+  /** One delivery by its `webhook-id`: looked up by the outbox's unique index, never by a scan. */
+  id?: string;
   taskId?: string;
   url?: string;
   state?: DeliveryState;
@@ -99,10 +101,11 @@ export interface OutboxStore {
   /** Deliveries matching `filter`, newest first, at most `limit`. */
   deliveries(filter: DeliveryFilter, limit: number): Promise<OutboxDelivery[]>;
   /**
-   * Sends again: every dead delivery matching `filter` (or the one named by `id`) becomes pending
-   * and due `now` with its attempts reset, and the URLs concerned are re-enabled. Returns how many.
+   * Sends again: every dead delivery matching `filter` (or the one named by `id`, whatever its
+   * state unless pending) becomes pending and due `now` with its attempts reset, and the URLs
+   * concerned are re-enabled. Returns how many.
    */
-  redeliver(filter: DeliveryFilter & { id?: string }, now: number): Promise<number>;
+  redeliver(filter: DeliveryFilter, now: number): Promise<number>;
   outboxStats(): Promise<OutboxStats>;
   /** Deletes settled (delivered or dead) rows whose event is older than `before`; returns how many. */
   pruneDeliveries(before: number, limit: number): Promise<number>;

@@ -208,6 +208,24 @@ export function outboxContract(name: string, make: () => Promise<TaskStore & Out
       expect((await store.claimDeliveries("s1", T0 + 20, LEASE, 10)).map((d) => d.id)).toEqual([row!.id]);
     });
 
+    it("lists one delivery by its id, with the other filters still applied", async () => {
+      const task = await routed([
+        { url: A, endpoint: "a", events: ALL },
+        { url: B, endpoint: "b", events: ALL },
+      ]);
+      await move(task.id, "input_required", T0 + 1);
+      await move(task.id, "completed", T0 + 2);
+      const all = await store.deliveries({}, 10);
+      expect(all).toHaveLength(4);
+      const target = all.find((row) => row.url === B && row.type === "task.input_required")!;
+      expect((await store.deliveries({ id: target.id }, 10)).map((row) => row.id)).toEqual([target.id]);
+      expect(await store.deliveries({ id: target.id, url: B, taskId: task.id, state: "pending" }, 10)).toHaveLength(1);
+      expect(await store.deliveries({ id: target.id, url: A }, 10)).toEqual([]);
+      expect(await store.deliveries({ id: target.id, state: "dead" }, 10)).toEqual([]);
+      expect(await store.deliveries({ id: "msg_unknown" }, 10)).toEqual([]);
+      expect(await store.deliveries({ id: target.id }, 0)).toEqual([]);
+    });
+
     it("prunes settled rows older than a time, never pending ones", async () => {
       const task = await routed([
         { url: A, endpoint: "a", events: ALL },

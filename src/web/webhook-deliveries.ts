@@ -97,7 +97,7 @@ export function redeliver(deps: ApiDeps): ApiHandler {
     if ("url" in target && !viewer.admin) throw new WebRequestError("forbidden", "Redelivering to a URL is for admins only");
     let taskId: string | undefined = "taskId" in target ? target.taskId : undefined;
     if ("id" in target) {
-      const [row] = (await outbox.deliveries({}, 100_000)).filter((candidate) => candidate.id === target.id);
+      const [row] = await outbox.deliveries({ id: target.id }, 1);
       if (row === undefined) throw new WebRequestError("not_found", "Delivery not found");
       taskId = row.taskId;
     }

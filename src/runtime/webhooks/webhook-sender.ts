@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import type { Logger } from "../../core/logger.js";
 import type { TaskRecord } from "../../core/task.js";
 import type { EventBus, Unsubscribe } from "../../events/event-bus.js";
+import type { TaskEvent } from "../../events/task-event.js";
 import type { ClaimedDelivery, DeliverySettlement, OutboxStore } from "../../store/outbox-store.js";
 import type { TaskStore } from "../../store/task-store.js";
 import { addressPolicy } from "../outbound/address-policy.js";
@@ -10,7 +11,7 @@ import { displayUrl, outboundPost, type OutboundResult } from "../outbound/outbo
 import { nextAttemptAt } from "./retry-schedule.js";
 import { secretKey, signatureHeaders } from "./signature.js";
 import type { WebhookSettings } from "./webhook-config.js";
-import { eventBody, type WebhookEventType } from "./webhook-event.js";
+import { eventBody, eventTypeOf, type WebhookEventType } from "./webhook-event.js";
 import { rulesOf } from "./webhook-routing.js";
 
 /** What a delivery attempt came to, for metrics: a bounded set. */
@@ -25,6 +26,11 @@ export interface WebhookSenderOptions {
   store: TaskStore & OutboxStore;
   settings: WebhookSettings;
   bus: EventBus;
+  /**
+   * The events this process publishes itself (its own transitions): these wake the sender at once.
+   * Without it every event does, other nodes' included.
+   */
+  publishedHere?: (listener: (event: TaskEvent) => void) => Unsubscribe;
   logger: Logger;
   now?: () => number;
   /** The lease owner this process claims deliveries as. Default: host, pid and a random part. */
@@ -34,6 +40,12 @@ export interface WebhookSenderOptions {
 
 /** Settled rows older than this past the retry window are deleted (the outbox stays small). */
 const KEEP_SETTLED_MS = 7 * 24 * 3600_000;
+/**
+ * How long an event of another node waits before it wakes this sender (wakes in between are one):
+ * the node that wrote the transition sends it at once, so here it is a backstop, and a cluster's
+ * every node does not race for every event.
+ */
+const OTHER_NODES_WAKE_MS = 200;
 /** Deliveries in flight at once in one process, over every URL. */
 const MAX_IN_FLIGHT = 64;
 
@@ -53,13 +65,15 @@ export class WebhookSender {
   private readonly senderId: string;
   private readonly observer: WebhookObserver | undefined;
   private readonly bus: EventBus;
+  private readonly publishedHere: WebhookSenderOptions["publishedHere"];
   private readonly leaseMs: number;
   private readonly inFlight = new Map<string, number>();
   /** Claimed deliveries waiting for a slot of their URL. */
   private readonly waiting = new Map<string, ClaimedDelivery[]>();
   private readonly running = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
-  private unsubscribe: Unsubscribe | null = null;
+  private unsubscribe: Unsubscribe[] = [];
+  private backstop: NodeJS.Timeout | null = null;
   private pass: Promise<void> | null = null;
   private again = false;
   private stopped = true;
@@ -70,6 +84,7 @@ export class WebhookSender {
     this.settings = options.settings;
     this.logger = options.logger;
     this.bus = options.bus;
+    this.publishedHere = options.publishedHere;
     this.now = options.now ?? Date.now;
     this.observer = options.observer;
     this.senderId = options.senderId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
@@ -80,10 +95,28 @@ export class WebhookSender {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    // A status change may have written outbox rows: look at once rather than at the next tick.
-    this.unsubscribe = this.bus.onAny((event) => {
-      if (event.type === "status") this.wake();
-    });
+    // A move into a status that has an event may have written outbox rows: look at once rather
+    // than at the next tick. Moves into `working` (a creation, a claim) write none, and waking on
+    // them would cost every sending process of a cluster a claim query per task for nothing.
+    const writesEvents = (event: TaskEvent): boolean => event.type === "status" && eventTypeOf(event.status) !== null;
+    if (this.publishedHere === undefined) {
+      this.unsubscribe.push(
+        this.bus.onAny((event) => {
+          if (writesEvents(event)) this.wake();
+        }),
+      );
+    } else {
+      this.unsubscribe.push(
+        this.publishedHere((event) => {
+          if (writesEvents(event)) this.wake();
+        }),
+      );
+      this.unsubscribe.push(
+        this.bus.onAny((event) => {
+          if (writesEvents(event)) this.wakeSoon();
+        }),
+      );
+    }
     this.timer = setInterval(() => this.wake(), this.settings.pollIntervalMs);
     this.timer.unref();
     this.wake();
@@ -95,8 +128,9 @@ export class WebhookSender {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = null;
+    for (const off of this.unsubscribe.splice(0)) off();
+    if (this.backstop !== null) clearTimeout(this.backstop);
+    this.backstop = null;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     await this.pass?.catch(() => {});
@@ -126,6 +160,16 @@ export class WebhookSender {
           this.wake();
         }
       });
+  }
+
+  /** Wakes within {@link OTHER_NODES_WAKE_MS}, once however many ask meanwhile. */
+  private wakeSoon(): void {
+    if (this.backstop !== null || this.stopped) return;
+    this.backstop = setTimeout(() => {
+      this.backstop = null;
+      this.wake();
+    }, OTHER_NODES_WAKE_MS);
+    this.backstop.unref();
   }
 
   private async claimAndSend(): Promise<void> {

@@ -9,6 +9,7 @@ interface Row extends OutboxDelivery {
 }
 
 const matches = (row: OutboxDelivery, filter: DeliveryFilter): boolean =>
+  (filter.id === undefined || row.id === filter.id) &&
   (filter.taskId === undefined || row.taskId === filter.taskId) &&
   (filter.url === undefined || row.url === filter.url) &&
   (filter.state === undefined || row.state === filter.state);

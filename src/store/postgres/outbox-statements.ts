@@ -81,6 +81,7 @@ interface OutboxStatements {
   disable: Statement;
   disabled: Statement;
   list: Statement;
+  listOne: Statement;
   requeueOne: Statement;
   requeue: Statement;
   stats: Statement;
@@ -120,6 +121,12 @@ function outboxStatements(t: Tables): OutboxStatements {
       `SELECT * FROM ${outbox}
        WHERE ($1::text IS NULL OR task_id = $1) AND ($2::text IS NULL OR url = $2) AND ($3::text IS NULL OR state = $3)
        ORDER BY seq DESC LIMIT $4`,
+    ),
+    // By id on the unique index (a generic plan of the OR form above would not use it).
+    listOne: statement(
+      "outbox_list_one",
+      `SELECT * FROM ${outbox}
+       WHERE id = $4 AND ($1::text IS NULL OR task_id = $1) AND ($2::text IS NULL OR url = $2) AND ($3::text IS NULL OR state = $3)`,
     ),
     requeueOne: statement(
       "outbox_requeue_one",
@@ -186,12 +193,11 @@ export function postgresOutbox(
       return (await rows<{ url: string; reason: string; at: number }>(s.disabled, [])).map((row) => ({ ...row, at: Number(row.at) }));
     },
     async deliveries(filter, limit) {
-      const found = await rows<OutboxRow>(s.list, [
-        filter.taskId ?? null,
-        filter.url ?? null,
-        filter.state ?? null,
-        Math.max(0, Math.floor(limit)),
-      ]);
+      const values = [filter.taskId ?? null, filter.url ?? null, filter.state ?? null];
+      const found =
+        filter.id === undefined
+          ? await rows<OutboxRow>(s.list, [...values, Math.max(0, Math.floor(limit))])
+          : (await rows<OutboxRow>(s.listOne, [...values, filter.id])).slice(0, Math.max(0, limit));
       return found.map(deliveryFromRow);
     },
     async redeliver(filter, now) {

@@ -101,6 +101,10 @@ export function sqliteOutbox(db: Database, flush: () => void): OutboxStore {
     SELECT * FROM webhook_outbox
     WHERE (@taskId IS NULL OR task_id = @taskId) AND (@url IS NULL OR url = @url) AND (@state IS NULL OR state = @state)
     ORDER BY seq DESC LIMIT @limit`);
+  // By id on the unique index (the OR form above would not use it): a redeliver by id reads one row.
+  const listOne = db.prepare<[{ id: string; taskId: string | null; url: string | null; state: string | null }], OutboxRow>(`
+    SELECT * FROM webhook_outbox
+    WHERE id = @id AND (@taskId IS NULL OR task_id = @taskId) AND (@url IS NULL OR url = @url) AND (@state IS NULL OR state = @state)`);
   const requeueOne = db.prepare<[{ id: string; now: number }]>(`
     UPDATE webhook_outbox SET state = 'pending', attempts = 0, next_attempt_at = @now, lease_owner = NULL, lease_until = NULL
     WHERE id = @id AND state <> 'pending'`);
@@ -153,9 +157,12 @@ export function sqliteOutbox(db: Database, flush: () => void): OutboxStore {
     },
     async deliveries(filter, limit) {
       flush();
-      return list
-        .all({ taskId: filter.taskId ?? null, url: filter.url ?? null, state: filter.state ?? null, limit: Math.max(0, Math.floor(limit)) })
-        .map(deliveryFromRow);
+      const values = { taskId: filter.taskId ?? null, url: filter.url ?? null, state: filter.state ?? null };
+      const found =
+        filter.id === undefined
+          ? list.all({ ...values, limit: Math.max(0, Math.floor(limit)) })
+          : listOne.all({ ...values, id: filter.id }).slice(0, Math.max(0, limit));
+      return found.map(deliveryFromRow);
     },
     async redeliver(filter, now) {
       flush();
