@@ -149,6 +149,12 @@ export interface WaitStore {
   nextDue(): Promise<number | null>;
 
   /**
+   * Registered waits whose `dueAt <= now`: timers and event timeouts whose time has come that no
+   * {@link fireDue} has satisfied yet (metrics: how far the timer loop is behind).
+   */
+  countDue(now: number): Promise<number>;
+
+  /**
    * Sets (or, with null, clears) the task's wait mode. `"parked"` also drops the task's lease (a
    * cluster) and its started mark (a single node); with a `claim`, only while it is the task's
    * current one (false otherwise). A task that has nothing left to wait for (no registered wait, no

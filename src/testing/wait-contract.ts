@@ -287,6 +287,21 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
         expect(await store().fireDue(T0 + 300, 10)).toEqual([{ taskId: a.id, parked: false }]);
       });
 
+      it("countDue counts the waits whose time has come and that have not fired yet", async () => {
+        const a = await task();
+        const b = await task();
+        expect(await store().countDue(T0 + 1_000)).toBe(0);
+        await store().registerWait(timer(a, "$sleep#1", T0 + 100));
+        await store().registerWait(eventWait(b, "$event#1", "never", { dueAt: T0 + 200 }));
+        await store().registerWait(eventWait(b, "$event#2", "no-timeout"));
+        await store().registerWait(timer(b, "$sleep#1", T0 + 5_000));
+        expect(await store().countDue(T0 + 99)).toBe(0);
+        expect(await store().countDue(T0 + 100)).toBe(1);
+        expect(await store().countDue(T0 + 1_000)).toBe(2);
+        await store().fireDue(T0 + 1_000, 1);
+        expect(await store().countDue(T0 + 1_000)).toBe(1);
+      });
+
       it("nextDue is the earliest due time of any wait; an event wait without a timeout has none", async () => {
         expect(await store().nextDue()).toBeNull();
         const a = await task();

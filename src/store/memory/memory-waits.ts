@@ -145,6 +145,11 @@ export function memoryWaits(deps: MemoryWaitDeps): { operations: WaitStore; forg
       return next;
     },
 
+    async countDue(now: number): Promise<number> {
+      open();
+      return registered().filter((wait) => wait.dueAt !== null && wait.dueAt <= now).length;
+    },
+
     async setWaitMode(taskId: string, mode: WaitMode | null, claim?: Claim): Promise<boolean> {
       open();
       const record = task(taskId);

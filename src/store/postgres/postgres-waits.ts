@@ -151,6 +151,10 @@ export function postgresWaits(t: Tables, deps: PostgresWaitDeps): WaitStore {
       return row?.at ?? null;
     },
 
+    async countDue(now: number): Promise<number> {
+      return count(st.countDue, [now]);
+    },
+
     async setWaitMode(taskId: string, mode: WaitMode | null, claim?: Claim): Promise<boolean> {
       if (mode !== "parked") return (await rows<{ id: string }>(st.setMode, [taskId, mode, ...fence(claim)])).length === 1;
       return transaction(async (query) => {

@@ -120,6 +120,11 @@ export function sqliteWaits(db: Database, group: GroupCommit, checkpoints: Check
       return st.nextDue.get()?.at ?? null;
     },
 
+    async countDue(now: number): Promise<number> {
+      group.flush();
+      return st.countDue.get(now)?.n ?? 0;
+    },
+
     async setWaitMode(taskId: string, mode: WaitMode | null, claim?: Claim): Promise<boolean> {
       group.flush();
       // This store hands out no claims: a claim named here is no task's current one.
