@@ -66,12 +66,22 @@ export function prepareQueueStatements(db: Database): QueueStatements {
 
     // Exact: a task ranked past `limit` in its owner's queue has `limit` tasks of the same owner
     // with a lower score ahead of it (score grows with the rank), so it is never among the
-    // `limit` picked, with or without the per-owner cap (which only drops the higher scores). The
-    // owners are read from the queue's index; each owner's oldest from it too.
+    // `limit` picked, with or without the per-owner cap (which only drops the higher scores).
     claimUncappedByName: db.prepare<[ClaimParams], TaskRow>(`
-      WITH by_owner AS (
+      WITH RECURSIVE by_owner AS (
         SELECT owner, count(*) AS n FROM tasks INDEXED BY tasks_started WHERE ${RUNNING_SQL} GROUP BY owner),
-      owners AS (SELECT DISTINCT owner FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL}),
+      -- The owners with queued tasks, one index seek each (not a scan of the queue): the first,
+      -- then each next one above it. Text sorts above any number, so -1 stands below every owner
+      -- after a null one; a step that finds none ends the walk with a row marked not found.
+      walk(owner, found) AS (
+        SELECT owner, 1 FROM (SELECT owner FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} ORDER BY owner LIMIT 1)
+        UNION ALL
+        SELECT (SELECT n.owner FROM tasks AS n INDEXED BY tasks_queued
+                WHERE n.${QUEUED_SQL} AND n.owner > coalesce(w.owner, -1) ORDER BY n.owner LIMIT 1),
+               (SELECT n.owner FROM tasks AS n INDEXED BY tasks_queued
+                WHERE n.${QUEUED_SQL} AND n.owner > coalesce(w.owner, -1) ORDER BY n.owner LIMIT 1) IS NOT NULL
+        FROM walk AS w WHERE w.found),
+      owners AS (SELECT owner FROM walk WHERE found),
       ranked AS (
         SELECT q.id, q.created_at,
                row_number() OVER (PARTITION BY q.owner ORDER BY q.created_at, q.id) + coalesce(o.n, 0) AS score
