@@ -31,6 +31,9 @@ const ADMIN_TOKEN_PRINCIPAL = "admin";
  * the `mcp-tasks:admin` scope — names another owner with `?owner=<owner key>` (the admin token
  * without it: tasks created without authentication). The name may hold "/" (`approval/<taskId>`),
  * as path segments or escaped. Answers `{seq, woken}`; refusals are JSON `{error: {message}}`.
+ * `POST /events` emits a batch for that owner in one store write: the body
+ * `{"events": [{"name", "payload"?}, …]}` (at most 1,000, each checked before any is stored),
+ * answered `{events: [{seq, woken}, …], woken}` in the same order.
  */
 export function eventRoutes(app: TaskServer, options: EventRouteOptions): HttpRoute[] {
   const adminTokens = new SecretSet(options.adminTokens ?? []);
@@ -48,19 +51,42 @@ export function eventRoutes(app: TaskServer, options: EventRouteOptions): HttpRo
       } else refuse(res, 400, "The body must be JSON (the event's payload) or empty");
       return;
     }
-    try {
+    await answer(res, async () => {
       const report = await app.engine.emit(caller, ctx.params["name"], payload);
-      sendJson(res, 200, { seq: report.seq, woken: report.woken }, { "cache-control": "no-store" });
-    } catch (error) {
-      if (!(error instanceof TaskError)) throw error;
-      const data = error.data as { name?: unknown } | undefined;
-      // The payload over `maxEventBytes` is a body too large for this endpoint, whatever its JSON-RPC code.
-      const status = data?.name === "event_bytes" ? HttpFailure.bodyTooLarge.status : httpStatusOf(error);
-      if (status >= 500) throw error;
-      refuse(res, status, error.message);
-    }
+      return { seq: report.seq, woken: report.woken };
+    });
   };
-  return [{ path: "/events/*name", methods: { POST: emit } }];
+  const emitBatch = async (req: IncomingMessage, res: ServerResponse, ctx: RouteContext): Promise<void> => {
+    const caller = await callerFor(req, res, ctx, adminTokens, options.authenticate, app);
+    if (caller === null) return;
+    let events: Array<{ name: unknown; payload: unknown }>;
+    try {
+      const body = JSON.parse(await readBody(req, options.maxBodyBytes)) as { events?: unknown } | null;
+      const list = body?.events;
+      if (
+        !Array.isArray(list) ||
+        !list.every((e): e is Record<string, unknown> => typeof e === "object" && e !== null && !Array.isArray(e))
+      ) {
+        refuse(res, 400, 'The body must be {"events": [{"name": …, "payload": …}, …]}');
+        return;
+      }
+      events = list.map((e) => ({ name: e["name"], payload: e["payload"] ?? null }));
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        app.engine.observer.limitRejected("body_bytes");
+        refuse(res, HttpFailure.bodyTooLarge.status, `The body is larger than ${options.maxBodyBytes} bytes`);
+      } else refuse(res, 400, 'The body must be {"events": [{"name": …, "payload": …}, …]}');
+      return;
+    }
+    await answer(res, async () => {
+      const reports = await app.engine.emitMany(caller, events);
+      return { events: reports, woken: reports.reduce((sum, r) => sum + r.woken, 0) };
+    });
+  };
+  return [
+    { path: "/events", methods: { POST: emitBatch } },
+    { path: "/events/*name", methods: { POST: emit } },
+  ];
 }
 
 /**
@@ -91,6 +117,20 @@ async function callerFor(
     "Emitting an event for another owner needs the admin token (or a token with the mcp-tasks:admin scope)",
   );
   return null;
+}
+
+/** Answers what `emit` returns, or the refusal of the engine's TaskError (a server error is thrown on). */
+async function answer(res: ServerResponse, emit: () => Promise<object>): Promise<void> {
+  try {
+    sendJson(res, 200, await emit(), { "cache-control": "no-store" });
+  } catch (error) {
+    if (!(error instanceof TaskError)) throw error;
+    const data = error.data as { name?: unknown } | undefined;
+    // The payload over `maxEventBytes` is a body too large for this endpoint, whatever its JSON-RPC code.
+    const status = data?.name === "event_bytes" ? HttpFailure.bodyTooLarge.status : httpStatusOf(error);
+    if (status >= 500) throw error;
+    refuse(res, status, error.message);
+  }
 }
 
 function refuse(res: ServerResponse, status: number, message: string): void {

@@ -350,6 +350,18 @@ export class TaskServer {
     return this.engine.emit({ owner: options.owner ?? null, peer: "library" }, name, payload);
   }
 
+  /**
+   * Emits several events of one owner at once, in one store write (at most 1,000; each checked
+   * as {@link emit} checks it, before any is stored): what an approver or a pipeline with many
+   * events to send calls instead of one `emit` each. Their reports, in the same order.
+   */
+  emitMany(events: readonly { name: string; payload?: unknown }[], options: { owner?: string | null } = {}): Promise<EmitReport[]> {
+    return this.engine.emitMany(
+      { owner: options.owner ?? null, peer: "library" },
+      events.map((event) => ({ name: event.name, payload: event.payload })),
+    );
+  }
+
   /** Stops the engine (see TaskEngine.close), then closes sessions, the bus and the store. Calling it again returns the same close. */
   close(): Promise<void> {
     this.stdioStop?.remove();

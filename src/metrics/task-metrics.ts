@@ -208,6 +208,23 @@ export class TaskMetrics implements EngineObserver, WebhookObserver {
           for (const reason of PARKED_REASONS) this.set({ reason }, counts[reason]);
         },
       });
+      new Gauge({
+        name: `${METRIC_PREFIX}timers_due`,
+        help: "Timers and event timeouts whose time has come and that have not fired yet (the timer loop fires them within about a second; a value that stays up means it is behind).",
+        registers: [this.registry],
+        async collect() {
+          this.set(await waits.countDue(Date.now()));
+        },
+      });
+      new Gauge({
+        name: `${METRIC_PREFIX}timers_overdue_seconds`,
+        help: "How long ago the earliest timer or event timeout not yet fired came due (0 when none is due).",
+        registers: [this.registry],
+        async collect() {
+          const next = await waits.nextDue();
+          this.set(next === null ? 0 : Math.max(0, Date.now() - next) / 1000);
+        },
+      });
     }
     if (isQueueView(store)) {
       const queue = store;

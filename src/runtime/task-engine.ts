@@ -272,6 +272,15 @@ export class TaskEngine {
     return this.signals.emit(caller, name, payload);
   }
 
+  /**
+   * Emits the events in one store write, in their order, each as {@link emit} does (at most
+   * MAX_EVENTS_PER_BATCH; every one is checked before any is stored); their reports in the same order.
+   */
+  emitMany(caller: Caller, events: readonly { name: unknown; payload: unknown }[]): Promise<EmitReport[]> {
+    this.lifecycle.admitEvents();
+    return this.signals.emitMany(caller, events);
+  }
+
   /** Runs the sweeper once now (tests, and operators who want an immediate cleanup). */
   sweep(): Promise<void> {
     return this.lifecycle.sweep();

@@ -60,6 +60,20 @@ export interface StoredEvent {
 export type WaitOutcome =
   { fired: "timer"; at: number } | { fired: "timeout"; at: number } | { fired: "event"; at: number; seq: number; payload: unknown };
 
+/** An event to store (see {@link WaitStore.emitEvent}): its owner, name, JSON payload and time. */
+export interface NewEvent {
+  owner: string | null;
+  name: string;
+  payload: unknown;
+  now: number;
+}
+
+/** What storing one event did: its place in the store's sequence, and the tasks it woke. */
+export interface EmittedEvent {
+  seq: number;
+  woken: WokenTask[];
+}
+
 /**
  * A task one write woke (once per task, however many of its waits that write satisfied): `parked`
  * ones were queued again; the others' handlers wait in some process. A finished task is never
@@ -115,7 +129,14 @@ export interface WaitStore {
    * Stores an event of `owner` and satisfies every registered event wait of that owner and name
    * (their outcome written, each removed, each task woken) in one atomic write.
    */
-  emitEvent(event: { owner: string | null; name: string; payload: unknown; now: number }): Promise<{ seq: number; woken: WokenTask[] }>;
+  emitEvent(event: NewEvent): Promise<EmittedEvent>;
+
+  /**
+   * Stores the events in their order, each as {@link emitEvent} does, all in one atomic write
+   * (a batch of events from one emitter costs one commit, not one each); answers each one's
+   * {@link EmittedEvent} in the same order. A task woken by several of them is told once per event.
+   */
+  emitEvents(events: readonly NewEvent[]): Promise<EmittedEvent[]>;
 
   /**
    * Satisfies up to `limit` waits whose `dueAt <= now`, oldest due first — a timer with
@@ -126,6 +147,12 @@ export interface WaitStore {
 
   /** The earliest `dueAt` of any registered wait, or null. */
   nextDue(): Promise<number | null>;
+
+  /**
+   * Registered waits whose `dueAt <= now`: timers and event timeouts whose time has come that no
+   * {@link fireDue} has satisfied yet (metrics: how far the timer loop is behind).
+   */
+  countDue(now: number): Promise<number>;
 
   /**
    * Sets (or, with null, clears) the task's wait mode. `"parked"` also drops the task's lease (a

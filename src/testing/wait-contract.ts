@@ -211,6 +211,63 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
       });
     });
 
+    describe("emitEvents (a batch in one write)", () => {
+      it("stores the events in their order, each waking its own owner's waits, answered in the same order", async () => {
+        const a = await task();
+        const b = await task();
+        const theirs = await task({ owner: "mallory" });
+        await store().registerWait(eventWait(a, "$event#1", `approval/${a.id}`));
+        await store().registerWait(eventWait(b, "$event#1", `approval/${b.id}`));
+        await store().registerWait(eventWait(theirs, "$event#1", `approval/${theirs.id}`));
+        const emitted = await store().emitEvents([
+          { owner: "alice", name: `approval/${b.id}`, payload: { by: "b" }, now: T0 + 20 },
+          { owner: "alice", name: `approval/${theirs.id}`, payload: { by: "alice" }, now: T0 + 20 },
+          { owner: "alice", name: `approval/${a.id}`, payload: { by: "a" }, now: T0 + 21 },
+        ]);
+        expect(emitted.map((e) => e.woken)).toEqual([[{ taskId: b.id, parked: false }], [], [{ taskId: a.id, parked: false }]]);
+        const [first, second, third] = emitted.map((e) => e.seq) as [number, number, number];
+        expect(first < second && second < third).toBe(true);
+        expect(await kept(b.id, "$event#1")).toEqual({ value: { fired: "event", at: T0 + 20, seq: first, payload: { by: "b" } } });
+        expect(await kept(a.id, "$event#1")).toEqual({ value: { fired: "event", at: T0 + 21, seq: third, payload: { by: "a" } } });
+        expect(await store().waits(theirs.id)).toHaveLength(1);
+        expect((await emit("alice", "after-the-batch", null)).seq).toBeGreaterThan(third);
+      });
+
+      it("two events of one name in a batch: the wait takes the first, the second is kept for a later wait", async () => {
+        const a = await task();
+        await store().registerWait(eventWait(a, "$event#1", "tick-batch"));
+        const [one, two] = await store().emitEvents([
+          { owner: "alice", name: "tick-batch", payload: 1, now: T0 + 20 },
+          { owner: "alice", name: "tick-batch", payload: 2, now: T0 + 20 },
+        ]);
+        expect(one?.woken.map((w) => w.taskId)).toEqual([a.id]);
+        expect(two?.woken).toEqual([]);
+        expect(await store().registerWait(eventWait(a, "$event#2", "tick-batch", { afterSeq: one?.seq ?? 0 }))).toEqual({
+          fired: "event",
+          at: T0 + 20,
+          seq: two?.seq,
+          payload: 2,
+        });
+      });
+
+      it("an empty batch stores nothing", async () => {
+        expect(await store().emitEvents([])).toEqual([]);
+      });
+
+      it("concurrent batches naming the same events in opposite orders: each wait satisfied exactly once", async () => {
+        const tasks = await Promise.all([task(), task(), task(), task()]);
+        for (const t of tasks) await store().registerWait(eventWait(t, "$event#1", `batch/${t.id}`));
+        const events = tasks.map((t) => ({ owner: "alice", name: `batch/${t.id}`, payload: t.id, now: T0 + 30 }));
+        const results = await Promise.all([store().emitEvents(events), store().emitEvents([...events].reverse())]);
+        const woken = results.flat().flatMap((e) => e.woken.map((w) => w.taskId));
+        expect(woken.sort()).toEqual(tasks.map((t) => t.id).sort());
+        for (const t of tasks) {
+          expect(await kept(t.id, "$event#1")).toMatchObject({ value: { fired: "event", payload: t.id } });
+          expect(await store().waits(t.id)).toEqual([]);
+        }
+      });
+    });
+
     describe("fireDue and nextDue", () => {
       it("fires due waits oldest due first, up to limit: a timer fires, an event wait times out", async () => {
         const a = await task();
@@ -228,6 +285,21 @@ export function waitContract(current: () => TaskStore, newTask: (overrides: Part
         expect(await store().waits(c.id)).toHaveLength(1);
         expect(await store().fireDue(T0 + 300, 0)).toEqual([]);
         expect(await store().fireDue(T0 + 300, 10)).toEqual([{ taskId: a.id, parked: false }]);
+      });
+
+      it("countDue counts the waits whose time has come and that have not fired yet", async () => {
+        const a = await task();
+        const b = await task();
+        expect(await store().countDue(T0 + 1_000)).toBe(0);
+        await store().registerWait(timer(a, "$sleep#1", T0 + 100));
+        await store().registerWait(eventWait(b, "$event#1", "never", { dueAt: T0 + 200 }));
+        await store().registerWait(eventWait(b, "$event#2", "no-timeout"));
+        await store().registerWait(timer(b, "$sleep#1", T0 + 5_000));
+        expect(await store().countDue(T0 + 99)).toBe(0);
+        expect(await store().countDue(T0 + 100)).toBe(1);
+        expect(await store().countDue(T0 + 1_000)).toBe(2);
+        await store().fireDue(T0 + 1_000, 1);
+        expect(await store().countDue(T0 + 1_000)).toBe(1);
       });
 
       it("nextDue is the earliest due time of any wait; an event wait without a timeout has none", async () => {

@@ -80,9 +80,9 @@ const ERAS: EraCase[] = [
   },
 ];
 
-/** POSTs an event; `path` is the part after /events/. */
+/** POSTs an event; `path` is the part after /events/ (empty: `POST /events`, a batch). */
 async function emit(path: string, body: string | undefined, headers: Record<string, string> = {}) {
-  const response = await fetch(new URL(`/events/${path}`, fx.url), {
+  const response = await fetch(new URL(path === "" ? "/events" : `/events/${path}`, fx.url), {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     ...(body !== undefined && { body }),
@@ -148,6 +148,85 @@ describe.each(ERAS)("POST /events/{name} wakes an approve task created in $era",
     const approved = await emit(`approval/${second}`, '{"approved": true}', bearer(ALICE.token));
     expect(approved.body).toMatchObject({ woken: 1 });
     expect(await settled(era, second)).toEqual({ status: "completed", text: "approved by someone: rotate keys" });
+  });
+});
+
+/** POSTs a batch to /events: `{events: [...]}`. */
+async function emitBatch(events: unknown, headers: Record<string, string> = {}) {
+  return emit("", JSON.stringify({ events }), headers);
+}
+
+describe.each(ERAS)("POST /events (a batch) wakes approve tasks created in $era", { timeout: 30_000 }, (era) => {
+  it("emits every event of the batch for the caller's owner in one write, answering each one's report in order", async () => {
+    const first = await era.create("ship a");
+    const second = await era.create("ship b");
+    await parked(first);
+    await parked(second);
+    const batch = await emitBatch(
+      [
+        { name: `approval/${first}`, payload: { approved: true, by: "dana" } },
+        { name: "deploys/unrelated" },
+        { name: `approval/${second}`, payload: { approved: false, by: "dana" } },
+      ],
+      bearer(ALICE.token),
+    );
+    expect(batch).toEqual({
+      status: 200,
+      body: {
+        events: [
+          { seq: expect.any(Number), woken: 1 },
+          { seq: expect.any(Number), woken: 0 },
+          { seq: expect.any(Number), woken: 1 },
+        ],
+        woken: 2,
+      },
+    });
+    const seqs = (batch.body["events"] as Array<{ seq: number }>).map((e) => e.seq);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(await settled(era, first)).toEqual({ status: "completed", text: "approved by dana: ship a" });
+    expect(await settled(era, second)).toEqual({ status: era.refusedStatus, text: "denied by dana: ship b" });
+  });
+
+  it("a batch with one bad event emits none of them; another principal's batch wakes nothing of alice's", async () => {
+    const taskId = await era.create("rotate");
+    await parked(taskId);
+    const refused = await emitBatch([{ name: `approval/${taskId}`, payload: { approved: true } }, { name: "-bad" }], bearer(ALICE.token));
+    expect(refused.status).toBe(400);
+    expect(refused.body.error?.message).toMatch(/^events\[1\]: An event name is 1–200 letters/);
+    const theirs = await emitBatch([{ name: `approval/${taskId}`, payload: { approved: true } }], bearer(MALLORY.token));
+    expect(theirs.body).toEqual({ events: [{ seq: expect.any(Number), woken: 0 }], woken: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await fx.app.engine.inspect.task(taskId))?.waitMode).toBe("parked");
+    const approved = await emitBatch([{ name: `approval/${taskId}`, payload: { approved: true, by: "ops" } }], bearer(ALICE.token));
+    expect(approved.body).toMatchObject({ woken: 1 });
+    expect(await settled(era, taskId)).toEqual({ status: "completed", text: "approved by ops: rotate" });
+  });
+});
+
+describe("POST /events (a batch) refusals", () => {
+  it("400 for a body that is not {events: [objects]}, and for more than 1,000 events", async () => {
+    for (const body of ["[]", '{"events": {}}', '{"events": [1]}', "{nope", ""]) {
+      const response = await emit("", body, bearer(ALICE.token));
+      expect(response.status, body).toBe(400);
+      expect(response.body.error?.message).toMatch(/must be \{"events"/);
+    }
+    const tooMany = await emitBatch(
+      Array.from({ length: 1001 }, (_, i) => ({ name: `n${i}` })),
+      bearer(ALICE.token),
+    );
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error?.message).toMatch(/At most 1000 events/);
+  });
+
+  it("413 for a payload over maxEventBytes; 401 without a token", async () => {
+    const big = await emitBatch([{ name: "x", payload: "x".repeat(DEFAULT_MAX_EVENT_BYTES) }], bearer(ALICE.token));
+    expect(big.status).toBe(413);
+    expect(big.body.error?.message).toMatch(/^events\[0\]: The event payload exceeds/);
+    expect((await emitBatch([{ name: "x" }])).status).toBe(401);
+  });
+
+  it("an empty batch emits nothing", async () => {
+    expect(await emitBatch([], bearer(ALICE.token))).toEqual({ status: 200, body: { events: [], woken: 0 } });
   });
 });
 

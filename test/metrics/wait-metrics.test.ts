@@ -61,5 +61,29 @@ describe("/metrics of durable waits", () => {
       .flatMap((s) => Object.entries(s.labels));
     expect(new Set(labels.map(([key]) => key))).toEqual(new Set(["reason"]));
     expect(labels.every(([, value]) => ["input", "timer", "event"].includes(value))).toBe(true);
+    expect(valueOf(after, "mcp_tasks_timers_due")).toBe(0);
+    expect(valueOf(after, "mcp_tasks_timers_overdue_seconds")).toBe(0);
+  });
+
+  it("timers due: the timers whose time has come and that the timer loop has not fired, and how overdue the earliest is", async () => {
+    // The engine's clock an hour behind the wall clock /metrics reads: naps due ten and five
+    // minutes ago by the wall clock are not due yet for the timer loop, which does not fire them.
+    const behind = 3_600_000;
+    fx = await startHttpServer({ app: { now: () => Date.now() - behind } });
+    const app = fx.app;
+    const { client } = await fx.connect();
+    const wall = Date.now();
+    const naps = await Promise.all(
+      [wall - 600_000, wall - 300_000, wall + behind].map((until) => callToolAsTask(client, "nap", { until })),
+    );
+    for (const nap of naps) {
+      await until(async () => (await app.engine.inspect.task(nap.task.taskId))?.waitMode === "parked", "the naps to park");
+    }
+    const due = await scrape(fx.url);
+    expect(valueOf(due, "mcp_tasks_parked", { reason: "timer" })).toBe(3);
+    expect(valueOf(due, "mcp_tasks_timers_due")).toBe(2);
+    const overdue = valueOf(due, "mcp_tasks_timers_overdue_seconds") ?? 0;
+    expect(overdue).toBeGreaterThanOrEqual(600);
+    expect(overdue).toBeLessThan(660);
   });
 });

@@ -2,7 +2,17 @@ import { isTerminal, type TaskStatus } from "../../core/task-status.js";
 import type { TaskRecord } from "../../core/task.js";
 import type { Claim } from "../claim.js";
 import { claimLostError, unknownTaskError, wholeLimit } from "../store-rules.js";
-import type { ParkedCounts, StoredEvent, WaitMode, WaitOutcome, WaitRecord, WaitStore, WokenTask } from "../wait-store.js";
+import type {
+  EmittedEvent,
+  NewEvent,
+  ParkedCounts,
+  StoredEvent,
+  WaitMode,
+  WaitOutcome,
+  WaitRecord,
+  WaitStore,
+  WokenTask,
+} from "../wait-store.js";
 import { eventMatches, stepValue, storedOutcome } from "../wait-rules.js";
 
 /** What the memory store lends its waits: its task table and the writes a wake-up makes to it. */
@@ -58,6 +68,24 @@ export function memoryWaits(deps: MemoryWaitDeps): { operations: WaitStore; forg
 
   const registered = (): WaitRecord[] => [...byTask.values()].flatMap((mine) => [...mine.values()]);
 
+  const emitOne = (event: NewEvent): EmittedEvent => {
+    const stored: StoredEvent = {
+      seq: ++lastSeq,
+      owner: event.owner,
+      name: event.name,
+      payload: JSON.parse(JSON.stringify(event.payload) ?? "null") as unknown,
+      createdAt: event.now,
+    };
+    events.push(stored);
+    const woken: WokenTask[] = [];
+    for (const wait of registered().filter((w) => w.kind === "event" && eventMatches(stored, w))) {
+      const outcome: WaitOutcome = { fired: "event", at: stored.createdAt, seq: stored.seq, payload: copy(stored.payload) };
+      const one = satisfy(wait, outcome, event.now);
+      if (one !== null && !woken.some((w) => w.taskId === one.taskId)) woken.push(one);
+    }
+    return { seq: stored.seq, woken };
+  };
+
   const operations: WaitStore = {
     async registerWait(wait: WaitRecord, claim?: Claim): Promise<WaitOutcome | null> {
       open();
@@ -86,28 +114,14 @@ export function memoryWaits(deps: MemoryWaitDeps): { operations: WaitStore; forg
       return [...(byTask.get(taskId)?.values() ?? [])].sort((a, b) => a.createdAt - b.createdAt).map(copy);
     },
 
-    async emitEvent(event: {
-      owner: string | null;
-      name: string;
-      payload: unknown;
-      now: number;
-    }): Promise<{ seq: number; woken: WokenTask[] }> {
+    async emitEvent(event: NewEvent): Promise<EmittedEvent> {
       open();
-      const stored: StoredEvent = {
-        seq: ++lastSeq,
-        owner: event.owner,
-        name: event.name,
-        payload: JSON.parse(JSON.stringify(event.payload) ?? "null") as unknown,
-        createdAt: event.now,
-      };
-      events.push(stored);
-      const woken: WokenTask[] = [];
-      for (const wait of registered().filter((w) => w.kind === "event" && eventMatches(stored, w))) {
-        const outcome: WaitOutcome = { fired: "event", at: stored.createdAt, seq: stored.seq, payload: copy(stored.payload) };
-        const one = satisfy(wait, outcome, event.now);
-        if (one !== null && !woken.some((w) => w.taskId === one.taskId)) woken.push(one);
-      }
-      return { seq: stored.seq, woken };
+      return emitOne(event);
+    },
+
+    async emitEvents(batch: readonly NewEvent[]): Promise<EmittedEvent[]> {
+      open();
+      return batch.map(emitOne);
     },
 
     async fireDue(now: number, limit: number): Promise<WokenTask[]> {
@@ -129,6 +143,11 @@ export function memoryWaits(deps: MemoryWaitDeps): { operations: WaitStore; forg
       let next: number | null = null;
       for (const wait of registered()) if (wait.dueAt !== null && (next === null || wait.dueAt < next)) next = wait.dueAt;
       return next;
+    },
+
+    async countDue(now: number): Promise<number> {
+      open();
+      return registered().filter((wait) => wait.dueAt !== null && wait.dueAt <= now).length;
     },
 
     async setWaitMode(taskId: string, mode: WaitMode | null, claim?: Claim): Promise<boolean> {

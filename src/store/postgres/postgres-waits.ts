@@ -1,7 +1,7 @@
 import { waitFromRow, type WaitRow } from "../sql/wait-rows.js";
 import type { Claim } from "../claim.js";
 import { claimLostError, ownerKey, unknownTaskError, wholeLimit } from "../store-rules.js";
-import type { ParkedCounts, WaitMode, WaitOutcome, WaitRecord, WaitStore, WokenTask } from "../wait-store.js";
+import type { EmittedEvent, NewEvent, ParkedCounts, WaitMode, WaitOutcome, WaitRecord, WaitStore, WokenTask } from "../wait-store.js";
 import { stepValue, storedOutcome } from "../wait-rules.js";
 import { toJson } from "./rows.js";
 import type { Statement, Tables } from "./sql.js";
@@ -42,6 +42,34 @@ export function postgresWaits(t: Tables, deps: PostgresWaitDeps): WaitStore {
   const { rows, transaction } = deps;
   const count = async (query: Statement, values: unknown[]): Promise<number> =>
     Number((await rows<{ n: number }>(query, values))[0]?.n ?? 0);
+
+  /** Stores one event and satisfies its waits, in the caller's transaction (its name's lock held). */
+  const emitOne = async (query: Query, event: NewEvent): Promise<EmittedEvent> => {
+    const owner = ownerKey(event.owner);
+    const payload = toJson(event.payload);
+    const [row] = await query<{ seq: number }>(st.insertEvent, [event.owner, owner, event.name, payload, event.now]);
+    if (row === undefined) throw new Error("the event was not stored");
+    const outcome: WaitOutcome = { fired: "event", at: event.now, seq: row.seq, payload: JSON.parse(payload) };
+    const woken = await query<{ task_id: string; parked: boolean }>(st.satisfyEvent, [
+      owner,
+      event.name,
+      row.seq,
+      event.now,
+      toJson(storedOutcome(outcome)),
+    ]);
+    return { seq: row.seq, woken: woken.map((w) => ({ taskId: w.task_id, parked: w.parked })) };
+  };
+
+  /**
+   * The (owner, name) locks of a batch, each once, in one order (owner key, then name) whatever the
+   * batch's order, so two batches naming the same events never wait for each other in a cycle.
+   */
+  const lockNames = async (query: Query, events: readonly NewEvent[]): Promise<void> => {
+    const names = [...new Map(events.map((e) => [`${ownerKey(e.owner)}\u0000${e.name}`, [ownerKey(e.owner), e.name] as const])).entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, pair]) => pair);
+    for (const [owner, name] of names) await query(st.lockName, [WAIT_LOCK_CLASS, owner, name]);
+  };
 
   return {
     async registerWait(wait: WaitRecord, claim?: Claim): Promise<WaitOutcome | null> {
@@ -89,27 +117,20 @@ export function postgresWaits(t: Tables, deps: PostgresWaitDeps): WaitStore {
       return (await rows<WaitRow>(st.waits, [taskId])).map(waitFromRow);
     },
 
-    async emitEvent(event: {
-      owner: string | null;
-      name: string;
-      payload: unknown;
-      now: number;
-    }): Promise<{ seq: number; woken: WokenTask[] }> {
-      const owner = ownerKey(event.owner);
-      const payload = toJson(event.payload);
+    async emitEvent(event: NewEvent): Promise<EmittedEvent> {
       return transaction(async (query) => {
-        await query(st.lockName, [WAIT_LOCK_CLASS, owner, event.name]);
-        const [row] = await query<{ seq: number }>(st.insertEvent, [event.owner, owner, event.name, payload, event.now]);
-        if (row === undefined) throw new Error("the event was not stored");
-        const outcome: WaitOutcome = { fired: "event", at: event.now, seq: row.seq, payload: JSON.parse(payload) };
-        const woken = await query<{ task_id: string; parked: boolean }>(st.satisfyEvent, [
-          owner,
-          event.name,
-          row.seq,
-          event.now,
-          toJson(storedOutcome(outcome)),
-        ]);
-        return { seq: row.seq, woken: woken.map((w) => ({ taskId: w.task_id, parked: w.parked })) };
+        await query(st.lockName, [WAIT_LOCK_CLASS, ownerKey(event.owner), event.name]);
+        return emitOne(query, event);
+      });
+    },
+
+    async emitEvents(events: readonly NewEvent[]): Promise<EmittedEvent[]> {
+      if (events.length === 0) return [];
+      return transaction(async (query) => {
+        await lockNames(query, events);
+        const emitted: EmittedEvent[] = [];
+        for (const event of events) emitted.push(await emitOne(query, event));
+        return emitted;
       });
     },
 
@@ -128,6 +149,10 @@ export function postgresWaits(t: Tables, deps: PostgresWaitDeps): WaitStore {
     async nextDue(): Promise<number | null> {
       const [row] = await rows<{ at: number | null }>(st.nextDue, []);
       return row?.at ?? null;
+    },
+
+    async countDue(now: number): Promise<number> {
+      return count(st.countDue, [now]);
     },
 
     async setWaitMode(taskId: string, mode: WaitMode | null, claim?: Claim): Promise<boolean> {

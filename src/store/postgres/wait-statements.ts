@@ -33,6 +33,8 @@ export interface WaitStatements {
   fireDue: Statement;
   /** () */
   nextDue: Statement;
+  /** ($1 now): n, the waits due and not fired yet. */
+  countDue: Statement;
   /** ($1 taskId, $2 mode or null, $3 claim owner, $4 claim generation): "memory" or none, on a live task. */
   setMode: Statement;
   /** ($1 taskId): locks the task's row, so what it waits for is read after any write that satisfies it. */
@@ -142,6 +144,8 @@ export function waitStatements(t: Tables): WaitStatements {
     ),
 
     nextDue: statement("next_due_wait", `SELECT min(due_at) AS at FROM ${t.waits} WHERE due_at IS NOT NULL`),
+
+    countDue: statement("count_due_waits", `SELECT count(*)::int AS n FROM ${t.waits} WHERE due_at IS NOT NULL AND due_at <= $1::bigint`),
 
     setMode: statement(
       "set_wait_mode",

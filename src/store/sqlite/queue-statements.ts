@@ -14,6 +14,11 @@ export interface ClaimParams {
 export interface QueueStatements {
   /** The fair claim: marks the picked tasks started and returns them (in no particular order). */
   claim: Statement<[ClaimParams], TaskRow>;
+  /**
+   * The same fair claim when no tool has a cap (`caps` unused): the same picks, ranking only each
+   * owner's oldest `limit` queued tasks, so a claim costs the same with ten or ten thousand queued.
+   */
+  claimUncappedByName: Statement<[ClaimParams], TaskRow>;
   /** Queued tasks, counted no further than `limit + 1`. */
   queuedUpTo: Statement<[{ limit: number }], { n: number }>;
   /**
@@ -55,6 +60,38 @@ export function prepareQueueStatements(db: Database): QueueStatements {
       picked AS (
         SELECT id FROM ranked
         WHERE (@perOwner IS NULL OR score <= @perOwner) AND (cap IS NULL OR load <= cap)
+        ORDER BY score, created_at, id LIMIT (SELECT @limit))
+      UPDATE tasks SET started_at = @now WHERE id IN (SELECT id FROM picked) AND ${QUEUED_SQL}
+      RETURNING *`),
+
+    // Exact: a task ranked past `limit` in its owner's queue has `limit` tasks of the same owner
+    // with a lower score ahead of it (score grows with the rank), so it is never among the
+    // `limit` picked, with or without the per-owner cap (which only drops the higher scores).
+    claimUncappedByName: db.prepare<[ClaimParams], TaskRow>(`
+      WITH RECURSIVE by_owner AS (
+        SELECT owner, count(*) AS n FROM tasks INDEXED BY tasks_started WHERE ${RUNNING_SQL} GROUP BY owner),
+      -- The owners with queued tasks, one index seek each (not a scan of the queue): the first,
+      -- then each next one above it. Text sorts above any number, so -1 stands below every owner
+      -- after a null one; a step that finds none ends the walk with a row marked not found.
+      walk(owner, found) AS (
+        SELECT owner, 1 FROM (SELECT owner FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} ORDER BY owner LIMIT 1)
+        UNION ALL
+        SELECT (SELECT n.owner FROM tasks AS n INDEXED BY tasks_queued
+                WHERE n.${QUEUED_SQL} AND n.owner > coalesce(w.owner, -1) ORDER BY n.owner LIMIT 1),
+               (SELECT n.owner FROM tasks AS n INDEXED BY tasks_queued
+                WHERE n.${QUEUED_SQL} AND n.owner > coalesce(w.owner, -1) ORDER BY n.owner LIMIT 1) IS NOT NULL
+        FROM walk AS w WHERE w.found),
+      owners AS (SELECT owner FROM walk WHERE found),
+      ranked AS (
+        SELECT q.id, q.created_at,
+               row_number() OVER (PARTITION BY q.owner ORDER BY q.created_at, q.id) + coalesce(o.n, 0) AS score
+        FROM owners AS w
+        JOIN tasks AS q ON q.id IN (
+          SELECT f.id FROM tasks AS f INDEXED BY tasks_queued
+          WHERE f.owner IS w.owner AND f.${QUEUED_SQL} ORDER BY f.created_at, f.id LIMIT (SELECT @limit))
+        LEFT JOIN by_owner AS o ON o.owner IS q.owner),
+      picked AS (
+        SELECT id FROM ranked WHERE @perOwner IS NULL OR score <= @perOwner
         ORDER BY score, created_at, id LIMIT (SELECT @limit))
       UPDATE tasks SET started_at = @now WHERE id IN (SELECT id FROM picked) AND ${QUEUED_SQL}
       RETURNING *`),

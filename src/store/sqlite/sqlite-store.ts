@@ -381,7 +381,8 @@ export function sqliteStore(
           // .all(): see insertTask.
           if (queued <= n) return queue.claimAll.all({ now, limit: n });
         }
-        return queue.claim.all({ limit: n, now, perOwner: caps.perOwner, caps: JSON.stringify(caps.perName) });
+        const params = { limit: n, now, perOwner: caps.perOwner, caps: JSON.stringify(caps.perName) };
+        return Object.keys(caps.perName).length === 0 ? queue.claimUncappedByName.all(params) : queue.claim.all(params);
       };
       // Committed with the writes queued before and after it in this turn (most often the
       // creations it is about to start), in one transaction.

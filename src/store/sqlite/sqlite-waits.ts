@@ -1,7 +1,7 @@
 import type { SqliteDatabase as Database } from "./driver.js";
 import type { Claim } from "../claim.js";
 import { claimLostError, unknownTaskError, wholeLimit } from "../store-rules.js";
-import type { ParkedCounts, WaitMode, WaitOutcome, WaitRecord, WaitStore, WokenTask } from "../wait-store.js";
+import type { EmittedEvent, NewEvent, ParkedCounts, WaitMode, WaitOutcome, WaitRecord, WaitStore, WokenTask } from "../wait-store.js";
 import { stepValue, storedOutcome } from "../wait-rules.js";
 import type { CheckpointStatements } from "./checkpoint-statements.js";
 import type { GroupCommit } from "./group-commit.js";
@@ -58,7 +58,7 @@ export function sqliteWaits(db: Database, group: GroupCommit, checkpoints: Check
     return null;
   });
 
-  const emit = db.transaction((event: { owner: string | null; name: string; payload: unknown; now: number }) => {
+  const emitOne = (event: NewEvent): EmittedEvent => {
     const payload = toJson(event.payload);
     const [row] = st.insertEvent.all({ owner: event.owner, name: event.name, payload, createdAt: event.now });
     if (row === undefined) throw new Error("the event was not stored");
@@ -68,7 +68,9 @@ export function sqliteWaits(db: Database, group: GroupCommit, checkpoints: Check
       once(woken, satisfy(wait, eventOutcome(stored), event.now));
     }
     return { seq: row.seq, woken };
-  });
+  };
+
+  const emit = db.transaction((events: readonly NewEvent[]): EmittedEvent[] => events.map(emitOne));
 
   const fire = db.transaction((now: number, limit: number): WokenTask[] => {
     const woken: WokenTask[] = [];
@@ -97,14 +99,14 @@ export function sqliteWaits(db: Database, group: GroupCommit, checkpoints: Check
       return st.waits.all(taskId).map(waitFromRow);
     },
 
-    async emitEvent(event: {
-      owner: string | null;
-      name: string;
-      payload: unknown;
-      now: number;
-    }): Promise<{ seq: number; woken: WokenTask[] }> {
+    async emitEvent(event: NewEvent): Promise<EmittedEvent> {
       group.flush();
-      return emit.immediate(event);
+      return emit.immediate([event])[0] as EmittedEvent;
+    },
+
+    async emitEvents(events: readonly NewEvent[]): Promise<EmittedEvent[]> {
+      group.flush();
+      return events.length === 0 ? [] : emit.immediate(events);
     },
 
     async fireDue(now: number, limit: number): Promise<WokenTask[]> {
@@ -116,6 +118,11 @@ export function sqliteWaits(db: Database, group: GroupCommit, checkpoints: Check
     async nextDue(): Promise<number | null> {
       group.flush();
       return st.nextDue.get()?.at ?? null;
+    },
+
+    async countDue(now: number): Promise<number> {
+      group.flush();
+      return st.countDue.get(now)?.n ?? 0;
     },
 
     async setWaitMode(taskId: string, mode: WaitMode | null, claim?: Claim): Promise<boolean> {

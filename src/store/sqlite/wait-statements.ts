@@ -40,6 +40,8 @@ export interface WaitStatements {
   /** (now, limit): due waits, oldest due first. */
   due: Statement<[number, number], WaitRow>;
   nextDue: Statement<[], { at: number | null }>;
+  /** (now) */
+  countDue: Statement<[number], { n: number }>;
   /** Queues a parked live task again; a row only when it was parked. */
   wakeParked: Statement<[string], { id: string }>;
   /** The status of a task (to tell a live task from a finished or deleted one). */
@@ -90,6 +92,10 @@ export function prepareWaitStatements(db: Database): WaitStatements {
       WHERE due_at IS NOT NULL AND due_at <= ? ORDER BY due_at, created_at, rowid LIMIT ?`),
 
     nextDue: db.prepare<[], { at: number | null }>(`SELECT min(due_at) AS at FROM task_waits WHERE due_at IS NOT NULL`),
+
+    countDue: db.prepare<[number], { n: number }>(
+      `SELECT count(*) AS n FROM task_waits INDEXED BY task_waits_due WHERE due_at IS NOT NULL AND due_at <= ?`,
+    ),
 
     wakeParked: db.prepare<[string], { id: string }>(`
       UPDATE tasks SET wait_mode = NULL, started_at = NULL
