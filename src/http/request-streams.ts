@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { flatUuid } from "../core/flat-uuid.js";
 import { primingEvent, RESUMABLE_SINCE, sseEvent, type StreamEventLog } from "./resumable-streams.js";
 
 /** How often an idle request stream gets an SSE comment, as the SDK's transport does (its default). */
@@ -110,7 +110,7 @@ export class RequestStreams implements Transport {
       "x-accel-buffering": "no",
       "mcp-session-id": this.sessionId_,
     });
-    const streamId = randomUUID();
+    const streamId = flatUuid();
     const version = req.headers["mcp-protocol-version"];
     // As the SDK's transport: only a client of 2025-11-25 or later understands a priming event.
     const primes = this.events !== undefined && (typeof version !== "string" || version >= RESUMABLE_SINCE);
