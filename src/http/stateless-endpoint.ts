@@ -3,6 +3,7 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { MessageStream, StatelessAnswer, StatelessEra } from "../mcp/era.js";
 import { STATELESS_ERAS } from "../mcp/eras.js";
 import { callerOf } from "../mcp/owner.js";
+import { flattenHead } from "./flat-head.js";
 import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
@@ -72,6 +73,7 @@ export class StatelessEndpoint {
 /** Writes a stream answer as Server-Sent Events, one JSON-RPC message per event, until it ends or the requestor hangs up. */
 function sendStream(res: ServerResponse, stream: MessageStream, signal: AbortSignal): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  flattenHead(res);
   res.flushHeaders();
   const send = (message: Record<string, unknown>): void => {
     if (!signal.aborted) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
