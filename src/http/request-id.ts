@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { flatUuid } from "../core/flat-uuid.js";
 import type { IncomingMessage } from "node:http";
 
 /** Header carrying a request's id, in both directions. */
@@ -11,5 +11,5 @@ const ACCEPTABLE = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The request's id: the caller's `x-request-id` when well-formed, else a fresh UUID. */
 export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers[REQUEST_ID_HEADER];
-  return typeof given === "string" && ACCEPTABLE.test(given) ? given : randomUUID();
+  return typeof given === "string" && ACCEPTABLE.test(given) ? given : flatUuid();
 }

@@ -1,9 +1,10 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { flatUuid } from "../core/flat-uuid.js";
+import { flattenHead } from "./flat-head.js";
 import { primingEvent, RESUMABLE_SINCE, sseEvent, type StreamEventLog } from "./resumable-streams.js";
 
 /** How often an idle request stream gets an SSE comment, as the SDK's transport does (its default). */
@@ -110,7 +111,8 @@ export class RequestStreams implements Transport {
       "x-accel-buffering": "no",
       "mcp-session-id": this.sessionId_,
     });
-    const streamId = randomUUID();
+    flattenHead(res);
+    const streamId = flatUuid();
     const version = req.headers["mcp-protocol-version"];
     // As the SDK's transport: only a client of 2025-11-25 or later understands a priming event.
     const primes = this.events !== undefined && (typeof version !== "string" || version >= RESUMABLE_SINCE);
@@ -144,6 +146,7 @@ export class RequestStreams implements Transport {
       "x-accel-buffering": "no",
       "mcp-session-id": this.sessionId_,
     });
+    flattenHead(res);
     res.flushHeaders();
     // In the stream's order of writes: whatever was stored before is replayed, whatever comes after goes live.
     stream.tail = stream.tail.then(async () => {

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import type { StatelessEra } from "../mcp/era.js";
+import type { MessageStream, StatelessAnswer, StatelessEra } from "../mcp/era.js";
 import { STATELESS_ERAS } from "../mcp/eras.js";
 import { callerOf } from "../mcp/owner.js";
+import { flattenHead } from "./flat-head.js";
 import { LazyAbort } from "./lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
@@ -33,48 +34,51 @@ export class StatelessEndpoint {
     return this.eras.find((era) => era.claims(request));
   }
 
-  async post(era: StatelessEra, req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined): Promise<void> {
+  post(era: StatelessEra, req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined): Promise<void> {
     const abandoned = new LazyAbort();
     const onClose = (): void => abandoned.abort("the requestor closed the connection");
     res.once("close", onClose);
+    let answered: Promise<StatelessAnswer>;
     try {
       // Owner binding as in a session (T-SEC-1): the principal, else nobody — there is no session to bind to.
       const caller = callerOf(auth, this.app.config.bind, undefined, peerOf(req));
-      const answer = await era.answer(this.app.host, body, {
+      answered = era.answer(this.app.host, body, {
         headers: headersOf(req),
         caller,
         get signal() {
           return abandoned.signal;
         },
       });
-      if (abandoned.aborted) return;
-      if (answer === null) {
-        res.writeHead(202).end();
-        return;
-      }
-      if ("stream" in answer) {
-        await sendStream(res, answer.stream, abandoned.signal);
-        return;
-      }
-      if ("error" in answer) {
-        const { status, headers } = httpAnswerOfError(answer.error);
-        sendJson(res, status, { jsonrpc: "2.0", ...answer }, headers);
-      } else sendJson(res, 200, { jsonrpc: "2.0", ...answer });
-    } finally {
-      res.off("close", onClose);
+    } catch (error) {
+      answered = Promise.reject(error);
     }
+    // Continued, not awaited: no frame of this method is kept while a stream answer waits.
+    return answered
+      .then((answer) => {
+        if (abandoned.aborted) return;
+        if (answer === null) {
+          res.writeHead(202).end();
+          return;
+        }
+        if ("stream" in answer) return sendStream(res, answer.stream, abandoned.signal);
+        if ("error" in answer) {
+          const { status, headers } = httpAnswerOfError(answer.error);
+          sendJson(res, status, { jsonrpc: "2.0", ...answer }, headers);
+        } else sendJson(res, 200, { jsonrpc: "2.0", ...answer });
+      })
+      .finally(() => res.off("close", onClose));
   }
 }
 
 /** Writes a stream answer as Server-Sent Events, one JSON-RPC message per event, until it ends or the requestor hangs up. */
-async function sendStream(res: ServerResponse, messages: AsyncIterable<Record<string, unknown>>, signal: AbortSignal): Promise<void> {
+function sendStream(res: ServerResponse, stream: MessageStream, signal: AbortSignal): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  flattenHead(res);
   res.flushHeaders();
-  for await (const message of messages) {
-    if (signal.aborted) break;
-    res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-  }
-  res.end();
+  const send = (message: Record<string, unknown>): void => {
+    if (!signal.aborted) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  };
+  return stream(send).finally(() => res.end());
 }
 
 /** The request's headers by lower-case name (node lower-cases them), single values only. */

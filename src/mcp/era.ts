@@ -280,14 +280,22 @@ export interface StatelessHttpRequest {
 }
 
 /**
- * The answer to one stateless message: a JSON-RPC response; a stream of JSON-RPC messages (its
- * notifications, then possibly its response) that ends when the iterable does, or stops when the
- * requestor hangs up (the request's signal aborts); or nothing (a notification).
+ * A stream answer, pushed rather than pulled: started with the function that writes one JSON-RPC
+ * message (its notifications, then possibly its response), it settles when the stream ends, or
+ * soon after the requestor hangs up (the request's signal aborts; nothing is written after that).
+ * Pushed so that a stream that waits long (a subscription) keeps no suspended generator or loop
+ * per request between its messages.
+ */
+export type MessageStream = (send: (message: Record<string, unknown>) => void) => Promise<void>;
+
+/**
+ * The answer to one stateless message: a JSON-RPC response; a {@link MessageStream}; or nothing
+ * (a notification).
  */
 export type StatelessAnswer =
   | { id: string | number | null; result: Record<string, unknown> }
   | { id: string | number | null; error: { code: number; message: string; data?: unknown } }
-  | { id: string | number; stream: AsyncIterable<Record<string, unknown>> }
+  | { id: string | number; stream: MessageStream }
   | null;
 
 /**

@@ -227,6 +227,17 @@ export class TaskEngine {
     return this.waiting.watch(taskId, caller, signal, operation);
   }
 
+  /** Follows a task until it ends as {@link watch} does, handing each step to `onStep`; see TaskWaiting.follow. */
+  follow(
+    taskId: unknown,
+    caller: Caller,
+    signal: AbortSignal,
+    onStep: (change: TaskChange) => void | Promise<void>,
+    operation: EngineOperation = "watch",
+  ): Promise<void> {
+    return this.waiting.follow(taskId, caller, signal, onStep, operation);
+  }
+
   /** Waits until the task is terminal and returns it (T-RES-2, T-RES-3, T-RES-4); `onChange` sees every step before. */
   awaitOutcome(
     taskId: unknown,

@@ -64,16 +64,18 @@ export class SessionLink {
     this.openResults.clear();
   }
 
-  /** Marks a `tasks/result` request of this session, made by `owner`, as waiting on `taskId`; returns the undo. */
-  trackResult(taskId: string, requestId: RequestId, owner: string | null): () => void {
+  /** Marks a `tasks/result` request of this session, made by `owner`, as waiting on `taskId`, until {@link untrackResult}. */
+  trackResult(taskId: string, requestId: RequestId, owner: string | null): void {
     let set = this.openResults.get(taskId);
     if (!set) this.openResults.set(taskId, (set = new Map()));
     set.set(requestId, { owner, owned: null, ended: null });
-    return () => {
-      const current = this.openResults.get(taskId);
-      current?.delete(requestId);
-      if (current?.size === 0) this.openResults.delete(taskId);
-    };
+  }
+
+  /** The `tasks/result` of {@link trackResult} is over (answered, refused or abandoned). */
+  untrackResult(taskId: string, requestId: RequestId): void {
+    const current = this.openResults.get(taskId);
+    current?.delete(requestId);
+    if (current?.size === 0) this.openResults.delete(taskId);
   }
 
   private async onEvent(event: TaskEvent): Promise<void> {

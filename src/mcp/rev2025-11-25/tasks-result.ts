@@ -2,6 +2,7 @@ import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { isSdkError, RpcCode, TaskError, toRpcError } from "../../core/errors.js";
 import type { Caller } from "../../core/caller.js";
 import type { InputRequest, TaskOutcome, TaskRecord } from "../../core/task.js";
+import type { TaskChange } from "../../runtime/task-engine.js";
 import { deliverPendingInputs } from "./input-delivery.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import { requireTaskId, withOperation } from "../param-checks.js";
@@ -9,7 +10,7 @@ import { type LooseParams } from "../request-schemas.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor-errors.js";
 import { sendInputRequest } from "./requestor/send-input-request.js";
 import type { SessionContext } from "../era.js";
-import { sessionLinkOf } from "./status-notifications.js";
+import { sessionLinkOf, type SessionLink } from "./status-notifications.js";
 import { withRelatedTask } from "./wire.js";
 
 /** Longest the SDK waits for the requestor to answer a delivered input request (a human may be slow). */
@@ -26,7 +27,6 @@ export function tasksResult(
   caller: Caller,
   request: { requestId: RequestId; signal: AbortSignal },
 ): Promise<Record<string, unknown>> {
-  const { engine, server } = session;
   const link = sessionLinkOf(session);
   let taskId: string;
   try {
@@ -34,35 +34,106 @@ export function tasksResult(
   } catch (error) {
     return Promise.reject(error);
   }
-  // An unknown, foreign or expired task is refused by awaitResult's first read, with the same
-  // "Failed to retrieve task result: …" error (wrapped below) and before anything is delivered.
-  const untrack = link.trackResult(taskId, request.requestId, caller.owner);
-  // Ends the requests this call delivered once it returns: a question still out when the task
-  // ends (cancelled, expired, answered elsewhere) is withdrawn with notifications/cancelled
-  // instead of lingering on the client. Made at the first delivery: most tasks ask nothing.
-  let deliveries: AbortController | null = null;
-  const deliveriesSignal = (): AbortSignal => {
-    if (deliveries === null) {
-      deliveries = new AbortController();
-      if (request.signal.aborted) deliveries.abort(request.signal.reason);
+  return new ResultWait(session, link, caller, request.requestId, request.signal, taskId).run();
+}
+
+/**
+ * One blocked `tasks/result` of a session: what it keeps while it waits, in one record whose
+ * methods are its callbacks (it is its request's abort listener itself), rather than a closure
+ * per callback over the handler's frame — thousands of requests may wait at once.
+ */
+class ResultWait {
+  /**
+   * Ends the requests this call delivered once it returns: a question still out when the task
+   * ends (cancelled, expired, answered elsewhere) is withdrawn with notifications/cancelled
+   * instead of lingering on the client. Made at the first delivery: most tasks ask nothing.
+   */
+  private deliveries: AbortController | null = null;
+  /** The wait ends early when an answer it delivered is refused: that refusal is this request's answer. */
+  private readonly waiting = new AbortController();
+  private refusal: TaskError | null = null;
+
+  constructor(
+    private readonly session: SessionContext,
+    private readonly link: SessionLink,
+    private readonly caller: Caller,
+    private readonly requestId: RequestId,
+    private readonly signal: AbortSignal,
+    private readonly taskId: string,
+  ) {}
+
+  run(): Promise<Record<string, unknown>> {
+    const { engine } = this.session;
+    // An unknown, foreign or expired task is refused by awaitOutcome's first read, with the same
+    // "Failed to retrieve task result: …" error (wrapped below) and before anything is delivered.
+    this.link.trackResult(this.taskId, this.requestId, this.caller.owner);
+    this.signal.addEventListener("abort", this);
+    if (this.signal.aborted) this.handleEvent();
+    // Continued, not awaited: no frame of this method is kept while the request waits.
+    return engine.awaitOutcome(this.taskId, this.caller, this.waiting.signal, this.onChange).then(
+      (task) => this.answer(task),
+      (error: unknown) => {
+        this.end();
+        // T-INPUT-3 with a form: an answer that does not fit is refused (-32602 naming the field)
+        // and the question stays queued; the next tasks/result delivers it again.
+        throw withOperation("Failed to retrieve task result", this.refusal ?? error);
+      },
+    );
+  }
+
+  /** The request was abandoned (an `AbortSignal` listener object): the wait and its deliveries end. */
+  handleEvent(): void {
+    this.deliveries?.abort(this.signal.reason);
+    this.waiting.abort(this.signal.reason);
+  }
+
+  /** Each step of the wait. */
+  private readonly onChange = async (change: TaskChange): Promise<void> => {
+    // A task queues its question, then moves to input_required, then publishes an `input`
+    // event: a `working` task with no such event since has nothing queued (one query less).
+    if (change.inputsMayHaveChanged && !this.waiting.signal.aborted)
+      await deliverPendingInputs(
+        this.session.engine,
+        change.task,
+        this.caller,
+        (input) => this.deliver(input),
+        (error) => this.refused(error),
+      );
+  };
+
+  private async answer(task: TaskRecord): Promise<Record<string, unknown>> {
+    try {
+      await this.link.announceEnd(this.taskId, this.requestId);
+      return resultOf(task);
+    } catch (error) {
+      throw withOperation("Failed to retrieve task result", error);
+    } finally {
+      this.end();
     }
-    return deliveries.signal;
-  };
-  // The wait ends early when an answer it delivered is refused: that refusal is this request's answer.
-  const waiting = new AbortController();
-  let refusal: TaskError | null = null;
-  const refused = (error: TaskError): void => {
-    refusal ??= error;
-    waiting.abort(error);
-  };
-  const onAbandon = (): void => {
-    deliveries?.abort(request.signal.reason);
-    waiting.abort(request.signal.reason);
-  };
-  request.signal.addEventListener("abort", onAbandon, { once: true });
-  if (request.signal.aborted) onAbandon();
-  const deliver = async (input: InputRequest): Promise<TaskOutcome> => {
-    const all = deliveriesSignal();
+  }
+
+  private end(): void {
+    this.signal.removeEventListener("abort", this);
+    this.deliveries?.abort("tasks/result answered");
+    this.link.untrackResult(this.taskId, this.requestId);
+  }
+
+  private refused(error: TaskError): void {
+    this.refusal ??= error;
+    this.waiting.abort(error);
+  }
+
+  private deliveriesSignal(): AbortSignal {
+    if (this.deliveries === null) {
+      this.deliveries = new AbortController();
+      if (this.signal.aborted) this.deliveries.abort(this.signal.reason);
+    }
+    return this.deliveries.signal;
+  }
+
+  private async deliver(input: InputRequest): Promise<TaskOutcome> {
+    const { server } = this.session;
+    const all = this.deliveriesSignal();
     // Its own signal, unlinked once answered: the SDK would otherwise withdraw (with
     // notifications/cancelled) a request the requestor has already answered.
     const one = new AbortController();
@@ -73,7 +144,7 @@ export function tasksResult(
     try {
       // T-INPUT-2 related-task _meta; as a client-hosted task when the tool asked for one.
       const value = await sendInputRequest(server, input, {
-        relatedRequestId: request.requestId,
+        relatedRequestId: this.requestId,
         signal: one.signal,
         timeout: INPUT_ANSWER_TIMEOUT_MS,
       });
@@ -95,31 +166,7 @@ export function tasksResult(
     } finally {
       all.removeEventListener("abort", withdraw);
     }
-  };
-  // Continued, not awaited: no frame of this function is kept while the request waits.
-  return engine
-    .awaitOutcome(taskId, caller, waiting.signal, async (change) => {
-      // A task queues its question, then moves to input_required, then publishes an `input`
-      // event: a `working` task with no such event since has nothing queued (one query less).
-      if (change.inputsMayHaveChanged && !waiting.signal.aborted) await deliverPendingInputs(engine, change.task, caller, deliver, refused);
-    })
-    .catch((error: unknown) => {
-      // T-INPUT-3 with a form: an answer that does not fit is refused (-32602 naming the field)
-      // and the question stays queued; the next tasks/result delivers it again.
-      throw refusal ?? error;
-    })
-    .then(async (task) => {
-      await link.announceEnd(taskId, request.requestId);
-      return resultOf(task);
-    })
-    .catch((error: unknown) => {
-      throw withOperation("Failed to retrieve task result", error);
-    })
-    .finally(() => {
-      request.signal.removeEventListener("abort", onAbandon);
-      deliveries?.abort("tasks/result answered");
-      untrack();
-    });
+  }
 }
 
 /** `tasks/result` of a task that never asks its requestor anything: waits for the outcome and answers with it. */

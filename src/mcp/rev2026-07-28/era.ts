@@ -3,7 +3,7 @@ import { RpcCode, TaskError, toRpcError } from "../../core/errors.js";
 import { messageShapeProblem } from "../json-rpc-message-shape.js";
 import { wireCodeIn, wireErrorIn } from "../own-error-wire.js";
 import { OWN_ERROR_CODES_2026 } from "./own-error-codes.js";
-import type { StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest } from "../era.js";
+import type { MessageStream, StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest } from "../era.js";
 import type { LooseParams } from "../request-schemas.js";
 import { declaredVersionOf, readEnvelope, type Envelope } from "./envelope.js";
 import { discover, toolsList } from "./discovery.js";
@@ -84,7 +84,7 @@ async function answerRequest(
   host: StatelessHost,
   message: Message & { id: string | number },
   request: StatelessHttpRequest,
-): Promise<{ result: Record<string, unknown> } | { stream: AsyncIterable<Record<string, unknown>> }> {
+): Promise<{ result: Record<string, unknown> } | { stream: MessageStream }> {
   const { method, params } = message;
   checkMethodHeader(method, request.headers);
   const envelope = readEnvelope(params);

@@ -1,3 +1,4 @@
+import type { MessageStream } from "../era.js";
 import { wireErrorIn } from "../own-error-wire.js";
 import { OWN_ERROR_CODES_2026 } from "./own-error-codes.js";
 import { RESULT_TYPE } from "./wire.js";
@@ -17,15 +18,17 @@ export async function withProgressStream(
   token: string | number,
   signal: AbortSignal,
   run: (progress: ProgressSink) => Promise<Record<string, unknown>>,
-): Promise<{ result: Record<string, unknown> } | { stream: AsyncIterable<Record<string, unknown>> }> {
+): Promise<{ result: Record<string, unknown> } | { stream: MessageStream }> {
+  // Held until the stream is written (between the switch and the endpoint's start), then sent as they come.
   const queue: Array<Record<string, unknown>> = [];
-  let wake: (() => void) | null = null;
+  let sendTo: ((message: Record<string, unknown>) => void) | null = null;
+  let ended: (() => void) | null = null;
   let streaming = false;
   let switched: (() => void) | null = null;
   const switchedToStream = new Promise<"stream">((resolve) => (switched = () => resolve("stream")));
   const push = (message: Record<string, unknown>): void => {
-    queue.push(message);
-    wake?.();
+    if (sendTo) sendTo(message);
+    else queue.push(message);
   };
   const sink: ProgressSink = (progress, total, message) => {
     if (signal.aborted) return;
@@ -52,20 +55,25 @@ export async function withProgressStream(
         : { jsonrpc: "2.0", id, error: wireErrorIn(OWN_ERROR_CODES_2026, settled.error) },
     );
     done = true;
-    wake?.();
+    ended?.();
   });
   const first = await Promise.race([call, switchedToStream]);
   if (first !== "stream") {
     if ("error" in first) throw first.error;
     return first;
   }
-  async function* messages(): AsyncGenerator<Record<string, unknown>> {
-    for (;;) {
-      while (queue.length > 0) yield queue.shift() as Record<string, unknown>;
-      if (done || signal.aborted) return;
-      await new Promise<void>((resolve) => (wake = resolve));
-      wake = null;
-    }
-  }
-  return { stream: messages() };
+  const stream: MessageStream = (send) => {
+    for (const message of queue.splice(0)) send(message);
+    if (done || signal.aborted) return Promise.resolve();
+    sendTo = send;
+    return new Promise<void>((resolve) => {
+      const stop = (): void => {
+        signal.removeEventListener("abort", stop);
+        resolve();
+      };
+      ended = stop;
+      signal.addEventListener("abort", stop);
+    });
+  };
+  return { stream };
 }

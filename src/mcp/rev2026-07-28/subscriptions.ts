@@ -1,6 +1,7 @@
 import { TaskError } from "../../core/errors.js";
-import { isTerminal } from "../../core/task-status.js";
-import type { StatelessHost, StatelessHttpRequest } from "../era.js";
+import type { Caller } from "../../core/caller.js";
+import type { TaskChange, TaskEngine } from "../../runtime/task-engine.js";
+import type { MessageStream, StatelessHost, StatelessHttpRequest } from "../era.js";
 import type { LooseParams } from "../request-schemas.js";
 import type { Envelope } from "./envelope.js";
 import { detailedTask } from "./task-wire.js";
@@ -32,7 +33,7 @@ export async function subscriptionsListen(
   envelope: Envelope,
   request: StatelessHttpRequest,
   subscriptionId: string | number,
-): Promise<AsyncIterable<Record<string, unknown>>> {
+): Promise<MessageStream> {
   const requested = taskIdsOf(params);
   if (requested !== undefined && !envelope.declaresTasks) throw missingTasksCapability("notifications about tasks");
   const accepted: string[] = [];
@@ -45,60 +46,56 @@ export async function subscriptionsListen(
         throw error;
     }
   }
-  return stream(host, request, subscriptionId, accepted);
+  // The caller and the signal, not the request: its copy of the headers is not kept while the stream waits.
+  return stream(host.engine, request.caller, request.signal, subscriptionId, accepted);
 }
 
-async function* stream(
-  host: StatelessHost,
-  request: StatelessHttpRequest,
+/**
+ * The subscription's messages, pushed as they come: one {@link TaskEngine.follow} per task (a
+ * suspended call each while it waits, no generator or queue per stream), and the stream's end
+ * once every task is terminal.
+ */
+function stream(
+  engine: TaskEngine,
+  caller: Caller,
+  signal: AbortSignal,
   subscriptionId: string | number,
   taskIds: string[],
-): AsyncGenerator<Record<string, unknown>> {
-  const meta = { [META_SUBSCRIPTION_ID]: subscriptionId };
-  yield {
-    jsonrpc: "2.0",
-    method: NOTIFICATION.subscriptionsAcknowledged,
-    params: { _meta: meta, notifications: taskIds.length > 0 ? { taskIds } : {} },
-  };
-  const queue: Record<string, unknown>[] = [];
-  let wake: () => void = () => {};
-  let running = taskIds.length;
-  const follow = async (taskId: string): Promise<void> => {
-    let last = "";
-    try {
-      for await (const { task } of host.engine.watch(taskId, request.caller, request.signal)) {
-        const pending = task.status === "input_required" ? await host.engine.pendingInputs(task.id, request.caller) : [];
-        const { resultType: _resultType, ...detailed } = detailedTask(task, pending);
-        const shown = JSON.stringify(detailed);
-        if (shown === last) continue;
-        last = shown;
-        queue.push({ jsonrpc: "2.0", method: NOTIFICATION.tasks, params: { _meta: meta, ...detailed } });
-        wake();
-        if (isTerminal(task.status)) return;
+): MessageStream {
+  return (send) => {
+    const meta = { [META_SUBSCRIPTION_ID]: subscriptionId };
+    send({
+      jsonrpc: "2.0",
+      method: NOTIFICATION.subscriptionsAcknowledged,
+      params: { _meta: meta, notifications: taskIds.length > 0 ? { taskIds } : {} },
+    });
+    return new Promise<void>((resolve) => {
+      let running = taskIds.length;
+      const finish = (): void => {
+        signal.removeEventListener("abort", finish);
+        // The subscription ends gracefully: its result closes the stream (SubscriptionsListenResult).
+        if (!signal.aborted) send({ jsonrpc: "2.0", id: subscriptionId, result: { resultType: RESULT_TYPE.complete, _meta: meta } });
+        resolve();
+      };
+      const ended = (): void => {
+        if (--running === 0) finish();
+      };
+      if (running === 0) return finish();
+      // The requestor hung up: the stream stops now; each follow ends at its next step.
+      signal.addEventListener("abort", finish, { once: true });
+      for (const taskId of taskIds) {
+        let last = "";
+        const step = async ({ task }: TaskChange): Promise<void> => {
+          const pending = task.status === "input_required" ? await engine.pendingInputs(task.id, caller) : [];
+          const { resultType: _resultType, ...detailed } = detailedTask(task, pending);
+          const shown = JSON.stringify(detailed);
+          if (shown === last || signal.aborted) return;
+          last = shown;
+          send({ jsonrpc: "2.0", method: NOTIFICATION.tasks, params: { _meta: meta, ...detailed } });
+        };
+        // The requestor hung up, the task expired, or the engine is closing: this task's part ends.
+        engine.follow(taskId, caller, signal, step).then(ended, ended);
       }
-    } catch {
-      // The requestor hung up, the task expired, or the engine is closing: this task's part ends.
-    } finally {
-      running--;
-      wake();
-    }
+    });
   };
-  for (const taskId of taskIds) void follow(taskId);
-  const onAbort = (): void => wake();
-  request.signal.addEventListener("abort", onAbort);
-  try {
-    while (!request.signal.aborted) {
-      const next = queue.shift();
-      if (next) {
-        yield next;
-        continue;
-      }
-      if (running === 0) break;
-      await new Promise<void>((resolve) => (wake = resolve));
-    }
-  } finally {
-    request.signal.removeEventListener("abort", onAbort);
-  }
-  // The subscription ends gracefully: its result closes the stream (SubscriptionsListenResult).
-  if (!request.signal.aborted) yield { jsonrpc: "2.0", id: subscriptionId, result: { resultType: RESULT_TYPE.complete, _meta: meta } };
 }

@@ -106,6 +106,35 @@ export class TaskWaiting {
   }
 
   /**
+   * The steps of {@link watch}, each handed to `onStep` (awaited before the next wait), in one
+   * frame instead of a generator and the loop that consumes it: a subscription that follows a task
+   * for as long as it runs keeps only this call suspended while it waits. Settles after the
+   * terminal step; rejects as `watch` throws (an abort, the engine's close, a failed read) or with
+   * whatever `onStep` throws.
+   */
+  async follow(
+    taskId: unknown,
+    caller: Caller,
+    signal: AbortSignal,
+    onStep: (change: TaskChange) => void | Promise<void>,
+    operation: EngineOperation = "watch",
+  ): Promise<void> {
+    const waiter = this.begin(taskId, signal);
+    try {
+      let change = await this.first(waiter, caller, signal, operation);
+      for (;;) {
+        await onStep(change);
+        if (isTerminal(change.task.status)) return;
+        this.goOn(signal);
+        await this.waiting.sleep(waiter);
+        change = await this.woken(waiter, change.task, caller, signal);
+      }
+    } finally {
+      this.end(waiter, signal);
+    }
+  }
+
+  /**
    * Waits until the task is terminal (T-RES-3) and returns it; its outcome is the result request's
    * answer (T-RES-2, T-RES-4). `onChange` sees every step before that (an era delivers the task's
    * questions from it, T-INPUT-3); whatever it throws ends the wait with that error. The same
