@@ -69,9 +69,13 @@ export async function recoverInterruptedTasks(store: TaskStore, bus: EventBus, l
       let resumed: TaskRecord | null = task;
       if (task.status === "input_required") {
         resumed = await store.transition(task.id, ["input_required"], "working", { statusMessage: message, now: now() });
-      } else if (handedBack) {
-        // The mark goes: should this run be cut short by a crash, the tool's recovery applies.
-        resumed = (await store.annotate(task.id, { statusMessage: message, now: now() })) ? { ...task, statusMessage: message } : null;
+      } else {
+        // A handed-back task's mark goes: should this run be cut short by a crash, the tool's
+        // recovery applies. Either way the new run starts on the task's timeline (its status is
+        // unchanged, so only a marked annotate puts it there).
+        resumed = (await store.annotate(task.id, { statusMessage: message, now: now(), timeline: true }))
+          ? { ...task, statusMessage: message }
+          : null;
       }
       if (resumed) {
         const audit = handedBack ? { audit: "rerun", handedBack: true } : { audit: policy === "resume" ? "resumed" : "rerun" };
