@@ -149,6 +149,7 @@ async function showTools(page, session) {
         start.type = "button";
         start.addEventListener("click", () => {
           formSlot.replaceChildren(startForm(tool, page, session));
+          formSlot.scrollIntoView({ block: "nearest" });
           formSlot.querySelector("input, select, textarea")?.focus();
         });
         row.append(start);
@@ -156,7 +157,8 @@ async function showTools(page, session) {
       return row;
     }),
   );
-  panel.replaceChildren(el("header", {}, [el("h2", { text: "Start a tool" }), close]), list, formSlot);
+  // The chosen tool's form above the list, where the eye is after the click.
+  panel.replaceChildren(el("header", {}, [el("h2", { text: "Start a tool" }), close]), formSlot, list);
 }
 
 /** Puts a "Start a tool" button in the page's bar; `page` is the page's helpers, `session()` who is signed in. */
