@@ -82,13 +82,22 @@ function duration(ms: number): string {
 
 /** The timeline's lines, oldest first: `<ISO time>  <kind>  <what>`. */
 export function historyLines(timeline: TaskTimeline): string[] {
-  const lines: Array<{ at: number; text: string }> = [];
+  const lines: Array<{ at: number; rank: number; text: string }> = [];
   for (const change of timeline.status) {
-    lines.push({ at: change.at, text: `status    ${change.status}${change.statusMessage ? `: ${change.statusMessage}` : ""}` });
+    const final = change.status === "completed" || change.status === "failed" || change.status === "cancelled";
+    lines.push({
+      at: change.at,
+      rank: final ? 5 : 0,
+      text: `status    ${change.status}${change.statusMessage ? `: ${change.statusMessage}` : ""}`,
+    });
   }
   for (const run of timeline.runs) {
     const ended = run.endedAt === null ? "running" : `${run.ended} after ${duration(run.endedAt - run.startedAt)}`;
-    lines.push({ at: run.startedAt, text: `run       ${run.attempt} (${run.startedBy}), ${ended}${run.node ? `, on ${run.node}` : ""}` });
+    lines.push({
+      at: run.startedAt,
+      rank: 1,
+      text: `run       ${run.attempt} (${run.startedBy}), ${ended}${run.node ? `, on ${run.node}` : ""}`,
+    });
   }
   for (const step of timeline.steps) {
     const facts = [
@@ -96,23 +105,25 @@ export function historyLines(timeline: TaskTimeline): string[] {
       step.attempt === null ? null : `run ${step.attempt}`,
       `${step.bytes} bytes`,
     ];
-    lines.push({ at: step.at, text: `step      ${step.name}#${step.occurrence}: ${facts.filter(Boolean).join(", ")}` });
+    lines.push({ at: step.at, rank: 2, text: `step      ${step.name}#${step.occurrence}: ${facts.filter(Boolean).join(", ")}` });
   }
   for (const question of timeline.questions) {
     const answer = question.answer === null ? "not answered" : `answered: ${JSON.stringify(question.answer)}`;
-    lines.push({ at: question.askedAt, text: `question  ${question.method}, ${answer}` });
+    lines.push({ at: question.askedAt, rank: 3, text: `question  ${question.method}, ${answer}` });
   }
   for (const wait of timeline.waits) {
     const what = wait.kind === "timer" ? "timer" : `event ${wait.event ?? ""}`;
-    lines.push({ at: wait.since ?? wait.at ?? 0, text: `wait      ${what}: ${wait.state}${wait.parked ? " (parked)" : ""}` });
+    lines.push({ at: wait.since ?? wait.at ?? 0, rank: 4, text: `wait      ${what}: ${wait.state}${wait.parked ? " (parked)" : ""}` });
   }
   for (const delivery of timeline.webhooks ?? []) {
     lines.push({
       at: delivery.at,
+      rank: 6,
       text: `webhook   ${delivery.type} → ${delivery.url}: ${delivery.state}, ${delivery.attempts} attempt(s)`,
     });
   }
-  return lines.sort((a, b) => a.at - b.at).map((line) => `${time(line.at)}  ${line.text}`);
+  // Lines of one instant: a status change before the run it starts, and a final status after the step that led to it.
+  return lines.sort((a, b) => a.at - b.at || a.rank - b.rank).map((line) => `${time(line.at)}  ${line.text}`);
 }
 
 /** Prints the task (as tasks/get read it) and its timeline; under --json one object, the timeline as `history`. */

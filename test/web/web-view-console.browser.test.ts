@@ -6,7 +6,7 @@
  * SQLite file shows both runs, why the first ended, and each step with the run that ran it.
  * Screenshots go to artifacts/; UPDATE_DOCS_SCREENSHOT=1 also writes them to docs/screenshots/.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -58,8 +58,9 @@ async function serve(store?: string): Promise<HttpServerFixture> {
 
 /** A screenshot in artifacts/, and in docs/screenshots/ when the docs are being updated. */
 async function shoot(p: Page, name: string): Promise<void> {
-  await p.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
-  if (UPDATE_DOCS) await p.screenshot({ path: join(REPO_ROOT, "docs", "screenshots", name), fullPage: true });
+  // One shot written twice: a second full-page shot resizes the page again under the test's next click.
+  const png = await p.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
+  if (UPDATE_DOCS) writeFileSync(join(REPO_ROOT, "docs", "screenshots", name), png);
 }
 
 async function until(what: string, check: () => Promise<boolean>): Promise<void> {
@@ -98,7 +99,8 @@ describe("the operator's console (headless Chromium)", { timeout: 60_000 }, () =
     await form.locator('input[data-field="ms"]').fill("40");
     await shoot(page, "web-view-start-tool.png");
 
-    await form.locator('button[data-action="start"]').click();
+    // Enter in a field submits the form, as a person would after typing the last value.
+    await form.locator('input[data-field="ms"]').press("Enter");
     await page.locator("#notice", { hasText: /^Started steps as / }).waitFor();
     const [task] = await fx.app.engine.inspect.search({ scope: { any: true } }, null, 10);
     expect(task).toMatchObject({ name: "steps", owner: "local|alice", request: { name: "steps", arguments: { count: 3, ms: 40 } } });
@@ -142,7 +144,8 @@ describe("the operator's console (headless Chromium)", { timeout: 60_000 }, () =
     expect(stepRuns.slice(0, 2)).toEqual(["1", "1"]);
     expect(stepRuns.at(-1)).toBe("2");
     expect(await steps[0]!.locator(".why").textContent()).toMatch(/^\d+ ms · run 1 · result 1 B$/);
-    await run(1).scrollIntoViewIfNeeded();
+    // Tall enough for the whole panel, timeline included (the panel is at most the window's height).
+    await page.setViewportSize({ width: 1480, height: 1500 });
     await shoot(page, "web-view-timeline.png");
 
     // The API says the same, owner-bound.

@@ -16,6 +16,13 @@ function bytesText(bytes) {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+const FINAL = new Set(["completed", "failed", "cancelled"]);
+const RANK = { status: 0, run: 1, step: 2, question: 3, wait: 4, webhook: 6 };
+
+function rank(entry) {
+  return entry.kind === "status" && FINAL.has(entry.status) ? 5 : RANK[entry.kind];
+}
+
 /** Every fact of the timeline as one entry: when, what kind, a title, and details. */
 function entriesOf(timeline, page) {
   const { formatDuration, json } = page;
@@ -85,8 +92,8 @@ function entriesOf(timeline, page) {
       detail: `${delivery.state} · ${delivery.attempts} attempt${delivery.attempts === 1 ? "" : "s"}${delivery.lastStatus ? ` · HTTP ${delivery.lastStatus}` : ""} · ${delivery.url}`,
     });
   }
-  // Stable: entries of one instant keep the order above (a status change before the run it starts).
-  return entries.sort((a, b) => a.at - b.at);
+  // Entries of one instant: a status change before the run it starts, and a final status after the step that led to it.
+  return entries.sort((a, b) => a.at - b.at || rank(a) - rank(b));
 }
 
 /** The Timeline section's list for `task` (its createdAt is the zero of the "+…" offsets). */
