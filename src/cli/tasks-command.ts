@@ -12,6 +12,7 @@ import { positionalArguments, requestorCommand, takeTarget, targetArgs, usageErr
 import { journalPath, stateDir } from "./state-dir.js";
 import { connectTarget, storedSessions, type Connection, type Target } from "./target.js";
 import { toolsOf } from "./task-creation-record.js";
+import { fetchTimeline, HistoryUnavailableError, printHistory } from "./task-history.js";
 import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
@@ -21,6 +22,7 @@ import { RemoteError } from "../mcp/requestor-errors.js";
 type Operation = "list" | "get" | "result" | "cancel";
 
 interface ListOptions extends RequestorOptions {
+  history?: boolean;
   status?: string;
   limit?: number;
   answer?: Array<Record<string, unknown>>;
@@ -31,7 +33,7 @@ export function tasksCommand(): Command {
   const tasks = new Command("tasks").description(COMMAND_SUMMARIES.tasks.description);
   const describe: Record<Operation, string> = {
     list: "list the tasks the server lets you see (every page of tasks/list); where the era has no tasks/list (2026-07-28), the tasks this state directory's runs created (its journal), each read from the server",
-    get: "show a task's status (tasks/get)",
+    get: "show a task's status (tasks/get); with --history, its whole timeline",
     result: "wait for a task's result (tasks/result), answering its questions; exit code as `call`",
     cancel: "cancel a task (tasks/cancel)",
   };
@@ -47,6 +49,12 @@ export function tasksCommand(): Command {
       command
         .addOption(new Option("--status <status>", "only tasks in this status").choices(TASK_STATUSES))
         .option("--limit <n>", "at most this many (the newest)", positiveInt);
+    }
+    if (op === "get") {
+      command.option(
+        "--history",
+        "also show the task's timeline: status changes, runs, steps, questions, waits, webhook deliveries (an HTTP route of mcp-tasks servers: GET /tasks/api/tasks/:id/timeline, read with --token)",
+      );
     }
     if (op === "result") {
       command.option(
@@ -91,8 +99,19 @@ async function run(command: Command, op: Operation, positionals: string[], opts:
   }
   try {
     if (op === "get") {
-      printTask(out, await connection.tasks.get(id));
-      return ExitCode.Ok;
+      const task = await connection.tasks.get(id);
+      if (opts.history !== true) {
+        printTask(out, task);
+        return ExitCode.Ok;
+      }
+      try {
+        printHistory(out, task, await fetchTimeline(target, id));
+        return ExitCode.Ok;
+      } catch (error) {
+        if (!(error instanceof HistoryUnavailableError)) throw error;
+        printError(out, error, { taskId: id, status: task.status });
+        return error.exitCode;
+      }
     }
     if (op === "cancel") {
       // 2025-11-25 refuses to cancel a task that has ended (T-CANCEL-2); 2026-07-28 acknowledges

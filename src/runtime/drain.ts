@@ -105,11 +105,14 @@ export async function drainHandlers(
 async function handBack(deps: DrainDeps, taskId: string, claim: Claim | undefined): Promise<boolean> {
   const { cluster, store, bus, logger, now } = deps;
   if (!cluster) {
-    const marked = await store.annotate(taskId, { statusMessage: HANDED_BACK_LOCAL_MESSAGE, now: now() }).catch((err: unknown) => {
-      // Left unmarked, the next start treats it as interrupted by a crash (its tool's recovery).
-      logger.error({ taskId, err }, "could not mark a drained task handed back");
-      return false;
-    });
+    const marked = await store
+      // On the task's timeline: the run ended here, drained (a cluster's hand-back is a status write, logged as every one is).
+      .annotate(taskId, { statusMessage: HANDED_BACK_LOCAL_MESSAGE, now: now(), timeline: true })
+      .catch((err: unknown) => {
+        // Left unmarked, the next start treats it as interrupted by a crash (its tool's recovery).
+        logger.error({ taskId, err }, "could not mark a drained task handed back");
+        return false;
+      });
     const task = marked ? await store.get(taskId, { any: true }).catch(() => null) : null;
     if (!task) return false;
     logger.warn(

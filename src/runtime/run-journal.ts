@@ -10,6 +10,7 @@ import { recoveryOf } from "./recovery-policy.js";
 import { taskAuditFields } from "./task-audit.js";
 import { claimFields, type Claim } from "../store/claim.js";
 import type { WaitOutcome } from "../store/wait-store.js";
+import type { StepFacts } from "../store/checkpoint-store.js";
 
 interface JournalDeps {
   store: TaskStore;
@@ -79,8 +80,9 @@ export class RunJournal {
     const key = `${name}#${occurrence}`;
     const kept = await this.loadSteps(store);
     if (kept.has(key)) return unwrap(kept.get(key)) as T;
+    const began = this.deps.now();
     const value = await fn();
-    const stored = this.checkStep(name, value);
+    const stored = { ...this.checkStep(name, value), ...stepFacts(this.deps.now() - began, this.claim) };
     // A step that ran must not be lost to a full disk or a locked file: its side effects are done.
     const saved = await retryOnStorageCondition(
       () => store.saveCheckpoint(this.task.id, key, stored, this.deps.now(), this.claim),
@@ -185,6 +187,15 @@ export class RunJournal {
     }
     return JSON.parse(json) as { value?: unknown };
   }
+}
+
+/**
+ * What a step's timeline shows beside its result, kept in the stored form next to `value` (which
+ * alone is replayed): how long its function ran and, on a cluster worker, the attempt that ran it.
+ * The JSON every store round-trips already, so no store needed a new column for it.
+ */
+function stepFacts(ms: number, claim: Claim | undefined): StepFacts {
+  return { ms: Math.max(0, ms), ...(claim && { attempt: claim.attempt }) };
 }
 
 function unwrap(stored: unknown): unknown {

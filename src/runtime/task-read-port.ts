@@ -1,4 +1,5 @@
-import { isWaitStore } from "../store/wait-store.js";
+import { isWaitStore, type WaitRecord } from "../store/wait-store.js";
+import { isCheckpointStore, type Checkpoint } from "../store/checkpoint-store.js";
 import type { ListPosition } from "../core/cursor.js";
 import { retainedUntil, type InputRequest, type StatusChange, type TaskRecord } from "../core/task.js";
 import type { TaskStatus } from "../core/task-status.js";
@@ -30,6 +31,10 @@ export interface TaskReadPort {
   input(taskId: string, inputId: string): Promise<InputRequest | null>;
   /** The task's questions still unanswered, oldest first (no owner check: see TaskEngine.pendingInputs for requests). */
   pendingInputs(taskId: string): Promise<InputRequest[]>;
+  /** The task's checkpoints (its `ctx.step` results and satisfied waits), oldest first; empty when the store keeps none. */
+  checkpoints(taskId: string): Promise<Checkpoint[]>;
+  /** The task's timers and event waits not yet satisfied; empty when the store keeps no waits. */
+  waits(taskId: string): Promise<WaitRecord[]>;
   /** Tasks waiting for a worker, in cluster mode; null on a single node. */
   queueDepth(): Promise<number | null>;
   /** Tasks waiting for a handler per (owner, tool), when the store keeps a queue; null otherwise. */
@@ -62,6 +67,8 @@ export function taskReadPort(store: TaskStore, clustered: boolean, keepFinishedM
     inputs: (taskId) => store.inputs(taskId),
     input: (taskId, inputId) => store.getInput(taskId, inputId),
     pendingInputs: (taskId) => store.pendingInputs(taskId),
+    checkpoints: async (taskId) => (isCheckpointStore(store) ? store.checkpoints(taskId) : []),
+    waits: async (taskId) => (isWaitStore(store) ? store.waits(taskId) : []),
     queueDepth: async () => (leases ? leases.queueDepth() : null),
     queueDepths: async () => (isQueueView(store) ? store.queueDepths() : null),
     clusterView: async (now) => (leases ? leases.clusterView(now) : null),

@@ -10,6 +10,16 @@ export interface Checkpoint {
 }
 
 /**
+ * What a step's stored form (`{ value, …facts }`) keeps beside its result, for the task's timeline:
+ * `ms`, how long the step's function ran; `attempt`, the run (as a cluster's claims count them)
+ * that ran it, when a cluster worker did. Absent in checkpoints stored before they were kept.
+ */
+export interface StepFacts {
+  ms?: number;
+  attempt?: number;
+}
+
+/**
  * Durable execution (docs/durable-execution.md): the results of a handler's `ctx.step()` calls,
  * kept per task so a re-run after a crash gets them back instead of running the step again.
  *

@@ -94,6 +94,16 @@ export interface TaskFilter {
   parked?: boolean;
 }
 
+/** What {@link TaskStore.annotate} writes. */
+export interface AnnotatePatch {
+  statusMessage?: string | null;
+  progress?: TaskProgress;
+  now: number;
+  claim?: Claim;
+  /** Also append a timeline entry (see {@link TaskStore.annotate}). */
+  timeline?: boolean;
+}
+
 /**
  * Durable storage of tasks, their input-request queues and their outcomes.
  *
@@ -168,9 +178,12 @@ export interface TaskStore {
 
   /**
    * Sets statusMessage / progress on a non-terminal task without changing its status; with a
-   * `claim`, only while it is the task's current one (false otherwise).
+   * `claim`, only while it is the task's current one (false otherwise). With `timeline`, the same
+   * write also appends a {@link StatusChange} (the unchanged status, the message as it now reads,
+   * `now`) to the history: what happens to a run without a status change (a re-run after a restart
+   * or a drain, a hand-back) is then on the task's timeline like its status changes.
    */
-  annotate(id: string, patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim }): Promise<boolean>;
+  annotate(id: string, patch: AnnotatePatch): Promise<boolean>;
 
   /**
    * Queues a request for the requestor. With a `claim` that is no longer the task's current one,

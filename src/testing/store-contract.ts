@@ -333,6 +333,25 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
       it("returns false for an unknown task", async () => {
         expect(await store.annotate(newTaskId(), { statusMessage: "x", now: T0 })).toBe(false);
       });
+
+      it("appends a timeline entry only when asked (timeline: a run's mark), with the status unchanged", async () => {
+        const task = await taskIn("working");
+        const before = await store.history(task.id);
+        await store.annotate(task.id, { statusMessage: "a progress note", now: T0 + 2 });
+        expect(await store.history(task.id)).toEqual(before);
+        expect(await store.annotate(task.id, { statusMessage: "Re-run after a server restart", now: T0 + 3, timeline: true })).toBe(true);
+        expect(await store.history(task.id)).toEqual([
+          ...before,
+          { status: "working", statusMessage: "Re-run after a server restart", at: T0 + 3 },
+        ]);
+      });
+
+      it("appends no timeline entry when it writes nothing (a finished task)", async () => {
+        const task = await taskIn("completed");
+        const before = await store.history(task.id);
+        expect(await store.annotate(task.id, { statusMessage: "late", now: T0 + 50, timeline: true })).toBe(false);
+        expect(await store.history(task.id)).toEqual(before);
+      });
     });
 
     describe("list (T-LIST, keyset over (createdAt, id))", () => {

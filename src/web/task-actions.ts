@@ -224,7 +224,7 @@ export function emitEvent(deps: ApiDeps): ApiHandler {
 /** Largest JSON body the web API reads (answers with a long text are the largest). */
 const MAX_BODY_BYTES = 256 * 1024;
 
-async function readJson(deps: ApiDeps, req: IncomingMessage): Promise<unknown> {
+export async function readJson(deps: ApiDeps, req: IncomingMessage): Promise<unknown> {
   let text: string;
   try {
     text = await readBody(req, MAX_BODY_BYTES);
@@ -242,7 +242,7 @@ async function readJson(deps: ApiDeps, req: IncomingMessage): Promise<unknown> {
   }
 }
 
-function parseBody<T>(schema: z.ZodType<T>, body: unknown, shape: string): T {
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown, shape: string): T {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];

@@ -10,6 +10,7 @@ import { traceUrlProblem } from "./trace-link.js";
 import { viewerResolver } from "./viewer.js";
 import { answerInput, cancelTask, cancelTasks, emitEvent, rerunTask } from "./task-actions.js";
 import { listDeliveries, redeliver } from "./webhook-deliveries.js";
+import { consoleRoutes } from "./console-routes.js";
 import { api, clusterState, listTasks, sessionInfo, taskDetail, taskStatsOf, type ApiDeps } from "./web-api.js";
 
 /** Options of {@link webRoutes}. */
@@ -41,7 +42,8 @@ export interface WebOptions {
  * - `GET /tasks` — the page (static HTML, JS, CSS; no data, so no credential needed to load it);
  * - `GET /tasks/api/session | tasks | tasks/:id | stats | cluster | events`, `POST /tasks/api/tasks/:id/cancel |
  *   tasks/:id/rerun | tasks/:id/inputs/:inputId | tasks/:id/events | cancel`, `GET /tasks/api/webhooks`, `POST
- *   /tasks/api/webhooks/redeliver` (webhook-deliveries.ts) — the data and the actions, each
+ *   /tasks/api/webhooks/redeliver` (webhook-deliveries.ts), `GET /tasks/api/tools | tasks/:id/timeline`, `POST
+ *   /tasks/api/tools/:name/start` (console-routes.ts) — the data and the actions, each
  *   requiring `Authorization: Bearer <token>` (401 otherwise) and bound to the viewer's tasks.
  */
 export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[] {
@@ -83,5 +85,7 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
     { path: "/tasks/api/events", methods: { GET: eventStream(deps, feed, streamCaps) } },
     { path: "/tasks/api/webhooks", methods: { GET: api(deps, listDeliveries(deps)) } },
     { path: "/tasks/api/webhooks/redeliver", methods: { POST: api(deps, redeliver(deps)) } },
+    // Start a tool, a task's timeline (console-routes.ts).
+    ...consoleRoutes(deps),
   ];
 }

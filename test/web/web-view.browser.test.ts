@@ -159,7 +159,9 @@ describe("web view in headless Chromium", () => {
     expect(result.content).toEqual([{ type: "text", text: "answer: yes" }]);
     await page.locator(`tr[data-task-id="${askId}"][data-status="completed"]`).waitFor();
     await page.locator('#detail .timeline li[data-status="completed"]').waitFor();
-    const timeline = await Promise.all((await page.locator("#detail .timeline li").all()).map((li) => li.getAttribute("data-status")));
+    const timeline = await Promise.all(
+      (await page.locator("#detail .timeline li[data-status]").all()).map((li) => li.getAttribute("data-status")),
+    );
     expect(timeline).toEqual(["working", "input_required", "working", "completed"]);
     await page.locator('.count[data-status="completed"] b', { hasText: "1" }).waitFor();
     await page.locator('.count[data-status="cancelled"] b', { hasText: "1" }).waitFor();

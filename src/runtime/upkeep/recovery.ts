@@ -18,6 +18,12 @@ import { isRunQueueStore } from "../../store/run-queue.js";
 export const INTERRUPTED_MESSAGE =
   'The server stopped while this task was running; it was not re-run because it was created when its tool declared no recovery ("resume" or "retry")';
 
+/** The statusMessage of a task a crash interrupted, as the next start resumes it (recovery "resume"). */
+export const RESUMED_MESSAGE = "Resumed after a server restart";
+
+/** The statusMessage of a task a crash interrupted, as the next start re-runs it from scratch (recovery "retry"). */
+export const RERUN_MESSAGE = "Re-run after a server restart";
+
 /** The statusMessage of a task a drain handed back, once the next start re-runs it. */
 export const HANDED_BACK_RERUN_MESSAGE = "Re-run after the server that was running it drained";
 
@@ -61,18 +67,16 @@ export async function recoverInterruptedTasks(store: TaskStore, bus: EventBus, l
       }
       // Back to working until the new run asks (again): a resumed question moves it back to
       // input_required when the run reaches it.
-      const message = handedBack
-        ? HANDED_BACK_RERUN_MESSAGE
-        : policy === "resume"
-          ? "Resumed after a server restart"
-          : "Re-run after a server restart";
-      let resumed: TaskRecord | null = task;
-      if (task.status === "input_required") {
-        resumed = await store.transition(task.id, ["input_required"], "working", { statusMessage: message, now: now() });
-      } else if (handedBack) {
-        // The mark goes: should this run be cut short by a crash, the tool's recovery applies.
-        resumed = (await store.annotate(task.id, { statusMessage: message, now: now() })) ? { ...task, statusMessage: message } : null;
-      }
+      const message = handedBack ? HANDED_BACK_RERUN_MESSAGE : policy === "resume" ? RESUMED_MESSAGE : RERUN_MESSAGE;
+      // A handed-back task's mark goes: should this run be cut short by a crash, the tool's
+      // recovery applies. Either way the new run starts on the task's timeline (a working task's
+      // status is unchanged, so only a marked annotate puts it there).
+      const resumed: TaskRecord | null =
+        task.status === "input_required"
+          ? await store.transition(task.id, ["input_required"], "working", { statusMessage: message, now: now() })
+          : (await store.annotate(task.id, { statusMessage: message, now: now(), timeline: true }))
+            ? { ...task, statusMessage: message }
+            : null;
       if (resumed) {
         const audit = handedBack ? { audit: "rerun", handedBack: true } : { audit: policy === "resume" ? "resumed" : "rerun" };
         logger.warn(

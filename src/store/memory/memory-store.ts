@@ -1,15 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { ListPosition } from "../../core/cursor.js";
 import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
-import {
-  expiresAt,
-  type InputRequest,
-  type NewTask,
-  type StatusChange,
-  type TaskProgress,
-  type TaskOutcome,
-  type TaskRecord,
-} from "../../core/task.js";
+import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskRecord } from "../../core/task.js";
 import {
   checkTransitionPatch,
   compareByCreation,
@@ -25,6 +17,7 @@ import {
 } from "../store-rules.js";
 import type { Claim } from "../claim.js";
 import type {
+  AnnotatePatch,
   ExpiredBatch,
   KeyedCreation,
   OwnerScope,
@@ -250,16 +243,14 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & Wai
       return copy(record);
     },
 
-    async annotate(
-      id: string,
-      patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim },
-    ): Promise<boolean> {
+    async annotate(id: string, patch: AnnotatePatch): Promise<boolean> {
       open();
       const record = tasks.get(id);
       if (record === undefined || isTerminal(record.status) || patch.claim !== undefined) return false;
       record.updatedAt = patch.now;
       if (patch.statusMessage !== undefined) record.statusMessage = patch.statusMessage;
       if (patch.progress !== undefined) record.progress = copy(patch.progress);
+      if (patch.timeline === true) histories.get(id)?.push({ status: record.status, statusMessage: record.statusMessage, at: patch.now });
       return true;
     },
 

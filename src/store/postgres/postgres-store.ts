@@ -6,15 +6,7 @@ import { RpcCode } from "../../core/errors.js";
 import { pause } from "../../core/pause.js";
 import { isTransientRollback } from "../../core/storage-condition.js";
 import { canTransition, isTerminal, type TaskStatus } from "../../core/task-status.js";
-import {
-  expiresAt,
-  type InputRequest,
-  type NewTask,
-  type StatusChange,
-  type TaskOutcome,
-  type TaskProgress,
-  type TaskRecord,
-} from "../../core/task.js";
+import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskRecord } from "../../core/task.js";
 import type { ClusterStore } from "../lease-store.js";
 import { checkpointStatements } from "./checkpoint-statements.js";
 import { inputStatements } from "./input-statements.js";
@@ -61,7 +53,16 @@ import {
   zeroStatusCounts,
 } from "../store-rules.js";
 import type { StoreNotify } from "../../core/store-notify.js";
-import type { ExpiredBatch, KeyedCreation, OwnerScope, RetentionRules, StoredKey, TaskFilter, TransitionPatch } from "../task-store.js";
+import type {
+  AnnotatePatch,
+  ExpiredBatch,
+  KeyedCreation,
+  OwnerScope,
+  RetentionRules,
+  StoredKey,
+  TaskFilter,
+  TransitionPatch,
+} from "../task-store.js";
 import type { TaskKey } from "../../core/idempotency.js";
 import { keyStatements } from "./key-statements.js";
 import type { Checkpoint, CheckpointStore } from "../checkpoint-store.js";
@@ -552,19 +553,17 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
       return row === undefined ? null : taskFromRow(row);
     },
 
-    async annotate(
-      id: string,
-      patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim },
-    ): Promise<boolean> {
-      const result = await run(tasks.annotate, [
+    async annotate(id: string, patch: AnnotatePatch): Promise<boolean> {
+      const [row] = await rows<{ n: number }>(tasks.annotate, [
         id,
         patch.now,
         patch.statusMessage === undefined,
         patch.statusMessage ?? null,
         patch.progress === undefined ? null : toJson(patch.progress),
         ...fence(patch.claim),
+        patch.timeline === true,
       ]);
-      return result.rowCount === 1;
+      return row?.n === 1;
     },
 
     async enqueueInput(request: Omit<InputRequest, "answer">, claim?: Claim): Promise<void> {

@@ -53,7 +53,8 @@ export interface TaskStatements {
   transitionMany: Statement;
   /**
    * ($1 id, $2 now, $3 keepMessage, $4 statusMessage, $5 progress or null to keep, $6 claim owner
-   * or null, $7 claim generation); only non-terminal tasks, fenced like {@link transition}.
+   * or null, $7 claim generation, $8 timeline); only non-terminal tasks, fenced like {@link transition}.
+   * Returns `n` = 1 when it wrote.
    */
   annotate: Statement;
   /**
@@ -176,13 +177,19 @@ export function taskStatements(t: Tables): TaskStatements {
        ORDER BY created_at, id LIMIT $3`,
     ),
 
+    // $8: also a timeline entry (the status unchanged, the message as it now reads), in this statement.
     annotate: statement(
       "annotate",
-      `UPDATE ${t.tasks} SET
-         updated_at = ${stampOf("$6", "$2")},
-         status_message = CASE WHEN $3::boolean THEN status_message ELSE $4::text END,
-         progress = COALESCE($5::text, progress)
-       WHERE id = $1 AND status IN ${ACTIVE_SQL} AND ${claimHeld("$6", "$7")}`,
+      `WITH annotated AS (
+         UPDATE ${t.tasks} SET
+           updated_at = ${stampOf("$6", "$2")},
+           status_message = CASE WHEN $3::boolean THEN status_message ELSE $4::text END,
+           progress = COALESCE($5::text, progress)
+         WHERE id = $1 AND status IN ${ACTIVE_SQL} AND ${claimHeld("$6", "$7")}
+         RETURNING id, status, status_message, updated_at),
+       marked AS (SELECT * FROM annotated WHERE $8::boolean),
+       ${timelineOf(t, "marked", "updated_at")}
+       SELECT count(*)::int AS n FROM annotated`,
     ),
   };
 }

@@ -3,15 +3,7 @@ import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import type { ListPosition } from "../../core/cursor.js";
 import { canTransition, type TaskStatus } from "../../core/task-status.js";
-import {
-  expiresAt,
-  type InputRequest,
-  type NewTask,
-  type StatusChange,
-  type TaskOutcome,
-  type TaskProgress,
-  type TaskRecord,
-} from "../../core/task.js";
+import { expiresAt, type InputRequest, type NewTask, type StatusChange, type TaskOutcome, type TaskRecord } from "../../core/task.js";
 import { prepareCheckpointStatements } from "./checkpoint-statements.js";
 import { GroupCommit } from "./group-commit.js";
 import { prepareInputStatements } from "./input-statements.js";
@@ -35,6 +27,7 @@ import {
   zeroStatusCounts,
 } from "../store-rules.js";
 import type {
+  AnnotatePatch,
   ExpiredBatch,
   KeyedCreation,
   OwnerScope,
@@ -128,6 +121,19 @@ export function sqliteStore(
   const sweeps = prepareSweepStatements(db);
   const meta = prepareMetaStatements(db);
   const views = prepareViewStatements(db);
+  // The message and its timeline entry in one transaction: the timeline never misses a mark.
+  const annotateOnce = db.transaction((id: string, patch: AnnotatePatch): boolean => {
+    const result = tasks.annotate.run({
+      id,
+      now: patch.now,
+      keepMessage: patch.statusMessage === undefined ? 1 : 0,
+      statusMessage: patch.statusMessage ?? null,
+      progress: patch.progress === undefined ? null : toJson(patch.progress),
+    });
+    if (result.changes !== 1) return false;
+    if (patch.timeline === true) tasks.mark.run({ id, now: patch.now });
+    return true;
+  });
   const queue = prepareQueueStatements(db);
   let secret: Buffer | null = null;
   const writerLock = isFilePath(path) ? new SqliteWriterLock(path, driver) : null;
@@ -257,20 +263,10 @@ export function sqliteStore(
       return views.history.all(taskId).map(statusChangeFromRow);
     },
 
-    async annotate(
-      id: string,
-      patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim },
-    ): Promise<boolean> {
+    async annotate(id: string, patch: AnnotatePatch): Promise<boolean> {
       group.flush();
       if (patch.claim !== undefined) return false;
-      const result = tasks.annotate.run({
-        id,
-        now: patch.now,
-        keepMessage: patch.statusMessage === undefined ? 1 : 0,
-        statusMessage: patch.statusMessage ?? null,
-        progress: patch.progress === undefined ? null : toJson(patch.progress),
-      });
-      return result.changes === 1;
+      return annotateOnce(id, patch);
     },
 
     async enqueueInput(request: Omit<InputRequest, "answer">, claim?: Claim): Promise<void> {

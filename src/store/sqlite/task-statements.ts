@@ -48,6 +48,8 @@ export interface TaskStatements {
   /** The compare-and-set every status change goes through; no row when the CAS failed. */
   transition: Statement<[TransitionParams], TaskRow>;
   annotate: Statement<[AnnotateParams], unknown>;
+  /** The task's current status and message as a timeline entry at `now` (an annotate with `timeline`). */
+  mark: Statement<[{ id: string; now: number }], unknown>;
 }
 
 export function prepareTaskStatements(db: Database): TaskStatements {
@@ -97,5 +99,9 @@ export function prepareTaskStatements(db: Database): TaskStatements {
         status_message = CASE WHEN @keepMessage THEN status_message ELSE @statusMessage END,
         progress = COALESCE(@progress, progress)
       WHERE id = @id AND status IN ${ACTIVE_SQL}`),
+
+    mark: db.prepare<[{ id: string; now: number }], unknown>(`
+      INSERT INTO task_history (task_id, status, status_message, at)
+      SELECT id, status, status_message, @now FROM tasks WHERE id = @id`),
   };
 }

@@ -2,6 +2,9 @@
 // detail panel, one event stream. Data is rendered with textContent only (never innerHTML), so
 // whatever a task carries (tool output, error messages) is shown as text, not run as markup.
 
+import { mountStartTool } from "./start-tool.js";
+import { loadTimeline } from "./timeline.js";
+
 const TOKEN_KEY = "mcp-tasks.token";
 const STATUSES = ["working", "input_required", "completed", "failed", "cancelled"];
 const ACTIVE = new Set(["working", "input_required"]);
@@ -236,6 +239,7 @@ async function signIn(token) {
   if (!session.admin) state.filter.owner = "";
   showFilters();
   if (session.redacted.length > 0) notice(`Redacted by the server: ${session.redacted.join(", ")}.`);
+  mountStartTool(consolePage(), () => state.session);
   openStream();
   // A deep link (?task=…) opens that task's panel, whether or not it is on the first page.
   if (state.selected) void renderDetail();
@@ -1020,7 +1024,15 @@ async function renderDetail() {
       ]),
     ),
   );
-  parts.push(...section("Timeline", timeline));
+  // The whole timeline (runs, steps, questions, waits, webhooks: timeline.js); the status changes alone if it cannot be had.
+  let full;
+  try {
+    full = await loadTimeline(task, consolePage());
+  } catch (error) {
+    if (error instanceof Unauthorized) return signOut(error.message);
+  }
+  if (state.selected !== id) return;
+  parts.push(...section("Timeline", full || timeline));
 
   // Webhook deliveries of this task (docs/webhooks.md); none shown when the server sends none.
   let deliveries = [];
@@ -1348,6 +1360,36 @@ function elicitationFields(card, schema, draft) {
       if (value !== undefined) content[name] = value;
     }
     return { content };
+  };
+}
+
+// ---- the console's modules (start-tool.js, timeline.js) -------------------------------------
+
+/** The page's helpers the console's modules draw and act with. */
+function consolePage() {
+  return {
+    el,
+    api,
+    Unauthorized,
+    signOut,
+    notice,
+    applyTask,
+    select,
+    closeDetail,
+    json,
+    formatTime,
+    formatDuration,
+    choicesOf,
+    elicitationFields,
+    /** The detail panel, emptied and shown for something other than a task (the selection is dropped). */
+    openPanel() {
+      if (state.selected) closeDetail();
+      const panel = $("detail");
+      panel.replaceChildren();
+      panel.hidden = false;
+      document.querySelector(".layout").classList.add("with-detail");
+      return panel;
+    },
   };
 }
 
