@@ -63,7 +63,8 @@ export function answerPlain(
   abandoned: LazyAbort = new LazyAbort(),
 ): Promise<"answered" | "abandoned" | "needs-stream"> {
   const onClose = (): void => abandoned.abort("the requestor closed the connection");
-  res.once("close", onClose);
+  // `on`, not `once`: taken off below, and `once` would add a wrapper for as long as the request waits.
+  res.on("close", onClose);
   let answered: Promise<unknown>;
   try {
     const caller = callerOf(auth, app.config.bind, session.id, peerOf(req));

@@ -127,7 +127,8 @@ export class RequestStreams implements Transport {
     this.byRequest.set(message.id, stream);
     this.byStream.set(streamId, stream);
     this.keepAlive();
-    res.once("close", () => this.dropped(stream, res));
+    // `on`, not `once` (dropped() is idempotent): `once` would add a wrapper for as long as the request waits.
+    res.on("close", () => this.dropped(stream, res));
     this.onmessage?.(message, { ...(auth && { authInfo: auth }), requestInfo: { headers: req.headers } } as MessageExtraInfo);
   }
 
@@ -163,7 +164,7 @@ export class RequestStreams implements Transport {
       // Answered while the replay ran (the answer was among the replayed events).
       if (!this.byStream.has(streamId)) res.end();
     });
-    res.once("close", () => this.dropped(stream, res));
+    res.on("close", () => this.dropped(stream, res));
     await stream.tail;
   }
 

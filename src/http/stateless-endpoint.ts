@@ -37,7 +37,8 @@ export class StatelessEndpoint {
   post(era: StatelessEra, req: IncomingMessage, res: ServerResponse, body: unknown, auth: AuthInfo | undefined): Promise<void> {
     const abandoned = new LazyAbort();
     const onClose = (): void => abandoned.abort("the requestor closed the connection");
-    res.once("close", onClose);
+    // `on`, not `once`: taken off below, and `once` would add a wrapper for as long as a stream waits.
+    res.on("close", onClose);
     let answered: Promise<StatelessAnswer>;
     try {
       // Owner binding as in a session (T-SEC-1): the principal, else nobody — there is no session to bind to.

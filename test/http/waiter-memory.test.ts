@@ -5,10 +5,12 @@
  * `npm run bench:waiters` (bench/waiters.ts) run as a test: the bench starts the server, opens the
  * waiters and prints the table read here.
  *
- * The bounds leave a margin of a few KB over today's figures (docs/performance.md, "Memory per
- * waiting request") and sit below what the same waiters cost when each 2025-11-25 `tasks/result`
- * streamed through the SDK's per-request transport (28.5 KB) and each wait kept its own timer,
- * listeners and chain of suspended calls (14.5 KB answered as JSON).
+ * The bounds leave a margin of 1 to 2 KB over today's figures from the sources (14.4, 12.2–12.7
+ * and 12.2–12.4 KB at 1,000 waiters; `dist/` measures about 1 KB less, docs/performance.md,
+ * "Memory per waiting request") and sit below what the same waiters cost when each 2025-11-25
+ * `tasks/result` streamed through the SDK's per-request transport (28.5 KB), when its streamed
+ * wait kept a closure per callback and Node's joined head (15.5 KB), and when a 2026-07-28
+ * subscription followed its task through three async generators (13.5 KB, `dist/`).
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -18,9 +20,9 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Heap KB per waiter each line may cost at most. */
 const BOUNDS_KB = {
-  "2025-11-25 tasks/result, 10 sessions, no GET stream": 19,
-  "2025-11-25 tasks/result, 10 sessions, their GET streams open": 13,
-  "2026-07-28 subscriptions/listen": 16,
+  "2025-11-25 tasks/result, 10 sessions, no GET stream": 16,
+  "2025-11-25 tasks/result, 10 sessions, their GET streams open": 13.5,
+  "2026-07-28 subscriptions/listen": 14,
 } as const;
 
 function runBench(args: string[]): Promise<string> {
@@ -43,7 +45,7 @@ it(
   async () => {
     const out = await runBench(["--waiters", "1000", "--lines", "2025,2025-get-stream,2026", "--sources"]);
     const heapKb = (label: string): number => {
-      const line = out.split("\n").find((l) => l.startsWith(label) && /\d+\.\d\s+\d+\.\d\s+\S+ → /.test(l));
+      const line = out.split("\n").find((l) => l.startsWith(label) && /-?\d+\.\d\s+-?\d+\.\d\s+\S+ → /.test(l));
       if (line === undefined) throw new Error(`no figures for "${label}" in:\n${out}`);
       return Number(/(-?\d+\.\d)\s+-?\d+\.\d\s+\S+ → /.exec(line)![1]);
     };

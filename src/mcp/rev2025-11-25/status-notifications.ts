@@ -10,6 +10,7 @@ import { wireTaskOf, withRelatedTask } from "./wire.js";
 
 /** A `tasks/result` of this session waiting on a task, and whether its caller owns that task. */
 interface OpenResult {
+  requestId: RequestId;
   owner: string | null;
   /** Looked up at the first event that would go to this request, then kept. */
   owned: Promise<boolean> | null;
@@ -36,7 +37,8 @@ type StatusEvent = Extract<TaskEvent, { type: "status" }>;
  * session did not create the task, the caller's ownership is checked before anything is sent.
  */
 export class SessionLink {
-  private readonly openResults = new Map<string, Map<RequestId, OpenResult>>();
+  /** By task, in the order they came: nearly always one (a small array, not a map of its own per task). */
+  private readonly openResults = new Map<string, OpenResult[]>();
   private unsubscribe: (() => void) | null = null;
 
   /**
@@ -66,16 +68,22 @@ export class SessionLink {
 
   /** Marks a `tasks/result` request of this session, made by `owner`, as waiting on `taskId`, until {@link untrackResult}. */
   trackResult(taskId: string, requestId: RequestId, owner: string | null): void {
-    let set = this.openResults.get(taskId);
-    if (!set) this.openResults.set(taskId, (set = new Map()));
-    set.set(requestId, { owner, owned: null, ended: null });
+    const open = this.openResults.get(taskId);
+    const entry: OpenResult = { requestId, owner, owned: null, ended: null };
+    if (!open) return void this.openResults.set(taskId, [entry]);
+    // The same request id again replaces the entry, keeping its place.
+    const at = open.findIndex((one) => one.requestId === requestId);
+    if (at >= 0) open[at] = entry;
+    else open.push(entry);
   }
 
   /** The `tasks/result` of {@link trackResult} is over (answered, refused or abandoned). */
   untrackResult(taskId: string, requestId: RequestId): void {
-    const current = this.openResults.get(taskId);
-    current?.delete(requestId);
-    if (current?.size === 0) this.openResults.delete(taskId);
+    const open = this.openResults.get(taskId);
+    const at = open?.findIndex((one) => one.requestId === requestId) ?? -1;
+    if (at < 0) return;
+    open!.splice(at, 1);
+    if (open!.length === 0) this.openResults.delete(taskId);
   }
 
   private async onEvent(event: TaskEvent): Promise<void> {
@@ -91,7 +99,7 @@ export class SessionLink {
       // Sent after the waiters, this would find the request answered and this server closed with
       // its response (there is no standalone stream here to fall back on): the tasks/result itself
       // announces it, before its answer (announceEnd). Noted synchronously, before that answer.
-      for (const entry of open?.values() ?? []) entry.ended = event;
+      for (const entry of open ?? []) entry.ended = event;
       return;
     }
     // The session created the task: entitled to hear of it, on its standalone stream once the
@@ -102,7 +110,7 @@ export class SessionLink {
     // Whether this session may hear of the task is decided by the requests open when the event
     // came: one that has been answered since (a result can outrun its notification) does not
     // take that away.
-    if (!creator && !(await this.ownedByAny(event.taskId, [...(open?.values() ?? [])]))) return;
+    if (!creator && !(await this.ownedByAny(event.taskId, [...(open ?? [])]))) return;
     let relatedRequestId = this.openRequestFor(event.taskId);
     if (event.type === "progress") {
       if (event.progressToken === null || (relatedRequestId === undefined && !mine)) return;
@@ -147,7 +155,7 @@ export class SessionLink {
    * to own the task (its lookup succeeded), so no ownership check is needed.
    */
   async announceEnd(taskId: string, requestId: RequestId): Promise<void> {
-    const ended = this.openResults.get(taskId)?.get(requestId)?.ended;
+    const ended = this.openResults.get(taskId)?.find((one) => one.requestId === requestId)?.ended;
     if (!ended) return;
     // T-NOTE-3: params are the full Task, without related-task metadata.
     await this.send({ method: "notifications/tasks/status", params: { ...wireTaskOf(ended) } }, requestId, false);
@@ -159,7 +167,7 @@ export class SessionLink {
    * caller was found to own it (a session serves one principal).
    */
   private openRequestFor(taskId: string): RequestId | undefined {
-    return this.openResults.get(taskId)?.keys().next().value;
+    return this.openResults.get(taskId)?.[0]?.requestId;
   }
 
   /** Whether the caller of any of these requests owns the task: the store is asked once per request. */
