@@ -20,6 +20,7 @@ export type {
   TaskStore,
   TaskFilter,
   TransitionPatch,
+  AnnotatePatch,
   OwnerScope,
   KeyedCreation,
   StoredKey,
@@ -31,7 +32,7 @@ export type { Claim, ClaimedTask } from "../store/claim.js";
 export type { TaskKey } from "../core/idempotency.js";
 export { isLeaseStore, type LeaseStore, type ClusterStore } from "../store/lease-store.js";
 export type { ClusterView, LeaseInfo, WorkerBeat, WorkerInfo } from "../store/cluster-view.js";
-export { isCheckpointStore, type CheckpointStore, type Checkpoint } from "../store/checkpoint-store.js";
+export { isCheckpointStore, type CheckpointStore, type Checkpoint, type StepFacts } from "../store/checkpoint-store.js";
 export type {
   NewTask,
   TaskRecord,

@@ -7,9 +7,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { staticTokenVerifier } from "../../src/http/bearer-auth.js";
 import type { TokenGrant } from "../../src/http/token-file.js";
+import type { TaskServerOptions } from "../../src/mcp/task-server.js";
 import { webRoutes, type WebOptions } from "../../src/web/web-routes.js";
 import { captureLogger, getTask } from "../support/conformance.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
+import { httpReceiver, type HttpReceiver } from "../support/http-receiver.js";
 import { webApi } from "../support/web-client.js";
 
 const ADMIN = "admin-token-for-the-console-api";
@@ -21,15 +23,22 @@ const ALICE = "tok-alice-console";
 const BOB = "tok-bob-console";
 
 let fx: HttpServerFixture | undefined;
+let receiver: HttpReceiver | undefined;
 afterEach(async () => {
   await fx?.close();
   fx = undefined;
+  await receiver?.close();
+  receiver = undefined;
 });
 
-async function start(web: Partial<WebOptions> = {}, logger = captureLogger()): Promise<HttpServerFixture> {
+async function start(
+  web: Partial<WebOptions> = {},
+  logger = captureLogger(),
+  app: Partial<TaskServerOptions> = {},
+): Promise<HttpServerFixture> {
   const verifier = staticTokenVerifier(TOKENS);
   fx = await startHttpServer({
-    app: { logger },
+    app: { logger, ...app },
     http: { verifier },
     routes: (app) => webRoutes(app, { adminTokens: [ADMIN], verifier, ...web }),
   });
@@ -131,8 +140,8 @@ type Timeline = {
   runs: Array<{ attempt: number; startedBy: string; ended: string }>;
   steps: Array<{ name: string; ms: number | null; attempt: number | null; bytes: number }>;
   questions: Array<{ method: string; params: unknown; answer: unknown }>;
-  waits: unknown[];
-  webhooks: unknown[] | null;
+  waits: Array<{ kind: string; event: string | null; state: string; parked: boolean; dueAt: number | null }>;
+  webhooks: Array<{ type: string; url: string; state: string; attempts: number; lastStatus: number | null }> | null;
 };
 
 describe("a task's timeline (GET /tasks/api/tasks/:id/timeline)", () => {
@@ -189,5 +198,45 @@ describe("a task's timeline (GET /tasks/api/tasks/:id/timeline)", () => {
       await fx!.close();
       fx = undefined;
     }
+  });
+
+  it("shows each wait: a timer that fired, and an event wait still waiting, parked", async () => {
+    await start();
+    const nap = ((await post("/tasks/api/tools/nap/start", ALICE, { arguments: { ms: 50 } })).json["task"] as { id: string }).id;
+    await settled(nap);
+    expect(((await get(`/tasks/api/tasks/${nap}/timeline`, ALICE)).json as unknown as Timeline).waits).toEqual([
+      expect.objectContaining({ kind: "timer", state: "timer", parked: false }),
+    ]);
+    const approve = (
+      (await post("/tasks/api/tools/approve/start", ALICE, { arguments: { action: "ship" } })).json["task"] as { id: string }
+    ).id;
+    let waits: Timeline["waits"] = [];
+    const deadline = Date.now() + 10_000;
+    while (!waits.some((wait) => wait.parked) && Date.now() < deadline) {
+      waits = ((await get(`/tasks/api/tasks/${approve}/timeline`, ALICE)).json as unknown as Timeline).waits;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(waits).toEqual([
+      expect.objectContaining({ kind: "event", event: `approval/${approve}`, state: "waiting", parked: true, dueAt: null }),
+    ]);
+  });
+
+  it("shows each webhook delivery of the task, its URL without its query", async () => {
+    receiver = await httpReceiver("/hook");
+    const secret = `whsec_${Buffer.from("a-secret-of-the-console-test-0123").toString("base64")}`;
+    await start({}, captureLogger(), {
+      webhooks: {
+        endpoints: [{ id: "ci", url: `${receiver.url}?token=hidden-from-view`, secret, allowPrivate: ["127.0.0.1"] }],
+        pollIntervalMs: 50,
+      },
+    });
+    const id = ((await post("/tasks/api/tools/sleep/start", ALICE, { arguments: { ms: 1 } })).json["task"] as { id: string }).id;
+    let webhooks: Timeline["webhooks"] = null;
+    const deadline = Date.now() + 10_000;
+    while (!(webhooks?.length && webhooks.every((row) => row.state === "delivered")) && Date.now() < deadline) {
+      webhooks = ((await get(`/tasks/api/tasks/${id}/timeline`, ALICE)).json as unknown as Timeline).webhooks;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(webhooks).toEqual([expect.objectContaining({ type: "task.completed", url: receiver.url, state: "delivered", lastStatus: 204 })]);
   });
 });
