@@ -32,6 +32,8 @@ export interface TaskReadPort {
   pendingInputs(taskId: string): Promise<InputRequest[]>;
   /** Tasks waiting for a worker, in cluster mode; null on a single node. */
   queueDepth(): Promise<number | null>;
+  /** Whether the task waits in the queue (created, not started; null when the store keeps no queue). */
+  isQueued(taskId: string): Promise<boolean | null>;
   /** Tasks waiting for a handler per (owner, tool), when the store keeps a queue; null otherwise. */
   queueDepths(): Promise<QueueDepth[] | null>;
   /** The cluster's workers and leases as the store sees them now, in cluster mode; null on a single node. */
@@ -63,6 +65,7 @@ export function taskReadPort(store: TaskStore, clustered: boolean, keepFinishedM
     input: (taskId, inputId) => store.getInput(taskId, inputId),
     pendingInputs: (taskId) => store.pendingInputs(taskId),
     queueDepth: async () => (leases ? leases.queueDepth() : null),
+    isQueued: async (taskId) => (isQueueView(store) ? (await store.queuedAhead(taskId)) !== null : null),
     queueDepths: async () => (isQueueView(store) ? store.queueDepths() : null),
     clusterView: async (now) => (leases ? leases.clusterView(now) : null),
     secret: () => store.secret(),

@@ -10,6 +10,7 @@ import { traceUrlProblem } from "./trace-link.js";
 import { viewerResolver } from "./viewer.js";
 import { answerInput, cancelTask, cancelTasks, emitEvent, rerunTask } from "./task-actions.js";
 import { listDeliveries, redeliver } from "./webhook-deliveries.js";
+import { listQueues, pauseTool, purgeQueued, purgeTool, resumeTool, retryFailed } from "./queue-control.js";
 import { api, clusterState, listTasks, sessionInfo, taskDetail, taskStatsOf, type ApiDeps } from "./web-api.js";
 
 /** Options of {@link webRoutes}. */
@@ -41,7 +42,9 @@ export interface WebOptions {
  * - `GET /tasks` — the page (static HTML, JS, CSS; no data, so no credential needed to load it);
  * - `GET /tasks/api/session | tasks | tasks/:id | stats | cluster | events`, `POST /tasks/api/tasks/:id/cancel |
  *   tasks/:id/rerun | tasks/:id/inputs/:inputId | tasks/:id/events | cancel`, `GET /tasks/api/webhooks`, `POST
- *   /tasks/api/webhooks/redeliver` (webhook-deliveries.ts) — the data and the actions, each
+ *   /tasks/api/webhooks/redeliver` (webhook-deliveries.ts), `GET /tasks/api/queues`, `POST
+ *   /tasks/api/queues/:tool/pause | resume | purge`, `POST /tasks/api/purge | retry-failed`
+ *   (queue-control.ts) — the data and the actions, each
  *   requiring `Authorization: Bearer <token>` (401 otherwise) and bound to the viewer's tasks.
  */
 export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[] {
@@ -83,5 +86,12 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
     { path: "/tasks/api/events", methods: { GET: eventStream(deps, feed, streamCaps) } },
     { path: "/tasks/api/webhooks", methods: { GET: api(deps, listDeliveries(deps)) } },
     { path: "/tasks/api/webhooks/redeliver", methods: { POST: api(deps, redeliver(deps)) } },
+    // Queue control (queue-control.ts): pause, resume, purge, bulk retry; admins only.
+    { path: "/tasks/api/queues", methods: { GET: api(deps, listQueues(deps)) } },
+    { path: "/tasks/api/queues/:tool/pause", methods: { POST: api(deps, pauseTool(deps)) } },
+    { path: "/tasks/api/queues/:tool/resume", methods: { POST: api(deps, resumeTool(deps)) } },
+    { path: "/tasks/api/queues/:tool/purge", methods: { POST: api(deps, purgeTool(deps)) } },
+    { path: "/tasks/api/purge", methods: { POST: api(deps, purgeQueued(deps)) } },
+    { path: "/tasks/api/retry-failed", methods: { POST: api(deps, retryFailed(deps)) } },
   ];
 }
