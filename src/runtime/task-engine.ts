@@ -173,7 +173,7 @@ export class TaskEngine {
       maxEventBytes: options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES,
       woken: (tasks) => this.lifecycle.woken(tasks, "event"),
     });
-    this.inspect = taskReadPort(store, this.lifecycle.clustered, keepFinishedMs);
+    this.inspect = taskReadPort(store, this.lifecycle.clustered, keepFinishedMs, (name) => pauses.isPaused(name));
   }
 
   /** True when tasks are distributed through the store to workers (cluster mode). */

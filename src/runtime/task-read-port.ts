@@ -1,4 +1,5 @@
 import { isWaitStore } from "../store/wait-store.js";
+import { pausedMessage } from "./engine/task-lookups.js";
 import type { ListPosition } from "../core/cursor.js";
 import { retainedUntil, type InputRequest, type StatusChange, type TaskRecord } from "../core/task.js";
 import type { TaskStatus } from "../core/task-status.js";
@@ -46,19 +47,31 @@ export interface TaskReadPort {
 
 /**
  * The read port over `store`; `clustered` says whether the engine distributes tasks through it.
+ * A queued task of a paused tool (`isPaused`) reads with the status message that says so.
  * The tasks it reads carry as `expiresAt` the end of their retention (`keepFinishedMs` after a
  * finished task ended, when that is later than its ttl), which is what an operator needs to know.
  */
-export function taskReadPort(store: TaskStore, clustered: boolean, keepFinishedMs = 0): TaskReadPort {
+export function taskReadPort(
+  store: TaskStore,
+  clustered: boolean,
+  keepFinishedMs = 0,
+  isPaused: (name: string) => boolean = () => false,
+): TaskReadPort {
   const leases = clustered && isLeaseStore(store) ? store : null;
   const retained = (task: TaskRecord): TaskRecord => ({ ...task, expiresAt: retainedUntil(task, keepFinishedMs) });
+  // A queued task of a paused tool says why it waits, as a requestor's get says it (never stored).
+  const shown = async (task: TaskRecord): Promise<TaskRecord> => {
+    const kept = retained(task);
+    if (task.status !== "working" || !isPaused(task.name) || !isQueueView(store)) return kept;
+    return (await store.queuedAhead(task.id)) === null ? kept : { ...kept, statusMessage: pausedMessage(task.name) };
+  };
   return {
     keepsWaits: isWaitStore(store),
     task: async (id, scope = { any: true }) => {
       const task = await store.get(id, scope);
-      return task && retained(task);
+      return task && shown(task);
     },
-    search: async (filter, after, limit) => (await store.search(filter, after, limit)).map(retained),
+    search: async (filter, after, limit) => Promise.all((await store.search(filter, after, limit)).map(shown)),
     countByStatus: (filter) => store.countByStatus(filter),
     history: (taskId) => store.history(taskId),
     inputs: (taskId) => store.inputs(taskId),

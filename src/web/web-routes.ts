@@ -67,12 +67,14 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
   const page = staticAsset("tasks.html", "text/html; charset=utf-8");
   const script = staticAsset("tasks.js", "text/javascript; charset=utf-8");
   const style = staticAsset("tasks.css", "text/css; charset=utf-8");
+  const queues = staticAsset("queues.js", "text/javascript; charset=utf-8");
   return [
     // The root of a server with a web view leads to it.
     { path: "/", methods: { GET: (_req, res) => void res.writeHead(302, { location: "/tasks" }).end() } },
     { path: "/tasks", methods: { GET: (req, res) => sendAsset(req, res, page) } },
     { path: "/tasks/assets/tasks.js", methods: { GET: (req, res) => sendAsset(req, res, script) } },
     { path: "/tasks/assets/tasks.css", methods: { GET: (req, res) => sendAsset(req, res, style) } },
+    { path: "/tasks/assets/queues.js", methods: { GET: (req, res) => sendAsset(req, res, queues) } },
     { path: "/tasks/api/session", methods: { GET: api(deps, sessionInfo(deps)) } },
     { path: "/tasks/api/tasks", methods: { GET: api(deps, listTasks(deps)) } },
     { path: "/tasks/api/stats", methods: { GET: api(deps, taskStatsOf(deps)) } },

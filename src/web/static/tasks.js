@@ -2,6 +2,8 @@
 // detail panel, one event stream. Data is rendered with textContent only (never innerHTML), so
 // whatever a task carries (tool output, error messages) is shown as text, not run as markup.
 
+import { mountQueues, unmountQueues } from "./queues.js";
+
 const TOKEN_KEY = "mcp-tasks.token";
 const STATUSES = ["working", "input_required", "completed", "failed", "cancelled"];
 const ACTIVE = new Set(["working", "input_required"]);
@@ -237,12 +239,14 @@ async function signIn(token) {
   showFilters();
   if (session.redacted.length > 0) notice(`Redacted by the server: ${session.redacted.join(", ")}.`);
   openStream();
+  mountQueues({ api, filterParams: () => filterParams(), notice, admin: session.admin });
   // A deep link (?task=…) opens that task's panel, whether or not it is on the first page.
   if (state.selected) void renderDetail();
 }
 
 function signOut(message) {
   sessionStorage.removeItem(TOKEN_KEY);
+  unmountQueues();
   state.stream?.abort();
   state.stream = null;
   state.token = null;
