@@ -26,6 +26,7 @@ export interface ToolPauseStore {
   pausedTools(): Promise<ToolPause[]>;
 }
 
+/** Whether a store keeps paused tools ({@link ToolPauseStore}); every store of this package does. */
 export function isToolPauseStore(store: TaskStore): store is TaskStore & ToolPauseStore {
   return typeof (store as Partial<ToolPauseStore>).pauseTool === "function";
 }
