@@ -48,7 +48,7 @@ async function openSignedIn(server: HttpServerFixture, path = "/tasks"): Promise
   await opened.locator("#token").fill(ADMIN_TOKEN);
   await opened.locator("#login-form button[type=submit]").click();
   await opened.locator('#live[data-state="on"]').waitFor();
-  await opened.locator("#queues tbody tr").first().waitFor();
+  await opened.locator("#queues .queue-row[data-tool]").first().waitFor();
   return opened;
 }
 
@@ -57,7 +57,7 @@ async function shoot(p: Page, name: string): Promise<void> {
   if (UPDATE_DOCS) await p.screenshot({ path: join(REPO_ROOT, "docs", "screenshots", name), fullPage: true });
 }
 
-const queueRow = (p: Page, tool: string) => p.locator(`#queues tr[data-tool="${tool}"]`);
+const queueRow = (p: Page, tool: string) => p.locator(`#queues .queue-row[data-tool="${tool}"]`);
 const taskRow = (p: Page, taskId: string) => p.locator(`tr[data-task-id="${taskId}"]`);
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -81,7 +81,7 @@ describe("web view: queue control", { timeout: 60_000 }, () => {
     const { task } = await callToolAsTask(client, "sleep", { ms: 50 });
     await taskRow(page, task.taskId).waitFor();
     await taskRow(page, task.taskId).locator("td.msg", { hasText: "the tool sleep is paused" }).waitFor();
-    await queueRow(page, "sleep").locator("td.queued", { hasText: /^1$/ }).waitFor();
+    await queueRow(page, "sleep").locator(".queued", { hasText: /^1$/ }).waitFor();
     expect((await getTask(client, task.taskId)).status).toBe("working");
     await shoot(page, "web-view-queues-paused.png");
 
@@ -110,7 +110,7 @@ describe("web view: queue control", { timeout: 60_000 }, () => {
       expect(after.status).toBe("cancelled");
       expect(after.statusMessage).toBe("Purged from the queue by admin");
     }
-    await queueRow(page, "batch").locator("td.queued", { hasText: /^0$/ }).waitFor();
+    await queueRow(page, "batch").locator(".queued", { hasText: /^0$/ }).waitFor();
   });
 
   it("bulk retry: Retry failed re-runs every failed task the filter shows, as new tasks linked to the old ones", async () => {

@@ -8,7 +8,7 @@ const REFRESH_MS = 2000;
 
 let host = null;
 let timer = null;
-/** The action button clicked once, until when a second click confirms (purge and retry act on many tasks). */
+/** The action clicked once (`key`) and until when a second click confirms it: purge and retry act on many tasks. */
 let armed = null;
 
 function el(tag, options = {}, children = []) {
@@ -55,11 +55,11 @@ async function refresh() {
 
 function render(tools) {
   document.getElementById("queues-error").textContent = "";
-  const body = document.querySelector("#queues tbody");
+  const body = document.getElementById("queue-rows");
   const rows = tools.map((tool) =>
-    el("tr", { dataset: { tool: tool.name, paused: String(tool.paused) } }, [
-      el("td", { className: "name", text: tool.name }),
-      el("td", { className: "state" }, [
+    el("div", { className: "queue-row", dataset: { tool: tool.name, paused: String(tool.paused) } }, [
+      el("span", { className: "name", text: tool.name }),
+      el("span", { className: "state" }, [
         el("span", {
           className: `queue-state ${tool.paused ? "paused" : "running"}`,
           text: tool.paused ? "paused" : "running",
@@ -68,8 +68,8 @@ function render(tools) {
             : "Tasks start as slots allow",
         }),
       ]),
-      el("td", { className: "queued", text: tool.queued }),
-      el("td", { className: "actions" }, host && host.admin ? toolButtons(tool) : []),
+      el("span", { className: "queued", text: tool.queued }),
+      el("span", { className: "actions" }, host && host.admin ? toolButtons(tool) : []),
     ]),
   );
   body.replaceChildren(...rows);
@@ -98,20 +98,25 @@ function toolButtons(tool) {
   return buttons;
 }
 
-/** A button that POSTs `path` (after a second click when `confirm` is given) and says what happened. */
+/**
+ * A button that POSTs `path` (after a second click when `confirm` is given) and says what happened.
+ * The armed state is kept by `key`, not by element: the panel is redrawn every few seconds, and a
+ * redraw between the two clicks must not disarm the button.
+ */
 function action(label, name, path, said, options = {}) {
-  const button = el("button", { className: name === "pause" || name === "purge" ? "danger" : "", text: label, dataset: { action: name } });
+  const key = `${name} ${path}`;
+  const isArmed = () => armed !== null && armed.key === key && armed.until > Date.now();
+  const button = el("button", {
+    className: `${name === "pause" || name === "purge" ? "danger" : ""}${options.confirm && isArmed() ? " armed" : ""}`,
+    text: options.confirm && isArmed() ? options.confirm : label,
+    dataset: { action: name },
+  });
   button.type = "button";
   button.addEventListener("click", async () => {
-    if (options.confirm && armed !== button) {
-      armed = button;
+    if (options.confirm && !isArmed()) {
+      armed = { key, until: Date.now() + 4000 };
       button.textContent = options.confirm;
-      setTimeout(() => {
-        if (armed === button) {
-          armed = null;
-          button.textContent = label;
-        }
-      }, 4000);
+      button.classList.add("armed");
       return;
     }
     armed = null;
@@ -122,11 +127,16 @@ function action(label, name, path, said, options = {}) {
     } catch (error) {
       host.notice(error.message);
     } finally {
-      button.disabled = false;
       void refresh();
     }
   });
   return button;
+}
+
+function disarm(button, label) {
+  armed = null;
+  button.textContent = label;
+  button.classList.remove("armed");
 }
 
 /** The toolbar's actions on the view's filter: purge what it shows queued, retry what it shows failed. */
@@ -134,19 +144,16 @@ function filterAction(id, path, label, confirm, done) {
   const button = document.getElementById(id);
   button.addEventListener("click", async () => {
     if (!host) return;
-    if (armed !== button) {
-      armed = button;
+    if (armed === null || armed.key !== id || armed.until <= Date.now()) {
+      armed = { key: id, until: Date.now() + 4000 };
       button.textContent = confirm;
+      button.classList.add("armed");
       setTimeout(() => {
-        if (armed === button) {
-          armed = null;
-          button.textContent = label;
-        }
-      }, 4000);
+        if (armed !== null && armed.key === id && armed.until <= Date.now()) disarm(button, label);
+      }, 4100);
       return;
     }
-    armed = null;
-    button.textContent = label;
+    disarm(button, label);
     button.disabled = true;
     try {
       host.notice(done(await host.api(`${path}?${host.filterParams()}`, { method: "POST" })));
