@@ -3,7 +3,8 @@
  * on a fresh PostgreSQL schema. A tool paused through one front is paused for the whole cluster:
  * the other front lists it paused and queues its new tasks saying so, the worker claims none of
  * them (other tools' tasks go on, and a task of the tool already running finishes), both fronts'
- * /metrics show it; resumed through the other front, the queued task runs at once.
+ * /metrics show it, and a front started afterwards finds it paused; resumed through the other
+ * front, the queued task runs at once.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -90,6 +91,11 @@ describe("a tool paused on one front is paused for the whole cluster", { timeout
       expect(metrics).toMatch(/^mcp_tasks_tool_paused\{tool="batch"\} 1$/m);
       expect(metrics).toMatch(/^mcp_tasks_tool_paused\{tool="sleep"\} 0$/m);
     }
+
+    // A node started now (a restart, a deploy) reads the pause from PostgreSQL as it starts.
+    await cluster.startFront();
+    const late = new URL(cluster.urls[2] as string);
+    expect(await pausedOn(late, "batch")).toBe(true);
 
     const resumed = await webApi(b, "/tasks/api/queues/batch/resume", ADMIN_TOKEN, { method: "POST" });
     expect(resumed.json).toEqual({ tool: "batch", paused: false, changed: true });
