@@ -16,7 +16,7 @@ export const COMMAND_SUMMARIES = {
       "Call a tool and follow it to its end: as a task when the tool requires one or --task asks (2025-11-25), or when the server makes one (2026-07-28)",
   },
   tasks: { term: "tasks", description: "List, inspect, wait for and cancel tasks on a server" },
-  tools: { term: "tools", description: "Show the tools a server offers" },
+  tools: { term: "tools", description: "Show the tools a server offers; pause and resume one across a cluster" },
   events: { term: "events", description: "Emit events that wake tasks waiting for them (ctx.waitForEvent)" },
   auth: { term: "auth", description: "Sign in to a server's OAuth authorization server, show or forget what is kept" },
   webhooks: { term: "webhooks", description: "Receive and verify webhooks (listen), list a server's deliveries and redeliver them" },

@@ -1,5 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskClient } from "../client/task-client.js";
+import { PAUSED_META_KEY } from "../mcp/handlers/tools-list.js";
 
 /**
  * A tool's task support as the table shows it: what the server lists (T-TOOL-2: absent is
@@ -17,4 +18,9 @@ export function summaryOf(tool: Tool): string {
   const title = tool.title ?? tool.annotations?.title;
   if (title) return title;
   return (tool.description ?? "").split("\n", 1)[0]?.trim() ?? "";
+}
+
+/** "paused" for a tool the server lists as paused (its calls are queued until it is resumed), else "". */
+export function pausedShown(tool: Tool): string {
+  return tool._meta?.[PAUSED_META_KEY] === true ? "paused" : "";
 }

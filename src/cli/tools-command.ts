@@ -7,9 +7,13 @@ import { stateDir } from "./state-dir.js";
 import { renderTable } from "./table.js";
 import { connectTarget, type Target } from "./target.js";
 import { terminalHandlers } from "./terminal/interactive.js";
-import { summaryOf, taskSupportShown } from "./tool-list.js";
+import { pausedShown, summaryOf, taskSupportShown } from "./tool-list.js";
+import { toolPauseCommand } from "./tool-pause-command.js";
 
-/** `mcp-tasks tools list <target>`: what can be called, and how (T-TOOL-2 taskSupport). */
+/**
+ * `mcp-tasks tools list <target>`: what can be called, and how (T-TOOL-2 taskSupport), and which
+ * tools an operator paused; `tools pause | resume <url> <tool>` (tool-pause-command.ts).
+ */
 export function toolsCommand(): Command {
   const tools = new Command("tools").description(COMMAND_SUMMARIES.tools.description);
   const command: Command = requestorCommand("list")
@@ -27,6 +31,8 @@ export function toolsCommand(): Command {
     process.exitCode = await list(target, { json: opts.json === true, stdout: process.stdout, stderr: process.stderr });
   });
   tools.addCommand(command);
+  tools.addCommand(toolPauseCommand("pause"));
+  tools.addCommand(toolPauseCommand("resume"));
   return tools;
 }
 
@@ -42,14 +48,17 @@ async function list(target: Target, out: Output): Promise<number> {
     const tools = await connection.tasks.listTools();
     const tasks = connection.tasks;
     const support = await Promise.all(tools.map((t) => taskSupportShown(tasks, t)));
-    // --json: the tools as listed, each with the task support read from the era's wire (`taskSupport`).
-    if (out.json) out.stdout.write(`${JSON.stringify({ tools: tools.map((t, i) => ({ ...t, taskSupport: support[i] })) })}\n`);
+    // --json: the tools as listed, each with the task support read from the era's wire (`taskSupport`) and whether it is paused.
+    if (out.json)
+      out.stdout.write(
+        `${JSON.stringify({ tools: tools.map((t, i) => ({ ...t, taskSupport: support[i], paused: pausedShown(t) === "paused" })) })}\n`,
+      );
     else if (tools.length === 0) out.stderr.write("no tools\n");
     else
       out.stdout.write(
         renderTable(
-          ["name", "taskSupport", "description"],
-          tools.map((t, i) => [t.name, support[i] ?? "", summaryOf(t)]),
+          ["name", "taskSupport", "paused", "description"],
+          tools.map((t, i) => [t.name, support[i] ?? "", pausedShown(t), summaryOf(t)]),
         ),
       );
     return ExitCode.Ok;

@@ -51,6 +51,11 @@ export interface TaskOrigin {
    * in the JSON every store already round-trips, as `recovery` is.
    */
   webhooks?: WebhookRoute[];
+  /**
+   * The finished task this one re-runs (the web view's re-run and bulk retry), so the new task
+   * links back to the old one. Kept in the JSON every store already round-trips, as `recovery` is.
+   */
+  rerunOf?: string;
 }
 
 /** One endpoint subscribed to a task's events (see {@link TaskOrigin.webhooks}). */

@@ -6,6 +6,8 @@
 export { storeContract, newTask } from "../testing/store-contract.js";
 export { leaseContract } from "../testing/lease-contract.js";
 export { outboxContract } from "../testing/outbox-contract.js";
+export { toolPauseContract } from "../testing/tool-pause-contract.js";
+export { isToolPauseStore, type ToolPauseStore, type ToolPause } from "../store/tool-pause-store.js";
 export {
   isOutboxStore,
   type OutboxStore,

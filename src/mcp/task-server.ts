@@ -160,6 +160,7 @@ export class TaskServer {
       ...(this.metrics && { webhookObserver: this.metrics }),
     });
     const metrics = this.metrics;
+    metrics?.watchToolPauses(() => this.toolNames);
     this.host = {
       engine: this.engine,
       tools: this.tools,

@@ -9,6 +9,7 @@ import { isOutboxStore } from "../store/outbox-store.js";
 import type { DeliveryOutcome, WebhookObserver } from "../runtime/webhooks/webhook-sender.js";
 import type { TaskStore } from "../store/task-store.js";
 import { instrumentStore } from "./instrumented-store.js";
+import { isToolPauseStore } from "../store/tool-pause-store.js";
 import { OPERATION_DURATION_BUCKETS, RESULT_WAKEUP_BUCKETS, STORE_OPERATION_BUCKETS, TASK_DURATION_BUCKETS } from "./operation-buckets.js";
 import { otelTaskMetrics } from "./otel-task-metrics.js";
 
@@ -131,6 +132,28 @@ export class TaskMetrics implements EngineObserver, WebhookObserver {
   });
 
   /** One MCP request answered: `seconds` from its receipt to its answer (see the `operations` histogram). */
+  /**
+   * Adds `mcp_tasks_tool_paused{tool}`: 1 for each tool `toolNames` lists that is paused (as the
+   * store has it at the scrape, so the same on every node), 0 for the others. Only the server's
+   * tools are labels: a bounded set, whatever names the store holds. TaskServer calls it.
+   */
+  watchToolPauses(toolNames: () => readonly string[]): void {
+    const store = (): TaskStore | null => this.store;
+    new Gauge({
+      name: `${METRIC_PREFIX}tool_paused`,
+      help: "1 while a tool is paused (its new tasks are queued and none starts, on every node), 0 otherwise; one series per tool this server serves.",
+      labelNames: ["tool"] as const,
+      registers: [this.registry],
+      async collect() {
+        const current = store();
+        const paused = current && isToolPauseStore(current) ? new Set((await current.pausedTools()).map((pause) => pause.name)) : new Set();
+        // Tools removed since go: a gauge keeps every label set it was ever given.
+        this.reset();
+        for (const tool of toolNames()) this.set({ tool }, paused.has(tool) ? 1 : 0);
+      },
+    });
+  }
+
   recordOperation(operation: { method: string; target?: string; errorType?: string }, seconds: number): void {
     this.operations.observe(
       {

@@ -23,6 +23,8 @@ import { untraced } from "./task-tracing.js";
 import { isOutboxStore, type OutboxStore } from "../store/outbox-store.js";
 import { parseWebhooks, type WebhookSettings } from "./webhooks/webhook-config.js";
 import { WebhookSender } from "./webhooks/webhook-sender.js";
+import { ToolPauses } from "./tool-pauses.js";
+import type { ToolPause } from "../store/tool-pause-store.js";
 
 export type { CreateTaskInput, KeyedTask } from "./engine/task-creation.js";
 export type { ListPage } from "./engine/task-lookups.js";
@@ -63,6 +65,8 @@ export class TaskEngine {
   readonly outbox: OutboxStore | null;
   /** Sends the outbox's deliveries while the engine runs; null without a webhook configuration. */
   readonly webhookSender: WebhookSender | null;
+  /** The paused tools as this node knows them (see ToolPauses). */
+  private readonly pauses: ToolPauses;
 
   constructor(options: EngineOptions) {
     this.store = options.store;
@@ -91,6 +95,8 @@ export class TaskEngine {
           });
     const tracing = options.tracing ?? untraced;
     const now = options.now ?? Date.now;
+    this.pauses = new ToolPauses({ store, bus, logger, now });
+    const pauses = this.pauses;
     const keepFinishedMs = options.keepFinishedMs ?? 0;
     const maxActivePerOwner = options.maxActivePerOwner ?? DEFAULT_MAX_ACTIVE_PER_OWNER;
     const maxStoredPerOwner = options.maxStoredPerOwner ?? DEFAULT_MAX_STORED_PER_OWNER;
@@ -100,9 +106,24 @@ export class TaskEngine {
     const byName = options.concurrencyByName;
     // A queued task is only held back by a cap: without one (an unbounded single node) it starts
     // within the turn, and a "queued" message would be noise on nearly every first read.
+    // A paused tool holds its tasks back too.
     const mayQueue = (): boolean =>
-      options.cluster !== undefined || options.maxRunning !== undefined || perOwner !== null || Object.keys(byName?.() ?? {}).length > 0;
-    this.lookups = new TaskLookups({ store, logger, tracing, limits, now, keepFinishedMs, pageSize: options.pageSize ?? 50, mayQueue });
+      options.cluster !== undefined ||
+      options.maxRunning !== undefined ||
+      perOwner !== null ||
+      Object.keys(byName?.() ?? {}).length > 0 ||
+      pauses.list().length > 0;
+    this.lookups = new TaskLookups({
+      store,
+      logger,
+      tracing,
+      limits,
+      now,
+      keepFinishedMs,
+      pageSize: options.pageSize ?? 50,
+      mayQueue,
+      isPaused: (name) => pauses.isPaused(name),
+    });
     this.waiting = new TaskWaiting({
       store,
       bus,
@@ -145,6 +166,7 @@ export class TaskEngine {
       maxQueuedPerOwner: options.maxQueuedPerOwner ?? null,
       auditArguments: options.auditArguments ?? false,
       admitNew: () => this.lifecycle.admitNew(),
+      isPaused: (name) => pauses.isPaused(name),
       schedule: (task) => this.lifecycle.schedule(task),
       webhooks: this.webhookSettings,
     });
@@ -156,7 +178,7 @@ export class TaskEngine {
       maxEventBytes: options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES,
       woken: (tasks) => this.lifecycle.woken(tasks, "event"),
     });
-    this.inspect = taskReadPort(store, this.lifecycle.clustered, keepFinishedMs);
+    this.inspect = taskReadPort(store, this.lifecycle.clustered, keepFinishedMs, (name) => pauses.isPaused(name));
   }
 
   /** True when tasks are distributed through the store to workers (cluster mode). */
@@ -171,6 +193,7 @@ export class TaskEngine {
 
   /** Recovers what a dead process left running, starts the sweeper (and a cluster's workers); see TaskLifecycle.start. */
   async start(): Promise<void> {
+    await this.pauses.start();
     await this.lifecycle.start();
     this.webhookSender?.start();
   }
@@ -183,6 +206,7 @@ export class TaskEngine {
   /** Stops the engine: handlers still running are failed or handed back, every blocked wait answered (see TaskLifecycle.close). */
   async close(): Promise<void> {
     await this.webhookSender?.stop();
+    this.pauses.stop();
     await this.lifecycle.close();
   }
 
@@ -290,6 +314,35 @@ export class TaskEngine {
   emitMany(caller: Caller, events: readonly { name: unknown; payload: unknown }[]): Promise<EmitReport[]> {
     this.lifecycle.admitEvents();
     return this.signals.emitMany(caller, events);
+  }
+
+  /**
+   * Pauses a tool across every node sharing the store, until {@link resumeTool}: its new tasks are
+   * created and queued (their status message says the tool is paused), none of its queued tasks
+   * starts — a parked one that wakes included — and its running tasks go on. Stored, so it
+   * survives a restart. `by` names who paused it in the audit log. False when it was paused already.
+   */
+  async pauseTool(name: string, by: string): Promise<boolean> {
+    const changed = await this.pauses.pause(name, by);
+    this.logger.info({ audit: "tool_paused", tool: name, principal: by, changed }, changed ? "tool paused" : "tool was paused already");
+    return changed;
+  }
+
+  /** Resumes a paused tool: its queued tasks start as slots and caps allow, on every node. False when it was not paused. */
+  async resumeTool(name: string, by: string): Promise<boolean> {
+    const changed = await this.pauses.resume(name);
+    this.logger.info({ audit: "tool_resumed", tool: name, principal: by, changed }, changed ? "tool resumed" : "tool was not paused");
+    return changed;
+  }
+
+  /** The paused tools as this node last read them (every pause or resume, of any node, re-reads them). */
+  pausedTools(): ToolPause[] {
+    return this.pauses.list();
+  }
+
+  /** Whether `name` is paused, as this node last read it. */
+  isPaused(name: string): boolean {
+    return this.pauses.isPaused(name);
   }
 
   /** Runs the sweeper once now (tests, and operators who want an immediate cleanup). */

@@ -1,5 +1,6 @@
 import { isWaitStore, type WaitRecord } from "../store/wait-store.js";
 import { isCheckpointStore, type Checkpoint } from "../store/checkpoint-store.js";
+import { pausedMessage } from "./engine/task-lookups.js";
 import type { ListPosition } from "../core/cursor.js";
 import { retainedUntil, type InputRequest, type StatusChange, type TaskRecord } from "../core/task.js";
 import type { TaskStatus } from "../core/task-status.js";
@@ -37,6 +38,8 @@ export interface TaskReadPort {
   waits(taskId: string): Promise<WaitRecord[]>;
   /** Tasks waiting for a worker, in cluster mode; null on a single node. */
   queueDepth(): Promise<number | null>;
+  /** Whether the task waits in the queue (created, not started; null when the store keeps no queue). */
+  isQueued(taskId: string): Promise<boolean | null>;
   /** Tasks waiting for a handler per (owner, tool), when the store keeps a queue; null otherwise. */
   queueDepths(): Promise<QueueDepth[] | null>;
   /** The cluster's workers and leases as the store sees them now, in cluster mode; null on a single node. */
@@ -49,19 +52,31 @@ export interface TaskReadPort {
 
 /**
  * The read port over `store`; `clustered` says whether the engine distributes tasks through it.
+ * A queued task of a paused tool (`isPaused`) reads with the status message that says so.
  * The tasks it reads carry as `expiresAt` the end of their retention (`keepFinishedMs` after a
  * finished task ended, when that is later than its ttl), which is what an operator needs to know.
  */
-export function taskReadPort(store: TaskStore, clustered: boolean, keepFinishedMs = 0): TaskReadPort {
+export function taskReadPort(
+  store: TaskStore,
+  clustered: boolean,
+  keepFinishedMs = 0,
+  isPaused: (name: string) => boolean = () => false,
+): TaskReadPort {
   const leases = clustered && isLeaseStore(store) ? store : null;
   const retained = (task: TaskRecord): TaskRecord => ({ ...task, expiresAt: retainedUntil(task, keepFinishedMs) });
+  // A queued task of a paused tool says why it waits, as a requestor's get says it (never stored).
+  const shown = async (task: TaskRecord): Promise<TaskRecord> => {
+    const kept = retained(task);
+    if (task.status !== "working" || !isPaused(task.name) || !isQueueView(store)) return kept;
+    return (await store.queuedAhead(task.id)) === null ? kept : { ...kept, statusMessage: pausedMessage(task.name) };
+  };
   return {
     keepsWaits: isWaitStore(store),
     task: async (id, scope = { any: true }) => {
       const task = await store.get(id, scope);
-      return task && retained(task);
+      return task && shown(task);
     },
-    search: async (filter, after, limit) => (await store.search(filter, after, limit)).map(retained),
+    search: async (filter, after, limit) => Promise.all((await store.search(filter, after, limit)).map(shown)),
     countByStatus: (filter) => store.countByStatus(filter),
     history: (taskId) => store.history(taskId),
     inputs: (taskId) => store.inputs(taskId),
@@ -70,6 +85,7 @@ export function taskReadPort(store: TaskStore, clustered: boolean, keepFinishedM
     checkpoints: async (taskId) => (isCheckpointStore(store) ? store.checkpoints(taskId) : []),
     waits: async (taskId) => (isWaitStore(store) ? store.waits(taskId) : []),
     queueDepth: async () => (leases ? leases.queueDepth() : null),
+    isQueued: async (taskId) => (isQueueView(store) ? (await store.queuedAhead(taskId)) !== null : null),
     queueDepths: async () => (isQueueView(store) ? store.queueDepths() : null),
     clusterView: async (now) => (leases ? leases.clusterView(now) : null),
     secret: () => store.secret(),

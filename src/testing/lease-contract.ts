@@ -16,6 +16,7 @@ import type { Claim, ClaimedTask } from "../store/claim.js";
 import { isCheckpointStore } from "../store/checkpoint-store.js";
 import { isWaitStore, type WaitRecord } from "../store/wait-store.js";
 import { newTask } from "./store-contract.js";
+import { isToolPauseStore } from "../store/tool-pause-store.js";
 
 const T0 = 1_700_000_000_000;
 const LEASE = 30_000;
@@ -74,6 +75,16 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         await unclaimedIn("input_required");
         for (const status of TERMINAL_STATUSES) await unclaimedIn(status);
         expect(await store.queuedSince(T0 + 1_000)).toBe(false);
+      });
+
+      it("does not count a task of a paused tool (a standby has nothing to claim for it)", async () => {
+        if (!isToolPauseStore(store)) throw new Error("a cluster store keeps paused tools (ToolPauseStore)");
+        await queued({ name: "render", createdAt: T0 + 100 });
+        await store.pauseTool({ name: "render", pausedAt: T0, pausedBy: "admin" });
+        expect(await store.queuedSince(T0 + 1_000)).toBe(false);
+        expect(await store.queuedSince(T0 + 1_000, ["render"])).toBe(false);
+        await store.resumeTool("render");
+        expect(await store.queuedSince(T0 + 1_000, ["render"])).toBe(true);
       });
     });
 

@@ -9,6 +9,7 @@ import type { NewTask, TaskOutcome, TaskRecord } from "../core/task.js";
 import type { TaskFilter, TaskStore } from "../store/task-store.js";
 import { isCheckpointStore, type CheckpointStore } from "../store/checkpoint-store.js";
 import { queueContract } from "./queue-contract.js";
+import { toolPauseContract } from "./tool-pause-contract.js";
 import { waitContract } from "./wait-contract.js";
 
 const T0 = 1_700_000_000_000;
@@ -1143,6 +1144,7 @@ export function storeContract(name: string, make: () => Promise<TaskStore> | Tas
     });
 
     queueContract(() => store, newTask);
+    toolPauseContract(() => store, newTask);
     waitContract(() => store, newTask);
 
     describe("close", () => {

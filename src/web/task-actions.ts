@@ -83,7 +83,7 @@ async function cancelOne(deps: ApiDeps, viewer: Viewer, ctx: RouteContext, id: s
 }
 
 /** An admin reaches the task as its owner, but spends its own allowances, not the owner's. */
-function callerFor(viewer: Viewer, ctx: RouteContext, task: TaskRecord): Caller {
+export function callerFor(viewer: Viewer, ctx: RouteContext, task: TaskRecord): Caller {
   const peer = ctx.peer;
   return { owner: task.owner, ...(peer !== undefined && { peer }), ...(viewer.admin && { actingAs: viewer.principal }) };
 }
@@ -138,47 +138,57 @@ export function answerInput(deps: ApiDeps): ApiHandler {
 export function rerunTask(deps: ApiDeps): ApiHandler {
   return async (viewer, ctx) => {
     const id = ctx.params["id"] ?? "";
-    const engine = deps.app.engine;
-    const task = await engine.inspect.task(id, viewer.scope);
+    const task = await deps.app.engine.inspect.task(id, viewer.scope);
     if (!task) throw new WebRequestError("not_found", "Task not found");
-    if (!isTerminal(task.status)) throw new WebRequestError("terminal", `Only a finished task can be re-run: this one is '${task.status}'`);
-    const call = task.request as Partial<StoredToolCall> | null;
-    if (task.method !== "tools/call" || typeof call?.name !== "string") {
-      throw new WebRequestError("invalid_params", `Only a tool call can be re-run, not ${task.method}`);
-    }
-    const host = deps.app.host;
-    if (!host.tools.get(call.name)) throw new WebRequestError("method_not_found", `The tool ${call.name} is no longer served here`);
-    const peer = ctx.peer;
-    // Arguments only: what a tool's gather collected belongs to the first run, the re-run asks
-    // again. Checked against the tool as it is served now, and created the one way every tool
-    // task is (its recovery, retryability and default ttl come from the tool's definition).
-    const checked = checkToolArguments(host, { name: call.name, arguments: call.arguments ?? {} });
-    const { task: created } = await createToolTask(host, checked, {
-      caller: callerFor(viewer, ctx, task),
-      origin: {
-        sessionId: null,
-        progressToken: null,
-        accepts: task.origin.accepts,
-        ...(task.origin.era !== undefined && { era: task.origin.era }),
-      },
-      ttl: task.ttlMs ?? undefined,
-      key: null,
-    });
-    ctx.logger.info(
-      {
-        audit: "rerun_requested",
-        via: "web",
-        taskId: created.id,
-        rerunOf: task.id,
-        owner: task.owner,
-        peer: peer ?? null,
-        principal: viewer.principal,
-        requestId: ctx.requestId,
-      },
-      "task re-run from the web view",
-    );
+    const created = await rerunOne(deps, viewer, ctx, task);
     return { task: toSummary(created), rerunOf: task.id };
   };
+}
+
+/**
+ * Re-runs one finished tool task the viewer may see (the single re-run and the bulk retry of
+ * queue-control.ts): a new task with its tool and arguments, for its owner, linked to it
+ * (`origin.rerunOf`), audited as `rerun_requested`.
+ */
+export async function rerunOne(deps: ApiDeps, viewer: Viewer, ctx: RouteContext, task: TaskRecord, via = "web"): Promise<TaskRecord> {
+  if (!isTerminal(task.status)) throw new WebRequestError("terminal", `Only a finished task can be re-run: this one is '${task.status}'`);
+  const call = task.request as Partial<StoredToolCall> | null;
+  if (task.method !== "tools/call" || typeof call?.name !== "string") {
+    throw new WebRequestError("invalid_params", `Only a tool call can be re-run, not ${task.method}`);
+  }
+  const host = deps.app.host;
+  if (!host.tools.get(call.name)) throw new WebRequestError("method_not_found", `The tool ${call.name} is no longer served here`);
+  const peer = ctx.peer;
+  // Arguments only: what a tool's gather collected belongs to the first run, the re-run asks
+  // again. Checked against the tool as it is served now, and created the one way every tool
+  // task is (its recovery, retryability and default ttl come from the tool's definition).
+  const checked = checkToolArguments(host, { name: call.name, arguments: call.arguments ?? {} });
+  const { task: created } = await createToolTask(host, checked, {
+    caller: callerFor(viewer, ctx, task),
+    origin: {
+      sessionId: null,
+      progressToken: null,
+      accepts: task.origin.accepts,
+      ...(task.origin.era !== undefined && { era: task.origin.era }),
+      rerunOf: task.id,
+    },
+    ttl: task.ttlMs ?? undefined,
+    key: null,
+  });
+  ctx.logger.info(
+    {
+      audit: "rerun_requested",
+      via,
+      taskId: created.id,
+      rerunOf: task.id,
+      owner: task.owner,
+      peer: peer ?? null,
+      principal: viewer.principal,
+      requestId: ctx.requestId,
+    },
+    "task re-run from the web view",
+  );
+  return created;
 }
 
 const EmitBody = z.strictObject({ name: z.string().min(1).max(256), payload: z.unknown().optional() });

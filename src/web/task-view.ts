@@ -45,6 +45,8 @@ export interface TaskSummary {
   expiresAt: number | null;
   ttlMs: number | null;
   progress: TaskProgress | null;
+  /** The finished task this one re-runs (a re-run or a bulk retry from the web view), or null. */
+  rerunOf: string | null;
 }
 
 export interface InputView {
@@ -84,6 +86,7 @@ export function toSummary(task: TaskRecord): TaskSummary {
     expiresAt: task.expiresAt,
     ttlMs: task.ttlMs,
     progress: task.progress,
+    rerunOf: task.origin.rerunOf ?? null,
   };
 }
 

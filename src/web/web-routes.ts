@@ -11,6 +11,8 @@ import { viewerResolver } from "./viewer.js";
 import { answerInput, cancelTask, cancelTasks, emitEvent, rerunTask } from "./task-actions.js";
 import { listDeliveries, redeliver } from "./webhook-deliveries.js";
 import { consoleRoutes } from "./console-routes.js";
+
+import { listQueues, pauseTool, purgeQueued, purgeTool, resumeTool, retryFailed } from "./queue-control.js";
 import { api, clusterState, listTasks, sessionInfo, taskDetail, taskStatsOf, type ApiDeps } from "./web-api.js";
 
 /** Options of {@link webRoutes}. */
@@ -43,7 +45,9 @@ export interface WebOptions {
  * - `GET /tasks/api/session | tasks | tasks/:id | stats | cluster | events`, `POST /tasks/api/tasks/:id/cancel |
  *   tasks/:id/rerun | tasks/:id/inputs/:inputId | tasks/:id/events | cancel`, `GET /tasks/api/webhooks`, `POST
  *   /tasks/api/webhooks/redeliver` (webhook-deliveries.ts), `GET /tasks/api/tools | tasks/:id/timeline`, `POST
- *   /tasks/api/tools/:name/start` (console-routes.ts) — the data and the actions, each
+ *   /tasks/api/tools/:name/start` (console-routes.ts), `GET /tasks/api/queues`, `POST
+ *   /tasks/api/queues/:tool/pause | resume | purge`, `POST /tasks/api/purge | retry-failed`
+ *   (queue-control.ts) — the data and the actions, each
  *   requiring `Authorization: Bearer <token>` (401 otherwise) and bound to the viewer's tasks.
  */
 export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[] {
@@ -66,12 +70,14 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
   const page = staticAsset("tasks.html", "text/html; charset=utf-8");
   const script = staticAsset("tasks.js", "text/javascript; charset=utf-8");
   const style = staticAsset("tasks.css", "text/css; charset=utf-8");
+  const queues = staticAsset("queues.js", "text/javascript; charset=utf-8");
   return [
     // The root of a server with a web view leads to it.
     { path: "/", methods: { GET: (_req, res) => void res.writeHead(302, { location: "/tasks" }).end() } },
     { path: "/tasks", methods: { GET: (req, res) => sendAsset(req, res, page) } },
     { path: "/tasks/assets/tasks.js", methods: { GET: (req, res) => sendAsset(req, res, script) } },
     { path: "/tasks/assets/tasks.css", methods: { GET: (req, res) => sendAsset(req, res, style) } },
+    { path: "/tasks/assets/queues.js", methods: { GET: (req, res) => sendAsset(req, res, queues) } },
     { path: "/tasks/api/session", methods: { GET: api(deps, sessionInfo(deps)) } },
     { path: "/tasks/api/tasks", methods: { GET: api(deps, listTasks(deps)) } },
     { path: "/tasks/api/stats", methods: { GET: api(deps, taskStatsOf(deps)) } },
@@ -87,5 +93,13 @@ export function webRoutes(app: TaskServer, options: WebOptions = {}): HttpRoute[
     { path: "/tasks/api/webhooks/redeliver", methods: { POST: api(deps, redeliver(deps)) } },
     // Start a tool, a task's timeline (console-routes.ts).
     ...consoleRoutes(deps),
+
+    // Queue control (queue-control.ts): pause, resume, purge, bulk retry; admins only.
+    { path: "/tasks/api/queues", methods: { GET: api(deps, listQueues(deps)) } },
+    { path: "/tasks/api/queues/:tool/pause", methods: { POST: api(deps, pauseTool(deps)) } },
+    { path: "/tasks/api/queues/:tool/resume", methods: { POST: api(deps, resumeTool(deps)) } },
+    { path: "/tasks/api/queues/:tool/purge", methods: { POST: api(deps, purgeTool(deps)) } },
+    { path: "/tasks/api/purge", methods: { POST: api(deps, purgeQueued(deps)) } },
+    { path: "/tasks/api/retry-failed", methods: { POST: api(deps, retryFailed(deps)) } },
   ];
 }

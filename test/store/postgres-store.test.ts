@@ -48,7 +48,7 @@ function emptyStoreFactory(): () => Promise<PostgresStore> {
     await store.migrate();
     // Inputs, timelines and waits go with their tasks (ON DELETE CASCADE); events are kept apart.
     await pgQuery(
-      `DELETE FROM "${schema}".tasks; DELETE FROM "${schema}".meta; DELETE FROM "${schema}".workers; DELETE FROM "${schema}".wait_events`,
+      `DELETE FROM "${schema}".tasks; DELETE FROM "${schema}".meta; DELETE FROM "${schema}".workers; DELETE FROM "${schema}".wait_events; DELETE FROM "${schema}".tool_pauses`,
     );
     return store;
   };
@@ -132,7 +132,7 @@ describe("postgresStore: schema, migrations and connections", () => {
     const task = await old.create(newTask());
     // What version 1 left: none of the later tables, one migration recorded.
     await pgQuery(
-      `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas, "${schema}".workers, "${schema}".task_keys, "${schema}".expired_tasks, "${schema}".webhook_outbox, "${schema}".webhook_disabled;
+      `DROP TABLE "${schema}".events, "${schema}".task_checkpoints, "${schema}".stream_events, "${schema}".task_counts, "${schema}".task_count_deltas, "${schema}".workers, "${schema}".task_keys, "${schema}".expired_tasks, "${schema}".webhook_outbox, "${schema}".webhook_disabled, "${schema}".tool_pauses;
        DROP FUNCTION "${schema}".task_counts_delta() CASCADE;
        DROP FUNCTION "${schema}".webhook_outbox_moved() CASCADE;
        DROP FUNCTION "${schema}".task_keys_deleted() CASCADE;

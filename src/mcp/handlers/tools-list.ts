@@ -13,7 +13,7 @@ export function toolsList(session: SessionContext): { tools: Tool[] } {
   for (const tool of session.tools.values()) {
     // Listed as it is, also to a fallback client: a requestor need not declare that it follows
     // tasks (the SDK's own does not) and reads "required" to send the call as a task.
-    const described = describeTool(tool);
+    const described = withPause(describeTool(tool), session.engine.isPaused(tool.name));
     tools.push(session.config.tasks ? era.listedWithTaskSupport(described, tool.definition.taskSupport ?? "forbidden") : described);
   }
   // docs/hosts/README.md: the task operations as tools, for clients that cannot call them as methods.
@@ -21,6 +21,17 @@ export function toolsList(session: SessionContext): { tools: Tool[] } {
     tools.push(...taskToolsBeside(session.tools).map((tool) => era.listedWithTaskSupport(tool, "forbidden")));
   }
   return { tools };
+}
+
+/**
+ * The `_meta` key that marks a paused tool in `tools/list` (`true`): its calls are accepted and
+ * queued, and start once an operator resumes it (docs/web-view.md, Queue control).
+ */
+export const PAUSED_META_KEY = "dev.mcp-tasks/paused";
+
+/** The tool as listed, marked paused when it is. */
+export function withPause(tool: Tool, paused: boolean): Tool {
+  return paused ? { ...tool, _meta: { ...tool._meta, [PAUSED_META_KEY]: true } } : tool;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { StatelessHost } from "../era.js";
 import { featureCapabilities } from "../features/feature-capabilities.js";
-import { describeTool } from "../handlers/tools-list.js";
+import { describeTool, withPause } from "../handlers/tools-list.js";
 import type { Envelope } from "./envelope.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { taskToolsBeside } from "../fallback/task-tools.js";
@@ -44,15 +44,15 @@ export function discover({ config, features }: StatelessHost): Record<string, un
  * and says how in our own `_meta` key (OWN_META.taskSupport) when task support is on.
  * A request without the extension also lists the fallback's `task_*` tools (docs/hosts/README.md); the answer then depends on the envelope, so its cache scope is the caller's.
  */
-export function toolsList({ tools, config }: StatelessHost, envelope: Envelope): Record<string, unknown> {
-  const listed = [...tools.values()].map((tool) => withTaskSupport(tool, config.tasks));
+export function toolsList({ tools, config, engine }: StatelessHost, envelope: Envelope): Record<string, unknown> {
+  const listed = [...tools.values()].map((tool) => withTaskSupport(tool, config.tasks, engine.isPaused(tool.name)));
   if (!usesFallback(config, envelope.declaresTasks)) return { resultType: RESULT_TYPE.complete, tools: listed, ...CACHE };
   return { resultType: RESULT_TYPE.complete, tools: [...listed, ...taskToolsBeside(tools)], ...CACHE, cacheScope: "private" };
 }
 
 /** A tool as listed here: how a call of it is decided in `_meta` (OWN_META), beside the tool's own `_meta`. */
-function withTaskSupport(tool: RegisteredTool, tasks: boolean): Tool {
-  const described = describeTool(tool);
+function withTaskSupport(tool: RegisteredTool, tasks: boolean, paused: boolean): Tool {
+  const described = withPause(describeTool(tool), paused);
   if (!tasks) return described;
   return { ...described, _meta: { ...described._meta, [OWN_META.taskSupport]: tool.definition.taskSupport ?? "forbidden" } };
 }

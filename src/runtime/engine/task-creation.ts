@@ -15,6 +15,7 @@ import type { EngineObserver } from "../engine-observer.js";
 import type { CallerLimits } from "../limits/caller-limits.js";
 import type { OwnerCounts } from "../limits/owner-counts.js";
 import { reportLimitHit } from "../limits/quotas.js";
+import { pausedMessage } from "./task-lookups.js";
 import type { RecoveryPolicy } from "../recovery-policy.js";
 import { routeWebhooks, type RequestedWebhook } from "../webhooks/webhook-routing.js";
 import type { WebhookSettings } from "../webhooks/webhook-config.js";
@@ -61,6 +62,8 @@ interface CreationDeps {
   auditArguments: boolean;
   /** Throws unless the engine serves requests now (started, not closed, not draining). */
   admitNew(): void;
+  /** Whether a tool is paused: its task is created and queued all the same, and says so. */
+  isPaused(name: string): boolean;
   /** Starts a stored task's handler as this process does (at once, through its queue, or through a cluster's workers). */
   schedule(task: TaskRecord): void;
   /** Which webhook endpoints hear a new task (null: none configured). */
@@ -188,6 +191,9 @@ export class TaskCreation {
     );
     publishAfterWrite(bus, statusEvent(task, true), notify);
     this.deps.schedule(task);
+    // Accepted and queued: the requestor reads why it does not start (as a get would tell it).
+    if (this.deps.isPaused(task.name) && task.status === "working")
+      return { task: { ...task, statusMessage: pausedMessage(task.name) }, created: true };
     return { task, created: true };
   }
 

@@ -24,6 +24,8 @@ interface LookupDeps {
   pageSize: number;
   /** Whether a cap can hold a created task back (then reads say where it waits). */
   mayQueue: () => boolean;
+  /** Whether a tool is paused (its queued tasks say so). */
+  isPaused: (name: string) => boolean;
 }
 
 /**
@@ -100,13 +102,15 @@ export class TaskLookups {
 
   /**
    * The task as a get answers it: a task still waiting in the queue says so in its statusMessage,
-   * computed now ("queued (3 ahead)": tasks of the same owner that start before it), never stored.
+   * computed now ("queued (3 ahead)": tasks of the same owner that start before it; or that its
+   * tool is paused), never stored.
    */
   private async withQueuePosition(task: TaskRecord): Promise<TaskRecord> {
     const { store, mayQueue } = this.deps;
     if (task.status !== "working" || !isQueueView(store) || !mayQueue()) return task;
     const ahead = await store.queuedAhead(task.id);
-    return ahead === null ? task : { ...task, statusMessage: `queued (${ahead} ahead)` };
+    if (ahead === null) return task;
+    return { ...task, statusMessage: this.deps.isPaused(task.name) ? pausedMessage(task.name) : `queued (${ahead} ahead)` };
   }
 
   private async page(cursor: unknown, owner: string | null): Promise<ListPage> {
@@ -130,6 +134,11 @@ export class TaskLookups {
     if (!this.cursors) throw new Error("TaskEngine.start() must be awaited before serving requests");
     return this.cursors;
   }
+}
+
+/** The statusMessage of a queued task of a paused tool (computed when read, never stored). */
+export function pausedMessage(tool: string): string {
+  return `queued: the tool ${tool} is paused; it starts once an operator resumes the tool`;
 }
 
 /** The taskId of a request, checked for shape (the store lookup decides whether it exists). */

@@ -36,6 +36,7 @@ import type { WaitStore } from "../wait-store.js";
 import { memoryWaits } from "./memory-waits.js";
 import { memoryOutbox } from "./memory-outbox.js";
 import type { OutboxStore } from "../outbox-store.js";
+import { withPausedCaps, type ToolPause, type ToolPauseStore } from "../tool-pause-store.js";
 
 /**
  * A {@link TaskStore} kept in process memory: for tests, demos and single-process servers that
@@ -45,10 +46,11 @@ import type { OutboxStore } from "../outbox-store.js";
  * Records are deep-copied on the way in and out, so a caller holding a returned record cannot
  * change what other callers see (a durable store gives that for free by serializing).
  */
-export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & WaitStore & OutboxStore {
+export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & WaitStore & OutboxStore & ToolPauseStore {
   // Webhook events, appended by `transition` in the same (synchronous) step as the move.
   const { recordTransition, ...outbox } = memoryOutbox();
   const tasks = new Map<string, TaskRecord>();
+  const paused = new Map<string, ToolPause>();
   // Map iteration follows insertion order, which is the tie-break for inputs created in the same ms.
   const inputs = new Map<string, Map<string, InputRequest>>();
   const histories = new Map<string, StatusChange[]>();
@@ -399,9 +401,26 @@ export function memoryStore(): TaskStore & CheckpointStore & RunQueueStore & Wai
       const all = [...tasks.values()];
       // A handler waiting in memory holds its task's start but counts as running for nobody.
       const running = all.filter((t) => started.has(t.id) && !isTerminal(t.status) && t.waitMode !== "memory");
-      const picked = fairPick(all.filter(isQueued), running, caps, wholeLimit(limit));
+      const picked = fairPick(all.filter(isQueued), running, withPausedCaps(caps, paused.keys()), wholeLimit(limit));
       for (const id of picked) started.add(id);
       return picked.map((id) => copy(tasks.get(id) as TaskRecord));
+    },
+
+    async pauseTool(pause: ToolPause): Promise<boolean> {
+      open();
+      if (paused.has(pause.name)) return false;
+      paused.set(pause.name, { ...pause });
+      return true;
+    },
+
+    async resumeTool(name: string): Promise<boolean> {
+      open();
+      return paused.delete(name);
+    },
+
+    async pausedTools(): Promise<ToolPause[]> {
+      open();
+      return [...paused.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((pause) => ({ ...pause }));
     },
 
     async startedTasks(limit: number): Promise<TaskRecord[]> {

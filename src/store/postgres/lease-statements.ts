@@ -3,6 +3,7 @@
  * Every statement is a compare-and-set on (lease_owner, lease_expires_at), so two workers never
  * hold one task and a reaper never takes a task whose worker renewed in time.
  */
+import { toolPausesTable } from "./tool-pause-statements.js";
 import {
   ACTIVE_SQL,
   QUEUED_SQL,
@@ -59,7 +60,7 @@ export interface LeaseStatements {
   /** () */
   queueDepth: Statement;
   /**
-   * ($1 time): whether a task has waited unclaimed since `time` or longer (the oldest of the
+   * ($1 time): whether a task of a tool not paused has waited unclaimed since `time` or longer (the oldest of the
    * queue index's entries: one index probe). `queuedSinceNamed` adds ($2 names[]).
    */
   queuedSince: Statement;
@@ -81,7 +82,8 @@ function claimText(t: Tables, names: boolean): string {
   // queue plus the owner's running handlers, then oldest first; tools at their cap are left out
   // before ranking. Each owner's head comes from tasks_queue_owner (a loose index scan finds the
   // owners, a LATERAL takes at most $2 of each), so a claim reads owners × $2 queue rows, not the
-  // whole queue; the running counts come from the leases (few: the workers' slots). The last CTE
+  // whole queue; the running counts come from the leases (few: the workers' slots). Paused tools
+  // (tool-pause-statements.ts) are left out as tools at their cap are. The last CTE
   // locks the pick (materialised, so the LIMIT holds however the UPDATE is planned).
   const heads = (ownerTest: string): string => `
       SELECT q.id, q.owner, q.name, q.created_at FROM ${t.tasks} AS q
@@ -92,7 +94,10 @@ function claimText(t: Tables, names: boolean): string {
     by_owner AS (SELECT owner, count(*) AS n FROM running GROUP BY owner),
     by_name AS (SELECT name, count(*) AS n FROM running GROUP BY name),
     caps AS (SELECT key AS name, value::int AS cap FROM jsonb_each_text($5::jsonb)),
-    saturated AS (SELECT c.name FROM caps AS c JOIN by_name AS b ON b.name = c.name WHERE b.n >= c.cap),
+    saturated AS (
+      SELECT c.name FROM caps AS c JOIN by_name AS b ON b.name = c.name WHERE b.n >= c.cap
+      UNION ALL
+      SELECT name FROM ${toolPausesTable(t)}),
     owners AS (
       (SELECT owner FROM ${t.tasks} WHERE ${queued} AND owner IS NOT NULL ORDER BY owner LIMIT 1)
       UNION ALL
@@ -238,11 +243,13 @@ export function leaseStatements(t: Tables): LeaseStatements {
 
     queuedSince: statement(
       "queued_since",
-      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE ${QUEUED_SQL} AND created_at <= $1::bigint) AS waiting`,
+      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE ${QUEUED_SQL} AND created_at <= $1::bigint
+         AND name NOT IN (SELECT name FROM ${toolPausesTable(t)})) AS waiting`,
     ),
     queuedSinceNamed: statement(
       "queued_since_named",
-      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE ${QUEUED_SQL} AND created_at <= $1::bigint AND name = ANY ($2::text[])) AS waiting`,
+      `SELECT EXISTS (SELECT 1 FROM ${t.tasks} WHERE ${QUEUED_SQL} AND created_at <= $1::bigint AND name = ANY ($2::text[])
+         AND name NOT IN (SELECT name FROM ${toolPausesTable(t)})) AS waiting`,
     ),
   };
 }

@@ -31,6 +31,8 @@ import {
 } from "./rows.js";
 import { migrate } from "./schema.js";
 import { postgresOutbox } from "./outbox-statements.js";
+import { postgresToolPauses } from "./tool-pause-statements.js";
+import type { ToolPauseStore } from "../tool-pause-store.js";
 import type { OutboxStore } from "../outbox-store.js";
 import { tablesOf, type Statement } from "./sql.js";
 import { boundText } from "./text-values.js";
@@ -116,7 +118,7 @@ const FORGET_WORKERS_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_POSTGRES_SCHEMA = "mcp_tasks";
 
 /** A {@link ClusterStore} on PostgreSQL, with the migration step exposed for a fail-fast start. */
-export interface PostgresStore extends ClusterStore, CheckpointStore, WaitStore, OutboxStore {
+export interface PostgresStore extends ClusterStore, CheckpointStore, WaitStore, OutboxStore, ToolPauseStore {
   /** The PostgreSQL schema the store's tables live in. */
   readonly schema: string;
   /**
@@ -448,6 +450,8 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     ...waits,
     // Webhook events: rows written by a trigger inside each status change (outbox-statements.ts).
     ...postgresOutbox(tables, rows),
+    // Paused tools: the claim statement leaves their queued tasks alone (tool-pause-statements.ts).
+    ...postgresToolPauses(tables, rows),
     schema: schemaName,
 
     migrate: ready,

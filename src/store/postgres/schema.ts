@@ -7,6 +7,7 @@
 import type pg from "pg";
 import type { Tables } from "./sql.js";
 import { OUTBOX_MIGRATION } from "./outbox-statements.js";
+import { TOOL_PAUSES_MIGRATION } from "./tool-pause-statements.js";
 
 // The kept counts (appended as the last migration): counts per (owner, tool, status), so countByStatus reads a few rows instead of every task.
 // A row trigger appends a +1/-1 delta row for every create, status change and
@@ -294,6 +295,7 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   RETENTION_MIGRATION,
   WAITS_MIGRATION,
   OUTBOX_MIGRATION,
+  TOOL_PAUSES_MIGRATION,
 ];
 
 /** The schema version this code writes. */

@@ -1,6 +1,7 @@
 /** The single node's run queue (run-queue.ts): the fair claim, and what it shows of the queue. */
 import type { SqliteDatabase as Database, Statement } from "./driver.js";
 import { QUEUED_SQL, RUNNING_SQL, STARTED_SQL, type TaskRow } from "./rows.js";
+import { notPausedSql } from "./tool-pause-statements.js";
 
 export interface ClaimParams {
   limit: number;
@@ -16,10 +17,10 @@ export interface QueueStatements {
   claim: Statement<[ClaimParams], TaskRow>;
   /**
    * The same fair claim when no tool has a cap (`caps` unused): the same picks, ranking only each
-   * owner's oldest `limit` queued tasks, so a claim costs the same with ten or ten thousand queued.
+   * owner's oldest `limit` queued tasks of tools not paused, so a claim costs the same with ten or ten thousand queued.
    */
   claimUncappedByName: Statement<[ClaimParams], TaskRow>;
-  /** Queued tasks, counted no further than `limit + 1`. */
+  /** Queued tasks of tools not paused (the ones a claim may take), counted no further than `limit + 1`. */
   queuedUpTo: Statement<[{ limit: number }], { n: number }>;
   /**
    * Marks up to `limit` queued tasks started, in no order, and returns them: the fair claim's
@@ -38,7 +39,8 @@ export function prepareQueueStatements(db: Database): QueueStatements {
   return {
     // One statement, so the pick and the mark cannot be separated. The rule is the one of
     // QueueView (fair-order.ts writes it in plain code): rank within the owner's queue plus the
-    // owner's running handlers, then oldest first; tools at their cap are left out before ranking.
+    // owner's running handlers, then oldest first; tools at their cap, and paused tools
+    // (tool-pause-statements.ts), are left out before ranking.
     // LIMIT (SELECT @limit), not LIMIT @limit: SQLite's planner reads a bare bound LIMIT, so every
     // new binding of it (each call) recompiles the statement — most of a claim's cost, paid once
     // per created task.
@@ -56,7 +58,7 @@ export function prepareQueueStatements(db: Database): QueueStatements {
         LEFT JOIN by_owner AS o ON o.owner IS q.owner
         LEFT JOIN by_name AS b ON b.name = q.name
         LEFT JOIN caps AS c ON c.name = q.name
-        WHERE q.${QUEUED_SQL} AND (c.cap IS NULL OR coalesce(b.n, 0) < c.cap)),
+        WHERE q.${QUEUED_SQL} AND ${notPausedSql("q.")} AND (c.cap IS NULL OR coalesce(b.n, 0) < c.cap)),
       picked AS (
         SELECT id FROM ranked
         WHERE (@perOwner IS NULL OR score <= @perOwner) AND (cap IS NULL OR load <= cap)
@@ -88,7 +90,7 @@ export function prepareQueueStatements(db: Database): QueueStatements {
         FROM owners AS w
         JOIN tasks AS q ON q.id IN (
           SELECT f.id FROM tasks AS f INDEXED BY tasks_queued
-          WHERE f.owner IS w.owner AND f.${QUEUED_SQL} ORDER BY f.created_at, f.id LIMIT (SELECT @limit))
+          WHERE f.owner IS w.owner AND f.${QUEUED_SQL} AND ${notPausedSql("f.")} ORDER BY f.created_at, f.id LIMIT (SELECT @limit))
         LEFT JOIN by_owner AS o ON o.owner IS q.owner),
       picked AS (
         SELECT id FROM ranked WHERE @perOwner IS NULL OR score <= @perOwner
@@ -97,11 +99,11 @@ export function prepareQueueStatements(db: Database): QueueStatements {
       RETURNING *`),
 
     queuedUpTo: db.prepare<[{ limit: number }], { n: number }>(`
-      SELECT count(*) AS n FROM (SELECT 1 FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} LIMIT (SELECT @limit + 1))`),
+      SELECT count(*) AS n FROM (SELECT 1 FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} AND ${notPausedSql("")} LIMIT (SELECT @limit + 1))`),
 
     claimAll: db.prepare<[{ now: number; limit: number }], TaskRow>(`
       UPDATE tasks SET started_at = @now
-      WHERE id IN (SELECT id FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} LIMIT (SELECT @limit)) AND ${QUEUED_SQL}
+      WHERE id IN (SELECT id FROM tasks INDEXED BY tasks_queued WHERE ${QUEUED_SQL} AND ${notPausedSql("")} LIMIT (SELECT @limit)) AND ${QUEUED_SQL}
       RETURNING *`),
 
     started: db.prepare<[number], TaskRow>(`

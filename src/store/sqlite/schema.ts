@@ -1,5 +1,6 @@
 import type { SqliteDatabase as Database } from "./driver.js";
 import { OUTBOX_MIGRATION } from "./outbox-statements.js";
+import { TOOL_PAUSES_MIGRATION } from "./tool-pause-statements.js";
 
 // The kept counts (appended as the last migration): counts per (owner, tool, status), kept by triggers in the very statement that creates, moves
 // or deletes a task — so countByStatus reads a few rows instead of every task, and the counts can
@@ -259,6 +260,7 @@ const MIGRATIONS: readonly string[] = [
   LEAN_INDEXES_MIGRATION,
   WAITS_MIGRATION,
   OUTBOX_MIGRATION,
+  TOOL_PAUSES_MIGRATION,
 ];
 
 /** The schema version this code writes. */

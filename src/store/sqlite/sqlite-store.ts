@@ -50,6 +50,8 @@ import type { TaskRow } from "./rows.js";
 import type { WaitStore } from "../wait-store.js";
 import { sqliteWaits } from "./sqlite-waits.js";
 import { sqliteOutbox } from "./outbox-statements.js";
+import { sqliteToolPauses } from "./tool-pause-statements.js";
+import type { ToolPauseStore } from "../tool-pause-store.js";
 import type { OutboxStore } from "../outbox-store.js";
 
 /**
@@ -88,7 +90,7 @@ function isFilePath(path: string): boolean {
 export function sqliteStore(
   path: string,
   options: SqliteStoreOptions = {},
-): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore & WaitStore & OutboxStore {
+): TaskStore & CheckpointStore & WriterLockStore & RunQueueStore & WaitStore & OutboxStore & ToolPauseStore {
   if (isFilePath(path)) mkdirSync(dirname(resolve(path)), { recursive: true });
   const driver = options.driver ?? defaultSqliteDriver();
   let db: SqliteDatabase;
@@ -193,6 +195,8 @@ export function sqliteStore(
 
     // Webhook events: rows written by a trigger inside each status change (outbox-statements.ts).
     ...sqliteOutbox(db, () => group.flush()),
+    // Paused tools: the claim statements skip their queued tasks (tool-pause-statements.ts).
+    ...sqliteToolPauses(db, () => group.flush()),
     async createKeyed(task: NewTask, key: TaskKey): Promise<KeyedCreation> {
       return group.run(task.id, () => insertKeyed(task, key));
     },

@@ -4,6 +4,7 @@
 
 import { mountStartTool } from "./start-tool.js";
 import { loadTimeline } from "./timeline.js";
+import { mountQueues, unmountQueues } from "./queues.js";
 
 const TOKEN_KEY = "mcp-tasks.token";
 const STATUSES = ["working", "input_required", "completed", "failed", "cancelled"];
@@ -241,12 +242,14 @@ async function signIn(token) {
   if (session.redacted.length > 0) notice(`Redacted by the server: ${session.redacted.join(", ")}.`);
   mountStartTool(consolePage(), () => state.session);
   openStream();
+  mountQueues({ api, filterParams: () => filterParams(), notice, admin: session.admin });
   // A deep link (?task=…) opens that task's panel, whether or not it is on the first page.
   if (state.selected) void renderDetail();
 }
 
 function signOut(message) {
   sessionStorage.removeItem(TOKEN_KEY);
+  unmountQueues();
   state.stream?.abort();
   state.stream = null;
   state.token = null;
