@@ -71,6 +71,17 @@ export function toolPauseContract(current: () => TaskStore, newTask: (overrides:
       expect(await claim(1)).toEqual([e1]);
     });
 
+    it("a claim with less room than the queue holds (the ranked claim) still skips a paused tool's tasks", async () => {
+      await pauses().pauseTool({ name: "render", pausedAt: T0, pausedBy: "admin" });
+      await queue("render");
+      await queue("render");
+      const e1 = await queue("export");
+      const e2 = await queue("export");
+      expect(await claim(1)).toEqual([e1]);
+      expect(await claim(1)).toEqual([e2]);
+      expect(await claim(1)).toEqual([]);
+    });
+
     it("a parked task of a paused tool that wakes is queued again, and stays queued until the tool is resumed", async () => {
       const store = current();
       if (!isWaitStore(store)) return;
