@@ -88,12 +88,13 @@ export default tseslint.config(
   },
   {
     // The binding outside its era folders (sessions, tool contexts, the SDK server, the fallback)
-    // reaches an era through its interface (src/mcp/era.ts) and the registry (src/mcp/eras.ts): a
-    // task-era wire string here would tie it to one era.
+    // reaches an era through its interface (src/mcp/era.ts, whose `wire` is the era's codec) and the
+    // registry (src/mcp/eras.ts): a task-era wire string here would tie it to one era. An era's
+    // strings are spelled in its wire folder (src/mcp/wire/rev…) and used by its binding folder.
     files: ["src/mcp/**/*.ts"],
-    ignores: ["src/mcp/rev*/**"],
+    ignores: ["src/mcp/rev*/**", "src/mcp/wire/rev*/**"],
     rules: {
-      "no-restricted-syntax": ["error", ...ENGINE_STORE_SELECTORS, ...wireStringSelectors(TASK_WIRE_STRINGS, "an era folder (src/mcp/rev…), behind the era interface (src/mcp/era.ts)")],
+      "no-restricted-syntax": ["error", ...ENGINE_STORE_SELECTORS, ...wireStringSelectors(TASK_WIRE_STRINGS, "an era's wire folder (src/mcp/wire/rev…) or binding folder (src/mcp/rev…), behind the era interface (src/mcp/era.ts)")],
     },
   },
   {

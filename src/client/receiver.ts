@@ -141,7 +141,8 @@ export class ClientReceiver {
       );
     };
     // A client has one server: its tasks are bound to nobody (T-SEC-2; ids are unguessable).
-    for (const [method, answer] of Object.entries(SESSION_ERA.receiverMethods)) {
+    for (const [method, { receiver: answer }] of Object.entries(SESSION_ERA.methods)) {
+      if (!answer) continue;
       on(method, (params, extra) => answer(engine, params, { caller: ANONYMOUS_CALLER, signal: extra.signal }));
     }
   }

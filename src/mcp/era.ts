@@ -11,22 +11,12 @@ import type { LooseParams } from "./request-schemas.js";
 import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool, TaskSupport } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
-import type { TraceCarrier } from "./tracing/trace-carrier.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
 import type { RemoteTaskHandle, RemoteTaskInfo } from "./remote-task-info.js";
 import type { OwnErrorCodes } from "./own-error-wire.js";
+import type { OperationTrace, SessionWire, WireCodec } from "./wire/wire-codec.js";
 
-/** What a request's params tell its span, as its era reads them. */
-export interface OperationTrace {
-  /** The trace context the params carry (SEP-414), if any. */
-  carrier?: TraceCarrier;
-  /** The tool or prompt the request names. */
-  target?: string;
-  /** The task the request names. */
-  taskId?: string;
-  /** True for a request a session server answers on a stream even when it came as plain JSON (its span is made there). */
-  servedOnStream?: boolean;
-}
+export type { OperationTrace } from "./wire/wire-codec.js";
 
 /**
  * The seam between the engine and a protocol revision. Everything a revision's wire knows —
@@ -45,19 +35,13 @@ export interface TaskEra {
   readonly ownErrorCodes: OwnErrorCodes;
   /** The server capabilities this era declares beside `tools` when task support is on (T-CAP-1/2). */
   serverCapabilities(config: TaskServerConfig): Record<string, unknown>;
+  /** This era's wire: the pure codec of its requests, results, errors and notifications (`src/mcp/wire/rev…/`). */
+  readonly wire: SessionWire;
   /**
-   * The task methods of a party whose tasks never ask anything back (a client hosting sampling
-   * and elicitation as tasks): they need only the engine, no session.
+   * This era's task methods, one table: each names how a session server, a receiver without a
+   * session and the plain-JSON path answer it. A front serves a method whose entry has its kind.
    */
-  readonly receiverMethods: Readonly<Record<string, ReceiverMethod>>;
-  /** Task methods a session server of this era answers (installed only when task support is on). */
-  readonly sessionMethods: Readonly<Record<string, SessionMethod>>;
-  /**
-   * Methods that can be answered as one plain JSON response on HTTP, without a session server or
-   * a stream for the request (T-GET-4: a client polling asked for no stream). One may still find
-   * that this request needs a stream and say so with {@link NEEDS_STREAM}, having written nothing.
-   */
-  readonly plainMethods: Readonly<Record<string, PlainMethod>>;
+  readonly methods: Readonly<Record<string, TaskMethod>>;
   /**
    * What a `tools/call` asks of a task when it asks for one (its ttl…), undefined for a plain call
    * (2025-11-25: `params.task`).
@@ -229,6 +213,23 @@ export type ReceiverMethod = (engine: TaskEngine, params: LooseParams, request: 
 
 export type SessionMethod = (session: SessionContext, params: LooseParams, request: SessionRequest) => Promise<object>;
 
+/** One task method of an era, as each kind of front answers it. */
+export interface TaskMethod {
+  /** How a session server answers it (installed only when task support is on). */
+  session?: SessionMethod;
+  /**
+   * How a party whose tasks never ask anything back (a client hosting sampling and elicitation as
+   * tasks) answers it: with nothing but the engine, no session.
+   */
+  receiver?: ReceiverMethod;
+  /**
+   * How it is answered as one plain JSON response on HTTP, without a session server or a stream
+   * for the request (T-GET-4: a client polling asked for no stream). It may still find that this
+   * request needs a stream and say so with {@link NEEDS_STREAM}, having written nothing.
+   */
+  plain?: PlainMethod;
+}
+
 /** One request answered without a session server. */
 export interface PlainRequest {
   caller: Caller;
@@ -301,6 +302,8 @@ export interface StatelessEra {
   readonly kind: "stateless";
   /** The protocol revision this era speaks. */
   readonly id: string;
+  /** This era's wire: the pure codec of its requests, results, errors and notifications (`src/mcp/wire/rev…/`). */
+  readonly wire: WireCodec;
   /** This era's codes for our own conditions where they differ from the engine's (`own-error-wire.ts`). */
   readonly ownErrorCodes: OwnErrorCodes;
   /** Whether this era serves a POST, from its MCP-Protocol-Version header or (without a session id) its body. */

@@ -104,7 +104,8 @@ export function createSessionServer(
     }
   }
   if (config.tasks) {
-    for (const [method, handler] of Object.entries(era.sessionMethods)) {
+    for (const [method, { session: handler }] of Object.entries(era.methods)) {
+      if (!handler) continue;
       // Continued, not awaited: no frame is kept while a request waits (a blocked tasks/result).
       server.setRequestHandler(looseRequest(method), (req, extra) =>
         handler(session, req.params, {

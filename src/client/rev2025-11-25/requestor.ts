@@ -5,7 +5,13 @@ import { RpcCode } from "../../core/errors.js";
 import { ConnectionError } from "../../mcp/requestor-errors.js";
 import { NO_TIMEOUT_MS, peerOf, type TaskPeer } from "../../mcp/rev2025-11-25/requestor/peer.js";
 import { toolTask } from "../../mcp/rev2025-11-25/requestor/tool-task.js";
-import { declaresTaskSupport, immediateResponseOf, readCreatedTask, readWireTask, type WireTask } from "../../mcp/rev2025-11-25/wire.js";
+import {
+  declaresTaskSupport,
+  immediateResponseOf,
+  readCreatedTask,
+  readWireTask,
+  type WireTask,
+} from "../../mcp/wire/rev2025-11-25/wire.js";
 import type { TaskSupport } from "../../mcp/tool-definition.js";
 import type { EraCall, EraCallOptions, EraFeatures, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
 import { decideTaskCall } from "../task-support.js";

@@ -8,7 +8,7 @@ import {
   type RemoteTaskProgress,
   type TaskOutcome,
 } from "../../mcp/remote-task-info.js";
-import { METHOD } from "../../mcp/rev2026-07-28/wire.js";
+import { METHOD } from "../../mcp/wire/rev2026-07-28/wire.js";
 import type { ToolTask } from "../requestor-era.js";
 import { readDetailedTask, type DetailedTask } from "./detailed-task.js";
 import { answerInputs, capabilitiesOf, type InputHandlers } from "./input-answers.js";

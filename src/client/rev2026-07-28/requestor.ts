@@ -1,7 +1,7 @@
 import { CallToolResultSchema, ListToolsResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { RpcCode, TaskError } from "../../core/errors.js";
 import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
-import { METHOD, OWN_META, RESULT_TYPE } from "../../mcp/rev2026-07-28/wire.js";
+import { METHOD, OWN_META, RESULT_TYPE } from "../../mcp/wire/rev2026-07-28/wire.js";
 import type { TaskSupport } from "../../mcp/tool-definition.js";
 import type { RemoteTaskInfo } from "../../mcp/remote-task-info.js";
 import type { EraCall, EraCallOptions, EraFeatures, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";

@@ -192,7 +192,7 @@ async function fallbackCall(
   const name = params?.["name"];
   // The era's method whose stream carries a task's questions, on this call's stream: it relays them (elicitation).
   const stream = session.era.questionStreamMethod;
-  const results = stream === null ? undefined : session.era.sessionMethods[stream];
+  const results = stream === null ? undefined : session.era.methods[stream]?.session;
   const relay = results && ((taskId: string, signal: AbortSignal) => results(session, { taskId }, { ...request, signal }));
   if (isTaskTool(name, session.tools))
     return callTaskTool(session, name, params?.["arguments"], { caller: request.caller, signal: request.signal, ...(relay && { relay }) });

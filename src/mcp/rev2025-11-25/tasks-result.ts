@@ -10,7 +10,7 @@ import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor-e
 import { sendInputRequest } from "./requestor/send-input-request.js";
 import type { SessionContext } from "../era.js";
 import { sessionLinkOf } from "./status-notifications.js";
-import { withRelatedTask } from "./wire.js";
+import { withRelatedTask } from "../wire/rev2025-11-25/wire.js";
 
 /** Longest the SDK waits for the requestor to answer a delivered input request (a human may be slow). */
 const INPUT_ANSWER_TIMEOUT_MS = 24 * 60 * 60 * 1000;

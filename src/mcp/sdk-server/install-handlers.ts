@@ -116,7 +116,8 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
     return ours(request, extra);
   });
 
-  for (const [method, handler] of Object.entries(era.sessionMethods)) {
+  for (const [method, { session: handler }] of Object.entries(era.methods)) {
+    if (!handler) continue;
     install(method, async (request, extra) => {
       await host.ready();
       return answered(engine, method, () =>

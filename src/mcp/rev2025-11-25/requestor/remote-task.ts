@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RpcCode } from "../../../core/errors.js";
-import { readWireTask, type WireTask } from "../wire.js";
+import { readWireTask, type WireTask } from "../../wire/rev2025-11-25/wire.js";
 import { ConnectionError, RemoteError, TaskCancelledError } from "../../requestor-errors.js";
 import { NO_TIMEOUT_MS, type PeerRequestOptions, type TaskPeer } from "./peer.js";
 import type { LifecycleEvent, RemoteTaskHandle, TaskOutcome } from "../../remote-task-info.js";

@@ -1,7 +1,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { withRelatedTask } from "../wire.js";
+import { withRelatedTask } from "../../wire/rev2025-11-25/wire.js";
 import { RemoteError } from "../../requestor-errors.js";
 import { peerOf } from "./peer.js";
 import { requestMaybeAsTask } from "./task-augmented-request.js";

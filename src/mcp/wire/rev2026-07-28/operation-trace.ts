@@ -1,6 +1,6 @@
-import type { OperationTrace } from "../era.js";
-import type { LooseParams } from "../request-schemas.js";
-import { carrierFrom } from "../tracing/trace-carrier.js";
+import type { OperationTrace } from "../wire-codec.js";
+import type { LooseParams } from "../../request-schemas.js";
+import { carrierFrom } from "../../tracing/trace-carrier.js";
 import { METHOD } from "./wire.js";
 
 /**

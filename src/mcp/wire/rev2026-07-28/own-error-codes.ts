@@ -1,4 +1,4 @@
-import type { OwnErrorCodes } from "../own-error-wire.js";
+import type { OwnErrorCodes } from "../../own-error-wire.js";
 
 /**
  * Our own conditions' codes under 2026-07-28. The engine's codes lie in JSON-RPC's

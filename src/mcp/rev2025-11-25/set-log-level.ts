@@ -1,15 +1,6 @@
 import { TaskError } from "../../core/errors.js";
-import { isLogLevel, type LogLevel, type LogThreshold } from "../logging/log-level.js";
+import { isLogLevel, type LogThreshold } from "../logging/log-level.js";
 import type { LooseParams } from "../request-schemas.js";
-
-/** The notification that carries one log message (MCP 2025-11-25 server/utilities/logging). */
-export function logMessage(
-  level: LogLevel,
-  data: unknown,
-  logger: string | undefined,
-): { method: "notifications/message"; params: Record<string, unknown> } {
-  return { method: "notifications/message", params: { level, ...(logger !== undefined && { logger }), data } };
-}
 
 /**
  * `logging/setLevel`: from now on this session hears messages at `level` and above (RFC 5424

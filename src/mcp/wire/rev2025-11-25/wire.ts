@@ -1,5 +1,5 @@
-import type { TaskRecord } from "../../core/task.js";
-import type { TaskEvent } from "../../events/task-event.js";
+import type { TaskRecord } from "../../../core/task.js";
+import type { TaskEvent } from "../../../events/task-event.js";
 
 /**
  * Wire shapes of protocol revision 2025-11-25. Only this folder knows them; the successor

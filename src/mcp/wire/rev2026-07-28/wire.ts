@@ -1,4 +1,4 @@
-import { RpcCode, TaskError } from "../../core/errors.js";
+import { RpcCode, TaskError } from "../../../core/errors.js";
 
 /** The protocol revision this era speaks (SEP-2575 stateless lifecycle, SEP-2663 tasks). */
 export const PROTOCOL_VERSION = "2026-07-28" as const;

@@ -1,5 +1,5 @@
-import { RpcCode } from "../../core/errors.js";
-import type { InputRequest, TaskRecord } from "../../core/task.js";
+import { RpcCode } from "../../../core/errors.js";
+import type { InputRequest, TaskRecord } from "../../../core/task.js";
 import { META, OWN_META, RESULT_TYPE } from "./wire.js";
 
 /** The Task fields (X-TASK-1): `ttlMs` always present (null = unlimited), no `ttl`/`pollInterval` (X-LEG-6, X-CONF-3). */

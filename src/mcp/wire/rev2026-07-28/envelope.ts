@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { TaskError } from "../../core/errors.js";
-import type { LooseParams } from "../request-schemas.js";
+import { TaskError } from "../../../core/errors.js";
+import type { LooseParams } from "../../request-schemas.js";
 import { META, TASKS_EXTENSION } from "./wire.js";
 
 /** What a 2026-07-28 request says about its client, read from its `_meta` (X-CAP-8). */

@@ -1,4 +1,4 @@
-import type { TaskEvent } from "../../events/task-event.js";
+import type { TaskEvent } from "../../../events/task-event.js";
 import { wireTaskOf, withRelatedTask } from "./wire.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { TaskRecord } from "../../core/task.js";
+import type { TaskRecord } from "../../../core/task.js";
 import { toWireTask } from "./wire.js";
 
 /** T-NOTE-1 (MAY), T-NOTE-3: a client-hosted task's status as the notification carrying it, the full Task, no related-task `_meta`. */
