@@ -77,7 +77,7 @@ export function answerPlain(
         },
         sessionStreamCarriesOwnTasks: session.sessionStreamCarriesOwnTasks,
       });
-    const traced = app.host.era.operationTrace(request.method, request.params, session);
+    const traced = app.host.era.wire.operationTrace(request.method, request.params, session);
     // A request the session server will serve on a stream gets its span there, not a second one here.
     answered = traced.servedOnStream
       ? answer()

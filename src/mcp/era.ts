@@ -1,41 +1,41 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { CallToolResult, ClientCapabilities, RequestId, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { TaskEvent } from "../events/task-event.js";
 import type { Caller } from "../core/caller.js";
-import type { TaskRecord } from "../core/task.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
-import type { LogLevel, LogThreshold } from "./logging/log-level.js";
+import type { LogThreshold } from "./logging/log-level.js";
 import type { LooseParams } from "./request-schemas.js";
 import type { TaskServerConfig } from "./task-server-config.js";
-import type { RegisteredTool, TaskSupport } from "./tool-definition.js";
+import type { RegisteredTool } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
 import type { RemoteTaskHandle, RemoteTaskInfo } from "./remote-task-info.js";
-import type { OwnErrorCodes } from "./own-error-wire.js";
-import type { OperationTrace, SessionWire, WireCodec } from "./wire/wire-codec.js";
+import type { SessionWire, WireCodec } from "./wire/wire-codec.js";
 
 export type { OperationTrace } from "./wire/wire-codec.js";
 
 /**
- * The seam between the engine and a protocol revision. Everything a revision's wire knows —
- * its task methods, its Task and CreateTaskResult shapes, how it carries a task's questions and
- * notifications, its logging — lives in one folder that implements this interface (`rev2025-11-25/`);
- * the engine speaks only operations (create, get, list, cancel, watch, pendingInputs, respond).
- * A method an era's tables do not name is not served in that era (-32601): membership is the
- * whole story, so serving a new revision is one new folder and one line in `era-registry.ts`.
+ * The seam between the engine and a protocol revision. What a revision's wire looks like — its
+ * Task and CreateTaskResult shapes, its notifications, its `_meta` — is its pure codec
+ * (`src/mcp/wire/rev…/`, its `wire` member); what binds the revision to the engine and the
+ * transport — its task methods, how it carries a task's questions and notifications to a session,
+ * how it asks the client — is the binding folder that implements this interface (`rev2025-11-25/`).
+ * The engine speaks only operations (create, get, list, cancel, watch, pendingInputs, respond).
+ * A method an era's table does not name is not served in that era (-32601): membership is the
+ * whole story, so serving a new revision is its folders and one line in `era-registry.ts`.
  */
 export interface TaskEra {
   /** Tells a session era from a stateless one in the registry's list. */
   readonly kind: "session";
   /** The protocol revision (or extension) this era speaks, for logs and records. */
   readonly id: string;
-  /** This era's codes for our own conditions where they differ from the engine's (`own-error-wire.ts`). */
-  readonly ownErrorCodes: OwnErrorCodes;
-  /** The server capabilities this era declares beside `tools` when task support is on (T-CAP-1/2). */
-  serverCapabilities(config: TaskServerConfig): Record<string, unknown>;
-  /** This era's wire: the pure codec of its requests, results, errors and notifications (`src/mcp/wire/rev…/`). */
+  /**
+   * This era's wire: the pure codec of its requests, results, errors and notifications
+   * (`src/mcp/wire/rev…/`): how a call asks for a task, what a created task answers, its
+   * capabilities, notifications, related-task `_meta`, its own error codes. Fronts read and build
+   * the era's messages through it; what follows binds the era to the engine and the transport.
+   */
   readonly wire: SessionWire;
   /**
    * This era's task methods, one table: each names how a session server, a receiver without a
@@ -43,44 +43,10 @@ export interface TaskEra {
    */
   readonly methods: Readonly<Record<string, TaskMethod>>;
   /**
-   * What a `tools/call` asks of a task when it asks for one (its ttl…), undefined for a plain call
-   * (2025-11-25: `params.task`).
-   */
-  taskParamsOf(params: LooseParams): unknown;
-  /** A request's params without what {@link taskParamsOf} reads: the request as it runs plainly (T-NEW-4), or as its task keeps it. */
-  withoutTaskParams(params: LooseParams): Record<string, unknown>;
-  /** The ttl that task params ({@link taskParamsOf}) ask for (T-NEW-1), unchecked; undefined when they name none. */
-  requestedTtlOf(taskParams: unknown): unknown;
-  /**
-   * The idempotency key a `tools/call` names its operation with (SEP-3182: `params.idempotencyKey`),
-   * unchecked; undefined when it sent none.
-   */
-  idempotencyKeyOf(params: LooseParams): unknown;
-  /** The per-task webhook a creating `tools/call` asks for (`_meta["dev.mcp-tasks/webhook"]`), unchecked; undefined when none. */
-  webhookRequestOf(params: LooseParams): unknown;
-  /** What a `tools/call` that became a task answers with (T-NEW-2, T-NEW-3). */
-  encodeCreated(task: TaskRecord, immediateResponse: string | undefined): Record<string, unknown>;
-  /**
    * Starts carrying task notifications to one connected session (status, progress); returns
    * what stops it, called when the session closes.
    */
   attachSession(session: SessionContext, options: StandaloneStreamOptions): () => void;
-  /**
-   * The method whose response stream carries a task's questions to its requestor while it waits
-   * (2025-11-25: `tasks/result`); a front keeps such a stream out of resumption. Null when none.
-   */
-  readonly questionStreamMethod: string | null;
-  /**
-   * The notification a bus event is on the standalone stream of session `sessionId` (a task's
-   * status, its progress), or null when it is not that session's to see.
-   */
-  streamNotificationOf(event: TaskEvent, sessionId: string): Record<string, unknown> | null;
-  /** This era's requestor side toward an upstream server, for following the upstream's tasks (the gateway). */
-  readonly upstream: UpstreamTasks;
-  /** What a request of this era tells its span (its trace context, the tool or task it names). */
-  operationTrace(method: string, params: LooseParams, plain?: Pick<PlainRequest, "sessionStreamCarriesOwnTasks">): OperationTrace;
-  /** The notification that carries one log message to this era's session. */
-  logMessage(level: LogLevel, data: unknown, logger: string | undefined): { method: string; params: Record<string, unknown> };
   /**
    * `logging/setLevel`: the session hears messages at the level its params name and above from
    * then on; what the request answers. An unknown level is the requestor's error (-32602).
@@ -97,16 +63,8 @@ export interface TaskEra {
     schema: z.ZodType<T>,
     options: ClientRequestOptions,
   ): Promise<T>;
-  /** The `_meta` that marks a message as one task's (a task's own progress, its log messages, T-META-1). */
-  relatedTaskMeta(taskId: string): Record<string, unknown>;
-  /** A tool as this era's session lists it in `tools/list` with its task support (T-TOOL-1). */
-  listedWithTaskSupport(tool: Tool, support: TaskSupport): Tool;
-  /** Whether a session's client declared that it follows tasks itself; one that did not gets the fallback for hosts without tasks. */
-  clientFollowsTasks(capabilities: ClientCapabilities | undefined): boolean;
-  /** The task a message's `_meta` marks it as belonging to ({@link relatedTaskMeta}), or null. */
-  relatedTaskOf(value: unknown): string | null;
-  /** The notification a party hosting tasks for its peer (a client hosting sampling or elicitation) sends when one changes status. */
-  hostedStatusNotification(task: TaskRecord): { method: string; params: Record<string, unknown> };
+  /** This era's requestor side toward an upstream server, for following the upstream's tasks (the gateway). */
+  readonly upstream: UpstreamTasks;
 }
 
 /** How {@link TaskEra.requestOfClient} asks. */
@@ -304,8 +262,6 @@ export interface StatelessEra {
   readonly id: string;
   /** This era's wire: the pure codec of its requests, results, errors and notifications (`src/mcp/wire/rev…/`). */
   readonly wire: WireCodec;
-  /** This era's codes for our own conditions where they differ from the engine's (`own-error-wire.ts`). */
-  readonly ownErrorCodes: OwnErrorCodes;
   /** Whether this era serves a POST, from its MCP-Protocol-Version header or (without a session id) its body. */
   claims(request: { protocolVersionHeader: string | undefined; hasSessionId: boolean; body: unknown }): boolean;
   /** Answers one JSON-RPC message; never throws for anything the message or the handlers did. */

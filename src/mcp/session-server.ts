@@ -26,7 +26,7 @@ import type { RegisteredTool } from "./tool-definition.js";
 export function serverCapabilities(config: TaskServerConfig, era: TaskEra = SESSION_ERA) {
   // The SDK's capability type predates SEP-3182; its schema keeps unknown members.
   const tools = (config.tasks ? { idempotency: {} } : {}) as { listChanged?: boolean };
-  return { tools, logging: {}, ...(config.tasks && era.serverCapabilities(config)) };
+  return { tools, logging: {}, ...(config.tasks && era.wire.serverCapabilities()) };
 }
 
 /** How a session server is connected. */
@@ -71,7 +71,7 @@ export function createSessionServer(
       capabilities: serverCapabilities(config, era),
       logger: engine.logger,
       tracing: {
-        operationTrace: era.operationTrace,
+        operationTrace: era.wire.operationTrace,
         protocolVersion: era.id,
         // Only requests of a method with a handler are traced, so every method they name is served.
         served: servedNames({ tools, prompts: options.features?.registry.prompts }, () => true),

@@ -27,10 +27,6 @@ export const rev20251125 = {
   kind: "session",
   id: wire.revision,
   wire,
-  ownErrorCodes: wire.ownErrorCodes,
-
-  operationTrace: wire.operationTrace,
-  serverCapabilities: wire.serverCapabilities,
 
   // One table. A receiver's tasks never ask their requestor anything: its tasks/result only waits
   // (T-RES-3). Plain JSON (T-GET-4): a client polling asked for no stream; a task-augmented
@@ -60,7 +56,7 @@ export const rev20251125 = {
     "tools/call": {
       plain: async (host, params, request) => {
         // A plain tools/call runs the tool and may stream (progress, elicitation).
-        if (params?.["task"] === undefined) return NEEDS_STREAM;
+        if (wire.taskParamsOf(params) === undefined) return NEEDS_STREAM;
         return answerTaskCall(host, params, {
           caller: request.caller,
           sessionId: request.sessionId,
@@ -70,21 +66,10 @@ export const rev20251125 = {
     },
   },
 
-  taskParamsOf: wire.taskParamsOf,
-  withoutTaskParams: wire.withoutTaskParams,
-  requestedTtlOf: wire.requestedTtlOf,
-  idempotencyKeyOf: wire.idempotencyKeyOf,
-  webhookRequestOf: wire.webhookRequestOf,
-  encodeCreated: wire.encodeCreated,
-
   attachSession: attachStatusNotifications,
-
-  questionStreamMethod: wire.questionStreamMethod,
-  streamNotificationOf: wire.streamNotificationOf,
 
   upstream: upstreamTasks2025,
 
-  logMessage: wire.logMessage,
   setLogLevel: setLevel,
 
   // T-CAP-3: only a request the client lists under tasks.requests goes as a task it hosts.
@@ -93,10 +78,4 @@ export const rev20251125 = {
       signal: options.signal,
       ...(options.ttl !== undefined && { ttl: options.ttl }),
     }),
-
-  relatedTaskMeta: wire.relatedTaskMeta,
-  relatedTaskOf: wire.relatedTaskOf,
-  listedWithTaskSupport: wire.listedWithTaskSupport,
-  clientFollowsTasks: wire.clientFollowsTasks,
-  hostedStatusNotification: wire.hostedStatusNotification,
 } satisfies TaskEra;

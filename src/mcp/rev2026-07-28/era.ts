@@ -116,7 +116,6 @@ export const tasksExt = {
   kind: "stateless",
   id: PROTOCOL_VERSION,
   wire,
-  ownErrorCodes: wire.ownErrorCodes,
 
   claims({ protocolVersionHeader, hasSessionId, body }) {
     if (protocolVersionHeader !== undefined) return protocolVersionHeader === PROTOCOL_VERSION;
