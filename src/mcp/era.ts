@@ -1,6 +1,5 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { CallToolResult, ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { Caller } from "../core/caller.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
@@ -10,7 +9,6 @@ import type { TaskServerConfig } from "./task-server-config.js";
 import type { RegisteredTool } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
-import type { RemoteTaskHandle, RemoteTaskInfo } from "./remote-task-info.js";
 import type { SessionWire, WireCodec } from "./wire/wire-codec.js";
 
 export type { OperationTrace } from "./wire/wire-codec.js";
@@ -63,8 +61,6 @@ export interface TaskEra {
     schema: z.ZodType<T>,
     options: ClientRequestOptions,
   ): Promise<T>;
-  /** This era's requestor side toward an upstream server, for following the upstream's tasks (the gateway). */
-  readonly upstream: UpstreamTasks;
 }
 
 /** How {@link TaskEra.requestOfClient} asks. */
@@ -75,59 +71,6 @@ export interface ClientRequestOptions {
   signal: AbortSignal;
   /** The ttl asked of the client's task. */
   ttl?: number;
-}
-
-/** Options of the request that creates an upstream task (the SDK's). */
-export interface UpstreamRequestOptions {
-  signal?: AbortSignal;
-  timeout?: number;
-  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
-}
-
-/** How the gateway follows an upstream task through its handle. */
-export interface UpstreamTaskOptions {
-  /** Longest one look at the task (or its cancel) may go unanswered, ms; the wait for its result is never cut off. */
-  requestTimeoutMs: number;
-  /** Bounds on the poll interval the upstream suggests, ms. */
-  pollIntervalBoundsMs: { min: number; max: number };
-  /** The task as a previous handle last saw it (a follow resumed on a new connection). */
-  initial?: RemoteTaskInfo | undefined;
-}
-
-/**
- * An era's requestor side toward an upstream server's tasks. Following one is the requestor's own
- * task handle (the one TaskClient follows its tasks with), so the gateway keeps only its policy
- * (re-attaching, waiting out refusals) and no loop of its own; errors are the requestor's
- * (RemoteError, ConnectionError), so refusals, losses and timeouts read the same in any era.
- */
-export interface UpstreamTasks {
-  /**
-   * What a requestor that follows its upstream tasks itself declares at initialize, merged into
-   * the upstream client's capabilities: an upstream with a fallback for hosts without tasks then
-   * serves it tasks, and never lists its task tools to it nor answers its calls in the background.
-   */
-  readonly clientCapabilities: Readonly<Record<string, object>>;
-  /** Whether the upstream runs a tool with this `taskSupport` as a task of its own. */
-  runsAsTask(client: Client, support: string | undefined): boolean;
-  /** Calls the tool as a task upstream; resolves with the upstream task's id. Its errors are the SDK client's (McpError). */
-  create(
-    client: Client,
-    call: {
-      name: string;
-      args: Record<string, unknown>;
-      ttl?: number | undefined;
-      /** Sent as the request's `_meta` (its trace context). */ meta?: Record<string, unknown> | undefined;
-    },
-    options: UpstreamRequestOptions,
-  ): Promise<string>;
-  /**
-   * A handle on upstream task `taskId` over `client`: it polls, waits for the result (whose
-   * stream carries the task's questions, routed by {@link relatedTaskOf}) and cancels. One per
-   * connection: a restarted connection needs a new handle.
-   */
-  task(client: Client, taskId: string, options: UpstreamTaskOptions): RemoteTaskHandle<CallToolResult>;
-  /** The upstream task a request from the upstream belongs to (its params' related-task metadata), or null. */
-  relatedTaskOf(params: unknown): string | null;
 }
 
 /** Whether, and when, a session server may send on its session's standalone stream. */

@@ -8,9 +8,8 @@ import { tasksGet } from "./tasks-get.js";
 import { tasksList } from "./tasks-list.js";
 import { awaitResultOf, tasksResult } from "./tasks-result.js";
 import { setLevel } from "./set-log-level.js";
-import { peerOf } from "./requestor/peer.js";
-import { requestMaybeAsTask } from "./requestor/task-augmented-request.js";
-import { upstreamTasks2025 } from "./requestor/upstream-tasks.js";
+import { peerOf } from "../requestor/rev2025-11-25/peer.js";
+import { requestMaybeAsTask } from "../requestor/rev2025-11-25/task-augmented-request.js";
 import { wire20251125 as wire } from "../wire/rev2025-11-25/codec.js";
 
 /** The operations that need nothing but the engine (T-GET-1, T-LIST, T-CANCEL). */
@@ -67,8 +66,6 @@ export const rev20251125 = {
   },
 
   attachSession: attachStatusNotifications,
-
-  upstream: upstreamTasks2025,
 
   setLogLevel: setLevel,
 

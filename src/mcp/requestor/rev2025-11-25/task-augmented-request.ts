@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { declaresTaskOperation, declaresTaskSupport, readCreatedTask } from "../../wire/rev2025-11-25/wire.js";
-import { ConnectionError } from "../../requestor-errors.js";
+import { ConnectionError } from "../requestor-errors.js";
 import { NO_TIMEOUT_MS, type TaskPeer } from "./peer.js";
 import { RemoteTask, type LifecycleEvent } from "./remote-task.js";
 

@@ -1,5 +1,5 @@
-import { TaskError } from "../core/errors.js";
-import type { TaskSupport } from "../mcp/tool-definition.js";
+import { TaskError } from "../../core/errors.js";
+import type { TaskSupport } from "../tool-definition.js";
 
 /**
  * Whether to call a tool as a task (T-CAP-3, T-TOOL-1..4):

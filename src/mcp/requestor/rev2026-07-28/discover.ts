@@ -1,6 +1,6 @@
-import { TaskError } from "../../core/errors.js";
-import { RemoteError } from "../../mcp/requestor-errors.js";
-import { METHOD, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/wire/rev2026-07-28/wire.js";
+import { TaskError } from "../../../core/errors.js";
+import { RemoteError } from "../requestor-errors.js";
+import { METHOD, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../wire/rev2026-07-28/wire.js";
 import type { StatelessConnection } from "./stateless-connection.js";
 
 /** What `server/discover` said (X-CAP-3). */

@@ -1,9 +1,9 @@
 import { CallToolResultSchema, ListToolsResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { RpcCode, TaskError } from "../../core/errors.js";
-import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
-import { METHOD, OWN_META, RESULT_TYPE } from "../../mcp/wire/rev2026-07-28/wire.js";
-import type { TaskSupport } from "../../mcp/tool-definition.js";
-import type { RemoteTaskInfo } from "../../mcp/remote-task-info.js";
+import { RpcCode, TaskError } from "../../../core/errors.js";
+import { ConnectionError, RemoteError } from "../requestor-errors.js";
+import { METHOD, OWN_META, RESULT_TYPE } from "../../wire/rev2026-07-28/wire.js";
+import type { TaskSupport } from "../../tool-definition.js";
+import type { RemoteTaskInfo } from "../remote-task-info.js";
 import type { EraCall, EraCallOptions, EraFeatures, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
 import { decideTaskCall } from "../task-support.js";
 import { readDetailedTask, withoutResultType } from "./detailed-task.js";

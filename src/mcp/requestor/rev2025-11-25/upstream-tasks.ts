@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { UpstreamTasks } from "../../era.js";
+import type { UpstreamTasks } from "../requestor-era.js";
 import { relatedTaskIdOf } from "../../wire/rev2025-11-25/wire.js";
 import { peerOf } from "./peer.js";
 import { toolTask } from "./tool-task.js";

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { currentCarrier } from "../../mcp/tracing/trace-carrier.js";
+import { currentCarrier } from "../../tracing/trace-carrier.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { RpcCode } from "../../core/errors.js";
-import { ConnectionError, RemoteError } from "../../mcp/requestor-errors.js";
-import { connectionCause, notFoundCause } from "../../mcp/connection-cause.js";
+import { RpcCode } from "../../../core/errors.js";
+import { ConnectionError, RemoteError } from "../requestor-errors.js";
+import { connectionCause, notFoundCause } from "../../connection-cause.js";
 import type { HttpConnectionOptions } from "../requestor-era.js";
-import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../mcp/wire/rev2026-07-28/wire.js";
+import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from "../../wire/rev2026-07-28/wire.js";
 
 /** Who a stateless requestor is and how it reaches the server (its `clientInfo` goes in every envelope, X-CAP-8: SHOULD be sent). */
 export type StatelessConnectionOptions = HttpConnectionOptions;

@@ -1,8 +1,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { TaskSupport } from "../mcp/tool-definition.js";
-import type { LifecycleEvent, RemoteTaskHandle, RemoteTaskInfo, RemoteTaskProgress } from "../mcp/remote-task-info.js";
-import type { ElicitHandler, SampleHandler } from "./receiver-options.js";
+import type { TaskSupport } from "../tool-definition.js";
+import type { LifecycleEvent, RemoteTaskHandle, RemoteTaskInfo, RemoteTaskProgress } from "./remote-task-info.js";
+import type { ElicitHandler, SampleHandler } from "./input-handlers.js";
 
 /**
  * A tool call running as a task on the server, whichever era it was created in. Its status reads
@@ -109,6 +109,11 @@ interface RequestorEraBase {
 /** An era spoken in a session an SDK `Client` opened with `initialize`. */
 export interface SessionRequestorDescriptor extends RequestorEraBase {
   readonly kind: "session";
+  /**
+   * This era's requestor toward an upstream server's tasks over an SDK `Client` (the gateway),
+   * the same handle a TaskClient follows its tasks with.
+   */
+  readonly upstream: UpstreamTasks;
   /** The requestor on `client`; `serverCapabilities` for a session resumed without a new initialize. */
   requestor(client: Client, serverCapabilities: unknown): RequestorEra;
 }
@@ -130,3 +135,56 @@ export interface StatelessRequestorDescriptor<C extends object = object> extends
 
 /** What a requestor era folder registers (`requestor-era-registry.ts`). */
 export type RequestorEraDescriptor = SessionRequestorDescriptor | StatelessRequestorDescriptor;
+
+/** Options of the request that creates an upstream task (the SDK's). */
+export interface UpstreamRequestOptions {
+  signal?: AbortSignal;
+  timeout?: number;
+  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+/** How the gateway follows an upstream task through its handle. */
+export interface UpstreamTaskOptions {
+  /** Longest one look at the task (or its cancel) may go unanswered, ms; the wait for its result is never cut off. */
+  requestTimeoutMs: number;
+  /** Bounds on the poll interval the upstream suggests, ms. */
+  pollIntervalBoundsMs: { min: number; max: number };
+  /** The task as a previous handle last saw it (a follow resumed on a new connection). */
+  initial?: RemoteTaskInfo | undefined;
+}
+
+/**
+ * An era's requestor side toward an upstream server's tasks. Following one is the requestor's own
+ * task handle (the one TaskClient follows its tasks with), so the gateway keeps only its policy
+ * (re-attaching, waiting out refusals) and no loop of its own; errors are the requestor's
+ * (RemoteError, ConnectionError), so refusals, losses and timeouts read the same in any era.
+ */
+export interface UpstreamTasks {
+  /**
+   * What a requestor that follows its upstream tasks itself declares at initialize, merged into
+   * the upstream client's capabilities: an upstream with a fallback for hosts without tasks then
+   * serves it tasks, and never lists its task tools to it nor answers its calls in the background.
+   */
+  readonly clientCapabilities: Readonly<Record<string, object>>;
+  /** Whether the upstream runs a tool with this `taskSupport` as a task of its own. */
+  runsAsTask(client: Client, support: string | undefined): boolean;
+  /** Calls the tool as a task upstream; resolves with the upstream task's id. Its errors are the SDK client's (McpError). */
+  create(
+    client: Client,
+    call: {
+      name: string;
+      args: Record<string, unknown>;
+      ttl?: number | undefined;
+      /** Sent as the request's `_meta` (its trace context). */ meta?: Record<string, unknown> | undefined;
+    },
+    options: UpstreamRequestOptions,
+  ): Promise<string>;
+  /**
+   * A handle on upstream task `taskId` over `client`: it polls, waits for the result (whose
+   * stream carries the task's questions, routed by {@link relatedTaskOf}) and cancels. One per
+   * connection: a restarted connection needs a new handle.
+   */
+  task(client: Client, taskId: string, options: UpstreamTaskOptions): RemoteTaskHandle<CallToolResult>;
+  /** The upstream task a request from the upstream belongs to (its params' related-task metadata), or null. */
+  relatedTaskOf(params: unknown): string | null;
+}

@@ -1,7 +1,7 @@
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { TASK_STATUSES } from "../../core/task-status.js";
-import { OWN_META } from "../../mcp/wire/rev2026-07-28/wire.js";
-import type { RemoteTaskInfo, RemoteTaskProgress } from "../../mcp/remote-task-info.js";
+import { TASK_STATUSES } from "../../../core/task-status.js";
+import { OWN_META } from "../../wire/rev2026-07-28/wire.js";
+import type { RemoteTaskInfo, RemoteTaskProgress } from "../remote-task-info.js";
 
 /** A 2026-07-28 Task (X-TASK-1) or DetailedTask (X-TASK-8), with what its status carries inline. */
 export interface DetailedTask {

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { RpcCode } from "../../../core/errors.js";
 import { readWireTask, type WireTask } from "../../wire/rev2025-11-25/wire.js";
-import { ConnectionError, RemoteError, TaskCancelledError } from "../../requestor-errors.js";
+import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor-errors.js";
 import { NO_TIMEOUT_MS, type PeerRequestOptions, type TaskPeer } from "./peer.js";
-import type { LifecycleEvent, RemoteTaskHandle, TaskOutcome } from "../../remote-task-info.js";
+import type { LifecycleEvent, RemoteTaskHandle, TaskOutcome } from "../remote-task-info.js";
 
-export type { TaskOutcome, LifecycleEvent } from "../../remote-task-info.js";
+export type { TaskOutcome, LifecycleEvent } from "../remote-task-info.js";
 
 /** Options of a {@link RemoteTask}: the peer it is polled through, the result schema, polling bounds and timeouts. */
 export interface RemoteTaskOptions<R> {

@@ -1,4 +1,4 @@
-import { isSdkError, RpcCode, TaskError, withoutSdkPrefix } from "../core/errors.js";
+import { isSdkError, RpcCode, TaskError, withoutSdkPrefix } from "../../core/errors.js";
 
 /**
  * The receiver answered with a JSON-RPC error: the error a task ended with, replayed by

@@ -1,5 +1,6 @@
 import type { SessionRequestorDescriptor } from "../requestor-era.js";
 import { Rev20251125Requestor, REV_2025_11_25_FEATURES } from "./requestor.js";
+import { upstreamTasks2025 } from "./upstream-tasks.js";
 
 /**
  * The 2025-11-25 requestor, as the registry (`requestor-era-registry.ts`) lists it, with the names
@@ -10,6 +11,7 @@ export const REQUESTOR_2025_11_25 = {
   kind: "session",
   revision: "2025-11-25" as const,
   features: REV_2025_11_25_FEATURES,
+  upstream: upstreamTasks2025,
   requestor(client, serverCapabilities) {
     // A requestor that follows its tasks itself says so at initialize (the one task declaration of
     // this era, whatever it holds): the server then serves it tasks, not the fallback for hosts
@@ -19,5 +21,5 @@ export const REQUESTOR_2025_11_25 = {
   },
 } satisfies SessionRequestorDescriptor;
 
-export { RemoteTask, type RemoteTaskOptions } from "../../mcp/rev2025-11-25/requestor/remote-task.js";
-export type { TaskPeer, PeerRequestOptions } from "../../mcp/rev2025-11-25/requestor/peer.js";
+export { RemoteTask, type RemoteTaskOptions } from "./remote-task.js";
+export type { TaskPeer, PeerRequestOptions } from "./peer.js";

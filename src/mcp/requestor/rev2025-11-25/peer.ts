@@ -6,7 +6,7 @@ import { TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js
 import type { z } from "zod";
 import { deadlineSignal } from "../../../core/deadline-signal.js";
 import { readWireTask, type WireTask } from "../../wire/rev2025-11-25/wire.js";
-import { fromSdkError } from "../../requestor-errors.js";
+import { fromSdkError } from "../requestor-errors.js";
 import { isSdkClient } from "../../sdk-shapes.js";
 
 /**

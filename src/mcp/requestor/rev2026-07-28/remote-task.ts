@@ -1,14 +1,14 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { RpcCode } from "../../core/errors.js";
-import { ConnectionError, InputRefusedError, RemoteError, TaskCancelledError } from "../../mcp/requestor-errors.js";
+import { RpcCode } from "../../../core/errors.js";
+import { ConnectionError, InputRefusedError, RemoteError, TaskCancelledError } from "../requestor-errors.js";
 import {
   isTerminalTaskStatus as isTerminalStatus,
   type LifecycleEvent,
   type RemoteTaskInfo,
   type RemoteTaskProgress,
   type TaskOutcome,
-} from "../../mcp/remote-task-info.js";
-import { METHOD } from "../../mcp/wire/rev2026-07-28/wire.js";
+} from "../remote-task-info.js";
+import { METHOD } from "../../wire/rev2026-07-28/wire.js";
 import type { ToolTask } from "../requestor-era.js";
 import { readDetailedTask, type DetailedTask } from "./detailed-task.js";
 import { answerInputs, capabilitiesOf, type InputHandlers } from "./input-answers.js";

@@ -1,7 +1,7 @@
 import { CreateMessageRequestParamsSchema, ElicitRequestParamsSchema } from "@modelcontextprotocol/sdk/types.js";
-import { TaskError } from "../../core/errors.js";
-import { InputRefusedError } from "../../mcp/requestor-errors.js";
-import { ELICIT, SAMPLE } from "../../mcp/tool-context.js";
+import { TaskError } from "../../../core/errors.js";
+import { InputRefusedError } from "../requestor-errors.js";
+import { ELICIT, SAMPLE } from "../../tool-context.js";
 import type { InputHandlers } from "../requestor-era.js";
 
 export type { InputHandlers };

@@ -1,18 +1,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, ListToolsResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { RpcCode } from "../../core/errors.js";
-import { ConnectionError } from "../../mcp/requestor-errors.js";
-import { NO_TIMEOUT_MS, peerOf, type TaskPeer } from "../../mcp/rev2025-11-25/requestor/peer.js";
-import { toolTask } from "../../mcp/rev2025-11-25/requestor/tool-task.js";
-import {
-  declaresTaskSupport,
-  immediateResponseOf,
-  readCreatedTask,
-  readWireTask,
-  type WireTask,
-} from "../../mcp/wire/rev2025-11-25/wire.js";
-import type { TaskSupport } from "../../mcp/tool-definition.js";
+import { RpcCode } from "../../../core/errors.js";
+import { ConnectionError } from "../requestor-errors.js";
+import { NO_TIMEOUT_MS, peerOf, type TaskPeer } from "./peer.js";
+import { toolTask } from "./tool-task.js";
+import { declaresTaskSupport, immediateResponseOf, readCreatedTask, readWireTask, type WireTask } from "../../wire/rev2025-11-25/wire.js";
+import type { TaskSupport } from "../../tool-definition.js";
 import type { EraCall, EraCallOptions, EraFeatures, HandleOptions, RequestorEra, ToolTask } from "../requestor-era.js";
 import { decideTaskCall } from "../task-support.js";
 import { readInitializeCapabilities } from "./initialize-capabilities.js";

@@ -1,10 +1,10 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { withRelatedTask } from "../../wire/rev2025-11-25/wire.js";
-import { RemoteError } from "../../requestor-errors.js";
-import { peerOf } from "./peer.js";
-import { requestMaybeAsTask } from "./task-augmented-request.js";
+import { withRelatedTask } from "../wire/rev2025-11-25/wire.js";
+import { RemoteError } from "../requestor/requestor-errors.js";
+import { peerOf } from "../requestor/rev2025-11-25/peer.js";
+import { requestMaybeAsTask } from "../requestor/rev2025-11-25/task-augmented-request.js";
 
 const AnyResult = z.record(z.string(), z.unknown());
 
