@@ -3,8 +3,8 @@ import { Rev20251125Requestor, REV_2025_11_25_FEATURES } from "./requestor.js";
 import { upstreamTasks2025 } from "./upstream-tasks.js";
 
 /**
- * The 2025-11-25 requestor, as the registry (`requestor-era-registry.ts`) lists it, with the names
- * of this era that the package's `mcp-tasks/client` entry exposes.
+ * The 2025-11-25 requestor, as the registry (`requestor-era-registry.ts`) lists it: TaskClient's
+ * wire on an SDK `Client`, and the gateway's follow of its upstream's tasks.
  * @internal
  */
 export const REQUESTOR_2025_11_25 = {
@@ -20,6 +20,3 @@ export const REQUESTOR_2025_11_25 = {
     return new Rev20251125Requestor(client, serverCapabilities);
   },
 } satisfies SessionRequestorDescriptor;
-
-export { RemoteTask, type RemoteTaskOptions } from "./remote-task.js";
-export type { TaskPeer, PeerRequestOptions } from "./peer.js";

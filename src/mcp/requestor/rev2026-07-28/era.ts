@@ -5,7 +5,8 @@ import { StatelessConnection } from "./stateless-connection.js";
 
 /**
  * The 2026-07-28 requestor with the tasks extension, as the registry (`requestor-era-registry.ts`)
- * lists it, with the names of this era that the package's `mcp-tasks/client` entry exposes.
+ * lists it. Its connection is reached through `TaskClient.connect`, not by name: the package's
+ * `mcp-tasks/client` entry exports era-neutral names only.
  * @internal
  */
 export const REQUESTOR_2026_07_28 = {
@@ -18,5 +19,3 @@ export const REQUESTOR_2026_07_28 = {
   // A server that refuses server/discover (2025-only) speaks another era.
   speaks: async (connection, signal) => (await discover(connection, signal)) !== null,
 } satisfies StatelessRequestorDescriptor<StatelessConnection>;
-
-export { StatelessConnection, type StatelessConnectionOptions, type StatelessRequestOptions } from "./stateless-connection.js";
