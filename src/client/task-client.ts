@@ -105,12 +105,12 @@ export interface ConnectOptions extends TaskClientOptions, HttpConnectionOptions
  *
  * - `new TaskClient(client)`: 2025-11-25 on an SDK `Client` (create it before `client.connect()`:
  *   it declares the client's capabilities); can host the server's requests as client-side tasks.
- * - `new TaskClient(new StatelessConnection(url))`: 2026-07-28 with the tasks extension.
+ * - `await TaskClient.connect(url, { protocol: "2026-07-28" })`: 2026-07-28 with the tasks extension.
  * - `await TaskClient.connect(url)`: asks `server/discover` first and speaks 2026-07-28 where the
  *   server does, else initializes a 2025-11-25 session (`protocol` forces one; `eraCache` spares the
  *   question on later connects).
  *
- * The wire of each era lives behind `RequestorEra` (`rev2025-11-25/`, `rev2026-07-28/`).
+ * The wire of each era lives behind `RequestorEra` (`src/mcp/requestor/rev…/`).
  */
 export class TaskClient {
   /** The protocol revision this client speaks. */
