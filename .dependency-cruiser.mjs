@@ -49,32 +49,65 @@ export default {
     },
     {
       name: "era-isolation",
-      comment: "one protocol era's folder must not import another's: a second era is one new folder, and deleting one deletes it",
+      comment:
+        "an era's binding folder (src/mcp/rev…) uses its own era's wire (src/mcp/wire/rev…) and requestor (src/mcp/requestor/rev…: the server asking its client as a task), never another era's folders: a second era is new folders, and deleting one deletes it",
       severity: "error",
       from: { path: "^src/mcp/(rev[^/]+)/" },
-      to: { path: "^src/mcp/rev[^/]+/", pathNot: "^src/mcp/$1/" },
+      to: { path: "^src/mcp/(wire/|requestor/)?rev[^/]+/", pathNot: "^src/mcp/(wire/|requestor/)?$1/" },
     },
     {
       name: "requestor-era-isolation",
-      comment: "the requestor's era folders (src/client/rev…) follow the same rule",
+      comment:
+        "an era's requestor folder (src/mcp/requestor/rev…) uses its own era's wire and nothing of any era's binding (src/mcp/rev…): the requestor sits beside the bindings, on the wire",
       severity: "error",
-      from: { path: "^src/client/(rev[^/]+)/" },
-      to: { path: "^src/client/rev[^/]+/", pathNot: "^src/client/$1/" },
+      from: { path: "^src/mcp/requestor/(rev[^/]+)/" },
+      to: { path: "^src/mcp/(wire/|requestor/)?rev[^/]+/", pathNot: "^src/mcp/(wire/|requestor/)$1/" },
+    },
+    {
+      name: "wire-isolation",
+      comment: "an era's wire folder (src/mcp/wire/rev…) knows only its own era: no other era's wire, no binding, no requestor",
+      severity: "error",
+      from: { path: "^src/mcp/wire/(rev[^/]+)/" },
+      to: { path: "^src/mcp/(wire/|requestor/)?rev[^/]+/", pathNot: "^src/mcp/wire/$1/" },
+    },
+    {
+      name: "wire-below-bindings",
+      comment:
+        "the wire (src/mcp/wire/) sits below the bindings and the requestors: it imports none of the era seams, the bindings or the requestor (src/mcp/era.ts, eras.ts, the registries, src/mcp/requestor/, src/mcp/rev…)",
+      severity: "error",
+      from: { path: "^src/mcp/wire/" },
+      to: { path: "^src/mcp/(era\\.ts$|eras\\.ts$|era-registry\\.ts$|requestor/|rev[^/]+/)" },
+    },
+    {
+      name: "wire-is-pure",
+      comment:
+        "the wire's codecs do no I/O: besides core, events and the wire itself they import only types of the binding's vocabulary (params, log levels, task support, error codes) and the SEP-414 trace-context reader",
+      severity: "error",
+      from: { path: "^src/mcp/wire/" },
+      to: {
+        path: "^src/",
+        pathNot: "^src/(core|events|mcp/wire)/|^src/mcp/tracing/trace-carrier\\.ts$",
+        dependencyTypesNot: ["type-only"],
+      },
+    },
+    {
+      name: "requestor-below-bindings",
+      comment:
+        "the requestor (src/mcp/requestor/: what TaskClient, the CLI and the gateway follow tasks with) uses the wire, never a server binding or its seam (src/mcp/era.ts, eras.ts, era-registry.ts, src/mcp/rev…)",
+      severity: "error",
+      from: { path: "^src/mcp/requestor/" },
+      to: { path: "^src/mcp/(era\\.ts$|eras\\.ts$|era-registry\\.ts$|rev[^/]+/)" },
     },
     {
       name: "era-registry",
       comment:
-        "outside the era folders only the two registries (src/mcp/era-registry.ts, src/client/requestor-era-registry.ts) import an era folder: everything else asks the era interfaces (src/mcp/era.ts, src/client/requestor-era.ts) and what the registries list (src/mcp/eras.ts, src/client/requestor-eras.ts), so removing an era is deleting its two folders and its line in each registry",
+        "outside the era folders only the two registries (src/mcp/era-registry.ts, src/mcp/requestor/requestor-era-registry.ts) import an era folder: everything else asks the era interfaces (src/mcp/era.ts, src/mcp/requestor/requestor-era.ts) and what the registries list (src/mcp/eras.ts, src/mcp/requestor/requestor-eras.ts), so removing an era is deleting its wire, binding and requestor folders and its line in each registry",
       severity: "error",
-      from: { path: "^src/", pathNot: "^src/(mcp/(rev[^/]+/|era-registry\\.ts$)|client/(rev[^/]+/|requestor-era-registry\\.ts$))" },
-      to: { path: "^src/(mcp|client)/rev[^/]+/" },
-    },
-    {
-      name: "requestor-era-binding",
-      comment: "a requestor era folder (src/client/rev…) may use its own era's binding in src/mcp, never another era's",
-      severity: "error",
-      from: { path: "^src/client/(rev[^/]+)/" },
-      to: { path: "^src/mcp/rev[^/]+/", pathNot: "^src/mcp/$1/" },
+      from: {
+        path: "^src/",
+        pathNot: "^src/mcp/((wire/|requestor/)?rev[^/]+/|era-registry\\.ts$|requestor/requestor-era-registry\\.ts$)",
+      },
+      to: { path: "^src/mcp/(wire/|requestor/)?rev[^/]+/" },
     },
     {
       name: "no-sdk-below-mcp",

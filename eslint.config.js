@@ -41,8 +41,14 @@ const ENGINE_STORE = 'MemberExpression[property.name="store"]:matches([object.na
  * written through its operations; only closing the store it opened is the caller's own business.
  */
 const ENGINE_STORE_SELECTORS = [
-  { selector: `MemberExpression[property.name!="close"] > ${ENGINE_STORE}.object`, message: "read the store through engine.inspect (TaskReadPort), write it through the engine's operations" },
-  { selector: `:matches(CallExpression, Property, VariableDeclarator, ReturnStatement) > ${ENGINE_STORE}`, message: "hand on engine.inspect (TaskReadPort), not the engine's store" },
+  {
+    selector: `MemberExpression[property.name!="close"] > ${ENGINE_STORE}.object`,
+    message: "read the store through engine.inspect (TaskReadPort), write it through the engine's operations",
+  },
+  {
+    selector: `:matches(CallExpression, Property, VariableDeclarator, ReturnStatement) > ${ENGINE_STORE}`,
+    message: "hand on engine.inspect (TaskReadPort), not the engine's store",
+  },
 ];
 
 export default tseslint.config(
@@ -50,7 +56,24 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: "readonly", console: "readonly", Buffer: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", setImmediate: "readonly", URL: "readonly", performance: "readonly", AbortController: "readonly", AbortSignal: "readonly", TextEncoder: "readonly", fetch: "readonly" } },
+    languageOptions: {
+      globals: {
+        process: "readonly",
+        console: "readonly",
+        Buffer: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly",
+        setImmediate: "readonly",
+        URL: "readonly",
+        performance: "readonly",
+        AbortController: "readonly",
+        AbortSignal: "readonly",
+        TextEncoder: "readonly",
+        fetch: "readonly",
+      },
+    },
     rules: {
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
@@ -82,27 +105,47 @@ export default tseslint.config(
       "no-restricted-syntax": [
         "error",
         ...ENGINE_STORE_SELECTORS,
-        ...wireStringSelectors(TASK_WIRE_STRINGS, "an era folder (src/mcp/rev…), behind the era interfaces (src/mcp/era.ts), not in the gateway, the web view or the HTTP layer"),
+        ...wireStringSelectors(
+          TASK_WIRE_STRINGS,
+          "an era folder (src/mcp/rev…), behind the era interfaces (src/mcp/era.ts), not in the gateway, the web view or the HTTP layer",
+        ),
       ],
     },
   },
   {
     // The binding outside its era folders (sessions, tool contexts, the SDK server, the fallback)
-    // reaches an era through its interface (src/mcp/era.ts) and the registry (src/mcp/eras.ts): a
-    // task-era wire string here would tie it to one era.
+    // reaches an era through its interface (src/mcp/era.ts, whose `wire` is the era's codec) and the
+    // registry (src/mcp/eras.ts), as the requestor's era-neutral code (src/mcp/requestor/) does
+    // through its own (src/mcp/requestor/requestor-eras.ts): a task-era wire string here would tie
+    // it to one era. An era's strings are spelled in its wire folder (src/mcp/wire/rev…) and used by
+    // its binding folder (src/mcp/rev…) and its requestor folder (src/mcp/requestor/rev…).
     files: ["src/mcp/**/*.ts"],
-    ignores: ["src/mcp/rev*/**"],
+    ignores: ["src/mcp/rev*/**", "src/mcp/wire/rev*/**", "src/mcp/requestor/rev*/**"],
     rules: {
-      "no-restricted-syntax": ["error", ...ENGINE_STORE_SELECTORS, ...wireStringSelectors(TASK_WIRE_STRINGS, "an era folder (src/mcp/rev…), behind the era interface (src/mcp/era.ts)")],
+      "no-restricted-syntax": [
+        "error",
+        ...ENGINE_STORE_SELECTORS,
+        ...wireStringSelectors(
+          TASK_WIRE_STRINGS,
+          "an era folder (src/mcp/wire/rev…, src/mcp/rev…, src/mcp/requestor/rev…), behind the era interfaces (src/mcp/era.ts, src/mcp/requestor/requestor-era.ts)",
+        ),
+      ],
     },
   },
   {
-    // The requestor side speaks through its era registry (src/client/requestor-eras.ts) and each
-    // era's features: a task-era wire string outside src/client/rev… would tie it to one era.
+    // TaskClient and the CLI speak through the requestor's era registry
+    // (src/mcp/requestor/requestor-eras.ts) and each era's features: a task-era wire string here
+    // would tie them to one era.
     files: ["src/client/**/*.ts", "src/cli/**/*.ts"],
-    ignores: ["src/client/rev*/**"],
     rules: {
-      "no-restricted-syntax": ["error", ...ENGINE_STORE_SELECTORS, ...wireStringSelectors(TASK_WIRE_STRINGS, "an era folder (src/client/rev…, src/mcp/rev…), not in the requestor's era-neutral code")],
+      "no-restricted-syntax": [
+        "error",
+        ...ENGINE_STORE_SELECTORS,
+        ...wireStringSelectors(
+          TASK_WIRE_STRINGS,
+          "an era folder (src/mcp/wire/rev…, src/mcp/requestor/rev…), not in the requestor's era-neutral code",
+        ),
+      ],
     },
   },
   {
@@ -114,7 +157,17 @@ export default tseslint.config(
     files: ["src/**/*.ts"],
     ignores: ["src/mcp/sdk-server/running-task.ts", "src/mcp/sdk-server/creating-request.ts", "src/cli/traceparent-option.ts"],
     rules: {
-      "no-restricted-imports": ["error", { paths: [{ name: "node:async_hooks", message: "no AsyncLocalStorage on the request path: it switches on process-wide promise hooks (see eslint.config.mjs)" }] }],
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "node:async_hooks",
+              message: "no AsyncLocalStorage on the request path: it switches on process-wide promise hooks (see eslint.config.mjs)",
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -1,5 +1,5 @@
 import { RpcCode } from "../core/errors.js";
-import { ConnectionError } from "../mcp/requestor-errors.js";
+import { ConnectionError } from "../mcp/requestor/requestor-errors.js";
 
 /**
  * The server refused our credentials (HTTP 401 or 403): no token, a wrong one, or one without the

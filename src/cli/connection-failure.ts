@@ -1,6 +1,6 @@
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { RpcCode } from "../core/errors.js";
-import { ConnectionError } from "../mcp/requestor-errors.js";
+import { ConnectionError } from "../mcp/requestor/requestor-errors.js";
 import { AuthenticationError } from "./authentication-error.js";
 import { connectionCause, notFoundCause } from "../mcp/connection-cause.js";
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CachedEra, EraCache } from "../client/era-choice.js";
-import { PROTOCOL_REVISIONS } from "../client/requestor-eras.js";
+import { PROTOCOL_REVISIONS } from "../mcp/requestor/requestor-eras.js";
 import { writeFileAtomic } from "./atomic-file.js";
 
 /**

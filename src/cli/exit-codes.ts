@@ -1,6 +1,6 @@
 import { TaskError } from "../core/errors.js";
 import { authenticationErrorIn } from "./connection-failure.js";
-import { ConnectionError, InputRefusedError, RemoteError, TaskCancelledError } from "../mcp/requestor-errors.js";
+import { ConnectionError, InputRefusedError, RemoteError, TaskCancelledError } from "../mcp/requestor/requestor-errors.js";
 
 /** Exit codes of `mcp-tasks call` and `mcp-tasks tasks …` (documented in docs/cli.md); `serve` uses Usage for its usage errors. */
 export const ExitCode = {

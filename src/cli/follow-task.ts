@@ -1,7 +1,7 @@
 import type { ToolTask } from "../client/task-client.js";
 import { TaskError } from "../core/errors.js";
 import { pause } from "../core/pause.js";
-import { ConnectionError, InputRefusedError, retryAfterOf } from "../mcp/requestor-errors.js";
+import { ConnectionError, InputRefusedError, retryAfterOf } from "../mcp/requestor/requestor-errors.js";
 import { authenticationErrorIn } from "./connection-failure.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { printError, printOutcome, type Output } from "./output.js";

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { RemoteTaskInfo, TaskOutcome } from "../mcp/remote-task-info.js";
+import type { RemoteTaskInfo, TaskOutcome } from "../mcp/requestor/remote-task-info.js";
 import { RpcCode, toRpcError } from "../core/errors.js";
 import { ExitCode } from "./exit-codes.js";
 

@@ -1,4 +1,4 @@
-import type { RemoteTaskProgress } from "../mcp/remote-task-info.js";
+import type { RemoteTaskProgress } from "../mcp/requestor/remote-task-info.js";
 import type { Reattach } from "./follow-task.js";
 import { connectTarget, type Handlers, type Target } from "./target.js";
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-eras.js";
-import { featuresOf, SESSION_REVISION } from "../client/requestor-eras.js";
+import { PROTOCOL_REVISIONS, type ProtocolRevision } from "../mcp/requestor/requestor-eras.js";
+import { featuresOf, SESSION_REVISION } from "../mcp/requestor/requestor-eras.js";
 import type { OAuthOptions } from "./oauth/oauth-session.js";
 import type { Target } from "./target.js";
 

@@ -6,11 +6,17 @@ import { NotificationsBeforeClose } from "../client/notifications-before-close.j
 import { fileJournal, type TaskJournal } from "../client/task-journal.js";
 import { TaskClient, type TaskClientOptions } from "../client/task-client.js";
 import { chooseEra } from "../client/era-choice.js";
-import { featuresOf, PROTOCOL_REVISIONS, SESSION_REVISION, STATELESS_REQUESTORS, type ProtocolRevision } from "../client/requestor-eras.js";
-import type { HttpConnectionOptions } from "../client/requestor-era.js";
+import {
+  featuresOf,
+  PROTOCOL_REVISIONS,
+  SESSION_REVISION,
+  STATELESS_REQUESTORS,
+  type ProtocolRevision,
+} from "../mcp/requestor/requestor-eras.js";
+import type { HttpConnectionOptions } from "../mcp/requestor/requestor-era.js";
 import { fileEraCache } from "./era-cache.js";
 import { RpcCode } from "../core/errors.js";
-import { ConnectionError } from "../mcp/requestor-errors.js";
+import { ConnectionError } from "../mcp/requestor/requestor-errors.js";
 import { connectionFailure } from "./connection-failure.js";
 import { journalPath } from "./state-dir.js";
 import { creationRecord } from "./task-creation-record.js";

@@ -5,7 +5,7 @@
  * bearer token (the same owner binding as tasks/get: the owner's token, or the server's admin
  * token). A server without that route is named as such, not reported as a missing task.
  */
-import type { RemoteTaskInfo } from "../mcp/remote-task-info.js";
+import type { RemoteTaskInfo } from "../mcp/requestor/remote-task-info.js";
 import type { TaskTimeline } from "../web/task-timeline.js";
 import { ExitCode } from "./exit-codes.js";
 import type { Output } from "./output.js";

@@ -1,4 +1,4 @@
-import type { RemoteTaskInfo } from "../mcp/remote-task-info.js";
+import type { RemoteTaskInfo } from "../mcp/requestor/remote-task-info.js";
 import type { Output } from "./output.js";
 import { renderTable } from "./table.js";
 

@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import type { RemoteTaskInfo } from "../mcp/remote-task-info.js";
+import type { RemoteTaskInfo } from "../mcp/requestor/remote-task-info.js";
 import { exitCodeOf, ExitCode } from "./exit-codes.js";
 import { followTask } from "./follow-task.js";
 import { isTerminal, TASK_STATUSES } from "../core/task-status.js";
@@ -17,7 +17,7 @@ import { isInteractive, terminalHandlers } from "./terminal/interactive.js";
 import { ProgressView } from "./terminal/progress-view.js";
 import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { RpcCode, TaskError } from "../core/errors.js";
-import { RemoteError } from "../mcp/requestor-errors.js";
+import { RemoteError } from "../mcp/requestor/requestor-errors.js";
 
 type Operation = "list" | "get" | "result" | "cancel";
 

@@ -1,5 +1,5 @@
-import type { HttpConnectionOptions } from "./requestor-era.js";
-import { SESSION_REVISION, STATELESS_REQUESTORS, type ProtocolRevision } from "./requestor-eras.js";
+import type { HttpConnectionOptions } from "../mcp/requestor/requestor-era.js";
+import { SESSION_REVISION, STATELESS_REQUESTORS, type ProtocolRevision } from "../mcp/requestor/requestor-eras.js";
 
 /** What a requestor remembers of a target's era between runs. */
 export interface CachedEra {

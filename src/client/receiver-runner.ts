@@ -20,7 +20,7 @@ import { SESSION_ERA } from "../mcp/eras.js";
 export function clientTaskRunner(options: ClientReceiverOptions) {
   return async (task: TaskRecord, ctx: TaskContext): Promise<RunResult> => {
     const params = task.request as Record<string, unknown>;
-    const info = { relatedTaskId: SESSION_ERA.relatedTaskOf(params), taskId: task.id, signal: ctx.signal };
+    const info = { relatedTaskId: SESSION_ERA.wire.relatedTaskOf(params), taskId: task.id, signal: ctx.signal };
     if (task.method === ELICIT && options.elicit) {
       const answer = ElicitResultSchema.safeParse(await options.elicit(params as ElicitRequestParams, info));
       if (!answer.success) throw new TaskError("internal", "The client's elicitation handler returned an invalid result");

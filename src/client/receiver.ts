@@ -99,8 +99,8 @@ export class ClientReceiver {
       schema as never,
       (async (request: { params?: Record<string, unknown> }, extra: { signal: AbortSignal; requestId: RequestId }) => {
         const raw = request.params ?? {};
-        const taskParams = SESSION_ERA.taskParamsOf(raw);
-        const plain = SESSION_ERA.withoutTaskParams(raw);
+        const taskParams = SESSION_ERA.wire.taskParamsOf(raw);
+        const plain = SESSION_ERA.wire.withoutTaskParams(raw);
         const params = parse(plain);
         if (this.engine && taskParams !== undefined) {
           if (typeof taskParams !== "object" || taskParams === null || Array.isArray(taskParams)) {
@@ -118,11 +118,11 @@ export class ClientReceiver {
               progressToken: typeof progressToken === "string" || typeof progressToken === "number" ? progressToken : null,
               accepts: [],
             },
-            ttl: SESSION_ERA.requestedTtlOf(taskParams),
+            ttl: SESSION_ERA.wire.requestedTtlOf(taskParams),
           });
-          return SESSION_ERA.encodeCreated(task, undefined); // T-NEW-2
+          return SESSION_ERA.wire.encodeCreated(task, undefined); // T-NEW-2
         }
-        const info: InputRequestInfo = { relatedTaskId: SESSION_ERA.relatedTaskOf(raw), taskId: null, signal: extra.signal };
+        const info: InputRequestInfo = { relatedTaskId: SESSION_ERA.wire.relatedTaskOf(raw), taskId: null, signal: extra.signal };
         const answer = resultSchema.safeParse(await handler(params, info));
         if (!answer.success) throw new TaskError("internal", `The client's ${method} handler returned an invalid result`);
         return answer.data;
@@ -141,7 +141,8 @@ export class ClientReceiver {
       );
     };
     // A client has one server: its tasks are bound to nobody (T-SEC-2; ids are unguessable).
-    for (const [method, answer] of Object.entries(SESSION_ERA.receiverMethods)) {
+    for (const [method, { receiver: answer }] of Object.entries(SESSION_ERA.methods)) {
+      if (!answer) continue;
       on(method, (params, extra) => answer(engine, params, { caller: ANONYMOUS_CALLER, signal: extra.signal }));
     }
   }
@@ -150,7 +151,7 @@ export class ClientReceiver {
     const task = await this.engine?.inspect.task(taskId).catch(() => null);
     if (!task || !this.client.transport) return;
     // T-NOTE-1 (MAY), T-NOTE-3: the full Task, no related-task _meta.
-    await this.client.notification(SESSION_ERA.hostedStatusNotification(task) as never).catch(() => {});
+    await this.client.notification(SESSION_ERA.wire.hostedStatusNotification(task) as never).catch(() => {});
   }
 }
 

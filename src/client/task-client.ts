@@ -8,12 +8,12 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { TaskError } from "../core/errors.js";
 import { ClientReceiver, type ClientReceiverOptions } from "./receiver.js";
 import type { TaskSupport } from "../mcp/tool-definition.js";
-import type { LifecycleEvent, RemoteTaskInfo, RemoteTaskProgress } from "../mcp/remote-task-info.js";
+import type { LifecycleEvent, RemoteTaskInfo, RemoteTaskProgress } from "../mcp/requestor/remote-task-info.js";
 import { silentLogger, type Logger } from "../core/logger.js";
 import type { TaskJournal } from "./task-journal.js";
 import { chooseEra, type EraCache } from "./era-choice.js";
 import { applyingSchemaDefaults } from "./elicitation-defaults.js";
-import type { EraCall, EraFeatures, HttpConnectionOptions, RequestorEra, ToolTask } from "./requestor-era.js";
+import type { EraCall, EraFeatures, HttpConnectionOptions, RequestorEra, ToolTask } from "../mcp/requestor/requestor-era.js";
 import { isConnectionDrop } from "../mcp/connection-cause.js";
 import {
   SESSION_REQUESTOR,
@@ -21,10 +21,10 @@ import {
   statelessEraOf,
   type ProtocolRevision,
   type StatelessEraConnection,
-} from "./requestor-eras.js";
+} from "../mcp/requestor/requestor-eras.js";
 import { pause } from "../core/pause.js";
 
-export type { EraFeatures, ToolTask } from "./requestor-era.js";
+export type { EraFeatures, ToolTask } from "../mcp/requestor/requestor-era.js";
 
 /**
  * Waits before each re-send of a creation whose connection dropped (see {@link CallToolOptions.idempotencyKey}):
@@ -105,12 +105,12 @@ export interface ConnectOptions extends TaskClientOptions, HttpConnectionOptions
  *
  * - `new TaskClient(client)`: 2025-11-25 on an SDK `Client` (create it before `client.connect()`:
  *   it declares the client's capabilities); can host the server's requests as client-side tasks.
- * - `new TaskClient(new StatelessConnection(url))`: 2026-07-28 with the tasks extension.
+ * - `await TaskClient.connect(url, { protocol: "2026-07-28" })`: 2026-07-28 with the tasks extension.
  * - `await TaskClient.connect(url)`: asks `server/discover` first and speaks 2026-07-28 where the
  *   server does, else initializes a 2025-11-25 session (`protocol` forces one; `eraCache` spares the
  *   question on later connects).
  *
- * The wire of each era lives behind `RequestorEra` (`rev2025-11-25/`, `rev2026-07-28/`).
+ * The wire of each era lives behind `RequestorEra` (`src/mcp/requestor/rev…/`).
  */
 export class TaskClient {
   /** The protocol revision this client speaks. */

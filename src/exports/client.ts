@@ -1,7 +1,9 @@
 /**
- * `mcp-tasks/client` — the requestor: a TaskClient on an SDK Client (2025-11-25) or a
- * StatelessConnection (2026-07-28), or `TaskClient.connect(url)` to let `server/discover` pick (calls tools as tasks,
- * resumes them by id, hosts the server's sampling/elicitation as tasks), its journals and errors.
+ * `mcp-tasks/client` — the requestor: a TaskClient on an SDK Client (2025-11-25), or
+ * `TaskClient.connect(url)` to let `server/discover` pick the era (`protocol` forces one); it calls
+ * tools as tasks, resumes them by id, hosts the server's sampling/elicitation as tasks; its
+ * journals and errors. Every name here is era-neutral: an era's own classes stay in its folder
+ * (src/mcp/requestor/rev…), so removing an era changes nothing a user imports.
  * Loads no native addon, no PostgreSQL driver, no metrics or JWT library (test/package checks).
  */
 export {
@@ -12,14 +14,9 @@ export {
   type ToolCall,
   type ToolTask,
 } from "../client/task-client.js";
-/**
- * Each era's own names (2025-11-25: `RemoteTask`, `TaskPeer`; 2026-07-28: `StatelessConnection`,
- * the stateless endpoint a TaskClient speaks the tasks extension to), as its registry line brings them.
- */
-export * from "../client/requestor-era-registry.js";
-export type { HttpConnectionOptions } from "../client/requestor-era.js";
+export type { HttpConnectionOptions } from "../mcp/requestor/requestor-era.js";
 export { memoryEraCache, ERA_CACHE_MS, type EraCache, type CachedEra } from "../client/era-choice.js";
-export { PROTOCOL_REVISIONS, type ProtocolRevision } from "../client/requestor-eras.js";
+export { PROTOCOL_REVISIONS, type ProtocolRevision } from "../mcp/requestor/requestor-eras.js";
 export { fileJournal, memoryJournal, type TaskJournal, type JournalEntry } from "../client/task-journal.js";
 export type { ClientTaskHosting, ElicitHandler, SampleHandler, InputRequestInfo } from "../client/receiver-options.js";
 export type {
@@ -29,9 +26,9 @@ export type {
   RemoteTaskStatus,
   RemoteTaskProgress,
   RemoteTaskHandle,
-} from "../mcp/remote-task-info.js";
-export type { EraFeatures } from "../client/requestor-era.js";
-export { RemoteError, TaskCancelledError, ConnectionError, InputRefusedError } from "../mcp/requestor-errors.js";
+} from "../mcp/requestor/remote-task-info.js";
+export type { EraFeatures } from "../mcp/requestor/requestor-era.js";
+export { RemoteError, TaskCancelledError, ConnectionError, InputRefusedError } from "../mcp/requestor/requestor-errors.js";
 export type { TaskErrorKind } from "../core/errors.js";
 export { TaskError, RpcCode } from "../core/errors.js";
 /** Receivers of this server's webhooks: checks a delivery's Standard Webhooks signature and returns its event (docs/webhooks.md). */

@@ -23,7 +23,7 @@ import type { z } from "zod";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
-import { SESSION_ERA } from "../mcp/eras.js";
+import { SESSION_REQUESTOR } from "../mcp/requestor/requestor-eras.js";
 import { connectionCause, systemCode } from "../mcp/connection-cause.js";
 import { tiedToGateway } from "./upstream-lifetime.js";
 import { UpstreamStderr } from "./upstream-stderr.js";
@@ -272,7 +272,7 @@ export class UpstreamConnection implements UpstreamTaskHost {
    * a request naming none goes to the sole call in flight.
    */
   private callOf(method: string, meta: Record<string, unknown> | undefined): ToolContext {
-    const taskId = SESSION_ERA.upstream.relatedTaskOf({ _meta: meta });
+    const taskId = SESSION_REQUESTOR.upstream.relatedTaskOf({ _meta: meta });
     if (taskId === null) return this.soleCall(method);
     const ctx = this.tasks.follower(taskId);
     if (ctx) return ctx;
@@ -281,7 +281,7 @@ export class UpstreamConnection implements UpstreamTaskHost {
 
   /** The call an upstream notification is about, as {@link callOf} finds it; null: no one. */
   private notifiedCall(meta: Record<string, unknown> | undefined): ToolContext | null {
-    const taskId = SESSION_ERA.upstream.relatedTaskOf({ _meta: meta });
+    const taskId = SESSION_REQUESTOR.upstream.relatedTaskOf({ _meta: meta });
     if (taskId !== null) return this.tasks.follower(taskId) ?? null;
     if (this.calls.size !== 1) return null;
     const [ctx] = this.calls.values();
@@ -359,7 +359,7 @@ export class UpstreamConnection implements UpstreamTaskHost {
     // The gateway follows the upstream's tasks itself: said at initialize, so an upstream with a
     // fallback for hosts without tasks does not offer its task tools to the gateway (whose
     // requestors would then reach every principal's upstream tasks through one connection).
-    const capabilities = { elicitation: {}, sampling: {}, roots: {}, ...SESSION_ERA.upstream.clientCapabilities };
+    const capabilities = { elicitation: {}, sampling: {}, roots: {}, ...SESSION_REQUESTOR.upstream.clientCapabilities };
     const client = new Client({ name: "mcp-tasks-gateway", version: "0.1.0" }, { capabilities });
     client.setRequestHandler(ListRootsRequestSchema, async (request) => this.roots(request.params?._meta));
     client.setRequestHandler(ElicitRequestSchema, async (request) => {

@@ -4,14 +4,14 @@ import { inClientSpan, traceMetaParams } from "../mcp/tracing/client-span.js";
 import { RpcCode, TaskError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { ownErrorOf } from "../mcp/own-error-codes.js";
-import { isTerminalTaskStatus, type RemoteTaskHandle, type TaskOutcome } from "../mcp/remote-task-info.js";
-import { ConnectionError } from "../mcp/requestor-errors.js";
+import { isTerminalTaskStatus, type RemoteTaskHandle, type TaskOutcome } from "../mcp/requestor/remote-task-info.js";
+import { ConnectionError } from "../mcp/requestor/requestor-errors.js";
 import type { ToolContext } from "../mcp/tool-definition.js";
-import { SESSION_ERA } from "../mcp/eras.js";
+import { SESSION_REQUESTOR } from "../mcp/requestor/requestor-eras.js";
 import { pause } from "../core/pause.js";
 
-/** The era the gateway speaks to its upstream (a session, as the SDK client opens one). */
-const UPSTREAM = SESSION_ERA.upstream;
+/** The requestor the gateway follows its upstream's tasks with (a session era, as the SDK client opens one). */
+const UPSTREAM = SESSION_REQUESTOR.upstream;
 
 /**
  * Whether the upstream runs `tool` as a task of its own (2025-11-25): it declares

@@ -129,7 +129,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
             return;
           }
           if (outcome === "needs-stream") {
-            return this.streamed(session, req, res, body, auth, plain.method === this.app.host.era.questionStreamMethod);
+            return this.streamed(session, req, res, body, auth, plain.method === this.app.host.era.wire.questionStreamMethod);
           }
         },
         (error: unknown) => {

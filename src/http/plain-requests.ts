@@ -23,7 +23,7 @@ export interface PlainRequestMessage {
 }
 
 /**
- * The body as one request of a method in the era's `plainMethods` (T-GET-4), or null: a batch,
+ * The body as one request of a method the era answers as plain JSON (`methods[…].plain`, T-GET-4), or null: a batch,
  * a notification, a response, or any other method goes to the SDK's transport.
  */
 export function plainRequestOf(app: TaskServer, body: unknown): PlainRequestMessage | null {
@@ -34,7 +34,7 @@ export function plainRequestOf(app: TaskServer, body: unknown): PlainRequestMess
   if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return null;
   // A key where it is not defined goes the SDK's way, whose routing schema refuses it (-32602).
   if (method !== "tools/call" && (params as LooseParams)?.["idempotencyKey"] !== undefined) return null;
-  const answer = Object.hasOwn(app.host.era.plainMethods, method) ? app.host.era.plainMethods[method] : undefined;
+  const answer = Object.hasOwn(app.host.era.methods, method) ? app.host.era.methods[method]?.plain : undefined;
   return answer ? { id, method, params: params as LooseParams, answer } : null;
 }
 
@@ -78,7 +78,7 @@ export function answerPlain(
         },
         sessionStreamCarriesOwnTasks: session.sessionStreamCarriesOwnTasks,
       });
-    const traced = app.host.era.operationTrace(request.method, request.params, session);
+    const traced = app.host.era.wire.operationTrace(request.method, request.params, session);
     // A request the session server will serve on a stream gets its span there, not a second one here.
     answered = traced.servedOnStream
       ? answer()
@@ -134,7 +134,7 @@ function plainOperation(
     ...(typeof version === "string" && { protocolVersion: version }),
     transport: "tcp",
     ...(headerCarrier && { headerCarrier }),
-    // Only a method in the era's plainMethods comes this way (plainRequestOf).
+    // Only a method with a plain answer in the era's table comes this way (plainRequestOf).
     served: servedNames({ tools: app.host.tools, prompts: app.host.features?.prompts }, () => true),
   };
 }

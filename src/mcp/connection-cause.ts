@@ -1,4 +1,4 @@
-import { ConnectionError } from "./requestor-errors.js";
+import { ConnectionError } from "./requestor/requestor-errors.js";
 
 /**
  * Why a request to `url` could not be sent or answered, in words: Node's fetch (undici) rejects

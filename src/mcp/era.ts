@@ -1,102 +1,50 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { CallToolResult, ClientCapabilities, RequestId, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { TaskEvent } from "../events/task-event.js";
 import type { Caller } from "../core/caller.js";
-import type { TaskRecord } from "../core/task.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
-import type { LogLevel, LogThreshold } from "./logging/log-level.js";
+import type { LogThreshold } from "./logging/log-level.js";
 import type { LooseParams } from "./request-schemas.js";
 import type { TaskServerConfig } from "./task-server-config.js";
-import type { RegisteredTool, TaskSupport } from "./tool-definition.js";
+import type { RegisteredTool } from "./tool-definition.js";
 import type { FeatureRegistry } from "./features/feature-registry.js";
-import type { TraceCarrier } from "./tracing/trace-carrier.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
-import type { RemoteTaskHandle, RemoteTaskInfo } from "./remote-task-info.js";
-import type { OwnErrorCodes } from "./own-error-wire.js";
+import type { SessionWire, WireCodec } from "./wire/wire-codec.js";
 
-/** What a request's params tell its span, as its era reads them. */
-export interface OperationTrace {
-  /** The trace context the params carry (SEP-414), if any. */
-  carrier?: TraceCarrier;
-  /** The tool or prompt the request names. */
-  target?: string;
-  /** The task the request names. */
-  taskId?: string;
-  /** True for a request a session server answers on a stream even when it came as plain JSON (its span is made there). */
-  servedOnStream?: boolean;
-}
+export type { OperationTrace } from "./wire/wire-codec.js";
 
 /**
- * The seam between the engine and a protocol revision. Everything a revision's wire knows —
- * its task methods, its Task and CreateTaskResult shapes, how it carries a task's questions and
- * notifications, its logging — lives in one folder that implements this interface (`rev2025-11-25/`);
- * the engine speaks only operations (create, get, list, cancel, watch, pendingInputs, respond).
- * A method an era's tables do not name is not served in that era (-32601): membership is the
- * whole story, so serving a new revision is one new folder and one line in `era-registry.ts`.
+ * The seam between the engine and a protocol revision. What a revision's wire looks like — its
+ * Task and CreateTaskResult shapes, its notifications, its `_meta` — is its pure codec
+ * (`src/mcp/wire/rev…/`, its `wire` member); what binds the revision to the engine and the
+ * transport — its task methods, how it carries a task's questions and notifications to a session,
+ * how it asks the client — is the binding folder that implements this interface (`rev2025-11-25/`).
+ * The engine speaks only operations (create, get, list, cancel, watch, pendingInputs, respond).
+ * A method an era's table does not name is not served in that era (-32601): membership is the
+ * whole story, so serving a new revision is its folders and one line in `era-registry.ts`.
  */
 export interface TaskEra {
   /** Tells a session era from a stateless one in the registry's list. */
   readonly kind: "session";
   /** The protocol revision (or extension) this era speaks, for logs and records. */
   readonly id: string;
-  /** This era's codes for our own conditions where they differ from the engine's (`own-error-wire.ts`). */
-  readonly ownErrorCodes: OwnErrorCodes;
-  /** The server capabilities this era declares beside `tools` when task support is on (T-CAP-1/2). */
-  serverCapabilities(config: TaskServerConfig): Record<string, unknown>;
   /**
-   * The task methods of a party whose tasks never ask anything back (a client hosting sampling
-   * and elicitation as tasks): they need only the engine, no session.
+   * This era's wire: the pure codec of its requests, results, errors and notifications
+   * (`src/mcp/wire/rev…/`): how a call asks for a task, what a created task answers, its
+   * capabilities, notifications, related-task `_meta`, its own error codes. Fronts read and build
+   * the era's messages through it; what follows binds the era to the engine and the transport.
    */
-  readonly receiverMethods: Readonly<Record<string, ReceiverMethod>>;
-  /** Task methods a session server of this era answers (installed only when task support is on). */
-  readonly sessionMethods: Readonly<Record<string, SessionMethod>>;
+  readonly wire: SessionWire;
   /**
-   * Methods that can be answered as one plain JSON response on HTTP, without a session server or
-   * a stream for the request (T-GET-4: a client polling asked for no stream). One may still find
-   * that this request needs a stream and say so with {@link NEEDS_STREAM}, having written nothing.
+   * This era's task methods, one table: each names how a session server, a receiver without a
+   * session and the plain-JSON path answer it. A front serves a method whose entry has its kind.
    */
-  readonly plainMethods: Readonly<Record<string, PlainMethod>>;
-  /**
-   * What a `tools/call` asks of a task when it asks for one (its ttl…), undefined for a plain call
-   * (2025-11-25: `params.task`).
-   */
-  taskParamsOf(params: LooseParams): unknown;
-  /** A request's params without what {@link taskParamsOf} reads: the request as it runs plainly (T-NEW-4), or as its task keeps it. */
-  withoutTaskParams(params: LooseParams): Record<string, unknown>;
-  /** The ttl that task params ({@link taskParamsOf}) ask for (T-NEW-1), unchecked; undefined when they name none. */
-  requestedTtlOf(taskParams: unknown): unknown;
-  /**
-   * The idempotency key a `tools/call` names its operation with (SEP-3182: `params.idempotencyKey`),
-   * unchecked; undefined when it sent none.
-   */
-  idempotencyKeyOf(params: LooseParams): unknown;
-  /** The per-task webhook a creating `tools/call` asks for (`_meta["dev.mcp-tasks/webhook"]`), unchecked; undefined when none. */
-  webhookRequestOf(params: LooseParams): unknown;
-  /** What a `tools/call` that became a task answers with (T-NEW-2, T-NEW-3). */
-  encodeCreated(task: TaskRecord, immediateResponse: string | undefined): Record<string, unknown>;
+  readonly methods: Readonly<Record<string, TaskMethod>>;
   /**
    * Starts carrying task notifications to one connected session (status, progress); returns
    * what stops it, called when the session closes.
    */
   attachSession(session: SessionContext, options: StandaloneStreamOptions): () => void;
-  /**
-   * The method whose response stream carries a task's questions to its requestor while it waits
-   * (2025-11-25: `tasks/result`); a front keeps such a stream out of resumption. Null when none.
-   */
-  readonly questionStreamMethod: string | null;
-  /**
-   * The notification a bus event is on the standalone stream of session `sessionId` (a task's
-   * status, its progress), or null when it is not that session's to see.
-   */
-  streamNotificationOf(event: TaskEvent, sessionId: string): Record<string, unknown> | null;
-  /** This era's requestor side toward an upstream server, for following the upstream's tasks (the gateway). */
-  readonly upstream: UpstreamTasks;
-  /** What a request of this era tells its span (its trace context, the tool or task it names). */
-  operationTrace(method: string, params: LooseParams, plain?: Pick<PlainRequest, "sessionStreamCarriesOwnTasks">): OperationTrace;
-  /** The notification that carries one log message to this era's session. */
-  logMessage(level: LogLevel, data: unknown, logger: string | undefined): { method: string; params: Record<string, unknown> };
   /**
    * `logging/setLevel`: the session hears messages at the level its params name and above from
    * then on; what the request answers. An unknown level is the requestor's error (-32602).
@@ -113,16 +61,6 @@ export interface TaskEra {
     schema: z.ZodType<T>,
     options: ClientRequestOptions,
   ): Promise<T>;
-  /** The `_meta` that marks a message as one task's (a task's own progress, its log messages, T-META-1). */
-  relatedTaskMeta(taskId: string): Record<string, unknown>;
-  /** A tool as this era's session lists it in `tools/list` with its task support (T-TOOL-1). */
-  listedWithTaskSupport(tool: Tool, support: TaskSupport): Tool;
-  /** Whether a session's client declared that it follows tasks itself; one that did not gets the fallback for hosts without tasks. */
-  clientFollowsTasks(capabilities: ClientCapabilities | undefined): boolean;
-  /** The task a message's `_meta` marks it as belonging to ({@link relatedTaskMeta}), or null. */
-  relatedTaskOf(value: unknown): string | null;
-  /** The notification a party hosting tasks for its peer (a client hosting sampling or elicitation) sends when one changes status. */
-  hostedStatusNotification(task: TaskRecord): { method: string; params: Record<string, unknown> };
 }
 
 /** How {@link TaskEra.requestOfClient} asks. */
@@ -133,59 +71,6 @@ export interface ClientRequestOptions {
   signal: AbortSignal;
   /** The ttl asked of the client's task. */
   ttl?: number;
-}
-
-/** Options of the request that creates an upstream task (the SDK's). */
-export interface UpstreamRequestOptions {
-  signal?: AbortSignal;
-  timeout?: number;
-  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
-}
-
-/** How the gateway follows an upstream task through its handle. */
-export interface UpstreamTaskOptions {
-  /** Longest one look at the task (or its cancel) may go unanswered, ms; the wait for its result is never cut off. */
-  requestTimeoutMs: number;
-  /** Bounds on the poll interval the upstream suggests, ms. */
-  pollIntervalBoundsMs: { min: number; max: number };
-  /** The task as a previous handle last saw it (a follow resumed on a new connection). */
-  initial?: RemoteTaskInfo | undefined;
-}
-
-/**
- * An era's requestor side toward an upstream server's tasks. Following one is the requestor's own
- * task handle (the one TaskClient follows its tasks with), so the gateway keeps only its policy
- * (re-attaching, waiting out refusals) and no loop of its own; errors are the requestor's
- * (RemoteError, ConnectionError), so refusals, losses and timeouts read the same in any era.
- */
-export interface UpstreamTasks {
-  /**
-   * What a requestor that follows its upstream tasks itself declares at initialize, merged into
-   * the upstream client's capabilities: an upstream with a fallback for hosts without tasks then
-   * serves it tasks, and never lists its task tools to it nor answers its calls in the background.
-   */
-  readonly clientCapabilities: Readonly<Record<string, object>>;
-  /** Whether the upstream runs a tool with this `taskSupport` as a task of its own. */
-  runsAsTask(client: Client, support: string | undefined): boolean;
-  /** Calls the tool as a task upstream; resolves with the upstream task's id. Its errors are the SDK client's (McpError). */
-  create(
-    client: Client,
-    call: {
-      name: string;
-      args: Record<string, unknown>;
-      ttl?: number | undefined;
-      /** Sent as the request's `_meta` (its trace context). */ meta?: Record<string, unknown> | undefined;
-    },
-    options: UpstreamRequestOptions,
-  ): Promise<string>;
-  /**
-   * A handle on upstream task `taskId` over `client`: it polls, waits for the result (whose
-   * stream carries the task's questions, routed by {@link relatedTaskOf}) and cancels. One per
-   * connection: a restarted connection needs a new handle.
-   */
-  task(client: Client, taskId: string, options: UpstreamTaskOptions): RemoteTaskHandle<CallToolResult>;
-  /** The upstream task a request from the upstream belongs to (its params' related-task metadata), or null. */
-  relatedTaskOf(params: unknown): string | null;
 }
 
 /** Whether, and when, a session server may send on its session's standalone stream. */
@@ -228,6 +113,23 @@ export interface ReceiverRequest {
 export type ReceiverMethod = (engine: TaskEngine, params: LooseParams, request: ReceiverRequest) => Promise<object>;
 
 export type SessionMethod = (session: SessionContext, params: LooseParams, request: SessionRequest) => Promise<object>;
+
+/** One task method of an era, as each kind of front answers it. */
+export interface TaskMethod {
+  /** How a session server answers it (installed only when task support is on). */
+  session?: SessionMethod;
+  /**
+   * How a party whose tasks never ask anything back (a client hosting sampling and elicitation as
+   * tasks) answers it: with nothing but the engine, no session.
+   */
+  receiver?: ReceiverMethod;
+  /**
+   * How it is answered as one plain JSON response on HTTP, without a session server or a stream
+   * for the request (T-GET-4: a client polling asked for no stream). It may still find that this
+   * request needs a stream and say so with {@link NEEDS_STREAM}, having written nothing.
+   */
+  plain?: PlainMethod;
+}
 
 /** One request answered without a session server. */
 export interface PlainRequest {
@@ -309,8 +211,8 @@ export interface StatelessEra {
   readonly kind: "stateless";
   /** The protocol revision this era speaks. */
   readonly id: string;
-  /** This era's codes for our own conditions where they differ from the engine's (`own-error-wire.ts`). */
-  readonly ownErrorCodes: OwnErrorCodes;
+  /** This era's wire: the pure codec of its requests, results, errors and notifications (`src/mcp/wire/rev…/`). */
+  readonly wire: WireCodec;
   /** Whether this era serves a POST, from its MCP-Protocol-Version header or (without a session id) its body. */
   claims(request: { protocolVersionHeader: string | undefined; hasSessionId: boolean; body: unknown }): boolean;
   /** Answers one JSON-RPC message; never throws for anything the message or the handlers did. */

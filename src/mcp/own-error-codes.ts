@@ -20,7 +20,10 @@ const ERAS = [SESSION_ERA, ...STATELESS_ERAS];
 
 function rowOf(name: OwnErrorName): OwnErrorRow {
   const { engineCode, status } = OWN_ERRORS[name];
-  return { status, codes: Object.fromEntries(ERAS.map((era) => [era.id, era.ownErrorCodes[name] ?? engineCode])) as Record<EraId, number> };
+  return {
+    status,
+    codes: Object.fromEntries(ERAS.map((era) => [era.id, era.wire.ownErrorCodes[name] ?? engineCode])) as Record<EraId, number>,
+  };
 }
 
 export const OWN_ERROR_CODES: Readonly<Record<OwnErrorName, OwnErrorRow>> = {

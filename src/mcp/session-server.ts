@@ -26,7 +26,7 @@ import type { RegisteredTool } from "./tool-definition.js";
 export function serverCapabilities(config: TaskServerConfig, era: TaskEra = SESSION_ERA) {
   // The SDK's capability type predates SEP-3182; its schema keeps unknown members.
   const tools = (config.tasks ? { idempotency: {} } : {}) as { listChanged?: boolean };
-  return { tools, logging: {}, ...(config.tasks && era.serverCapabilities(config)) };
+  return { tools, logging: {}, ...(config.tasks && era.wire.serverCapabilities()) };
 }
 
 /** How a session server is connected. */
@@ -71,7 +71,7 @@ export function createSessionServer(
       capabilities: serverCapabilities(config, era),
       logger: engine.logger,
       tracing: {
-        operationTrace: era.operationTrace,
+        operationTrace: era.wire.operationTrace,
         protocolVersion: era.id,
         // Only requests of a method with a handler are traced, so every method they name is served.
         served: servedNames({ tools, prompts: options.features?.registry.prompts }, () => true),
@@ -104,7 +104,8 @@ export function createSessionServer(
     }
   }
   if (config.tasks) {
-    for (const [method, handler] of Object.entries(era.sessionMethods)) {
+    for (const [method, { session: handler }] of Object.entries(era.methods)) {
+      if (!handler) continue;
       // Continued, not awaited: no frame is kept while a request waits (a blocked tasks/result).
       server.setRequestHandler(looseRequest(method), (req, extra) =>
         handler(session, req.params, {

@@ -71,7 +71,7 @@ export function taskToolContext(ctx: TaskContext, owner: string | null): ToolCon
 
 /** The ToolContext of a plain (non-task) call of a session of `era`: requests and progress ride the call's own stream. */
 export function plainToolContext(
-  era: Pick<TaskEra, "logMessage" | "requestOfClient">,
+  era: Pick<TaskEra, "wire" | "requestOfClient">,
   server: Server,
   request: {
     requestId: RequestId;
@@ -109,7 +109,7 @@ export function plainToolContext(
     log(level, data, logger) {
       // Related to the call, so it rides the call's stream; below the session's level, not sent.
       if (request.signal.aborted || !request.logThreshold.admits(level)) return;
-      void server.notification(era.logMessage(level, data, logger), { relatedRequestId: request.requestId }).catch(() => {});
+      void server.notification(era.wire.logMessage(level, data, logger), { relatedRequestId: request.requestId }).catch(() => {});
     },
     async setStatusMessage() {},
     // A plain call has no task to resume: nothing to checkpoint.

@@ -73,7 +73,7 @@ describe("era folders from the server's fronts (dependency-cruiser)", () => {
     await cp(join(ROOT, "src"), join(copy, "src"), { recursive: true });
     await writeFile(
       join(copy, "src/gateway/planted-era.ts"),
-      'import { RELATED_TASK_META_KEY } from "../mcp/rev2025-11-25/wire.js";\nexport const planted = RELATED_TASK_META_KEY;\n',
+      'import { RELATED_TASK_META_KEY } from "../mcp/wire/rev2025-11-25/wire.js";\nexport const planted = RELATED_TASK_META_KEY;\n',
     );
     await writeFile(
       join(copy, "src/http/planted-era.ts"),
@@ -86,11 +86,15 @@ describe("era folders from the server's fronts (dependency-cruiser)", () => {
     // Where the binding's era-neutral files stand (tool-context.ts, session-server.ts, sdk-server/).
     await writeFile(
       join(copy, "src/mcp/planted-era.ts"),
-      'import { logMessage } from "./rev2025-11-25/log-messages.js";\nexport const planted = logMessage;\n',
+      'import { setLevel } from "./rev2025-11-25/set-log-level.js";\nexport const planted = setLevel;\n',
     );
     await writeFile(
       join(copy, "src/mcp/sdk-server/planted-era.ts"),
       'import { tasksExt } from "../rev2026-07-28/era.js";\nexport const planted = tasksExt;\n',
+    );
+    await writeFile(
+      join(copy, "src/mcp/planted-wire.ts"),
+      'import { wire20251125 } from "./wire/rev2025-11-25/codec.js";\nexport const planted = wire20251125;\n',
     );
     await writeFile(
       join(copy, "src/mcp/planted-registry.ts"),
@@ -109,7 +113,7 @@ describe("era folders from the server's fronts (dependency-cruiser)", () => {
     const fronts = found.filter((v) => v.rule === "era-registry");
     expect(fronts).toEqual(
       expect.arrayContaining([
-        { rule: "era-registry", from: "src/gateway/planted-era.ts", to: "src/mcp/rev2025-11-25/wire.ts" },
+        { rule: "era-registry", from: "src/gateway/planted-era.ts", to: "src/mcp/wire/rev2025-11-25/wire.ts" },
         { rule: "era-registry", from: "src/http/planted-era.ts", to: "src/mcp/rev2026-07-28/era.ts" },
       ]),
     );
@@ -120,8 +124,10 @@ describe("era folders from the server's fronts (dependency-cruiser)", () => {
   it("an import of an era folder from the binding outside the era folders fails (src/mcp, src/mcp/sdk-server)", () => {
     expect(found).toEqual(
       expect.arrayContaining([
-        { rule: "era-registry", from: "src/mcp/planted-era.ts", to: "src/mcp/rev2025-11-25/log-messages.ts" },
+        { rule: "era-registry", from: "src/mcp/planted-era.ts", to: "src/mcp/rev2025-11-25/set-log-level.ts" },
         { rule: "era-registry", from: "src/mcp/sdk-server/planted-era.ts", to: "src/mcp/rev2026-07-28/era.ts" },
+        // An era's codec is reached through its binding (TaskEra.wire), not imported by name.
+        { rule: "era-registry", from: "src/mcp/planted-wire.ts", to: "src/mcp/wire/rev2025-11-25/codec.ts" },
       ]),
     );
   });
@@ -132,11 +138,11 @@ describe("era folders from the server's fronts (dependency-cruiser)", () => {
 });
 
 describe("task-era wire strings in the binding outside its era folders (eslint)", () => {
-  it("the real src/mcp outside rev… spells none", { timeout: 60_000 }, async () => {
+  it("the real src/mcp outside its era folders (rev…, wire/rev…, requestor/rev…) spells none", { timeout: 60_000 }, async () => {
     const reports = await eslint.lintFiles([join(ROOT, "src/mcp")]);
     expect(
       reports
-        .filter((r) => !/\/src\/mcp\/rev[^/]+\//.test(r.filePath))
+        .filter((r) => !/\/src\/mcp\/(wire\/|requestor\/)?rev[^/]+\//.test(r.filePath))
         .flatMap((r) =>
           r.messages
             .filter((m) => m.ruleId === "no-restricted-syntax" && /is a wire string/.test(m.message))
@@ -152,5 +158,7 @@ describe("task-era wire strings in the binding outside its era folders (eslint)"
         .map((m) => m.message);
     expect(await messages("src/mcp/planted.ts")).toEqual([expect.stringContaining("a tasks/* method name is a wire string")]);
     expect(await messages("src/mcp/rev2025-11-25/planted.ts")).toEqual([]);
+    expect(await messages("src/mcp/wire/rev2025-11-25/planted.ts")).toEqual([]);
+    expect(await messages("src/mcp/wire/planted.ts")).toEqual([expect.stringContaining("a tasks/* method name is a wire string")]);
   });
 });

@@ -97,6 +97,14 @@ describe("import rules (dependency-cruiser)", () => {
         'import { later } from "../rev2026-07-28/planted-later.js";\nexport const planted = later;\n',
       );
       await plant("src/mcp/rev2026-07-28/planted-later.ts", "export const later = 1;\n");
+      await plant(
+        "src/mcp/rev2026-07-28/planted-other-wire.ts",
+        'import { RELATED_TASK_META_KEY } from "../wire/rev2025-11-25/wire.js";\nexport const planted = RELATED_TASK_META_KEY;\n',
+      );
+      await plant(
+        "src/mcp/wire/rev2025-11-25/planted-other-wire.ts",
+        'import { RESULT_TYPE } from "../rev2026-07-28/wire.js";\nexport const planted = RESULT_TYPE;\n',
+      );
       found = await importViolations(copy);
     }, 60_000);
 
@@ -126,13 +134,23 @@ describe("import rules (dependency-cruiser)", () => {
       expect(found).toContainEqual({ rule: "no-tests-from-src", from: "src/store/planted-test-import.ts", to: "test/store/contract.ts" });
     });
 
-    it("one era's folder importing another's fails, an import inside the same era does not", () => {
+    it("one era's folder importing another's (binding or wire) fails, an import inside the same era does not", () => {
       expect(found).toContainEqual({
         rule: "era-isolation",
         from: "src/mcp/rev2025-11-25/planted-era.ts",
         to: "src/mcp/rev2026-07-28/planted-later.ts",
       });
-      expect(found.filter((v) => v.rule === "era-isolation")).toHaveLength(1);
+      expect(found).toContainEqual({
+        rule: "era-isolation",
+        from: "src/mcp/rev2026-07-28/planted-other-wire.ts",
+        to: "src/mcp/wire/rev2025-11-25/wire.ts",
+      });
+      expect(found.filter((v) => v.rule === "era-isolation")).toHaveLength(2);
+      expect(found).toContainEqual({
+        rule: "wire-isolation",
+        from: "src/mcp/wire/rev2025-11-25/planted-other-wire.ts",
+        to: "src/mcp/wire/rev2026-07-28/wire.ts",
+      });
     });
 
     it("the copy reports what the real tree does, and besides that only the planted files", () => {

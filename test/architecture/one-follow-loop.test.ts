@@ -1,7 +1,8 @@
 /**
  * One loop follows a task on the other side: the requestor's handle (RemoteTask under
  * 2025-11-25). TaskClient follows its tasks with it, and so does the gateway its upstream's: the
- * era hands the gateway that handle and no request of its own to look at a task or fetch its
+ * requestor (src/mcp/requestor/, reached by the gateway directly, not through the server's era)
+ * hands the gateway that handle and no request of its own to look at a task or fetch its
  * result, and src/gateway sends none itself — no `request(…)`, none of the SDK's task helpers.
  * The source check runs on the real tree and on a planted file (parsed from memory).
  */
@@ -11,8 +12,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { SESSION_ERA } from "../../src/mcp/eras.js";
-import { SESSION_REQUESTOR } from "../../src/client/requestor-eras.js";
+import { SESSION_REQUESTOR } from "../../src/mcp/requestor/requestor-eras.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const GATEWAY = join(ROOT, "src/gateway");
@@ -65,13 +65,16 @@ describe("the gateway follows upstream tasks with the requestor's loop", () => {
     expect(ownRequests("src/gateway/planted.ts", planted)).toEqual(["2: client.request", "3: client.experimental.tasks.getTask"]);
   });
 
-  it("the era offers the gateway the handle, and no request to look at a task or fetch its result", () => {
-    expect(Object.keys(SESSION_ERA.upstream).sort()).toEqual(["clientCapabilities", "create", "relatedTaskOf", "runsAsTask", "task"]);
+  it("the session requestor offers the gateway the handle, and no request to look at a task or fetch its result", () => {
+    expect(Object.keys(SESSION_REQUESTOR.upstream).sort()).toEqual(["clientCapabilities", "create", "relatedTaskOf", "runsAsTask", "task"]);
   });
 
   it("the handle the gateway gets is the one TaskClient follows its tasks with", () => {
     const client = new Client({ name: "architecture", version: "1.0.0" });
-    const upstream = SESSION_ERA.upstream.task(client, "t-1", { requestTimeoutMs: 1000, pollIntervalBoundsMs: { min: 100, max: 5000 } });
+    const upstream = SESSION_REQUESTOR.upstream.task(client, "t-1", {
+      requestTimeoutMs: 1000,
+      pollIntervalBoundsMs: { min: 100, max: 5000 },
+    });
     const requestor = SESSION_REQUESTOR.requestor(client, undefined).task("t-1", { answerInput: true, onLifecycle: () => {} });
     try {
       expect(Object.getPrototypeOf(upstream)).toBe(Object.getPrototypeOf(requestor));

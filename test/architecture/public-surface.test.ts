@@ -58,6 +58,55 @@ const ROOT_NAMES = [
   "memoryStore",
 ];
 
+/**
+ * The requestor entry's names (`mcp-tasks/client`), every one era-neutral: no era's own class or
+ * descriptor (a 2025-11-25 `RemoteTask` or `TaskPeer`, a 2026-07-28 `StatelessConnection`), so
+ * removing an era (npm run check:eras) changes nothing a user imports.
+ */
+const CLIENT_NAMES = [
+  "CachedEra",
+  "CallToolOptions",
+  "ClientTaskHosting",
+  "ConnectOptions",
+  "ConnectionError",
+  "ERA_CACHE_MS",
+  "ElicitHandler",
+  "EraCache",
+  "EraFeatures",
+  "HttpConnectionOptions",
+  "InputRefusedError",
+  "InputRequestInfo",
+  "JournalEntry",
+  "LifecycleEvent",
+  "PROTOCOL_REVISIONS",
+  "ProtocolRevision",
+  "RemoteError",
+  "RemoteTaskHandle",
+  "RemoteTaskInfo",
+  "RemoteTaskProgress",
+  "RemoteTaskStatus",
+  "RpcCode",
+  "SampleHandler",
+  "TaskCancelledError",
+  "TaskClient",
+  "TaskClientOptions",
+  "TaskError",
+  "TaskErrorKind",
+  "TaskJournal",
+  "TaskOutcome",
+  "ToolCall",
+  "ToolTask",
+  "WebhookSignatureError",
+  "fileJournal",
+  "memoryEraCache",
+  "memoryJournal",
+  "verifyWebhook",
+];
+
+/** Names that would tie a user of `mcp-tasks/client` to one protocol era. */
+const PER_ERA =
+  /^(RemoteTask|RemoteTaskOptions|TaskPeer|PeerRequestOptions|StatelessConnection|StatelessConnectionOptions|StatelessRequestOptions|REQUESTOR_.*)$|20\d\d|rev\d/;
+
 /** Where the types a store, a lease or a cluster implements are exported instead of the root. */
 const IMPLEMENTER_TYPES: Readonly<Record<string, Entry>> = {
   TaskStore: "testing",
@@ -121,6 +170,11 @@ describe("the public surface", () => {
   it("the root entry holds at most 40 names: the server author's", () => {
     expect(names("server")).toEqual([...ROOT_NAMES].sort());
     expect(ROOT_NAMES.length).toBeLessThanOrEqual(40);
+  });
+
+  it("the requestor entry exports era-neutral names only", () => {
+    expect(names("client")).toEqual([...CLIENT_NAMES].sort());
+    expect(names("client").filter((name) => PER_ERA.test(name))).toEqual([]);
   });
 
   it("store, lease and cluster types are exported by their own entries, not by the root", () => {

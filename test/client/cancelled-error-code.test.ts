@@ -9,7 +9,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { TaskClient } from "../../src/client/task-client.js";
-import { TaskCancelledError } from "../../src/mcp/requestor-errors.js";
+import { TaskCancelledError } from "../../src/mcp/requestor/requestor-errors.js";
 import { looseRequest } from "../../src/mcp/request-schemas.js";
 
 const TASK = {

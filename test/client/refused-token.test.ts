@@ -5,7 +5,7 @@
  */
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StatelessConnection } from "../../src/client/rev2026-07-28/stateless-connection.js";
+import { StatelessConnection } from "../../src/mcp/requestor/rev2026-07-28/stateless-connection.js";
 import { TaskClient } from "../../src/client/task-client.js";
 import { staticTokenVerifier } from "../../src/http/bearer-auth.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";

@@ -1,7 +1,7 @@
 import { CreateTaskResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { memoryJournal } from "../../src/client/task-journal.js";
-import { RemoteError, TaskCancelledError } from "../../src/mcp/requestor-errors.js";
+import { RemoteError, TaskCancelledError } from "../../src/mcp/requestor/requestor-errors.js";
 import { captureLogger, probeTool, type Probe } from "../support/conformance.js";
 import { taskClientFixture, type TaskClientFixture, type WireLog } from "../support/task-client-fixture.js";
 

@@ -20,7 +20,7 @@ import { TaskClient } from "../../src/client/task-client.js";
 import type { ElicitHandler, SampleHandler } from "../../src/client/receiver-options.js";
 import { serveHttp, type HttpHandle } from "../../src/http/http-server.js";
 import { createTaskServer, type TaskServer } from "../../src/mcp/task-server.js";
-import { InputRefusedError, RemoteError } from "../../src/mcp/requestor-errors.js";
+import { InputRefusedError, RemoteError } from "../../src/mcp/requestor/requestor-errors.js";
 import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 let dir: string;

@@ -8,7 +8,7 @@
 import type { SerializedTaskReference, TaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TaskClient } from "../../src/client/task-client.js";
-import { StatelessConnection } from "../../src/client/rev2026-07-28/stateless-connection.js";
+import { StatelessConnection } from "../../src/mcp/requestor/rev2026-07-28/stateless-connection.js";
 import { Cluster } from "../support/cluster.js";
 import { connectRequestor, type Requestor } from "../support/ext-tasks-requestor.js";
 

@@ -6,7 +6,7 @@
  * requestor's calls routed to fronts by method, as a balancer would spread them).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ProtocolRevision } from "../../src/client/requestor-eras.js";
+import type { ProtocolRevision } from "../../src/mcp/requestor/requestor-eras.js";
 import { TaskClient } from "../../src/client/task-client.js";
 import { Balancer, byMethod, Cluster } from "../support/cluster.js";
 import type { CliProcess } from "../support/cli-process.js";

@@ -15,8 +15,8 @@ import { TaskClient } from "../../src/client/task-client.js";
 import { startHttpServer, type HttpServerFixture } from "../support/http-fixture.js";
 import { DroppingProxy } from "../support/dropping-proxy.js";
 import { killAll, runCli } from "../support/cli-process.js";
-import type { ProtocolRevision } from "../../src/client/requestor-eras.js";
-import { ConnectionError } from "../../src/mcp/requestor-errors.js";
+import type { ProtocolRevision } from "../../src/mcp/requestor/requestor-eras.js";
+import { ConnectionError } from "../../src/mcp/requestor/requestor-errors.js";
 import { startSdkTaskServer } from "../support/sdk-task-server.js";
 
 /** The marks of a task creation on the wire: its request, and an answer naming the task. */

@@ -10,8 +10,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { TaskClient } from "../../src/client/task-client.js";
-import type { ProtocolRevision } from "../../src/client/requestor-eras.js";
-import { RemoteError } from "../../src/mcp/requestor-errors.js";
+import type { ProtocolRevision } from "../../src/mcp/requestor/requestor-eras.js";
+import { RemoteError } from "../../src/mcp/requestor/requestor-errors.js";
 import { startHttpServer } from "../support/http-fixture.js";
 
 const dir = mkdtempSync(join(tmpdir(), "keyed-cap-e2e-"));

@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { sqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { TaskClient } from "../../src/client/task-client.js";
-import type { ProtocolRevision } from "../../src/client/requestor-eras.js";
+import type { ProtocolRevision } from "../../src/mcp/requestor/requestor-eras.js";
 import { startHttpServer } from "../support/http-fixture.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tool-concurrency-"));

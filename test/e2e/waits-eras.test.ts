@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { TaskClient } from "../../src/client/task-client.js";
-import type { ProtocolRevision } from "../../src/client/requestor-eras.js";
+import type { ProtocolRevision } from "../../src/mcp/requestor/requestor-eras.js";
 import { CliProcess } from "../support/cli-process.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-waits-eras-"));

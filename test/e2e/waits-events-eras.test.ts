@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ProtocolRevision } from "../../src/client/requestor-eras.js";
+import type { ProtocolRevision } from "../../src/mcp/requestor/requestor-eras.js";
 import { TaskClient } from "../../src/client/task-client.js";
 import { DEFAULT_MAX_EVENT_BYTES } from "../../src/runtime/engine/task-signals.js";
 import { CliProcess, killAll } from "../support/cli-process.js";

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { TaskClient } from "../../src/client/task-client.js";
-import type { ProtocolRevision } from "../../src/client/requestor-eras.js";
+import type { ProtocolRevision } from "../../src/mcp/requestor/requestor-eras.js";
 import { killAll, REPO_ROOT } from "../support/cli-process.js";
 import { statelessRpc } from "../support/stateless-client.js";
 import { closeClients, eventually, nodeCommand, startGateway, type GatewayProcess } from "./gateway-fixture.js";

@@ -3,7 +3,7 @@
  * ours (a user's own install): recognised by name and fields, never by `instanceof`.
  */
 import { describe, expect, it } from "vitest";
-import { ConnectionError, fromSdkError, RemoteError } from "../../src/mcp/requestor-errors.js";
+import { ConnectionError, fromSdkError, RemoteError } from "../../src/mcp/requestor/requestor-errors.js";
 
 /** An McpError of another copy of the SDK: same name and fields, another class. */
 function foreignMcpError(code: number, message: string, data?: unknown): Error {

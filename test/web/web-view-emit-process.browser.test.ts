@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ProtocolRevision } from "../../src/client/requestor-eras.js";
+import type { ProtocolRevision } from "../../src/mcp/requestor/requestor-eras.js";
 import { TaskClient } from "../../src/client/task-client.js";
 import { launchChromium, type Browser } from "../support/browser.js";
 import { CliProcess, killAll } from "../support/cli-process.js";

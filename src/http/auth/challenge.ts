@@ -15,7 +15,7 @@ import { HttpFailure, type HttpRpcFailure } from "../rpc-http-errors.js";
 function inEraOf(req: IncomingMessage, failure: HttpRpcFailure): HttpRpcFailure {
   const header = req.headers["mcp-protocol-version"];
   const era = STATELESS_ERAS.find((e) => e.id === header);
-  return era ? { ...failure, code: wireCodeIn(era.ownErrorCodes, failure.code) } : failure;
+  return era ? { ...failure, code: wireCodeIn(era.wire.ownErrorCodes, failure.code) } : failure;
 }
 
 /**

@@ -35,12 +35,12 @@ function openSse(res: ServerResponse, sessionId: string): void {
 export async function openSessionStream(
   res: ServerResponse,
   sessionId: string,
-  { engine, era }: { engine: TaskEngine; era: Pick<TaskEra, "streamNotificationOf"> },
+  { engine, era }: { engine: TaskEngine; era: Pick<TaskEra, "wire"> },
   events?: StreamEventLog,
   resumeAfter?: string,
 ): Promise<void> {
   const notificationOf = (event: TaskEvent, session: string): JSONRPCMessage | null =>
-    era.streamNotificationOf(event, session) as JSONRPCMessage | null;
+    era.wire.streamNotificationOf(event, session) as JSONRPCMessage | null;
   if (events && resumeAfter !== undefined) engine.bus.publish({ type: "reply", taskId: RESUMED_TOPIC, message: null, sessionId });
   // Subscribed before the replay reads the store: nothing published meanwhile is missed.
   const live: JSONRPCMessage[] = [];

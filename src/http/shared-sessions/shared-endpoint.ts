@@ -192,7 +192,7 @@ export class SharedSessionEndpoint implements SessionEndpoint {
       res.once("close", close);
       return;
     }
-    if (method === this.app.host.era.questionStreamMethod) {
+    if (method === this.app.host.era.wire.questionStreamMethod) {
       // Not kept up: a question out on a dropped tasks/result must go back to the task's queue,
       // for the next tasks/result (on any front, of any session of the owner: T-INPUT-5) — not
       // wait in this server for a resumption that may never come. A resumption gets an error

@@ -98,7 +98,7 @@ function checkToolCall(host: EraHost, params: LooseParams): CheckedCall {
   const name = tool.name;
   const support = tool.definition.taskSupport ?? "forbidden";
   // T-NEW-4: with task support off, params.task is ignored and every call runs normally.
-  const taskParams = config.tasks ? era.taskParamsOf(params) : undefined;
+  const taskParams = config.tasks ? era.wire.taskParamsOf(params) : undefined;
   if (taskParams !== undefined) {
     if (support === "forbidden") {
       // T-TOOL-2
@@ -127,7 +127,7 @@ export async function answerTaskCall(host: EraHost, params: LooseParams, origin:
     checked,
     params,
     origin,
-    requestorKey(host.config, host.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs),
+    requestorKey(host.config, host.era.wire.idempotencyKeyOf(params), checked.tool, checked.rawArgs),
   );
 }
 
@@ -136,12 +136,15 @@ export async function answerTaskCall(host: EraHost, params: LooseParams, origin:
  */
 export async function toolsCall(session: SessionContext, params: LooseParams, request: CallRequest): Promise<Record<string, unknown>> {
   const capabilities = session.server.getClientCapabilities();
-  if (usesFallback(session.config, session.era.clientFollowsTasks(capabilities)) && session.era.taskParamsOf(params) === undefined) {
+  if (
+    usesFallback(session.config, session.era.wire.clientFollowsTasks(capabilities)) &&
+    session.era.wire.taskParamsOf(params) === undefined
+  ) {
     const fallback = await fallbackCall(session, params, request, capabilities);
     if (fallback) return fallback;
   }
   const checked = checkToolCall(session, params);
-  const key = requestorKey(session.config, session.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs);
+  const key = requestorKey(session.config, session.era.wire.idempotencyKeyOf(params), checked.tool, checked.rawArgs);
   if (checked.task) {
     return createdTaskResult(
       session,
@@ -191,8 +194,8 @@ async function fallbackCall(
 ): Promise<CallToolResult | undefined> {
   const name = params?.["name"];
   // The era's method whose stream carries a task's questions, on this call's stream: it relays them (elicitation).
-  const stream = session.era.questionStreamMethod;
-  const results = stream === null ? undefined : session.era.sessionMethods[stream];
+  const stream = session.era.wire.questionStreamMethod;
+  const results = stream === null ? undefined : session.era.methods[stream]?.session;
   const relay = results && ((taskId: string, signal: AbortSignal) => results(session, { taskId }, { ...request, signal }));
   if (isTaskTool(name, session.tools))
     return callTaskTool(session, name, params?.["arguments"], { caller: request.caller, signal: request.signal, ...(relay && { relay }) });
@@ -203,7 +206,7 @@ async function fallbackCall(
   // A retry with the same key — or, for a tool that dedupes, the same call while it still runs —
   // waits on the same task.
   const key = fallbackKey(
-    requestorKey(session.config, session.era.idempotencyKeyOf(params), checked.tool, checked.rawArgs),
+    requestorKey(session.config, session.era.wire.idempotencyKeyOf(params), checked.tool, checked.rawArgs),
     checked.tool,
     checked.rawArgs,
   );
@@ -223,7 +226,7 @@ async function fallbackCall(
     ...(relay && answers && { relay }),
     sendLog: async (level, data, logger) => {
       if (!isLogLevel(level) || !session.logThreshold.admits(level)) return;
-      await session.server.notification(session.era.logMessage(level, data, logger), { relatedRequestId: request.requestId });
+      await session.server.notification(session.era.wire.logMessage(level, data, logger), { relatedRequestId: request.requestId });
     },
     ...(progressToken !== null && {
       sendProgress: (progress) =>
@@ -268,18 +271,18 @@ async function createdTaskResult(
   key: TaskKey | null,
 ): Promise<Record<string, unknown>> {
   // Refused (-32602) before anything is stored when the operator's allow-list does not cover it.
-  const webhook = requestedWebhook(host.engine.webhookSettings, host.era.webhookRequestOf(params));
+  const webhook = requestedWebhook(host.engine.webhookSettings, host.era.wire.webhookRequestOf(params));
   // A key that names a task already: that task, as it is now (its CreateTaskResult again).
   const { task } = await createToolTask(host, checked, {
     caller: origin.caller,
     origin: { sessionId: origin.sessionId, progressToken: progressTokenOf(params), accepts: acceptedMethods(origin.capabilities) },
-    ttl: checked.task === undefined ? undefined : host.era.requestedTtlOf(checked.task),
+    ttl: checked.task === undefined ? undefined : host.era.wire.requestedTtlOf(checked.task),
     key,
     ...(webhook && { webhook }),
   });
   const immediate = checked.tool.definition.immediateResponse;
   const text = typeof immediate === "function" ? immediate(checked.args) : immediate;
-  return host.era.encodeCreated(task, text);
+  return host.era.wire.encodeCreated(task, text);
 }
 
 /** How a tools/call's task is created: for whom, from where, with which ttl, under which idempotency key. */

@@ -9,16 +9,16 @@ import { taskToolsBeside } from "../fallback/task-tools.js";
 export function toolsList(session: SessionContext): { tools: Tool[] } {
   const tools: Tool[] = [];
   const { era } = session;
-  const fallback = usesFallback(session.config, era.clientFollowsTasks(session.server.getClientCapabilities()));
+  const fallback = usesFallback(session.config, era.wire.clientFollowsTasks(session.server.getClientCapabilities()));
   for (const tool of session.tools.values()) {
     // Listed as it is, also to a fallback client: a requestor need not declare that it follows
     // tasks (the SDK's own does not) and reads "required" to send the call as a task.
     const described = withPause(describeTool(tool), session.engine.isPaused(tool.name));
-    tools.push(session.config.tasks ? era.listedWithTaskSupport(described, tool.definition.taskSupport ?? "forbidden") : described);
+    tools.push(session.config.tasks ? era.wire.listedWithTaskSupport(described, tool.definition.taskSupport ?? "forbidden") : described);
   }
   // docs/hosts/README.md: the task operations as tools, for clients that cannot call them as methods.
   if (fallback) {
-    tools.push(...taskToolsBeside(session.tools).map((tool) => era.listedWithTaskSupport(tool, "forbidden")));
+    tools.push(...taskToolsBeside(session.tools).map((tool) => era.wire.listedWithTaskSupport(tool, "forbidden")));
   }
   return { tools };
 }

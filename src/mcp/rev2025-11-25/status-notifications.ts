@@ -5,8 +5,8 @@ import type { TaskEngine } from "../../runtime/task-engine.js";
 import type { SessionContext, StandaloneStreamOptions } from "../era.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { isLogLevel, type LogThreshold } from "../logging/log-level.js";
-import { logMessage } from "./log-messages.js";
-import { wireTaskOf, withRelatedTask } from "./wire.js";
+import { logMessage } from "../wire/rev2025-11-25/log-message.js";
+import { wireTaskOf, withRelatedTask } from "../wire/rev2025-11-25/wire.js";
 
 /** A `tasks/result` of this session waiting on a task, and whether its caller owns that task. */
 interface OpenResult {

@@ -1,7 +1,7 @@
 import type { Caller } from "../../core/caller.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import type { LooseParams } from "../request-schemas.js";
-import { toWireTask, type WireTask } from "./wire.js";
+import { toWireTask, type WireTask } from "../wire/rev2025-11-25/wire.js";
 
 /** `tasks/list` (T-LIST): the caller's tasks only (T-SEC-3), opaque signed cursor (T-LIST-3, T-ERR-2). */
 export async function tasksList(

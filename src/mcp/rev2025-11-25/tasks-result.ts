@@ -7,11 +7,11 @@ import { deliverPendingInputs } from "./input-delivery.js";
 import type { TaskEngine } from "../../runtime/task-engine.js";
 import { requireTaskId, withOperation } from "../param-checks.js";
 import { type LooseParams } from "../request-schemas.js";
-import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor-errors.js";
-import { sendInputRequest } from "./requestor/send-input-request.js";
+import { ConnectionError, RemoteError, TaskCancelledError } from "../requestor/requestor-errors.js";
+import { sendInputRequest } from "./send-input-request.js";
 import type { SessionContext } from "../era.js";
 import { sessionLinkOf, type SessionLink } from "./status-notifications.js";
-import { withRelatedTask } from "./wire.js";
+import { withRelatedTask } from "../wire/rev2025-11-25/wire.js";
 
 /** Longest the SDK waits for the requestor to answer a delivered input request (a human may be slow). */
 const INPUT_ANSWER_TIMEOUT_MS = 24 * 60 * 60 * 1000;

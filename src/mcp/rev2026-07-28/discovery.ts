@@ -1,10 +1,10 @@
 import type { StatelessHost } from "../era.js";
 import { featureCapabilities } from "../features/feature-capabilities.js";
 import { describeTool, withPause } from "../handlers/tools-list.js";
-import type { Envelope } from "./envelope.js";
+import type { Envelope } from "../wire/rev2026-07-28/envelope.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { taskToolsBeside } from "../fallback/task-tools.js";
-import { OWN_META, PROTOCOL_VERSION, RESULT_TYPE, TASKS_EXTENSION } from "./wire.js";
+import { OWN_META, PROTOCOL_VERSION, RESULT_TYPE, TASKS_EXTENSION } from "../wire/rev2026-07-28/wire.js";
 import type { RegisteredTool } from "../tool-definition.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 

@@ -2,10 +2,9 @@ import { KEY_ELSEWHERE } from "../request-schemas.js";
 import { RpcCode, TaskError, toRpcError } from "../../core/errors.js";
 import { messageShapeProblem } from "../json-rpc-message-shape.js";
 import { wireCodeIn, wireErrorIn } from "../own-error-wire.js";
-import { OWN_ERROR_CODES_2026 } from "./own-error-codes.js";
 import type { MessageStream, StatelessAnswer, StatelessEra, StatelessHost, StatelessHttpRequest } from "../era.js";
 import type { LooseParams } from "../request-schemas.js";
-import { declaredVersionOf, readEnvelope, type Envelope } from "./envelope.js";
+import { declaredVersionOf, readEnvelope, type Envelope } from "../wire/rev2026-07-28/envelope.js";
 import { discover, toolsList } from "./discovery.js";
 import { FEATURE_CORE } from "./feature-methods.js";
 import { checkMethodHeader, checkNameHeader, checkVersionHeader } from "./routing-headers.js";
@@ -14,8 +13,8 @@ import { tasksCancel, tasksGet, tasksUpdate } from "./tasks-methods.js";
 import { toolsCall } from "./tools-call.js";
 import { withProgressStream } from "./progress-stream.js";
 import { progressTokenOf } from "../handlers/tools-call.js";
-import { METHOD, missingTasksCapability, PROTOCOL_VERSION, RESULT_TYPE } from "./wire.js";
-import { operationTrace } from "./operation-trace.js";
+import { METHOD, missingTasksCapability, PROTOCOL_VERSION, RESULT_TYPE } from "../wire/rev2026-07-28/wire.js";
+import { wire20260728 as wire } from "../wire/rev2026-07-28/codec.js";
 import { inOperationSpan } from "../tracing/operation-span.js";
 import { servedNames, type ServedNames } from "../tracing/served-names.js";
 import { carrierFrom } from "../tracing/trace-carrier.js";
@@ -116,7 +115,7 @@ async function answerRequest(
 export const tasksExt = {
   kind: "stateless",
   id: PROTOCOL_VERSION,
-  ownErrorCodes: OWN_ERROR_CODES_2026,
+  wire,
 
   claims({ protocolVersionHeader, hasSessionId, body }) {
     if (protocolVersionHeader !== undefined) return protocolVersionHeader === PROTOCOL_VERSION;
@@ -126,7 +125,7 @@ export const tasksExt = {
   async answer(host, body, request): Promise<StatelessAnswer> {
     const message = messageOf(body);
     if ("invalid" in message)
-      return { id: message.id, error: { code: wireCodeIn(OWN_ERROR_CODES_2026, RpcCode.InvalidRequest), message: message.invalid } };
+      return { id: message.id, error: { code: wireCodeIn(wire.ownErrorCodes, RpcCode.InvalidRequest), message: message.invalid } };
     // A notification gets no answer; none of this era's needs handling (cancel is tasks/cancel, X-CANCEL-1).
     const { id } = message;
     if (id === null) return null;
@@ -135,7 +134,7 @@ export const tasksExt = {
       const answered = await inOperationSpan(
         {
           method: message.method,
-          ...operationTrace(message.method, message.params),
+          ...wire.operationTrace(message.method, message.params),
           requestId: id,
           protocolVersion: PROTOCOL_VERSION,
           transport: "tcp",
@@ -153,7 +152,7 @@ export const tasksExt = {
         const taskId = typeof message.params?.["taskId"] === "string" ? message.params["taskId"] : undefined;
         host.engine.logger.error({ err: error, method: message.method, taskId }, "2026-07-28 request failed");
       }
-      return { id: message.id, error: wireErrorIn(OWN_ERROR_CODES_2026, error) };
+      return { id: message.id, error: wireErrorIn(wire.ownErrorCodes, error) };
     }
   },
 } satisfies StatelessEra;

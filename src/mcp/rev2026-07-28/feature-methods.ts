@@ -2,7 +2,7 @@ import { TaskError } from "../../core/errors.js";
 import type { StatelessHost, StatelessHttpRequest } from "../era.js";
 import { FEATURE_METHODS, serves } from "../features/feature-methods.js";
 import type { LooseParams } from "../request-schemas.js";
-import { RESULT_TYPE } from "./wire.js";
+import { RESULT_TYPE } from "../wire/rev2026-07-28/wire.js";
 
 type Method = (
   host: StatelessHost,

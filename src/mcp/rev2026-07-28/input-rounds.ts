@@ -5,7 +5,7 @@ import { CapabilityError } from "../capability-error.js";
 import type { LooseParams } from "../request-schemas.js";
 import { ELICIT, SAMPLE } from "../tool-context.js";
 import type { GatherContext } from "../tool-definition.js";
-import type { Envelope } from "./envelope.js";
+import type { Envelope } from "../wire/rev2026-07-28/envelope.js";
 import { RequestStateSeal, type RoundState } from "./request-state.js";
 
 /** Thrown into code that asked something not answered yet: the round ends with an InputRequiredResult. */

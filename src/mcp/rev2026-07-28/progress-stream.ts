@@ -1,7 +1,7 @@
 import type { MessageStream } from "../era.js";
 import { wireErrorIn } from "../own-error-wire.js";
-import { OWN_ERROR_CODES_2026 } from "./own-error-codes.js";
-import { RESULT_TYPE } from "./wire.js";
+import { OWN_ERROR_CODES_2026 } from "../wire/rev2026-07-28/own-error-codes.js";
+import { RESULT_TYPE } from "../wire/rev2026-07-28/wire.js";
 
 /** What a plain call's handler reports (ctx.progress). */
 export type ProgressSink = (progress: number, total?: number, message?: string) => void;

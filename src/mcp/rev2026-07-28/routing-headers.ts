@@ -1,5 +1,5 @@
 import type { LooseParams } from "../request-schemas.js";
-import { headerMismatch, METHOD } from "./wire.js";
+import { headerMismatch, METHOD } from "../wire/rev2026-07-28/wire.js";
 
 /** SEP-2243 header names, lower-case (X-HTTP-5: names compare case-insensitively). */
 export const HEADER = { method: "mcp-method", name: "mcp-name", protocolVersion: "mcp-protocol-version" } as const;

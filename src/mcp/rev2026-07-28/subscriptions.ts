@@ -3,9 +3,9 @@ import type { Caller } from "../../core/caller.js";
 import type { TaskChange, TaskEngine } from "../../runtime/task-engine.js";
 import type { MessageStream, StatelessHost, StatelessHttpRequest } from "../era.js";
 import type { LooseParams } from "../request-schemas.js";
-import type { Envelope } from "./envelope.js";
-import { detailedTask } from "./task-wire.js";
-import { META_SUBSCRIPTION_ID, missingTasksCapability, NOTIFICATION, RESULT_TYPE } from "./wire.js";
+import type { Envelope } from "../wire/rev2026-07-28/envelope.js";
+import { detailedTask } from "../wire/rev2026-07-28/task-wire.js";
+import { META_SUBSCRIPTION_ID, missingTasksCapability, NOTIFICATION, RESULT_TYPE } from "../wire/rev2026-07-28/wire.js";
 
 /** The `taskIds` of a `subscriptions/listen` filter, or undefined when it names none. */
 function taskIdsOf(params: LooseParams): string[] | undefined {

@@ -6,8 +6,8 @@ import type { TaskOutcome } from "../../core/task.js";
 import type { StatelessHost, StatelessHttpRequest } from "../era.js";
 import type { LooseParams } from "../request-schemas.js";
 import { ELICIT, SAMPLE } from "../tool-context.js";
-import { detailedTask } from "./task-wire.js";
-import { RESULT_TYPE } from "./wire.js";
+import { detailedTask } from "../wire/rev2026-07-28/task-wire.js";
+import { RESULT_TYPE } from "../wire/rev2026-07-28/wire.js";
 
 /** X-UPD-4: what answers each kind of input request (MRTR InputResponses). */
 const RESULT_SCHEMAS: Readonly<Record<string, { safeParse(value: unknown): { success: boolean } }>> = {

@@ -6,18 +6,19 @@ import { checkToolArguments, createToolTask, progressTokenOf, runToolPlainly } f
 import { answerKeyedPlainly, fallbackKey, requestorKey } from "../handlers/keyed-call.js";
 import type { LooseParams } from "../request-schemas.js";
 import { acceptedMethods } from "../tool-context.js";
-import type { Envelope } from "./envelope.js";
+import type { Envelope } from "../wire/rev2026-07-28/envelope.js";
 import { InputRounds } from "./input-rounds.js";
 import { plainToolContext } from "./plain-tool-context.js";
 import type { ProgressSink } from "./progress-stream.js";
 import { bindingOf } from "./request-state.js";
-import { completeResult, createTaskResult } from "./task-wire.js";
-import { missingTasksCapability, PROTOCOL_VERSION } from "./wire.js";
+import { completeResult, createTaskResult } from "../wire/rev2026-07-28/task-wire.js";
+import { missingTasksCapability, PROTOCOL_VERSION } from "../wire/rev2026-07-28/wire.js";
 import { usesFallback } from "../fallback/fallback-client.js";
 import { answerWithin } from "../fallback/background-call.js";
 import { callTaskTool, isTaskTool } from "../fallback/task-tools.js";
 import { noteTaskStatus } from "../tracing/task-links.js";
-import { requestedWebhook, webhookMetaOf } from "../webhook-request.js";
+import { requestedWebhook } from "../webhook-request.js";
+import { webhookMetaOf } from "../wire/webhook-meta.js";
 
 /**
  * `tools/call` under 2026-07-28: the server, not the client, decides whether the call becomes a

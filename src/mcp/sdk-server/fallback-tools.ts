@@ -13,7 +13,7 @@ import { registeredToolsOf } from "./sdk-internals.js";
  * follows tasks (the session era's `clientFollowsTasks`).
  */
 export function servesFallback(mcpServer: McpServer, config: Pick<TaskServerConfig, "tasks" | "backgroundAfterMs">): boolean {
-  return usesFallback(config, SESSION_ERA.clientFollowsTasks(mcpServer.server.getClientCapabilities()));
+  return usesFallback(config, SESSION_ERA.wire.clientFollowsTasks(mcpServer.server.getClientCapabilities()));
 }
 
 /**
@@ -24,7 +24,7 @@ export function fallbackTaskTools(mcpServer: McpServer, tools: ReadonlyMap<strin
   const sdkTools = registeredToolsOf(mcpServer);
   return taskToolsBeside(tools)
     .filter((tool) => !Object.hasOwn(sdkTools, tool.name))
-    .map((tool) => SESSION_ERA.listedWithTaskSupport(tool, "forbidden"));
+    .map((tool) => SESSION_ERA.wire.listedWithTaskSupport(tool, "forbidden"));
 }
 
 /** Whether a call of `name` is one of our `task_*` tools on this McpServer (none of its own has that name). */

@@ -61,7 +61,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
 
   const { engine, config } = host;
   const era = SESSION_ERA;
-  server.registerCapabilities(era.serverCapabilities(config));
+  server.registerCapabilities(era.wire.serverCapabilities());
   const connectionId = randomUUID();
   // The SDK's McpServer keeps its own logging level (its logging/setLevel); ours admits all.
   const session: SessionContext = { server, engine, tools: host.tools, config, era, connectionId, logThreshold: new LogThreshold() };
@@ -80,7 +80,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
     const listed = (await sdkList(request, extra)) as { tools: Tool[] };
     const tools = listed.tools.map((tool) => {
       const task = marked.has(tool.name) ? host.tools.get(tool.name) : undefined;
-      return task ? era.listedWithTaskSupport(tool, task.definition.taskSupport ?? "forbidden") : tool;
+      return task ? era.wire.listedWithTaskSupport(tool, task.definition.taskSupport ?? "forbidden") : tool;
     });
     // docs/hosts/README.md: the task operations as tools, for a client that declared no tasks.
     if (servesFallback(mcpServer, config)) tools.push(...fallbackTaskTools(mcpServer, host.tools));
@@ -101,7 +101,7 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
     const enabled = typeof name === "string" && registeredToolsOf(mcpServer)[name]?.enabled === true;
     // A plain call from a client without task support: toolsCall runs a marked tool in the fallback
     // (answered within backgroundAfterMs, else in the background) and serves our task_* tools.
-    const asTask = era.taskParamsOf(params) !== undefined;
+    const asTask = era.wire.taskParamsOf(params) !== undefined;
     const fallback = !asTask && servesFallback(mcpServer, config);
     if (!tool || !enabled) {
       if (fallback && isFallbackTaskTool(name, mcpServer, host.tools)) {
@@ -109,14 +109,15 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
         return ours(request, extra);
       }
       // T-NEW-4: a tool that is not task-capable runs as the SDK runs it, its task metadata ignored.
-      return sdkCall({ ...request, params: era.withoutTaskParams(params) }, extra);
+      return sdkCall({ ...request, params: era.wire.withoutTaskParams(params) }, extra);
     }
     if (!asTask && tool.definition.taskSupport === "optional" && !fallback) return sdkCall(request, extra);
     await host.ready();
     return ours(request, extra);
   });
 
-  for (const [method, handler] of Object.entries(era.sessionMethods)) {
+  for (const [method, { session: handler }] of Object.entries(era.methods)) {
+    if (!handler) continue;
     install(method, async (request, extra) => {
       await host.ready();
       return answered(engine, method, () =>

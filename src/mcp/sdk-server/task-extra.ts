@@ -32,7 +32,7 @@ export function sdkTaskExtra(
 ): SdkExtra {
   // The creating call's progress token, so a callback written the SDK's way (report progress
   // when `extra._meta.progressToken` is set) reports it; the engine sends it with that token.
-  const meta = { ...(progressToken !== null && { progressToken }), ...SESSION_ERA.relatedTaskMeta(ctx.taskId) };
+  const meta = { ...(progressToken !== null && { progressToken }), ...SESSION_ERA.wire.relatedTaskMeta(ctx.taskId) };
   return {
     signal: ctx.signal,
     requestId: ctx.taskId,
