@@ -68,5 +68,7 @@ export {
   type WokenTask,
   type ParkedCounts,
   type StoredEvent,
+  type NewEvent,
+  type EmittedEvent,
 } from "../store/wait-store.js";
 export type { WebhookRoute } from "../core/task.js";
