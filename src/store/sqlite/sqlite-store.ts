@@ -261,16 +261,21 @@ export function sqliteStore(
       id: string,
       patch: { statusMessage?: string | null; progress?: TaskProgress; now: number; claim?: Claim },
     ): Promise<boolean> {
-      group.flush();
-      if (patch.claim !== undefined) return false;
-      const result = tasks.annotate.run({
+      if (patch.claim !== undefined) {
+        group.flush();
+        return false;
+      }
+      const params = {
         id,
         now: patch.now,
         keepMessage: patch.statusMessage === undefined ? 1 : 0,
         statusMessage: patch.statusMessage ?? null,
         progress: patch.progress === undefined ? null : toJson(patch.progress),
-      });
-      return result.changes === 1;
+      };
+      // In the turn's group commit, as a status write: a status message or progress report is one
+      // small write of one task, and a run that sets one (a replay of a woken task does) must not
+      // cost a commit of its own, nor end the group the writes of other tasks were gathering in.
+      return group.run(id, () => tasks.annotate.run(params).changes === 1);
     },
 
     async enqueueInput(request: Omit<InputRequest, "answer">, claim?: Claim): Promise<void> {
@@ -318,7 +323,8 @@ export function sqliteStore(
     },
 
     async checkpoints(taskId: string): Promise<Checkpoint[]> {
-      group.flush();
+      // Only this task's queued writes change what it reads (a finished task's checkpoints go with its status write).
+      group.flushFor(taskId);
       return checkpoints.all.all(taskId).map(checkpointFromRow);
     },
 
