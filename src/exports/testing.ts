@@ -71,5 +71,7 @@ export {
   type WokenTask,
   type ParkedCounts,
   type StoredEvent,
+  type NewEvent,
+  type EmittedEvent,
 } from "../store/wait-store.js";
 export type { WebhookRoute } from "../core/task.js";

@@ -268,9 +268,16 @@ export function sqliteStore(
     },
 
     async annotate(id: string, patch: AnnotatePatch): Promise<boolean> {
-      group.flush();
-      if (patch.claim !== undefined) return false;
-      return annotateOnce(id, patch);
+      if (patch.claim !== undefined) {
+        group.flush();
+        return false;
+      }
+      // In the turn's group commit, as a status write: a status message or progress report is one
+      // small write of one task, and a run that sets one (a replay of a woken task does) must not
+      // cost a commit of its own, nor end the group the writes of other tasks were gathering in.
+      // annotateOnce is a transaction of its own (a savepoint inside the group's), so the history
+      // entry of a timeline mark is written with the message or not at all.
+      return group.run(id, () => annotateOnce(id, patch));
     },
 
     async enqueueInput(request: Omit<InputRequest, "answer">, claim?: Claim): Promise<void> {
@@ -318,7 +325,8 @@ export function sqliteStore(
     },
 
     async checkpoints(taskId: string): Promise<Checkpoint[]> {
-      group.flush();
+      // Only this task's queued writes change what it reads (a finished task's checkpoints go with its status write).
+      group.flushFor(taskId);
       return checkpoints.all.all(taskId).map(checkpointFromRow);
     },
 
