@@ -203,10 +203,10 @@ async function main(): Promise<void> {
     );
 
     console.log(`5. ${TIMERS} naps due in the same second`);
-    // The due second is far enough ahead for every nap to be created and parked first: twice the
-    // time step 2 took per task (at least 50 tasks/s), plus 15 s; the store says whether it was.
+    // The due second is far enough ahead for every nap to be created and parked first: three times
+    // the time step 2 took per task (at least 50 tasks/s), plus 20 s; the store says whether it was.
     const parkRate = Math.max(50, PARKED / parkSeconds);
-    const due = Math.ceil((Date.now() + (TIMERS / parkRate) * 2000 + 15_000) / 1000) * 1000;
+    const due = Math.ceil((Date.now() + (TIMERS / parkRate) * 3000 + 20_000) / 1000) * 1000;
     const timerFrom = Date.now();
     console.log(`  due at ${new Date(due).toISOString()} (${((due - timerFrom) / 1000).toFixed(0)} s ahead)`);
     const napIds = await createTasks(rpc, "nap", TIMERS, () => `{"until":${due}}`);
