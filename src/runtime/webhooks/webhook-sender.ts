@@ -7,6 +7,7 @@ import type { TaskEvent } from "../../events/task-event.js";
 import type { ClaimedDelivery, DeliverySettlement, OutboxStore } from "../../store/outbox-store.js";
 import type { TaskStore } from "../../store/task-store.js";
 import { addressPolicy } from "../outbound/address-policy.js";
+import { ConnectionPool } from "../outbound/connection-pool.js";
 import { displayUrl, outboundPost, type OutboundResult } from "../outbound/outbound-post.js";
 import { nextAttemptAt } from "./retry-schedule.js";
 import { secretKey, signatureHeaders } from "./signature.js";
@@ -78,6 +79,8 @@ export class WebhookSender {
   private again = false;
   private stopped = true;
   private lastPrune = 0;
+  /** Keep-alive connections per checked address: a new TCP (and TLS) connection per delivery was most of its cost. */
+  private readonly connections = new ConnectionPool();
 
   constructor(options: WebhookSenderOptions) {
     this.store = options.store;
@@ -142,6 +145,7 @@ export class WebhookSender {
       }),
     ]);
     clearTimeout(timer);
+    this.connections.close();
   }
 
   /** Looks for due deliveries now (single-flight: a wake during a pass runs one more pass after it). */
@@ -235,11 +239,18 @@ export class WebhookSender {
       };
       const traceparent = childTraceparent(delivery.trace?.["traceparent"]);
       if (traceparent !== null) headers["traceparent"] = traceparent;
-      const result = await outboundPost(delivery.url, { headers, body }, addressPolicy(rules.allowPrivate), {
-        connectTimeoutMs: this.settings.connectTimeoutMs,
-        responseTimeoutMs: this.settings.responseTimeoutMs,
-        maxResponseBytes: this.settings.maxResponseBytes,
-      });
+      const result = await outboundPost(
+        delivery.url,
+        { headers, body },
+        addressPolicy(rules.allowPrivate),
+        {
+          connectTimeoutMs: this.settings.connectTimeoutMs,
+          responseTimeoutMs: this.settings.responseTimeoutMs,
+          maxResponseBytes: this.settings.maxResponseBytes,
+        },
+        undefined,
+        this.connections,
+      );
       await this.record(delivery, result, started);
     } catch (err) {
       this.logger.warn({ err, webhookId: delivery.id, url: displayUrl(delivery.url) }, "webhooks: a delivery attempt failed");
