@@ -6,7 +6,7 @@ import type { EventBus, Unsubscribe } from "../../events/event-bus.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { ClaimedDelivery, DeliverySettlement, OutboxStore } from "../../store/outbox-store.js";
 import type { TaskStore } from "../../store/task-store.js";
-import { addressPolicy } from "../outbound/address-policy.js";
+import { addressPolicy, type AddressPolicy } from "../outbound/address-policy.js";
 import { ConnectionPool } from "../outbound/connection-pool.js";
 import { displayUrl, outboundPost, type OutboundResult } from "../outbound/outbound-post.js";
 import { nextAttemptAt } from "./retry-schedule.js";
@@ -81,6 +81,8 @@ export class WebhookSender {
   private lastPrune = 0;
   /** Keep-alive connections per checked address: a new TCP (and TLS) connection per delivery was most of its cost. */
   private readonly connections = new ConnectionPool();
+  /** The address policy of each allow-list in the configuration (a handful), built once rather than per delivery. */
+  private readonly policies = new Map<string, AddressPolicy>();
 
   constructor(options: WebhookSenderOptions) {
     this.store = options.store;
@@ -242,7 +244,7 @@ export class WebhookSender {
       const result = await outboundPost(
         delivery.url,
         { headers, body },
-        addressPolicy(rules.allowPrivate),
+        this.policyFor(rules.allowPrivate),
         {
           connectTimeoutMs: this.settings.connectTimeoutMs,
           responseTimeoutMs: this.settings.responseTimeoutMs,
@@ -256,6 +258,16 @@ export class WebhookSender {
       this.logger.warn({ err, webhookId: delivery.id, url: displayUrl(delivery.url) }, "webhooks: a delivery attempt failed");
       await this.finish(delivery, "retry", null, "internal error", started).catch(() => {});
     }
+  }
+
+  private policyFor(allow: readonly string[]): AddressPolicy {
+    const key = allow.join(" ");
+    let policy = this.policies.get(key);
+    if (policy === undefined) {
+      policy = addressPolicy(allow);
+      this.policies.set(key, policy);
+    }
+    return policy;
   }
 
   private async record(delivery: ClaimedDelivery, result: OutboundResult, started: number): Promise<void> {
