@@ -187,12 +187,15 @@ export class WebhookSender {
       if (room <= 0) return;
       // At most `limit` per claim, so what waits here for a slot of its URL is bounded by one
       // claim and sent well within its lease (an attempt lasts at most its timeouts).
-      const claimed = await this.store.claimDeliveries(this.senderId, this.now(), this.leaseMs, Math.min(room, limit), busy);
-      if (claimed.length === 0) break;
+      const wanted = Math.min(room, limit);
+      const claimed = await this.store.claimDeliveries(this.senderId, this.now(), this.leaseMs, wanted, busy);
       for (const delivery of claimed) {
         if ((this.inFlight.get(delivery.url) ?? 0) < limit) this.launch(delivery);
         else this.waiting.set(delivery.url, [...(this.waiting.get(delivery.url) ?? []), delivery]);
       }
+      // Fewer than asked: nothing else is due now but rows of a busy URL, claimed when one of its
+      // attempts ends (that wakes the sender) — no second, empty claim per pass.
+      if (claimed.length < wanted) break;
     }
     await this.prune();
   }
