@@ -35,7 +35,7 @@ import { exitOnHelp, numberFlag, runBench } from "./support/command-line.js";
 import { machine } from "./support/machine.js";
 import { NO_CALLER_LIMITS } from "./support/no-caller-limits.js";
 import { cpuOf } from "./support/process-cpu.js";
-import { openSession, RawRpc, taskIdIn } from "./support/raw-rpc.js";
+import { openSession, RawRpc, taskIdIn, type RawResponse } from "./support/raw-rpc.js";
 import { spread } from "./support/stats.js";
 import { freePort } from "../test/support/free-port.js";
 
@@ -254,11 +254,14 @@ class Load {
     const front = this.fronts[this.turn++ % this.fronts.length]!;
     const body = `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
     // A kept-alive socket the server closed as idle just as it was reused: the request was never
-    // processed, so it is sent once more (on a fresh socket, the agent drops the dead one).
-    const answer = await front.post(body, this.headers).catch((error: { code?: string }) => {
-      if (error.code === "ECONNRESET") return front.post(body, this.headers);
-      throw error;
-    });
+    // processed, so it is sent once more (the agent drops the dead socket; the next one it hands
+    // out may have gone idle the same way, hence a few tries).
+    const send = (tries: number): Promise<RawResponse> =>
+      front.post(body, this.headers).catch((error: { code?: string }) => {
+        if (error.code === "ECONNRESET" && tries > 1) return send(tries - 1);
+        throw error;
+      });
+    const answer = await send(4);
     if (answer.status !== 200 || answer.text.includes('"error"'))
       throw new Error(`${method} answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     return answer.text;

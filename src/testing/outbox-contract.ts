@@ -142,6 +142,31 @@ export function outboxContract(name: string, make: () => Promise<TaskStore & Out
       expect((await store.deliveries({ taskId: task.id }, 1))[0]).toMatchObject({ state: "delivered", attempts: 1, lastStatus: 204 });
     });
 
+    it("fences each of several settles made at once by its own lease", async () => {
+      const tasks = [];
+      for (let i = 0; i < 4; i++) tasks.push(await routed([{ url: A, endpoint: "a", events: ALL }]));
+      for (const [i, task] of tasks.entries()) await move(task.id, "completed", T0 + 1 + i);
+      const [stale] = await store.claimDeliveries("s1", T0 + 10, LEASE, 1);
+      const [taken] = await store.claimDeliveries("s2", T0 + 10 + LEASE, LEASE, 1);
+      expect(taken?.id).toBe(stale?.id);
+      const rest = await store.claimDeliveries("s3", T0 + 10 + LEASE, LEASE, 3);
+      expect(rest).toHaveLength(3);
+      const done = { state: "delivered" as const, nextAttemptAt: T0, lastStatus: 204, lastError: null, now: T0 + LEASE + 20 };
+      const settled = await Promise.all([
+        store.settleDelivery(rest[0]!.id, rest[0]!.lease, done),
+        store.settleDelivery(stale!.id, stale!.lease, done),
+        store.settleDelivery(rest[1]!.id, rest[1]!.lease, done),
+        store.settleDelivery(rest[2]!.id, rest[2]!.lease, { ...done, state: "pending", nextAttemptAt: T0 + LEASE + 1000, lastStatus: 500 }),
+      ]);
+      expect(settled).toEqual([true, false, true, true]);
+      const byId = new Map((await store.deliveries({}, 10)).map((row) => [row.id, row]));
+      expect(byId.get(stale!.id)).toMatchObject({ state: "pending", attempts: 0 });
+      expect(byId.get(rest[0]!.id)).toMatchObject({ state: "delivered", attempts: 1, lastStatus: 204 });
+      expect(byId.get(rest[1]!.id)).toMatchObject({ state: "delivered", attempts: 1 });
+      expect(byId.get(rest[2]!.id)).toMatchObject({ state: "pending", attempts: 1, lastStatus: 500, nextAttemptAt: T0 + LEASE + 1000 });
+      expect((await store.claimDeliveries("s3", T0 + LEASE + 999, LEASE, 10)).map((row) => row.id)).toEqual([]);
+    });
+
     it("keeps a retried row until it is due, and a dead one out of the queue", async () => {
       const task = await routed([{ url: A, endpoint: "a", events: ALL }]);
       await move(task.id, "completed", T0 + 1);

@@ -17,6 +17,10 @@ export interface HttpReceiver {
   answer(handler: (request: Received, response: ServerResponse) => void): void;
   /** Resolves once `count` requests have arrived. */
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
+  /** TCP connections accepted so far. */
+  connections(): number;
+  /** Closes the connections that carry no request now (what a receiver's keep-alive timeout does). */
+  closeIdleConnections(): void;
   close(): Promise<void>;
 }
 
@@ -42,6 +46,8 @@ export async function httpReceiver(path = "/hook", port = 0): Promise<HttpReceiv
       handler(request, res);
     });
   });
+  let connections = 0;
+  server.on("connection", () => connections++);
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const address = server.address();
   const bound = typeof address === "object" && address ? address.port : 0;
@@ -63,6 +69,8 @@ export async function httpReceiver(path = "/hook", port = 0): Promise<HttpReceiv
       }
       return received.slice(0, count);
     },
+    connections: () => connections,
+    closeIdleConnections: () => server.closeIdleConnections(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

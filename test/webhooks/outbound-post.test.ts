@@ -1,6 +1,7 @@
 /** The one outbound-safety function (design: "Outbound safety in one place"), against real HTTP servers. */
 import { afterEach, describe, expect, it } from "vitest";
 import { addressPolicy } from "../../src/runtime/outbound/address-policy.js";
+import { ConnectionPool } from "../../src/runtime/outbound/connection-pool.js";
 import { displayUrl, outboundPost } from "../../src/runtime/outbound/outbound-post.js";
 import { httpReceiver, type HttpReceiver } from "../support/http-receiver.js";
 
@@ -10,7 +11,14 @@ async function receiver(): Promise<HttpReceiver> {
   receivers.push(created);
   return created;
 }
+const pools: ConnectionPool[] = [];
+function pool(): ConnectionPool {
+  const created = new ConnectionPool();
+  pools.push(created);
+  return created;
+}
 afterEach(async () => {
+  for (const open of pools.splice(0)) open.close();
   for (const open of receivers.splice(0)) await open.close();
 });
 
@@ -152,5 +160,99 @@ describe("outboundPost", () => {
 
   it("shows a URL without its query, fragment or credentials", () => {
     expect(displayUrl("https://u:p@hooks.example.com:8443/in?token=secret#x")).toBe("https://hooks.example.com:8443/in");
+  });
+});
+
+describe("outboundPost with a connection pool", () => {
+  const allowLoopback = addressPolicy(["127.0.0.1"]);
+
+  it("sends consecutive requests to one checked address over one kept connection, resolving the name each time", async () => {
+    const target = await receiver();
+    const connections = pool();
+    let lookups = 0;
+    const resolve = async (): Promise<string[]> => {
+      lookups++;
+      return ["127.0.0.1"];
+    };
+    for (let i = 0; i < 5; i++) {
+      const result = await outboundPost(`http://hooks.example.test:${target.port}/hook`, post, allowLoopback, {}, resolve, connections);
+      expect(result).toMatchObject({ outcome: "answered", status: 204, address: "127.0.0.1" });
+    }
+    expect(target.received).toHaveLength(5);
+    expect(target.connections()).toBe(1);
+    expect(lookups).toBe(5);
+  });
+
+  it("refuses a name that now resolves to a forbidden address, though a kept connection to its old address is open", async () => {
+    const target = await receiver();
+    const connections = pool();
+    let answer = ["127.0.0.1"];
+    const resolve = async (): Promise<string[]> => answer;
+    const url = `http://rebind.example.test:${target.port}/hook`;
+    expect(await outboundPost(url, post, allowLoopback, {}, resolve, connections)).toMatchObject({ outcome: "answered", status: 204 });
+    answer = ["169.254.169.254"];
+    const refused = await outboundPost(url, post, allowLoopback, {}, resolve, connections);
+    expect(refused).toMatchObject({ outcome: "refused", reason: expect.stringContaining("cloud metadata") });
+    answer = ["10.0.0.7"];
+    expect(await outboundPost(url, post, allowLoopback, {}, resolve, connections)).toMatchObject({ outcome: "refused" });
+    expect(target.received).toHaveLength(1);
+  });
+
+  it("opens a new connection when the receiver closed the kept one while it was idle", async () => {
+    const target = await receiver();
+    const connections = pool();
+    expect(await outboundPost(target.url, post, allowLoopback, {}, undefined, connections)).toMatchObject({ outcome: "answered" });
+    target.closeIdleConnections();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await outboundPost(target.url, post, allowLoopback, {}, undefined, connections)).toMatchObject({
+      outcome: "answered",
+      status: 204,
+    });
+    expect(target.connections()).toBe(2);
+  });
+
+  it("sends once more on a new connection when a kept one is reset as the request arrives, and reports the answer, not a failure", async () => {
+    const target = await receiver();
+    const connections = pool();
+    const requestsOn = new WeakMap<object, number>();
+    target.answer((_request, response) => {
+      const socket = response.socket;
+      if (socket === null) return;
+      const count = (requestsOn.get(socket) ?? 0) + 1;
+      requestsOn.set(socket, count);
+      // The second request on a connection meets a receiver that has just dropped it.
+      if (count === 2) socket.resetAndDestroy();
+      else response.writeHead(204).end();
+    });
+    expect(await outboundPost(target.url, post, allowLoopback, {}, undefined, connections)).toMatchObject({ outcome: "answered" });
+    const again = await outboundPost(target.url, post, allowLoopback, {}, undefined, connections);
+    expect(again).toMatchObject({ outcome: "answered", status: 204 });
+    expect(target.connections()).toBe(2);
+  });
+
+  it("does not keep a connection whose response was cut at the size limit", async () => {
+    const target = await receiver();
+    const connections = pool();
+    target.answer((_request, response) => response.writeHead(200).end("x".repeat(10_000)));
+    const cut = await outboundPost(target.url, post, allowLoopback, { maxResponseBytes: 100 }, undefined, connections);
+    expect(cut).toMatchObject({ outcome: "answered", truncated: true });
+    target.answer((_request, response) => response.writeHead(204).end());
+    expect(await outboundPost(target.url, post, allowLoopback, {}, undefined, connections)).toMatchObject({
+      outcome: "answered",
+      status: 204,
+    });
+    expect(target.connections()).toBe(2);
+  });
+
+  it("keeps agents for a bounded number of destinations, closing the idle connections of the one dropped", async () => {
+    const first = await receiver();
+    const second = await receiver();
+    const connections = new ConnectionPool({ maxDestinations: 1 });
+    pools.push(connections);
+    await outboundPost(first.url, post, allowLoopback, {}, undefined, connections);
+    await outboundPost(second.url, post, allowLoopback, {}, undefined, connections);
+    await outboundPost(first.url, post, allowLoopback, {}, undefined, connections);
+    expect(first.connections()).toBe(2);
+    expect(second.connections()).toBe(1);
   });
 });

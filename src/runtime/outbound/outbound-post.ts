@@ -4,6 +4,7 @@ import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import type { AddressPolicy } from "./address-policy.js";
 import { plainAddress } from "./address-policy.js";
+import type { ConnectionPool } from "./connection-pool.js";
 
 /** Limits of one outbound request. */
 export interface OutboundLimits {
@@ -99,6 +100,8 @@ function pinnedLookup(address: string): LookupFunction {
  * connection pinned to the checked address (see {@link checkedAddress}); no redirect followed (a
  * 3xx is returned as the answer); bounded connect and response times; at most `maxResponseBytes`
  * of the response read. Never throws for what the network does: every failure is a result.
+ * With a `pool`, connections are kept alive per checked address (see {@link ConnectionPool}); the
+ * name is still resolved and checked on every call.
  * Nothing here logs: the caller decides what of the result to record (never the headers it sent).
  */
 export async function outboundPost(
@@ -107,6 +110,7 @@ export async function outboundPost(
   policy: AddressPolicy,
   limits: OutboundLimits = {},
   resolve?: Resolver,
+  pool?: ConnectionPool,
 ): Promise<OutboundResult> {
   let parsed: URL;
   try {
@@ -126,59 +130,92 @@ export async function outboundPost(
   const maxResponseBytes = limits.maxResponseBytes ?? 4096;
   const client = parsed.protocol === "https:" ? https : http;
 
+  const port = parsed.port === "" ? (parsed.protocol === "https:" ? 443 : 80) : Number(parsed.port);
+  const agent = pool?.agentFor(parsed.protocol, address, port, parsed.hostname) ?? false;
+
   return new Promise<OutboundResult>((settle) => {
     let done = false;
-    const timers: NodeJS.Timeout[] = [];
-    const finish = (result: OutboundResult): void => {
+    let req: http.ClientRequest | undefined;
+    let connectTimer: NodeJS.Timeout | undefined;
+    const finish = (result: OutboundResult, keepConnection = false): void => {
       if (done) return;
       done = true;
-      for (const timer of timers) clearTimeout(timer);
-      req.destroy();
+      clearTimeout(responseTimer);
+      clearTimeout(connectTimer);
+      // A response read to its end leaves its connection to the pool; anything else closes it.
+      if (!keepConnection || agent === false) req?.destroy();
       settle(result);
     };
-    const req = client.request(parsed, {
-      method: "POST",
-      headers: { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
-      lookup: pinnedLookup(address),
-      agent: false, // one connection per request: nothing pooled outlives the address check
-    });
-    timers.push(
-      setTimeout(() => finish({ outcome: "timeout", reason: `no answer within ${responseTimeoutMs} ms`, address }), responseTimeoutMs),
+    const responseTimer = setTimeout(
+      () => finish({ outcome: "timeout", reason: `no answer within ${responseTimeoutMs} ms`, address }),
+      responseTimeoutMs,
     );
-    const connectTimer = setTimeout(
-      () => finish({ outcome: "timeout", reason: `no connection within ${connectTimeoutMs} ms`, address }),
-      connectTimeoutMs,
-    );
-    timers.push(connectTimer);
-    req.on("socket", (socket) => {
-      socket.once(parsed.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
-    });
-    req.on("error", (error) => finish({ outcome: "network", reason: error.message, address }));
-    req.on("response", (response) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const answer = (truncated: boolean): void =>
-        finish({
-          outcome: "answered",
-          status: response.statusCode ?? 0,
-          body: Buffer.concat(chunks).toString("utf8"),
-          truncated,
-          address,
-        });
-      response.on("data", (chunk: Buffer) => {
-        const room = maxResponseBytes - size;
-        if (chunk.length >= room) {
-          chunks.push(chunk.subarray(0, room));
-          size = maxResponseBytes;
-          answer(true);
+    const send = (isRetry: boolean): void => {
+      const current = client.request(parsed, {
+        method: "POST",
+        headers: { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
+        lookup: pinnedLookup(address),
+        // Pooled only per checked address (see ConnectionPool); without a pool, one connection per request.
+        agent,
+      });
+      req = current;
+      clearTimeout(connectTimer);
+      connectTimer = setTimeout(
+        () => finish({ outcome: "timeout", reason: `no connection within ${connectTimeoutMs} ms`, address }),
+        connectTimeoutMs,
+      );
+      current.on("socket", (socket) => {
+        if (current.reusedSocket) clearTimeout(connectTimer);
+        else socket.once(parsed.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
+      });
+      current.on("error", (error: NodeJS.ErrnoException) => {
+        if (current !== req) return;
+        // A kept connection the receiver closed while it was idle fails as soon as it is written
+        // to, before any answer: that is no answer from the receiver, so the request is sent once
+        // more on a new connection (to the same checked address).
+        if (
+          !isRetry &&
+          current.reusedSocket &&
+          (error.code === "ECONNRESET" || error.code === "EPIPE") &&
+          pool !== undefined &&
+          agent !== false
+        ) {
+          pool.dropIdle(agent);
+          send(true);
           return;
         }
-        chunks.push(chunk);
-        size += chunk.length;
+        finish({ outcome: "network", reason: error.message, address });
       });
-      response.on("end", () => answer(false));
-      response.on("error", () => answer(true));
-    });
-    req.end(request.body);
+      current.on("response", (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const answer = (truncated: boolean): void =>
+          finish(
+            {
+              outcome: "answered",
+              status: response.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString("utf8"),
+              truncated,
+              address,
+            },
+            !truncated,
+          );
+        response.on("data", (chunk: Buffer) => {
+          const room = maxResponseBytes - size;
+          if (chunk.length >= room) {
+            chunks.push(chunk.subarray(0, room));
+            size = maxResponseBytes;
+            answer(true);
+            return;
+          }
+          chunks.push(chunk);
+          size += chunk.length;
+        });
+        response.on("end", () => answer(false));
+        response.on("error", () => answer(true));
+      });
+      current.end(request.body);
+    };
+    send(false);
   });
 }

@@ -6,7 +6,8 @@ import type { EventBus, Unsubscribe } from "../../events/event-bus.js";
 import type { TaskEvent } from "../../events/task-event.js";
 import type { ClaimedDelivery, DeliverySettlement, OutboxStore } from "../../store/outbox-store.js";
 import type { TaskStore } from "../../store/task-store.js";
-import { addressPolicy } from "../outbound/address-policy.js";
+import { addressPolicy, type AddressPolicy } from "../outbound/address-policy.js";
+import { ConnectionPool } from "../outbound/connection-pool.js";
 import { displayUrl, outboundPost, type OutboundResult } from "../outbound/outbound-post.js";
 import { nextAttemptAt } from "./retry-schedule.js";
 import { secretKey, signatureHeaders } from "./signature.js";
@@ -78,6 +79,10 @@ export class WebhookSender {
   private again = false;
   private stopped = true;
   private lastPrune = 0;
+  /** Keep-alive connections per checked address: a new TCP (and TLS) connection per delivery was most of its cost. */
+  private readonly connections = new ConnectionPool();
+  /** The address policy of each allow-list in the configuration (a handful), built once rather than per delivery. */
+  private readonly policies = new Map<string, AddressPolicy>();
 
   constructor(options: WebhookSenderOptions) {
     this.store = options.store;
@@ -142,6 +147,7 @@ export class WebhookSender {
       }),
     ]);
     clearTimeout(timer);
+    this.connections.close();
   }
 
   /** Looks for due deliveries now (single-flight: a wake during a pass runs one more pass after it). */
@@ -181,12 +187,15 @@ export class WebhookSender {
       if (room <= 0) return;
       // At most `limit` per claim, so what waits here for a slot of its URL is bounded by one
       // claim and sent well within its lease (an attempt lasts at most its timeouts).
-      const claimed = await this.store.claimDeliveries(this.senderId, this.now(), this.leaseMs, Math.min(room, limit), busy);
-      if (claimed.length === 0) break;
+      const wanted = Math.min(room, limit);
+      const claimed = await this.store.claimDeliveries(this.senderId, this.now(), this.leaseMs, wanted, busy);
       for (const delivery of claimed) {
         if ((this.inFlight.get(delivery.url) ?? 0) < limit) this.launch(delivery);
         else this.waiting.set(delivery.url, [...(this.waiting.get(delivery.url) ?? []), delivery]);
       }
+      // Fewer than asked: nothing else is due now but rows of a busy URL, claimed when one of its
+      // attempts ends (that wakes the sender) — no second, empty claim per pass.
+      if (claimed.length < wanted) break;
     }
     await this.prune();
   }
@@ -235,16 +244,33 @@ export class WebhookSender {
       };
       const traceparent = childTraceparent(delivery.trace?.["traceparent"]);
       if (traceparent !== null) headers["traceparent"] = traceparent;
-      const result = await outboundPost(delivery.url, { headers, body }, addressPolicy(rules.allowPrivate), {
-        connectTimeoutMs: this.settings.connectTimeoutMs,
-        responseTimeoutMs: this.settings.responseTimeoutMs,
-        maxResponseBytes: this.settings.maxResponseBytes,
-      });
+      const result = await outboundPost(
+        delivery.url,
+        { headers, body },
+        this.policyFor(rules.allowPrivate),
+        {
+          connectTimeoutMs: this.settings.connectTimeoutMs,
+          responseTimeoutMs: this.settings.responseTimeoutMs,
+          maxResponseBytes: this.settings.maxResponseBytes,
+        },
+        undefined,
+        this.connections,
+      );
       await this.record(delivery, result, started);
     } catch (err) {
       this.logger.warn({ err, webhookId: delivery.id, url: displayUrl(delivery.url) }, "webhooks: a delivery attempt failed");
       await this.finish(delivery, "retry", null, "internal error", started).catch(() => {});
     }
+  }
+
+  private policyFor(allow: readonly string[]): AddressPolicy {
+    const key = allow.join(" ");
+    let policy = this.policies.get(key);
+    if (policy === undefined) {
+      policy = addressPolicy(allow);
+      this.policies.set(key, policy);
+    }
+    return policy;
   }
 
   private async record(delivery: ClaimedDelivery, result: OutboundResult, started: number): Promise<void> {

@@ -4,9 +4,10 @@
  * and batched transitions, the lease reaper's `failExpired`, the sweeps) and its statements.
  */
 import type pg from "pg";
-import type { OutboxStore } from "../outbox-store.js";
+import type { ClaimedDelivery, DeliverySettlement, OutboxStore } from "../outbox-store.js";
 import { claimedFromRow, deliveryFromRow, EVENT_STATUS_SQL, type OutboxRow } from "../sql/outbox-rows.js";
-import { statement, type Statement, type Tables } from "./sql.js";
+import { coalescer } from "./coalescer.js";
+import { boundLater, statement, type Statement, type Tables } from "./sql.js";
 
 /** The outbox's two tables, in the store's schema. */
 function outboxTables(t: Tables): { outbox: string; disabled: string } {
@@ -78,6 +79,7 @@ export const OUTBOX_MIGRATION = (t: Tables): string => {
 interface OutboxStatements {
   claim: Statement;
   settle: Statement;
+  settleMany: Statement;
   disable: Statement;
   disabled: Statement;
   list: Statement;
@@ -113,6 +115,23 @@ function outboxStatements(t: Tables): OutboxStatements {
          last_attempt_at = $8, lease_owner = NULL, lease_until = NULL
        WHERE id = $1 AND lease_owner = $2 AND lease_generation = $3
        RETURNING 1 AS settled`,
+    ),
+    // The same for many rows, each fenced by its own lease. The rows are locked in `seq` order, so two
+    // such statements of different senders (a lease that ran out and was claimed again) never
+    // wait for each other in a circle.
+    settleMany: statement(
+      "outbox_settle_many",
+      `WITH v AS (
+         SELECT * FROM unnest(${boundLater("$1", "text[]")}, ${boundLater("$2", "text[]")}, ${boundLater("$3", "int8[]")},
+                              ${boundLater("$4", "text[]")}, ${boundLater("$5", "int8[]")}, ${boundLater("$6", "int4[]")},
+                              ${boundLater("$7", "text[]")}, ${boundLater("$8", "int8[]")})
+           AS v(id, owner, generation, state, next_attempt_at, last_status, last_error, now)),
+       locked AS (SELECT seq FROM ${outbox} WHERE id IN (SELECT id FROM v) ORDER BY seq FOR NO KEY UPDATE)
+       UPDATE ${outbox} o SET state = v.state, attempts = o.attempts + 1, next_attempt_at = v.next_attempt_at,
+         last_status = v.last_status, last_error = v.last_error, last_attempt_at = v.now, lease_owner = NULL, lease_until = NULL
+       FROM v JOIN locked l ON true
+       WHERE o.seq = l.seq AND o.id = v.id AND o.lease_owner = v.owner AND o.lease_generation = v.generation
+       RETURNING o.id`,
     ),
     disable: statement("outbox_disable", `INSERT INTO ${disabled} (url, reason, at) VALUES ($1, $2, $3) ON CONFLICT (url) DO NOTHING`),
     disabled: statement("outbox_disabled", `SELECT url, reason, at FROM ${disabled} ORDER BY at`),
@@ -160,6 +179,13 @@ function outboxStatements(t: Tables): OutboxStatements {
   };
 }
 
+/** One settle, as {@link OutboxStore.settleDelivery} takes it. */
+interface Settle {
+  id: string;
+  lease: ClaimedDelivery["lease"];
+  result: DeliverySettlement;
+}
+
 /** The outbox operations of a PostgreSQL store, on its statement runner (one transaction each). */
 export function postgresOutbox(
   tables: Tables,
@@ -167,25 +193,49 @@ export function postgresOutbox(
 ): OutboxStore {
   const s = outboxStatements(tables);
   const count = async (query: Statement, values: unknown[]): Promise<number> => (await rows<{ n: number }>(query, values))[0]?.n ?? 0;
+  // Every delivery ends in a settle: under load, the settles of the attempts that ended meanwhile
+  // go out as one statement (coalescer.ts), as a task's own writes do.
+  const settle = coalescer<Settle, boolean>(async (calls) => {
+    const ids = new Set(calls.map((call) => call.id));
+    if (calls.length === 1 || ids.size < calls.length) {
+      // One row twice in a batch (not a case a sender makes): one statement each, in order.
+      const settled: boolean[] = [];
+      for (const { id, lease, result } of calls) {
+        const values = [
+          id,
+          lease.owner,
+          lease.generation,
+          result.state,
+          result.nextAttemptAt,
+          result.lastStatus,
+          result.lastError,
+          result.now,
+        ];
+        settled.push((await rows(s.settle, values)).length === 1);
+      }
+      return settled;
+    }
+    const column = <T>(pick: (call: Settle) => T): T[] => calls.map(pick);
+    const settled = await rows<{ id: string }>(s.settleMany, [
+      column((call) => call.id),
+      column((call) => call.lease.owner),
+      column((call) => call.lease.generation),
+      column((call) => call.result.state),
+      column((call) => call.result.nextAttemptAt),
+      column((call) => call.result.lastStatus),
+      column((call) => call.result.lastError),
+      column((call) => call.result.now),
+    ]);
+    const applied = new Set(settled.map((row) => row.id));
+    return calls.map((call) => applied.has(call.id));
+  });
   return {
     keepsOutbox: true,
     async claimDeliveries(owner, now, leaseMs, limit, excludeUrls = []) {
       const claimed = await rows<OutboxRow>(s.claim, [owner, now, leaseMs, Math.max(0, Math.floor(limit)), [...excludeUrls]]);
       return claimed.sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimedFromRow);
     },
-    async settleDelivery(id, lease, result) {
-      const settled = await rows(s.settle, [
-        id,
-        lease.owner,
-        lease.generation,
-        result.state,
-        result.nextAttemptAt,
-        result.lastStatus,
-        result.lastError,
-        result.now,
-      ]);
-      return settled.length === 1;
-    },
+    settleDelivery: (id, lease, result) => settle({ id, lease, result }),
     async disableUrl(url, reason, now) {
       await rows(s.disable, [url, reason, now]);
     },
