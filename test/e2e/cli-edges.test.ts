@@ -52,11 +52,12 @@ const created = async (args: string[], stateDir = state): Promise<string> => {
 };
 
 describe("mcp-tasks tools list", { timeout: 60_000 }, () => {
-  it("prints the tools as a table: name, taskSupport (T-TOOL-2, forbidden when absent) and the description's first line", async () => {
+  it("prints the tools as a table: name, taskSupport (T-TOOL-2, forbidden when absent), paused and the description's first line", async () => {
     const run = await cli(["tools", "list", demoUrl]);
     expect(run.code).toBe(0);
     const [header, ...rows] = table(run.stdout);
-    expect(header).toEqual(["name", "taskSupport", "description"]);
+    expect(header).toEqual(["name", "taskSupport", "paused", "description"]);
+    // No tool is paused: each row's paused cell is empty.
     expect(rows).toContainEqual(["echo", "forbidden", "Echoes text (not callable as a task)."]);
     expect(rows).toContainEqual(["batch", "required", "Like sleep, but must be called as a task."]);
     // The CLI declares capabilities.tasks: it follows tasks itself, so it is not served the fallback's task_* tools (docs/hosts/README.md).
