@@ -233,7 +233,12 @@ describe("outboundPost with a connection pool", () => {
   it("does not keep a connection whose response was cut at the size limit", async () => {
     const target = await receiver();
     const connections = pool();
-    target.answer((_request, response) => response.writeHead(200).end("x".repeat(10_000)));
+    // The body is still being sent when the limit cuts it: the connection holds unread bytes. (A
+    // response that had arrived whole, however long, would leave a clean connection behind.)
+    target.answer((_request, response) => {
+      response.writeHead(200).write("x".repeat(10_000));
+      setTimeout(() => response.end("x"), 300).unref();
+    });
     const cut = await outboundPost(target.url, post, allowLoopback, { maxResponseBytes: 100 }, undefined, connections);
     expect(cut).toMatchObject({ outcome: "answered", truncated: true });
     target.answer((_request, response) => response.writeHead(204).end());
