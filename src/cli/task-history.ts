@@ -88,7 +88,7 @@ export function historyLines(timeline: TaskTimeline): string[] {
     lines.push({
       at: change.at,
       rank: final ? 5 : 0,
-      text: `status    ${change.status}${change.statusMessage ? `: ${change.statusMessage}` : ""}`,
+      text: `status    ${change.status}${change.statusMessage ? `: ${change.statusMessage}` : ""}${change.node ? ` (on ${change.node})` : ""}`,
     });
   }
   for (const run of timeline.runs) {

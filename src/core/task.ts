@@ -141,6 +141,11 @@ export interface StatusChange {
   status: TaskStatus;
   statusMessage: string | null;
   at: number;
+  /**
+   * The cluster worker that held the task when the change was written (its worker id); absent
+   * when none did: a single node, a change written by a front to a queued or parked task.
+   */
+  node?: string;
 }
 
 export function expiresAt(createdAt: number, ttlMs: number | null): number | null {

@@ -20,6 +20,12 @@ export interface TaskRun {
   ended: RunEnd;
   /** The status message of the entry that ended it (the outcome's, or what the drain or the reaper wrote), or null. */
   endMessage: string | null;
+  /**
+   * The cluster worker that ran it, as its timeline entries name it (the last one that held the
+   * task: a run parked and woken may move between workers); null when none names one (a single
+   * node, or a run no worker has written for yet).
+   */
+  node: string | null;
 }
 
 /**
@@ -55,23 +61,21 @@ export function runsOf(history: readonly StatusChange[]): TaskRun[] {
     if (run === undefined || run.ended !== "running") return;
     Object.assign(run, { endedAt: change.at, ended, endMessage: change.statusMessage });
   };
+  const start = (startedBy: RunStart, at: number): void => {
+    runs.push({ attempt: runs.length + 1, startedBy, startedAt: at, endedAt: null, ended: "running", endMessage: null, node: null });
+  };
   for (const [index, change] of history.entries()) {
     if (index === 0) {
-      runs.push({ attempt: 1, startedBy: "created", startedAt: change.at, endedAt: null, ended: "running", endMessage: null });
+      start("created", change.at);
       continue;
     }
+    // The entry's worker belongs to the run it is written in (an entry that ends one run and
+    // starts the next, a re-queue, names the worker that lost the run).
+    const current = runs.at(-1);
+    if (change.node !== undefined && current !== undefined && current.ended === "running") current.node = change.node;
     const mark = markOf(change);
-    if (mark.ends !== undefined) end(runs.at(-1), change, mark.ends);
-    if (mark.starts !== undefined) {
-      runs.push({
-        attempt: runs.length + 1,
-        startedBy: mark.starts,
-        startedAt: change.at,
-        endedAt: null,
-        ended: "running",
-        endMessage: null,
-      });
-    }
+    if (mark.ends !== undefined) end(current, change, mark.ends);
+    if (mark.starts !== undefined) start(mark.starts, change.at);
   }
   return runs;
 }

@@ -281,7 +281,12 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(await store.queueDepth()).toBe(1);
         expect(await store.renew("w1", [task.id], 1000, T0 + 1001)).toEqual([]);
         // The timeline shows the re-run.
-        expect((await store.history(task.id)).at(-1)).toEqual({ status: "working", statusMessage: again?.statusMessage, at: T0 + 1000 });
+        expect((await store.history(task.id)).at(-1)).toEqual({
+          status: "working",
+          statusMessage: again?.statusMessage,
+          at: T0 + 1000,
+          node: "w1",
+        });
       });
 
       it("the next claim is the next attempt", async () => {
@@ -370,7 +375,12 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(await store.get(task.id, { any: true })).toEqual(failed);
         expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
         expect(await store.queueDepth()).toBe(0);
-        expect((await store.history(task.id)).at(-1)).toEqual({ status: "failed", statusMessage: "worker lost", at: T0 + 1000 });
+        expect((await store.history(task.id)).at(-1)).toEqual({
+          status: "failed",
+          statusMessage: "worker lost",
+          at: T0 + 1000,
+          node: "w1",
+        });
       });
 
       it("fails a lost task waiting in input_required", async () => {
@@ -449,7 +459,7 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
         expect(handed).toMatchObject({ id: task.id, status: "working", statusMessage: HANDED, updatedAt: T0 + 5 });
         expect(await store.queueDepth()).toBe(1);
         expect(await expiredIds(T0 + 10 * LEASE)).toEqual([]);
-        expect((await store.history(task.id)).at(-1)).toEqual({ status: "working", statusMessage: HANDED, at: T0 + 5 });
+        expect((await store.history(task.id)).at(-1)).toEqual({ status: "working", statusMessage: HANDED, at: T0 + 5, node: "w1" });
         expect((await store.claim("w2", 1, LEASE, T0 + 6)).map((t) => t.id)).toEqual([task.id]);
       });
 
@@ -812,6 +822,58 @@ export function leaseContract(name: string, make: () => Promise<ClusterStore> | 
           since: T0 + 2500,
           attempts: 2,
         });
+      });
+    });
+    describe("the timeline names the worker that held the task (the node of each run)", () => {
+      it("the creation names none; a worker's outcome names that worker, one at a time or written together", async () => {
+        const one = await leasedTo("w1");
+        const many = [await leasedTo("w2"), await leasedTo("w2"), await leasedTo("w2")];
+        await store.transition(one.id, allowedSources("completed"), "completed", { now: T0 + 1, outcome: RESULT, claim: one.claim });
+        await Promise.all(
+          many.map((task) =>
+            store.transition(task.id, allowedSources("completed"), "completed", { now: T0 + 1, outcome: RESULT, claim: task.claim }),
+          ),
+        );
+        const first = await store.history(one.id);
+        expect(first[0]).not.toHaveProperty("node");
+        expect(first.at(-1)).toMatchObject({ status: "completed", node: "w1" });
+        for (const task of many) expect((await store.history(task.id)).at(-1)).toMatchObject({ status: "completed", node: "w2" });
+      });
+
+      it("a change written by another node while a worker holds the task (a cancel) names the worker holding it", async () => {
+        const task = await leasedTo("w1");
+        await store.transition(task.id, allowedSources("cancelled"), "cancelled", {
+          now: T0 + 1,
+          statusMessage: "cancelled by the requestor",
+        });
+        expect((await store.history(task.id)).at(-1)).toMatchObject({ status: "cancelled", node: "w1" });
+      });
+
+      it("a change to a task no worker holds names none", async () => {
+        const task = await queued();
+        await store.transition(task.id, allowedSources("cancelled"), "cancelled", { now: T0 + 1 });
+        expect((await store.history(task.id)).at(-1)).not.toHaveProperty("node");
+      });
+
+      it("the reaper's re-queue and failure, and a drain's hand-back, name the worker whose run ended", async () => {
+        const requeued = await leasedTo("w1", T0, 1000);
+        const failed = await leasedTo("w2", T0, 1000);
+        const handed = await leasedTo("w3");
+        await store.requeue(requeued.id, "w1", 3, T0 + 1000);
+        await store.failExpired(failed.id, "w2", T0 + 1000, "worker lost", LOST);
+        await store.handBack(handed.id, handed.claim, T0 + 2, "handed back");
+        expect((await store.history(requeued.id)).at(-1)?.node).toBe("w1");
+        expect((await store.history(failed.id)).at(-1)?.node).toBe("w2");
+        expect((await store.history(handed.id)).at(-1)?.node).toBe("w3");
+        // The next run is another worker's.
+        const [again] = await store.claim("w4", 1, LEASE, T0 + 2000);
+        expect(again?.id).toBe(requeued.id);
+        await store.transition(requeued.id, allowedSources("completed"), "completed", {
+          now: T0 + 2001,
+          outcome: RESULT,
+          claim: again!.claim,
+        });
+        expect((await store.history(requeued.id)).map((change) => change.node)).toEqual([undefined, "w1", "w4"]);
       });
     });
   });

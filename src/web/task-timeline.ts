@@ -13,11 +13,11 @@ import type { OutboxStore } from "../store/outbox-store.js";
 import type { WaitOutcome, WaitRecord } from "../store/wait-store.js";
 import { REDACTED, toSummary, type Redaction, type TaskSummary } from "./task-view.js";
 
-/** A run, and the cluster worker that holds it now (the one running it), when one does. */
-export interface RunView extends TaskRun {
-  /** The cluster worker running it now; null for a run that ended, or on a single node. */
-  node: string | null;
-}
+/**
+ * A run, and the cluster worker that ran it (`node`): for a run that ended, the last worker its
+ * timeline entries name; for a running one, the worker that holds it now. Null on a single node.
+ */
+export type RunView = TaskRun;
 
 export interface StepView {
   /** The name given to `ctx.step`. */
@@ -101,7 +101,7 @@ export async function taskTimeline(
     outbox === null ? null : outbox.deliveries({ taskId: task.id }, MAX_DELIVERIES),
     inspect.clusterView(Date.now()),
   ]);
-  const runs: RunView[] = runsOf(history).map((run) => ({ ...run, node: null }));
+  const runs: RunView[] = runsOf(history);
   const lease = cluster?.leases.find((held) => held.taskId === task.id);
   const current = runs.at(-1);
   if (lease !== undefined && current !== undefined && current.ended === "running") current.node = lease.workerId;

@@ -20,14 +20,14 @@ describe("runsOf", () => {
   it("one run that finished, whatever the final status", () => {
     for (const end of ["completed", "failed", "cancelled"] as const) {
       expect(runsOf([at("working", null, 0), at("input_required", "ask", 5), at("working", null, 8), at(end, null, 10)])).toEqual([
-        { attempt: 1, startedBy: "created", startedAt: 0, endedAt: 10, ended: "finished", endMessage: null },
+        { attempt: 1, startedBy: "created", startedAt: 0, endedAt: 10, ended: "finished", endMessage: null, node: null },
       ]);
     }
   });
 
   it("a still running task has one open run", () => {
     expect(runsOf([at("working", null, 0)])).toEqual([
-      { attempt: 1, startedBy: "created", startedAt: 0, endedAt: null, ended: "running", endMessage: null },
+      { attempt: 1, startedBy: "created", startedAt: 0, endedAt: null, ended: "running", endMessage: null, node: null },
     ]);
   });
 
@@ -69,5 +69,23 @@ describe("runsOf", () => {
       [2, "re-run", "drained"],
       [3, "resumed", "lost"],
     ]);
+  });
+  it("a cluster: each run names the worker its entries name; a re-queue's worker is the lost run's, not the next one's", () => {
+    const on = (change: StatusChange, node: string): StatusChange => ({ ...change, node });
+    const runs = runsOf([
+      at("working", null, 0),
+      on(at("input_required", "ask", 4), "worker-a"),
+      on(at("working", REQUEUED, 20), "worker-a"),
+      on(at("completed", null, 30), "worker-b"),
+    ]);
+    expect(runs.map((run) => [run.attempt, run.ended, run.node])).toEqual([
+      [1, "lost", "worker-a"],
+      [2, "finished", "worker-b"],
+    ]);
+  });
+
+  it("a run no worker has written for yet names no node", () => {
+    const runs = runsOf([at("working", null, 0), { ...at("working", REQUEUED, 20), node: "worker-a" }]);
+    expect(runs.map((run) => run.node)).toEqual(["worker-a", null]);
   });
 });

@@ -140,6 +140,7 @@ describe("postgresStore: schema, migrations and connections", () => {
        DROP INDEX "${schema}".tasks_queue_owner;
        DROP TABLE "${schema}".task_waits, "${schema}".wait_events;
        ALTER TABLE "${schema}".tasks DROP COLUMN wait_mode;
+       ALTER TABLE "${schema}".task_history DROP COLUMN node;
        CREATE INDEX tasks_queue ON "${schema}".tasks (created_at, id) WHERE status = 'working' AND lease_owner IS NULL;
        DELETE FROM "${schema}".migrations WHERE version > 1`,
     );

@@ -179,7 +179,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
        superseded AS (
          UPDATE ${t.inputs} SET answer = $5
          WHERE task_id IN (SELECT id FROM requeued) AND answer IS NULL AND NOT $6::boolean),
-       ${timelineOf(t, "requeued", "updated_at")}
+       ${timelineOf(t, "requeued", "updated_at", "$2::text")}
        SELECT count(*) AS n FROM requeued`,
     ),
 
@@ -196,7 +196,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
            wait_mode = NULL
          WHERE id = $1 AND lease_owner = $2 AND lease_expires_at <= $3::bigint AND status IN ${ACTIVE_SQL}
          RETURNING ${TASK_COLUMNS}),
-       ${timelineOf(t, "failed", "updated_at")}
+       ${timelineOf(t, "failed", "updated_at", "$2::text")}
        SELECT * FROM failed`,
     ),
 
@@ -218,7 +218,7 @@ export function leaseStatements(t: Tables): LeaseStatements {
            attempts = GREATEST(attempts - 1, 0)
          WHERE id = $1 AND lease_owner = $2 AND claim_generation = $5::bigint AND status IN ${ACTIVE_SQL}
          RETURNING ${TASK_COLUMNS}),
-       ${timelineOf(t, "handed", "updated_at")}
+       ${timelineOf(t, "handed", "updated_at", "$2::text")}
        SELECT * FROM handed`,
     ),
 

@@ -296,6 +296,9 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   WAITS_MIGRATION,
   OUTBOX_MIGRATION,
   TOOL_PAUSES_MIGRATION,
+  // Which cluster worker held the task when a timeline entry was written (the run's node, for
+  // the operator's timeline): NULL for entries no worker wrote or held the task for.
+  (t) => `ALTER TABLE ${t.history} ADD COLUMN node TEXT;`,
 ];
 
 /** The schema version this code writes. */

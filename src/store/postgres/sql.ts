@@ -139,12 +139,13 @@ export const INPUT_COLUMNS = "task_id, id, method, params, created_at, answer";
 /**
  * The timeline CTE every status-writing statement ends with: one history row per task the
  * statement's `source` CTE returned, stamped with that row's `at` column, in the same statement
- * (so a status and its timeline entry are written together or not at all).
+ * (so a status and its timeline entry are written together or not at all). `node` is the SQL
+ * of the cluster worker that held the task then (a column of `source` or a parameter), if any.
  */
-export function timelineOf(t: Tables, source: string, at: "created_at" | "updated_at"): string {
+export function timelineOf(t: Tables, source: string, at: "created_at" | "updated_at", node = "NULL::text"): string {
   return `logged AS (
-         INSERT INTO ${t.history} (task_id, status, status_message, at)
-         SELECT id, status, status_message, ${at} FROM ${source})`;
+         INSERT INTO ${t.history} (task_id, status, status_message, at, node)
+         SELECT id, status, status_message, ${at}, ${node} FROM ${source})`;
 }
 
 /** The columns a new task row is written with, in the order the insert statements give them. */
@@ -199,9 +200,9 @@ export function boundLater(parameter: string, type: string): string {
  * in a circle (a deadlock, 40P01), whatever order their batches and plans would take. FOR NO KEY
  * UPDATE is the lock the UPDATE takes anyway: it lets a timeline row still be written beside it.
  */
-export function lockedInOrder(t: Tables, where: string): string {
+export function lockedInOrder(t: Tables, where: string, columns = ""): string {
   return `locked AS (
-         SELECT id FROM ${t.tasks} WHERE ${where}
+         SELECT id${columns === "" ? "" : `, ${columns}`} FROM ${t.tasks} WHERE ${where}
          ORDER BY id
          FOR NO KEY UPDATE)`;
 }

@@ -115,13 +115,14 @@ export function taskStatements(t: Tables): TaskStatements {
            lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END,
            lease_expires_at = CASE WHEN $8::boolean THEN NULL ELSE lease_expires_at END,
            wait_mode = CASE WHEN $8::boolean THEN NULL ELSE wait_mode END
+         FROM (SELECT lease_owner AS held_by FROM ${t.tasks} WHERE id = $1) AS held
          WHERE id = $1 AND status = ANY ($2::text[]) AND ${claimHeld("$9", "$10")}
-         RETURNING ${TASK_COLUMNS}),
-       ${timelineOf(t, "moved", "updated_at")}${tail}`;
+         RETURNING ${TASK_COLUMNS}, COALESCE($9::text, held.held_by) AS node),
+       ${timelineOf(t, "moved", "updated_at", "node")}${tail}`;
   const transitionMany = (tail: string): string => `WITH change AS (
          SELECT * FROM unnest(${arrays(["text[]", "text[]", "text[]", "int8[]", "bool[]", "text[]", "text[]", "bool[]", "text[]", "int8[]"])})
                 AS c(id, sources, status, at, keep_message, status_message, outcome, terminal, claim_owner, claim_generation)),
-       ${lockedInOrder(t, "id IN (SELECT id FROM change)")},
+       ${lockedInOrder(t, "id IN (SELECT id FROM change)", "lease_owner")},
        moved AS (
          UPDATE ${t.tasks} AS t SET
            status = c.status,
@@ -133,8 +134,8 @@ export function taskStatements(t: Tables): TaskStatements {
            wait_mode = CASE WHEN c.terminal THEN NULL ELSE t.wait_mode END
          FROM change AS c JOIN locked AS l ON l.id = c.id
          WHERE t.id = c.id AND t.status = ANY (string_to_array(c.sources, ',')) AND ${claimHeld("c.claim_owner", "c.claim_generation", "t")}
-         RETURNING ${taskColumnsOf("t")}),
-       ${timelineOf(t, "moved", "updated_at")}${tail}`;
+         RETURNING ${taskColumnsOf("t")}, COALESCE(c.claim_owner, l.lease_owner) AS node),
+       ${timelineOf(t, "moved", "updated_at", "node")}${tail}`;
   const plain = `
        SELECT * FROM`;
   return {
@@ -188,7 +189,7 @@ export function taskStatements(t: Tables): TaskStatements {
          WHERE id = $1 AND status IN ${ACTIVE_SQL} AND ${claimHeld("$6", "$7")}
          RETURNING id, status, status_message, updated_at),
        marked AS (SELECT * FROM annotated WHERE $8::boolean),
-       ${timelineOf(t, "marked", "updated_at")}
+       ${timelineOf(t, "marked", "updated_at", "$6::text")}
        SELECT count(*)::int AS n FROM annotated`,
     ),
   };

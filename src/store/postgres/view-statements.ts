@@ -97,7 +97,7 @@ export function viewStatements(t: Tables): ViewStatements {
     },
 
     // seq is insertion order: it breaks ties between changes written in the same millisecond.
-    history: statement("history", `SELECT status, status_message, at FROM ${t.history} WHERE task_id = $1 ORDER BY at, seq`),
+    history: statement("history", `SELECT status, status_message, at, node FROM ${t.history} WHERE task_id = $1 ORDER BY at, seq`),
 
     // Rows a concurrent compaction deleted first are skipped (READ COMMITTED re-checks them), so
     // each delta is folded in once; sorted upserts take the counter rows' locks in one order.

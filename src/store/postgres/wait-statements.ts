@@ -168,7 +168,7 @@ export function waitStatements(t: Tables): WaitStatements {
          FROM before AS b WHERE t.id = b.id
          RETURNING t.id, t.status, t.status_message, t.updated_at, b.was),
        moved AS (SELECT id, status, status_message, updated_at FROM parked WHERE status <> was),
-       ${timelineOf(t, "moved", "updated_at")}
+       ${timelineOf(t, "moved", "updated_at", "$2::text")}
        SELECT count(*) AS n FROM parked`,
     ),
 

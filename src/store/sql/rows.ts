@@ -41,6 +41,8 @@ export interface HistoryRow {
   status: TaskStatus;
   status_message: string | null;
   at: number;
+  /** PostgreSQL only: the cluster worker that held the task then. */
+  node?: string | null;
 }
 
 /** JSON text for a column; `undefined` (which JSON.stringify drops) is kept as JSON null. */
@@ -91,7 +93,9 @@ export function inputFromRow(row: InputRow): InputRequest {
 }
 
 export function statusChangeFromRow(row: HistoryRow): StatusChange {
-  return { status: row.status, statusMessage: row.status_message, at: row.at };
+  const change: StatusChange = { status: row.status, statusMessage: row.status_message, at: row.at };
+  if (typeof row.node === "string") change.node = row.node;
+  return change;
 }
 
 export interface CheckpointRow {

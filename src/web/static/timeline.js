@@ -33,7 +33,7 @@ function entriesOf(timeline, page) {
       kind: "status",
       status: change.status,
       title: change.status.replace("_", " "),
-      detail: change.statusMessage || "",
+      detail: [change.statusMessage, change.node ? `on ${change.node}` : null].filter(Boolean).join(" · "),
     });
   }
   for (const run of timeline.runs) {
