@@ -15,7 +15,7 @@ import { cancelledRequestIdOf, cancelReasonOf } from "./cancelled-request.js";
 import { answerPlain, plainRequestOf } from "./plain-requests.js";
 import { sendRpcError } from "./json-rpc-response.js";
 import { refuseSessionlessPost } from "./sessionless-post.js";
-import { LazyAbort } from "./lazy-abort.js";
+import { LazyAbort } from "../core/lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
 import { RequestStreams } from "./request-streams.js";
@@ -129,7 +129,8 @@ export class LocalSessionEndpoint implements SessionEndpoint {
             return;
           }
           if (outcome === "needs-stream") {
-            return this.streamed(session, req, res, body, auth, plain.method === this.app.host.era.wire.questionStreamMethod);
+            const questionStream = plain.method === this.app.host.era.wire.questionStreamMethod;
+            return this.streamed(session, req, res, body, auth, questionStream ? abandoned : null);
           }
         },
         (error: unknown) => {
@@ -138,12 +139,13 @@ export class LocalSessionEndpoint implements SessionEndpoint {
         },
       );
     }
-    return this.streamed(session, req, res, body, auth, false);
+    return this.streamed(session, req, res, body, auth, null);
   }
 
   /**
-   * A request answered on a stream: a blocked tasks/result (`questionStream`, its plain answer
-   * found it needs one) on a stream of our own, anything else by the session's SDK transport.
+   * A request answered on a stream: a blocked tasks/result (its plain answer found it needs one;
+   * `questionStream` is its abort) on a stream of our own, its handler run outside the SDK's
+   * `Protocol`; anything else by the session's SDK transport.
    */
   private async streamed(
     session: HttpSession,
@@ -151,14 +153,20 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     res: ServerResponse,
     body: unknown,
     auth: AuthInfo | undefined,
-    questionStream: boolean,
+    questionStream: LazyAbort | null,
   ): Promise<void> {
     withSessionVersion(req, session.protocolVersion);
-    servingPeer(session, body, req, res);
     if (questionStream && acceptsStream(req)) {
-      await session.streams.serve(req, res, body as JSONRPCRequest, auth);
+      // Its handler reads its caller's peer as it starts (serve() starts it): noted only until then.
+      const noted = notePeer(session, body, req);
+      try {
+        await session.streams.serve(req, res, body as JSONRPCRequest, auth, session.server, questionStream);
+      } finally {
+        if (noted) forgetPeer(session, noted);
+      }
       return;
     }
+    servingPeer(session, body, req, res);
     await session.transport.handleRequest(req, res, body);
   }
 
@@ -303,10 +311,12 @@ export class LocalSessionEndpoint implements SessionEndpoint {
  * message still goes on to the SDK transport, which ends the handlers of its own requests.
  */
 function withdrawPlainRequests(session: HttpSession, body: unknown): void {
-  if (session.plainRequests.size === 0) return;
   for (const message of Array.isArray(body) ? body : [body]) {
     const id = cancelledRequestIdOf(message);
-    if (id !== undefined) session.plainRequests.get(id)?.abort(cancelReasonOf(message));
+    if (id === undefined) continue;
+    const reason = cancelReasonOf(message);
+    session.plainRequests.get(id)?.abort(reason);
+    session.streams.withdraw(id, reason);
   }
 }
 
@@ -316,15 +326,23 @@ function withdrawPlainRequests(session: HttpSession, body: unknown): void {
  * still in flight (which JSON-RPC forbids) can only mislabel its own requests.
  */
 function servingPeer(session: HttpSession, body: unknown, req: IncomingMessage, res: ServerResponse): void {
-  if (typeof body !== "object" || body === null) return;
+  const noted = notePeer(session, body, req);
+  if (noted) res.once("close", () => forgetPeer(session, noted));
+}
+
+/** Notes the peer of the request `body` by its id (see {@link servingPeer}); what {@link forgetPeer} takes off, or null. */
+function notePeer(session: HttpSession, body: unknown, req: IncomingMessage): { id: RequestId; entry: { peer: string } } | null {
+  if (typeof body !== "object" || body === null) return null;
   const { id, method } = body as { id?: unknown; method?: unknown };
   const peer = peerOf(req);
-  if (typeof method !== "string" || (typeof id !== "string" && typeof id !== "number") || peer === undefined) return;
+  if (typeof method !== "string" || (typeof id !== "string" && typeof id !== "number") || peer === undefined) return null;
   const entry = { peer };
   session.requestPeers.set(id, entry);
-  res.once("close", () => {
-    if (session.requestPeers.get(id) === entry) session.requestPeers.delete(id);
-  });
+  return { id, entry };
+}
+
+function forgetPeer(session: HttpSession, { id, entry }: { id: RequestId; entry: { peer: string } }): void {
+  if (session.requestPeers.get(id) === entry) session.requestPeers.delete(id);
 }
 
 /** Whether the request accepts what a POST may be answered with (both, as the SDK's transport requires, else it answers 406). */

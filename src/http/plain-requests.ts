@@ -7,7 +7,7 @@ import { callerOf } from "../mcp/owner.js";
 import type { LooseParams } from "../mcp/request-schemas.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson } from "./json-rpc-response.js";
-import { LazyAbort } from "./lazy-abort.js";
+import { LazyAbort } from "../core/lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { OperationTrace } from "../mcp/era.js";
 import { inOperationSpan, type ServerOperation } from "../mcp/tracing/operation-span.js";
@@ -76,6 +76,7 @@ export function answerPlain(
         get signal() {
           return abandoned.signal;
         },
+        abandoned,
         sessionStreamCarriesOwnTasks: session.sessionStreamCarriesOwnTasks,
       });
     const traced = app.host.era.wire.operationTrace(request.method, request.params, session);

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AbortWatch } from "../core/abort-watch.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { MessageStream, StatelessAnswer, StatelessEra } from "../mcp/era.js";
 import { STATELESS_ERAS } from "../mcp/eras.js";
 import { callerOf } from "../mcp/owner.js";
 import { flattenHead } from "./flat-head.js";
-import { LazyAbort } from "./lazy-abort.js";
+import { LazyAbort } from "../core/lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson } from "./json-rpc-response.js";
@@ -49,6 +50,7 @@ export class StatelessEndpoint {
         get signal() {
           return abandoned.signal;
         },
+        abandoned,
       });
     } catch (error) {
       answered = Promise.reject(error);
@@ -61,7 +63,7 @@ export class StatelessEndpoint {
           res.writeHead(202).end();
           return;
         }
-        if ("stream" in answer) return sendStream(res, answer.stream, abandoned.signal);
+        if ("stream" in answer) return sendStream(res, answer.stream, abandoned);
         if ("error" in answer) {
           const { status, headers } = httpAnswerOfError(answer.error);
           sendJson(res, status, { jsonrpc: "2.0", ...answer }, headers);
@@ -72,7 +74,7 @@ export class StatelessEndpoint {
 }
 
 /** Writes a stream answer as Server-Sent Events, one JSON-RPC message per event, until it ends or the requestor hangs up. */
-function sendStream(res: ServerResponse, stream: MessageStream, signal: AbortSignal): Promise<void> {
+function sendStream(res: ServerResponse, stream: MessageStream, signal: AbortWatch): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   flattenHead(res);
   res.flushHeaders();
