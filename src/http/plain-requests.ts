@@ -87,10 +87,6 @@ export function answerPlain(
   } catch (error) {
     answered = Promise.reject(error);
   }
-  const send = (body: object): "answered" => {
-    sendJson(res, 200, body, { "mcp-session-id": session.id });
-    return "answered";
-  };
   // Continued, not awaited: no frame of this function is kept while the request waits.
   return answered.then(
     (result) => {
@@ -98,7 +94,7 @@ export function answerPlain(
       // A request its requestor gave up on while the handler looked (the connection closed, or it
       // was withdrawn) is not handed to a stream: one would be opened for nobody.
       if (result === NEEDS_STREAM) return abandoned.aborted ? "abandoned" : "needs-stream";
-      return send({ jsonrpc: "2.0", id: request.id, result });
+      return sent(res, session.id, { jsonrpc: "2.0", id: request.id, result });
     },
     (error: unknown) => {
       res.off("close", onClose);
@@ -111,9 +107,15 @@ export function answerPlain(
           "plain JSON request failed",
         );
       }
-      return send({ jsonrpc: "2.0", id: request.id, error: rpcError });
+      return sent(res, session.id, { jsonrpc: "2.0", id: request.id, error: rpcError });
     },
   );
+}
+
+/** Answers with `body` (a module function, not a closure kept by each waiting request). */
+function sent(res: ServerResponse, sessionId: string, body: object): "answered" {
+  sendJson(res, 200, body, { "mcp-session-id": sessionId });
+  return "answered";
 }
 
 /** The span's view of a plain request: its method, what its era read from its params, its session and headers. */

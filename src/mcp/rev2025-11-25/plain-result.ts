@@ -42,6 +42,7 @@ export const plainTasksResult: PlainMethod = ({ engine }, params, request) => {
   } catch (error) {
     return Promise.resolve().then(() => failed(error));
   }
-  // Continued, not awaited: no frame of this function is kept while the request waits.
-  return waited.then(resultOf).catch(failed);
+  // Continued, not awaited: no frame of this function is kept while the request waits. One step:
+  // resultOf's errors are none that `failed` would change.
+  return waited.then(resultOf, failed);
 };
