@@ -68,21 +68,22 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     for (const session of this.sessions.all()) await session.transport.close().catch(() => {});
   }
 
-  async post(
+  // Not `async`: a promise returned from an async function is kept by one more step (the job
+  // that resolves the function's own promise with it) for as long as the request waits.
+  post(
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
     auth: AuthInfo | undefined,
     principal: string | null,
-  ): Promise<void> {
+  ): void | Promise<void> {
     const header = req.headers["mcp-session-id"];
     if (typeof header !== "string") {
       if (!isInitializeRequest(body)) {
         refuseSessionlessPost(res, body);
         return;
       }
-      await this.initialize(req, res, body, principal);
-      return;
+      return this.initialize(req, res, body, principal);
     }
     const session = this.sessions.lookup(header, principal);
     if (!session) {
@@ -110,13 +111,10 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       const abandoned = new LazyAbort();
       if (session.ended.signal.aborted) abandoned.abort(session.ended.signal.reason);
       session.plainRequests.set(plain.id, abandoned);
-      const done = (): void => {
-        if (session.plainRequests.get(plain.id) === abandoned) session.plainRequests.delete(plain.id);
-      };
       // Continued, not awaited: no frame of this method is kept while the request waits.
       return answerPlain(this.app, plain, auth, where, req, res, abandoned).then(
         (outcome) => {
-          done();
+          answeredPlainly(session, plain.id, abandoned);
           if (outcome === "abandoned" || abandoned.aborted) {
             // Never handed to a stream, even when the plain handler found it needed one: it would
             // deliver a question there to a requestor that no longer waits.
@@ -134,7 +132,7 @@ export class LocalSessionEndpoint implements SessionEndpoint {
           }
         },
         (error: unknown) => {
-          done();
+          answeredPlainly(session, plain.id, abandoned);
           throw error;
         },
       );
@@ -304,6 +302,11 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       void session.transport.close().catch(() => {});
     }
   }
+}
+
+/** A plain request of `session` is over: a withdrawal naming its id no longer concerns it. */
+function answeredPlainly(session: HttpSession, id: RequestId, abandoned: LazyAbort): void {
+  if (session.plainRequests.get(id) === abandoned) session.plainRequests.delete(id);
 }
 
 /**
