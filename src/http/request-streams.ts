@@ -180,7 +180,15 @@ export class RequestStreams implements Transport {
     };
     const answered = server.answerOwn(message, extra);
     if (answered === undefined) {
-      // No handler of ours: the SDK's Protocol answers it (method not found), on this stream.
+      // No handler of ours: the SDK's Protocol answers it (method not found), on this stream, and
+      // hears of its abandonment as of a client's notifications/cancelled.
+      abandoned.addEventListener("abort", () =>
+        this.onmessage?.({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: message.id, reason: String(abandoned.reason) },
+        }),
+      );
       this.onmessage?.(message, { ...(auth && { authInfo: auth }), requestInfo: { headers: req.headers } } as MessageExtraInfo);
       return;
     }
