@@ -76,6 +76,10 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
     ...(options.routes ?? []),
   ]);
 
+  const handOn = (answering: Promise<void> | void, req: IncomingMessage, res: ServerResponse, requestId: string): void => {
+    if (answering instanceof Promise) answering.catch((error: unknown) => answerFailure(error, req, res, requestId, logger));
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
     const refused = origins.refusal(req);
     if (refused) {
@@ -110,17 +114,18 @@ export async function serveHttp(app: TaskServer, options: HttpOptions = {}): Pro
       }
       // A stateless era's request (2026-07-28) needs no session: asked first, before any lookup.
       const era = stateless.claim(req, body);
-      // Handed on, not awaited (here and below): this function's frame is not kept for as long as
-      // a request waits (a blocked tasks/result, a subscription: thousands at once).
-      if (era) return stateless.post(era, req, res, body, auth);
+      // Handed on with its own failure handler, neither awaited nor returned (here and below):
+      // neither this function's frame nor its promise, resolved with the endpoint's, is kept for
+      // as long as a request waits (a blocked tasks/result, a subscription: thousands at once).
+      if (era) handOn(stateless.post(era, req, res, body, auth), req, res, requestId);
       else {
         // Valid JSON that is no JSON-RPC message of MCP is an Invalid Request, said here once for
         // every session path: the SDK's transport would call it a Parse error.
         const problem = messageShapeProblem(body);
         if (problem) sendRpcError(res, HttpFailure.invalidRequest, problem.message, { id: problem.id });
-        else return endpoint.post(req, res, body, auth, principal);
+        else handOn(endpoint.post(req, res, body, auth, principal), req, res, requestId);
       }
-    } else if (req.method === "GET") return endpoint.get(req, res, principal);
+    } else if (req.method === "GET") handOn(endpoint.get(req, res, principal), req, res, requestId);
     else if (req.method === "DELETE") await endpoint.delete(req, res, principal);
     else res.writeHead(HttpFailure.methodNotAllowed.status, { allow: "GET, POST, DELETE" }).end();
   };

@@ -15,7 +15,7 @@ import { cancelledRequestIdOf, cancelReasonOf } from "./cancelled-request.js";
 import { answerPlain, plainRequestOf } from "./plain-requests.js";
 import { sendRpcError } from "./json-rpc-response.js";
 import { refuseSessionlessPost } from "./sessionless-post.js";
-import { LazyAbort } from "./lazy-abort.js";
+import { LazyAbort } from "../core/lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import { refuseUnsupportedVersion, withSessionVersion } from "./protocol-version.js";
 import { RequestStreams } from "./request-streams.js";
@@ -68,21 +68,22 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     for (const session of this.sessions.all()) await session.transport.close().catch(() => {});
   }
 
-  async post(
+  // Not `async`: a promise returned from an async function is kept by one more step (the job
+  // that resolves the function's own promise with it) for as long as the request waits.
+  post(
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
     auth: AuthInfo | undefined,
     principal: string | null,
-  ): Promise<void> {
+  ): void | Promise<void> {
     const header = req.headers["mcp-session-id"];
     if (typeof header !== "string") {
       if (!isInitializeRequest(body)) {
         refuseSessionlessPost(res, body);
         return;
       }
-      await this.initialize(req, res, body, principal);
-      return;
+      return this.initialize(req, res, body, principal);
     }
     const session = this.sessions.lookup(header, principal);
     if (!session) {
@@ -110,13 +111,10 @@ export class LocalSessionEndpoint implements SessionEndpoint {
       const abandoned = new LazyAbort();
       if (session.ended.signal.aborted) abandoned.abort(session.ended.signal.reason);
       session.plainRequests.set(plain.id, abandoned);
-      const done = (): void => {
-        if (session.plainRequests.get(plain.id) === abandoned) session.plainRequests.delete(plain.id);
-      };
       // Continued, not awaited: no frame of this method is kept while the request waits.
       return answerPlain(this.app, plain, auth, where, req, res, abandoned).then(
         (outcome) => {
-          done();
+          answeredPlainly(session, plain.id, abandoned);
           if (outcome === "abandoned" || abandoned.aborted) {
             // Never handed to a stream, even when the plain handler found it needed one: it would
             // deliver a question there to a requestor that no longer waits.
@@ -129,21 +127,23 @@ export class LocalSessionEndpoint implements SessionEndpoint {
             return;
           }
           if (outcome === "needs-stream") {
-            return this.streamed(session, req, res, body, auth, plain.method === this.app.host.era.wire.questionStreamMethod);
+            const questionStream = plain.method === this.app.host.era.wire.questionStreamMethod;
+            return this.streamed(session, req, res, body, auth, questionStream ? abandoned : null);
           }
         },
         (error: unknown) => {
-          done();
+          answeredPlainly(session, plain.id, abandoned);
           throw error;
         },
       );
     }
-    return this.streamed(session, req, res, body, auth, false);
+    return this.streamed(session, req, res, body, auth, null);
   }
 
   /**
-   * A request answered on a stream: a blocked tasks/result (`questionStream`, its plain answer
-   * found it needs one) on a stream of our own, anything else by the session's SDK transport.
+   * A request answered on a stream: a blocked tasks/result (its plain answer found it needs one;
+   * `questionStream` is its abort) on a stream of our own, its handler run outside the SDK's
+   * `Protocol`; anything else by the session's SDK transport.
    */
   private async streamed(
     session: HttpSession,
@@ -151,14 +151,20 @@ export class LocalSessionEndpoint implements SessionEndpoint {
     res: ServerResponse,
     body: unknown,
     auth: AuthInfo | undefined,
-    questionStream: boolean,
+    questionStream: LazyAbort | null,
   ): Promise<void> {
     withSessionVersion(req, session.protocolVersion);
-    servingPeer(session, body, req, res);
     if (questionStream && acceptsStream(req)) {
-      await session.streams.serve(req, res, body as JSONRPCRequest, auth);
+      // Its handler reads its caller's peer as it starts (serve() starts it): noted only until then.
+      const noted = notePeer(session, body, req);
+      try {
+        await session.streams.serve(req, res, body as JSONRPCRequest, auth, session.server, questionStream);
+      } finally {
+        if (noted) forgetPeer(session, noted);
+      }
       return;
     }
+    servingPeer(session, body, req, res);
     await session.transport.handleRequest(req, res, body);
   }
 
@@ -298,15 +304,22 @@ export class LocalSessionEndpoint implements SessionEndpoint {
   }
 }
 
+/** A plain request of `session` is over: a withdrawal naming its id no longer concerns it. */
+function answeredPlainly(session: HttpSession, id: RequestId, abandoned: LazyAbort): void {
+  if (session.plainRequests.get(id) === abandoned) session.plainRequests.delete(id);
+}
+
 /**
  * Aborts the plain requests of `session` that a `notifications/cancelled` in `body` names. The
  * message still goes on to the SDK transport, which ends the handlers of its own requests.
  */
 function withdrawPlainRequests(session: HttpSession, body: unknown): void {
-  if (session.plainRequests.size === 0) return;
   for (const message of Array.isArray(body) ? body : [body]) {
     const id = cancelledRequestIdOf(message);
-    if (id !== undefined) session.plainRequests.get(id)?.abort(cancelReasonOf(message));
+    if (id === undefined) continue;
+    const reason = cancelReasonOf(message);
+    session.plainRequests.get(id)?.abort(reason);
+    session.streams.withdraw(id, reason);
   }
 }
 
@@ -316,15 +329,23 @@ function withdrawPlainRequests(session: HttpSession, body: unknown): void {
  * still in flight (which JSON-RPC forbids) can only mislabel its own requests.
  */
 function servingPeer(session: HttpSession, body: unknown, req: IncomingMessage, res: ServerResponse): void {
-  if (typeof body !== "object" || body === null) return;
+  const noted = notePeer(session, body, req);
+  if (noted) res.once("close", () => forgetPeer(session, noted));
+}
+
+/** Notes the peer of the request `body` by its id (see {@link servingPeer}); what {@link forgetPeer} takes off, or null. */
+function notePeer(session: HttpSession, body: unknown, req: IncomingMessage): { id: RequestId; entry: { peer: string } } | null {
+  if (typeof body !== "object" || body === null) return null;
   const { id, method } = body as { id?: unknown; method?: unknown };
   const peer = peerOf(req);
-  if (typeof method !== "string" || (typeof id !== "string" && typeof id !== "number") || peer === undefined) return;
+  if (typeof method !== "string" || (typeof id !== "string" && typeof id !== "number") || peer === undefined) return null;
   const entry = { peer };
   session.requestPeers.set(id, entry);
-  res.once("close", () => {
-    if (session.requestPeers.get(id) === entry) session.requestPeers.delete(id);
-  });
+  return { id, entry };
+}
+
+function forgetPeer(session: HttpSession, { id, entry }: { id: RequestId; entry: { peer: string } }): void {
+  if (session.requestPeers.get(id) === entry) session.requestPeers.delete(id);
 }
 
 /** Whether the request accepts what a POST may be answered with (both, as the SDK's transport requires, else it answers 406). */

@@ -7,7 +7,7 @@ import { callerOf } from "../mcp/owner.js";
 import type { LooseParams } from "../mcp/request-schemas.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson } from "./json-rpc-response.js";
-import { LazyAbort } from "./lazy-abort.js";
+import { LazyAbort } from "../core/lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { OperationTrace } from "../mcp/era.js";
 import { inOperationSpan, type ServerOperation } from "../mcp/tracing/operation-span.js";
@@ -76,6 +76,7 @@ export function answerPlain(
         get signal() {
           return abandoned.signal;
         },
+        abandoned,
         sessionStreamCarriesOwnTasks: session.sessionStreamCarriesOwnTasks,
       });
     const traced = app.host.era.wire.operationTrace(request.method, request.params, session);
@@ -86,10 +87,6 @@ export function answerPlain(
   } catch (error) {
     answered = Promise.reject(error);
   }
-  const send = (body: object): "answered" => {
-    sendJson(res, 200, body, { "mcp-session-id": session.id });
-    return "answered";
-  };
   // Continued, not awaited: no frame of this function is kept while the request waits.
   return answered.then(
     (result) => {
@@ -97,7 +94,7 @@ export function answerPlain(
       // A request its requestor gave up on while the handler looked (the connection closed, or it
       // was withdrawn) is not handed to a stream: one would be opened for nobody.
       if (result === NEEDS_STREAM) return abandoned.aborted ? "abandoned" : "needs-stream";
-      return send({ jsonrpc: "2.0", id: request.id, result });
+      return sent(res, session.id, { jsonrpc: "2.0", id: request.id, result });
     },
     (error: unknown) => {
       res.off("close", onClose);
@@ -110,9 +107,15 @@ export function answerPlain(
           "plain JSON request failed",
         );
       }
-      return send({ jsonrpc: "2.0", id: request.id, error: rpcError });
+      return sent(res, session.id, { jsonrpc: "2.0", id: request.id, error: rpcError });
     },
   );
+}
+
+/** Answers with `body` (a module function, not a closure kept by each waiting request). */
+function sent(res: ServerResponse, sessionId: string, body: object): "answered" {
+  sendJson(res, 200, body, { "mcp-session-id": sessionId });
+  return "answered";
 }
 
 /** The span's view of a plain request: its method, what its era read from its params, its session and headers. */

@@ -30,17 +30,23 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
       }
       chunks.push(chunk);
     };
+    const onError = (error: Error): void => {
+      req.off("error", onError);
+      reject(error);
+    };
     // Once read, the body is let go: a request held open for long (a waiting tasks/result) keeps
-    // neither these listeners nor its buffers.
+    // neither these listeners nor its buffers, nor (through the error listener's `reject`) this
+    // promise and the body text it resolved with.
     const onEnd = (): void => {
       req.off("data", onData);
       req.off("end", onEnd);
+      req.off("error", onError);
       const body = Buffer.concat(chunks).toString("utf8");
       chunks = [];
       resolve(body);
     };
     req.on("data", onData);
     req.on("end", onEnd);
-    req.on("error", reject);
+    req.on("error", onError);
   });
 }

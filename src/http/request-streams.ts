@@ -2,10 +2,32 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { LazyAbort } from "../core/lazy-abort.js";
+import type { OwnRequestExtra, TaskProtocolServer } from "../mcp/task-protocol-server.js";
 import { flatUuid } from "../core/flat-uuid.js";
 import { flattenHead } from "./flat-head.js";
 import { primingEvent, RESUMABLE_SINCE, sseEvent, type StreamEventLog } from "./resumable-streams.js";
+
+/** The error response the SDK's `Protocol` sends for a handler's error. */
+function errorResponse(id: RequestId, error: unknown): JSONRPCMessage {
+  const { code, message, data } = (error ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: Number.isSafeInteger(code) ? (code as number) : ErrorCode.InternalError,
+      message: (message as string | undefined) ?? "Internal error",
+      ...(data !== undefined && { data }),
+    },
+  };
+}
 
 /** How often an idle request stream gets an SSE comment, as the SDK's transport does (its default). */
 const KEEPALIVE_MS = 15_000;
@@ -22,6 +44,8 @@ class RequestStream {
     readonly resumable: boolean,
     /** The live response, or null while the client is away (resumable streams only). */
     public res: ServerResponse | null,
+    /** Aborts the request's handler: the requestor withdrew it or hung up, or the session ended. */
+    readonly abandoned: LazyAbort,
   ) {}
 }
 
@@ -35,9 +59,14 @@ class RequestStream {
  * timer, about 14 KB of heap per waiting request; here it is the socket, one small record, and
  * one keep-alive sweep for all the session's streams.
  *
- * The request itself still goes through the SDK server's `Protocol` (its handler, its span, its
- * cancellation by `notifications/cancelled`, the client's answers to the questions it sends): only
- * the bytes on the wire are written here, in the transport's format. With an event log the stream
+ * The request is answered by the session server's handler for its method, with its schema check,
+ * span and error mapping, but not through the SDK's `Protocol` (`TaskProtocolServer.answerOwn`):
+ * its per-request context would be kept for as long as the request waits. Its cancellation is
+ * kept here instead: a `notifications/cancelled` naming it ({@link withdraw}), the connection's
+ * loss, the session's end abort its handler, and no answer is sent then, as the SDK sends none.
+ * The questions it puts to the client still go out through the SDK server (their answers come
+ * back through its `Protocol`), on this stream. The bytes on the wire are written here, in the
+ * transport's format. With an event log the stream
  * starts with a priming event and every message is stored before it is written, so a client that
  * lost the connection resumes it with `Last-Event-ID` ({@link resume}); without one, a lost
  * connection ends the request (nobody could receive its answer).
@@ -101,9 +130,19 @@ export class RequestStreams implements Transport {
 
   /**
    * Answers `message` (a request) on an SSE stream of its own on `res`: writes the stream's head
-   * and priming event, then hands the request to the session server as the SDK's transport would.
+   * and priming event, then has `server` answer the request with its handler, outside the SDK's
+   * `Protocol` ({@link TaskProtocolServer.answerOwn}); the answer goes on the stream as the SDK's
+   * would. `abandoned` aborts the handler: a `notifications/cancelled` naming the request
+   * ({@link withdraw}), the connection's loss (not resumable), the session's end.
    */
-  async serve(req: IncomingMessage, res: ServerResponse, message: JSONRPCRequest, auth: AuthInfo | undefined): Promise<void> {
+  async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: JSONRPCRequest,
+    auth: AuthInfo | undefined,
+    server: TaskProtocolServer,
+    abandoned: LazyAbort,
+  ): Promise<void> {
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache, no-transform",
@@ -119,7 +158,7 @@ export class RequestStreams implements Transport {
     const primed = primes ? await this.events!.appendOrLive(this.sessionId_, streamId, {}) : null;
     if (primed !== null) res.write(primingEvent(primed, this.events!.retryMs));
     else res.flushHeaders();
-    const stream = new RequestStream(message.id, streamId, primed !== null, res.destroyed ? null : res);
+    const stream = new RequestStream(message.id, streamId, primed !== null, res.destroyed ? null : res, abandoned);
     if (stream.res === null && !stream.resumable) {
       res.end();
       return;
@@ -129,7 +168,46 @@ export class RequestStreams implements Transport {
     this.keepAlive();
     // `on`, not `once` (dropped() is idempotent): `once` would add a wrapper for as long as the request waits.
     res.on("close", () => this.dropped(stream, res));
-    this.onmessage?.(message, { ...(auth && { authInfo: auth }), requestInfo: { headers: req.headers } } as MessageExtraInfo);
+    const extra: OwnRequestExtra = {
+      requestId: message.id,
+      sessionId: this.sessionId_,
+      authInfo: auth,
+      requestInfo: { headers: req.headers },
+      get signal() {
+        return abandoned.signal;
+      },
+      abandoned,
+    };
+    const answered = server.answerOwn(message, extra);
+    if (answered === undefined) {
+      // No handler of ours: the SDK's Protocol answers it (method not found), on this stream, and
+      // hears of its abandonment as of a client's notifications/cancelled.
+      abandoned.addEventListener("abort", () =>
+        this.onmessage?.({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: message.id, reason: String(abandoned.reason) },
+        }),
+      );
+      this.onmessage?.(message, { ...(auth && { authInfo: auth }), requestInfo: { headers: req.headers } } as MessageExtraInfo);
+      return;
+    }
+    // Continued, not awaited: only the stream's record is kept while the request waits.
+    answered.then(
+      (result) => this.answered(stream, { result, jsonrpc: "2.0", id: message.id } as JSONRPCMessage),
+      (error: unknown) => this.answered(stream, errorResponse(message.id, error)),
+    );
+  }
+
+  /** A `notifications/cancelled` named `requestId`: a request of ours is abandoned (no answer is sent). */
+  withdraw(requestId: RequestId, reason: unknown): void {
+    this.byRequest.get(requestId)?.abandoned.abort(reason);
+  }
+
+  /** The handler of a request of ours answered: the answer ends its stream, unless the request was abandoned (as the SDK's `Protocol` sends none). */
+  private answered(stream: RequestStream, response: JSONRPCMessage): void {
+    if (stream.abandoned.aborted) return;
+    this.send(response).catch((error: unknown) => this.onerror?.(new Error(`Failed to send response: ${String(error)}`)));
   }
 
   /**
@@ -172,6 +250,7 @@ export class RequestStreams implements Transport {
   endAll(): void {
     for (const stream of this.byRequest.values()) {
       this.forget(stream);
+      stream.abandoned.abort(new Error("the session ended"));
       stream.res?.end();
       stream.res = null;
     }
@@ -198,12 +277,8 @@ export class RequestStreams implements Transport {
     stream.res = null;
     if (stream.resumable || this.byRequest.get(stream.requestId) !== stream) return;
     this.forget(stream);
-    // As the client's own notifications/cancelled would: the session server aborts the request's handler.
-    this.onmessage?.({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: stream.requestId, reason: "the requestor closed the connection" },
-    });
+    // As the client's own notifications/cancelled would: the request's handler is aborted.
+    stream.abandoned.abort("the requestor closed the connection");
   }
 
   private forget(stream: RequestStream): void {

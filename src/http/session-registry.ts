@@ -1,7 +1,7 @@
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskProtocolServer } from "../mcp/task-protocol-server.js";
-import type { LazyAbort } from "./lazy-abort.js";
+import type { LazyAbort } from "../core/lazy-abort.js";
 import type { RequestStreams } from "./request-streams.js";
 
 /** One Streamable HTTP session: its transport, its server, and who opened it. */
@@ -81,10 +81,11 @@ export class SessionRegistry {
   }
 
   /** Counts `res` as activity of the session until it closes. */
-  track(session: HttpSession, res: { once(event: "close", listener: () => void): unknown }, now: () => number): void {
+  track(session: HttpSession, res: { on(event: "close", listener: () => void): unknown }, now: () => number): void {
     session.openRequests++;
     session.lastActive = now();
-    res.once("close", () => {
+    // `on`, not `once`: a response closes once, and `once` would keep a wrapper for as long as the request waits.
+    res.on("close", () => {
       session.openRequests--;
       session.lastActive = now();
     });

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AbortWatch } from "../core/abort-watch.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { MessageStream, StatelessAnswer, StatelessEra } from "../mcp/era.js";
 import { STATELESS_ERAS } from "../mcp/eras.js";
 import { callerOf } from "../mcp/owner.js";
 import { flattenHead } from "./flat-head.js";
-import { LazyAbort } from "./lazy-abort.js";
+import { LazyAbort } from "../core/lazy-abort.js";
 import { peerOf } from "./request-peer.js";
 import type { TaskServer } from "../mcp/task-server.js";
 import { sendJson } from "./json-rpc-response.js";
@@ -49,37 +50,52 @@ export class StatelessEndpoint {
         get signal() {
           return abandoned.signal;
         },
+        abandoned,
       });
     } catch (error) {
       answered = Promise.reject(error);
     }
-    // Continued, not awaited: no frame of this method is kept while a stream answer waits.
-    return answered
-      .then((answer) => {
+    // Continued, not awaited: no frame of this method is kept while a stream answer waits. The
+    // close listener comes off once the answer is written (a stream's once it ends), in each branch
+    // rather than in a `finally` that would be one more step kept for as long as a stream waits.
+    return answered.then(
+      (answer) => {
+        if (abandoned.aborted || answer === null || !("stream" in answer)) res.off("close", onClose);
         if (abandoned.aborted) return;
         if (answer === null) {
           res.writeHead(202).end();
           return;
         }
-        if ("stream" in answer) return sendStream(res, answer.stream, abandoned.signal);
+        if ("stream" in answer) return sendStream(res, answer.stream, abandoned, onClose);
         if ("error" in answer) {
           const { status, headers } = httpAnswerOfError(answer.error);
           sendJson(res, status, { jsonrpc: "2.0", ...answer }, headers);
         } else sendJson(res, 200, { jsonrpc: "2.0", ...answer });
-      })
-      .finally(() => res.off("close", onClose));
+      },
+      (error: unknown) => {
+        res.off("close", onClose);
+        throw error;
+      },
+    );
   }
 }
 
-/** Writes a stream answer as Server-Sent Events, one JSON-RPC message per event, until it ends or the requestor hangs up. */
-function sendStream(res: ServerResponse, stream: MessageStream, signal: AbortSignal): Promise<void> {
+/** Writes a stream answer as Server-Sent Events, one JSON-RPC message per event, until it ends or the requestor hangs up; then takes `onClose` off. */
+function sendStream(res: ServerResponse, stream: MessageStream, signal: AbortWatch, onClose: () => void): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   flattenHead(res);
   res.flushHeaders();
   const send = (message: Record<string, unknown>): void => {
     if (!signal.aborted) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   };
-  return stream(send).finally(() => res.end());
+  const ended = (): void => {
+    res.end();
+    res.off("close", onClose);
+  };
+  return stream(send).then(ended, (error: unknown) => {
+    ended();
+    throw error;
+  });
 }
 
 /** The request's headers by lower-case name (node lower-cases them), single values only. */

@@ -1,6 +1,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ClientCapabilities, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import type { AbortWatch } from "../core/abort-watch.js";
 import type { Caller } from "../core/caller.js";
 import type { TaskEngine } from "../runtime/task-engine.js";
 import type { LogThreshold } from "./logging/log-level.js";
@@ -102,6 +103,8 @@ export interface SessionRequest {
   caller: Caller;
   requestId: RequestId;
   signal: AbortSignal;
+  /** The same abort, for a wait that only needs to hear it (see {@link PlainRequest.abandoned}). */
+  abandoned: AbortWatch;
 }
 
 /** A request to a receiver: who asks, and the signal that aborts when they give up. */
@@ -141,6 +144,11 @@ export interface PlainRequest {
   /** Aborts when the requestor hangs up. */
   signal: AbortSignal;
   /**
+   * The same abort, for a wait that only needs to hear it: no `AbortSignal` is made for it (see
+   * {@link AbortWatch}).
+   */
+  abandoned: AbortWatch;
+  /**
    * True when the session's own stream, not a request's, carries the notifications of the
    * session's own tasks (shared sessions: the GET stream, fed by the bus, on whichever node holds
    * it). False when they would travel on the stream of a waiting request (local sessions).
@@ -179,6 +187,8 @@ export interface StatelessHttpRequest {
   caller: Caller;
   /** Aborts when the requestor hangs up. */
   signal: AbortSignal;
+  /** The same abort, for a wait that only needs to hear it (see {@link PlainRequest.abandoned}). */
+  abandoned: AbortWatch;
 }
 
 /**

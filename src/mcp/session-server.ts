@@ -12,7 +12,7 @@ import { toolsList } from "./handlers/tools-list.js";
 import { callerOf } from "./owner.js";
 import { looseRequest } from "./request-schemas.js";
 import type { SessionContext } from "./era.js";
-import { TaskProtocolServer } from "./task-protocol-server.js";
+import { TaskProtocolServer, type OwnRequestExtra } from "./task-protocol-server.js";
 import type { OperationRecorder } from "./tracing/operation-span.js";
 import { servedNames } from "./tracing/served-names.js";
 import type { TaskServerConfig } from "./task-server-config.js";
@@ -110,9 +110,13 @@ export function createSessionServer(
       server.setRequestHandler(looseRequest(method), (req, extra) =>
         handler(session, req.params, {
           requestId: extra.requestId,
-          signal: extra.signal,
+          // Read when a handler asks: a request answered outside the SDK's Protocol makes its signal only then.
+          get signal() {
+            return extra.signal;
+          },
+          abandoned: (extra as Partial<OwnRequestExtra>).abandoned ?? extra.signal,
           caller: callerFor(extra.authInfo, extra.requestId),
-        }).then((result) => ({ ...result })),
+        }).then(copied),
       );
     }
   }
@@ -126,6 +130,11 @@ export function createSessionServer(
     previousOnClose?.();
   };
   return { server, session };
+}
+
+/** A handler's result as its own object (the SDK's response then owns it). */
+function copied(result: object): Record<string, unknown> {
+  return { ...result };
 }
 
 /** Connects a session server to a transport (stdio, in-memory, or a Streamable HTTP session). */

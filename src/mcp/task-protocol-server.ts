@@ -2,7 +2,9 @@ import { Server, type ServerOptions } from "@modelcontextprotocol/sdk/server/ind
 import { safeParse } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import { getMethodLiteral } from "@modelcontextprotocol/sdk/server/zod-json-schema-compat.js";
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { ClientCapabilities, Implementation, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { AbortWatch } from "../core/abort-watch.js";
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
@@ -25,6 +27,19 @@ export interface SessionTracing {
   /** The tools and prompts the session serves (its methods are the handlers it has: every traced one is served). */
   served: ServedNames;
   record?: OperationRecorder;
+}
+
+/**
+ * The `extra` a handler gets from {@link TaskProtocolServer.answerOwn}: what ours read of the
+ * SDK's. `signal` should be made only when read (a getter): the waits listen to `abandoned`.
+ */
+export interface OwnRequestExtra {
+  requestId: RequestId;
+  sessionId: string | undefined;
+  authInfo: AuthInfo | undefined;
+  requestInfo: { headers: Record<string, string | string[] | undefined> };
+  readonly signal: AbortSignal;
+  abandoned: AbortWatch;
 }
 
 /** The parts of the SDK's handler `extra` a span reads. */
@@ -63,6 +78,12 @@ export class TaskProtocolServer extends Server {
   /** @param options.logger where the details of unexpected handler failures go (never to the requestor). */
   /** Set once the constructor has run: the SDK registers its own handlers (initialize) from within `super`. */
   private tracing: SessionTracing | undefined;
+  /** Each method's handler as installed (see {@link answerOwn}); filled from within `super` too, hence `declare` (no initializer to reset it) and `??=`. */
+  declare private ownHandlersMap: Map<string, (request: unknown, extra: unknown) => Promise<unknown>> | undefined;
+
+  private get ownHandlers(): Map<string, (request: unknown, extra: unknown) => Promise<unknown>> {
+    return (this.ownHandlersMap ??= new Map());
+  }
 
   constructor(info: Implementation, options: ServerOptions & { logger?: Logger; tracing?: SessionTracing }) {
     const { logger, tracing, ...serverOptions } = options;
@@ -105,51 +126,83 @@ export class TaskProtocolServer extends Server {
     const [schema, handler] = args;
     const method = getMethodLiteral(schema);
     const routing = z.object({ method: z.literal(method) }).loose();
-    const guarded = async (request: unknown, extra: unknown): Promise<unknown> => {
-      let parsed: ReturnType<typeof safeParse> | null;
-      try {
-        parsed = safeParse(schema, request);
-      } catch {
-        parsed = null; // zod throws on some shapes, e.g. a `constructor` key that is null
-      }
-      const failed = (error: unknown): never => {
-        const { body, known } = toRpcError(error);
-        if (!known) this.logger.error({ err: error, method }, "request handler failed");
-        throw TaskError.protocol(body.code, body.message, body.data);
-      };
-      // Continued, not awaited: no frame is kept while a request waits (a blocked tasks/result).
-      const answer = (): Promise<unknown> => {
-        if (!parsed?.success)
-          return Promise.reject(TaskError.invalidParams(`Invalid params for ${method}: ${describeIssues(parsed?.error)}`));
-        try {
-          return Promise.resolve((handler as (request: unknown, extra: unknown) => unknown)(parsed.data, extra)).catch(failed);
-        } catch (error) {
-          return Promise.reject(error).catch(failed);
-        }
-      };
-      const tracing = this.tracing;
-      if (!tracing) return answer();
-      const { requestId, sessionId, requestInfo } = (extra ?? {}) as RequestExtra;
-      const headers = requestInfo?.headers;
-      const versionHeader = headers?.["mcp-protocol-version"];
-      const params = (request as { params?: LooseParams } | null)?.params;
-      const headerCarrier = carrierFrom(headers);
-      return inOperationSpan(
-        {
-          method,
-          ...tracing.operationTrace(method, params),
-          ...(requestId !== undefined && { requestId }),
-          ...(sessionId !== undefined && { sessionId }),
-          protocolVersion: typeof versionHeader === "string" ? versionHeader : tracing.protocolVersion,
-          transport: requestInfo ? "tcp" : "pipe",
-          ...(headerCarrier && { headerCarrier }),
-          served: tracing.served,
-        },
-        answer,
-        method === "tools/call" ? toolCallOutcome : undefined,
-        tracing.record,
-      );
+    // One per method, not per request: a request that waits keeps its continuations, and this
+    // one needs nothing of the request.
+    const failed = (error: unknown): never => {
+      const { body, known } = toRpcError(error);
+      if (!known) this.logger.error({ err: error, method }, "request handler failed");
+      throw TaskError.protocol(body.code, body.message, body.data);
     };
+    const guarded = (request: unknown, extra: unknown): Promise<unknown> =>
+      this.answerGuarded(method, schema, handler as (request: unknown, extra: unknown) => unknown, failed, request, extra);
+    this.ownHandlers.set(method, guarded);
     Protocol.prototype.setRequestHandler.call(this, routing as never, guarded as never);
+  }
+
+  override removeRequestHandler(method: string): void {
+    this.ownHandlers.delete(method);
+    super.removeRequestHandler(method);
+  }
+
+  /**
+   * Answers `request` with the handler installed for its method (its schema check, span and error
+   * mapping included) outside the SDK's `Protocol`: for a request whose stream our transport
+   * writes itself (a blocked `tasks/result`, `src/http/request-streams.ts`), which would otherwise
+   * keep the SDK's context for the request (its `extra`, abort controller, closures and promise
+   * chain) for as long as it waits. Resolves with the result and rejects with the JSON-RPC error
+   * its response carries; undefined when no handler is installed for the method (the SDK's
+   * `Protocol` answers it). The caller owns the response, and the request's cancellation:
+   * `extra.abandoned` aborts it, and no response is owed once it has.
+   */
+  answerOwn(request: JSONRPCRequest, extra: OwnRequestExtra): Promise<unknown> | undefined {
+    return this.ownHandlers.get(request.method)?.(request, extra);
+  }
+
+  /** Continued, not awaited: no frame is kept while a request waits (a blocked tasks/result). */
+  private answerGuarded(
+    method: string,
+    schema: unknown,
+    handler: (request: unknown, extra: unknown) => unknown,
+    failed: (error: unknown) => never,
+    request: unknown,
+    extra: unknown,
+  ): Promise<unknown> {
+    let parsed: ReturnType<typeof safeParse> | null;
+    try {
+      parsed = safeParse(schema as Parameters<typeof safeParse>[0], request);
+    } catch {
+      parsed = null; // zod throws on some shapes, e.g. a `constructor` key that is null
+    }
+    const answer = (): Promise<unknown> => {
+      if (!parsed?.success)
+        return Promise.reject(TaskError.invalidParams(`Invalid params for ${method}: ${describeIssues(parsed?.error)}`));
+      try {
+        return Promise.resolve(handler(parsed.data, extra)).catch(failed);
+      } catch (error) {
+        return Promise.reject(error).catch(failed);
+      }
+    };
+    const tracing = this.tracing;
+    if (!tracing) return answer();
+    const { requestId, sessionId, requestInfo } = (extra ?? {}) as RequestExtra;
+    const headers = requestInfo?.headers;
+    const versionHeader = headers?.["mcp-protocol-version"];
+    const params = (request as { params?: LooseParams } | null)?.params;
+    const headerCarrier = carrierFrom(headers);
+    return inOperationSpan(
+      {
+        method,
+        ...tracing.operationTrace(method, params),
+        ...(requestId !== undefined && { requestId }),
+        ...(sessionId !== undefined && { sessionId }),
+        protocolVersion: typeof versionHeader === "string" ? versionHeader : tracing.protocolVersion,
+        transport: requestInfo ? "tcp" : "pipe",
+        ...(headerCarrier && { headerCarrier }),
+        served: tracing.served,
+      },
+      answer,
+      method === "tools/call" ? toolCallOutcome : undefined,
+      tracing.record,
+    );
   }
 }

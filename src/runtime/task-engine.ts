@@ -1,4 +1,5 @@
 import { publishedHere } from "../events/published-here.js";
+import type { AbortWatch } from "../core/abort-watch.js";
 import type { Caller } from "../core/caller.js";
 import type { TaskKey } from "../core/idempotency.js";
 import { silentLogger, type Logger } from "../core/logger.js";
@@ -245,7 +246,7 @@ export class TaskEngine {
   watch(
     taskId: unknown,
     caller: Caller,
-    signal: AbortSignal,
+    signal: AbortWatch,
     operation: EngineOperation = "watch",
   ): AsyncGenerator<TaskChange, void, undefined> {
     return this.waiting.watch(taskId, caller, signal, operation);
@@ -255,7 +256,7 @@ export class TaskEngine {
   follow(
     taskId: unknown,
     caller: Caller,
-    signal: AbortSignal,
+    signal: AbortWatch,
     onStep: (change: TaskChange) => void | Promise<void>,
     operation: EngineOperation = "watch",
   ): Promise<void> {
@@ -266,7 +267,7 @@ export class TaskEngine {
   awaitOutcome(
     taskId: unknown,
     caller: Caller,
-    signal: AbortSignal,
+    signal: AbortWatch,
     onChange?: (change: TaskChange) => void | Promise<void>,
   ): Promise<TaskRecord> {
     return this.waiting.awaitOutcome(taskId, caller, signal, onChange);

@@ -5,12 +5,13 @@
  * `npm run bench:waiters` (bench/waiters.ts) run as a test: the bench starts the server, opens the
  * waiters and prints the table read here.
  *
- * The bounds leave a margin of 1 to 2 KB over today's figures from the sources (14.4, 12.2–12.7
- * and 12.2–12.4 KB at 1,000 waiters; `dist/` measures about 1 KB less, docs/performance.md,
- * "Memory per waiting request") and sit below what the same waiters cost when each 2025-11-25
- * `tasks/result` streamed through the SDK's per-request transport (28.5 KB), when its streamed
- * wait kept a closure per callback and Node's joined head (15.5 KB), and when a 2026-07-28
- * subscription followed its task through three async generators (13.5 KB, `dist/`).
+ * The bounds leave a margin of about 1 KB over today's figures from the sources (9.7–10.1,
+ * 9.2–9.3 and 10.4–10.8 KB at 1,000 waiters, three runs; `dist/` measures less, 9.4, 8.8 and
+ * 8.9 KB at 2,000: docs/performance.md, "Memory per waiting request") and sit below what the
+ * same waiters cost when a streamed 2025-11-25 `tasks/result` went through the SDK's `Protocol`
+ * and each wait listened to an `AbortSignal` (14.4, 12.2–12.7 and 12.2–12.4 KB from the
+ * sources), and far below its cost when it streamed through the SDK's per-request transport
+ * (28.5 KB, `dist/`).
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -20,9 +21,9 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Heap KB per waiter each line may cost at most. */
 const BOUNDS_KB = {
-  "2025-11-25 tasks/result, 10 sessions, no GET stream": 16,
-  "2025-11-25 tasks/result, 10 sessions, their GET streams open": 13.5,
-  "2026-07-28 subscriptions/listen": 14,
+  "2025-11-25 tasks/result, 10 sessions, no GET stream": 11,
+  "2025-11-25 tasks/result, 10 sessions, their GET streams open": 10.5,
+  "2026-07-28 subscriptions/listen": 11.8,
 } as const;
 
 function runBench(args: string[]): Promise<string> {

@@ -1,7 +1,7 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { EventBus } from "../../events/event-bus.js";
 import { cancelledRequestIdOf, cancelReasonOf } from "../cancelled-request.js";
-import { LazyAbort } from "../lazy-abort.js";
+import { LazyAbort } from "../../core/lazy-abort.js";
 
 /** The bus topic every node hears withdrawals on: a client's request id does not say which node serves it. */
 const TOPIC = "withdrawals";

@@ -196,7 +196,8 @@ async function fallbackCall(
   // The era's method whose stream carries a task's questions, on this call's stream: it relays them (elicitation).
   const stream = session.era.wire.questionStreamMethod;
   const results = stream === null ? undefined : session.era.methods[stream]?.session;
-  const relay = results && ((taskId: string, signal: AbortSignal) => results(session, { taskId }, { ...request, signal }));
+  const relay =
+    results && ((taskId: string, signal: AbortSignal) => results(session, { taskId }, { ...request, signal, abandoned: signal }));
   if (isTaskTool(name, session.tools))
     return callTaskTool(session, name, params?.["arguments"], { caller: request.caller, signal: request.signal, ...(relay && { relay }) });
   const checked = checkToolArguments(session, params);

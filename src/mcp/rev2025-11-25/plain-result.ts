@@ -21,7 +21,7 @@ import { resultOf } from "./tasks-result.js";
 export const plainTasksResult: PlainMethod = ({ engine }, params, request) => {
   // On a local session an open tasks/result carries the task's notifications on its own stream.
   if (!request.sessionStreamCarriesOwnTasks) return Promise.resolve(NEEDS_STREAM);
-  const { caller, sessionId, signal } = request;
+  const { caller, sessionId, abandoned } = request;
   const failed = (error: unknown): typeof NEEDS_STREAM => {
     if (error === NEEDS_STREAM) {
       // The streaming handler counts the request again: one request, one operation.
@@ -33,7 +33,7 @@ export const plainTasksResult: PlainMethod = ({ engine }, params, request) => {
   let waited: Promise<TaskRecord>;
   try {
     const taskId = requireTaskId(params);
-    waited = engine.awaitOutcome(taskId, caller, signal, async ({ task, inputsMayHaveChanged }) => {
+    waited = engine.awaitOutcome(taskId, caller, abandoned, async ({ task, inputsMayHaveChanged }) => {
       // Another session's task (a requestor that reconnected) sends its notifications on this
       // request's stream (T-NOTE-1, T-PROG-1); the creating session gets them on its GET stream.
       if (task.origin.sessionId !== sessionId) throw NEEDS_STREAM;
@@ -42,6 +42,7 @@ export const plainTasksResult: PlainMethod = ({ engine }, params, request) => {
   } catch (error) {
     return Promise.resolve().then(() => failed(error));
   }
-  // Continued, not awaited: no frame of this function is kept while the request waits.
-  return waited.then(resultOf).catch(failed);
+  // Continued, not awaited: no frame of this function is kept while the request waits. One step:
+  // resultOf's errors are none that `failed` would change.
+  return waited.then(resultOf, failed);
 };

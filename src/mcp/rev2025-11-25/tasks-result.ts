@@ -1,6 +1,8 @@
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { isSdkError, RpcCode, TaskError, toRpcError } from "../../core/errors.js";
+import type { AbortWatch } from "../../core/abort-watch.js";
 import type { Caller } from "../../core/caller.js";
+import { LazyAbort } from "../../core/lazy-abort.js";
 import type { InputRequest, TaskOutcome, TaskRecord } from "../../core/task.js";
 import type { TaskChange } from "../../runtime/task-engine.js";
 import { deliverPendingInputs } from "./input-delivery.js";
@@ -25,7 +27,7 @@ export function tasksResult(
   session: SessionContext,
   params: LooseParams,
   caller: Caller,
-  request: { requestId: RequestId; signal: AbortSignal },
+  request: { requestId: RequestId; abandoned: AbortWatch },
 ): Promise<Record<string, unknown>> {
   const link = sessionLinkOf(session);
   let taskId: string;
@@ -34,7 +36,7 @@ export function tasksResult(
   } catch (error) {
     return Promise.reject(error);
   }
-  return new ResultWait(session, link, caller, request.requestId, request.signal, taskId).run();
+  return new ResultWait(session, link, caller, request.requestId, request.abandoned, taskId).run();
 }
 
 /**
@@ -50,7 +52,7 @@ class ResultWait {
    */
   private deliveries: AbortController | null = null;
   /** The wait ends early when an answer it delivered is refused: that refusal is this request's answer. */
-  private readonly waiting = new AbortController();
+  private readonly waiting = new LazyAbort();
   private refusal: TaskError | null = null;
 
   constructor(
@@ -58,7 +60,7 @@ class ResultWait {
     private readonly link: SessionLink,
     private readonly caller: Caller,
     private readonly requestId: RequestId,
-    private readonly signal: AbortSignal,
+    private readonly signal: AbortWatch,
     private readonly taskId: string,
   ) {}
 
@@ -70,7 +72,7 @@ class ResultWait {
     this.signal.addEventListener("abort", this);
     if (this.signal.aborted) this.handleEvent();
     // Continued, not awaited: no frame of this method is kept while the request waits.
-    return engine.awaitOutcome(this.taskId, this.caller, this.waiting.signal, this.onChange).then(
+    return engine.awaitOutcome(this.taskId, this.caller, this.waiting, this.onChange).then(
       (task) => this.answer(task),
       (error: unknown) => {
         this.end();
@@ -91,7 +93,7 @@ class ResultWait {
   private readonly onChange = async (change: TaskChange): Promise<void> => {
     // A task queues its question, then moves to input_required, then publishes an `input`
     // event: a `working` task with no such event since has nothing queued (one query less).
-    if (change.inputsMayHaveChanged && !this.waiting.signal.aborted)
+    if (change.inputsMayHaveChanged && !this.waiting.aborted)
       await deliverPendingInputs(
         this.session.engine,
         change.task,

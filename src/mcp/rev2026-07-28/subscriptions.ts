@@ -1,4 +1,5 @@
 import { TaskError } from "../../core/errors.js";
+import type { AbortWatch } from "../../core/abort-watch.js";
 import type { Caller } from "../../core/caller.js";
 import type { TaskChange, TaskEngine } from "../../runtime/task-engine.js";
 import type { MessageStream, StatelessHost, StatelessHttpRequest } from "../era.js";
@@ -46,8 +47,8 @@ export async function subscriptionsListen(
         throw error;
     }
   }
-  // The caller and the signal, not the request: its copy of the headers is not kept while the stream waits.
-  return stream(host.engine, request.caller, request.signal, subscriptionId, accepted);
+  // The caller and the abort, not the request: its copy of the headers is not kept while the stream waits.
+  return stream(host.engine, request.caller, request.abandoned, subscriptionId, accepted);
 }
 
 /**
@@ -55,13 +56,7 @@ export async function subscriptionsListen(
  * suspended call each while it waits, no generator or queue per stream), and the stream's end
  * once every task is terminal.
  */
-function stream(
-  engine: TaskEngine,
-  caller: Caller,
-  signal: AbortSignal,
-  subscriptionId: string | number,
-  taskIds: string[],
-): MessageStream {
+function stream(engine: TaskEngine, caller: Caller, signal: AbortWatch, subscriptionId: string | number, taskIds: string[]): MessageStream {
   return (send) => {
     const meta = { [META_SUBSCRIPTION_ID]: subscriptionId };
     send({
@@ -82,7 +77,7 @@ function stream(
       };
       if (running === 0) return finish();
       // The requestor hung up: the stream stops now; each follow ends at its next step.
-      signal.addEventListener("abort", finish, { once: true });
+      signal.addEventListener("abort", finish);
       for (const taskId of taskIds) {
         let last = "";
         const step = async ({ task }: TaskChange): Promise<void> => {

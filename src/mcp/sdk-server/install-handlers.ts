@@ -121,7 +121,12 @@ export function installTaskHandlers(mcpServer: McpServer, host: TaskHost, marked
     install(method, async (request, extra) => {
       await host.ready();
       return answered(engine, method, () =>
-        handler(session, request.params, { requestId: extra.requestId, signal: extra.signal, caller: callerFor(extra) }),
+        handler(session, request.params, {
+          requestId: extra.requestId,
+          signal: extra.signal,
+          abandoned: extra.signal,
+          caller: callerFor(extra),
+        }),
       );
     });
   }

@@ -8,6 +8,7 @@ import {
   type Histogram,
   type Link,
   type MeterProvider,
+  type Span,
 } from "@opentelemetry/api";
 import { toRpcError } from "../../core/errors.js";
 import { OPERATION_DURATION_BUCKETS } from "../../metrics/operation-buckets.js";
@@ -103,26 +104,7 @@ export function inOperationSpan<T>(
   }
   const name = operation.target === undefined ? operation.method : `${operation.method} ${operation.target}`;
   const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes: attributesOf(operation), links, root }, parent);
-  const ended = (errorType: string | undefined): void => {
-    if (errorType !== undefined) {
-      span.setAttribute("error.type", errorType);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    span.end();
-    const seconds = (performance.now() - started) / 1000;
-    const metricAttributes: Attributes = { "mcp.method.name": operation.method };
-    if (operation.target !== undefined && operation.method === "tools/call") metricAttributes["gen_ai.tool.name"] = operation.target;
-    if (errorType !== undefined) metricAttributes["error.type"] = errorType;
-    operationDuration().record(seconds, metricAttributes);
-    record?.(
-      {
-        method: operation.method,
-        ...(operation.target !== undefined && { target: operation.target }),
-        ...(errorType !== undefined && { errorType }),
-      },
-      seconds,
-    );
-  };
+  const open = new OpenOperation(span, started, operation.method, operation.target, record);
   let running: Promise<T>;
   try {
     running = context.with(trace.setSpan(parent, span), run);
@@ -130,21 +112,58 @@ export function inOperationSpan<T>(
     running = Promise.reject(error);
   }
   // Continued, not awaited: no frame of this function is kept while a request waits (a blocked
-  // tasks/result can wait for hours, thousands at once), only what the continuations need.
+  // tasks/result can wait for hours, thousands at once), only the operation's small record.
   return running.then(
-    (value) => {
-      const failed = outcomeOf?.(value)?.errorType;
-      ended(failed === undefined ? undefined : boundedErrorType(failed));
-      return value;
-    },
-    (error: unknown) => {
-      const { body } = toRpcError(error);
-      span.setAttribute("rpc.response.status_code", String(body.code));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: body.message });
-      ended(boundedErrorType(String(body.code)));
-      throw error;
-    },
+    (value) => open.answered(value, outcomeOf),
+    (error: unknown) => open.failed(error),
   );
+}
+
+/** A request's operation from its start to its answer: what its end records, and nothing of the request itself. */
+class OpenOperation {
+  constructor(
+    private readonly span: Span,
+    private readonly started: number,
+    private readonly method: string,
+    private readonly target: string | undefined,
+    private readonly record: OperationRecorder | undefined,
+  ) {}
+
+  answered<T>(value: T, outcomeOf: OutcomeOf<T> | undefined): T {
+    const failed = outcomeOf?.(value)?.errorType;
+    this.ended(failed === undefined ? undefined : boundedErrorType(failed));
+    return value;
+  }
+
+  failed(error: unknown): never {
+    const { body } = toRpcError(error);
+    this.span.setAttribute("rpc.response.status_code", String(body.code));
+    this.span.setStatus({ code: SpanStatusCode.ERROR, message: body.message });
+    this.ended(boundedErrorType(String(body.code)));
+    throw error;
+  }
+
+  private ended(errorType: string | undefined): void {
+    const { span, method, target } = this;
+    if (errorType !== undefined) {
+      span.setAttribute("error.type", errorType);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
+    const seconds = (performance.now() - this.started) / 1000;
+    const metricAttributes: Attributes = { "mcp.method.name": method };
+    if (target !== undefined && method === "tools/call") metricAttributes["gen_ai.tool.name"] = target;
+    if (errorType !== undefined) metricAttributes["error.type"] = errorType;
+    operationDuration().record(seconds, metricAttributes);
+    this.record?.(
+      {
+        method,
+        ...(target !== undefined && { target }),
+        ...(errorType !== undefined && { errorType }),
+      },
+      seconds,
+    );
+  }
 }
 
 function attributesOf(operation: ServerOperation): Attributes {

@@ -1,5 +1,6 @@
 import { isWaitStore } from "../../store/wait-store.js";
 import { statusEvent } from "../../events/task-event.js";
+import type { AbortWatch } from "../../core/abort-watch.js";
 import type { Caller } from "../../core/caller.js";
 import { checkedAnswer } from "../../core/form-answer.js";
 import { TaskError } from "../../core/errors.js";
@@ -87,7 +88,7 @@ export class TaskWaiting {
   async *watch(
     taskId: unknown,
     caller: Caller,
-    signal: AbortSignal,
+    signal: AbortWatch,
     operation: EngineOperation = "watch",
   ): AsyncGenerator<TaskChange, void, undefined> {
     const waiter = this.begin(taskId, signal);
@@ -115,7 +116,7 @@ export class TaskWaiting {
   async follow(
     taskId: unknown,
     caller: Caller,
-    signal: AbortSignal,
+    signal: AbortWatch,
     onStep: (change: TaskChange) => void | Promise<void>,
     operation: EngineOperation = "watch",
   ): Promise<void> {
@@ -144,7 +145,7 @@ export class TaskWaiting {
   async awaitOutcome(
     taskId: unknown,
     caller: Caller,
-    signal: AbortSignal,
+    signal: AbortWatch,
     onChange?: (change: TaskChange) => void | Promise<void>,
   ): Promise<TaskRecord> {
     const { logger, observer, now } = this.deps;
@@ -177,7 +178,7 @@ export class TaskWaiting {
   }
 
   /** A wait begins: subscribed before the first read, so no event between a read and the wait after it is missed. */
-  private begin(taskId: unknown, signal: AbortSignal): Waiter {
+  private begin(taskId: unknown, signal: AbortWatch): Waiter {
     const waiter = new Waiter(checkTaskId(taskId));
     this.waiting.add(waiter);
     signal.addEventListener("abort", waiter);
@@ -188,7 +189,7 @@ export class TaskWaiting {
   }
 
   /** The first step: the request's lookup (limits, audit, "not found" for an unknown or foreign id). */
-  private async first(waiter: Waiter, caller: Caller, signal: AbortSignal, operation: EngineOperation): Promise<TaskChange> {
+  private async first(waiter: Waiter, caller: Caller, signal: AbortWatch, operation: EngineOperation): Promise<TaskChange> {
     const id = waiter.taskId;
     const hinted = waiter.takeHint();
     const task = await this.deps.lookups.lookup({ caller, operation, taskId: id }, () => this.reread(id, caller.owner, signal));
@@ -205,7 +206,7 @@ export class TaskWaiting {
    * Nothing is due at the ttl: a task running then reads as it is until the sweeper fails it, and
    * that failure is an event like any end.
    */
-  private goOn(signal: AbortSignal): void {
+  private goOn(signal: AbortWatch): void {
     // Retryable, as a drain's refusal of new work is: the task goes on (handed back, or re-run at the next start).
     if (this.closing.signal.aborted) {
       throw new TaskError("unavailable", "The server is shutting down; ask again once it is back", {
@@ -216,7 +217,7 @@ export class TaskWaiting {
   }
 
   /** The step after `task` (not terminal), once the waiter was woken: the task read again. */
-  private async woken(waiter: Waiter, task: TaskRecord, caller: Caller, signal: AbortSignal): Promise<TaskChange> {
+  private async woken(waiter: Waiter, task: TaskRecord, caller: Caller, signal: AbortWatch): Promise<TaskChange> {
     waiter.arm();
     const hinted = waiter.takeHint();
     // Read again before judging a close or an abort: the task may have ended meanwhile (a close
@@ -227,7 +228,7 @@ export class TaskWaiting {
   }
 
   /** The wait is over (answered, abandoned, failed). */
-  private end(waiter: Waiter, signal: AbortSignal): void {
+  private end(waiter: Waiter, signal: AbortWatch): void {
     this.waiting.remove(waiter);
     if (waiter.awaiting) this.awaited.leave(waiter.taskId);
     signal.removeEventListener("abort", waiter);
@@ -320,7 +321,7 @@ export class TaskWaiting {
    * the read is made again shortly, until the store answers, the request is abandoned or the
    * engine closes.
    */
-  private async reread(id: string, owner: string | null, signal: AbortSignal): Promise<TaskRecord> {
+  private async reread(id: string, owner: string | null, signal: AbortWatch): Promise<TaskRecord> {
     for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
       try {
         return await this.deps.lookups.read(id, owner);
@@ -339,7 +340,7 @@ export class TaskWaiting {
             resolve();
           };
           const timer = setTimeout(done, delay);
-          signal.addEventListener("abort", done, { once: true });
+          signal.addEventListener("abort", done);
           this.closing.signal.addEventListener("abort", done, { once: true });
         });
       }
