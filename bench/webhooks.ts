@@ -34,7 +34,7 @@ import pg from "pg";
 import { exitOnHelp, numberFlag, runBench } from "./support/command-line.js";
 import { machine } from "./support/machine.js";
 import { NO_CALLER_LIMITS } from "./support/no-caller-limits.js";
-import { cpuOf, treeCpuOf } from "./support/process-cpu.js";
+import { cpuOf } from "./support/process-cpu.js";
 import { openSession, RawRpc, taskIdIn, type RawResponse } from "./support/raw-rpc.js";
 import { spread } from "./support/stats.js";
 import { freePort } from "../test/support/free-port.js";
@@ -354,33 +354,19 @@ function tally(receiver: Receiver, tasks: ReadonlySet<string>): Delivery {
 }
 
 /**
- * The PostgreSQL server's process id when it runs on this host (its backends are its children,
- * so their CPU is counted by {@link treeCpuOf}); null when it runs elsewhere.
+ * The process ids of the PostgreSQL backends serving `schema`'s cluster: those whose last statement
+ * named the schema (every statement of the store does). Empty when PostgreSQL runs on another host
+ * (their CPU is then not read). Other users of the server are left out.
  */
-async function postmasterPid(): Promise<number | null> {
+async function backendsOf(schema: string): Promise<number[]> {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
-    const backend = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
-    const stat = readFileSync(`/proc/${backend}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    const parent = Number(stat[1]);
-    return Number.isInteger(parent) && parent > 1 ? parent : null;
-  } catch {
-    return null;
-  } finally {
-    await client.end();
-  }
-}
-const POSTMASTER = await postmasterPid();
-
-/** Transactions committed so far in the bench's database (PostgreSQL's statistics, flushed within a second). */
-async function commitsSoFar(): Promise<number> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    const row = (await client.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()"))
-      .rows[0];
-    return Number(row?.n ?? 0);
+    const found = await client.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND strpos(query, $1) > 0",
+      [schema],
+    );
+    return found.rows.map((row) => row.pid).filter((pid) => existsSync(`/proc/${pid}/stat`));
   } finally {
     await client.end();
   }
@@ -390,12 +376,11 @@ interface Phase {
   perSecond: number;
   ids: Set<string>;
   /**
-   * CPU ms per task: fronts, workers, the receiver, PostgreSQL (its every process, when it runs on
-   * this host; backends that exit during the phase are left out) and this process's load client.
+   * CPU ms per task: fronts, workers, the receiver, the cluster's PostgreSQL backends (when
+   * PostgreSQL runs on this host; the server's shared processes and backends that exit during the
+   * phase are left out) and this process's load client.
    */
   cpu: { front: number; worker: number; receiver: number; postgres: number | null; client: number };
-  /** Transactions committed per task (the whole database's: other users of it count too). */
-  commits: number;
   cluster: Cluster;
   load: Load;
 }
@@ -404,30 +389,33 @@ async function throughput(webhooksFile: string | null, receiver: Receiver): Prom
   const cluster = await Cluster.start(webhooksFile);
   const load = await Load.open(cluster.urls);
   await load.run(WARMUP);
-  const sample = (): { front: number; worker: number; receiver: number; postgres: number | null; client: number } => {
+  const backends = await backendsOf(cluster.schema);
+  const backendCpu = (): Map<number, number> => new Map(backends.map((pid) => [pid, cpuOf(pid) ?? 0]));
+  const sample = (): { front: number; worker: number; receiver: number; postgres: Map<number, number>; client: number } => {
     const usage = process.cpuUsage();
-    return {
-      ...cluster.cpu(),
-      receiver: receiver.cpu(),
-      postgres: POSTMASTER === null ? null : treeCpuOf(POSTMASTER),
-      client: (usage.user + usage.system) / 1000,
-    };
+    return { ...cluster.cpu(), receiver: receiver.cpu(), postgres: backendCpu(), client: (usage.user + usage.system) / 1000 };
   };
-  await pause(1100);
-  const commitsBefore = await commitsSoFar();
   const before = sample();
   const { perSecond, ids } = await load.run(TASKS);
   const after = sample();
-  await pause(1100);
-  const commits = ((await commitsSoFar()) - commitsBefore) / TASKS;
+  // Backends opened during the phase: all their CPU is the phase's.
+  for (const pid of await backendsOf(cluster.schema)) if (!before.postgres.has(pid)) after.postgres.set(pid, cpuOf(pid) ?? 0);
+  for (const pid of after.postgres.keys()) if (!before.postgres.has(pid)) before.postgres.set(pid, 0);
+  let postgres: number | null = null;
+  if (after.postgres.size > 0) {
+    postgres = 0;
+    // A backend gone meanwhile reads 0 at the end: left out rather than counted negative.
+    for (const [pid, end] of after.postgres) postgres += Math.max(0, end - (before.postgres.get(pid) ?? end));
+    postgres /= TASKS;
+  }
   const cpu = {
     front: (after.front - before.front) / TASKS,
     worker: (after.worker - before.worker) / TASKS,
     receiver: (after.receiver - before.receiver) / TASKS,
-    postgres: after.postgres === null || before.postgres === null ? null : (after.postgres - before.postgres) / TASKS,
+    postgres,
     client: (after.client - before.client) / TASKS,
   };
-  return { perSecond, ids, cpu, commits, cluster, load };
+  return { perSecond, ids, cpu, cluster, load };
 }
 
 const cpuText = (c: Phase["cpu"]): string =>
@@ -483,8 +471,8 @@ async function main(): Promise<void> {
     if ((await allArrived(receiver, hooked.ids, 60_000)) !== null)
       for (const a of receiver.of(hooked.ids, ENDPOINTS.all)) saturated.push(a.at - a.changedAt!);
     console.log(
-      `round ${round + 1} (${((Date.now() - t0) / 1000).toFixed(0)} s): off ${plain.perSecond.toFixed(0)} tasks/s, ${cpuText(plain.cpu)}, ${plain.commits.toFixed(2)} commits\n` +
-        `         on  ${hooked.perSecond.toFixed(0)} tasks/s, ${cpuText(hooked.cpu)}, ${hooked.commits.toFixed(2)} commits`,
+      `round ${round + 1} (${((Date.now() - t0) / 1000).toFixed(0)} s): off ${plain.perSecond.toFixed(0)} tasks/s, ${cpuText(plain.cpu)}\n` +
+        `         on  ${hooked.perSecond.toFixed(0)} tasks/s, ${cpuText(hooked.cpu)}`,
     );
     if (round < ROUNDS - 1) {
       hooked.load.close();
