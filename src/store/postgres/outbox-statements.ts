@@ -88,9 +88,11 @@ export const WRITER_LEASE_SETTING = "mcp_tasks.outbox_lease_ms";
  */
 export const OUTBOX_LEASED_WRITES_MIGRATION = (t: Tables): string => {
   const { outbox } = outboxTables(t);
+  // The origin is parsed once per transition (it was twice).
   return `
   CREATE OR REPLACE FUNCTION ${t.schema}.webhook_outbox_moved() RETURNS trigger LANGUAGE plpgsql AS $fn$
   DECLARE
+    origin json := NEW.origin::json;
     sender text := nullif(current_setting('${WRITER_OWNER_SETTING}', true), '');
     lease_ms bigint := CASE WHEN sender IS NULL THEN NULL ELSE nullif(current_setting('${WRITER_LEASE_SETTING}', true), '')::bigint END;
   BEGIN
@@ -99,9 +101,9 @@ export const OUTBOX_LEASED_WRITES_MIGRATION = (t: Tables): string => {
                            created_at, ttl_ms, poll_interval_ms, trace, next_attempt_at, lease_owner, lease_until, lease_generation)
     SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), NEW.id, route.value->>'url', route.value->>'endpoint',
            'task.' || NEW.status, NEW.status, NEW.status_message, NEW.updated_at, NEW.owner, NEW.name, NEW.created_at,
-           NEW.ttl_ms, NEW.poll_interval_ms, (NEW.origin::json->'trace')::text, NEW.updated_at,
+           NEW.ttl_ms, NEW.poll_interval_ms, (origin->'trace')::text, NEW.updated_at,
            sender, NEW.updated_at + lease_ms, CASE WHEN sender IS NULL THEN 0 ELSE 1 END
-    FROM json_array_elements(NEW.origin::json->'webhooks') WITH ORDINALITY AS route(value, n)
+    FROM json_array_elements(origin->'webhooks') WITH ORDINALITY AS route(value, n)
     WHERE EXISTS (SELECT 1 FROM json_array_elements_text(route.value->'events') AS wanted(type) WHERE wanted.type = 'task.' || NEW.status)
     ORDER BY route.n;
     RETURN NULL;
