@@ -353,11 +353,34 @@ function tally(receiver: Receiver, tasks: ReadonlySet<string>): Delivery {
   return { perEndpoint, invalid: receiver.arrivals.filter((a) => a.invalid !== undefined).length };
 }
 
+/**
+ * The process ids of the PostgreSQL backends serving `schema`'s cluster: those whose last statement
+ * named the schema (every statement of the store does). Empty when PostgreSQL runs on another host
+ * (their CPU is then not read). Other users of the server are left out.
+ */
+async function backendsOf(schema: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const found = await client.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND strpos(query, $1) > 0",
+      [schema],
+    );
+    return found.rows.map((row) => row.pid).filter((pid) => existsSync(`/proc/${pid}/stat`));
+  } finally {
+    await client.end();
+  }
+}
+
 interface Phase {
   perSecond: number;
   ids: Set<string>;
-  /** CPU ms per task: fronts, workers, the receiver (this process's load client left out). */
-  cpu: { front: number; worker: number; receiver: number };
+  /**
+   * CPU ms per task: fronts, workers, the receiver, the cluster's PostgreSQL backends (when
+   * PostgreSQL runs on this host; the server's shared processes and backends that exit during the
+   * phase are left out) and this process's load client.
+   */
+  cpu: { front: number; worker: number; receiver: number; postgres: number | null; client: number };
   cluster: Cluster;
   load: Load;
 }
@@ -366,19 +389,38 @@ async function throughput(webhooksFile: string | null, receiver: Receiver): Prom
   const cluster = await Cluster.start(webhooksFile);
   const load = await Load.open(cluster.urls);
   await load.run(WARMUP);
-  const before = { ...cluster.cpu(), receiver: receiver.cpu() };
+  const backends = await backendsOf(cluster.schema);
+  const backendCpu = (): Map<number, number> => new Map(backends.map((pid) => [pid, cpuOf(pid) ?? 0]));
+  const sample = (): { front: number; worker: number; receiver: number; postgres: Map<number, number>; client: number } => {
+    const usage = process.cpuUsage();
+    return { ...cluster.cpu(), receiver: receiver.cpu(), postgres: backendCpu(), client: (usage.user + usage.system) / 1000 };
+  };
+  const before = sample();
   const { perSecond, ids } = await load.run(TASKS);
-  const after = { ...cluster.cpu(), receiver: receiver.cpu() };
+  const after = sample();
+  // Backends opened during the phase: all their CPU is the phase's.
+  for (const pid of await backendsOf(cluster.schema)) if (!before.postgres.has(pid)) after.postgres.set(pid, cpuOf(pid) ?? 0);
+  for (const pid of after.postgres.keys()) if (!before.postgres.has(pid)) before.postgres.set(pid, 0);
+  let postgres: number | null = null;
+  if (after.postgres.size > 0) {
+    postgres = 0;
+    // A backend gone meanwhile reads 0 at the end: left out rather than counted negative.
+    for (const [pid, end] of after.postgres) postgres += Math.max(0, end - (before.postgres.get(pid) ?? end));
+    postgres /= TASKS;
+  }
   const cpu = {
     front: (after.front - before.front) / TASKS,
     worker: (after.worker - before.worker) / TASKS,
     receiver: (after.receiver - before.receiver) / TASKS,
+    postgres,
+    client: (after.client - before.client) / TASKS,
   };
   return { perSecond, ids, cpu, cluster, load };
 }
 
 const cpuText = (c: Phase["cpu"]): string =>
-  `CPU/task fronts ${c.front.toFixed(2)} ms, workers ${c.worker.toFixed(2)} ms, receiver ${c.receiver.toFixed(2)} ms`;
+  `CPU/task fronts ${c.front.toFixed(2)} ms, workers ${c.worker.toFixed(2)} ms, receiver ${c.receiver.toFixed(2)} ms, ` +
+  `${c.postgres === null ? "" : `PostgreSQL ${c.postgres.toFixed(2)} ms, `}load client ${c.client.toFixed(2)} ms`;
 
 function webhooksFileFor(port: number): string {
   const file = join(logDir, "webhooks.json");

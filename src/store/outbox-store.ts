@@ -87,11 +87,36 @@ export interface OutboxStats {
  *   one endpoint in order.
  * - A claim is a lease fenced like task writes: {@link settleDelivery} applies only while the
  *   same owner and generation hold it, so a sender that stalled past its lease changes nothing.
+ * - After {@link leaseWrites}, the rows this store object writes are leased to its sender from the
+ *   start (generation 1, until the event's time plus the lease): that sender reads them with
+ *   {@link ownDeliveries}, with no claim statement, and no other sender can claim them before the
+ *   lease runs out — a process killed between the commit and the send loses nothing, its rows are
+ *   claimed by another sender once their lease has run out.
  */
 export interface OutboxStore {
   readonly keepsOutbox: true;
   /** Leases up to `limit` claimable deliveries (oldest first) to `owner` until `now + leaseMs`, none of `excludeUrls`. */
   claimDeliveries(owner: string, now: number, leaseMs: number, limit: number, excludeUrls?: readonly string[]): Promise<ClaimedDelivery[]>;
+  /**
+   * Leases every row this store object writes from now on to `lease.owner`, until the event's time
+   * plus `lease.leaseMs`, as a claim would; null: rows are written unleased again. Meant for the
+   * one sender of the process that writes the transitions.
+   */
+  leaseWrites(lease: { owner: string; leaseMs: number } | null): void;
+  /**
+   * Up to `limit` rows leased to `owner` that a claim by `owner` could hand out (pending, due, the
+   * oldest pending row of their pair, URL not disabled nor among `excludeUrls`), whose lease holds
+   * until after `until`, none of `skipIds` (rows the caller already holds); oldest first. Reads
+   * only: the lease was taken when the row was written ({@link leaseWrites}).
+   */
+  ownDeliveries(
+    owner: string,
+    now: number,
+    until: number,
+    limit: number,
+    skipIds: readonly string[],
+    excludeUrls?: readonly string[],
+  ): Promise<ClaimedDelivery[]>;
   /** Records an attempt; false when the lease is no longer this claim's (nothing written). */
   settleDelivery(id: string, lease: ClaimedDelivery["lease"], result: DeliverySettlement): Promise<boolean>;
   /** Stops deliveries to `url` (it answered 410 Gone) until {@link redeliver} re-enables it. */

@@ -167,6 +167,82 @@ export function outboxContract(name: string, make: () => Promise<TaskStore & Out
       expect((await store.claimDeliveries("s3", T0 + LEASE + 999, LEASE, 10)).map((row) => row.id)).toEqual([]);
     });
 
+    it("leases the rows it writes after leaseWrites to that sender: no other sender claims them before the lease runs out", async () => {
+      store.leaseWrites({ owner: "writer", leaseMs: LEASE });
+      const task = await routed([{ url: A, endpoint: "a", events: ALL }]);
+      await move(task.id, "completed", T0 + 1);
+      expect(await store.claimDeliveries("other", T0 + 1 + LEASE - 1, LEASE, 10)).toEqual([]);
+      const own = await store.ownDeliveries("writer", T0 + 2, T0 + 2, 10, []);
+      expect(own.map((row) => [row.taskId, row.type, row.attempts])).toEqual([[task.id, "task.completed", 0]]);
+      expect(own[0]?.lease.owner).toBe("writer");
+      expect(await store.ownDeliveries("other", T0 + 2, T0 + 2, 10, [])).toEqual([]);
+      // Killed before sending it: once its lease has run out, another sender claims it, and the
+      // writer's late settle changes nothing.
+      const [claimed] = await store.claimDeliveries("other", T0 + 1 + LEASE, LEASE, 10);
+      expect(claimed?.id).toBe(own[0]?.id);
+      expect(claimed?.lease.generation).not.toBe(own[0]?.lease.generation);
+      expect(await store.ownDeliveries("writer", T0 + 1 + LEASE, T0 + 1 + LEASE, 10, [])).toEqual([]);
+      const done = { state: "delivered" as const, nextAttemptAt: T0, lastStatus: 204, lastError: null, now: T0 + LEASE + 5 };
+      expect(await store.settleDelivery(own[0]!.id, own[0]!.lease, done)).toBe(false);
+      expect(await store.settleDelivery(claimed!.id, claimed!.lease, done)).toBe(true);
+    });
+
+    it("settles a row read by its writer's sender with the lease it was written with", async () => {
+      store.leaseWrites({ owner: "writer", leaseMs: LEASE });
+      const task = await routed([{ url: A, endpoint: "a", events: ALL }]);
+      await move(task.id, "completed", T0 + 1);
+      const [own] = await store.ownDeliveries("writer", T0 + 2, T0 + 2, 10, []);
+      const done = { state: "delivered" as const, nextAttemptAt: T0 + 3, lastStatus: 200, lastError: null, now: T0 + 3 };
+      expect(await store.settleDelivery(own!.id, own!.lease, done)).toBe(true);
+      expect((await store.deliveries({ taskId: task.id }, 1))[0]).toMatchObject({ state: "delivered", attempts: 1, lastStatus: 200 });
+      expect(await store.ownDeliveries("writer", T0 + 4, T0 + 4, 10, [])).toEqual([]);
+      expect(await store.claimDeliveries("other", T0 + 1 + LEASE, LEASE, 10)).toEqual([]);
+    });
+
+    it("reads a writer's own rows as a claim hands rows out: in order per task, none held, excluded, disabled or with too little lease left", async () => {
+      store.leaseWrites({ owner: "writer", leaseMs: LEASE });
+      const one = await routed([{ url: A, endpoint: "a", events: ALL }]);
+      const two = await routed([{ url: B, endpoint: "b", events: ALL }]);
+      const three = await routed([{ url: A, endpoint: "a", events: ALL }]);
+      await move(one.id, "input_required", T0 + 1);
+      await move(one.id, "working", T0 + 2);
+      await move(one.id, "completed", T0 + 3);
+      await move(two.id, "completed", T0 + 4);
+      await move(three.id, "completed", T0 + 5);
+      const all = await store.ownDeliveries("writer", T0 + 10, T0 + 10, 10, []);
+      expect(all.map((row) => [row.taskId, row.type])).toEqual([
+        [one.id, "task.input_required"],
+        [two.id, "task.completed"],
+        [three.id, "task.completed"],
+      ]);
+      expect((await store.ownDeliveries("writer", T0 + 10, T0 + 10, 1, [])).map((row) => row.taskId)).toEqual([one.id]);
+      expect((await store.ownDeliveries("writer", T0 + 10, T0 + 10, 10, [all[0]!.id])).map((row) => row.taskId)).toEqual([
+        two.id,
+        three.id,
+      ]);
+      expect((await store.ownDeliveries("writer", T0 + 10, T0 + 10, 10, [], [A])).map((row) => row.taskId)).toEqual([two.id]);
+      // Leased until T0 + 4 + LEASE: not with less than an attempt's time left.
+      expect((await store.ownDeliveries("writer", T0 + 10, T0 + 4 + LEASE, 10, [])).map((row) => row.taskId)).toEqual([three.id]);
+      await store.disableUrl(B, "answered 410 Gone", T0 + 11);
+      expect((await store.ownDeliveries("writer", T0 + 12, T0 + 12, 10, [])).map((row) => row.taskId)).toEqual([one.id, three.id]);
+      const done = { state: "delivered" as const, nextAttemptAt: T0 + 13, lastStatus: 200, lastError: null, now: T0 + 13 };
+      expect(await store.settleDelivery(all[0]!.id, all[0]!.lease, done)).toBe(true);
+      const next = await store.ownDeliveries("writer", T0 + 14, T0 + 14, 10, [], [B]);
+      expect(next.map((row) => [row.taskId, row.type])).toEqual([
+        [one.id, "task.completed"],
+        [three.id, "task.completed"],
+      ]);
+    });
+
+    it("writes rows unleased again after leaseWrites(null): any sender claims them at once", async () => {
+      store.leaseWrites({ owner: "writer", leaseMs: LEASE });
+      store.leaseWrites(null);
+      const task = await routed([{ url: A, endpoint: "a", events: ALL }]);
+      await move(task.id, "completed", T0 + 1);
+      expect(await store.ownDeliveries("writer", T0 + 2, T0 + 2, 10, [])).toEqual([]);
+      expect((await store.claimDeliveries("other", T0 + 2, LEASE, 10)).map((row) => row.taskId)).toEqual([task.id]);
+    });
+
     it("keeps a retried row until it is due, and a dead one out of the queue", async () => {
       const task = await routed([{ url: A, endpoint: "a", events: ALL }]);
       await move(task.id, "completed", T0 + 1);

@@ -47,6 +47,20 @@ const KEEP_SETTLED_MS = 7 * 24 * 3600_000;
  * every node does not race for every event.
  */
 const OTHER_NODES_WAKE_MS = 200;
+/**
+ * How long this process's own events gather before its sender reads their rows: one read for the
+ * rows of every transition of that moment rather than one per transition (each read is a round
+ * trip and statement's work on a machine that also runs the tasks).
+ */
+const OWN_LINGER_MS = 10;
+/**
+ * How late a sender may read rows leased to it at their write before it stops leasing the next
+ * ones: beyond that, its slots (`concurrencyPerEndpoint`) do not keep up with the transitions
+ * its process writes, and the cluster's other senders share them.
+ */
+const OWN_LAG_MS = 200;
+/** The least time between two switches of {@link WebhookSender.leaseOwnWrites} (each costs every store connection a statement). */
+const LEASE_SWITCH_MS = 1000;
 /** Deliveries in flight at once in one process, over every URL. */
 const MAX_IN_FLIGHT = 64;
 
@@ -75,8 +89,22 @@ export class WebhookSender {
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: Unsubscribe[] = [];
   private backstop: NodeJS.Timeout | null = null;
+  private lingering: NodeJS.Timeout | null = null;
   private pass: Promise<void> | null = null;
   private again = false;
+  /** Rows leased to this sender when they were written may be waiting (ownDeliveries). */
+  private ownDue = false;
+  private leasing = false;
+  private leaseSwitchedAt = 0;
+  /** Claimable rows may be waiting (claimDeliveries). */
+  private claimDue = false;
+  /** A look (own rows, claims) left rows out because their URL had no slot: looked for again when an attempt ends. */
+  private ownBlocked = false;
+  private claimBlocked = false;
+  /** The deliveries this sender holds (in flight or waiting for a slot), and until when each one's lease holds. */
+  private readonly held = new Map<string, number>();
+  /** The longest one attempt can take. */
+  private readonly attemptMs: number;
   private stopped = true;
   private lastPrune = 0;
   /** Keep-alive connections per checked address: a new TCP (and TLS) connection per delivery was most of its cost. */
@@ -94,15 +122,19 @@ export class WebhookSender {
     this.observer = options.observer;
     this.senderId = options.senderId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
     // Past the longest an attempt can take, with room: a lease that runs out lets another sender retry.
-    this.leaseMs = options.settings.connectTimeoutMs + options.settings.responseTimeoutMs + 5000;
+    this.attemptMs = options.settings.connectTimeoutMs + options.settings.responseTimeoutMs;
+    this.leaseMs = this.attemptMs + 5000;
   }
 
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    // The rows of this process's own transitions are leased to this sender as they are written:
+    // it reads them (ownDeliveries) rather than claiming them, and the other nodes leave them be.
+    this.leaseOwnWrites(true, true);
     // A move into a status that has an event may have written outbox rows: look at once rather
     // than at the next tick. Moves into `working` (a creation, a claim) write none, and waking on
-    // them would cost every sending process of a cluster a claim query per task for nothing.
+    // them would cost every sending process of a cluster a query per task for nothing.
     const writesEvents = (event: TaskEvent): boolean => event.type === "status" && eventTypeOf(event.status) !== null;
     if (this.publishedHere === undefined) {
       this.unsubscribe.push(
@@ -113,9 +145,11 @@ export class WebhookSender {
     } else {
       this.unsubscribe.push(
         this.publishedHere((event) => {
-          if (writesEvents(event)) this.wake();
+          if (writesEvents(event)) this.ownSoon();
         }),
       );
+      // Rows written elsewhere unleased (a process without a sender) or leased to a sender that
+      // has gone: claimed on the next event of another node, or at the next tick.
       this.unsubscribe.push(
         this.bus.onAny((event) => {
           if (writesEvents(event)) this.wakeSoon();
@@ -132,10 +166,13 @@ export class WebhookSender {
    * its lease until it runs out, and is then sent again by whichever sender claims it.
    */
   async stop(): Promise<void> {
+    if (!this.stopped) this.leaseOwnWrites(false);
     this.stopped = true;
     for (const off of this.unsubscribe.splice(0)) off();
     if (this.backstop !== null) clearTimeout(this.backstop);
     this.backstop = null;
+    if (this.lingering !== null) clearTimeout(this.lingering);
+    this.lingering = null;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     await this.pass?.catch(() => {});
@@ -152,6 +189,12 @@ export class WebhookSender {
 
   /** Looks for due deliveries now (single-flight: a wake during a pass runs one more pass after it). */
   wake(): void {
+    this.ownDue = true;
+    this.claimDue = true;
+    this.run();
+  }
+
+  private run(): void {
     if (this.stopped) return;
     if (this.pass !== null) {
       this.again = true;
@@ -163,9 +206,33 @@ export class WebhookSender {
         this.pass = null;
         if (this.again) {
           this.again = false;
-          this.wake();
+          this.run();
         }
       });
+  }
+
+  /**
+   * Whether the rows this process writes are leased to this sender as they are written (see
+   * {@link OutboxStore.leaseWrites}). Switched at most once per {@link LEASE_SWITCH_MS}, but for stopping.
+   */
+  private leaseOwnWrites(on: boolean, now = false): void {
+    const at = this.now();
+    if (on === this.leasing || (on && !now && at - this.leaseSwitchedAt < LEASE_SWITCH_MS)) return;
+    this.leasing = on;
+    this.leaseSwitchedAt = at;
+    this.store.leaseWrites(on ? { owner: this.senderId, leaseMs: this.leaseMs } : null);
+  }
+
+  /** Reads this sender's own rows within {@link OWN_LINGER_MS}, once however many events ask meanwhile. */
+  private ownSoon(): void {
+    if (this.lingering !== null || this.stopped) return;
+    this.lingering = setTimeout(() => {
+      this.lingering = null;
+      this.ownDue = true;
+      // Written unleased while this sender had more than it could send: claimed like any other's.
+      if (!this.leasing) this.claimDue = true;
+      this.run();
+    }, OWN_LINGER_MS);
   }
 
   /** Wakes within {@link OTHER_NODES_WAKE_MS}, once however many ask meanwhile. */
@@ -173,47 +240,112 @@ export class WebhookSender {
     if (this.backstop !== null || this.stopped) return;
     this.backstop = setTimeout(() => {
       this.backstop = null;
-      this.wake();
+      this.claimDue = true;
+      this.run();
     }, OTHER_NODES_WAKE_MS);
     this.backstop.unref();
   }
 
   private async claimAndSend(): Promise<void> {
     const limit = this.settings.concurrencyPerEndpoint;
-    for (;;) {
-      if (this.stopped) return;
+    while (!this.stopped && (this.ownDue || this.claimDue)) {
+      const inFlight = [...this.inFlight.values()].reduce((sum, count) => sum + count, 0);
+      const room = MAX_IN_FLIGHT - inFlight;
+      if (room <= 0) {
+        // Looked for again when an attempt ends.
+        this.ownBlocked ||= this.ownDue;
+        this.claimBlocked ||= this.claimDue;
+        this.ownDue = this.claimDue = false;
+        break;
+      }
+      const now = this.now();
+      if (this.ownDue) {
+        this.ownDue = false;
+        // Rows already leased to this sender wait here for a slot of their URL, up to `limit` per
+        // URL; each is sent only with time enough left on its lease for a whole attempt.
+        const full = [...this.waiting].filter(([, queue]) => queue.length >= limit).map(([url]) => url);
+        const wanted = Math.min(room, 2 * limit);
+        const own = await this.store.ownDeliveries(this.senderId, now, now + this.attemptMs, wanted, [...this.held.keys()], full);
+        for (const delivery of own) this.take(delivery, delivery.at + this.leaseMs, limit);
+        if (own.length >= wanted) this.ownDue = true;
+        else if (full.length > 0) this.ownBlocked = true;
+        // Its own rows wait longer than they should for a slot: the next ones are written unleased,
+        // for every sender of the cluster to claim, until this one has caught up.
+        const oldest = own[0];
+        if (oldest !== undefined && now - oldest.at > OWN_LAG_MS && this.leasing) this.leaseOwnWrites(false);
+        continue;
+      }
+      this.claimDue = false;
       const busy = [...this.inFlight].filter(([url, count]) => count >= limit || this.waiting.has(url)).map(([url]) => url);
-      const room = MAX_IN_FLIGHT - [...this.inFlight.values()].reduce((sum, count) => sum + count, 0);
-      if (room <= 0) return;
       // At most `limit` per claim, so what waits here for a slot of its URL is bounded by one
       // claim and sent well within its lease (an attempt lasts at most its timeouts).
       const wanted = Math.min(room, limit);
-      const claimed = await this.store.claimDeliveries(this.senderId, this.now(), this.leaseMs, wanted, busy);
-      for (const delivery of claimed) {
-        if ((this.inFlight.get(delivery.url) ?? 0) < limit) this.launch(delivery);
-        else this.waiting.set(delivery.url, [...(this.waiting.get(delivery.url) ?? []), delivery]);
-      }
+      const claimed = await this.store.claimDeliveries(this.senderId, now, this.leaseMs, wanted, busy);
+      for (const delivery of claimed) this.take(delivery, now + this.leaseMs, limit);
       // Fewer than asked: nothing else is due now but rows of a busy URL, claimed when one of its
-      // attempts ends (that wakes the sender) — no second, empty claim per pass.
-      if (claimed.length < wanted) break;
+      // attempts ends — no second, empty claim per pass.
+      if (claimed.length >= wanted) this.claimDue = true;
+      else if (busy.length > 0) this.claimBlocked = true;
     }
     await this.prune();
   }
 
+  /** Holds `delivery` (leased to this sender until `until`): sent now, or when its URL has a slot. */
+  private take(delivery: ClaimedDelivery, until: number, limit: number): void {
+    if (this.held.has(delivery.id)) return;
+    this.held.set(delivery.id, until);
+    if ((this.inFlight.get(delivery.url) ?? 0) < limit) this.launch(delivery);
+    else {
+      const queue = this.waiting.get(delivery.url);
+      if (queue === undefined) this.waiting.set(delivery.url, [delivery]);
+      else queue.push(delivery);
+    }
+  }
+
   private launch(delivery: ClaimedDelivery): void {
     this.inFlight.set(delivery.url, (this.inFlight.get(delivery.url) ?? 0) + 1);
-    const attempt = this.attempt(delivery).finally(() => {
-      this.running.delete(attempt);
+    // The URL's slot is free once the receiver has answered: recording the attempt is the store's
+    // work, not the receiver's, and holding the slot through it would cap a sender's rate at one
+    // delivery per slot per store round trip.
+    let answered = false;
+    const free = (): void => {
+      if (answered) return;
+      answered = true;
       const left = (this.inFlight.get(delivery.url) ?? 1) - 1;
       if (left <= 0) this.inFlight.delete(delivery.url);
       else this.inFlight.set(delivery.url, left);
-      const queue = this.waiting.get(delivery.url);
-      const next = queue?.shift();
-      if (queue !== undefined && queue.length === 0) this.waiting.delete(delivery.url);
-      if (next !== undefined) this.launch(next);
-      this.wake();
+      this.launchWaiting(delivery.url);
+      if (!this.leasing && this.waiting.size === 0) this.leaseOwnWrites(true);
+      // A slot is free: what was left out for want of one is looked for again.
+      if (this.ownBlocked || this.claimBlocked) {
+        this.ownDue ||= this.ownBlocked;
+        this.claimDue ||= this.claimBlocked;
+        this.ownBlocked = this.claimBlocked = false;
+        this.run();
+      }
+    };
+    const attempt = this.attempt(delivery, free).finally(() => {
+      this.running.delete(attempt);
+      this.held.delete(delivery.id);
+      free();
     });
     this.running.add(attempt);
+  }
+
+  /** Sends the next held delivery of `url`, passing over those whose lease no longer has room for an attempt. */
+  private launchWaiting(url: string): void {
+    const queue = this.waiting.get(url);
+    if (queue === undefined) return;
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      if ((this.held.get(next.id) ?? 0) - this.now() >= this.attemptMs) {
+        if (queue.length === 0) this.waiting.delete(url);
+        this.launch(next);
+        return;
+      }
+      // Its lease runs out before an attempt could end: another sender (or this one) claims it then.
+      this.held.delete(next.id);
+    }
+    this.waiting.delete(url);
   }
 
   private async prune(): Promise<void> {
@@ -223,7 +355,8 @@ export class WebhookSender {
     await this.store.pruneDeliveries(now - this.settings.retryWindowMs - KEEP_SETTLED_MS, 1000);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  /** One attempt: `answered` is called once the receiver's answer (or the lack of one) is known, before it is recorded. */
+  private async attempt(delivery: ClaimedDelivery, answered: () => void): Promise<void> {
     const started = this.now();
     try {
       const rules = rulesOf(this.settings, delivery.endpoint);
@@ -256,6 +389,7 @@ export class WebhookSender {
         undefined,
         this.connections,
       );
+      answered();
       await this.record(delivery, result, started);
     } catch (err) {
       this.logger.warn({ err, webhookId: delivery.id, url: displayUrl(delivery.url) }, "webhooks: a delivery attempt failed");

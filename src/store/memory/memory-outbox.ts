@@ -20,10 +20,21 @@ export interface MemoryOutbox extends OutboxStore {
   recordTransition(task: TaskRecord): void;
 }
 
+/** The oldest pending row of each (task, URL) pair, oldest first: the rows a sender may send. */
+function heads(rows: readonly Row[]): Iterable<Row> {
+  const first = new Map<string, Row>();
+  for (const row of rows) {
+    const pair = `${row.taskId}\n${row.url}`;
+    if (row.state === "pending" && !first.has(pair)) first.set(pair, row);
+  }
+  return first.values();
+}
+
 export function memoryOutbox(): MemoryOutbox {
   const rows: Row[] = [];
   const disabled = new Map<string, { reason: string; at: number }>();
   let seq = 0;
+  let writer: { owner: string; leaseMs: number } | null = null;
   const copy = (row: Row): OutboxDelivery => {
     const { leaseOwner: _owner, leaseUntil: _until, generation: _generation, ...delivery } = row;
     return structuredClone(delivery);
@@ -31,16 +42,27 @@ export function memoryOutbox(): MemoryOutbox {
   return {
     keepsOutbox: true,
     recordTransition(task) {
-      for (const row of transitionDeliveries(task, () => ++seq)) rows.push({ ...row, leaseOwner: null, leaseUntil: 0, generation: 0 });
+      for (const row of transitionDeliveries(task, () => ++seq)) {
+        if (writer === null) rows.push({ ...row, leaseOwner: null, leaseUntil: 0, generation: 0 });
+        else rows.push({ ...row, leaseOwner: writer.owner, leaseUntil: row.at + writer.leaseMs, generation: 1 });
+      }
+    },
+    leaseWrites(lease) {
+      writer = lease === null ? null : { ...lease };
+    },
+    async ownDeliveries(owner, now, until, limit, skipIds, excludeUrls = []) {
+      const found: ClaimedDelivery[] = [];
+      for (const row of heads(rows)) {
+        if (found.length >= limit) break;
+        if (row.leaseOwner !== owner || row.leaseUntil <= until || row.nextAttemptAt > now) continue;
+        if (skipIds.includes(row.id) || disabled.has(row.url) || excludeUrls.includes(row.url)) continue;
+        found.push({ ...copy(row), lease: { owner, generation: row.generation } });
+      }
+      return found;
     },
     async claimDeliveries(owner, now, leaseMs, limit, excludeUrls = []) {
-      const heads = new Map<string, Row>();
-      for (const row of rows) {
-        const pair = `${row.taskId}\n${row.url}`;
-        if (row.state === "pending" && !heads.has(pair)) heads.set(pair, row);
-      }
       const claimed: ClaimedDelivery[] = [];
-      for (const row of heads.values()) {
+      for (const row of heads(rows)) {
         if (claimed.length >= limit) break;
         if (row.nextAttemptAt > now || (row.leaseOwner !== null && row.leaseUntil > now)) continue;
         if (disabled.has(row.url) || excludeUrls.includes(row.url)) continue;

@@ -18,14 +18,31 @@
  */
 export function coalescer<I, R>(
   runBatch: (items: I[]) => Promise<R[]>,
-  options: { maxInFlight?: number; maxBatch?: number } = {},
+  options: { maxInFlight?: number; maxBatch?: number; lingerMs?: number } = {},
 ): (item: I) => Promise<R> {
   const maxInFlight = options.maxInFlight ?? 1;
   const maxBatch = options.maxBatch ?? 256;
+  const lingerMs = options.lingerMs ?? 0;
   let inFlight = 0;
   let waiting: Array<{ item: I; resolve: (result: R) => void; reject: (error: unknown) => void }> = [];
+  let lingering: NodeJS.Timeout | null = null;
 
   const send = (): void => {
+    if (lingerMs > 0 && waiting.length > 0 && waiting.length < maxBatch && inFlight < maxInFlight) {
+      // A caller that waits anyway (lingerMs): the calls of the next moment go out with this one.
+      lingering ??= setTimeout(() => {
+        lingering = null;
+        flush();
+      }, lingerMs);
+      return;
+    }
+    flush();
+  };
+  const flush = (): void => {
+    if (lingering !== null) {
+      clearTimeout(lingering);
+      lingering = null;
+    }
     while (inFlight < maxInFlight && waiting.length > 0) {
       const batch = waiting.slice(0, maxBatch);
       waiting = waiting.slice(batch.length);

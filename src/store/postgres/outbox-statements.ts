@@ -76,8 +76,45 @@ export const OUTBOX_MIGRATION = (t: Tables): string => {
   `;
 };
 
+/** The session settings that name the writer's sender ({@link OutboxStore.leaseWrites}). */
+export const WRITER_OWNER_SETTING = "mcp_tasks.outbox_owner";
+export const WRITER_LEASE_SETTING = "mcp_tasks.outbox_lease_ms";
+
+/**
+ * Appended after {@link OUTBOX_MIGRATION}: the trigger leases the rows it writes to the sender the
+ * writing connection names in its session settings (set by {@link OutboxStore.leaseWrites} on each
+ * of the store's connections), so that sender reads them without a claim statement. A connection
+ * that names none (another program, an older node) writes them unleased, claimable at once.
+ */
+export const OUTBOX_LEASED_WRITES_MIGRATION = (t: Tables): string => {
+  const { outbox } = outboxTables(t);
+  // The origin is parsed once per transition (it was twice).
+  return `
+  CREATE OR REPLACE FUNCTION ${t.schema}.webhook_outbox_moved() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  DECLARE
+    origin json := NEW.origin::json;
+    sender text := nullif(current_setting('${WRITER_OWNER_SETTING}', true), '');
+    lease_ms bigint := CASE WHEN sender IS NULL THEN NULL ELSE nullif(current_setting('${WRITER_LEASE_SETTING}', true), '')::bigint END;
+  BEGIN
+    IF lease_ms IS NULL THEN sender := NULL; END IF;
+    INSERT INTO ${outbox} (id, task_id, url, endpoint, type, status, status_message, at, owner, name,
+                           created_at, ttl_ms, poll_interval_ms, trace, next_attempt_at, lease_owner, lease_until, lease_generation)
+    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), NEW.id, route.value->>'url', route.value->>'endpoint',
+           'task.' || NEW.status, NEW.status, NEW.status_message, NEW.updated_at, NEW.owner, NEW.name, NEW.created_at,
+           NEW.ttl_ms, NEW.poll_interval_ms, (origin->'trace')::text, NEW.updated_at,
+           sender, NEW.updated_at + lease_ms, CASE WHEN sender IS NULL THEN 0 ELSE 1 END
+    FROM json_array_elements(origin->'webhooks') WITH ORDINALITY AS route(value, n)
+    WHERE EXISTS (SELECT 1 FROM json_array_elements_text(route.value->'events') AS wanted(type) WHERE wanted.type = 'task.' || NEW.status)
+    ORDER BY route.n;
+    RETURN NULL;
+  END
+  $fn$;
+  `;
+};
+
 interface OutboxStatements {
   claim: Statement;
+  own: Statement;
   settle: Statement;
   settleMany: Statement;
   disable: Statement;
@@ -108,6 +145,18 @@ function outboxStatements(t: Tables): OutboxStatements {
        UPDATE ${outbox} o SET lease_owner = $1, lease_until = $2 + $3, lease_generation = o.lease_generation + 1
        FROM due WHERE o.seq = due.seq
        RETURNING o.*`,
+    ),
+    // Reads only: these rows were leased to $1 when they were written.
+    own: statement(
+      "outbox_own",
+      `SELECT o.* FROM ${outbox} o
+       WHERE o.state = 'pending' AND o.next_attempt_at <= $2 AND o.lease_owner = $1 AND o.lease_until > $3
+         AND NOT (o.id = ANY ($5::text[]))
+         AND NOT EXISTS (SELECT 1 FROM ${disabled} d WHERE d.url = o.url)
+         AND NOT (o.url = ANY ($6::text[]))
+         AND NOT EXISTS (SELECT 1 FROM ${outbox} p
+                         WHERE p.task_id = o.task_id AND p.url = o.url AND p.state = 'pending' AND p.seq < o.seq)
+       ORDER BY o.seq LIMIT $4`,
     ),
     settle: statement(
       "outbox_settle",
@@ -179,6 +228,13 @@ function outboxStatements(t: Tables): OutboxStatements {
   };
 }
 
+/**
+ * How long a settle waits for others to go out with it. Nothing waits on a settle but the next
+ * event of the same task for the same URL, so a short wait costs little, and on a busy node it
+ * makes one statement of the settles of many deliveries.
+ */
+const SETTLE_LINGER_MS = 20;
+
 /** One settle, as {@link OutboxStore.settleDelivery} takes it. */
 interface Settle {
   id: string;
@@ -190,47 +246,56 @@ interface Settle {
 export function postgresOutbox(
   tables: Tables,
   rows: <R extends pg.QueryResultRow>(query: Statement, values: unknown[]) => Promise<R[]>,
+  leaseWrites: OutboxStore["leaseWrites"],
 ): OutboxStore {
   const s = outboxStatements(tables);
   const count = async (query: Statement, values: unknown[]): Promise<number> => (await rows<{ n: number }>(query, values))[0]?.n ?? 0;
   // Every delivery ends in a settle: under load, the settles of the attempts that ended meanwhile
   // go out as one statement (coalescer.ts), as a task's own writes do.
-  const settle = coalescer<Settle, boolean>(async (calls) => {
-    const ids = new Set(calls.map((call) => call.id));
-    if (calls.length === 1 || ids.size < calls.length) {
-      // One row twice in a batch (not a case a sender makes): one statement each, in order.
-      const settled: boolean[] = [];
-      for (const { id, lease, result } of calls) {
-        const values = [
-          id,
-          lease.owner,
-          lease.generation,
-          result.state,
-          result.nextAttemptAt,
-          result.lastStatus,
-          result.lastError,
-          result.now,
-        ];
-        settled.push((await rows(s.settle, values)).length === 1);
+  const settle = coalescer<Settle, boolean>(
+    async (calls) => {
+      const ids = new Set(calls.map((call) => call.id));
+      if (calls.length === 1 || ids.size < calls.length) {
+        // One row twice in a batch (not a case a sender makes): one statement each, in order.
+        const settled: boolean[] = [];
+        for (const { id, lease, result } of calls) {
+          const values = [
+            id,
+            lease.owner,
+            lease.generation,
+            result.state,
+            result.nextAttemptAt,
+            result.lastStatus,
+            result.lastError,
+            result.now,
+          ];
+          settled.push((await rows(s.settle, values)).length === 1);
+        }
+        return settled;
       }
-      return settled;
-    }
-    const column = <T>(pick: (call: Settle) => T): T[] => calls.map(pick);
-    const settled = await rows<{ id: string }>(s.settleMany, [
-      column((call) => call.id),
-      column((call) => call.lease.owner),
-      column((call) => call.lease.generation),
-      column((call) => call.result.state),
-      column((call) => call.result.nextAttemptAt),
-      column((call) => call.result.lastStatus),
-      column((call) => call.result.lastError),
-      column((call) => call.result.now),
-    ]);
-    const applied = new Set(settled.map((row) => row.id));
-    return calls.map((call) => applied.has(call.id));
-  });
+      const column = <T>(pick: (call: Settle) => T): T[] => calls.map(pick);
+      const settled = await rows<{ id: string }>(s.settleMany, [
+        column((call) => call.id),
+        column((call) => call.lease.owner),
+        column((call) => call.lease.generation),
+        column((call) => call.result.state),
+        column((call) => call.result.nextAttemptAt),
+        column((call) => call.result.lastStatus),
+        column((call) => call.result.lastError),
+        column((call) => call.result.now),
+      ]);
+      const applied = new Set(settled.map((row) => row.id));
+      return calls.map((call) => applied.has(call.id));
+    },
+    { lingerMs: SETTLE_LINGER_MS },
+  );
   return {
     keepsOutbox: true,
+    leaseWrites,
+    async ownDeliveries(owner, now, until, limit, skipIds, excludeUrls = []) {
+      const found = await rows<OutboxRow>(s.own, [owner, now, until, Math.max(0, Math.floor(limit)), [...skipIds], [...excludeUrls]]);
+      return found.map(claimedFromRow);
+    },
     async claimDeliveries(owner, now, leaseMs, limit, excludeUrls = []) {
       const claimed = await rows<OutboxRow>(s.claim, [owner, now, leaseMs, Math.max(0, Math.floor(limit)), [...excludeUrls]]);
       return claimed.sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimedFromRow);

@@ -30,7 +30,7 @@ import {
   type WorkerRow,
 } from "./rows.js";
 import { migrate } from "./schema.js";
-import { postgresOutbox } from "./outbox-statements.js";
+import { postgresOutbox, WRITER_LEASE_SETTING, WRITER_OWNER_SETTING } from "./outbox-statements.js";
 import { postgresToolPauses } from "./tool-pause-statements.js";
 import type { ToolPauseStore } from "../tool-pause-store.js";
 import type { OutboxStore } from "../outbox-store.js";
@@ -263,6 +263,27 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
         .catch((err: unknown) => logger?.warn({ err }, "task store: could not set the connection's lock and statement timeouts"));
     });
   }
+  // The sender the outbox rows this store writes are leased to (OutboxStore.leaseWrites): named in
+  // each connection's session settings, which the outbox trigger reads; set on a connection before
+  // the first statement it runs after a change.
+  let writer: { settings: string; version: number } | null = null;
+  const writerOf = new WeakMap<pg.PoolClient, number>();
+  const nameWriter = async (client: pg.PoolClient): Promise<void> => {
+    if (writer === null || writerOf.get(client) === writer.version) return;
+    const { settings, version } = writer;
+    await client.query(settings);
+    writerOf.set(client, version);
+  };
+  let writerVersion = 0;
+  const leaseWrites: OutboxStore["leaseWrites"] = (lease) => {
+    const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+    const owner = lease === null ? "" : lease.owner;
+    const leaseMs = lease === null ? "" : String(Math.max(0, Math.floor(lease.leaseMs)));
+    writer = {
+      settings: `SELECT set_config(${literal(WRITER_OWNER_SETTING)}, ${literal(owner)}, false), set_config(${literal(WRITER_LEASE_SETTING)}, ${literal(leaseMs)}, false)`,
+      version: ++writerVersion,
+    };
+  };
   // An idle connection that breaks (a server restart) is dropped by the pool; unhandled, the
   // 'error' event would take the process down.
   pool.on("error", (err) => logger?.warn({ err }, "task store: an idle PostgreSQL connection failed"));
@@ -302,9 +323,31 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   const run = async <R extends pg.QueryResultRow>(query: Statement, values: unknown[]): Promise<pg.QueryResult<R>> => {
     await ready();
     const bound = boundText(values);
+    const once = async (): Promise<pg.QueryResult<R>> => {
+      if (writer === null) return pool.query<R>({ name: query.name, text: query.text, values: bound });
+      const client = await pool.connect();
+      // As pool.query does: a connection that fails while checked out is not reused (and its
+      // 'error' event, unheard, would end the process).
+      let broken: Error | null = null;
+      const onError = (error: Error): void => {
+        broken = error;
+      };
+      client.on("error", onError);
+      try {
+        await nameWriter(client);
+        const result = await client.query<R>({ name: query.name, text: query.text, values: bound });
+        client.removeListener("error", onError);
+        client.release(broken ?? undefined);
+        return result;
+      } catch (error) {
+        client.removeListener("error", onError);
+        client.release(error instanceof Error ? error : true);
+        throw error;
+      }
+    };
     for (let attempt = 1; ; attempt++) {
       try {
-        return await pool.query<R>({ name: query.name, text: query.text, values: bound });
+        return await once();
       } catch (error) {
         if (attempt >= TRANSIENT_ATTEMPTS || !isTransientRollback(error)) throw error;
         await pause(Math.random() * 20 * attempt);
@@ -320,6 +363,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
     for (let attempt = 1; ; attempt++) {
       const client = await pool.connect();
       try {
+        await nameWriter(client);
         await client.query("BEGIN");
         const result = await work(
           async <R>(query: Statement, values: unknown[]) =>
@@ -449,7 +493,7 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   return {
     ...waits,
     // Webhook events: rows written by a trigger inside each status change (outbox-statements.ts).
-    ...postgresOutbox(tables, rows),
+    ...postgresOutbox(tables, rows, leaseWrites),
     // Paused tools: the claim statement leaves their queued tasks alone (tool-pause-statements.ts).
     ...postgresToolPauses(tables, rows),
     schema: schemaName,

@@ -61,6 +61,9 @@ export const OUTBOX_MIGRATION = `
   END;
   `;
 
+/** `text` as an SQL string literal. */
+const sqlText = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+
 /** The outbox operations of a SQLite store; `flush` commits the store's pending group first. */
 export function sqliteOutbox(db: Database, flush: () => void): OutboxStore {
   const claim = db.prepare<[{ owner: string; now: number; until: number; limit: number; exclude: string }], OutboxRow>(`
@@ -74,6 +77,15 @@ export function sqliteOutbox(db: Database, flush: () => void): OutboxStore {
                         WHERE p.task_id = o.task_id AND p.url = o.url AND p.state = 'pending' AND p.seq < o.seq)
       ORDER BY o.seq LIMIT @limit)
     RETURNING *`);
+  const own = db.prepare<[{ owner: string; now: number; until: number; limit: number; skip: string; exclude: string }], OutboxRow>(`
+    SELECT o.* FROM webhook_outbox o
+    WHERE o.state = 'pending' AND o.lease_owner = @owner AND o.lease_until > @until AND o.next_attempt_at <= @now
+      AND o.id NOT IN (SELECT value FROM json_each(@skip))
+      AND NOT EXISTS (SELECT 1 FROM webhook_disabled d WHERE d.url = o.url)
+      AND o.url NOT IN (SELECT value FROM json_each(@exclude))
+      AND NOT EXISTS (SELECT 1 FROM webhook_outbox p
+                      WHERE p.task_id = o.task_id AND p.url = o.url AND p.state = 'pending' AND p.seq < o.seq)
+    ORDER BY o.seq LIMIT @limit`);
   const settle = db.prepare<
     [
       {
@@ -122,6 +134,34 @@ export function sqliteOutbox(db: Database, flush: () => void): OutboxStore {
 
   return {
     keepsOutbox: true,
+    leaseWrites(lease) {
+      flush();
+      db.exec(`DROP TRIGGER IF EXISTS temp.webhook_outbox_leased`);
+      if (lease === null) return;
+      const { owner, leaseMs } = lease;
+      // A temporary trigger: this connection's own, so rows written by other processes on the same
+      // file stay unleased (claimable by any sender) — only this process's sender reads these.
+      db.exec(`
+        CREATE TEMP TRIGGER webhook_outbox_leased AFTER INSERT ON main.webhook_outbox WHEN NEW.lease_owner IS NULL
+        BEGIN
+          UPDATE webhook_outbox SET lease_owner = ${sqlText(owner)}, lease_until = NEW.at + ${Math.max(0, Math.floor(leaseMs))},
+            lease_generation = 1
+          WHERE seq = NEW.seq;
+        END;`);
+    },
+    async ownDeliveries(owner, now, until, limit, skipIds, excludeUrls = []) {
+      flush();
+      return own
+        .all({
+          owner,
+          now,
+          until,
+          limit: Math.max(0, Math.floor(limit)),
+          skip: JSON.stringify(skipIds),
+          exclude: JSON.stringify(excludeUrls),
+        })
+        .map(claimedFromRow);
+    },
     async claimDeliveries(owner, now, leaseMs, limit, excludeUrls = []) {
       flush();
       const rows = claim.all({
