@@ -224,6 +224,9 @@ function claimedFromRow(row: ClaimedTaskRow): ClaimedTask {
   };
 }
 
+/** Names the writing process's sender in a connection's session settings (its values: the two settings' names and values). */
+const NAME_WRITER = "SELECT set_config($1, $2, false), set_config($3, $4, false)";
+
 /**
  * A durable {@link ClusterStore} on PostgreSQL, shared by every node of a cluster: the same
  * `TaskStore` contract as the SQLite store (checked by the same suite), plus leases for
@@ -266,23 +269,19 @@ export function postgresStore(connectionString: string, options: PostgresStoreOp
   // The sender the outbox rows this store writes are leased to (OutboxStore.leaseWrites): named in
   // each connection's session settings, which the outbox trigger reads; set on a connection before
   // the first statement it runs after a change.
-  let writer: { settings: string; version: number } | null = null;
+  let writer: { values: string[]; version: number } | null = null;
   const writerOf = new WeakMap<pg.PoolClient, number>();
   const nameWriter = async (client: pg.PoolClient): Promise<void> => {
     if (writer === null || writerOf.get(client) === writer.version) return;
-    const { settings, version } = writer;
-    await client.query(settings);
+    const { values, version } = writer;
+    await client.query(NAME_WRITER, values);
     writerOf.set(client, version);
   };
   let writerVersion = 0;
   const leaseWrites: OutboxStore["leaseWrites"] = (lease) => {
-    const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
     const owner = lease === null ? "" : lease.owner;
     const leaseMs = lease === null ? "" : String(Math.max(0, Math.floor(lease.leaseMs)));
-    writer = {
-      settings: `SELECT set_config(${literal(WRITER_OWNER_SETTING)}, ${literal(owner)}, false), set_config(${literal(WRITER_LEASE_SETTING)}, ${literal(leaseMs)}, false)`,
-      version: ++writerVersion,
-    };
+    writer = { values: [WRITER_OWNER_SETTING, owner, WRITER_LEASE_SETTING, leaseMs], version: ++writerVersion };
   };
   // An idle connection that breaks (a server restart) is dropped by the pool; unhandled, the
   // 'error' event would take the process down.
