@@ -96,37 +96,57 @@ interface Arrival {
   invalid?: string;
 }
 
-/** The receiving process: every verified request it reports lands in `arrivals`. */
+/** The receiving process: every request it acknowledged lands in `arrivals`, verified, once collected. */
 class Receiver {
   readonly arrivals: Arrival[] = [];
   private child: ChildProcess | null = null;
+  private collections = 0;
+  private readonly collected = new Map<number, () => void>();
   constructor(readonly port: number) {}
 
   async start(): Promise<void> {
-    const child = spawn(process.execPath, [RECEIVER, String(this.port), SECRET], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [RECEIVER, String(this.port), SECRET], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
     this.child = child;
     running.add(child);
-    child.once("exit", () => running.delete(child));
+    child.once("exit", () => {
+      running.delete(child);
+      // A collection it can no longer answer ends (kill() collects before it kills).
+      for (const done of this.collected.values()) done();
+    });
     const listening = new Promise<void>((resolve, reject) => {
       child.once("exit", (code) => reject(new Error(`the receiver exited (${code})`)));
       createInterface({ input: child.stdout! }).on("line", (line) => {
-        const parsed = JSON.parse(line) as Arrival | { listening: number };
+        const parsed = JSON.parse(line) as Arrival | { listening: number } | { collected: number };
         if ("listening" in parsed) resolve();
+        else if ("collected" in parsed) this.collected.get(parsed.collected)?.();
         else this.arrivals.push(parsed);
       });
     });
     await listening;
   }
 
+  /** Has the receiver verify and report what it acknowledged so far (into `arrivals`). */
+  async collect(command: "collect" | "crash" = "collect"): Promise<void> {
+    const child = this.child;
+    if (child === null || child.exitCode !== null) return;
+    const n = ++this.collections;
+    const done = new Promise<void>((resolve) => this.collected.set(n, resolve));
+    child.stdin!.write(`${command} ${n}\n`);
+    await done;
+    this.collected.delete(n);
+  }
+
   cpu(): number {
     return cpuOf(this.child?.pid) ?? 0;
   }
 
-  /** Down as a crashed receiver is: the process gone, connections refused. */
+  /** Down as a crashed receiver is: the process gone, connections refused (what it acknowledged is collected as it goes). */
   async kill(): Promise<void> {
     const child = this.child;
     if (child === null || child.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    // It stops answering, reports what it answered, and is gone: nothing it acknowledged is lost.
+    await this.collect("crash");
     child.kill("SIGKILL");
     await exited;
     this.child = null;
@@ -319,6 +339,7 @@ class Load {
 async function allArrived(receiver: Receiver, tasks: ReadonlySet<string>, timeoutMs: number): Promise<number | null> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    await receiver.collect();
     const done = Object.values(ENDPOINTS).every((path) => new Set(receiver.of(tasks, path).map((a) => a.taskId)).size === tasks.size);
     if (done) return Math.max(...Object.values(ENDPOINTS).flatMap((path) => receiver.of(tasks, path).map((a) => a.at)));
     if (Date.now() > deadline) return null;
@@ -332,7 +353,8 @@ interface Delivery {
   invalid: number;
 }
 
-function tally(receiver: Receiver, tasks: ReadonlySet<string>): Delivery {
+async function tally(receiver: Receiver, tasks: ReadonlySet<string>): Promise<Delivery> {
+  await receiver.collect();
   const perEndpoint: Delivery["perEndpoint"] = {};
   for (const [name, path] of Object.entries(ENDPOINTS)) {
     const arrivals = receiver.of(tasks, path);
@@ -491,7 +513,7 @@ async function main(): Promise<void> {
   const healthyIds = await load.paced(TASKS, rate);
   if ((await allArrived(receiver, healthyIds, 60_000)) === null) console.error("healthy phase: not every event arrived within 60 s");
   const pacedMs = Date.now() - pacedAt;
-  const healthy = tally(receiver, healthyIds);
+  const healthy = await tally(receiver, healthyIds);
   for (const path of Object.values(ENDPOINTS)) for (const a of receiver.of(healthyIds, path)) lags.push(a.at - a.changedAt!);
 
   // The outage: the receiver killed half way, back OUTAGE_MS after.
@@ -505,7 +527,7 @@ async function main(): Promise<void> {
   await receiver.start();
   const upAt = Date.now();
   const lastArrival = await allArrived(receiver, outageRun.ids, 10 * 60_000);
-  const outage = tally(receiver, outageRun.ids);
+  const outage = await tally(receiver, outageRun.ids);
   load.close();
   await cluster.stop();
   await receiver.kill();

@@ -60,6 +60,20 @@ describe("address policy", () => {
     expect(allowing.refusal("127.0.0.2")).toContain("loopback");
   });
 
+  it("gives an address the same verdict every time it is asked, each policy its own, past the addresses it keeps", () => {
+    const strict = addressPolicy();
+    const allowing = addressPolicy(["127.0.0.1"]);
+    for (let round = 0; round < 2; round++) {
+      expect(strict.refusal("127.0.0.1")).toContain("loopback");
+      expect(allowing.refusal("127.0.0.1")).toBeNull();
+      expect(strict.refusal("::ffff:127.0.0.1")).toContain("loopback");
+    }
+    // More addresses than one policy keeps verdicts for: each still judged as the first time.
+    for (let i = 0; i < 600; i++) expect(strict.refusal(`10.1.${i >> 8}.${i & 255}`)).toContain("RFC 1918");
+    expect(strict.refusal("127.0.0.1")).toContain("loopback");
+    expect(strict.refusal("93.184.216.34")).toBeNull();
+  });
+
   it("rejects an allow-list entry that is not an address or CIDR", () => {
     expect(() => addressPolicy(["example.com"])).toThrow(/not an IP address or CIDR/);
     expect(() => addressPolicy(["10.0.0.0/33"])).toThrow(/not an IP address or CIDR/);

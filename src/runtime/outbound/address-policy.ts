@@ -35,6 +35,9 @@ const FORBIDDEN: ReadonlyArray<{ cidr: string; kind: string }> = [
   { cidr: "64:ff9b::/96", kind: "NAT64 (may reach any IPv4 address)" },
 ];
 
+/** Addresses whose verdict one policy keeps. */
+const MAX_KEPT_VERDICTS = 256;
+
 function family(address: string): "ipv4" | "ipv6" {
   return isIP(address) === 6 ? "ipv6" : "ipv4";
 }
@@ -80,14 +83,26 @@ export function addressPolicy(allow: readonly string[] = []): AddressPolicy {
     if (!isAddressOrCidr(entry)) throw new Error(`"${entry}" is not an IP address or CIDR`);
     addRange(allowed, entry);
   }
+  const judge = (raw: string): string | null => {
+    const address = plainAddress(raw);
+    if (isIP(address) === 0) return `${raw} is not an IP address`;
+    const kind = family(address);
+    if (allowed.check(address, kind)) return null;
+    const hit = forbidden.find(({ list }) => list.check(address, kind));
+    return hit === undefined ? null : `${address} is a ${hit.kind} address (not in the operator's allow-list)`;
+  };
+  // A policy never changes, so an address's verdict is kept: a sender asks about the same few
+  // addresses for every delivery, and each fresh answer walks every range. Bounded: forgotten
+  // all at once when full.
+  const verdicts = new Map<string, string | null>();
   return {
     refusal(raw) {
-      const address = plainAddress(raw);
-      if (isIP(address) === 0) return `${raw} is not an IP address`;
-      const kind = family(address);
-      if (allowed.check(address, kind)) return null;
-      const hit = forbidden.find(({ list }) => list.check(address, kind));
-      return hit === undefined ? null : `${address} is a ${hit.kind} address (not in the operator's allow-list)`;
+      const known = verdicts.get(raw);
+      if (known !== undefined) return known;
+      const verdict = judge(raw);
+      if (verdicts.size >= MAX_KEPT_VERDICTS) verdicts.clear();
+      verdicts.set(raw, verdict);
+      return verdict;
     },
   };
 }

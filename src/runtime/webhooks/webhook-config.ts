@@ -62,8 +62,12 @@ export const webhooksSchema = z.strictObject({
   connectTimeoutMs: positiveMs.default(5000),
   responseTimeoutMs: positiveMs.default(10_000),
   maxResponseBytes: positiveMs.default(4096),
-  /** Deliveries in flight at once to one URL (a slow receiver holds only its own). */
-  concurrencyPerEndpoint: positiveMs.default(4),
+  /**
+   * Deliveries in flight at once to one URL, per process (a slow receiver holds only its own).
+   * A process's rate to one URL is at most this many per receiver round trip: 16 keeps up with
+   * hundreds of events a second to a receiver tens of milliseconds away.
+   */
+  concurrencyPerEndpoint: positiveMs.default(16),
   /** How often due deliveries are looked for when nothing wakes the sender sooner. */
   pollIntervalMs: positiveMs.default(1000),
   /** The wait before the first retry; each next one waits twice as long (with jitter), up to maxRetryDelayMs. */

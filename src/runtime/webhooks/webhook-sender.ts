@@ -108,9 +108,10 @@ export class WebhookSender {
   private stopped = true;
   private lastPrune = 0;
   /** Keep-alive connections per checked address: a new TCP (and TLS) connection per delivery was most of its cost. */
-  private readonly connections = new ConnectionPool();
+  private readonly connections: ConnectionPool;
   /** The address policy of each allow-list in the configuration (a handful), built once rather than per delivery. */
   private readonly policies = new Map<string, AddressPolicy>();
+  private readonly keys = new Map<string, Buffer>();
 
   constructor(options: WebhookSenderOptions) {
     this.store = options.store;
@@ -124,6 +125,9 @@ export class WebhookSender {
     // Past the longest an attempt can take, with room: a lease that runs out lets another sender retry.
     this.attemptMs = options.settings.connectTimeoutMs + options.settings.responseTimeoutMs;
     this.leaseMs = this.attemptMs + 5000;
+    // As many idle connections per URL as deliveries may be in flight to it: fewer, and each burst
+    // would close the surplus and open them again for the next.
+    this.connections = new ConnectionPool({ maxIdlePerDestination: Math.min(options.settings.concurrencyPerEndpoint, MAX_IN_FLIGHT) });
   }
 
   start(): void {
@@ -373,7 +377,7 @@ export class WebhookSender {
       const headers: Record<string, string> = {
         "content-type": "application/json",
         "user-agent": "mcp-tasks-webhooks",
-        ...signatureHeaders(secretKey(rules.secret), delivery.id, Math.floor(this.now() / 1000), body),
+        ...signatureHeaders(this.keyOf(rules.secret), delivery.id, Math.floor(this.now() / 1000), body),
       };
       const traceparent = childTraceparent(delivery.trace?.["traceparent"]);
       if (traceparent !== null) headers["traceparent"] = traceparent;
@@ -395,6 +399,16 @@ export class WebhookSender {
       this.logger.warn({ err, webhookId: delivery.id, url: displayUrl(delivery.url) }, "webhooks: a delivery attempt failed");
       await this.finish(delivery, "retry", null, "internal error", started).catch(() => {});
     }
+  }
+
+  /** The key bytes of a configured secret, decoded once (the configuration holds a handful). */
+  private keyOf(secret: string): Buffer {
+    let key = this.keys.get(secret);
+    if (key === undefined) {
+      key = secretKey(secret);
+      this.keys.set(secret, key);
+    }
+    return key;
   }
 
   private policyFor(allow: readonly string[]): AddressPolicy {

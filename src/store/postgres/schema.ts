@@ -6,7 +6,7 @@
  */
 import type pg from "pg";
 import type { Tables } from "./sql.js";
-import { OUTBOX_LEASED_WRITES_MIGRATION, OUTBOX_MIGRATION } from "./outbox-statements.js";
+import { OUTBOX_LEASED_WRITES_MIGRATION, OUTBOX_MIGRATION, OUTBOX_ROUTE_LOOP_MIGRATION } from "./outbox-statements.js";
 import { TOOL_PAUSES_MIGRATION } from "./tool-pause-statements.js";
 
 // The kept counts (appended as the last migration): counts per (owner, tool, status), so countByStatus reads a few rows instead of every task.
@@ -300,6 +300,7 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string> = [
   // the operator's timeline): NULL for entries no worker wrote or held the task for.
   (t) => `ALTER TABLE ${t.history} ADD COLUMN node TEXT;`,
   OUTBOX_LEASED_WRITES_MIGRATION,
+  OUTBOX_ROUTE_LOOP_MIGRATION,
 ];
 
 /** The schema version this code writes. */
