@@ -477,6 +477,9 @@ async function main(): Promise<void> {
 
   const off: number[] = [];
   const on: number[] = [];
+  /** CPU per task of each throughput phase, for the cluster's own share of what webhooks cost. */
+  const offCpu: Phase["cpu"][] = [];
+  const onCpu: Phase["cpu"][] = [];
   const lags: number[] = [];
   const saturated: number[] = [];
 
@@ -485,10 +488,12 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     const plain = await throughput(null, receiver);
     off.push(plain.perSecond);
+    offCpu.push(plain.cpu);
     plain.load.close();
     await plain.cluster.stop();
     const hooked = await throughput(file, receiver);
     on.push(hooked.perSecond);
+    onCpu.push(hooked.cpu);
     // The lag at full load: every task's delivery queued behind the others'.
     if ((await allArrived(receiver, hooked.ids, 60_000)) !== null)
       for (const a of receiver.of(hooked.ids, ENDPOINTS.all)) saturated.push(a.at - a.changedAt!);
@@ -570,6 +575,18 @@ async function main(): Promise<void> {
     "throughput on ≥ 0.85 × off",
     `${ratio.toFixed(2)} × (off ${off.map((n) => n.toFixed(0)).join(", ")}; on ${on.map((n) => n.toFixed(0)).join(", ")} tasks/s) — ${mark(ratio >= 0.85)}`,
   );
+  // On a host of its own a receiver costs the cluster nothing: the cluster's CPU per task off and
+  // on (fronts, workers and their PostgreSQL backends, every round summed) is the throughput ratio
+  // it would reach there, when its CPU is what limits it.
+  const clusterCpu = (phases: Phase["cpu"][]): number | null =>
+    phases.some((c) => c.postgres === null) ? null : phases.reduce((sum, c) => sum + c.front + c.worker + c.postgres!, 0) / phases.length;
+  const clusterOff = clusterCpu(offCpu);
+  const clusterOn = clusterCpu(onCpu);
+  if (clusterOff !== null && clusterOn !== null)
+    row(
+      "  (the cluster's CPU per task, receiver and load client left out)",
+      `off ${clusterOff.toFixed(2)} ms, on ${clusterOn.toFixed(2)} ms: ${(clusterOff / clusterOn).toFixed(2)} × the tasks per CPU-second`,
+    );
   console.log(`\ntook ${((Date.now() - began) / 1000).toFixed(0)} s; process logs in ${logDir}`);
   if (!(complete(healthy) && complete(outage))) throw new Error(`events were lost; process logs in ${logDir}`);
   rmSync(logDir, { recursive: true, force: true });
