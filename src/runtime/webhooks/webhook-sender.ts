@@ -61,8 +61,12 @@ const OWN_LINGER_MS = 10;
 const OWN_LAG_MS = 200;
 /** The least time between two switches of {@link WebhookSender.leaseOwnWrites} (each costs every store connection a statement). */
 const LEASE_SWITCH_MS = 1000;
-/** Deliveries in flight at once in one process, over every URL. */
-const MAX_IN_FLIGHT = 64;
+/**
+ * Deliveries in flight at once in one process, over every URL: sixteen URLs' worth at the default
+ * `concurrencyPerEndpoint` (16), so it takes that many slow endpoints, each holding its every
+ * slot, before one more waits for a slot of its own.
+ */
+const MAX_IN_FLIGHT = 256;
 
 /**
  * Sends the outbox's deliveries: claims due rows with a lease (so in a cluster each is sent by one
