@@ -116,6 +116,7 @@ export class WebhookSender {
   /** The address policy of each allow-list in the configuration (a handful), built once rather than per delivery. */
   private readonly policies = new Map<string, AddressPolicy>();
   private readonly keys = new Map<string, Buffer>();
+  private readonly rules = new Map<string, NonNullable<ReturnType<typeof rulesOf>>>();
 
   constructor(options: WebhookSenderOptions) {
     this.store = options.store;
@@ -367,7 +368,7 @@ export class WebhookSender {
   private async attempt(delivery: ClaimedDelivery, answered: () => void): Promise<void> {
     const started = this.now();
     try {
-      const rules = rulesOf(this.settings, delivery.endpoint);
+      const rules = this.rulesOf(delivery.endpoint);
       if (rules === null) {
         await this.finish(delivery, "dead", null, `endpoint ${delivery.endpoint} is no longer configured`, started);
         return;
@@ -403,6 +404,16 @@ export class WebhookSender {
       this.logger.warn({ err, webhookId: delivery.id, url: displayUrl(delivery.url) }, "webhooks: a delivery attempt failed");
       await this.finish(delivery, "retry", null, "internal error", started).catch(() => {});
     }
+  }
+
+  /** The delivery rules of an endpoint id, looked up once (the configuration holds a handful; ids outside it are bounded below). */
+  private rulesOf(endpoint: string): ReturnType<typeof rulesOf> {
+    const known = this.rules.get(endpoint);
+    if (known !== undefined) return known;
+    const rules = rulesOf(this.settings, endpoint);
+    // Rows of endpoints no longer configured are each looked up once and dead-lettered: not kept.
+    if (rules !== null) this.rules.set(endpoint, rules);
+    return rules;
   }
 
   /** The key bytes of a configured secret, decoded once (the configuration holds a handful). */

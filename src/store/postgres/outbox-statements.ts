@@ -201,21 +201,21 @@ function outboxStatements(t: Tables): OutboxStatements {
        WHERE id = $1 AND lease_owner = $2 AND lease_generation = $3
        RETURNING 1 AS settled`,
     ),
-    // The same for many rows, each fenced by its own lease. The rows are locked in `seq` order, so two
-    // such statements of different senders (a lease that ran out and was claimed again) never
-    // wait for each other in a circle.
+    // The same for many rows, each fenced by its own lease. The rows are visited (and locked) in the
+    // order of the ids, which the caller sorts, so two such statements of different senders (a
+    // lease that ran out and was claimed again) never wait for each other in a circle; were a plan
+    // to visit them otherwise, the deadlock would roll one back and it would run again.
     settleMany: statement(
       "outbox_settle_many",
       `WITH v AS (
          SELECT * FROM unnest(${boundLater("$1", "text[]")}, ${boundLater("$2", "text[]")}, ${boundLater("$3", "int8[]")},
                               ${boundLater("$4", "text[]")}, ${boundLater("$5", "int8[]")}, ${boundLater("$6", "int4[]")},
                               ${boundLater("$7", "text[]")}, ${boundLater("$8", "int8[]")})
-           AS v(id, owner, generation, state, next_attempt_at, last_status, last_error, now)),
-       locked AS (SELECT seq FROM ${outbox} WHERE id IN (SELECT id FROM v) ORDER BY seq FOR NO KEY UPDATE)
+           AS v(id, owner, generation, state, next_attempt_at, last_status, last_error, now))
        UPDATE ${outbox} o SET state = v.state, attempts = o.attempts + 1, next_attempt_at = v.next_attempt_at,
          last_status = v.last_status, last_error = v.last_error, last_attempt_at = v.now, lease_owner = NULL, lease_until = NULL
-       FROM v JOIN locked l ON true
-       WHERE o.seq = l.seq AND o.id = v.id AND o.lease_owner = v.owner AND o.lease_generation = v.generation
+       FROM v
+       WHERE o.id = v.id AND o.lease_owner = v.owner AND o.lease_generation = v.generation
        RETURNING o.id`,
     ),
     disable: statement("outbox_disable", `INSERT INTO ${disabled} (url, reason, at) VALUES ($1, $2, $3) ON CONFLICT (url) DO NOTHING`),
@@ -309,7 +309,8 @@ export function postgresOutbox(
         }
         return settled;
       }
-      const column = <T>(pick: (call: Settle) => T): T[] => calls.map(pick);
+      const sorted = [...calls].sort((a, b) => (a.id < b.id ? -1 : 1));
+      const column = <T>(pick: (call: Settle) => T): T[] => sorted.map(pick);
       const settled = await rows<{ id: string }>(s.settleMany, [
         column((call) => call.id),
         column((call) => call.lease.owner),
