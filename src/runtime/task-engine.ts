@@ -91,6 +91,8 @@ export class TaskEngine {
             settings: this.webhookSettings,
             bus,
             publishedHere: tapped.onPublished,
+            // A cluster's front runs no handler: the few events it writes are claimed, not leased.
+            leaseOwnWrites: options.cluster === undefined || options.cluster.concurrency > 0,
             logger,
             ...(options.webhookObserver && { observer: options.webhookObserver }),
           });

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Cluster } from "../support/cluster.js";
-import { callToolAsTask } from "../support/conformance.js";
+import { callToolAsTask, cancelTask } from "../support/conformance.js";
 import { connectHttpClient, type HttpClient } from "../support/http-fixture.js";
 import { httpReceiver, type HttpReceiver, type Received } from "../support/http-receiver.js";
 import { pgQuery } from "../support/postgres.js";
@@ -130,4 +130,38 @@ describe("webhooks on a 2-front + 2-worker PostgreSQL cluster", { timeout: 90_00
     );
     expect(rows[0]).toEqual({ ids: TASKS, delivered: TASKS });
   });
+
+  it("delivers the event of a cancel written by a front, which runs no handler and claims what it writes", async () => {
+    const { task } = await callToolAsTask(clients[0]!.client, "sleep", { ms: 30_000 });
+    const { rows: working } = await waitForRow(
+      `SELECT status FROM ${cluster.schema}.tasks WHERE id = $1 AND lease_owner IS NOT NULL`,
+      [task.taskId],
+      20_000,
+    );
+    expect(working[0]).toEqual({ status: "working" });
+    const cancelledAt = Date.now();
+    await cancelTask(clients[1]!.client, task.taskId);
+    const deadline = Date.now() + 10_000;
+    let events: Event[] = [];
+    while (events.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      events = target.received.map(verified).filter((event) => event.data.taskId === task.taskId);
+    }
+    expect(events.map((event) => event.type)).toEqual(["task.cancelled"]);
+    // Sent by a front at once, not after a lease of the row ran out.
+    expect(Date.now() - cancelledAt).toBeLessThan(LEASE_MS * 4);
+    const { rows } = await pgQuery(`SELECT state FROM ${cluster.schema}.webhook_outbox WHERE task_id = $1`, [task.taskId]);
+    expect(rows).toEqual([{ state: "delivered" }]);
+  });
 });
+
+/** Polls `sql` until it returns a row (or fails after `timeoutMs`). */
+async function waitForRow(sql: string, values: unknown[], timeoutMs: number): Promise<{ rows: unknown[] }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await pgQuery(sql, values);
+    if (result.rows.length > 0) return result;
+    if (Date.now() > deadline) throw new Error(`no row for ${sql} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -34,6 +34,13 @@ export interface WebhookSenderOptions {
   publishedHere?: (listener: (event: TaskEvent) => void) => Unsubscribe;
   logger: Logger;
   now?: () => number;
+  /**
+   * Whether the rows of this process's own transitions are leased to this sender as they are
+   * written (default true), so it reads them without a claim. A process that runs no handlers (a
+   * cluster's front) writes few events — a cancel, an expiry, a lease it reaps — and leasing them
+   * would cost each of its statements a step of its own; it claims them like any other's.
+   */
+  leaseOwnWrites?: boolean;
   /** The lease owner this process claims deliveries as. Default: host, pid and a random part. */
   senderId?: string;
   observer?: WebhookObserver;
@@ -99,6 +106,8 @@ export class WebhookSender {
   /** Rows leased to this sender when they were written may be waiting (ownDeliveries). */
   private ownDue = false;
   private leasing = false;
+  /** False: this sender never leases its process's writes (see WebhookSenderOptions.leaseOwnWrites). */
+  private readonly leasesOwnWrites: boolean;
   private leaseSwitchedAt = 0;
   /** Claimable rows may be waiting (claimDeliveries). */
   private claimDue = false;
@@ -126,6 +135,7 @@ export class WebhookSender {
     this.publishedHere = options.publishedHere;
     this.now = options.now ?? Date.now;
     this.observer = options.observer;
+    this.leasesOwnWrites = options.leaseOwnWrites ?? true;
     this.senderId = options.senderId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
     // Past the longest an attempt can take, with room: a lease that runs out lets another sender retry.
     this.attemptMs = options.settings.connectTimeoutMs + options.settings.responseTimeoutMs;
@@ -198,7 +208,7 @@ export class WebhookSender {
 
   /** Looks for due deliveries now (single-flight: a wake during a pass runs one more pass after it). */
   wake(): void {
-    this.ownDue = true;
+    this.ownDue = this.leasesOwnWrites;
     this.claimDue = true;
     this.run();
   }
@@ -226,6 +236,7 @@ export class WebhookSender {
    */
   private leaseOwnWrites(on: boolean, now = false): void {
     const at = this.now();
+    if (on && !this.leasesOwnWrites) return;
     if (on === this.leasing || (on && !now && at - this.leaseSwitchedAt < LEASE_SWITCH_MS)) return;
     this.leasing = on;
     this.leaseSwitchedAt = at;
@@ -237,7 +248,7 @@ export class WebhookSender {
     if (this.lingering !== null || this.stopped) return;
     this.lingering = setTimeout(() => {
       this.lingering = null;
-      this.ownDue = true;
+      this.ownDue = this.leasesOwnWrites;
       // Written unleased while this sender had more than it could send: claimed like any other's.
       if (!this.leasing) this.claimDue = true;
       this.run();
