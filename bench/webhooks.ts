@@ -42,7 +42,9 @@ import { freePort } from "../test/support/free-port.js";
 const HELP = `Usage: npm run bench:webhooks -- [flags]
   --pg URL         PostgreSQL (default $MCP_TASKS_BENCH_PG or postgres://postgres@127.0.0.1:5432/test)
   --tasks N        tasks per measured phase (default 1000)
-  --warmup N       tasks before each throughput phase, not counted (default 300)
+  --warmup N       tasks before each throughput phase, not counted (default 3000: a fresh process
+                   compiles its hot paths over its first thousands of requests, and a phase measured
+                   sooner counts that compiling as the cost of each task)
   --lanes N        create→result loops at once (default 32; < 100, the per-requestor cap)
   --rounds N       off/on throughput rounds (default 2)
   --rate N         tasks/s of the lag phase (default: half the throughput measured with webhooks on)
@@ -54,7 +56,7 @@ const { values: flags } = parseArgs({
   options: {
     pg: { type: "string", default: process.env["MCP_TASKS_BENCH_PG"] ?? "postgres://postgres@127.0.0.1:5432/test" },
     tasks: { type: "string", default: "1000" },
-    warmup: { type: "string", default: "300" },
+    warmup: { type: "string", default: "3000" },
     lanes: { type: "string", default: "32" },
     rounds: { type: "string", default: "2" },
     rate: { type: "string" },
