@@ -93,7 +93,18 @@ describe("a gateway's front", { timeout: 60_000 }, () => {
     const port = await portOf(cli);
     const outcome = await rawConnection(port, (socket) => {
       socket.write(requestHead("POST", "/mcp", port, { "Content-Type": "application/json", "Content-Length": HUGE }));
-      flood(socket, HUGE, "raw");
+      // The body follows once the answer has arrived (or 100 ms passed). A client still writing
+      // when the server closes gets EPIPE, and Node then drops the socket before reading what the
+      // server had sent: the 401 would be lost on the client's side, not the server's. A server
+      // that read the body first, or kept the connection to drain it, still takes all 50 MiB.
+      let started = false;
+      const start = (): void => {
+        if (started) return;
+        started = true;
+        flood(socket, HUGE, "raw");
+      };
+      socket.once("data", start);
+      setTimeout(start, 100).unref();
     });
     expect(outcome.status).toBe(401);
     expect(outcome.text).toMatch(/\r\nconnection: close\r\n/i);

@@ -417,7 +417,7 @@ export class WebhookSender {
     }
   }
 
-  /** The delivery rules of an endpoint id, looked up once (the configuration holds a handful; ids outside it are bounded below). */
+  /** The delivery rules of an endpoint id, looked up once per id the configuration holds (a handful). */
   private rulesOf(endpoint: string): ReturnType<typeof rulesOf> {
     const known = this.rules.get(endpoint);
     if (known !== undefined) return known;
