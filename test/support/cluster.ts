@@ -158,6 +158,20 @@ export class Cluster {
     );
   }
 
+  /**
+   * The worker whose log says it completed `taskId` (waits for that line). A task that parked while
+   * waiting may be resumed, and completed, by a worker other than the one that first claimed it.
+   */
+  async completer(taskId: string, timeoutMs = 10_000): Promise<CliProcess> {
+    const completed = (l: LogLine): boolean => l["audit"] === "completed" && l["taskId"] === taskId;
+    return Promise.any(
+      this.workers.map(async (worker) => {
+        await worker.stderr.waitFor(completed, `a worker to complete ${taskId}`, timeoutMs);
+        return worker;
+      }),
+    );
+  }
+
   /** SIGKILLs every process, then drops the schema. Safe to call twice. */
   async stop(): Promise<void> {
     await Promise.all(this.all.map((p) => p.kill("SIGKILL")));
