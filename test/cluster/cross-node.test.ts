@@ -135,6 +135,8 @@ describe("cluster: input_required across nodes", { timeout: 30_000 }, () => {
     expect(String(questionId)).toMatch(/^mcpr\./);
 
     // The answer really went to the other front (accepted there, 202) …
+    // Logged once front 0's answer to it is in, which may come after the result on front 1's stream.
+    await balancer.log.waitFor((r) => rpcKind(r) === "response" && r.body?.id === questionId, "front 0's answer to the client's answer");
     const answers = balancer.where((r) => rpcKind(r) === "response" && r.body?.id === questionId);
     expect(answers.map((r) => [r.node, r.status])).toEqual([[0, 202]]);
     expect(balancer.where((r) => rpcKind(r) === "tasks/result").map((r) => r.node)).toEqual([1]);
@@ -157,6 +159,7 @@ describe("cluster: input_required across nodes", { timeout: 30_000 }, () => {
     await cluster.claimer(task.taskId);
     const result = await taskResult(c.client, task.taskId);
     expect(result.content).toEqual(text(`answer: ${long}`));
+    await balancer.log.waitFor((r) => rpcKind(r) === "response", "front 0's answer to the client's answer");
     expect(balancer.where((r) => rpcKind(r) === "response").map((r) => [r.node, r.status])).toEqual([[0, 202]]);
   });
 });
@@ -187,6 +190,8 @@ describe("cluster: a requestor's notifications/cancelled reaches its request on 
     // Front 1 heard of it from front 0, ended the request, and took back the question it had put on that stream.
     const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error("the question was never withdrawn")), 5_000));
     await Promise.race([withdrawn.promise, timeout]);
+    // Front 0's 202 and front 1's withdrawal reach this process on two connections, in either order.
+    await balancer.log.waitFor((r) => rpcKind(r) === "notifications/cancelled", "front 0's answer to notifications/cancelled");
     expect(balancer.where((r) => rpcKind(r) === "notifications/cancelled").map((r) => [r.node, r.status])).toEqual([[0, 202]]);
     expect(balancer.where((r) => rpcKind(r) === "tasks/result").map((r) => r.node)).toEqual([1]);
     answer = true;
