@@ -149,13 +149,7 @@ export class Cluster {
 
   /** The worker whose log says it claimed `taskId` (waits for that line). */
   async claimer(taskId: string, timeoutMs = 10_000): Promise<CliProcess> {
-    const claimed = (l: LogLine): boolean => l["msg"] === "claimed task" && l["taskId"] === taskId;
-    return Promise.any(
-      this.workers.map(async (worker) => {
-        await worker.stderr.waitFor(claimed, `a worker to claim ${taskId}`, timeoutMs);
-        return worker;
-      }),
-    );
+    return this.workerLogging((l) => l["msg"] === "claimed task" && l["taskId"] === taskId, `a worker to claim ${taskId}`, timeoutMs);
   }
 
   /**
@@ -163,10 +157,14 @@ export class Cluster {
    * waiting may be resumed, and completed, by a worker other than the one that first claimed it.
    */
   async completer(taskId: string, timeoutMs = 10_000): Promise<CliProcess> {
-    const completed = (l: LogLine): boolean => l["audit"] === "completed" && l["taskId"] === taskId;
+    return this.workerLogging((l) => l["audit"] === "completed" && l["taskId"] === taskId, `a worker to complete ${taskId}`, timeoutMs);
+  }
+
+  /** The first worker whose log has (or gets) a line that matches. */
+  private async workerLogging(match: (l: LogLine) => boolean, what: string, timeoutMs: number): Promise<CliProcess> {
     return Promise.any(
       this.workers.map(async (worker) => {
-        await worker.stderr.waitFor(completed, `a worker to complete ${taskId}`, timeoutMs);
+        await worker.stderr.waitFor(match, what, timeoutMs);
         return worker;
       }),
     );
